@@ -1,0 +1,112 @@
+//! The goal tree's data model: `Goal`, `GoalTree`, `GoalStats` and their JSON form.
+//!
+//! The serde field names here are a Contract: they are the `goal.json` file of every trace and
+//! the `goal_tree` field of the HTTP API. Extend, never rename.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a goal is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GoalStatus {
+    /// Planned, never started.
+    Pending,
+    /// Started: the current goal or one of its ancestors.
+    InProgress,
+    /// Finished with a summary.
+    Completed,
+    /// Given up, with a reason; hidden from numbering and from the prompt.
+    Abandoned,
+}
+
+impl GoalStatus {
+    /// True for `Completed` and `Abandoned`: the goal will not change any more.
+    pub fn is_finished(self) -> bool {
+        matches!(self, Self::Completed | Self::Abandoned)
+    }
+}
+
+/// What kind of node a goal is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GoalType {
+    /// An ordinary goal the agent planned.
+    #[default]
+    Normal,
+    /// The start of a parallel exploration: its `branch_ids` are the sub-traces it spawned.
+    ExploreStart,
+    /// The end of a parallel exploration: its `merge_summary` is what was learned.
+    ExploreMerge,
+}
+
+/// Message statistics of a goal, either of its own messages or including its descendants'.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GoalStats {
+    /// Number of messages.
+    pub message_count: u64,
+    /// Sum of the messages' tokens.
+    pub total_tokens: u64,
+    /// Sum of the messages' cost in US dollars.
+    pub total_cost: f64,
+    /// The tool-call sequence with runs collapsed, e.g. `glob_files → read_file × 2 → edit_file`.
+    pub preview: Option<String>,
+}
+
+/// One node of the goal tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Goal {
+    /// Internal id: a decimal auto-increment within the tree ("1", "2", ...), never reused.
+    pub id: String,
+    /// The parent goal's id; `None` at top level.
+    pub parent_id: Option<String>,
+    /// The branch this goal belongs to; `None` is the main line.
+    pub branch_id: Option<String>,
+    /// What kind of node this is.
+    #[serde(rename = "type", default)]
+    pub goal_type: GoalType,
+    /// What the goal is.
+    pub description: String,
+    /// Why it was created (may be empty).
+    #[serde(default)]
+    pub reason: String,
+    /// Where the goal is in its life.
+    pub status: GoalStatus,
+    /// Set when the goal is completed (its summary) or abandoned (the reason).
+    pub summary: Option<String>,
+    /// `explore_start` only: the sub-trace ids it spawned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_ids: Option<Vec<String>>,
+    /// `explore_merge` only: the id of the matching `explore_start` goal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explore_start_id: Option<String>,
+    /// `explore_merge` only: the merged report of all branches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_summary: Option<String>,
+    /// `explore_merge` only, optional: the branch whose approach was chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selected_branch: Option<String>,
+    /// Statistics of the messages attached directly to this goal.
+    #[serde(default)]
+    pub self_stats: GoalStats,
+    /// Statistics of this goal's messages and all its descendants'.
+    #[serde(default)]
+    pub cumulative_stats: GoalStats,
+    /// When the goal was created (RFC 3339).
+    pub created_at: String,
+    /// When the goal last changed (RFC 3339).
+    pub updated_at: String,
+}
+
+/// The plan of one trace: a mission and a flat list of goals linked by `parent_id`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GoalTree {
+    /// The overall task.
+    pub mission: String,
+    /// The goal the agent is working on, if any.
+    pub current_id: Option<String>,
+    /// Every goal ever created, abandoned ones included, in creation order.
+    pub goals: Vec<Goal>,
+    /// The next id to hand out; ids are never reused, even after a pending goal is deleted.
+    #[serde(default)]
+    pub next_id: u64,
+}

@@ -1,0 +1,108 @@
+//! Development workflow for the workspace, run as `cargo xtask <command>`.
+//!
+//! - `ci`: formatting check, clippy with warnings denied on all targets, the tests (with
+//!   cargo-nextest when it is installed, else `cargo test`), the doc tests and the doc build.
+
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+
+mod tidy;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("help") | Some("--help") | Some("-h") | None => {
+            eprintln!(
+                "usage: cargo xtask <command>\n\ncommands:\n  ci    fmt check, clippy -D warnings, tests, doc build"
+            );
+            Ok(())
+        }
+        Some(other) => Err(anyhow::anyhow!(
+            "unknown xtask command `{other}`; try `cargo xtask help`"
+        )),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs every check CI runs, stopping at the first failure.
+fn ci() -> Result<()> {
+    cargo(&["fmt", "--all", "--check"])?;
+    cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--locked",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    if has_nextest() {
+        cargo(&[
+            "nextest",
+            "run",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--no-fail-fast",
+        ])?;
+        // nextest does not run doc tests.
+        cargo(&["test", "--workspace", "--doc", "--locked"])?;
+    } else {
+        cargo(&[
+            "test",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--no-fail-fast",
+        ])?;
+        cargo(&["test", "--workspace", "--doc", "--locked"])?;
+    }
+    let doc_env = [("RUSTDOCFLAGS", "-D warnings")];
+    cargo_env(&["doc", "--workspace", "--no-deps", "--locked"], &doc_env)?;
+    eprintln!("xtask ci: all checks passed");
+    Ok(())
+}
+
+fn has_nextest() -> bool {
+    Command::new(cargo_bin())
+        .args(["nextest", "--version"])
+        .output()
+        .map(|out| out.status.success())
+        .unwrap_or(false)
+}
+
+fn cargo(args: &[&str]) -> Result<()> {
+    cargo_env(args, &[])
+}
+
+fn cargo_env(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
+    eprintln!("$ cargo {}", args.join(" "));
+    let status = Command::new(cargo_bin())
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(workspace_root())
+        .status()
+        .with_context(|| format!("could not start cargo {}", args.join(" ")))?;
+    if !status.success() {
+        bail!("`cargo {}` failed with {status}", args.join(" "));
+    }
+    Ok(())
+}
+
+fn cargo_bin() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+/// The workspace root: the parent of this crate's manifest directory.
+fn workspace_root() -> std::path::PathBuf {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
