@@ -1,0 +1,217 @@
+//! The `bash` tool: a shell command in the workspace, in its own process group, with a timeout.
+//!
+//! The command runs as `bash -c <command>` with stdin closed. When it finishes, times out or is
+//! cancelled, or when the call is abandoned, the whole process group is killed with `SIGKILL`, so
+//! background children and grandchildren never outlive the call.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::task::JoinHandle;
+
+use super::output::CappedBuffer;
+use super::path::canonical_workspace;
+use super::{Risk, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput, TypedTool};
+
+/// How much longer than the command's own timeout the registry waits before abandoning the call.
+const REGISTRY_GRACE: Duration = Duration::from_secs(5);
+/// How long to wait for the output pipes to close after the process group was killed.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// `bash(command, timeout_secs?)`: runs a shell command in the workspace.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BashTool;
+
+/// Arguments of `bash`.
+#[derive(Debug, Deserialize)]
+pub struct BashArgs {
+    /// The shell command.
+    pub command: String,
+    /// Seconds before the command is killed.
+    pub timeout_secs: Option<u64>,
+}
+
+/// The timeout a call asked for, bounded by the limits.
+fn command_timeout(requested: Option<u64>, limits: &ToolLimits) -> Duration {
+    requested
+        .map_or(limits.default_timeout, Duration::from_secs)
+        .min(limits.max_timeout)
+}
+
+#[async_trait]
+impl TypedTool for BashTool {
+    type Args = BashArgs;
+
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: "bash".to_owned(),
+            description: "Run a command with `bash -c` in the workspace root and return its exit \
+                          code, stdout and stderr (long output is cut in the middle). stdin is \
+                          closed. The command and everything it started are killed when it \
+                          finishes or when the timeout expires, so background processes do not \
+                          survive the call."
+                .to_owned(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": { "type": "string", "description": "The shell command to run." },
+                    "timeout_secs": { "type": "integer", "minimum": 1, "description": "Seconds before the command is killed (default 120, at most 600)." }
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn risk(&self) -> Risk {
+        Risk::Risky
+    }
+
+    fn timeout(&self, args: &BashArgs, limits: &ToolLimits) -> Duration {
+        command_timeout(args.timeout_secs, limits) + REGISTRY_GRACE
+    }
+
+    async fn run(&self, args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let root = canonical_workspace(&ctx.workspace)?;
+        let timeout = command_timeout(args.timeout_secs, &ctx.limits);
+        let mut child = tokio::process::Command::new("bash")
+            .arg("-c")
+            .arg(&args.command)
+            .current_dir(&root)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| ToolError::failed(format!("cannot start bash: {e}")))?;
+        let group = child
+            .id()
+            .and_then(|pid| i32::try_from(pid).ok())
+            .map(|pid| GroupGuard(Pid::from_raw(pid)))
+            .ok_or_else(|| ToolError::failed("bash exited before it could be watched"))?;
+
+        let cap = (ctx.limits.max_output_bytes / 2).max(1);
+        let stdout = Arc::new(Mutex::new(CappedBuffer::new(cap)));
+        let stderr = Arc::new(Mutex::new(CappedBuffer::new(cap)));
+        let pumps = [
+            child
+                .stdout
+                .take()
+                .map(|pipe| pump(pipe, Arc::clone(&stdout))),
+            child
+                .stderr
+                .take()
+                .map(|pipe| pump(pipe, Arc::clone(&stderr))),
+        ];
+
+        let outcome = tokio::select! {
+            status = child.wait() => Outcome::Exited(status),
+            () = tokio::time::sleep(timeout) => Outcome::TimedOut,
+            () = ctx.cancel.cancelled() => Outcome::Cancelled,
+        };
+        group.kill();
+        if !matches!(outcome, Outcome::Exited(_)) {
+            let _ = tokio::time::timeout(DRAIN_TIMEOUT, child.wait()).await;
+        }
+        for pump in pumps.into_iter().flatten() {
+            // The pipes close once every process of the group is dead; a process that left the
+            // group could keep them open, so the wait is bounded.
+            let abort = pump.abort_handle();
+            if tokio::time::timeout(DRAIN_TIMEOUT, pump).await.is_err() {
+                abort.abort();
+            }
+        }
+
+        let streams = render_streams(&stdout, &stderr);
+        Ok(match outcome {
+            Outcome::Exited(Ok(status)) => {
+                ToolOutput::text(format!("{}\n{streams}", describe_status(status)))
+            }
+            Outcome::Exited(Err(e)) => ToolOutput::error(format!(
+                "error: waiting for the command failed: {e}\n{streams}"
+            )),
+            Outcome::TimedOut => ToolOutput::error(format!(
+                "error: the command timed out after {} s and was killed with its process group; output so far:\n{streams}",
+                timeout.as_secs()
+            )),
+            Outcome::Cancelled => ToolOutput::error(format!(
+                "error: the command was cancelled and killed with its process group; output so far:\n{streams}"
+            )),
+        })
+    }
+}
+
+/// How the wait for the command ended.
+enum Outcome {
+    Exited(std::io::Result<ExitStatus>),
+    TimedOut,
+    Cancelled,
+}
+
+/// Kills a process group with `SIGKILL` when asked and again when dropped, so an abandoned call
+/// leaves nothing running.
+struct GroupGuard(Pid);
+
+impl GroupGuard {
+    fn kill(&self) {
+        // The group may already be gone; there is nothing to do about any error.
+        let _ = killpg(self.0, Signal::SIGKILL);
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Copies a pipe into a capped buffer until it closes.
+fn pump(
+    mut pipe: impl AsyncRead + Unpin + Send + 'static,
+    buffer: Arc<Mutex<CappedBuffer>>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut chunk = [0u8; 8192];
+        while let Ok(n @ 1..) = pipe.read(&mut chunk).await {
+            buffer
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(&chunk[..n]);
+        }
+    })
+}
+
+fn describe_status(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code: {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        (None, None) => "exit status unknown".to_owned(),
+    }
+}
+
+fn render_streams(stdout: &Mutex<CappedBuffer>, stderr: &Mutex<CappedBuffer>) -> String {
+    let mut out = String::new();
+    for (name, buffer) in [("stdout", stdout), ("stderr", stderr)] {
+        let buffer = buffer.lock().unwrap_or_else(PoisonError::into_inner);
+        if buffer.total() > 0 {
+            let text = buffer.render();
+            out.push_str(&format!("--- {name} ---\n{text}"));
+            if !text.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push_str("(no output)\n");
+    }
+    out
+}

@@ -1,0 +1,208 @@
+//! The tool registry: tools by name, their definitions for the model, and [`ToolRegistry::execute`],
+//! which turns every way a call can go wrong into a result the model sees.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::output::{Keep, truncate_output};
+use super::{Risk, Tool, ToolContext, ToolDefinition, builtin_tools};
+
+/// How long a tool may take to finish on its own after the run was cancelled, before its task is
+/// aborted.
+const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// The result of a tool call as the model sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResult {
+    /// The text of the tool message; errors start with `error: `.
+    pub content: String,
+    /// Whether the call failed.
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    fn error(message: impl fmt::Display) -> Self {
+        Self {
+            content: format!("error: {message}"),
+            is_error: true,
+        }
+    }
+}
+
+/// Why a tool could not be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegisterError {
+    /// A tool with this name is already registered.
+    #[error("a tool named {0:?} is already registered")]
+    Duplicate(String),
+    /// The name is not 1 to 64 ASCII letters, digits, `_` or `-`, as model APIs require.
+    #[error("invalid tool name {0:?}: use 1 to 64 ASCII letters, digits, '_' or '-'")]
+    InvalidName(String),
+}
+
+/// The tools available to a run, by name.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.names())
+            .finish()
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A registry holding the built-in file, search and shell tools.
+    pub fn with_builtins() -> Self {
+        let mut registry = Self::new();
+        for tool in builtin_tools() {
+            let name = tool.definition().name;
+            registry.tools.insert(name, tool);
+        }
+        registry
+    }
+
+    /// Adds a tool under the name in its definition.
+    ///
+    /// # Errors
+    ///
+    /// Fails when the name is taken or is not a valid tool name.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegisterError> {
+        let name = tool.definition().name;
+        let valid = (1..=64).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !valid {
+            return Err(RegisterError::InvalidName(name));
+        }
+        if self.tools.contains_key(&name) {
+            return Err(RegisterError::Duplicate(name));
+        }
+        self.tools.insert(name, tool);
+        Ok(())
+    }
+
+    /// The tool named `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    /// The risk of the tool named `name`.
+    pub fn risk(&self, name: &str) -> Option<Risk> {
+        self.tools.get(name).map(|tool| tool.risk())
+    }
+
+    /// The registered names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+
+    /// The definitions of all tools, sorted by name.
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        self.tools.values().map(|tool| tool.definition()).collect()
+    }
+
+    /// Runs the tool `name` with the model's raw JSON arguments (`""` counts as `{}`).
+    ///
+    /// Never fails, panics or hangs: an unknown tool, malformed JSON, invalid arguments, a tool
+    /// error, a panic in the tool, the tool's timeout and cancellation through `ctx.cancel` all
+    /// become error results. Content longer than `ctx.limits.max_output_bytes` is truncated.
+    pub async fn execute(&self, name: &str, raw_arguments: &str, ctx: &ToolContext) -> ToolResult {
+        let Some(tool) = self.tools.get(name) else {
+            return ToolResult::error(format!(
+                "unknown tool {name:?}; available tools: {}",
+                self.names().join(", ")
+            ));
+        };
+        let args = if raw_arguments.trim().is_empty() {
+            Value::Object(serde_json::Map::new())
+        } else {
+            match serde_json::from_str::<Value>(raw_arguments) {
+                Ok(args) => args,
+                Err(e) => {
+                    return ToolResult::error(format!(
+                        "the arguments for {name} are not valid JSON ({e}); send a JSON object"
+                    ));
+                }
+            }
+        };
+        if ctx.cancel.is_cancelled() {
+            return ToolResult::error(format!("{name} was not run because the run was cancelled"));
+        }
+        let timeout = tool.timeout(&args, &ctx.limits);
+        let mut result = run_guarded(name, Arc::clone(tool), args, ctx, timeout).await;
+        result.content = truncate_output(
+            &result.content,
+            ctx.limits.max_output_bytes,
+            Keep::HeadAndTail,
+        );
+        result
+    }
+}
+
+/// Runs one call in its own task, so a panic is caught, and bounds it by `timeout` and
+/// `ctx.cancel`.
+async fn run_guarded(
+    name: &str,
+    tool: Arc<dyn Tool>,
+    args: Value,
+    ctx: &ToolContext,
+    timeout: Duration,
+) -> ToolResult {
+    let task_ctx = ctx.clone();
+    let mut task = tokio::spawn(async move { tool.call(args, &task_ctx).await });
+    let joined = tokio::select! {
+        joined = &mut task => joined,
+        () = tokio::time::sleep(timeout) => {
+            task.abort();
+            return ToolResult::error(format!(
+                "{name} timed out after {} s and was stopped",
+                timeout.as_secs_f64()
+            ));
+        }
+        () = ctx.cancel.cancelled() => {
+            // A tool that watches the token reports what it got done; give it a moment to.
+            match tokio::time::timeout(CANCEL_GRACE, &mut task).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    task.abort();
+                    return ToolResult::error(format!("{name} was cancelled"));
+                }
+            }
+        }
+    };
+    match joined {
+        Ok(Ok(output)) => ToolResult {
+            content: output.content,
+            is_error: output.is_error,
+        },
+        Ok(Err(error)) => ToolResult::error(error),
+        Err(e) if e.is_panic() => ToolResult::error(format!(
+            "{name} crashed: {}",
+            panic_message(e.into_panic().as_ref())
+        )),
+        Err(_) => ToolResult::error(format!("{name} was cancelled")),
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("the tool panicked")
+}
