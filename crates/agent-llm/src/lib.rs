@@ -1,3 +1,122 @@
-//! Chat types, the LLM client trait and model providers (OpenAI-compatible, Anthropic, scripted).
+//! Chat types, the LLM client trait and model providers: OpenAI-compatible chat completions,
+//! Anthropic Messages, and a scripted provider for tests and offline demos.
 //!
-//! This crate stands alone: it depends on no other crate of the workspace.
+//! The runner talks to models only through this crate. It owns the provider-neutral chat types
+//! ([`ChatMessage`], [`ToolCall`], [`ToolSpec`], [`Usage`], [`ChatRequest`], [`ChatResponse`]),
+//! the object-safe [`LlmClient`] trait whose primitive is a stream of [`ChatEvent`]s, the one
+//! error type [`LlmError`], retries with backoff ([`RetryPolicy`]) and deadlines
+//! ([`Timeouts`]), token estimation ([`estimate_tokens`]) and costs ([`PriceTable`]). It stands
+//! alone: it depends on no other crate of the workspace, so other projects can use it by
+//! itself.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use agent_llm::{ChatMessage, ChatRequest, LlmClient, ScriptedClient, ScriptedTurn};
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let scripted = ScriptedClient::new(vec![
+//!     ScriptedTurn::tool_call("goal", json!({"add": "A, B"})),
+//!     ScriptedTurn::text("done"),
+//! ]);
+//! let client: Arc<dyn LlmClient> = Arc::new(scripted.clone());
+//! let request = ChatRequest::new("scripted", vec![ChatMessage::user("Plan it.")]);
+//! let first = client.complete(request.clone()).await.unwrap();
+//! assert_eq!(first.tool_calls[0].name, "goal");
+//! assert_eq!(first.tool_calls[0].arguments, r#"{"add":"A, B"}"#);
+//! let second = client.complete(request).await.unwrap();
+//! assert_eq!(second.text.as_deref(), Some("done"));
+//! assert_eq!(scripted.requests().len(), 2);
+//! # });
+//! ```
+//!
+//! # Providers
+//!
+//! - [`OpenAiClient`]: any OpenAI-compatible chat-completions server. Its base URL includes the
+//!   version path (`http://host:port/v1`) and requests go to `{base}/chat/completions`;
+//!   [`OpenAiConfig::from_env`] reads `OPENAI_BASE_URL` and `OPENAI_API_KEY`.
+//! - [`AnthropicClient`]: Anthropic Messages. Its base URL has no version path
+//!   (`http://host:port`) and requests go to `{base}/v1/messages`;
+//!   [`AnthropicConfig::from_env`] reads `ANTHROPIC_BASE_URL` and `ANTHROPIC_API_KEY`.
+//! - [`ScriptedClient`]: answers from a script, deterministically, and records the requests.
+//!
+//! # The script format
+//!
+//! A script is JSON: either an array of turns, or an object with `turns` and optionally
+//! `fallback` (a final answer repeated once the turns run out; without it the client returns
+//! [`LlmError::ScriptExhausted`]) and `context_window` (reported for every model). Turns are
+//! answered in order, one per request, whatever the request says. A turn has:
+//!
+//! | field | meaning |
+//! |---|---|
+//! | `text` | the assistant's text |
+//! | `tool_calls` | `[{"name", "arguments", "id"?}]`; `arguments` is a JSON value sent as its JSON text, or a string sent as it is (so malformed arguments can be scripted); `id` defaults to `call_<turn>_<n>` |
+//! | `usage` | `{"prompt_tokens", "completion_tokens", "cached_tokens"?}`; estimated from the request and the answer when absent |
+//! | `finish_reason` | defaults to `tool_calls` when there are tool calls, else `stop` |
+//! | `error` | `{"kind", "message", "retry_after_ms"?}` returned instead of an answer; `kind` is one of `authentication`, `rate_limited`, `context_window_exceeded`, `bad_request`, `server`, `network`, `timeout`, `malformed_response` |
+//! | `delay_ms` | a wait before answering |
+//!
+//! ```
+//! use agent_llm::{ChatMessage, ChatRequest, LlmClient, LlmError, ScriptedClient};
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let client = ScriptedClient::from_json(json!({
+//!     "turns": [
+//!         {
+//!             "text": "Let me look.",
+//!             "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md"}}],
+//!             "usage": {"prompt_tokens": 1200, "completion_tokens": 40}
+//!         },
+//!         {"error": {"kind": "context_window_exceeded", "message": "prompt is too long"}},
+//!         {"text": "The README explains the build."}
+//!     ]
+//! }))
+//! .unwrap();
+//! let request = ChatRequest::new("scripted", vec![ChatMessage::user("What is in the README?")]);
+//!
+//! let first = client.complete(request.clone()).await.unwrap();
+//! assert_eq!(first.tool_calls[0].id, "call_1_1");
+//! assert_eq!(first.tool_calls[0].arguments, r#"{"path":"README.md"}"#);
+//! assert_eq!(first.usage.unwrap().prompt_tokens, 1200);
+//! assert!(matches!(
+//!     client.complete(request.clone()).await,
+//!     Err(LlmError::ContextWindowExceeded { .. })
+//! ));
+//! let third = client.complete(request.clone()).await.unwrap();
+//! assert_eq!(third.finish_reason.as_deref(), Some("stop"));
+//! assert!(third.usage.unwrap().prompt_tokens > 0, "usage is estimated when not scripted");
+//! assert!(matches!(client.complete(request).await, Err(LlmError::ScriptExhausted { served: 3 })));
+//! # });
+//! ```
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod client;
+mod cost;
+mod error;
+mod formats;
+mod http;
+mod models;
+mod openai;
+mod retry;
+mod scripted;
+mod tokens;
+mod types;
+
+pub use client::{ChatStream, LlmClient, ResponseCollector, collect_stream};
+pub use cost::{ModelPrice, PriceTable};
+pub use error::{LlmError, TimeoutKind};
+pub use http::Timeouts;
+pub use models::{DEFAULT_CONTEXT_WINDOW, ModelInfo};
+pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig};
+pub use retry::RetryPolicy;
+pub use scripted::{
+    Script, ScriptedClient, ScriptedError, ScriptedErrorKind, ScriptedToolCall, ScriptedTurn,
+};
+pub use tokens::{
+    estimate_message_tokens, estimate_messages_tokens, estimate_request_tokens, estimate_tokens,
+    estimate_tools_tokens,
+};
+pub use types::{
+    ChatEvent, ChatMessage, ChatRequest, ChatResponse, Role, ToolCall, ToolSpec, Usage,
+};

@@ -1,0 +1,382 @@
+//! The HTTP transport shared by the HTTP providers: the TLS setup, sending with retries and
+//! timeouts, mapping error statuses, and turning a server-sent-events body into a
+//! [`ChatStream`].
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use eventsource_stream::{Event, EventStreamError, Eventsource};
+use futures::{Stream, StreamExt};
+use reqwest::header::HeaderMap;
+use reqwest::{RequestBuilder, Response, StatusCode};
+
+use crate::client::ChatStream;
+use crate::error::{LlmError, TimeoutKind};
+use crate::retry::{RetryPolicy, retry_after};
+use crate::types::ChatEvent;
+
+/// The deadlines of a client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Establishing a connection.
+    pub connect: Duration,
+    /// From sending a request to its response headers; without streaming, to the end of its
+    /// body.
+    pub request: Duration,
+    /// The longest silence inside a streaming response.
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            request: Duration::from_secs(300),
+            idle: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Makes sure rustls has a process-wide crypto provider: ring, unless the program installed
+/// another one first.
+fn ensure_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race against another installer is fine: a provider is installed either way.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+/// A reqwest client with rustls on ring, the platform's certificate verifier and the connect
+/// timeout.
+pub(crate) fn build_http_client(timeouts: &Timeouts) -> Result<reqwest::Client, LlmError> {
+    ensure_crypto_provider();
+    reqwest::Client::builder()
+        .connect_timeout(timeouts.connect)
+        .build()
+        .map_err(|err| LlmError::config(format!("cannot build the HTTP client: {}", chain(&err))))
+}
+
+/// An error and its sources as one line.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// The error for a failed send or body read.
+pub(crate) fn transport_error(err: &reqwest::Error, timeouts: &Timeouts) -> LlmError {
+    if err.is_timeout() {
+        LlmError::Timeout {
+            kind: TimeoutKind::Request,
+            after: timeouts.request,
+        }
+    } else if err.is_builder() {
+        LlmError::config(chain(err))
+    } else {
+        LlmError::network(chain(err))
+    }
+}
+
+/// What a provider's error body says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ErrorInfo {
+    /// The provider's message (or the raw body).
+    pub(crate) message: String,
+    /// Whether the body says the prompt is too long for the model.
+    pub(crate) context_overflow: bool,
+}
+
+/// Whether an error code or message says the prompt does not fit the context window, in the
+/// words of OpenAI, Anthropic, vLLM, llama.cpp and other compatible servers.
+pub(crate) fn looks_like_context_overflow(code: Option<&str>, message: &str) -> bool {
+    const PHRASES: &[&str] = &[
+        "context_length_exceeded",
+        "context length",
+        "context window",
+        "maximum context",
+        "prompt is too long",
+        "exceed_context_size",
+        "exceeds the available context",
+        "context size",
+        "too many tokens",
+        "input is too long",
+    ];
+    let message = message.to_lowercase();
+    code.is_some_and(|code| {
+        code == "context_length_exceeded" || code == "exceed_context_size_error"
+    }) || PHRASES.iter().any(|phrase| message.contains(phrase))
+}
+
+/// Maps an error status and what the body says to an error.
+pub(crate) fn classify(status: StatusCode, headers: &HeaderMap, info: ErrorInfo) -> LlmError {
+    let code = status.as_u16();
+    let message = info.message;
+    match code {
+        400 | 413 | 422 if info.context_overflow || code == 413 => {
+            LlmError::ContextWindowExceeded { message }
+        }
+        401 | 403 => LlmError::Authentication {
+            status: code,
+            message,
+        },
+        429 => LlmError::RateLimited {
+            retry_after: retry_after(headers),
+            message,
+        },
+        408 | 409 | 500..=599 => LlmError::Server {
+            status: code,
+            message,
+        },
+        _ => LlmError::BadRequest {
+            status: code,
+            message,
+        },
+    }
+}
+
+/// Sends requests with retries and deadlines.
+#[derive(Debug, Clone)]
+pub(crate) struct Transport {
+    pub(crate) client: reqwest::Client,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) timeouts: Timeouts,
+}
+
+impl Transport {
+    /// A transport with its own HTTP client.
+    pub(crate) fn new(retry: RetryPolicy, timeouts: Timeouts) -> Result<Self, LlmError> {
+        Ok(Transport {
+            client: build_http_client(&timeouts)?,
+            retry,
+            timeouts,
+        })
+    }
+
+    /// Sends the request `build` makes until it gets a success status, retrying per the policy.
+    /// `parse_error` reads a provider's error body.
+    pub(crate) async fn send(
+        &self,
+        build: impl Fn(&reqwest::Client) -> RequestBuilder,
+        parse_error: fn(&str) -> ErrorInfo,
+    ) -> Result<Response, LlmError> {
+        let mut attempt = 1;
+        loop {
+            let error = match self.send_once(&build, parse_error).await {
+                Ok(response) => return Ok(response),
+                Err(error) => error,
+            };
+            let Some(wait) = self.retry.delay_after(&error, attempt) else {
+                return Err(error);
+            };
+            tracing::warn!(attempt, ?wait, %error, "model request failed; retrying");
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+
+    async fn send_once(
+        &self,
+        build: &impl Fn(&reqwest::Client) -> RequestBuilder,
+        parse_error: fn(&str) -> ErrorInfo,
+    ) -> Result<Response, LlmError> {
+        let deadline = self.timeouts.request;
+        let timed_out = || LlmError::Timeout {
+            kind: TimeoutKind::Request,
+            after: deadline,
+        };
+        let response = tokio::time::timeout(deadline, build(&self.client).send())
+            .await
+            .map_err(|_| timed_out())?
+            .map_err(|err| transport_error(&err, &self.timeouts))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let headers = response.headers().clone();
+        let body = tokio::time::timeout(deadline, response.text())
+            .await
+            .map_err(|_| timed_out())?
+            .unwrap_or_default();
+        Err(classify(status, &headers, parse_error(&body)))
+    }
+
+    /// Reads a whole response body within the request deadline.
+    pub(crate) async fn read_body(&self, response: Response) -> Result<String, LlmError> {
+        let deadline = self.timeouts.request;
+        tokio::time::timeout(deadline, response.text())
+            .await
+            .map_err(|_| LlmError::Timeout {
+                kind: TimeoutKind::Request,
+                after: deadline,
+            })?
+            .map_err(|err| transport_error(&err, &self.timeouts))
+    }
+}
+
+/// Turns the server-sent events of one provider into [`ChatEvent`]s.
+pub(crate) trait SseDecoder: Send + 'static {
+    /// The chat events one server-sent event carries.
+    fn decode(&mut self, event: &Event) -> Result<Vec<ChatEvent>, LlmError>;
+    /// Whether the provider has said the response is complete (nothing more is read).
+    fn is_done(&self) -> bool;
+    /// The last events, or an error, when the body ends.
+    fn end(&mut self) -> Result<Vec<ChatEvent>, LlmError>;
+}
+
+/// The body of `response` as a stream of byte chunks that fails when no chunk arrives for
+/// `idle`.
+fn idle_limited(
+    response: Response,
+    idle: Duration,
+) -> impl Stream<Item = Result<impl AsRef<[u8]>, LlmError>> + Send {
+    let bytes = Box::pin(response.bytes_stream());
+    futures::stream::unfold((bytes, false), move |(mut bytes, failed)| async move {
+        if failed {
+            return None;
+        }
+        match tokio::time::timeout(idle, bytes.next()).await {
+            Ok(Some(Ok(chunk))) => Some((Ok(chunk), (bytes, false))),
+            Ok(Some(Err(err))) => {
+                let error = LlmError::network(format!("the stream broke: {}", chain(&err)));
+                Some((Err(error), (bytes, true)))
+            }
+            Ok(None) => None,
+            Err(_) => {
+                let error = LlmError::Timeout {
+                    kind: TimeoutKind::Idle,
+                    after: idle,
+                };
+                Some((Err(error), (bytes, true)))
+            }
+        }
+    })
+}
+
+/// The chat events of a streaming response, decoded by `decoder`.
+pub(crate) fn sse_stream<D: SseDecoder>(
+    response: Response,
+    idle: Duration,
+    decoder: D,
+) -> ChatStream {
+    struct State<S, D> {
+        events: S,
+        decoder: D,
+        pending: VecDeque<ChatEvent>,
+        finished: bool,
+    }
+    let events = Box::pin(idle_limited(response, idle).eventsource());
+    let state = State {
+        events,
+        decoder,
+        pending: VecDeque::new(),
+        finished: false,
+    };
+    Box::pin(futures::stream::unfold(state, |mut state| async move {
+        loop {
+            if let Some(event) = state.pending.pop_front() {
+                return Some((Ok(event), state));
+            }
+            if state.finished {
+                return None;
+            }
+            let outcome = match state.events.next().await {
+                Some(Ok(event)) => {
+                    let decoded = state.decoder.decode(&event);
+                    state.finished = state.decoder.is_done();
+                    decoded
+                }
+                Some(Err(EventStreamError::Transport(error))) => Err(error),
+                Some(Err(EventStreamError::Utf8(err))) => Err(LlmError::malformed(format!(
+                    "the stream is not UTF-8: {err}"
+                ))),
+                Some(Err(EventStreamError::Parser(err))) => Err(LlmError::malformed(format!(
+                    "the stream is not server-sent events: {err}"
+                ))),
+                None => {
+                    state.finished = true;
+                    state.decoder.end()
+                }
+            };
+            match outcome {
+                Ok(decoded) => state.pending.extend(decoded),
+                Err(error) => {
+                    state.finished = true;
+                    state.pending.clear();
+                    return Some((Err(error), state));
+                }
+            }
+        }
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(message: &str, context_overflow: bool) -> ErrorInfo {
+        ErrorInfo {
+            message: message.to_string(),
+            context_overflow,
+        }
+    }
+
+    #[test]
+    fn statuses_map_to_variants() {
+        let headers = HeaderMap::new();
+        let status = |code| StatusCode::from_u16(code).unwrap();
+        assert!(matches!(
+            classify(status(400), &headers, info("x", true)),
+            LlmError::ContextWindowExceeded { .. }
+        ));
+        assert!(matches!(
+            classify(status(400), &headers, info("x", false)),
+            LlmError::BadRequest { .. }
+        ));
+        assert!(matches!(
+            classify(status(403), &headers, info("x", false)),
+            LlmError::Authentication { status: 403, .. }
+        ));
+        assert!(matches!(
+            classify(status(529), &headers, info("x", false)),
+            LlmError::Server { .. }
+        ));
+        assert!(matches!(
+            classify(status(429), &headers, info("too many tokens per min", true)),
+            LlmError::RateLimited { .. }
+        ));
+    }
+
+    #[test]
+    fn context_overflow_phrases_are_recognised() {
+        assert!(looks_like_context_overflow(
+            Some("context_length_exceeded"),
+            ""
+        ));
+        assert!(looks_like_context_overflow(
+            None,
+            "prompt is too long: 210000 tokens > 200000 maximum"
+        ));
+        assert!(looks_like_context_overflow(
+            None,
+            "This model's maximum context length is 8192 tokens"
+        ));
+        assert!(!looks_like_context_overflow(None, "invalid temperature"));
+    }
+
+    #[test]
+    fn an_https_client_builds_without_panicking() {
+        let transport = Transport::new(RetryPolicy::none(), Timeouts::default()).unwrap();
+        let request = transport
+            .client
+            .get("https://api.openai.com/v1/models")
+            .build()
+            .unwrap();
+        assert_eq!(request.url().scheme(), "https");
+        assert!(rustls::crypto::CryptoProvider::get_default().is_some());
+    }
+}

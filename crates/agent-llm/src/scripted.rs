@@ -1,0 +1,422 @@
+//! A deterministic client that answers from a script: for tests and offline demos.
+//!
+//! The script format is documented in the crate docs.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::client::{ChatStream, LlmClient, stream_of};
+use crate::error::{LlmError, TimeoutKind};
+use crate::models::ModelInfo;
+use crate::tokens::{estimate_request_tokens, estimate_tokens};
+use crate::types::{ChatEvent, ChatRequest, Usage};
+
+/// One tool call of a scripted turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScriptedToolCall {
+    /// The call id; `call_<turn>_<position>` (both from 1) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments: a JSON value is sent as its JSON text, a string is sent as it is (so a
+    /// script can produce malformed arguments).
+    #[serde(default)]
+    pub arguments: serde_json::Value,
+}
+
+/// The kinds of error a script can make the client return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptedErrorKind {
+    /// [`LlmError::Authentication`].
+    Authentication,
+    /// [`LlmError::RateLimited`].
+    RateLimited,
+    /// [`LlmError::ContextWindowExceeded`].
+    ContextWindowExceeded,
+    /// [`LlmError::BadRequest`].
+    BadRequest,
+    /// [`LlmError::Server`].
+    Server,
+    /// [`LlmError::Network`].
+    Network,
+    /// [`LlmError::Timeout`].
+    Timeout,
+    /// [`LlmError::MalformedResponse`].
+    MalformedResponse,
+}
+
+/// An error a scripted turn returns instead of an answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScriptedError {
+    /// Which error.
+    pub kind: ScriptedErrorKind,
+    /// Its message.
+    #[serde(default)]
+    pub message: String,
+    /// For `rate_limited`: the `retry_after` to report, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+}
+
+impl ScriptedError {
+    /// The error the client returns.
+    pub fn to_error(&self) -> LlmError {
+        let message = self.message.clone();
+        match self.kind {
+            ScriptedErrorKind::Authentication => LlmError::Authentication {
+                status: 401,
+                message,
+            },
+            ScriptedErrorKind::RateLimited => LlmError::RateLimited {
+                retry_after: self.retry_after_ms.map(Duration::from_millis),
+                message,
+            },
+            ScriptedErrorKind::ContextWindowExceeded => LlmError::ContextWindowExceeded { message },
+            ScriptedErrorKind::BadRequest => LlmError::BadRequest {
+                status: 400,
+                message,
+            },
+            ScriptedErrorKind::Server => LlmError::Server {
+                status: 500,
+                message,
+            },
+            ScriptedErrorKind::Network => LlmError::Network { message },
+            ScriptedErrorKind::Timeout => LlmError::Timeout {
+                kind: TimeoutKind::Request,
+                after: Duration::ZERO,
+            },
+            ScriptedErrorKind::MalformedResponse => LlmError::MalformedResponse { message },
+        }
+    }
+}
+
+/// One scripted model turn: text and/or tool calls, or an error.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScriptedTurn {
+    /// The assistant's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The tool calls, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ScriptedToolCall>,
+    /// The usage to report; estimated from the request and the answer when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// The finish reason; `tool_calls` when there are tool calls, else `stop`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+    /// An error to return instead of an answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ScriptedError>,
+    /// How long to wait before answering, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<u64>,
+}
+
+impl ScriptedTurn {
+    /// A turn that answers with text only.
+    pub fn text(text: impl Into<String>) -> Self {
+        ScriptedTurn {
+            text: Some(text.into()),
+            ..ScriptedTurn::default()
+        }
+    }
+
+    /// A turn that makes one tool call; `arguments` is usually a `json!` object.
+    pub fn tool_call(name: impl Into<String>, arguments: serde_json::Value) -> Self {
+        ScriptedTurn::default().with_tool_call(name, arguments)
+    }
+
+    /// A turn that returns `kind` of error with `message`.
+    pub fn error(kind: ScriptedErrorKind, message: impl Into<String>) -> Self {
+        ScriptedTurn {
+            error: Some(ScriptedError {
+                kind,
+                message: message.into(),
+                retry_after_ms: None,
+            }),
+            ..ScriptedTurn::default()
+        }
+    }
+
+    /// The same turn with one more tool call.
+    pub fn with_tool_call(mut self, name: impl Into<String>, arguments: serde_json::Value) -> Self {
+        self.tool_calls.push(ScriptedToolCall {
+            id: None,
+            name: name.into(),
+            arguments,
+        });
+        self
+    }
+
+    /// The same turn with this text.
+    pub fn with_text(mut self, text: impl Into<String>) -> Self {
+        self.text = Some(text.into());
+        self
+    }
+
+    /// The same turn reporting this usage.
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    /// The same turn answering after `delay`.
+    pub fn with_delay(mut self, delay: Duration) -> Self {
+        self.delay_ms = Some(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+}
+
+/// A whole script: turns answered in order, and what to answer once they run out.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "ScriptForm")]
+pub struct Script {
+    /// The turns, in order.
+    pub turns: Vec<ScriptedTurn>,
+    /// The final answer repeated once the turns run out; without one the client returns
+    /// [`LlmError::ScriptExhausted`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// The context window the client reports for every model (the built-in table otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<usize>,
+}
+
+/// The accepted JSON forms of a script: an object, or just the array of turns.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ScriptForm {
+    Turns(Vec<ScriptedTurn>),
+    Full {
+        turns: Vec<ScriptedTurn>,
+        #[serde(default)]
+        fallback: Option<String>,
+        #[serde(default)]
+        context_window: Option<usize>,
+    },
+}
+
+impl From<ScriptForm> for Script {
+    fn from(form: ScriptForm) -> Self {
+        match form {
+            ScriptForm::Turns(turns) => Script {
+                turns,
+                ..Script::default()
+            },
+            ScriptForm::Full {
+                turns,
+                fallback,
+                context_window,
+            } => Script {
+                turns,
+                fallback,
+                context_window,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    next: usize,
+    requests: Vec<ChatRequest>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    script: Script,
+    state: Mutex<State>,
+}
+
+/// A client that answers from a [`Script`], in order, and records every request it got.
+///
+/// Clones share the script position and the recorded requests, so a test can keep one clone
+/// and hand another (as `Arc<dyn LlmClient>`) to the code under test.
+#[derive(Debug, Clone)]
+pub struct ScriptedClient {
+    inner: Arc<Inner>,
+}
+
+impl ScriptedClient {
+    /// A client answering these turns in order.
+    pub fn new(turns: Vec<ScriptedTurn>) -> Self {
+        ScriptedClient::from_script(Script {
+            turns,
+            ..Script::default()
+        })
+    }
+
+    /// A client answering from `script`.
+    pub fn from_script(script: Script) -> Self {
+        ScriptedClient {
+            inner: Arc::new(Inner {
+                script,
+                state: Mutex::new(State::default()),
+            }),
+        }
+    }
+
+    /// A client from a JSON script value (see the crate docs for the format).
+    pub fn from_json(value: serde_json::Value) -> Result<Self, LlmError> {
+        let script = serde_json::from_value(value)
+            .map_err(|err| LlmError::config(format!("invalid script: {err}")))?;
+        Ok(ScriptedClient::from_script(script))
+    }
+
+    /// A client from JSON script text.
+    pub fn from_json_str(json: &str) -> Result<Self, LlmError> {
+        let script = serde_json::from_str(json)
+            .map_err(|err| LlmError::config(format!("invalid script: {err}")))?;
+        Ok(ScriptedClient::from_script(script))
+    }
+
+    /// A client from a JSON script file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, LlmError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|err| LlmError::config(format!("cannot read {}: {err}", path.display())))?;
+        ScriptedClient::from_json_str(&text)
+    }
+
+    /// The same client answering `text` once the turns run out.
+    pub fn with_fallback(self, text: impl Into<String>) -> Self {
+        let mut script = self.inner.script.clone();
+        script.fallback = Some(text.into());
+        ScriptedClient::from_script(script)
+    }
+
+    /// The same client reporting this context window for every model.
+    pub fn with_context_window(self, context_window: usize) -> Self {
+        let mut script = self.inner.script.clone();
+        script.context_window = Some(context_window);
+        ScriptedClient::from_script(script)
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<ChatRequest> {
+        self.state().requests.clone()
+    }
+
+    /// The most recent request, if any.
+    pub fn last_request(&self) -> Option<ChatRequest> {
+        self.state().requests.last().cloned()
+    }
+
+    /// How many scripted turns have been served.
+    pub fn served(&self) -> usize {
+        self.state().next.min(self.inner.script.turns.len())
+    }
+
+    /// How many scripted turns are left.
+    pub fn remaining(&self) -> usize {
+        self.inner.script.turns.len() - self.served()
+    }
+
+    /// Records `request` and picks the turn that answers it.
+    fn take_turn(&self, request: &ChatRequest) -> Result<(usize, ScriptedTurn), LlmError> {
+        let mut state = self.state();
+        state.requests.push(request.clone());
+        let position = state.next;
+        state.next += 1;
+        match self.inner.script.turns.get(position) {
+            Some(turn) => Ok((position + 1, turn.clone())),
+            None => match &self.inner.script.fallback {
+                Some(text) => Ok((position + 1, ScriptedTurn::text(text.clone()))),
+                None => Err(LlmError::ScriptExhausted {
+                    served: self.inner.script.turns.len(),
+                }),
+            },
+        }
+    }
+}
+
+/// The events of one scripted answer: text in word-sized pieces, each tool call's arguments in
+/// two fragments, then usage and the finish reason.
+fn turn_events(number: usize, turn: ScriptedTurn, request: &ChatRequest) -> Vec<ChatEvent> {
+    let mut events = vec![ChatEvent::Started {
+        response_id: Some(format!("scripted-{number}")),
+        model: Some(request.model.clone()),
+    }];
+    let mut completion = 0;
+    if let Some(text) = &turn.text {
+        completion += estimate_tokens(text);
+        events.extend(
+            text.split_inclusive(' ')
+                .map(|piece| ChatEvent::Text(piece.to_string())),
+        );
+    }
+    let has_calls = !turn.tool_calls.is_empty();
+    for (index, call) in turn.tool_calls.into_iter().enumerate() {
+        let arguments = match call.arguments {
+            serde_json::Value::String(raw) => raw,
+            serde_json::Value::Null => "{}".to_string(),
+            value => value.to_string(),
+        };
+        completion += estimate_tokens(&call.name) + estimate_tokens(&arguments);
+        let id = call
+            .id
+            .unwrap_or_else(|| format!("call_{number}_{}", index + 1));
+        events.push(ChatEvent::ToolCallStart {
+            index,
+            id,
+            name: call.name,
+        });
+        let mut middle = arguments.len() / 2;
+        while !arguments.is_char_boundary(middle) {
+            middle += 1;
+        }
+        let (head, tail) = arguments.split_at(middle);
+        for fragment in [head, tail] {
+            events.push(ChatEvent::ToolCallArgs {
+                index,
+                fragment: fragment.to_string(),
+            });
+        }
+    }
+    let usage = turn.usage.unwrap_or_else(|| Usage {
+        prompt_tokens: estimate_request_tokens(request) as u64,
+        completion_tokens: completion as u64,
+        cached_tokens: 0,
+    });
+    events.push(ChatEvent::Usage(usage));
+    let reason = turn
+        .finish_reason
+        .unwrap_or_else(|| if has_calls { "tool_calls" } else { "stop" }.to_string());
+    events.push(ChatEvent::Finish { reason });
+    events
+}
+
+#[async_trait::async_trait]
+impl LlmClient for ScriptedClient {
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
+        let (number, turn) = self.take_turn(&request)?;
+        if let Some(delay) = turn.delay_ms {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
+        if let Some(error) = &turn.error {
+            return Err(error.to_error());
+        }
+        Ok(stream_of(turn_events(number, turn, &request)))
+    }
+
+    fn model_info(&self, model: &str) -> ModelInfo {
+        let info = ModelInfo::lookup(model);
+        match self.inner.script.context_window {
+            Some(window) => info.with_context_window(window),
+            None => info,
+        }
+    }
+}

@@ -1,0 +1,401 @@
+//! Provider-neutral chat types: messages, tool calls, tool specs, usage, requests and responses.
+//!
+//! These are the shapes the runner builds and stores; each provider maps them to its own wire
+//! format in `formats/`.
+
+use serde::{Deserialize, Serialize};
+
+/// The author of a chat message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Instructions that frame the whole conversation.
+    System,
+    /// The human (or the program standing in for one).
+    User,
+    /// The model.
+    Assistant,
+    /// The result of a tool call the model asked for.
+    Tool,
+}
+
+impl Role {
+    /// The lowercase wire name of the role (`"system"`, `"user"`, `"assistant"`, `"tool"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// One message of a conversation.
+///
+/// It serialises as an object tagged by `role`:
+/// `{"role":"system","content":"…"}`, `{"role":"user","content":"…"}`,
+/// `{"role":"assistant","text":"…","tool_calls":[…]}` and
+/// `{"role":"tool","tool_call_id":"…","content":"…"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "WireMessage", try_from = "WireMessage")]
+pub enum ChatMessage {
+    /// A system prompt.
+    System(String),
+    /// A user message.
+    User(String),
+    /// A model turn: optional text and zero or more tool calls.
+    Assistant {
+        /// The text the model wrote, if any.
+        text: Option<String>,
+        /// The tool calls the model asked for, in order.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call.
+    Tool {
+        /// The id of the [`ToolCall`] this answers.
+        tool_call_id: String,
+        /// What the tool returned (or the error text the model should see).
+        content: String,
+    },
+}
+
+impl ChatMessage {
+    /// A system message.
+    pub fn system(text: impl Into<String>) -> Self {
+        ChatMessage::System(text.into())
+    }
+
+    /// A user message.
+    pub fn user(text: impl Into<String>) -> Self {
+        ChatMessage::User(text.into())
+    }
+
+    /// An assistant message with text only.
+    pub fn assistant_text(text: impl Into<String>) -> Self {
+        ChatMessage::Assistant {
+            text: Some(text.into()),
+            tool_calls: Vec::new(),
+        }
+    }
+
+    /// An assistant message with optional text and tool calls.
+    pub fn assistant(text: Option<String>, tool_calls: Vec<ToolCall>) -> Self {
+        ChatMessage::Assistant { text, tool_calls }
+    }
+
+    /// A tool result answering the call with id `tool_call_id`.
+    pub fn tool_result(tool_call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        ChatMessage::Tool {
+            tool_call_id: tool_call_id.into(),
+            content: content.into(),
+        }
+    }
+
+    /// The role of this message.
+    pub fn role(&self) -> Role {
+        match self {
+            ChatMessage::System(_) => Role::System,
+            ChatMessage::User(_) => Role::User,
+            ChatMessage::Assistant { .. } => Role::Assistant,
+            ChatMessage::Tool { .. } => Role::Tool,
+        }
+    }
+
+    /// The message's text: the content of system, user and tool messages, the text of an
+    /// assistant message (empty when it has none).
+    pub fn text(&self) -> &str {
+        match self {
+            ChatMessage::System(text) | ChatMessage::User(text) => text,
+            ChatMessage::Assistant { text, .. } => text.as_deref().unwrap_or(""),
+            ChatMessage::Tool { content, .. } => content,
+        }
+    }
+
+    /// The tool calls of an assistant message; empty for every other role.
+    pub fn tool_calls(&self) -> &[ToolCall] {
+        match self {
+            ChatMessage::Assistant { tool_calls, .. } => tool_calls,
+            _ => &[],
+        }
+    }
+}
+
+/// The serialised form of [`ChatMessage`].
+#[derive(Serialize, Deserialize)]
+struct WireMessage {
+    role: Role,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    content: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<String>,
+}
+
+impl From<ChatMessage> for WireMessage {
+    fn from(message: ChatMessage) -> Self {
+        let role = message.role();
+        let mut wire = WireMessage {
+            role,
+            content: None,
+            text: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        };
+        match message {
+            ChatMessage::System(content) | ChatMessage::User(content) => {
+                wire.content = Some(content)
+            }
+            ChatMessage::Assistant { text, tool_calls } => {
+                wire.text = text;
+                wire.tool_calls = tool_calls;
+            }
+            ChatMessage::Tool {
+                tool_call_id,
+                content,
+            } => {
+                wire.tool_call_id = Some(tool_call_id);
+                wire.content = Some(content);
+            }
+        }
+        wire
+    }
+}
+
+impl TryFrom<WireMessage> for ChatMessage {
+    type Error = String;
+
+    fn try_from(wire: WireMessage) -> Result<Self, Self::Error> {
+        Ok(match wire.role {
+            Role::System => ChatMessage::System(wire.content.or(wire.text).unwrap_or_default()),
+            Role::User => ChatMessage::User(wire.content.or(wire.text).unwrap_or_default()),
+            Role::Assistant => ChatMessage::Assistant {
+                text: wire.text.or(wire.content),
+                tool_calls: wire.tool_calls,
+            },
+            Role::Tool => ChatMessage::Tool {
+                tool_call_id: wire
+                    .tool_call_id
+                    .ok_or_else(|| "a tool message needs a tool_call_id".to_string())?,
+                content: wire.content.unwrap_or_default(),
+            },
+        })
+    }
+}
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's id for the call; tool results refer to it.
+    pub id: String,
+    /// The name of the tool.
+    pub name: String,
+    /// The arguments as raw JSON text, exactly as the model produced them. It may be malformed.
+    pub arguments: String,
+}
+
+impl ToolCall {
+    /// A tool call from its parts.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    /// The arguments parsed as JSON, or the parse error when the model produced malformed JSON.
+    pub fn parse_arguments(&self) -> Result<serde_json::Value, serde_json::Error> {
+        if self.arguments.trim().is_empty() {
+            return Ok(serde_json::Value::Object(serde_json::Map::new()));
+        }
+        serde_json::from_str(&self.arguments)
+    }
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The tool's name, unique within a request.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// The JSON schema of the tool's arguments (an object schema).
+    pub parameters: serde_json::Value,
+}
+
+impl ToolSpec {
+    /// A tool spec from its parts.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: serde_json::Value,
+    ) -> Self {
+        ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+        }
+    }
+}
+
+/// Token counts of one model call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// All input tokens, cached ones included.
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    /// Output tokens.
+    #[serde(default)]
+    pub completion_tokens: u64,
+    /// The part of `prompt_tokens` served from the provider's prompt cache.
+    #[serde(default)]
+    pub cached_tokens: u64,
+}
+
+impl Usage {
+    /// Usage from prompt and completion counts, with nothing cached.
+    pub fn new(prompt_tokens: u64, completion_tokens: u64) -> Self {
+        Usage {
+            prompt_tokens,
+            completion_tokens,
+            cached_tokens: 0,
+        }
+    }
+
+    /// Prompt plus completion tokens.
+    pub fn total_tokens(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+}
+
+impl std::ops::Add for Usage {
+    type Output = Usage;
+
+    fn add(self, other: Usage) -> Usage {
+        Usage {
+            prompt_tokens: self.prompt_tokens + other.prompt_tokens,
+            completion_tokens: self.completion_tokens + other.completion_tokens,
+            cached_tokens: self.cached_tokens + other.cached_tokens,
+        }
+    }
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        *self = *self + other;
+    }
+}
+
+/// A request for one model turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// The model name as the provider knows it.
+    pub model: String,
+    /// The conversation so far, in order.
+    pub messages: Vec<ChatMessage>,
+    /// The tools the model may call.
+    #[serde(default)]
+    pub tools: Vec<ToolSpec>,
+    /// Sampling temperature; the provider's default when `None`.
+    #[serde(default)]
+    pub temperature: Option<f32>,
+    /// The most tokens to generate; the provider's default when `None` (Anthropic requires a
+    /// value and gets the client's configured default).
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// Stop sequences.
+    #[serde(default)]
+    pub stop: Vec<String>,
+}
+
+impl ChatRequest {
+    /// A request for `model` with these messages and nothing else set.
+    pub fn new(model: impl Into<String>, messages: Vec<ChatMessage>) -> Self {
+        ChatRequest {
+            model: model.into(),
+            messages,
+            ..ChatRequest::default()
+        }
+    }
+
+    /// The same request with these tools.
+    pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
+        self.tools = tools;
+        self
+    }
+}
+
+/// A complete model turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    /// The text the model wrote, if any.
+    pub text: Option<String>,
+    /// The tool calls the model asked for, in order.
+    pub tool_calls: Vec<ToolCall>,
+    /// Token counts, when the provider reported them.
+    pub usage: Option<Usage>,
+    /// Why generation stopped, as the provider said it (`stop`, `tool_calls`, `end_turn`, ...).
+    pub finish_reason: Option<String>,
+    /// The provider's id for this response.
+    pub response_id: Option<String>,
+    /// The model that answered, as the provider reported it.
+    pub model: Option<String>,
+}
+
+impl ChatResponse {
+    /// The assistant message that records this response in a conversation.
+    pub fn to_message(&self) -> ChatMessage {
+        ChatMessage::Assistant {
+            text: self.text.clone(),
+            tool_calls: self.tool_calls.clone(),
+        }
+    }
+}
+
+/// One piece of a streamed model turn.
+///
+/// A stream is a sequence of these; [`crate::ResponseCollector`] folds them into a
+/// [`ChatResponse`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChatEvent {
+    /// Metadata of the response, usually first.
+    Started {
+        /// The provider's id for the response.
+        response_id: Option<String>,
+        /// The model that answers.
+        model: Option<String>,
+    },
+    /// A piece of the assistant's text.
+    Text(String),
+    /// A new tool call begins.
+    ToolCallStart {
+        /// The call's position among this response's tool calls, from 0.
+        index: usize,
+        /// The provider's id for the call.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// A fragment of a tool call's JSON arguments, to be appended to the earlier ones.
+    ToolCallArgs {
+        /// The call's position, as in [`ChatEvent::ToolCallStart`].
+        index: usize,
+        /// The next piece of the arguments text.
+        fragment: String,
+    },
+    /// Token counts so far; a later `Usage` event replaces an earlier one.
+    Usage(Usage),
+    /// Generation stopped.
+    Finish {
+        /// Why, as the provider said it.
+        reason: String,
+    },
+}
