@@ -1,9 +1,43 @@
 //! The goal tree: a structured, hierarchical plan that an agent edits itself.
 //!
 //! This crate owns [`Goal`], [`GoalTree`] and [`GoalStats`], display numbering, the plan text
-//! appended to every system prompt, the goal tool's semantics and the roll-up of message
-//! statistics. It is pure: no I/O and no async runtime, and it depends on nothing but serde.
+//! appended to every system prompt ([`GoalTree::to_prompt`]), the goal tool's semantics
+//! ([`GoalTree::apply`] with a [`GoalCommand`], described there), cascade completion,
+//! exploration goals and the O(depth) roll-up of message statistics
+//! ([`GoalTree::record_message`]). It is pure: no I/O and no async runtime, and it depends on
+//! nothing but serde. It must not depend on any other crate of the workspace.
+//!
+//! ```
+//! use agent_goal::{GoalCommand, GoalTree};
+//!
+//! let mut tree = GoalTree::new("Add user login");
+//! let outcome = tree.apply(&GoalCommand {
+//!     add: Some("Read the code, Implement login, Test".into()),
+//!     focus: Some("1".into()),
+//!     ..GoalCommand::default()
+//! })?;
+//! assert_eq!(outcome.added, ["1", "2", "3"]);
+//! println!("{}", tree.to_prompt());
+//! assert!(tree.to_prompt().contains("[→] 1. Read the code ← current"));
+//! # Ok::<(), agent_goal::GoalError>(())
+//! ```
 
+mod command;
+mod error;
+mod explore;
 mod model;
+mod numbering;
+mod prompt;
+mod stats;
+mod time;
+mod tree;
 
+#[cfg(test)]
+mod test_support;
+
+pub use command::{GoalCommand, GoalOutcome};
+pub use error::GoalError;
+pub use explore::MERGE_DESCRIPTION;
 pub use model::{Goal, GoalStats, GoalStatus, GoalTree, GoalType};
+pub use stats::{PREVIEW_MAX_SEGMENTS, StatsDelta};
+pub use time::now_rfc3339;

@@ -3,6 +3,8 @@
 //! The serde field names here are a Contract: they are the `goal.json` file of every trace and
 //! the `goal_tree` field of the HTTP API. Extend, never rename.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 /// Where a goal is in its life.
@@ -23,6 +25,22 @@ impl GoalStatus {
     /// True for `Completed` and `Abandoned`: the goal will not change any more.
     pub fn is_finished(self) -> bool {
         matches!(self, Self::Completed | Self::Abandoned)
+    }
+
+    /// True for `Pending` and `InProgress`: the goal still has work left.
+    pub fn is_open(self) -> bool {
+        !self.is_finished()
+    }
+}
+
+impl fmt::Display for GoalStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Pending => "pending",
+            Self::InProgress => "in progress",
+            Self::Completed => "completed",
+            Self::Abandoned => "abandoned",
+        })
     }
 }
 
@@ -97,6 +115,35 @@ pub struct Goal {
     pub updated_at: String,
 }
 
+impl Goal {
+    /// A new pending, normal goal with empty reason and statistics, created and updated at `now`.
+    pub fn new(
+        id: impl Into<String>,
+        parent_id: Option<String>,
+        description: impl Into<String>,
+        now: &str,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            parent_id,
+            branch_id: None,
+            goal_type: GoalType::Normal,
+            description: description.into(),
+            reason: String::new(),
+            status: GoalStatus::Pending,
+            summary: None,
+            branch_ids: None,
+            explore_start_id: None,
+            merge_summary: None,
+            selected_branch: None,
+            self_stats: GoalStats::default(),
+            cumulative_stats: GoalStats::default(),
+            created_at: now.to_owned(),
+            updated_at: now.to_owned(),
+        }
+    }
+}
+
 /// The plan of one trace: a mission and a flat list of goals linked by `parent_id`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GoalTree {
@@ -110,3 +157,7 @@ pub struct GoalTree {
     #[serde(default)]
     pub next_id: u64,
 }
+
+#[cfg(test)]
+#[path = "model_tests.rs"]
+mod tests;

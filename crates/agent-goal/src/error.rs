@@ -1,0 +1,185 @@
+//! The error of every refused goal operation, worded so the model can correct its call.
+//!
+//! A refused operation never changes the tree, so the caller can hand the error's text to the
+//! model as the tool result and carry on.
+
+use std::fmt;
+
+use crate::model::GoalStatus;
+
+/// Why a goal command or tree operation was refused; the tree is left unchanged.
+///
+/// Goals are named in messages by a label such as `2.1 "Design the API"`: the display number the
+/// model sees in its plan, then the description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GoalError {
+    /// The command set no field at all.
+    EmptyCommand,
+    /// A field that needs text was empty, e.g. `done` without a summary or `add` without a goal.
+    EmptyText {
+        /// The command field that was empty.
+        field: &'static str,
+    },
+    /// `done` and `abandon` were given in the same call.
+    DoneAndAbandon,
+    /// `reason` was given without `add`.
+    ReasonWithoutAdd,
+    /// `done` or `abandon` was called while no goal is current.
+    NothingFocused {
+        /// What the model tried to do to the current goal ("complete" or "abandon").
+        action: &'static str,
+    },
+    /// The current goal is not in progress, which only a damaged tree can cause.
+    CurrentNotInProgress {
+        /// The label of the current goal.
+        label: String,
+        /// Its status.
+        status: GoalStatus,
+    },
+    /// A display number is malformed.
+    InvalidNumber {
+        /// The text that was given.
+        input: String,
+    },
+    /// No visible goal has this display number.
+    UnknownNumber {
+        /// The display number that was given.
+        number: String,
+    },
+    /// No goal has this internal id.
+    UnknownId {
+        /// The internal id that was given.
+        id: String,
+    },
+    /// An `edit` value is not of the form `<number>: <new description>`.
+    InvalidEdit {
+        /// The text that was given.
+        input: String,
+    },
+    /// `done` on a goal whose sub-goals are not all finished.
+    OpenChildren {
+        /// The label of the goal the model tried to complete.
+        label: String,
+        /// The labels of its pending or in-progress sub-goals.
+        open: Vec<String>,
+    },
+    /// `focus` on a goal that is already completed.
+    AlreadyCompleted {
+        /// The label of the completed goal.
+        label: String,
+    },
+    /// `add` (or an exploration, or a focus) under a goal that is completed or abandoned.
+    ParentFinished {
+        /// The label of the finished goal.
+        label: String,
+        /// Its status.
+        status: GoalStatus,
+    },
+    /// `edit` or `delete` of a goal that has already started.
+    NotPending {
+        /// The label of the goal.
+        label: String,
+        /// Its status.
+        status: GoalStatus,
+    },
+    /// `delete` of a goal that has sub-goals.
+    HasSubGoals {
+        /// The label of the goal.
+        label: String,
+    },
+    /// `delete` of a goal that already has recorded messages.
+    HasMessages {
+        /// The label of the goal.
+        label: String,
+    },
+    /// `finish_explore` on a goal that is not an open exploration.
+    NotOpenExploration {
+        /// The internal id that was given.
+        id: String,
+        /// Why it cannot be merged, as the end of a sentence ("is not an explore_start goal").
+        reason: &'static str,
+    },
+}
+
+impl fmt::Display for GoalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::EmptyCommand => f.write_str(
+                "the goal command is empty: give at least one of add, done, abandon, focus, \
+                 edit or delete",
+            ),
+            Self::EmptyText { field: "add" } => f.write_str(
+                "add needs at least one goal description, e.g. \"Read the code, Write the fix\"",
+            ),
+            Self::EmptyText { field: "done" } => {
+                f.write_str("done needs a summary of what the goal achieved")
+            }
+            Self::EmptyText { field: "abandon" } => {
+                f.write_str("abandon needs the reason for giving the goal up")
+            }
+            Self::EmptyText { field } => write!(f, "{field} needs a non-empty value"),
+            Self::DoneAndAbandon => {
+                f.write_str("give either done or abandon in one call, not both")
+            }
+            Self::ReasonWithoutAdd => {
+                f.write_str("reason explains newly added goals: give it together with add")
+            }
+            Self::NothingFocused { action } => write!(
+                f,
+                "nothing is focused, so there is no current goal to {action}; \
+                 use focus with a goal number first"
+            ),
+            Self::CurrentNotInProgress { label, status } => write!(
+                f,
+                "the current goal {label} is {status}, not in progress; focus an unfinished \
+                 goal first"
+            ),
+            Self::InvalidNumber { input } => write!(
+                f,
+                "\"{input}\" is not a goal number; use a number from the plan such as 2 or 2.1"
+            ),
+            Self::UnknownNumber { number } => write!(
+                f,
+                "there is no goal {number} in the plan (abandoned goals have no number); \
+                 use a number shown in the current plan"
+            ),
+            Self::UnknownId { id } => write!(f, "there is no goal with id {id}"),
+            Self::InvalidEdit { input } => write!(
+                f,
+                "edit must look like \"<number>: <new description>\", got \"{input}\""
+            ),
+            Self::OpenChildren { label, open } => write!(
+                f,
+                "cannot complete {label}: its sub-goals {} are not finished; complete or \
+                 abandon them first",
+                open.join(", ")
+            ),
+            Self::AlreadyCompleted { label } => write!(
+                f,
+                "{label} is already completed and cannot be focused again; add a new goal for \
+                 further work"
+            ),
+            Self::ParentFinished { label, status } => write!(
+                f,
+                "{label} is {status}, so no goal can be added or started under it; focus an \
+                 unfinished goal first"
+            ),
+            Self::NotPending { label, status } => write!(
+                f,
+                "{label} is {status}: only pending goals can be edited or deleted, a goal that \
+                 has started can only be abandoned"
+            ),
+            Self::HasSubGoals { label } => {
+                write!(f, "{label} has sub-goals; delete or abandon them first")
+            }
+            Self::HasMessages { label } => write!(
+                f,
+                "{label} already has recorded messages; abandon it instead of deleting it"
+            ),
+            Self::NotOpenExploration { id, reason } => write!(f, "goal {id} {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for GoalError {}

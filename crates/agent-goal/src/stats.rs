@@ -1,0 +1,114 @@
+//! Message statistics: attaching one message to a goal and rolling it up to every ancestor.
+//!
+//! A message adds to its goal's `self_stats` and to the `cumulative_stats` of the goal and of
+//! every ancestor, so the cost is O(depth) per message. The `preview` of a goal's statistics is
+//! the sequence of tool calls with runs collapsed (`glob_files → read_file × 2 → edit_file`),
+//! updated incrementally and capped at [`PREVIEW_MAX_SEGMENTS`] segments.
+
+use crate::error::GoalError;
+use crate::model::{GoalStats, GoalTree};
+
+/// How many segments a preview keeps; older ones are replaced by a leading `…`.
+pub const PREVIEW_MAX_SEGMENTS: usize = 10;
+
+/// Separator between the segments of a preview.
+const ARROW: &str = " → ";
+/// Separator between a tool name and its run length.
+const TIMES: &str = " × ";
+/// The segment standing for dropped older segments.
+const ELLIPSIS: &str = "…";
+
+/// One message's contribution to the statistics of its goal.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatsDelta {
+    /// The message's tokens.
+    pub tokens: u64,
+    /// The message's cost in US dollars.
+    pub cost: f64,
+    /// The names of the tools an assistant message called, in order; empty for other messages.
+    pub tools: Vec<String>,
+}
+
+impl GoalStats {
+    /// Adds one message: its count, tokens, cost and tool calls.
+    pub fn add(&mut self, delta: &StatsDelta) {
+        self.message_count += 1;
+        self.total_tokens += delta.tokens;
+        self.total_cost += delta.cost;
+        for tool in &delta.tools {
+            push_tool(&mut self.preview, tool);
+        }
+    }
+}
+
+impl GoalTree {
+    /// Attaches one message to goal `goal_id`: adds it to that goal's `self_stats` and to the
+    /// `cumulative_stats` of the goal and every ancestor, and sets their `updated_at` to `now`.
+    ///
+    /// Returns the ids of the goals whose statistics changed: the goal first, then its
+    /// ancestors from the parent up. Costs O(depth · log n). Any goal may receive messages,
+    /// finished ones included (a late tool result still belongs to the goal it served).
+    pub fn record_message(
+        &mut self,
+        goal_id: &str,
+        delta: &StatsDelta,
+        now: &str,
+    ) -> Result<Vec<String>, GoalError> {
+        let index = self.index_of(goal_id).ok_or_else(|| GoalError::UnknownId {
+            id: goal_id.to_owned(),
+        })?;
+        let mut chain = vec![index];
+        chain.extend(self.ancestor_indices(index));
+        self.goals[index].self_stats.add(delta);
+        let mut affected = Vec::with_capacity(chain.len());
+        for i in chain {
+            let goal = &mut self.goals[i];
+            goal.cumulative_stats.add(delta);
+            goal.updated_at = now.to_owned();
+            affected.push(goal.id.clone());
+        }
+        Ok(affected)
+    }
+}
+
+/// Appends one tool call to a preview, extending the last run when it is the same tool.
+pub(crate) fn push_tool(preview: &mut Option<String>, tool: &str) {
+    let tool = tool.trim();
+    if tool.is_empty() {
+        return;
+    }
+    let Some(text) = preview.as_mut() else {
+        *preview = Some(tool.to_owned());
+        return;
+    };
+    let (head, last) = match text.rsplit_once(ARROW) {
+        Some((head, last)) => (Some(head), last),
+        None => (None, text.as_str()),
+    };
+    let run = if last == tool {
+        Some(1)
+    } else {
+        last.rsplit_once(TIMES)
+            .filter(|(name, _)| *name == tool)
+            .and_then(|(_, count)| count.parse::<u64>().ok())
+    };
+    if let Some(count) = run {
+        let extended = format!("{tool}{TIMES}{}", count + 1);
+        *text = match head {
+            Some(head) => format!("{head}{ARROW}{extended}"),
+            None => extended,
+        };
+        return;
+    }
+    text.push_str(ARROW);
+    text.push_str(tool);
+    let segments: Vec<&str> = text.split(ARROW).filter(|s| *s != ELLIPSIS).collect();
+    if segments.len() > PREVIEW_MAX_SEGMENTS {
+        let kept = &segments[segments.len() - PREVIEW_MAX_SEGMENTS..];
+        *text = format!("{ELLIPSIS}{ARROW}{}", kept.join(ARROW));
+    }
+}
+
+#[cfg(test)]
+#[path = "stats_tests.rs"]
+mod tests;
