@@ -14,7 +14,7 @@ use super::{Risk, Tool, ToolContext, ToolDefinition, builtin_tools};
 
 /// How long a tool may take to finish on its own after the run was cancelled, before its task is
 /// aborted.
-const CANCEL_GRACE: Duration = Duration::from_secs(2);
+const CANCEL_GRACE: Duration = Duration::from_secs(1);
 
 /// The result of a tool call as the model sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
