@@ -174,6 +174,21 @@ async fn background_processes_do_not_outlive_a_finished_command() {
 }
 
 #[tokio::test]
+async fn an_abandoned_call_kills_the_command() {
+    let (dir, ctx) = workspace();
+    let registry = ToolRegistry::with_builtins();
+    let args =
+        json!({ "command": "echo $$ > pids; sleep 30 & echo $! >> pids; sleep 30" }).to_string();
+    let call = registry.execute("bash", &args, &ctx);
+    let abandoned = tokio::time::timeout(Duration::from_millis(300), call).await;
+    assert!(
+        abandoned.is_err(),
+        "the call should still have been running"
+    );
+    assert_all_dead(&dir.path().join("pids")).await;
+}
+
+#[tokio::test]
 async fn rejects_bad_arguments() {
     let (_dir, ctx) = workspace();
     let zero = bash(&ctx, json!({ "command": "true", "timeout_secs": 0 })).await;

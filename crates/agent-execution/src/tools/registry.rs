@@ -164,9 +164,12 @@ async fn run_guarded(
     timeout: Duration,
 ) -> ToolResult {
     let task_ctx = ctx.clone();
-    let mut task = tokio::spawn(async move { tool.call(args, &task_ctx).await });
+    let mut task = AbortOnDrop(tokio::spawn(
+        async move { tool.call(args, &task_ctx).await },
+    ));
+    let task = &mut task.0;
     let joined = tokio::select! {
-        joined = &mut task => joined,
+        joined = &mut *task => joined,
         () = tokio::time::sleep(timeout) => {
             task.abort();
             return ToolResult::error(format!(
@@ -176,7 +179,7 @@ async fn run_guarded(
         }
         () = ctx.cancel.cancelled() => {
             // A tool that watches the token reports what it got done; give it a moment to.
-            match tokio::time::timeout(CANCEL_GRACE, &mut task).await {
+            match tokio::time::timeout(CANCEL_GRACE, &mut *task).await {
                 Ok(joined) => joined,
                 Err(_) => {
                     task.abort();
@@ -196,6 +199,16 @@ async fn run_guarded(
             panic_message(e.into_panic().as_ref())
         )),
         Err(_) => ToolResult::error(format!("{name} was cancelled")),
+    }
+}
+
+/// Aborts a tool task when the call is abandoned, so a dropped `execute` future leaves nothing
+/// running (an aborted `bash` call kills its process group).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
