@@ -170,3 +170,7 @@ pub(crate) fn parse_number(number: &str) -> Option<Vec<usize>> {
         })
         .collect()
 }
+
+#[cfg(test)]
+#[path = "numbering_tests.rs"]
+mod tests;

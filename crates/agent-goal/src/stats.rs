@@ -77,6 +77,14 @@ pub(crate) fn push_tool(preview: &mut Option<String>, tool: &str) {
     if tool.is_empty() {
         return;
     }
+    // Tool names are identifiers; one containing a separator would corrupt the run counts.
+    let cleaned;
+    let tool = if tool.contains(['→', '×', '…']) {
+        cleaned = tool.replace(['→', '×', '…'], "_");
+        cleaned.as_str()
+    } else {
+        tool
+    };
     let Some(text) = preview.as_mut() else {
         *preview = Some(tool.to_owned());
         return;

@@ -78,7 +78,7 @@ impl GoalTree {
         let mut result = Vec::new();
         let mut at = index;
         while let Some(parent) = self.parent_index(at) {
-            if result.len() >= self.goals.len() {
+            if parent == index || result.len() >= self.goals.len() {
                 break;
             }
             result.push(parent);
