@@ -139,6 +139,30 @@ pub(crate) fn classify(status: StatusCode, headers: &HeaderMap, info: ErrorInfo)
     }
 }
 
+/// The endpoint `{base_url}{path}`, checked to be an http(s) URL.
+pub(crate) fn endpoint(base_url: &str, path: &str) -> Result<String, LlmError> {
+    let endpoint = format!("{}{path}", base_url.trim_end_matches('/'));
+    let url = reqwest::Url::parse(&endpoint)
+        .map_err(|err| LlmError::config(format!("invalid base URL {base_url:?}: {err}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(LlmError::config(format!(
+            "the base URL {base_url:?} is not http(s)"
+        )));
+    }
+    Ok(endpoint)
+}
+
+/// Checks that every extra header is a valid HTTP header.
+pub(crate) fn check_headers(headers: &[(String, String)]) -> Result<(), LlmError> {
+    for (name, value) in headers {
+        reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|err| LlmError::config(format!("invalid header name {name:?}: {err}")))?;
+        reqwest::header::HeaderValue::from_str(value)
+            .map_err(|err| LlmError::config(format!("invalid value of header {name:?}: {err}")))?;
+    }
+    Ok(())
+}
+
 /// Sends requests with retries and deadlines.
 #[derive(Debug, Clone)]
 pub(crate) struct Transport {

@@ -91,6 +91,7 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod anthropic;
 mod client;
 mod cost;
 mod error;
@@ -103,6 +104,9 @@ mod scripted;
 mod tokens;
 mod types;
 
+pub use anthropic::{
+    ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, AnthropicConfig,
+};
 pub use client::{ChatStream, LlmClient, ResponseCollector, collect_stream};
 pub use cost::{ModelPrice, PriceTable};
 pub use error::{LlmError, TimeoutKind};

@@ -26,6 +26,8 @@ const KNOWN_MODELS: &[(&str, usize, Option<u32>)] = &[
     ("o3", 200_000, Some(100_000)),
     ("o4-mini", 200_000, Some(100_000)),
     ("claude-", 200_000, Some(8_192)),
+    ("claude-3-haiku", 200_000, Some(4_096)),
+    ("claude-3-opus", 200_000, Some(4_096)),
     ("claude-3-7-sonnet", 200_000, Some(64_000)),
     ("claude-sonnet-4", 200_000, Some(64_000)),
     ("claude-opus-4", 200_000, Some(32_000)),

@@ -4,7 +4,7 @@
 use crate::client::{ChatStream, LlmClient, response_events, stream_of};
 use crate::error::LlmError;
 use crate::formats::openai as format;
-use crate::http::{Timeouts, Transport, sse_stream};
+use crate::http::{Timeouts, Transport, check_headers, endpoint, sse_stream};
 use crate::models::ModelInfo;
 use crate::retry::RetryPolicy;
 use crate::types::ChatRequest;
@@ -108,23 +108,8 @@ pub struct OpenAiClient {
 impl OpenAiClient {
     /// A client with this config. Fails on an invalid base URL or header.
     pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
-        let endpoint = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
-        let url = reqwest::Url::parse(&endpoint).map_err(|err| {
-            LlmError::config(format!("invalid base URL {:?}: {err}", config.base_url))
-        })?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(LlmError::config(format!(
-                "the base URL {:?} is not http(s)",
-                config.base_url
-            )));
-        }
-        for (name, value) in &config.extra_headers {
-            reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|err| LlmError::config(format!("invalid header name {name:?}: {err}")))?;
-            reqwest::header::HeaderValue::from_str(value).map_err(|err| {
-                LlmError::config(format!("invalid value of header {name:?}: {err}"))
-            })?;
-        }
+        let endpoint = endpoint(&config.base_url, "/chat/completions")?;
+        check_headers(&config.extra_headers)?;
         let transport = Transport::new(config.retry.clone(), config.timeouts)?;
         Ok(OpenAiClient {
             config,

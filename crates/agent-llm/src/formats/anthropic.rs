@@ -1,0 +1,404 @@
+//! The Anthropic Messages wire format: request bodies, responses, stream events and error
+//! bodies. No I/O here.
+
+use std::collections::HashMap;
+
+use eventsource_stream::Event;
+use serde_json::{Map, Value, json};
+
+use crate::error::LlmError;
+use crate::http::{ErrorInfo, SseDecoder, looks_like_context_overflow};
+use crate::types::{ChatEvent, ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage};
+
+/// The `input` object of a `tool_use` block: the call's arguments when they are a JSON object,
+/// else an empty object (the tool result already told the model its arguments were invalid).
+fn tool_input(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(value @ Value::Object(_)) => value,
+        _ => Value::Object(Map::new()),
+    }
+}
+
+/// The role and content blocks of one message, or `None` for a system message.
+fn blocks(message: &ChatMessage) -> Option<(&'static str, Vec<Value>)> {
+    let text_block = |text: &str| json!({"type": "text", "text": text});
+    match message {
+        ChatMessage::System(_) => None,
+        ChatMessage::User(text) => {
+            let blocks = if text.trim().is_empty() {
+                Vec::new()
+            } else {
+                vec![text_block(text)]
+            };
+            Some(("user", blocks))
+        }
+        ChatMessage::Assistant { text, tool_calls } => {
+            let mut blocks = Vec::new();
+            if let Some(text) = text.as_deref().filter(|text| !text.trim().is_empty()) {
+                blocks.push(text_block(text));
+            }
+            blocks.extend(tool_calls.iter().map(|call| {
+                json!({
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.name,
+                    "input": tool_input(&call.arguments),
+                })
+            }));
+            Some(("assistant", blocks))
+        }
+        ChatMessage::Tool {
+            tool_call_id,
+            content,
+        } => Some((
+            "user",
+            vec![json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": content})],
+        )),
+    }
+}
+
+/// The JSON body of a Messages request. System messages become the `system` field; tool results
+/// become `tool_result` blocks of user messages; consecutive messages of one role are merged,
+/// as the API wants roles to alternate.
+pub(crate) fn request_body(request: &ChatRequest, stream: bool, max_tokens: u32) -> Value {
+    let system: Vec<&str> = request
+        .messages
+        .iter()
+        .filter_map(|message| match message {
+            ChatMessage::System(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
+    for (role, content) in request.messages.iter().filter_map(blocks) {
+        if content.is_empty() {
+            continue;
+        }
+        match messages.last_mut() {
+            Some((last_role, last_content)) if *last_role == role => last_content.extend(content),
+            _ => messages.push((role, content)),
+        }
+    }
+    let mut body = json!({
+        "model": request.model,
+        "max_tokens": request.max_tokens.unwrap_or(max_tokens),
+        "messages": messages
+            .into_iter()
+            .map(|(role, content)| json!({"role": role, "content": content}))
+            .collect::<Vec<_>>(),
+    });
+    if !system.is_empty() {
+        body["system"] = json!(system.join("\n\n"));
+    }
+    if stream {
+        body["stream"] = json!(true);
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.parameters,
+                })
+            })
+            .collect();
+    }
+    if let Some(temperature) = request.temperature {
+        body["temperature"] = json!(temperature);
+    }
+    if !request.stop.is_empty() {
+        body["stop_sequences"] = json!(request.stop);
+    }
+    body
+}
+
+/// Usage from an Anthropic `usage` object; `prompt_tokens` counts cache reads and writes too.
+fn usage_of(usage: &Value) -> Usage {
+    let field = |name: &str| usage.get(name).and_then(Value::as_u64).unwrap_or(0);
+    let cached = field("cache_read_input_tokens");
+    Usage {
+        prompt_tokens: field("input_tokens") + cached + field("cache_creation_input_tokens"),
+        completion_tokens: field("output_tokens"),
+        cached_tokens: cached,
+    }
+}
+
+fn string(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+/// Reads a complete (non-streaming) Messages response.
+pub(crate) fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
+    let value: Value = serde_json::from_str(body)
+        .map_err(|err| LlmError::malformed(format!("invalid message: {err}")))?;
+    if value.get("type").and_then(Value::as_str) == Some("error") {
+        return Err(error_event(&value));
+    }
+    let content = value
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| LlmError::malformed("the message has no content"))?;
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    for block in content {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => text.push_str(block.get("text").and_then(Value::as_str).unwrap_or("")),
+            Some("tool_use") => tool_calls.push(ToolCall {
+                id: string(block, "id").unwrap_or_else(|| format!("toolu_{}", tool_calls.len())),
+                name: string(block, "name")
+                    .ok_or_else(|| LlmError::malformed("a tool_use block has no name"))?,
+                arguments: block
+                    .get("input")
+                    .map_or_else(|| "{}".to_string(), Value::to_string),
+            }),
+            _ => {}
+        }
+    }
+    Ok(ChatResponse {
+        text: (!text.is_empty()).then_some(text),
+        tool_calls,
+        usage: value.get("usage").map(usage_of),
+        finish_reason: string(&value, "stop_reason"),
+        response_id: string(&value, "id"),
+        model: string(&value, "model"),
+    })
+}
+
+/// The error an `error` event (or body) stands for.
+fn error_event(value: &Value) -> LlmError {
+    let error = value.get("error").unwrap_or(value);
+    let message = string(error, "message").unwrap_or_else(|| error.to_string());
+    match error.get("type").and_then(Value::as_str) {
+        Some("rate_limit_error") => LlmError::RateLimited {
+            retry_after: None,
+            message,
+        },
+        Some("overloaded_error") => LlmError::Server {
+            status: 529,
+            message,
+        },
+        Some("authentication_error" | "permission_error") => LlmError::Authentication {
+            status: 401,
+            message,
+        },
+        _ if looks_like_context_overflow(None, &message) => {
+            LlmError::ContextWindowExceeded { message }
+        }
+        Some("invalid_request_error") => LlmError::BadRequest {
+            status: 400,
+            message,
+        },
+        _ => LlmError::Server { status: 0, message },
+    }
+}
+
+/// Reads an error body: `{"type": "error", "error": {"type", "message"}}`, or any text.
+pub(crate) fn parse_error(body: &str) -> ErrorInfo {
+    let value: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let message = value
+        .get("error")
+        .and_then(|error| string(error, "message"))
+        .unwrap_or_else(|| body.trim().to_string());
+    ErrorInfo {
+        context_overflow: looks_like_context_overflow(None, &message),
+        message,
+    }
+}
+
+/// Decodes a Messages stream: `message_start`, content blocks, `message_delta`,
+/// `message_stop`.
+#[derive(Debug, Default)]
+pub(crate) struct StreamDecoder {
+    /// Content-block index to position among this response's tool calls.
+    tool_positions: HashMap<u64, usize>,
+    usage: Usage,
+    finished: bool,
+    done: bool,
+}
+
+impl StreamDecoder {
+    fn block_start(&mut self, data: &Value, events: &mut Vec<ChatEvent>) {
+        let block_index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let Some(block) = data.get("content_block") else {
+            return;
+        };
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(text) = block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .filter(|t| !t.is_empty())
+                {
+                    events.push(ChatEvent::Text(text.to_string()));
+                }
+            }
+            Some("tool_use") => {
+                let index = self.tool_positions.len();
+                self.tool_positions.insert(block_index, index);
+                events.push(ChatEvent::ToolCallStart {
+                    index,
+                    id: string(block, "id").unwrap_or_else(|| format!("toolu_{index}")),
+                    name: string(block, "name").unwrap_or_default(),
+                });
+                if let Some(input) = block
+                    .get("input")
+                    .filter(|input| input.as_object().is_some_and(|object| !object.is_empty()))
+                {
+                    events.push(ChatEvent::ToolCallArgs {
+                        index,
+                        fragment: input.to_string(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn block_delta(&self, data: &Value, events: &mut Vec<ChatEvent>) {
+        let block_index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let Some(delta) = data.get("delta") else {
+            return;
+        };
+        match delta.get("type").and_then(Value::as_str) {
+            Some("text_delta") => {
+                if let Some(text) = string(delta, "text").filter(|text| !text.is_empty()) {
+                    events.push(ChatEvent::Text(text));
+                }
+            }
+            Some("input_json_delta") => {
+                if let (Some(&index), Some(fragment)) = (
+                    self.tool_positions.get(&block_index),
+                    string(delta, "partial_json"),
+                ) {
+                    events.push(ChatEvent::ToolCallArgs { index, fragment });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl SseDecoder for StreamDecoder {
+    fn decode(&mut self, event: &Event) -> Result<Vec<ChatEvent>, LlmError> {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return Ok(Vec::new());
+        }
+        let value: Value = serde_json::from_str(data)
+            .map_err(|err| LlmError::malformed(format!("invalid stream event {data:?}: {err}")))?;
+        let kind = value
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(event.event.as_str());
+        let mut events = Vec::new();
+        match kind {
+            "message_start" => {
+                let message = value.get("message").unwrap_or(&Value::Null);
+                if let Some(usage) = message.get("usage") {
+                    self.usage = usage_of(usage);
+                }
+                events.push(ChatEvent::Started {
+                    response_id: string(message, "id"),
+                    model: string(message, "model"),
+                });
+            }
+            "content_block_start" => self.block_start(&value, &mut events),
+            "content_block_delta" => self.block_delta(&value, &mut events),
+            "message_delta" => {
+                if let Some(usage) = value.get("usage") {
+                    let update = usage_of(usage);
+                    self.usage.completion_tokens = update.completion_tokens;
+                    if update.prompt_tokens > 0 {
+                        self.usage.prompt_tokens = update.prompt_tokens;
+                        self.usage.cached_tokens = update.cached_tokens;
+                    }
+                    events.push(ChatEvent::Usage(self.usage));
+                }
+                if let Some(reason) = value
+                    .get("delta")
+                    .and_then(|delta| string(delta, "stop_reason"))
+                {
+                    self.finished = true;
+                    events.push(ChatEvent::Finish { reason });
+                }
+            }
+            "message_stop" => self.done = true,
+            "error" => return Err(error_event(&value)),
+            _ => {}
+        }
+        Ok(events)
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn end(&mut self) -> Result<Vec<ChatEvent>, LlmError> {
+        if self.finished {
+            Ok(Vec::new())
+        } else {
+            Err(LlmError::network(
+                "the stream ended before the message was complete",
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::ToolSpec;
+
+    #[test]
+    fn request_bodies_merge_roles_and_lift_the_system_prompt() {
+        let request = ChatRequest::new(
+            "claude-sonnet-4-5",
+            vec![
+                ChatMessage::system("sys"),
+                ChatMessage::user("hi"),
+                ChatMessage::assistant(
+                    Some("calling".into()),
+                    vec![
+                        ToolCall::new("t1", "f", r#"{"a":1}"#),
+                        ToolCall::new("t2", "g", "{bad"),
+                    ],
+                ),
+                ChatMessage::tool_result("t1", "one"),
+                ChatMessage::tool_result("t2", "two"),
+                ChatMessage::user("go on"),
+            ],
+        )
+        .with_tools(vec![ToolSpec::new(
+            "f",
+            "does f",
+            json!({"type": "object"}),
+        )]);
+        let body = request_body(&request, true, 1024);
+        assert_eq!(body["system"], "sys");
+        assert_eq!(body["max_tokens"], 1024);
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 3);
+        assert_eq!(messages[1]["content"][1]["input"], json!({"a": 1}));
+        assert_eq!(messages[1]["content"][2]["input"], json!({}));
+        assert_eq!(messages[2]["role"], "user");
+        assert_eq!(messages[2]["content"][0]["type"], "tool_result");
+        assert_eq!(messages[2]["content"][1]["tool_use_id"], "t2");
+        assert_eq!(messages[2]["content"][2]["text"], "go on");
+        assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
+    }
+
+    #[test]
+    fn error_events_map_to_variants() {
+        let overloaded = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+        assert!(error_event(&overloaded).is_retryable());
+        let long = json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 1 tokens > 0 maximum"}});
+        assert!(matches!(
+            error_event(&long),
+            LlmError::ContextWindowExceeded { .. }
+        ));
+        assert!(parse_error(&long.to_string()).context_overflow);
+    }
+}
