@@ -1,5 +1,55 @@
 //! Traces, messages and events, the `TraceStore` trait, trace ids, and the agent runner.
 //!
 //! Depends on `agent-goal` and `agent-llm`, never on a concrete store or the HTTP server.
+//!
+//! - [`Trace`], [`Message`], [`Event`]: the record of a run ([`trace`], [`message`], [`event`]).
+//! - [`ids`]: trace and message ids and [`validate_trace_id`], used on every id from outside.
+//! - [`TraceStore`]: where records live. Every write goes through [`plan_commit`], so statistics
+//!   roll-up and events are the same in every store; [`InMemoryTraceStore`] is the in-memory one.
+//! - [`watch`]: the live event feed of a trace (stored events, then live ones, no gap).
+//!
+//! ```
+//! use agent_execution::{InMemoryTraceStore, NewMessage, NewTrace, TraceStore};
+//! use agent_goal::GoalCommand;
+//! use serde_json::json;
+//!
+//! # tokio_test();
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn tokio_test() {
+//! let store = InMemoryTraceStore::new();
+//! let trace = store.create_trace(NewTrace::agent("Fix the bug")).await.unwrap();
+//! let plan = GoalCommand { add: Some("Read the code".into()), focus: Some("1".into()), ..Default::default() };
+//! store.apply_goal_command(&trace.trace_id, plan).await.unwrap();
+//! let content = json!({"text": null, "tool_calls": [{"id": "c1", "name": "read_file", "arguments": "{}"}]});
+//! let message = store
+//!     .add_message(&trace.trace_id, NewMessage::assistant(content).goal("1").usage(120, 0.001))
+//!     .await
+//!     .unwrap();
+//! assert_eq!(message.description, "tool call: read_file");
+//! let tree = store.get_goal_tree(&trace.trace_id).await.unwrap().unwrap();
+//! assert_eq!(tree.goals[0].self_stats.total_tokens, 120);
+//! # }
+//! ```
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod event;
+pub mod feed;
+pub mod ids;
+pub mod message;
+pub mod store;
 pub mod tools;
+pub mod trace;
+
+pub use event::{AffectedGoal, Event, EventKind};
+pub use feed::{EventBus, EventStream, watch};
+pub use ids::{InvalidId, validate_trace_id};
+pub use message::{Message, MessageUpdate, NewMessage, Role, describe};
+pub use store::{
+    Commit, InMemoryTraceStore, StoreError, TraceState, TraceStore, TraceTxn, WriteOp, WriteOutput,
+    plan_commit,
+};
+pub use trace::{
+    NewTrace, ParentLink, Trace, TraceFilter, TraceMode, TraceOutcome, TraceStats, TraceStatus,
+    TraceUpdate,
+};

@@ -1,0 +1,258 @@
+//! The `Trace` model: one run of an agent (or one plain call), main trace or sub-trace, and the
+//! requests that create, change, finish and list traces.
+//!
+//! The serde field names of [`Trace`] are a Contract (the `meta.json` file and the API): extend,
+//! never rename.
+
+use serde::{Deserialize, Serialize};
+
+/// Whether a trace is a single model call or an agent loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceMode {
+    /// One model call, no loop.
+    Call,
+    /// A think–act–observe loop with tools and a goal tree.
+    Agent,
+}
+
+/// Where a trace is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceStatus {
+    /// The run is going on.
+    Running,
+    /// The run finished with a final answer.
+    Completed,
+    /// The run stopped on an error or a limit; `error` says which.
+    Failed,
+    /// The run waits for a human, e.g. to approve a risky tool call.
+    Waiting,
+    /// The run was cancelled.
+    Cancelled,
+}
+
+impl TraceStatus {
+    /// True for `Completed`, `Failed` and `Cancelled`: the run has stopped.
+    pub fn is_finished(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
+    }
+}
+
+/// One run: a main trace, or a sub-trace spawned by `explore` or `delegate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    /// A UUID v4 for a main trace, `{parent}@{agent_type}-{YYYYMMDDHHMMSS}-{seq:03}` for a sub-trace.
+    pub trace_id: String,
+    /// Single call or agent loop.
+    pub mode: TraceMode,
+    /// The task the run was given.
+    pub task: String,
+    /// Sub-traces only: the trace that spawned this one.
+    pub parent_trace_id: Option<String>,
+    /// Sub-traces only: the goal of the parent trace that spawned this one.
+    pub parent_goal_id: Option<String>,
+    /// Sub-traces only: why it was spawned (`explore`, `delegate`, ...).
+    pub agent_type: Option<String>,
+    /// Where the run is.
+    pub status: TraceStatus,
+    /// Number of messages recorded.
+    pub total_messages: u64,
+    /// Sum of the messages' tokens.
+    pub total_tokens: u64,
+    /// Sum of the messages' cost in US dollars.
+    pub total_cost: f64,
+    /// The goal the agent is working on, mirrored from the goal tree.
+    pub current_goal_id: Option<String>,
+    /// When the trace was created (RFC 3339, fixed width).
+    pub created_at: String,
+    /// When the trace last changed (RFC 3339, fixed width).
+    pub updated_at: String,
+    /// The model the run uses, if known.
+    pub model: Option<String>,
+    /// Why the run failed, if it did.
+    pub error: Option<String>,
+    /// The final answer or summary, set when the trace is finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+}
+
+impl Trace {
+    /// The trace's totals, as carried by `trace_completed` and `sub_trace_completed`.
+    pub fn stats(&self) -> TraceStats {
+        TraceStats {
+            total_messages: self.total_messages,
+            total_tokens: self.total_tokens,
+            total_cost: self.total_cost,
+        }
+    }
+}
+
+/// The totals of a trace.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceStats {
+    /// Number of messages.
+    pub total_messages: u64,
+    /// Sum of the messages' tokens.
+    pub total_tokens: u64,
+    /// Sum of the messages' cost in US dollars.
+    pub total_cost: f64,
+}
+
+/// What makes a trace a sub-trace: its parent, the goal that spawned it, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParentLink {
+    /// The parent trace.
+    pub trace_id: String,
+    /// The parent's goal that spawned the sub-trace (an `explore_start` goal for explore).
+    pub goal_id: Option<String>,
+    /// `explore`, `delegate`, ...; part of the sub-trace id, so it must be a valid id fragment.
+    pub agent_type: String,
+}
+
+/// A request to create a trace; see [`crate::TraceStore::create_trace`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTrace {
+    /// An explicit id (validated); `None` lets the store generate one.
+    pub trace_id: Option<String>,
+    /// Single call or agent loop.
+    pub mode: TraceMode,
+    /// The task; it also becomes the mission of the trace's goal tree.
+    pub task: String,
+    /// The model, if known.
+    pub model: Option<String>,
+    /// Set for a sub-trace.
+    pub parent: Option<ParentLink>,
+}
+
+impl NewTrace {
+    /// A main agent trace for this task.
+    pub fn agent(task: impl Into<String>) -> Self {
+        Self {
+            trace_id: None,
+            mode: TraceMode::Agent,
+            task: task.into(),
+            model: None,
+            parent: None,
+        }
+    }
+
+    /// A main trace of a single model call.
+    pub fn call(task: impl Into<String>) -> Self {
+        Self {
+            mode: TraceMode::Call,
+            ..Self::agent(task)
+        }
+    }
+
+    /// An agent sub-trace of `parent_trace_id`, spawned by its goal `parent_goal_id`.
+    pub fn sub_trace(
+        parent_trace_id: impl Into<String>,
+        parent_goal_id: Option<String>,
+        agent_type: impl Into<String>,
+        task: impl Into<String>,
+    ) -> Self {
+        Self {
+            parent: Some(ParentLink {
+                trace_id: parent_trace_id.into(),
+                goal_id: parent_goal_id,
+                agent_type: agent_type.into(),
+            }),
+            ..Self::agent(task)
+        }
+    }
+
+    /// Sets the model.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// Sets an explicit trace id.
+    pub fn with_id(mut self, trace_id: impl Into<String>) -> Self {
+        self.trace_id = Some(trace_id.into());
+        self
+    }
+}
+
+/// A change to a trace's own fields; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TraceUpdate {
+    /// The new status.
+    pub status: Option<TraceStatus>,
+    /// The new model.
+    pub model: Option<String>,
+    /// `Some(Some(e))` sets the error, `Some(None)` clears it.
+    pub error: Option<Option<String>>,
+    /// `Some(Some(id))` sets the current goal, `Some(None)` clears it. The goal tree is unchanged.
+    pub current_goal_id: Option<Option<String>>,
+}
+
+/// How a trace ended; see [`crate::TraceStore::finish_trace`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceOutcome {
+    /// The final status; must be a finished one (completed, failed or cancelled).
+    pub status: TraceStatus,
+    /// The final answer or summary, reported to the parent of a sub-trace.
+    pub summary: Option<String>,
+    /// Why the run failed, if it did.
+    pub error: Option<String>,
+}
+
+impl TraceOutcome {
+    /// A successful end with this final answer.
+    pub fn completed(summary: impl Into<String>) -> Self {
+        Self {
+            status: TraceStatus::Completed,
+            summary: Some(summary.into()),
+            error: None,
+        }
+    }
+
+    /// A failed end with this error.
+    pub fn failed(error: impl Into<String>) -> Self {
+        Self {
+            status: TraceStatus::Failed,
+            summary: None,
+            error: Some(error.into()),
+        }
+    }
+}
+
+/// Filters of [`crate::TraceStore::list_traces`]; every `None` matches all traces.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TraceFilter {
+    /// Only traces of this mode.
+    pub mode: Option<TraceMode>,
+    /// Only traces with this status.
+    pub status: Option<TraceStatus>,
+    /// Only sub-traces of this trace.
+    pub parent_trace_id: Option<String>,
+    /// At most this many traces (the newest).
+    pub limit: Option<usize>,
+}
+
+impl TraceFilter {
+    /// True if the trace passes every filter (the limit aside).
+    pub fn matches(&self, trace: &Trace) -> bool {
+        self.mode.is_none_or(|mode| trace.mode == mode)
+            && self.status.is_none_or(|status| trace.status == status)
+            && self
+                .parent_trace_id
+                .as_ref()
+                .is_none_or(|parent| trace.parent_trace_id.as_ref() == Some(parent))
+    }
+
+    /// Sorts traces newest first (by `created_at`, then id) and applies the limit.
+    pub fn finish(&self, mut traces: Vec<Trace>) -> Vec<Trace> {
+        traces.sort_by(|a, b| {
+            b.created_at
+                .cmp(&a.created_at)
+                .then_with(|| b.trace_id.cmp(&a.trace_id))
+        });
+        if let Some(limit) = self.limit {
+            traces.truncate(limit);
+        }
+        traces
+    }
+}
