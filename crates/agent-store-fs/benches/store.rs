@@ -1,0 +1,2 @@
+//! Benchmarks of the filesystem trace store (written below).
+fn main() {}

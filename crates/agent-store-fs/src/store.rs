@@ -1,0 +1,299 @@
+//! `FileSystemTraceStore`: the `TraceStore` implementation over trace folders.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent_execution::ids::{message_id, split_message_id};
+use agent_execution::{
+    Commit, Event, EventBus, Message, StoreError, Trace, TraceFilter, TraceState, TraceStore,
+    TraceTxn, validate_trace_id,
+};
+use agent_goal::GoalTree;
+use async_trait::async_trait;
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+
+use crate::Durability;
+use crate::files::pretty;
+use crate::trace_files::{GOAL, IndexNote, MESSAGES, META, Prepared, Slot};
+
+/// The embedded default trace store: `<base>/<trace_id>/{meta.json, goal.json,
+/// messages/<message_id>.json, events.jsonl}`, sub-traces as sibling folders.
+///
+/// See the crate documentation for the durability design and the one-writer-per-trace rule.
+#[derive(Debug)]
+pub struct FileSystemTraceStore {
+    base: PathBuf,
+    durability: Durability,
+    slots: Mutex<HashMap<String, Arc<AsyncMutex<Slot>>>>,
+    bus: EventBus,
+}
+
+impl FileSystemTraceStore {
+    /// A store over the folder `base` (created if missing), with [`Durability::Fsync`].
+    pub fn open(base: impl Into<PathBuf>) -> Result<Self, StoreError> {
+        let base = base.into();
+        fs::create_dir_all(&base).map_err(|e| StoreError::io(&base, e))?;
+        Ok(Self {
+            base,
+            durability: Durability::Fsync,
+            slots: Mutex::new(HashMap::new()),
+            bus: EventBus::new(),
+        })
+    }
+
+    /// Sets the durability policy.
+    pub fn with_durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// Sets how many events a watcher may fall behind before it catches up from the files.
+    pub fn with_feed_capacity(mut self, capacity: usize) -> Self {
+        self.bus = EventBus::with_capacity(capacity);
+        self
+    }
+
+    /// The base folder.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// The durability policy.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    fn slot(&self, trace_id: &str) -> Arc<AsyncMutex<Slot>> {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        slots
+            .entry(trace_id.to_owned())
+            .or_insert_with(|| {
+                Arc::new(AsyncMutex::new(Slot::new(
+                    self.base.join(trace_id),
+                    self.durability,
+                )))
+            })
+            .clone()
+    }
+
+    /// Locks a trace's slot and runs blocking work on it off the async threads.
+    async fn with_slot<R: Send + 'static>(
+        &self,
+        trace_id: &str,
+        work: impl FnOnce(&mut Slot) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        validate_trace_id(trace_id)?;
+        let guard = self.slot(trace_id).lock_owned().await;
+        let (_, result) = blocking(guard, work).await?;
+        result
+    }
+
+    /// Loads a trace and reads from it; `None` when it does not exist.
+    async fn read<R: Send + 'static>(
+        &self,
+        trace_id: &str,
+        read: impl FnOnce(&mut Slot) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<Option<R>, StoreError> {
+        self.with_slot(trace_id, |slot| match slot.load() {
+            Ok(_) => read(slot).map(Some),
+            Err(StoreError::NotFound { .. }) => Ok(None),
+            Err(error) => Err(error),
+        })
+        .await
+    }
+
+    /// Loads a trace that must exist and reads from it.
+    async fn read_existing<R: Send + 'static>(
+        &self,
+        trace_id: &str,
+        read: impl FnOnce(&mut Slot) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        self.with_slot(trace_id, |slot| {
+            slot.load()?;
+            read(slot)
+        })
+        .await
+    }
+
+    async fn begin_with(
+        &self,
+        trace_id: &str,
+        start: fn(&mut Slot) -> Result<(), StoreError>,
+    ) -> Result<Box<dyn TraceTxn + '_>, StoreError> {
+        validate_trace_id(trace_id)?;
+        let guard = self.slot(trace_id).lock_owned().await;
+        let (guard, result) = blocking(guard, start).await?;
+        result?;
+        Ok(Box::new(FsTxn { slot: Some(guard) }))
+    }
+}
+
+/// Runs blocking work on a locked slot on the blocking thread pool, handing the lock back.
+async fn blocking<R: Send + 'static>(
+    mut guard: OwnedMutexGuard<Slot>,
+    work: impl FnOnce(&mut Slot) -> R + Send + 'static,
+) -> Result<(OwnedMutexGuard<Slot>, R), StoreError> {
+    tokio::task::spawn_blocking(move || {
+        let result = work(&mut guard);
+        (guard, result)
+    })
+    .await
+    .map_err(|e| StoreError::Internal(format!("a store task failed: {e}")))
+}
+
+/// A trace locked for a write.
+struct FsTxn {
+    /// `None` only if a blocking task panicked while holding it.
+    slot: Option<OwnedMutexGuard<Slot>>,
+}
+
+impl FsTxn {
+    fn take(&mut self) -> Result<OwnedMutexGuard<Slot>, StoreError> {
+        self.slot
+            .take()
+            .ok_or_else(|| StoreError::Internal("the trace lock was lost".into()))
+    }
+}
+
+#[async_trait]
+impl TraceTxn for FsTxn {
+    fn state(&self) -> Option<&TraceState> {
+        self.slot.as_ref().and_then(|slot| slot.state())
+    }
+
+    async fn read_message(&mut self, sequence: u64) -> Result<Option<Message>, StoreError> {
+        let (guard, result) = blocking(self.take()?, move |slot| slot.message(sequence)).await?;
+        self.slot = Some(guard);
+        result
+    }
+
+    async fn commit(&mut self, commit: &Commit) -> Result<(), StoreError> {
+        let prepared = prepare(commit)?;
+        let (guard, result) = blocking(self.take()?, move |slot| slot.commit(prepared)).await?;
+        self.slot = Some(guard);
+        result
+    }
+}
+
+/// Serialises a commit: the event lines and the mirror files it changes.
+fn prepare(commit: &Commit) -> Result<Prepared, StoreError> {
+    let trace_id = &commit.state.trace.trace_id;
+    let mut bytes = Vec::new();
+    let mut events = Vec::with_capacity(commit.events.len());
+    for event in &commit.events {
+        let start = bytes.len() as u64;
+        serde_json::to_writer(&mut bytes, event).map_err(|e| {
+            StoreError::Internal(format!("event {} cannot be serialised: {e}", event.event_id))
+        })?;
+        bytes.push(b'\n');
+        events.push((start, bytes.len() as u64 - start, IndexNote::of(event)));
+    }
+    let mut mirrors = Vec::new();
+    for message in &commit.messages {
+        let name = Path::new(MESSAGES).join(format!("{}.json", message_id(trace_id, message.sequence)));
+        let json = pretty(message, &name)?;
+        mirrors.push((name, json));
+    }
+    if commit.trace_changed {
+        mirrors.push((PathBuf::from(META), pretty(&commit.state.trace, Path::new(META))?));
+    }
+    if commit.goal_tree_changed {
+        mirrors.push((PathBuf::from(GOAL), pretty(&commit.state.goal_tree, Path::new(GOAL))?));
+    }
+    Ok(Prepared {
+        bytes,
+        events,
+        state: commit.state.clone(),
+        mirrors,
+    })
+}
+
+#[async_trait]
+impl TraceStore for FileSystemTraceStore {
+    async fn begin(&self, trace_id: &str) -> Result<Box<dyn TraceTxn + '_>, StoreError> {
+        self.begin_with(trace_id, Slot::become_writer).await
+    }
+
+    async fn begin_new(&self, trace_id: &str) -> Result<Box<dyn TraceTxn + '_>, StoreError> {
+        self.begin_with(trace_id, Slot::create).await
+    }
+
+    fn event_bus(&self) -> &EventBus {
+        &self.bus
+    }
+
+    async fn get_trace(&self, trace_id: &str) -> Result<Option<Trace>, StoreError> {
+        self.read(trace_id, |slot| Ok(slot.load()?.trace.clone())).await
+    }
+
+    async fn list_traces(&self, filter: &TraceFilter) -> Result<Vec<Trace>, StoreError> {
+        let base = self.base.clone();
+        let filter_copy = filter.clone();
+        let found = tokio::task::spawn_blocking(move || list(&base, &filter_copy))
+            .await
+            .map_err(|e| StoreError::Internal(format!("a store task failed: {e}")))??;
+        Ok(filter.finish(found))
+    }
+
+    async fn get_goal_tree(&self, trace_id: &str) -> Result<Option<GoalTree>, StoreError> {
+        self.read(trace_id, |slot| Ok(slot.load()?.goal_tree.clone())).await
+    }
+
+    async fn get_trace_messages(&self, trace_id: &str) -> Result<Vec<Message>, StoreError> {
+        self.read_existing(trace_id, |slot| slot.all_messages()).await
+    }
+
+    async fn get_messages_by_goal(
+        &self,
+        trace_id: &str,
+        goal_id: &str,
+    ) -> Result<Vec<Message>, StoreError> {
+        let goal_id = goal_id.to_owned();
+        self.read_existing(trace_id, move |slot| slot.goal_messages(&goal_id))
+            .await
+    }
+
+    async fn get_message(&self, message_id: &str) -> Result<Option<Message>, StoreError> {
+        let (trace_id, sequence) = split_message_id(message_id)?;
+        let found = self.read(trace_id, move |slot| slot.message(sequence)).await?;
+        Ok(found.flatten())
+    }
+
+    async fn get_events(
+        &self,
+        trace_id: &str,
+        since_event_id: u64,
+    ) -> Result<Vec<Event>, StoreError> {
+        self.read_existing(trace_id, move |slot| slot.events_since(since_event_id))
+            .await
+    }
+}
+
+/// Reads `meta.json` of every trace folder; damaged or incomplete traces are logged and skipped.
+fn list(base: &Path, filter: &TraceFilter) -> Result<Vec<Trace>, StoreError> {
+    let mut traces = Vec::new();
+    for entry in fs::read_dir(base).map_err(|e| StoreError::io(base, e))? {
+        let Ok(entry) = entry else { continue };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if validate_trace_id(&name).is_err() || !entry.path().is_dir() {
+            continue;
+        }
+        let path = entry.path().join(META);
+        let parsed = match fs::read(&path) {
+            // A folder without meta.json is a trace being created (or whose creation crashed).
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(error) => Err(error.to_string()),
+            Ok(bytes) => serde_json::from_slice::<Trace>(&bytes).map_err(|e| e.to_string()),
+        };
+        match parsed {
+            Ok(trace) if filter.matches(&trace) => traces.push(trace),
+            Ok(_) => {}
+            Err(error) => {
+                tracing::warn!(path = %path.display(), %error, "skipping a trace that cannot be listed");
+            }
+        }
+    }
+    Ok(traces)
+}
