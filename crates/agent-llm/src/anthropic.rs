@@ -3,7 +3,7 @@
 use crate::client::{ChatStream, LlmClient, response_events, stream_of};
 use crate::error::LlmError;
 use crate::formats::anthropic as format;
-use crate::http::{Timeouts, Transport, check_headers, endpoint, sse_stream};
+use crate::http::{Timeouts, Transport, check_headers, endpoint, is_json, sse_stream};
 use crate::models::ModelInfo;
 use crate::retry::RetryPolicy;
 use crate::types::ChatRequest;
@@ -162,7 +162,8 @@ impl LlmClient for AnthropicClient {
             builder
         };
         let response = self.transport.send(build, format::parse_error).await?;
-        if streaming {
+        // A server that ignores `stream: true` and answers with one JSON body is read as such.
+        if streaming && !is_json(&response) {
             let decoder = format::StreamDecoder::default();
             Ok(sse_stream(response, self.transport.timeouts.idle, decoder))
         } else {

@@ -37,6 +37,21 @@ pub trait LlmClient: Send + Sync {
     }
 }
 
+#[async_trait::async_trait]
+impl<T: LlmClient + ?Sized> LlmClient for std::sync::Arc<T> {
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
+        (**self).stream(request).await
+    }
+
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
+        (**self).complete(request).await
+    }
+
+    fn model_info(&self, model: &str) -> ModelInfo {
+        (**self).model_info(model)
+    }
+}
+
 /// Reads `stream` to its end and folds its events into a response.
 pub async fn collect_stream(mut stream: ChatStream) -> Result<ChatResponse, LlmError> {
     let mut collector = ResponseCollector::new();

@@ -39,7 +39,11 @@ impl Default for Timeouts {
 
 /// Makes sure rustls has a process-wide crypto provider: ring, unless the program installed
 /// another one first.
-fn ensure_crypto_provider() {
+///
+/// The HTTP clients of this crate call it when they are built. A program that builds its own
+/// `reqwest` clients in the same process (this workspace builds reqwest without a default
+/// provider) calls it before doing so.
+pub fn ensure_crypto_provider() {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Losing a race against another installer is fine: a provider is installed either way.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -161,6 +165,15 @@ pub(crate) fn check_headers(headers: &[(String, String)]) -> Result<(), LlmError
             .map_err(|err| LlmError::config(format!("invalid value of header {name:?}: {err}")))?;
     }
     Ok(())
+}
+
+/// Whether a response declares a JSON body.
+pub(crate) fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.trim_start().starts_with("application/json"))
 }
 
 /// Sends requests with retries and deadlines.

@@ -110,7 +110,7 @@ pub use anthropic::{
 pub use client::{ChatStream, LlmClient, ResponseCollector, collect_stream};
 pub use cost::{ModelPrice, PriceTable};
 pub use error::{LlmError, TimeoutKind};
-pub use http::Timeouts;
+pub use http::{Timeouts, ensure_crypto_provider};
 pub use models::{DEFAULT_CONTEXT_WINDOW, ModelInfo};
 pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig};
 pub use retry::RetryPolicy;

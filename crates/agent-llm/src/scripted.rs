@@ -284,7 +284,9 @@ impl ScriptedClient {
         ScriptedClient::from_json_str(&text)
     }
 
-    /// The same client answering `text` once the turns run out.
+    /// The same client answering `text` once the turns run out. Like
+    /// [`with_context_window`](Self::with_context_window), this makes a new client: call it
+    /// before cloning.
     pub fn with_fallback(self, text: impl Into<String>) -> Self {
         let mut script = self.inner.script.clone();
         script.fallback = Some(text.into());

@@ -597,3 +597,16 @@ fn invalid_configs_are_rejected_and_https_works() {
         8_192
     );
 }
+
+#[tokio::test]
+async fn a_json_answer_to_a_streaming_request_is_read_as_json() {
+    let server = MockServer::start(vec![MockResponse::json(json!({
+        "id": "chatcmpl-8",
+        "model": "llama3",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "plain"}}],
+    }))])
+    .await;
+    let response = client(&server, |c| c).complete(request()).await.unwrap();
+    assert_eq!(response.text.as_deref(), Some("plain"));
+    assert_eq!(server.requests()[0].body["stream"], true);
+}

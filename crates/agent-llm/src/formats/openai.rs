@@ -251,30 +251,46 @@ pub(crate) fn parse_error(body: &str) -> ErrorInfo {
 #[derive(Debug, Default)]
 pub(crate) struct StreamDecoder {
     started: bool,
-    /// Wire tool-call index to position among this response's tool calls.
-    tool_positions: HashMap<usize, usize>,
+    /// Wire tool-call index to the call's position among this response's tool calls and id.
+    tool_calls: HashMap<usize, (usize, String)>,
+    /// How many tool calls have started.
+    tool_count: usize,
     finished: bool,
     done: bool,
 }
 
 impl StreamDecoder {
     fn tool_call(&mut self, call: WireToolCall, events: &mut Vec<ChatEvent>) {
-        let wire_index = call.index.unwrap_or(self.tool_positions.len());
+        let wire_index = call.index.unwrap_or(self.tool_count);
         let function = call.function.unwrap_or(WireFunction {
             name: None,
             arguments: None,
         });
-        let next = self.tool_positions.len();
-        let index = match self.tool_positions.get(&wire_index) {
-            Some(&index) => index,
+        // Some servers number every call 0; a new id with a name starts a new call all the same.
+        let known = self.tool_calls.get(&wire_index).filter(|(_, id)| {
+            let new_call = function
+                .name
+                .as_deref()
+                .is_some_and(|name| !name.is_empty())
+                && call
+                    .id
+                    .as_deref()
+                    .is_some_and(|new| !new.is_empty() && new != id);
+            !new_call
+        });
+        let index = match known {
+            Some(&(index, _)) => index,
             None => {
-                self.tool_positions.insert(wire_index, next);
+                let index = self.tool_count;
+                self.tool_count += 1;
+                let id = call.id.unwrap_or_else(|| format!("call_{index}"));
+                self.tool_calls.insert(wire_index, (index, id.clone()));
                 events.push(ChatEvent::ToolCallStart {
-                    index: next,
-                    id: call.id.unwrap_or_else(|| format!("call_{next}")),
+                    index,
+                    id,
                     name: function.name.clone().unwrap_or_default(),
                 });
-                next
+                index
             }
         };
         if let Some(fragment) = function.arguments.filter(|fragment| !fragment.is_empty()) {
@@ -377,6 +393,45 @@ mod tests {
         assert_eq!(body["stop"][0], "END");
         request.model = "o3-mini".into();
         assert_eq!(request_body(&request, false)["max_completion_tokens"], 10);
+    }
+
+    fn decode(decoder: &mut StreamDecoder, chunk: Value) -> Vec<ChatEvent> {
+        let event = Event {
+            data: chunk.to_string(),
+            ..Event::default()
+        };
+        decoder.decode(&event).unwrap()
+    }
+
+    #[test]
+    fn calls_that_share_wire_index_zero_are_told_apart_by_id() {
+        let mut decoder = StreamDecoder::default();
+        let call = |id: &str, name: &str, args: &str| {
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "id": id, "function": {"name": name, "arguments": args}}
+            ]}}]})
+        };
+        let mut events = decode(&mut decoder, call("a", "one", "{}"));
+        events.extend(decode(&mut decoder, call("b", "two", "{\"x\":")));
+        events.extend(decode(
+            &mut decoder,
+            json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": "1}"}}]}}]}),
+        ));
+        let starts: Vec<_> = events
+            .iter()
+            .filter_map(|event| match event {
+                ChatEvent::ToolCallStart { index, id, .. } => Some((*index, id.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(starts, [(0, "a"), (1, "b")]);
+        assert_eq!(
+            events.last(),
+            Some(&ChatEvent::ToolCallArgs {
+                index: 1,
+                fragment: "1}".into()
+            })
+        );
     }
 
     #[test]
