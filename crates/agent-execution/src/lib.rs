@@ -37,6 +37,7 @@ pub mod event;
 pub mod feed;
 pub mod ids;
 pub mod message;
+pub mod runner;
 pub mod store;
 pub mod tools;
 pub mod trace;

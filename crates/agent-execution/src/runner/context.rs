@@ -1,0 +1,526 @@
+//! Context building: what the model sees on each call, as a pure function of the stored
+//! messages, the goal tree and a token budget.
+//!
+//! The steps, in order (SPEC §6):
+//! 1. the system prompt with the plan (`GoalTree::to_prompt`) at its end; the task (the first
+//!    user message) is always kept;
+//! 2. the latest full-compaction summary, when there is one, replaces everything before it
+//!    except the task;
+//! 3. **goal compaction**: the messages of a finished goal that is neither the current goal nor
+//!    one of its ancestors are replaced by one summary line per goal, placed where its messages
+//!    were, so the first message of the goal that follows an abandoned one comes right after
+//!    the abandoned branch's reason;
+//! 4. **prune**: walking back from the newest message, the last [`ContextBudget::protected_turns`]
+//!    turns and the newest `prune_protect` tokens of tool output are kept; older tool outputs
+//!    are replaced by a marker when that frees at least `prune_minimum` tokens; outputs of
+//!    [`PROTECTED_TOOLS`] are never pruned;
+//! 5. the estimate is compared with the compaction threshold, and the view says whether a
+//!    full compaction (a summarising model call, made by the runner) is needed.
+//!
+//! An assistant message and the results of its tool calls form one unit: every step keeps or
+//! drops them together, and a call whose result was never recorded gets an "interrupted" result,
+//! so the view is always a valid conversation. The store is never changed: only the view shrinks.
+
+use std::collections::{HashMap, HashSet};
+
+use agent_goal::{GoalStatus, GoalTree};
+use agent_llm::{ChatMessage, ToolCall};
+use serde_json::Value;
+
+use crate::message::{Message, Role};
+
+/// Tool output tokens protected from pruning, counted back from the newest message.
+pub const PRUNE_PROTECT: usize = 40_000;
+/// The least number of tokens a prune must free to be worth it.
+pub const PRUNE_MINIMUM: usize = 20_000;
+/// Tools whose outputs are never pruned.
+pub const PROTECTED_TOOLS: &[&str] = &["goal", "skill"];
+/// The metadata key that marks a stored message as a full-compaction summary.
+pub const COMPACTION_KEY: &str = "compaction";
+/// The text a pruned tool output is replaced with (followed by the size it had).
+pub const PRUNED_MARKER: &str = "[tool output pruned from the context";
+/// The result shown for a tool call whose result was never recorded.
+pub const INTERRUPTED_RESULT: &str =
+    "error: interrupted: the run stopped before this tool call returned a result";
+
+/// The limits the context is built against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextBudget {
+    /// The model's context window, in tokens.
+    pub context_window: usize,
+    /// The share of the window above which a full compaction is needed (0.7 by default).
+    pub compaction_ratio: f64,
+    /// Tool output tokens kept, counted back from the newest message.
+    pub prune_protect: usize,
+    /// The least number of tokens a prune must free.
+    pub prune_minimum: usize,
+    /// The newest assistant turns (with their tool results) that are never pruned.
+    pub protected_turns: usize,
+}
+
+impl ContextBudget {
+    /// The defaults of SPEC §6 for a model with this context window.
+    pub fn for_window(context_window: usize) -> Self {
+        Self {
+            context_window,
+            compaction_ratio: 0.7,
+            prune_protect: PRUNE_PROTECT,
+            prune_minimum: PRUNE_MINIMUM,
+            protected_turns: 2,
+        }
+    }
+
+    /// The estimate above which a full compaction is needed.
+    pub fn compaction_threshold(&self) -> usize {
+        (self.context_window as f64 * self.compaction_ratio) as usize
+    }
+}
+
+/// Goal compaction, pruning, or neither: the strategies the context economy is measured with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionStrategy {
+    /// Goal compaction, then prune (the default).
+    #[default]
+    GoalsAndPrune,
+    /// Prune only, as tools without a goal tree do.
+    PruneOnly,
+    /// Keep everything (a baseline for measurements).
+    Nothing,
+}
+
+/// Everything the context is a function of.
+pub struct ContextInput<'a> {
+    /// The system prompt without the plan.
+    pub system_prompt: &'a str,
+    /// The goal tree; its `to_prompt()` is appended to the system prompt.
+    pub tree: &'a GoalTree,
+    /// Every stored message of the trace, in sequence order.
+    pub messages: &'a [Message],
+    /// The limits.
+    pub budget: &'a ContextBudget,
+    /// Which compaction steps run.
+    pub strategy: CompactionStrategy,
+    /// Estimates the tokens of a text.
+    pub estimate: &'a dyn Fn(&str) -> usize,
+}
+
+/// The messages the model will see, with what was done to build them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextView {
+    /// The chat messages, system prompt first.
+    pub messages: Vec<ChatMessage>,
+    /// Estimated tokens of `messages`.
+    pub estimated_tokens: usize,
+    /// True when the estimate exceeds the compaction threshold.
+    pub needs_full_compaction: bool,
+    /// Ids of the goals whose messages were replaced by their summary.
+    pub compacted_goals: Vec<String>,
+    /// How many tool outputs were replaced by the prune marker.
+    pub pruned_outputs: usize,
+    /// How many stored messages a full-compaction summary hides.
+    pub summarised_messages: usize,
+}
+
+/// Tokens added per message for the chat format's framing.
+const MESSAGE_OVERHEAD: usize = 4;
+
+/// One element of the view while it is built: a stored message or a goal summary.
+enum Item<'a> {
+    Stored(&'a Message),
+    Summary(String),
+}
+
+/// Builds the context the model sees. Pure: the same input always gives the same view.
+pub fn build_context(input: &ContextInput<'_>) -> ContextView {
+    let messages = input.messages;
+    let task = messages.iter().find(|m| m.role == Role::User);
+    let compaction = messages.iter().rev().find(|m| is_compaction(m));
+
+    // Step 2: a full-compaction summary hides everything before it but the task.
+    let start_after = compaction.map(|c| c.sequence);
+    let mut summarised_messages = 0;
+    let visible: Vec<&Message> = messages
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .filter(|m| {
+            let kept = match start_after {
+                Some(seq) => m.sequence >= seq || is_same(m, task),
+                None => true,
+            };
+            if !kept {
+                summarised_messages += 1;
+            }
+            kept
+        })
+        .collect();
+
+    // Step 3: goal compaction.
+    let (items, compacted_goals) = match input.strategy {
+        CompactionStrategy::GoalsAndPrune => compact_goals(input.tree, &visible, task),
+        CompactionStrategy::PruneOnly | CompactionStrategy::Nothing => (
+            visible.iter().map(|m| Item::Stored(m)).collect(),
+            Vec::new(),
+        ),
+    };
+
+    let system = format!(
+        "{}\n\n{}",
+        input.system_prompt.trim_end(),
+        input.tree.to_prompt()
+    );
+    let mut chat = vec![ChatMessage::System(system)];
+    chat.extend(to_chat(&items));
+
+    // Step 4: prune old tool outputs.
+    let pruned_outputs = match input.strategy {
+        CompactionStrategy::Nothing => 0,
+        _ => prune(&mut chat, input.budget, input.estimate),
+    };
+
+    let estimated_tokens = estimate_chat(&chat, input.estimate);
+    ContextView {
+        messages: chat,
+        estimated_tokens,
+        needs_full_compaction: estimated_tokens > input.budget.compaction_threshold(),
+        compacted_goals,
+        pruned_outputs,
+        summarised_messages,
+    }
+}
+
+/// True when the message is a full-compaction summary.
+pub fn is_compaction(message: &Message) -> bool {
+    message
+        .metadata
+        .get(COMPACTION_KEY)
+        .is_some_and(|v| v.as_bool() == Some(true))
+}
+
+fn is_same(message: &Message, other: Option<&Message>) -> bool {
+    other.is_some_and(|o| o.sequence == message.sequence)
+}
+
+/// Estimated tokens of a list of chat messages.
+pub fn estimate_chat(chat: &[ChatMessage], estimate: &dyn Fn(&str) -> usize) -> usize {
+    chat.iter()
+        .map(|m| {
+            MESSAGE_OVERHEAD
+                + match m {
+                    ChatMessage::System(text) | ChatMessage::User(text) => estimate(text),
+                    ChatMessage::Assistant { text, tool_calls } => {
+                        text.as_deref().map_or(0, estimate)
+                            + tool_calls
+                                .iter()
+                                .map(|c| estimate(&c.name) + estimate(&c.arguments))
+                                .sum::<usize>()
+                    }
+                    ChatMessage::Tool { content, .. } => estimate(content),
+                }
+        })
+        .sum()
+}
+
+/// Replaces the messages of finished goals outside the current branch by one summary each.
+fn compact_goals<'a>(
+    tree: &GoalTree,
+    visible: &[&'a Message],
+    task: Option<&Message>,
+) -> (Vec<Item<'a>>, Vec<String>) {
+    let mut chain: HashSet<&str> = HashSet::new();
+    if let Some(current) = tree.current() {
+        chain.insert(current.id.as_str());
+        chain.extend(
+            tree.ancestors(&current.id)
+                .into_iter()
+                .map(|g| g.id.as_str()),
+        );
+    }
+    // The goal whose summary stands for a message: the highest finished goal on its path that
+    // is not on the current branch.
+    let mut cache: HashMap<String, Option<String>> = HashMap::new();
+    let mut rep_of = |goal_id: &str| -> Option<String> {
+        if let Some(found) = cache.get(goal_id) {
+            return found.clone();
+        }
+        let mut path = tree.ancestors(goal_id);
+        path.reverse();
+        path.extend(tree.get(goal_id));
+        let found = path
+            .into_iter()
+            .find(|g| g.status.is_finished() && !chain.contains(g.id.as_str()))
+            .map(|g| g.id.clone());
+        cache.insert(goal_id.to_owned(), found.clone());
+        found
+    };
+
+    // Tool results follow the decision of the assistant message that made the call.
+    let mut unit_rep: HashMap<String, Option<String>> = HashMap::new();
+    let mut items = Vec::with_capacity(visible.len());
+    let mut summarised: Vec<String> = Vec::new();
+    for message in visible {
+        let rep = if is_same(message, task) || is_compaction(message) {
+            None
+        } else if message.role == Role::Tool {
+            match message
+                .tool_call_id
+                .as_deref()
+                .and_then(|id| unit_rep.get(id))
+            {
+                Some(rep) => rep.clone(),
+                None => message.goal_id.as_deref().and_then(&mut rep_of),
+            }
+        } else {
+            let rep = message.goal_id.as_deref().and_then(&mut rep_of);
+            if message.role == Role::Assistant {
+                for call in assistant_calls(&message.content) {
+                    unit_rep.insert(call.id, rep.clone());
+                }
+            }
+            rep
+        };
+        match rep {
+            None => items.push(Item::Stored(message)),
+            Some(goal_id) => {
+                if !summarised.contains(&goal_id) {
+                    items.push(Item::Summary(goal_summary(tree, &goal_id)));
+                    summarised.push(goal_id);
+                }
+            }
+        }
+    }
+    (items, summarised)
+}
+
+/// The summary line that stands for a finished goal's messages.
+pub fn goal_summary(tree: &GoalTree, goal_id: &str) -> String {
+    let Some(goal) = tree.get(goal_id) else {
+        return format!("Goal {goal_id} finished.");
+    };
+    let summary = goal.summary.as_deref().unwrap_or("").trim();
+    match goal.status {
+        GoalStatus::Abandoned => format!(
+            "Goal '{}' abandoned: {}. Its work was removed from the context; the plan above \
+             shows what replaces it.",
+            goal.description, summary
+        ),
+        _ => match tree.display_number(goal_id) {
+            Some(number) => format!("Goal {number} '{}' completed: {summary}", goal.description),
+            None => format!("Goal '{}' completed: {summary}", goal.description),
+        },
+    }
+}
+
+/// Turns the kept items into chat messages: summaries next to each other become one user
+/// message, and every tool call gets a result (an "interrupted" one when none was recorded).
+fn to_chat(items: &[Item<'_>]) -> Vec<ChatMessage> {
+    let answered: HashSet<&str> = items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Stored(m) if m.role == Role::Tool => m.tool_call_id.as_deref(),
+            _ => None,
+        })
+        .collect();
+    let mut chat: Vec<ChatMessage> = Vec::with_capacity(items.len());
+    let mut open_calls: HashSet<String> = HashSet::new();
+    let mut pending: Vec<String> = Vec::new();
+    let mut last_was_summary = false;
+    for item in items {
+        let follows_summary = last_was_summary;
+        last_was_summary = matches!(item, Item::Summary(_));
+        // Results for calls that the history never answered go right after their turn.
+        let closes_turn = !matches!(item, Item::Stored(m) if m.role == Role::Tool);
+        if closes_turn {
+            close_turn(&mut chat, &mut pending);
+        }
+        match item {
+            Item::Summary(text) => match chat.last_mut() {
+                Some(ChatMessage::User(previous)) if follows_summary => {
+                    previous.push('\n');
+                    previous.push_str(text);
+                }
+                _ => chat.push(ChatMessage::User(text.clone())),
+            },
+            Item::Stored(message) => match message.role {
+                Role::System => {}
+                Role::User => chat.push(ChatMessage::User(content_text(&message.content))),
+                Role::Assistant => {
+                    let calls = assistant_calls(&message.content);
+                    for call in &calls {
+                        open_calls.insert(call.id.clone());
+                        if !answered.contains(call.id.as_str()) {
+                            pending.push(call.id.clone());
+                        }
+                    }
+                    let text = message
+                        .content
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .filter(|t| !t.is_empty())
+                        .map(str::to_owned);
+                    chat.push(ChatMessage::Assistant {
+                        text,
+                        tool_calls: calls,
+                    });
+                }
+                Role::Tool => {
+                    let Some(id) = message.tool_call_id.as_deref() else {
+                        continue;
+                    };
+                    // A result whose call is not in the view would be rejected by providers.
+                    if open_calls.remove(id) {
+                        chat.push(ChatMessage::Tool {
+                            tool_call_id: id.to_owned(),
+                            content: content_text(&message.content),
+                        });
+                    }
+                }
+            },
+        }
+    }
+    close_turn(&mut chat, &mut pending);
+    chat
+}
+
+fn close_turn(chat: &mut Vec<ChatMessage>, pending: &mut Vec<String>) {
+    for id in pending.drain(..) {
+        chat.push(ChatMessage::Tool {
+            tool_call_id: id,
+            content: INTERRUPTED_RESULT.to_owned(),
+        });
+    }
+}
+
+/// The tool calls of an assistant message's stored content.
+pub fn assistant_calls(content: &Value) -> Vec<ToolCall> {
+    content
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| {
+                    let field = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+                    let arguments = match c.get("arguments") {
+                        Some(Value::String(raw)) => raw.clone(),
+                        Some(Value::Null) | None => String::new(),
+                        Some(other) => other.to_string(),
+                    };
+                    ToolCall {
+                        id: field("id"),
+                        name: field("name"),
+                        arguments,
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The text of a user, tool or compaction message.
+pub fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Object(map) => match map.get("text") {
+            Some(Value::String(text)) => text.clone(),
+            _ => content.to_string(),
+        },
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Replaces old tool outputs by a marker (OpenCode's prune). Returns how many were replaced.
+fn prune(
+    chat: &mut [ChatMessage],
+    budget: &ContextBudget,
+    estimate: &dyn Fn(&str) -> usize,
+) -> usize {
+    let names: HashMap<String, String> = chat
+        .iter()
+        .flat_map(|m| match m {
+            ChatMessage::Assistant { tool_calls, .. } => tool_calls.clone(),
+            _ => Vec::new(),
+        })
+        .map(|c| (c.id, c.name))
+        .collect();
+    let mut turns = 0;
+    let mut protected_tokens = 0;
+    let mut candidates: Vec<(usize, usize)> = Vec::new();
+    for (index, message) in chat.iter().enumerate().rev() {
+        match message {
+            ChatMessage::Assistant { .. } => turns += 1,
+            ChatMessage::Tool {
+                tool_call_id,
+                content,
+            } => {
+                // Tool results come after their assistant turn, so the results of the newest
+                // `protected_turns` turns are seen while `turns` is still below the limit.
+                if turns < budget.protected_turns || content.starts_with(PRUNED_MARKER) {
+                    continue;
+                }
+                let name = names.get(tool_call_id).map(String::as_str).unwrap_or("");
+                if PROTECTED_TOOLS.contains(&name) {
+                    continue;
+                }
+                let tokens = estimate(content);
+                if protected_tokens + tokens <= budget.prune_protect {
+                    protected_tokens += tokens;
+                } else {
+                    protected_tokens = budget.prune_protect;
+                    candidates.push((index, tokens));
+                }
+            }
+            _ => {}
+        }
+    }
+    let freed: usize = candidates.iter().map(|(_, tokens)| tokens).sum();
+    if freed < budget.prune_minimum {
+        return 0;
+    }
+    for (index, tokens) in &candidates {
+        if let Some(ChatMessage::Tool { content, .. }) = chat.get_mut(*index) {
+            *content =
+                format!("{PRUNED_MARKER}: about {tokens} tokens; run the tool again to see it]");
+        }
+    }
+    candidates.len()
+}
+
+/// Renders chat messages as stable, readable lines (one block per message), for snapshots of
+/// what the model sees and for showing a context to a person.
+pub fn render_transcript(chat: &[ChatMessage]) -> String {
+    let mut out = String::new();
+    for message in chat {
+        match message {
+            ChatMessage::System(text) => push_block(&mut out, "system", text),
+            ChatMessage::User(text) => push_block(&mut out, "user", text),
+            ChatMessage::Assistant { text, tool_calls } => {
+                if let Some(text) = text {
+                    push_block(&mut out, "assistant", text);
+                }
+                for call in tool_calls {
+                    let line = format!("{}({}) [{}]", call.name, call.arguments, call.id);
+                    push_block(&mut out, "assistant call", &line);
+                }
+            }
+            ChatMessage::Tool {
+                tool_call_id,
+                content,
+            } => {
+                push_block(&mut out, &format!("tool [{tool_call_id}]"), content);
+            }
+        }
+    }
+    out
+}
+
+fn push_block(out: &mut String, label: &str, text: &str) {
+    out.push_str(label);
+    out.push_str(": ");
+    out.push_str(&text.replace('\n', "\n    "));
+    out.push('\n');
+}
+
+#[cfg(test)]
+#[path = "context_tests.rs"]
+mod tests;

@@ -1,0 +1,290 @@
+//! The agent runner: the think–act–observe loop over a trace store, a model and a tool registry.
+//!
+//! [`AgentRunner::run`] creates a trace for a task and loops — build the context, call the
+//! model with the tool specs, record the assistant message (tied to the current goal), run its
+//! tool calls, record their results — until the model answers without tool calls, a limit is
+//! hit, the run is cancelled or an unrecoverable error happens. Every step is recorded in the
+//! store, so [`AgentRunner::resume`] continues a stopped trace from where it was.
+
+pub mod approval;
+pub mod context;
+mod goal_tools;
+mod step;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_llm::{LlmClient, LlmError, PriceTable};
+use tokio_util::sync::CancellationToken;
+
+pub use approval::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
+pub use context::{CompactionStrategy, ContextBudget};
+pub use goal_tools::{GoalTool, ReadProgressTool};
+
+use crate::event::Event;
+use crate::feed::{EventStream, watch};
+use crate::store::{StoreError, TraceStore};
+use crate::tools::{ToolLimits, ToolRegistry};
+use crate::trace::{TraceStats, TraceStatus};
+
+/// The system prompt used when none is configured. The plan is appended after it.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a capable software agent working in a \
+workspace through tools. Keep a plan with the `goal` tool: add goals (`add`), focus one \
+(`focus`) before working on it, finish it with a summary (`done`) or give it up with a reason \
+(`abandon`). When a goal is finished its messages leave your context and only its summary \
+stays, so write summaries that carry what later goals need (file names, decisions, results). \
+Use the file and shell tools to do the work. When the task is complete, answer with a final \
+message and no tool calls.";
+
+/// Limits that end a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunLimits {
+    /// Model calls per run (per `run` or `resume` invocation).
+    pub max_iterations: u32,
+    /// Total cost of the trace in US dollars; the run stops once it is reached.
+    pub max_cost: Option<f64>,
+    /// How long one model call may take, retries included.
+    pub llm_timeout: Duration,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        Self {
+            max_iterations: 100,
+            max_cost: None,
+            llm_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// How a runner behaves: model, prompt, workspace, limits, compaction and approvals.
+#[derive(Clone)]
+pub struct RunnerOptions {
+    /// The model name sent to the provider.
+    pub model: String,
+    /// The system prompt; the plan is appended to it on every call.
+    pub system_prompt: String,
+    /// The folder the tools work in.
+    pub workspace: PathBuf,
+    /// Limits that end a run.
+    pub limits: RunLimits,
+    /// Output caps and the per-tool timeout.
+    pub tool_limits: ToolLimits,
+    /// The model's context window; `None` asks the client ([`LlmClient::model_info`]).
+    pub context_window: Option<usize>,
+    /// Which compaction steps build the context.
+    pub strategy: CompactionStrategy,
+    /// Prices used to cost each model call.
+    pub prices: Arc<PriceTable>,
+    /// Who approves risky tool calls; `None` runs them without asking.
+    pub approval: Option<Arc<dyn ApprovalHandler>>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Completion token cap per call.
+    pub max_tokens: Option<u32>,
+}
+
+impl RunnerOptions {
+    /// Options with defaults for `model`, working in `workspace`.
+    pub fn new(model: impl Into<String>, workspace: impl Into<PathBuf>) -> Self {
+        Self {
+            model: model.into(),
+            system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
+            workspace: workspace.into(),
+            limits: RunLimits::default(),
+            tool_limits: ToolLimits::default(),
+            context_window: None,
+            strategy: CompactionStrategy::default(),
+            prices: Arc::new(PriceTable::default()),
+            approval: None,
+            temperature: None,
+            max_tokens: None,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    /// The trace that recorded it.
+    pub trace_id: String,
+    /// The trace's final status.
+    pub status: TraceStatus,
+    /// The model's final answer, when it gave one.
+    pub response: Option<String>,
+    /// Why it stopped, when it did not complete: `max_iterations: …`, `max_cost: …`,
+    /// `cancelled: …`, or the error.
+    pub error: Option<String>,
+    /// Model calls made by this invocation.
+    pub iterations: u32,
+    /// The trace's totals.
+    pub stats: TraceStats,
+}
+
+/// Errors that keep a run from starting or from recording what it did.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The store refused or failed a read or write.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The workspace folder is missing or unreadable.
+    #[error("workspace {path}: {message}")]
+    Workspace {
+        /// The configured workspace.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The trace has already completed; there is nothing to resume.
+    #[error("trace {trace_id} has already completed; start a new run instead")]
+    AlreadyCompleted {
+        /// The trace.
+        trace_id: String,
+    },
+    /// The model failed in a way the loop could not recover from.
+    #[error("model error: {0}")]
+    Llm(#[from] LlmError),
+}
+
+/// A run going on in the background.
+pub struct RunHandle {
+    /// The trace that records it.
+    pub trace_id: String,
+    cancel: CancellationToken,
+    join: tokio::task::JoinHandle<Result<RunOutcome, RunError>>,
+    store: Arc<dyn TraceStore>,
+}
+
+impl RunHandle {
+    /// Asks the run to stop: the model call or tools in flight are cancelled and the trace ends
+    /// `cancelled`.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// The run's cancellation token, to cancel it from elsewhere.
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// Every event of the trace from the start, then live ones as the run records them.
+    pub fn events(&self) -> EventStream {
+        watch(self.store.clone(), &self.trace_id, 0)
+    }
+
+    /// Waits for the run to end.
+    pub async fn wait(self) -> Result<RunOutcome, RunError> {
+        match self.join.await {
+            Ok(result) => result,
+            Err(join_error) => Err(RunError::Workspace {
+                path: PathBuf::new(),
+                message: format!("the run's task ended abnormally: {join_error}"),
+            }),
+        }
+    }
+}
+
+/// Runs tasks: one loop per trace over a store, a model and tools.
+#[derive(Clone)]
+pub struct AgentRunner {
+    store: Arc<dyn TraceStore>,
+    llm: Arc<dyn LlmClient>,
+    tools: Arc<ToolRegistry>,
+    options: RunnerOptions,
+}
+
+impl AgentRunner {
+    /// A runner. The `goal` and `read_progress` tools are added to `tools` when missing.
+    pub fn new(
+        store: Arc<dyn TraceStore>,
+        llm: Arc<dyn LlmClient>,
+        mut tools: ToolRegistry,
+        options: RunnerOptions,
+    ) -> Self {
+        if tools.get("goal").is_none() {
+            // Registration only fails for a duplicate name, which was just ruled out.
+            let _ = tools.register(Arc::new(GoalTool::new(store.clone())));
+        }
+        if tools.get("read_progress").is_none() {
+            let _ = tools.register(Arc::new(ReadProgressTool::new(store.clone())));
+        }
+        Self {
+            store,
+            llm,
+            tools: Arc::new(tools),
+            options,
+        }
+    }
+
+    /// The store this runner records into.
+    pub fn store(&self) -> &Arc<dyn TraceStore> {
+        &self.store
+    }
+
+    /// The options this runner was built with.
+    pub fn options(&self) -> &RunnerOptions {
+        &self.options
+    }
+
+    /// Runs `task` in a new trace until it ends.
+    pub async fn run(&self, task: &str) -> Result<RunOutcome, RunError> {
+        self.start(task).await?.wait().await
+    }
+
+    /// Creates the trace for `task` and runs it in the background.
+    pub async fn start(&self, task: &str) -> Result<RunHandle, RunError> {
+        let trace_id = step::create_trace(self, task).await?;
+        Ok(self.spawn(trace_id, CancellationToken::new()))
+    }
+
+    /// Continues a stopped trace (crash, limit, cancel, failure) under the same id: calls left
+    /// without a result get an "interrupted" result first, then the loop goes on.
+    pub async fn resume(&self, trace_id: &str) -> Result<RunOutcome, RunError> {
+        self.resume_in_background(trace_id, CancellationToken::new())
+            .await?
+            .wait()
+            .await
+    }
+
+    /// Like [`resume`](Self::resume), but returns at once with a handle to the run.
+    pub async fn resume_in_background(
+        &self,
+        trace_id: &str,
+        cancel: CancellationToken,
+    ) -> Result<RunHandle, RunError> {
+        step::prepare_resume(self, trace_id).await?;
+        Ok(self.spawn(trace_id.to_owned(), cancel))
+    }
+
+    /// Runs an existing trace (created by [`step::create_trace`] or prepared for resume) with a
+    /// given cancellation token, in the calling task.
+    pub async fn drive(
+        &self,
+        trace_id: &str,
+        cancel: CancellationToken,
+    ) -> Result<RunOutcome, RunError> {
+        step::run_loop(self, trace_id, cancel).await
+    }
+
+    /// Creates a trace for `task` without running it; [`drive`](Self::drive) runs it.
+    pub async fn create(&self, task: &str) -> Result<String, RunError> {
+        step::create_trace(self, task).await
+    }
+
+    fn spawn(&self, trace_id: String, cancel: CancellationToken) -> RunHandle {
+        let runner = self.clone();
+        let id = trace_id.clone();
+        let token = cancel.clone();
+        let join = tokio::spawn(async move { runner.drive(&id, token).await });
+        RunHandle {
+            trace_id,
+            cancel,
+            join,
+            store: self.store.clone(),
+        }
+    }
+}
+
+/// Events of a trace as they are recorded; re-exported for callers of the runner.
+pub type RunEvent = Event;
