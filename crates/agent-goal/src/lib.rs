@@ -29,6 +29,7 @@ mod model;
 mod numbering;
 mod prompt;
 mod stats;
+mod steps;
 mod time;
 mod tree;
 

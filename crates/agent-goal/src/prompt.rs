@@ -1,6 +1,7 @@
 //! The plan as text: `to_prompt` for the end of every system prompt (a Contract format) and
 //! `to_todo_string` for the `read_progress` tool.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use crate::model::{Goal, GoalStatus, GoalTree, GoalType};
@@ -75,7 +76,9 @@ impl GoalTree {
         }
         for row in rows {
             let goal = &self.goals[row.index];
-            let indent = INDENT.repeat(row.depth);
+            for _ in 0..row.depth {
+                out.push_str(INDENT);
+            }
             let marker = match goal.status {
                 GoalStatus::Completed => "[✓]",
                 GoalStatus::InProgress => "[→]",
@@ -84,7 +87,7 @@ impl GoalTree {
             let dot = if row.depth == 0 { "." } else { "" };
             let _ = write!(
                 out,
-                "{indent}{marker} {}{dot} {}",
+                "{marker} {}{dot} {}",
                 row.number,
                 one_line(&goal.description)
             );
@@ -97,7 +100,10 @@ impl GoalTree {
                 && row.depth == 0
                 && goal.status == GoalStatus::Completed;
             if let Some(summary) = goal.summary.as_deref().filter(|_| show_summary) {
-                let _ = writeln!(out, "{indent}{INDENT}→ {}", one_line(summary));
+                for _ in 0..=row.depth {
+                    out.push_str(INDENT);
+                }
+                let _ = writeln!(out, "→ {}", one_line(summary));
             }
         }
     }
@@ -141,14 +147,18 @@ fn write_explore_note(out: &mut String, goal: &Goal) {
 }
 
 /// Folds the lines of `text` into one line, so a text cannot break the plan's layout.
-fn one_line(text: &str) -> String {
-    let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());
-    let mut out = lines.next().unwrap_or_default().to_owned();
-    for line in lines {
-        out.push(' ');
+fn one_line(text: &str) -> Cow<'_, str> {
+    if !text.contains(['\n', '\r']) {
+        return Cow::Borrowed(text.trim());
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines().map(str::trim).filter(|line| !line.is_empty()) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
         out.push_str(line);
     }
-    out
+    Cow::Owned(out)
 }
 
 #[cfg(test)]

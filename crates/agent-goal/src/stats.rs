@@ -5,6 +5,8 @@
 //! the sequence of tool calls with runs collapsed (`glob_files → read_file × 2 → edit_file`),
 //! updated incrementally and capped at [`PREVIEW_MAX_SEGMENTS`] segments.
 
+use std::fmt::Write as _;
+
 use crate::error::GoalError;
 use crate::model::{GoalStats, GoalTree};
 
@@ -13,10 +15,14 @@ pub const PREVIEW_MAX_SEGMENTS: usize = 10;
 
 /// Separator between the segments of a preview.
 const ARROW: &str = " → ";
+/// The arrow character of [`ARROW`].
+const ARROW_CHAR: char = '→';
+/// The length of [`ARROW`] from its arrow character on.
+const AFTER_ARROW: usize = ARROW_CHAR.len_utf8() + 1;
 /// Separator between a tool name and its run length.
 const TIMES: &str = " × ";
-/// The segment standing for dropped older segments.
-const ELLIPSIS: &str = "…";
+/// The start of a preview whose oldest segments were dropped.
+const DROPPED: &str = "… → ";
 
 /// One message's contribution to the statistics of its goal.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -64,7 +70,8 @@ impl GoalTree {
         for i in chain {
             let goal = &mut self.goals[i];
             goal.cumulative_stats.add(delta);
-            goal.updated_at = now.to_owned();
+            goal.updated_at.clear();
+            goal.updated_at.push_str(now);
             affected.push(goal.id.clone());
         }
         Ok(affected)
@@ -72,6 +79,9 @@ impl GoalTree {
 }
 
 /// Appends one tool call to a preview, extending the last run when it is the same tool.
+///
+/// Works in place on the string: no allocation beyond its growth, and at most one segment is
+/// dropped per call, so a capped preview stays at the cap.
 pub(crate) fn push_tool(preview: &mut Option<String>, tool: &str) {
     let tool = tool.trim();
     if tool.is_empty() {
@@ -89,10 +99,10 @@ pub(crate) fn push_tool(preview: &mut Option<String>, tool: &str) {
         *preview = Some(tool.to_owned());
         return;
     };
-    let (head, last) = match text.rsplit_once(ARROW) {
-        Some((head, last)) => (Some(head), last),
-        None => (None, text.as_str()),
-    };
+    // Separators are found by their arrow character, which a cleaned tool name never holds;
+    // a char search is much cheaper than a substring search on this hot path.
+    let last_start = text.rfind(ARROW_CHAR).map_or(0, |at| at + AFTER_ARROW);
+    let last = &text[last_start..];
     let run = if last == tool {
         Some(1)
     } else {
@@ -101,19 +111,19 @@ pub(crate) fn push_tool(preview: &mut Option<String>, tool: &str) {
             .and_then(|(_, count)| count.parse::<u64>().ok())
     };
     if let Some(count) = run {
-        let extended = format!("{tool}{TIMES}{}", count + 1);
-        *text = match head {
-            Some(head) => format!("{head}{ARROW}{extended}"),
-            None => extended,
-        };
+        text.truncate(last_start);
+        let _ = write!(text, "{tool}{TIMES}{}", count + 1);
         return;
     }
     text.push_str(ARROW);
     text.push_str(tool);
-    let segments: Vec<&str> = text.split(ARROW).filter(|s| *s != ELLIPSIS).collect();
-    if segments.len() > PREVIEW_MAX_SEGMENTS {
-        let kept = &segments[segments.len() - PREVIEW_MAX_SEGMENTS..];
-        *text = format!("{ELLIPSIS}{ARROW}{}", kept.join(ARROW));
+    let dropped_before = text.starts_with(DROPPED);
+    let segments = text.matches(ARROW_CHAR).count() + 1 - usize::from(dropped_before);
+    if segments > PREVIEW_MAX_SEGMENTS {
+        let from = if dropped_before { DROPPED.len() } else { 0 };
+        if let Some(at) = text[from..].find(ARROW_CHAR) {
+            text.replace_range(..from + at + AFTER_ARROW, DROPPED);
+        }
     }
 }
 
