@@ -426,3 +426,138 @@ async fn a_missing_workspace_is_a_clear_error() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_full_compaction_summarises_when_the_context_is_too_big() {
+    let workspace = tempfile::tempdir().unwrap();
+    let store = Arc::new(InMemoryTraceStore::new());
+    let llm = Arc::new(
+        ScriptedClient::new(vec![
+            ScriptedTurn::tool_call(
+                "bash",
+                json!({"command": "for i in $(seq 3000); do printf 'word%d ' $i; done"}),
+            ),
+            ScriptedTurn::text("We printed many words; next, answer."),
+            ScriptedTurn::text("All done."),
+        ])
+        .with_context_window(4_000),
+    );
+    let options = RunnerOptions::new("scripted", workspace.path());
+    let runner = AgentRunner::new(
+        store.clone(),
+        llm.clone(),
+        ToolRegistry::with_builtins(),
+        options,
+    );
+    let outcome = runner.run("Print words").await.unwrap();
+    assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
+
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 3);
+    // The second call is the compaction: no tools, the summarising request last.
+    assert!(requests[1].tools.is_empty());
+    let Some(agent_llm::ChatMessage::User(ask)) = requests[1].messages.last() else {
+        panic!("the compaction request does not end with a user message")
+    };
+    assert!(
+        ask.starts_with("Provide a detailed prompt for continuing our conversation"),
+        "{ask}"
+    );
+    // The third call sees the summary instead of the output.
+    let after = render_transcript(&requests[2].messages);
+    assert!(!after.contains("word2999"), "{after}");
+    assert!(
+        after.contains("Summary of the conversation so far:\n    We printed many words"),
+        "{after}"
+    );
+    // The store keeps the original output and marks the summary.
+    let messages = store.get_trace_messages(&outcome.trace_id).await.unwrap();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.content.as_str().is_some_and(|c| c.contains("word2999")))
+    );
+    let summary = messages
+        .iter()
+        .find(|m| m.metadata.contains_key("compaction"))
+        .unwrap();
+    assert_eq!(summary.role, Role::User);
+}
+
+#[tokio::test]
+async fn a_context_window_error_from_the_provider_compacts_and_retries() {
+    let f = fixture(vec![
+        ScriptedTurn::error(
+            agent_llm::ScriptedErrorKind::ContextWindowExceeded,
+            "too long",
+        ),
+        ScriptedTurn::text("Summary: nothing yet."),
+        ScriptedTurn::text("Answer after compaction."),
+    ]);
+    let outcome = f.runner.run("Big task").await.unwrap();
+    assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
+    assert_eq!(
+        outcome.response.as_deref(),
+        Some("Answer after compaction.")
+    );
+    assert_eq!(f.llm.requests().len(), 3);
+}
+
+/// A read-only tool that only returns once two calls are in it at the same time.
+struct Rendezvous(Arc<tokio::sync::Barrier>);
+
+#[async_trait::async_trait]
+impl agent_execution::tools::Tool for Rendezvous {
+    fn definition(&self) -> agent_execution::tools::ToolDefinition {
+        agent_execution::tools::ToolDefinition {
+            name: "rendezvous".into(),
+            description: "Waits for a second caller.".into(),
+            parameters: json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+        }
+    }
+
+    fn risk(&self) -> agent_execution::tools::Risk {
+        agent_execution::tools::Risk::ReadOnly
+    }
+
+    async fn call(
+        &self,
+        args: serde_json::Value,
+        _ctx: &agent_execution::tools::ToolContext,
+    ) -> Result<agent_execution::tools::ToolOutput, agent_execution::tools::ToolError> {
+        match tokio::time::timeout(Duration::from_secs(5), self.0.wait()).await {
+            Ok(_) => Ok(agent_execution::tools::ToolOutput::text(format!(
+                "met {}",
+                args["n"]
+            ))),
+            Err(_) => Ok(agent_execution::tools::ToolOutput::error("nobody came")),
+        }
+    }
+}
+
+#[tokio::test]
+async fn read_only_calls_of_one_turn_run_concurrently_and_results_keep_call_order() {
+    let workspace = tempfile::tempdir().unwrap();
+    let store = Arc::new(InMemoryTraceStore::new());
+    let llm = Arc::new(ScriptedClient::new(vec![
+        ScriptedTurn::tool_call("rendezvous", json!({"n": 1}))
+            .with_tool_call("rendezvous", json!({"n": 2})),
+        ScriptedTurn::text("Both met."),
+    ]));
+    let mut tools = ToolRegistry::with_builtins();
+    tools
+        .register(Arc::new(Rendezvous(Arc::new(tokio::sync::Barrier::new(2)))))
+        .unwrap();
+    let runner = AgentRunner::new(
+        store.clone(),
+        llm,
+        tools,
+        RunnerOptions::new("scripted", workspace.path()),
+    );
+    let outcome = runner.run("Meet").await.unwrap();
+    assert_eq!(outcome.status, TraceStatus::Completed);
+    assert_eq!(
+        tool_outputs(&store, &outcome.trace_id).await,
+        vec!["met 1", "met 2"]
+    );
+}
