@@ -1,7 +1,10 @@
 //! Development workflow for the workspace, run as `cargo xtask <command>`.
 //!
 //! - `ci`: formatting check, clippy with warnings denied on all targets, the tests (with
-//!   cargo-nextest when it is installed, else `cargo test`), the doc tests and the doc build.
+//!   cargo-nextest when it is installed, else `cargo test`), the doc tests, the doc build, and a
+//!   smoke run of the benchmark program.
+//! - `bench [--quick]`: the benchmarks in release mode; the report goes to stdout and to
+//!   `docs/benchmarks.md`.
 
 use std::process::{Command, ExitCode};
 
@@ -13,6 +16,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
+        Some("bench") => bench(args.iter().skip(1).any(|a| a == "--quick")),
         Some("help") | Some("--help") | Some("-h") | None => {
             eprintln!(
                 "usage: cargo xtask <command>\n\ncommands:\n  ci    fmt check, clippy -D warnings, tests, doc build"
@@ -67,8 +71,42 @@ fn ci() -> Result<()> {
     }
     let doc_env = [("RUSTDOCFLAGS", "-D warnings")];
     cargo_env(&["doc", "--workspace", "--no-deps", "--locked"], &doc_env)?;
+    // The benchmark program must keep working; a debug build of its quick mode checks that.
+    cargo(&[
+        "run",
+        "--locked",
+        "--quiet",
+        "-p",
+        "agent-e2e",
+        "--bin",
+        "agent-bench",
+        "--",
+        "--quick",
+    ])?;
     eprintln!("xtask ci: all checks passed");
     Ok(())
+}
+
+/// Runs the benchmark program in release mode and writes its report to docs/benchmarks.md.
+fn bench(quick: bool) -> Result<()> {
+    let out = workspace_root().join("docs").join("benchmarks.md");
+    let out = out.to_string_lossy().into_owned();
+    let mut args = vec![
+        "run",
+        "--release",
+        "--locked",
+        "--quiet",
+        "-p",
+        "agent-e2e",
+        "--bin",
+        "agent-bench",
+        "--",
+    ];
+    if quick {
+        args.push("--quick");
+    }
+    args.extend(["--out", out.as_str()]);
+    cargo(&args)
 }
 
 fn has_nextest() -> bool {
