@@ -34,7 +34,9 @@ pub(crate) fn scan(
     mut apply: impl FnMut(Event, u64, u64) -> Result<(), String>,
 ) -> Result<u64, ScanError> {
     let mut handle = file;
-    handle.seek(SeekFrom::Start(offset)).map_err(ScanError::Io)?;
+    handle
+        .seek(SeekFrom::Start(offset))
+        .map_err(ScanError::Io)?;
     let mut reader = BufReader::with_capacity(1 << 16, handle);
     let mut line = Vec::new();
     let mut at = offset;
@@ -48,12 +50,11 @@ pub(crate) fn scan(
             // End of file, or a torn last line.
             return Ok(committed);
         }
-        let event: Event = serde_json::from_slice(&line[..line.len() - 1]).map_err(|e| {
-            ScanError::Corrupt {
+        let event: Event =
+            serde_json::from_slice(&line[..line.len() - 1]).map_err(|e| ScanError::Corrupt {
                 line: number,
                 detail: format!("not an event: {e}"),
-            }
-        })?;
+            })?;
         let length = read as u64;
         let last_of_commit = !event.commit_continues;
         pending.push((event, at, length, number));

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_execution::ids::{message_id, split_message_id};
 use agent_execution::{
-    Commit, Event, EventBus, Message, StoreError, Trace, TraceFilter, TraceState, TraceStore,
-    TraceTxn, validate_trace_id,
+    Commit, Event, EventBus, EventKind, Message, StoreError, Trace, TraceFilter, TraceState,
+    TraceStore, TraceTxn, validate_trace_id,
 };
 use agent_goal::GoalTree;
 use async_trait::async_trait;
@@ -16,7 +16,7 @@ use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 use crate::Durability;
 use crate::files::pretty;
-use crate::trace_files::{GOAL, IndexNote, MESSAGES, META, Prepared, Slot};
+use crate::trace_files::{IndexNote, MESSAGES, META, Prepared, Slot};
 
 /// The embedded default trace store: `<base>/<trace_id>/{meta.json, goal.json,
 /// messages/<message_id>.json, events.jsonl}`, sub-traces as sibling folders.
@@ -185,28 +185,35 @@ fn prepare(commit: &Commit) -> Result<Prepared, StoreError> {
     for event in &commit.events {
         let start = bytes.len() as u64;
         serde_json::to_writer(&mut bytes, event).map_err(|e| {
-            StoreError::Internal(format!("event {} cannot be serialised: {e}", event.event_id))
+            StoreError::Internal(format!(
+                "event {} cannot be serialised: {e}",
+                event.event_id
+            ))
         })?;
         bytes.push(b'\n');
         events.push((start, bytes.len() as u64 - start, IndexNote::of(event)));
     }
     let mut mirrors = Vec::new();
     for message in &commit.messages {
-        let name = Path::new(MESSAGES).join(format!("{}.json", message_id(trace_id, message.sequence)));
+        let name =
+            Path::new(MESSAGES).join(format!("{}.json", message_id(trace_id, message.sequence)));
         let json = pretty(message, &name)?;
         mirrors.push((name, json));
     }
-    if commit.trace_changed {
-        mirrors.push((PathBuf::from(META), pretty(&commit.state.trace, Path::new(META))?));
-    }
-    if commit.goal_tree_changed {
-        mirrors.push((PathBuf::from(GOAL), pretty(&commit.state.goal_tree, Path::new(GOAL))?));
-    }
+    let structural = commit.events.iter().any(|event| {
+        !matches!(
+            event.kind,
+            EventKind::MessageAdded { .. } | EventKind::MessageUpdated { .. }
+        )
+    });
     Ok(Prepared {
         bytes,
         events,
         state: commit.state.clone(),
         mirrors,
+        trace_changed: commit.trace_changed,
+        goal_tree_changed: commit.goal_tree_changed,
+        structural,
     })
 }
 
@@ -225,10 +232,13 @@ impl TraceStore for FileSystemTraceStore {
     }
 
     async fn get_trace(&self, trace_id: &str) -> Result<Option<Trace>, StoreError> {
-        self.read(trace_id, |slot| Ok(slot.load()?.trace.clone())).await
+        self.read(trace_id, |slot| Ok(slot.load()?.trace.clone()))
+            .await
     }
 
     async fn list_traces(&self, filter: &TraceFilter) -> Result<Vec<Trace>, StoreError> {
+        // Mirrors of traces written here may lag the log by a moment; listing must not.
+        self.flush().await?;
         let base = self.base.clone();
         let filter_copy = filter.clone();
         let found = tokio::task::spawn_blocking(move || list(&base, &filter_copy))
@@ -238,11 +248,13 @@ impl TraceStore for FileSystemTraceStore {
     }
 
     async fn get_goal_tree(&self, trace_id: &str) -> Result<Option<GoalTree>, StoreError> {
-        self.read(trace_id, |slot| Ok(slot.load()?.goal_tree.clone())).await
+        self.read(trace_id, |slot| Ok(slot.load()?.goal_tree.clone()))
+            .await
     }
 
     async fn get_trace_messages(&self, trace_id: &str) -> Result<Vec<Message>, StoreError> {
-        self.read_existing(trace_id, |slot| slot.all_messages()).await
+        self.read_existing(trace_id, |slot| slot.all_messages())
+            .await
     }
 
     async fn get_messages_by_goal(
@@ -257,7 +269,9 @@ impl TraceStore for FileSystemTraceStore {
 
     async fn get_message(&self, message_id: &str) -> Result<Option<Message>, StoreError> {
         let (trace_id, sequence) = split_message_id(message_id)?;
-        let found = self.read(trace_id, move |slot| slot.message(sequence)).await?;
+        let found = self
+            .read(trace_id, move |slot| slot.message(sequence))
+            .await?;
         Ok(found.flatten())
     }
 
@@ -268,6 +282,23 @@ impl TraceStore for FileSystemTraceStore {
     ) -> Result<Vec<Event>, StoreError> {
         self.read_existing(trace_id, move |slot| slot.events_since(since_event_id))
             .await
+    }
+}
+
+impl FileSystemTraceStore {
+    /// Brings every open trace's `meta.json` and `goal.json` up to date. They lag at most a
+    /// quarter of a second behind the log when only message statistics changed, and are also
+    /// written when the store is dropped; the log itself is always current.
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        let slots: Vec<_> = {
+            let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+            slots.values().cloned().collect()
+        };
+        for slot in slots {
+            let guard = slot.lock_owned().await;
+            blocking(guard, Slot::flush_mirrors).await?.1?;
+        }
+        Ok(())
     }
 }
 

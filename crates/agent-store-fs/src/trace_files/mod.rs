@@ -10,12 +10,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use agent_execution::ids::message_id;
-use agent_execution::{Event, EventKind, Message, StoreError, Trace, TraceState};
+use agent_execution::{Event, EventKind, StoreError, Trace, TraceState};
 use agent_goal::GoalTree;
 
-use crate::files::{pretty, sync_dir, write_atomic};
-use crate::log::{ScanError, read_at, scan};
 use crate::Durability;
+
+mod reads;
+use crate::files::{pretty, sync_dir, write_atomic};
+use crate::log::{ScanError, scan};
 
 /// File names inside a trace folder (the Contract layout, plus the lock file).
 pub(crate) const META: &str = "meta.json";
@@ -49,14 +51,25 @@ struct OpenTrace {
     by_goal: HashMap<String, Vec<u64>>,
     /// The held lock file when this process is the trace's writer.
     lock: Option<File>,
+    /// `meta.json` is behind the state.
+    meta_dirty: bool,
+    /// `goal.json` is behind the state.
+    goal_dirty: bool,
+    /// When `meta.json` and `goal.json` were last brought up to date.
+    mirrored_at: std::time::Instant,
 }
 
 /// How one event changes the message index.
 #[derive(Debug)]
 pub(crate) enum IndexNote {
     Other,
-    Added { sequence: u64, goal_id: Option<String> },
-    Updated { sequence: u64 },
+    Added {
+        sequence: u64,
+        goal_id: Option<String>,
+    },
+    Updated {
+        sequence: u64,
+    },
 }
 
 impl IndexNote {
@@ -83,9 +96,21 @@ pub(crate) struct Prepared {
     pub(crate) events: Vec<(u64, u64, IndexNote)>,
     /// The state after the commit.
     pub(crate) state: TraceState,
-    /// Mirror files to rewrite, by name relative to the trace folder.
+    /// Message files to write, by name relative to the trace folder.
     pub(crate) mirrors: Vec<(PathBuf, Vec<u8>)>,
+    /// True when the trace's own record changed.
+    pub(crate) trace_changed: bool,
+    /// True when the goal tree changed.
+    pub(crate) goal_tree_changed: bool,
+    /// True when the commit changed more than message statistics (status, goals, ...): then
+    /// `meta.json` and `goal.json` are written at once rather than at most every
+    /// [`MIRROR_DELAY`].
+    pub(crate) structural: bool,
 }
+
+/// How long `meta.json` and `goal.json` may lag behind the log when only message statistics
+/// changed. The log is always current; readers of this store never see the lag.
+pub(crate) const MIRROR_DELAY: std::time::Duration = std::time::Duration::from_millis(250);
 
 impl OpenTrace {
     fn empty(log: Option<File>) -> Self {
@@ -97,6 +122,9 @@ impl OpenTrace {
             messages: Vec::new(),
             by_goal: HashMap::new(),
             lock: None,
+            meta_dirty: false,
+            goal_dirty: false,
+            mirrored_at: std::time::Instant::now(),
         }
     }
 
@@ -121,7 +149,9 @@ impl OpenTrace {
     /// Replays an event read from the log and indexes it.
     fn replay(&mut self, event: Event, offset: u64, length: u64) -> Result<(), String> {
         match &mut self.state {
-            None => self.state = Some(TraceState::from_first_event(&event).map_err(|e| e.to_string())?),
+            None => {
+                self.state = Some(TraceState::from_first_event(&event).map_err(|e| e.to_string())?)
+            }
             Some(state) => state.replay(&event).map_err(|e| e.to_string())?,
         }
         self.index(IndexNote::of(&event), offset, length);
@@ -252,7 +282,10 @@ impl Slot {
         {
             return Err(StoreError::Corrupt {
                 path: self.dir.join(META),
-                detail: format!("names trace {} instead of {}", meta.trace_id, state.trace.trace_id),
+                detail: format!(
+                    "names trace {} instead of {}",
+                    meta.trace_id, state.trace.trace_id
+                ),
             });
         }
         Ok(open)
@@ -311,14 +344,18 @@ impl Slot {
         };
         open.catch_up(&log_path)?;
         if let Some(log) = &open.log {
-            let size = log.metadata().map_err(|e| StoreError::io(&log_path, e))?.len();
+            let size = log
+                .metadata()
+                .map_err(|e| StoreError::io(&log_path, e))?
+                .len();
             if size > open.len {
                 tracing::warn!(
                     path = %log_path.display(),
                     bytes = size - open.len,
                     "cutting off an unfinished write at the end of the event log"
                 );
-                log.set_len(open.len).map_err(|e| StoreError::io(&log_path, e))?;
+                log.set_len(open.len)
+                    .map_err(|e| StoreError::io(&log_path, e))?;
                 log.sync_data().map_err(|e| StoreError::io(&log_path, e))?;
             }
         }
@@ -368,7 +405,9 @@ impl Slot {
         let log_path = self.dir.join(EVENTS);
         let durability = self.durability;
         let Some(open) = self.open.as_mut() else {
-            return Err(StoreError::Internal("commit to a trace that is not open".into()));
+            return Err(StoreError::Internal(
+                "commit to a trace that is not open".into(),
+            ));
         };
         let creating = open.log.is_none();
         if creating {
@@ -403,89 +442,37 @@ impl Slot {
                 sync_dir(parent)?;
             }
         }
+        open.meta_dirty |= prepared.trace_changed;
+        open.goal_dirty |= prepared.goal_tree_changed;
         for (name, bytes) in prepared.mirrors {
             write_atomic(&self.dir.join(name), &bytes)?;
+        }
+        if prepared.structural || open.mirrored_at.elapsed() >= MIRROR_DELAY {
+            self.flush_mirrors()?;
         }
         Ok(())
     }
 
-    fn open_trace(&self) -> Result<&OpenTrace, StoreError> {
-        self.open.as_ref().ok_or_else(|| self.not_found())
-    }
-
-    /// The newest version of the message with this sequence.
-    pub(crate) fn message(&self, sequence: u64) -> Result<Option<Message>, StoreError> {
-        self.message_at(self.open_trace()?, sequence)
-    }
-
-    fn message_at(&self, open: &OpenTrace, sequence: u64) -> Result<Option<Message>, StoreError> {
-        let (Some(log), Some(&(offset, length))) = (
-            &open.log,
-            position(sequence).and_then(|i| open.messages.get(i)),
-        ) else {
-            return Ok(None);
+    /// Writes `meta.json` and `goal.json` if they are behind the state.
+    pub(crate) fn flush_mirrors(&mut self) -> Result<(), StoreError> {
+        let Some(open) = self.open.as_mut() else {
+            return Ok(());
         };
-        let path = self.dir.join(EVENTS);
-        let bytes = read_at(log, offset, length).map_err(|e| StoreError::io(&path, e))?;
-        message_of(&path, &bytes).map(Some)
-    }
-
-    /// All messages in sequence order.
-    pub(crate) fn all_messages(&self) -> Result<Vec<Message>, StoreError> {
-        let open = self.open_trace()?;
-        let Some(log) = &open.log else {
-            return Ok(Vec::new());
+        let Some(state) = &open.state else {
+            return Ok(());
         };
-        // Messages are spread over most of the log: one sequential read beats a read per message.
-        let path = self.dir.join(EVENTS);
-        let whole = read_at(log, 0, open.len).map_err(|e| StoreError::io(&path, e))?;
-        open.messages
-            .iter()
-            .map(|&(offset, length)| {
-                let line = usize::try_from(offset)
-                    .ok()
-                    .zip(usize::try_from(offset + length).ok())
-                    .and_then(|(start, end)| whole.get(start..end))
-                    .unwrap_or_default();
-                message_of(&path, line)
-            })
-            .collect()
-    }
-
-    /// The messages of one goal in sequence order.
-    pub(crate) fn goal_messages(&self, goal_id: &str) -> Result<Vec<Message>, StoreError> {
-        let open = self.open_trace()?;
-        let sequences = open.by_goal.get(goal_id).map(Vec::as_slice).unwrap_or_default();
-        let mut messages = Vec::with_capacity(sequences.len());
-        for &sequence in sequences {
-            if let Some(message) = self.message_at(open, sequence)? {
-                messages.push(message);
-            }
+        if open.meta_dirty {
+            let path = self.dir.join(META);
+            write_atomic(&path, &pretty(&state.trace, &path)?)?;
+            open.meta_dirty = false;
         }
-        Ok(messages)
-    }
-
-    /// The events after `since`, in order.
-    pub(crate) fn events_since(&self, since: u64) -> Result<Vec<Event>, StoreError> {
-        let open = self.open_trace()?;
-        let Some(log) = &open.log else {
-            return Ok(Vec::new());
-        };
-        let Some(&start) = usize::try_from(since).ok().and_then(|i| open.events.get(i)) else {
-            return Ok(Vec::new());
-        };
-        let path = self.dir.join(EVENTS);
-        let bytes = read_at(log, start, open.len - start).map_err(|e| StoreError::io(&path, e))?;
-        bytes
-            .split(|&b| b == b'\n')
-            .filter(|line| !line.is_empty())
-            .map(|line| {
-                serde_json::from_slice(line).map_err(|e| StoreError::Corrupt {
-                    path: path.clone(),
-                    detail: format!("an indexed event does not parse: {e}"),
-                })
-            })
-            .collect()
+        if open.goal_dirty {
+            let path = self.dir.join(GOAL);
+            write_atomic(&path, &pretty(&state.goal_tree, &path)?)?;
+            open.goal_dirty = false;
+        }
+        open.mirrored_at = std::time::Instant::now();
+        Ok(())
     }
 
     /// The state of a trace being written (`None` while it is being created).
@@ -494,21 +481,10 @@ impl Slot {
     }
 }
 
-/// The message carried by an event line.
-fn message_of(path: &Path, line: &[u8]) -> Result<Message, StoreError> {
-    let corrupt = |detail: String| StoreError::Corrupt {
-        path: path.to_owned(),
-        detail,
-    };
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    let event: Event = serde_json::from_slice(line)
-        .map_err(|e| corrupt(format!("an indexed message event does not parse: {e}")))?;
-    match event.kind {
-        EventKind::MessageAdded { message, .. } | EventKind::MessageUpdated { message } => Ok(message),
-        other => Err(corrupt(format!(
-            "event {} is {}, not a message event",
-            event.event_id,
-            other.name()
-        ))),
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Err(error) = self.flush_mirrors() {
+            tracing::warn!(%error, "could not bring the mirror files up to date");
+        }
     }
 }

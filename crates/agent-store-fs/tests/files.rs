@@ -1,0 +1,261 @@
+//! Filesystem-specific behaviour: torn and half-written tails of `events.jsonl`, damaged files,
+//! ids that try to leave the base folder, the writer lock, and mirror files rebuilt from the log.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_execution::store::conformance::assert_consistent;
+use agent_execution::{NewMessage, NewTrace, StoreError, TraceFilter, TraceStore};
+use agent_store_fs::{Durability, FileSystemTraceStore};
+
+fn open(base: &Path) -> Arc<FileSystemTraceStore> {
+    Arc::new(
+        FileSystemTraceStore::open(base)
+            .unwrap()
+            .with_durability(Durability::Buffered),
+    )
+}
+
+/// Creates a trace with three messages and returns its id.
+async fn trace_with_messages(store: &FileSystemTraceStore) -> String {
+    let id = store
+        .create_trace(NewTrace::agent("task"))
+        .await
+        .unwrap()
+        .trace_id;
+    for step in 0..3 {
+        store
+            .add_message(&id, NewMessage::user(format!("m{step}")))
+            .await
+            .unwrap();
+    }
+    id
+}
+
+fn append(path: &Path, bytes: &[u8]) {
+    fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .unwrap()
+        .write_all(bytes)
+        .unwrap();
+}
+
+fn assert_every_line_parses(path: &Path) {
+    let text = fs::read_to_string(path).unwrap();
+    assert!(text.ends_with('\n'));
+    for line in text.lines() {
+        serde_json::from_str::<agent_execution::Event>(line).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_torn_last_line_is_ignored_and_cut_before_the_next_append() {
+    let base = tempfile::tempdir().unwrap();
+    let store = open(base.path());
+    let id = trace_with_messages(&store).await;
+    drop(store);
+    let log = base.path().join(&id).join("events.jsonl");
+    append(&log, br#"{"event_id":5,"event":"message_added","mess"#);
+
+    let store = open(base.path());
+    assert_eq!(store.get_events(&id, 0).await.unwrap().len(), 4);
+    assert_eq!(
+        store.get_trace(&id).await.unwrap().unwrap().total_messages,
+        3
+    );
+    let message = store
+        .add_message(&id, NewMessage::user("after"))
+        .await
+        .unwrap();
+    assert_eq!(message.sequence, 4);
+    let events = store.get_events(&id, 0).await.unwrap();
+    assert_eq!(events.last().unwrap().event_id, 5);
+    assert_every_line_parses(&log);
+    assert_consistent(&*store, &id).await;
+}
+
+#[tokio::test]
+async fn a_commit_without_its_last_event_is_dropped_as_a_whole() {
+    let base = tempfile::tempdir().unwrap();
+    let store = open(base.path());
+    let id = trace_with_messages(&store).await;
+    drop(store);
+    // The first event of a two-event commit, complete, without the second.
+    let log = base.path().join(&id).join("events.jsonl");
+    let text = fs::read_to_string(&log).unwrap();
+    let last = text.lines().last().unwrap();
+    let mut orphan: serde_json::Value = serde_json::from_str(last).unwrap();
+    orphan["event_id"] = 5.into();
+    orphan["message"]["sequence"] = 4.into();
+    orphan["commit_continues"] = true.into();
+    append(&log, format!("{orphan}\n").as_bytes());
+
+    let store = open(base.path());
+    assert_eq!(
+        store.get_trace(&id).await.unwrap().unwrap().total_messages,
+        3
+    );
+    store
+        .add_message(&id, NewMessage::user("after"))
+        .await
+        .unwrap();
+    assert_eq!(store.get_events(&id, 4).await.unwrap().len(), 1);
+    assert_consistent(&*store, &id).await;
+    assert_every_line_parses(&log);
+}
+
+#[tokio::test]
+async fn a_corrupted_meta_json_is_named_and_other_traces_stay_listable() {
+    let base = tempfile::tempdir().unwrap();
+    let store = open(base.path());
+    let broken = trace_with_messages(&store).await;
+    let fine = trace_with_messages(&store).await;
+    drop(store);
+    let meta = base.path().join(&broken).join("meta.json");
+    fs::write(&meta, "{ not json").unwrap();
+
+    let store = open(base.path());
+    match store.get_trace(&broken).await {
+        Err(StoreError::Corrupt { path, detail }) => {
+            assert_eq!(path, meta);
+            assert!(detail.contains("remove this file"), "{detail}");
+        }
+        other => panic!("expected a corrupt meta.json, got {other:?}"),
+    }
+    let listed = store.list_traces(&TraceFilter::default()).await.unwrap();
+    let ids: Vec<_> = listed.iter().map(|t| t.trace_id.as_str()).collect();
+    assert_eq!(ids, [fine.as_str()]);
+    assert_eq!(
+        store
+            .get_trace(&fine)
+            .await
+            .unwrap()
+            .unwrap()
+            .total_messages,
+        3
+    );
+    drop(store);
+
+    // Removing the damaged mirror lets the store rebuild it from events.jsonl.
+    fs::remove_file(&meta).unwrap();
+    let store = open(base.path());
+    store
+        .add_message(&broken, NewMessage::user("again"))
+        .await
+        .unwrap();
+    store.flush().await.unwrap();
+    let rebuilt: agent_execution::Trace =
+        serde_json::from_slice(&fs::read(&meta).unwrap()).unwrap();
+    assert_eq!(rebuilt.total_messages, 4);
+}
+
+#[tokio::test]
+async fn a_corrupted_line_inside_the_log_is_named_with_its_line() {
+    let base = tempfile::tempdir().unwrap();
+    let store = open(base.path());
+    let id = trace_with_messages(&store).await;
+    drop(store);
+    let log = base.path().join(&id).join("events.jsonl");
+    let text = fs::read_to_string(&log).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[1] = "garbage";
+    fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let store = open(base.path());
+    match store.get_events(&id, 0).await {
+        Err(StoreError::Corrupt { path, detail }) => {
+            assert_eq!(path, log);
+            assert!(detail.starts_with("line 2:"), "{detail}");
+        }
+        other => panic!("expected a corrupt log, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn invalid_ids_never_touch_the_filesystem_outside_the_base() {
+    let root = tempfile::tempdir().unwrap();
+    let base = root.path().join("traces");
+    let store = open(&base);
+    for bad in ["../escape", "..", "a/../../escape", "/tmp/abs"] {
+        let result = store.create_trace(NewTrace::agent("x").with_id(bad)).await;
+        assert!(
+            matches!(result, Err(StoreError::InvalidId { .. })),
+            "{bad}: {result:?}"
+        );
+    }
+    assert!(!root.path().join("escape").exists());
+    let entries: Vec<_> = fs::read_dir(root.path()).unwrap().collect();
+    assert_eq!(entries.len(), 1, "only the base folder exists");
+}
+
+#[tokio::test]
+async fn a_second_writer_is_refused_and_readers_see_new_writes() {
+    let base = tempfile::tempdir().unwrap();
+    let writer = open(base.path());
+    let id = trace_with_messages(&writer).await;
+    let other = open(base.path());
+    assert_eq!(
+        other.get_trace(&id).await.unwrap().unwrap().total_messages,
+        3
+    );
+    match other
+        .add_message(&id, NewMessage::user("second writer"))
+        .await
+    {
+        Err(StoreError::Locked { trace_id, path }) => {
+            assert_eq!(trace_id, id);
+            assert!(path.ends_with(".lock"));
+        }
+        result => panic!("expected Locked, got {result:?}"),
+    }
+    writer
+        .add_message(&id, NewMessage::user("more"))
+        .await
+        .unwrap();
+    assert_eq!(
+        other.get_trace(&id).await.unwrap().unwrap().total_messages,
+        4
+    );
+    assert_eq!(other.get_trace_messages(&id).await.unwrap().len(), 4);
+    drop(writer);
+    other
+        .add_message(&id, NewMessage::user("now mine"))
+        .await
+        .unwrap();
+    assert_consistent(&*other, &id).await;
+}
+
+#[tokio::test]
+async fn missing_mirror_files_are_rebuilt_from_the_log() {
+    let base = tempfile::tempdir().unwrap();
+    let store = open(base.path());
+    let id = trace_with_messages(&store).await;
+    drop(store);
+    let dir = base.path().join(&id);
+    fs::remove_file(dir.join("goal.json")).unwrap();
+    fs::remove_file(dir.join("messages").join(format!("{id}-0002.json"))).unwrap();
+    let store = open(base.path());
+    store
+        .add_message(&id, NewMessage::user("m3"))
+        .await
+        .unwrap();
+    assert!(dir.join("goal.json").is_file());
+    let names: Vec<_> = (1..=4)
+        .map(|sequence| {
+            dir.join("messages")
+                .join(format!("{id}-{sequence:04}.json"))
+        })
+        .collect();
+    for name in names {
+        let message: agent_execution::Message =
+            serde_json::from_slice(&fs::read(&name).unwrap()).unwrap();
+        assert_eq!(
+            name.file_stem().unwrap().to_string_lossy(),
+            message.message_id
+        );
+    }
+}
