@@ -48,25 +48,19 @@ fn ci() -> Result<()> {
         "-D",
         "warnings",
     ])?;
+    // Benches are compiled by clippy above and run by `cargo xtask bench`, not here.
     if has_nextest() {
         cargo(&[
             "nextest",
             "run",
             "--workspace",
-            "--all-targets",
             "--locked",
             "--no-fail-fast",
         ])?;
         // nextest does not run doc tests.
         cargo(&["test", "--workspace", "--doc", "--locked"])?;
     } else {
-        cargo(&[
-            "test",
-            "--workspace",
-            "--all-targets",
-            "--locked",
-            "--no-fail-fast",
-        ])?;
+        cargo(&["test", "--workspace", "--locked", "--no-fail-fast"])?;
         cargo(&["test", "--workspace", "--doc", "--locked"])?;
     }
     let doc_env = [("RUSTDOCFLAGS", "-D warnings")];

@@ -88,6 +88,8 @@ pub struct NewMessage {
     pub cost: Option<f64>,
     /// How long producing it took.
     pub duration_ms: Option<u64>,
+    /// Annotations stored with the message, e.g. the mark of a compaction summary.
+    pub metadata: Map<String, Value>,
 }
 
 impl NewMessage {
@@ -102,6 +104,7 @@ impl NewMessage {
             tokens: None,
             cost: None,
             duration_ms: None,
+            metadata: Map::new(),
         }
     }
 

@@ -561,3 +561,89 @@ async fn read_only_calls_of_one_turn_run_concurrently_and_results_keep_call_orde
         vec!["met 1", "met 2"]
     );
 }
+
+#[tokio::test]
+async fn the_run_handle_streams_the_runs_events_and_ends_with_trace_completed() {
+    use futures::StreamExt;
+    let f = fixture(vec![
+        goal(json!({"add": "Only goal", "focus": "1"})),
+        goal(json!({"done": "done"})),
+        ScriptedTurn::text("Finished."),
+    ]);
+    let handle = f.runner.start("Stream me").await.unwrap();
+    let events: Vec<_> = handle.events().map(|e| e.unwrap()).collect().await;
+    let outcome = handle.wait().await.unwrap();
+    let names: Vec<&str> = events.iter().map(|e| e.kind.name()).collect();
+    assert_eq!(names.last(), Some(&"trace_completed"), "{names:?}");
+    assert!(
+        names.contains(&"goal_added") && names.contains(&"message_added"),
+        "{names:?}"
+    );
+    let stored = f.store.get_events(&outcome.trace_id, 0).await.unwrap();
+    assert_eq!(
+        events, stored,
+        "the stream is the stored events, in order, once each"
+    );
+}
+
+/// Approves after the test has seen the trace waiting.
+struct Gate(tokio::sync::Mutex<Option<tokio::sync::oneshot::Receiver<()>>>);
+
+#[async_trait::async_trait]
+impl agent_execution::runner::ApprovalHandler for Gate {
+    async fn decide(
+        &self,
+        _request: agent_execution::runner::ApprovalRequest,
+    ) -> agent_execution::runner::ApprovalDecision {
+        if let Some(open) = self.0.lock().await.take() {
+            let _ = open.await;
+        }
+        agent_execution::runner::ApprovalDecision::Approve
+    }
+}
+
+#[tokio::test]
+async fn a_trace_waits_while_a_risky_call_is_pending_approval() {
+    let (open, gate) = tokio::sync::oneshot::channel();
+    let f = fixture_with(
+        vec![
+            ScriptedTurn::tool_call("write_file", json!({"path": "y.txt", "content": "y"})),
+            ScriptedTurn::text("Written."),
+        ],
+        |o| o.approval = Some(Arc::new(Gate(tokio::sync::Mutex::new(Some(gate))))),
+    );
+    let handle = f.runner.start("Write y").await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let trace = f.store.get_trace(&handle.trace_id).await.unwrap().unwrap();
+        if trace.status == TraceStatus::Waiting {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the trace never waited");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        !f.workspace.path().join("y.txt").exists(),
+        "nothing runs before approval"
+    );
+    open.send(()).unwrap();
+    let outcome = handle.wait().await.unwrap();
+    assert_eq!(outcome.status, TraceStatus::Completed);
+    assert!(f.workspace.path().join("y.txt").exists());
+}
+
+#[tokio::test]
+async fn a_model_call_over_its_timeout_fails_the_trace() {
+    let f = fixture_with(
+        vec![ScriptedTurn::text("too late").with_delay(Duration::from_secs(30))],
+        |o| o.limits.llm_timeout = Duration::from_millis(200),
+    );
+    let started = Instant::now();
+    let outcome = f.runner.run("Hurry").await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(outcome.status, TraceStatus::Failed);
+    assert!(
+        outcome.error.as_deref().unwrap().contains("timeout"),
+        "{outcome:?}"
+    );
+}

@@ -16,13 +16,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_llm::{LlmClient, LlmError, PriceTable};
+use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 pub use approval::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
 pub use context::{CompactionStrategy, ContextBudget};
 pub use goal_tools::{GoalTool, ReadProgressTool};
 
-use crate::event::Event;
+use crate::event::{Event, EventKind};
 use crate::feed::{EventStream, watch};
 use crate::store::{StoreError, TraceStore};
 use crate::tools::{ToolLimits, ToolRegistry};
@@ -154,6 +155,7 @@ pub struct RunHandle {
     cancel: CancellationToken,
     join: tokio::task::JoinHandle<Result<RunOutcome, RunError>>,
     store: Arc<dyn TraceStore>,
+    since_event_id: u64,
 }
 
 impl RunHandle {
@@ -168,9 +170,21 @@ impl RunHandle {
         self.cancel.clone()
     }
 
-    /// Every event of the trace from the start, then live ones as the run records them.
+    /// The events of this run as they are recorded, ending with its `trace_completed`: for a
+    /// new trace every event from the first, for a resumed one those after the resume began.
     pub fn events(&self) -> EventStream {
-        watch(self.store.clone(), &self.trace_id, 0)
+        let events = watch(self.store.clone(), &self.trace_id, self.since_event_id);
+        // Ends right after `trace_completed`, without waiting for an event that will not come.
+        futures::stream::unfold((events, false), |(mut events, finished)| async move {
+            if finished {
+                return None;
+            }
+            let item = events.next().await?;
+            let completed =
+                matches!(&item, Ok(e) if matches!(e.kind, EventKind::TraceCompleted { .. }));
+            Some((item, (events, completed)))
+        })
+        .boxed()
     }
 
     /// Waits for the run to end.
@@ -235,7 +249,7 @@ impl AgentRunner {
     /// Creates the trace for `task` and runs it in the background.
     pub async fn start(&self, task: &str) -> Result<RunHandle, RunError> {
         let trace_id = step::create_trace(self, task).await?;
-        Ok(self.spawn(trace_id, CancellationToken::new()))
+        Ok(self.spawn(trace_id, CancellationToken::new(), 0))
     }
 
     /// Continues a stopped trace (crash, limit, cancel, failure) under the same id: calls left
@@ -253,8 +267,14 @@ impl AgentRunner {
         trace_id: &str,
         cancel: CancellationToken,
     ) -> Result<RunHandle, RunError> {
+        let since = self
+            .store
+            .get_events(trace_id, 0)
+            .await?
+            .last()
+            .map_or(0, |e| e.event_id);
         step::prepare_resume(self, trace_id).await?;
-        Ok(self.spawn(trace_id.to_owned(), cancel))
+        Ok(self.spawn(trace_id.to_owned(), cancel, since))
     }
 
     /// Runs an existing trace (created by [`step::create_trace`] or prepared for resume) with a
@@ -272,7 +292,7 @@ impl AgentRunner {
         step::create_trace(self, task).await
     }
 
-    fn spawn(&self, trace_id: String, cancel: CancellationToken) -> RunHandle {
+    fn spawn(&self, trace_id: String, cancel: CancellationToken, since_event_id: u64) -> RunHandle {
         let runner = self.clone();
         let id = trace_id.clone();
         let token = cancel.clone();
@@ -282,6 +302,7 @@ impl AgentRunner {
             cancel,
             join,
             store: self.store.clone(),
+            since_event_id,
         }
     }
 }

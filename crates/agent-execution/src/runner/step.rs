@@ -422,18 +422,11 @@ async fn compact(
         .usage(usage.prompt_tokens + usage.completion_tokens, cost)
         .duration_ms(started.elapsed().as_millis() as u64);
     message.goal_id = tree.current_id.clone();
+    message
+        .metadata
+        .insert(COMPACTION_KEY.to_owned(), Value::Bool(true));
     let recorded = record(runner, trace_id, vec![WriteOp::AddMessage(message)]).await?;
-    for message in recorded {
-        let mut update = crate::message::MessageUpdate::default();
-        update
-            .metadata
-            .insert(COMPACTION_KEY.to_owned(), Value::Bool(true));
-        let marked = runner
-            .store
-            .update_message(&message.message_id, update)
-            .await?;
-        messages.push(marked);
-    }
+    messages.extend(recorded);
     Ok(())
 }
 

@@ -237,7 +237,7 @@ impl Planner<'_> {
             cost: new.cost,
             duration_ms: new.duration_ms,
             created_at: self.now.to_owned(),
-            metadata: Map::new(),
+            metadata: new.metadata,
         };
         let affected = absorb_message(&mut self.state.trace, &mut self.state.goal_tree, &message)?;
         self.state.last_sequence = sequence;
