@@ -43,9 +43,9 @@
 //! # The script format
 //!
 //! A script is JSON: either an array of turns, or an object with `turns` and optionally
-//! `fallback` (a final answer repeated once the turns run out; without it the client returns
-//! [`LlmError::ScriptExhausted`]) and `context_window` (reported for every model). Turns are
-//! answered in order, one per request, whatever the request says. A turn has:
+//! `routes` (below), `fallback` (a final answer repeated once the turns run out; without it the
+//! client returns [`LlmError::ScriptExhausted`]) and `context_window` (reported for every
+//! model). Turns are answered in order, one per request, whatever the request says. A turn has:
 //!
 //! | field | meaning |
 //! |---|---|
@@ -89,6 +89,44 @@
 //! assert!(matches!(client.complete(request).await, Err(LlmError::ScriptExhausted { served: 3 })));
 //! # });
 //! ```
+//!
+//! ## Routes
+//!
+//! Conversations that run at the same time (the branches of an exploration, a delegated task)
+//! reach the client in no fixed order. A route gives them their own queues:
+//! `{"when_task_contains": "<text>", "turns": [...], "fallback"?: "<text>"}` answers, in order,
+//! the requests whose **task** — the first user message — contains the text; other requests
+//! take the main `turns`. When several routes match, the one whose text ends latest in the task
+//! wins (the first listed on a tie): a sub-agent's first message states its own assignment after
+//! any background, and the background may quote the other assignments. A route that runs out
+//! answers its own `fallback`, else the script's, else [`LlmError::ScriptExhausted`]; it never
+//! takes turns of the main queue. [`ScriptedClient::route_requests`] returns what a route saw.
+//!
+//! ```
+//! use agent_llm::{ChatMessage, ChatRequest, LlmClient, ScriptedClient};
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let client = ScriptedClient::from_json(json!({
+//!     "turns": [{"text": "main answer"}],
+//!     "routes": [
+//!         {"when_task_contains": "Try JWT", "turns": [{"text": "JWT works"}]},
+//!         {"when_task_contains": "Try sessions", "turns": [{"text": "sessions need Redis"}]}
+//!     ]
+//! }))
+//! .unwrap();
+//! let ask = |task: &str| ChatRequest::new("scripted", vec![ChatMessage::user(task)]);
+//!
+//! // The background names both branches; the assignment at the end picks the route.
+//! let branch = ask("Background: we weigh Try JWT against Try sessions.\n\nYour branch: Try sessions");
+//! assert_eq!(client.complete(branch).await.unwrap().text.as_deref(), Some("sessions need Redis"));
+//! let other = ask("Your branch: Try JWT");
+//! assert_eq!(client.complete(other).await.unwrap().text.as_deref(), Some("JWT works"));
+//! let main = ask("Add authentication");
+//! assert_eq!(client.complete(main).await.unwrap().text.as_deref(), Some("main answer"));
+//! assert_eq!(client.route_requests(1).len(), 1);
+//! # });
+//! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod anthropic;
@@ -115,7 +153,8 @@ pub use models::{DEFAULT_CONTEXT_WINDOW, ModelInfo};
 pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig};
 pub use retry::RetryPolicy;
 pub use scripted::{
-    Script, ScriptedClient, ScriptedError, ScriptedErrorKind, ScriptedToolCall, ScriptedTurn,
+    Script, ScriptRoute, ScriptedClient, ScriptedError, ScriptedErrorKind, ScriptedToolCall,
+    ScriptedTurn,
 };
 pub use tokens::{
     estimate_message_tokens, estimate_messages_tokens, estimate_request_tokens, estimate_tokens,

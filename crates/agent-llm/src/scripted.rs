@@ -1,6 +1,9 @@
 //! A deterministic client that answers from a script: for tests and offline demos.
 //!
-//! The script format is documented in the crate docs.
+//! The script format is documented in the crate docs. Requests are answered from one queue of
+//! turns, in order, unless a route claims them: a route has its own queue and answers the
+//! requests whose task (first user message) contains its text, so concurrent conversations (the
+//! branches of an exploration) each get their own turns whatever order they arrive in.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -12,7 +15,7 @@ use crate::client::{ChatStream, LlmClient, stream_of};
 use crate::error::{LlmError, TimeoutKind};
 use crate::models::ModelInfo;
 use crate::tokens::{estimate_request_tokens, estimate_tokens};
-use crate::types::{ChatEvent, ChatRequest, Usage};
+use crate::types::{ChatEvent, ChatMessage, ChatRequest, Usage};
 
 /// One tool call of a scripted turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -173,12 +176,54 @@ impl ScriptedTurn {
     }
 }
 
+/// A queue of turns for the requests whose task contains a text.
+///
+/// The task of a request is its first user message. When several routes match, the one whose
+/// text ends latest in the task wins (the first listed on a tie), so a task that states its own
+/// assignment after quoted background (which may name other routes' texts) selects its own
+/// route. An empty text matches nothing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScriptRoute {
+    /// The text the task must contain.
+    pub when_task_contains: String,
+    /// The turns answered to matching requests, in order.
+    #[serde(default)]
+    pub turns: Vec<ScriptedTurn>,
+    /// The final answer repeated once this route's turns run out; the script's `fallback`
+    /// when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+}
+
+impl ScriptRoute {
+    /// A route answering `turns` to the requests whose task contains `text`.
+    pub fn new(text: impl Into<String>, turns: Vec<ScriptedTurn>) -> Self {
+        ScriptRoute {
+            when_task_contains: text.into(),
+            turns,
+            fallback: None,
+        }
+    }
+
+    /// Where the route's text ends in `task` at its last occurrence, if it occurs.
+    fn match_end(&self, task: &str) -> Option<usize> {
+        if self.when_task_contains.is_empty() {
+            return None;
+        }
+        task.rfind(&self.when_task_contains)
+            .map(|start| start + self.when_task_contains.len())
+    }
+}
+
 /// A whole script: turns answered in order, and what to answer once they run out.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(from = "ScriptForm")]
 pub struct Script {
-    /// The turns, in order.
+    /// The turns, in order, for requests no route claims.
     pub turns: Vec<ScriptedTurn>,
+    /// Routes with their own queues, for requests whose task contains their text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<ScriptRoute>,
     /// The final answer repeated once the turns run out; without one the client returns
     /// [`LlmError::ScriptExhausted`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -194,7 +239,10 @@ pub struct Script {
 enum ScriptForm {
     Turns(Vec<ScriptedTurn>),
     Full {
+        #[serde(default)]
         turns: Vec<ScriptedTurn>,
+        #[serde(default)]
+        routes: Vec<ScriptRoute>,
         #[serde(default)]
         fallback: Option<String>,
         #[serde(default)]
@@ -211,10 +259,12 @@ impl From<ScriptForm> for Script {
             },
             ScriptForm::Full {
                 turns,
+                routes,
                 fallback,
                 context_window,
             } => Script {
                 turns,
+                routes,
                 fallback,
                 context_window,
             },
@@ -225,7 +275,11 @@ impl From<ScriptForm> for Script {
 #[derive(Debug, Default)]
 struct State {
     next: usize,
+    /// The next turn of each route, by route index.
+    route_next: Vec<usize>,
     requests: Vec<ChatRequest>,
+    /// The route that answered each recorded request (`None`: the main queue).
+    answered_by: Vec<Option<usize>>,
 }
 
 #[derive(Debug)]
@@ -293,6 +347,15 @@ impl ScriptedClient {
         ScriptedClient::from_script(script)
     }
 
+    /// The same client with one more route: requests whose task contains `text` are answered
+    /// from `turns` (see [`ScriptRoute`]). Like [`with_fallback`](Self::with_fallback), this
+    /// makes a new client: call it before cloning.
+    pub fn with_route(self, text: impl Into<String>, turns: Vec<ScriptedTurn>) -> Self {
+        let mut script = self.inner.script.clone();
+        script.routes.push(ScriptRoute::new(text, turns));
+        ScriptedClient::from_script(script)
+    }
+
     /// The same client reporting this context window for every model.
     pub fn with_context_window(self, context_window: usize) -> Self {
         let mut script = self.inner.script.clone();
@@ -317,28 +380,87 @@ impl ScriptedClient {
         self.state().requests.last().cloned()
     }
 
-    /// How many scripted turns have been served.
+    /// The requests answered by route `index` (in the order of [`Script::routes`]), in order.
+    pub fn route_requests(&self, index: usize) -> Vec<ChatRequest> {
+        let state = self.state();
+        state
+            .requests
+            .iter()
+            .zip(&state.answered_by)
+            .filter(|(_, route)| **route == Some(index))
+            .map(|(request, _)| request.clone())
+            .collect()
+    }
+
+    /// How many turns of the main queue have been served (routes not counted).
     pub fn served(&self) -> usize {
         self.state().next.min(self.inner.script.turns.len())
     }
 
-    /// How many scripted turns are left.
+    /// How many turns of the main queue are left (routes not counted).
     pub fn remaining(&self) -> usize {
         self.inner.script.turns.len() - self.served()
     }
 
+    /// How many turns of route `index` are left.
+    pub fn route_remaining(&self, index: usize) -> usize {
+        let total = self
+            .inner
+            .script
+            .routes
+            .get(index)
+            .map_or(0, |route| route.turns.len());
+        let next = self.state().route_next.get(index).copied().unwrap_or(0);
+        total.saturating_sub(next)
+    }
+
+    /// The route that claims `request`, if any: the one whose text ends latest in the task.
+    fn route_for(&self, request: &ChatRequest) -> Option<usize> {
+        let task = request.messages.iter().find_map(|message| match message {
+            ChatMessage::User(text) => Some(text.as_str()),
+            _ => None,
+        })?;
+        let mut best: Option<(usize, usize)> = None;
+        for (index, route) in self.inner.script.routes.iter().enumerate() {
+            if let Some(end) = route.match_end(task)
+                && best.is_none_or(|(_, best_end)| end > best_end)
+            {
+                best = Some((index, end));
+            }
+        }
+        best.map(|(index, _)| index)
+    }
+
     /// Records `request` and picks the turn that answers it.
     fn take_turn(&self, request: &ChatRequest) -> Result<(usize, ScriptedTurn), LlmError> {
+        let route = self.route_for(request);
         let mut state = self.state();
         state.requests.push(request.clone());
-        let position = state.next;
-        state.next += 1;
-        match self.inner.script.turns.get(position) {
+        state.answered_by.push(route);
+        let script = &self.inner.script;
+        let (position, turns, fallback) =
+            match route.and_then(|i| script.routes.get(i).map(|r| (i, r))) {
+                Some((index, route)) => {
+                    if state.route_next.len() <= index {
+                        state.route_next.resize(index + 1, 0);
+                    }
+                    let position = state.route_next[index];
+                    state.route_next[index] += 1;
+                    let fallback = route.fallback.as_ref().or(script.fallback.as_ref());
+                    (position, &route.turns, fallback)
+                }
+                None => {
+                    let position = state.next;
+                    state.next += 1;
+                    (position, &script.turns, script.fallback.as_ref())
+                }
+            };
+        match turns.get(position) {
             Some(turn) => Ok((position + 1, turn.clone())),
-            None => match &self.inner.script.fallback {
+            None => match fallback {
                 Some(text) => Ok((position + 1, ScriptedTurn::text(text.clone()))),
                 None => Err(LlmError::ScriptExhausted {
-                    served: self.inner.script.turns.len(),
+                    served: turns.len(),
                 }),
             },
         }
@@ -419,6 +541,120 @@ impl LlmClient for ScriptedClient {
         match self.inner.script.context_window {
             Some(window) => info.with_context_window(window),
             None => info,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn ask(task: &str) -> ChatRequest {
+        ChatRequest::new(
+            "scripted",
+            vec![
+                ChatMessage::system("sys"),
+                ChatMessage::user(task),
+                ChatMessage::user("a later message is not the task"),
+            ],
+        )
+    }
+
+    async fn text(client: &ScriptedClient, task: &str) -> Result<String, LlmError> {
+        let response = client.complete(ask(task)).await?;
+        Ok(response.text.unwrap_or_default())
+    }
+
+    #[tokio::test]
+    async fn routes_keep_their_own_order_and_leave_the_main_queue_alone() {
+        let client = ScriptedClient::new(vec![ScriptedTurn::text("main 1")])
+            .with_route(
+                "alpha",
+                vec![ScriptedTurn::text("a1"), ScriptedTurn::text("a2")],
+            )
+            .with_route("beta", vec![ScriptedTurn::text("b1")]);
+        assert_eq!(text(&client, "do beta").await.unwrap(), "b1");
+        assert_eq!(text(&client, "do alpha").await.unwrap(), "a1");
+        assert_eq!(text(&client, "the main task").await.unwrap(), "main 1");
+        assert_eq!(text(&client, "alpha again").await.unwrap(), "a2");
+        assert_eq!(
+            text(&client, "beta again").await.unwrap_err(),
+            LlmError::ScriptExhausted { served: 1 }
+        );
+        assert_eq!(client.served(), 1);
+        assert_eq!(client.route_remaining(0), 0);
+        assert_eq!(client.route_requests(0).len(), 2);
+        assert_eq!(client.route_requests(1).len(), 2);
+        assert_eq!(client.requests().len(), 5);
+    }
+
+    #[tokio::test]
+    async fn the_text_ending_latest_wins_and_ties_go_to_the_first_route() {
+        let client = ScriptedClient::new(Vec::new())
+            .with_route("try X", vec![ScriptedTurn::text("short")])
+            .with_route("try X and Y", vec![ScriptedTurn::text("long")])
+            .with_route("try X", vec![ScriptedTurn::text("never")]);
+        // "try X" also occurs inside "try X and Y", but ends earlier.
+        assert_eq!(
+            text(&client, "background: try X and Y").await.unwrap(),
+            "long"
+        );
+        assert_eq!(
+            text(&client, "others: try X and Y. yours: try X")
+                .await
+                .unwrap(),
+            "short"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_exhausted_route_answers_its_fallback_then_the_scripts() {
+        let script: Script = serde_json::from_value(serde_json::json!({
+            "fallback": "script fallback",
+            "routes": [
+                {"when_task_contains": "one", "turns": [], "fallback": "route fallback"},
+                {"when_task_contains": "two"},
+                {"when_task_contains": "", "turns": [{"text": "empty text matches nothing"}]}
+            ]
+        }))
+        .unwrap();
+        let client = ScriptedClient::from_script(script);
+        assert_eq!(text(&client, "one").await.unwrap(), "route fallback");
+        assert_eq!(text(&client, "two").await.unwrap(), "script fallback");
+        assert_eq!(text(&client, "three").await.unwrap(), "script fallback");
+        assert_eq!(client.route_requests(2).len(), 0);
+    }
+
+    #[tokio::test]
+    async fn concurrent_conversations_each_get_their_own_turns() {
+        let mut client = ScriptedClient::new(Vec::new());
+        for name in ["red", "green", "blue"] {
+            client = client.with_route(
+                format!("colour {name}"),
+                (1..=3)
+                    .map(|n| {
+                        ScriptedTurn::text(format!("{name} {n}"))
+                            .with_delay(Duration::from_millis(3 * n))
+                    })
+                    .collect(),
+            );
+        }
+        let run = |name: &'static str| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                let mut answers = Vec::new();
+                for _ in 0..3 {
+                    answers.push(text(&client, &format!("colour {name}")).await.unwrap());
+                }
+                answers
+            })
+        };
+        let handles = [run("red"), run("green"), run("blue")];
+        for (handle, name) in handles.into_iter().zip(["red", "green", "blue"]) {
+            let answers = handle.await.unwrap();
+            assert_eq!(answers, [1, 2, 3].map(|n| format!("{name} {n}")));
         }
     }
 }
