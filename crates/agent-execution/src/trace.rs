@@ -30,12 +30,14 @@ pub enum TraceStatus {
     Waiting,
     /// The run was cancelled.
     Cancelled,
+    /// Plan mode: the goal tree was written and waits to be reviewed, edited and run.
+    Planned,
 }
 
 impl TraceStatus {
-    /// True for `Completed`, `Failed` and `Cancelled`: the run has stopped.
+    /// True for `Completed`, `Failed`, `Cancelled` and `Planned`: the run has stopped.
     pub fn is_finished(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
+        matches!(self, Self::Completed | Self::Failed | Self::Cancelled | Self::Planned)
     }
 }
 
