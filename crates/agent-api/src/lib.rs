@@ -1,5 +1,51 @@
-//! The HTTP and WebSocket service over a trace store: REST endpoints, live watch of a run, the
-//! web viewer's static files and the OpenAPI document.
+//! The HTTP and WebSocket service over a trace store: read traces, watch them live, start and
+//! steer runs, and the OpenAPI document of it all.
 //!
-//! It will take an `Arc<dyn TraceStore>` and never name a concrete store. Nothing is served yet:
-//! the endpoints arrive with the API work.
+//! It takes an `Arc<dyn TraceStore>` and never names a concrete store; runs are built by a
+//! [`RunnerFactory`] the composition root provides, so it never names a model provider either.
+//!
+//! - [`ApiConfig`]: address, token, body limit, CORS, watch keepalive ([`config`]).
+//! - [`AppState`]: store, factory, configuration, [`RunRegistry`], [`HttpApprovals`].
+//! - [`router`]: every route of SPEC §7 plus run control; [`serve`] / [`Server`] listen and
+//!   shut down gracefully.
+//! - [`ApiError`]: the one place errors become `{"error": {"code", "message"}}` responses.
+//! - [`openapi_json`]: the OpenAPI document served at `/api/openapi.json`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use agent_api::{ApiConfig, AppState, router};
+//! use agent_execution::InMemoryTraceStore;
+//!
+//! let state = AppState::builder(Arc::new(InMemoryTraceStore::new()))
+//!     .config(ApiConfig::default())
+//!     .build()
+//!     .unwrap();
+//! let app: axum::Router = router(state);
+//!
+//! // Any address but loopback needs a token.
+//! let open = ApiConfig { host: "0.0.0.0".parse().unwrap(), ..ApiConfig::default() };
+//! assert!(AppState::builder(Arc::new(InMemoryTraceStore::new())).config(open).build().is_err());
+//! # drop(app);
+//! ```
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod approvals;
+pub mod config;
+mod error;
+mod extract;
+mod openapi;
+mod routes;
+pub mod runs;
+mod security;
+mod server;
+mod state;
+
+pub use approvals::{HttpApprovals, PendingApproval};
+pub use config::{ApiConfig, WatchConfig};
+pub use error::ApiError;
+pub use openapi::{ApiDoc, openapi_json};
+pub use routes::router;
+pub use runs::{RunRegistry, TrackedRun};
+pub use server::{Server, serve};
+pub use state::{AppState, AppStateBuilder, FactoryError, RunnerFactory};

@@ -1,0 +1,129 @@
+//! `ApiConfig`: where the server listens and how it protects itself.
+//!
+//! **Security rule:** the server binds 127.0.0.1 by default. Binding any other address requires
+//! a bearer token; [`ApiConfig::validate`] refuses the configuration otherwise, so an unsafe
+//! server never starts.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use crate::error::ApiError;
+
+/// The default port.
+pub const DEFAULT_PORT: u16 = 8000;
+
+/// The default request body limit: 1 MiB.
+pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
+
+/// How the server listens and which requests it accepts.
+#[derive(Clone)]
+pub struct ApiConfig {
+    /// The address to bind; 127.0.0.1 by default.
+    pub host: IpAddr,
+    /// The port to bind; 0 picks a free one.
+    pub port: u16,
+    /// The bearer token every request must carry. Required when `host` is not a loopback
+    /// address. It is never printed by `Debug`.
+    pub token: Option<String>,
+    /// The largest request body accepted, in bytes; larger ones get 413.
+    pub body_limit: usize,
+    /// Web origins (e.g. `http://localhost:5173`) allowed to call the API from a browser
+    /// (CORS). Empty, the default, means CORS is off: only same-origin pages and non-browser
+    /// clients may call. `*` allows any origin.
+    pub cors_origins: Vec<String>,
+    /// The live watch's keepalive and back-pressure settings.
+    pub watch: WatchConfig,
+    /// On shutdown, how long to wait for cancelled runs to record their end.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        Self {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: DEFAULT_PORT,
+            token: None,
+            body_limit: DEFAULT_BODY_LIMIT,
+            cors_origins: Vec::new(),
+            watch: WatchConfig::default(),
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+impl fmt::Debug for ApiConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiConfig")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("body_limit", &self.body_limit)
+            .field("cors_origins", &self.cors_origins)
+            .field("watch", &self.watch)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .finish()
+    }
+}
+
+impl ApiConfig {
+    /// The socket address to bind.
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::new(self.host, self.port)
+    }
+
+    /// Checks the configuration: a non-loopback host needs a token, a token must not be empty
+    /// and CORS origins must be valid header values.
+    pub fn validate(&self) -> Result<(), ApiError> {
+        if let Some(token) = &self.token
+            && token.trim().is_empty()
+        {
+            return Err(ApiError::Config("the API token is empty".into()));
+        }
+        if !self.host.is_loopback() && self.token.is_none() {
+            return Err(ApiError::Config(format!(
+                "refusing to listen on {} without a token: anyone who can reach that address \
+                 could read traces and start runs. Set a token (`--token` or the environment), \
+                 or bind 127.0.0.1",
+                self.host
+            )));
+        }
+        if self.body_limit == 0 {
+            return Err(ApiError::Config("the body limit must be above 0".into()));
+        }
+        for origin in &self.cors_origins {
+            if origin.parse::<axum::http::HeaderValue>().is_err() || origin.is_empty() {
+                return Err(ApiError::Config(format!("invalid CORS origin {origin:?}")));
+            }
+        }
+        if self.watch.ping_interval.is_zero() || self.watch.send_timeout.is_zero() {
+            return Err(ApiError::Config(
+                "the watch ping interval and send timeout must be above 0".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Keepalive and back-pressure of the live watch (`WS /api/traces/{id}/watch`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchConfig {
+    /// How often the server pings each client. A client that has sent nothing (no pong, no
+    /// message) for two intervals is closed.
+    pub ping_interval: Duration,
+    /// How long one write to a client may take. A client that accepts no data for this long is
+    /// closed (code 1008, reason `client too slow`).
+    pub send_timeout: Duration,
+    /// At most this many ready events are written before one flush.
+    pub max_batch: usize,
+}
+
+impl Default for WatchConfig {
+    fn default() -> Self {
+        Self {
+            ping_interval: Duration::from_secs(20),
+            send_timeout: Duration::from_secs(30),
+            max_batch: 64,
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! `ApiError`: every way a request or the server can fail, and the one place errors become HTTP
+//! responses.
+//!
+//! A response error is JSON `{"error": {"code", "message"}}` with the status of its variant.
+//! Server-side failures (5xx) are logged with their detail and answered with a generic message,
+//! so internals never reach a client.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use agent_execution::StoreError;
+use agent_execution::runner::RunError;
+
+/// Why a request or the server failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// 400 `invalid_trace_id`: a trace id from the path or the query was refused.
+    #[error("{0}")]
+    InvalidTraceId(String),
+    /// 400 with a code (`invalid_json`, `invalid_request`, `invalid_query`, `invalid_path`,
+    /// `invalid_workspace`): the request is malformed.
+    #[error("{message}")]
+    BadRequest {
+        /// The error code sent to the client.
+        code: &'static str,
+        /// What is wrong, for the client.
+        message: String,
+    },
+    /// 401 `unauthorized`: the bearer token is missing or wrong.
+    #[error("a valid bearer token is required")]
+    Unauthorized,
+    /// 403 `forbidden`: the request came from a web page of another origin, or named a host
+    /// this server does not answer to.
+    #[error("{0}")]
+    Forbidden(String),
+    /// 404 `not_found`: no such trace, approval or route.
+    #[error("{0}")]
+    NotFound(String),
+    /// 405 `method_not_allowed`.
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    /// 409 with a code (`run_in_progress`, `not_running`, `already_completed`,
+    /// `already_decided`, `trace_locked`): the request conflicts with the trace's state.
+    #[error("{message}")]
+    Conflict {
+        /// The error code sent to the client.
+        code: &'static str,
+        /// What conflicts, for the client.
+        message: String,
+    },
+    /// 413 `payload_too_large`: the body is over the configured limit.
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    /// 415 `unsupported_media_type`: a body that is not `application/json`.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// 503 `runs_unavailable`: this server cannot start or resume runs (it has no runner
+    /// factory, or it is shutting down).
+    #[error("{0}")]
+    RunsUnavailable(String),
+    /// 500 `internal`: a failure on the server's side; logged, never sent.
+    #[error("internal error: {0}")]
+    Internal(String),
+    /// The server refused to start: its configuration is unsafe or inconsistent.
+    #[error("invalid server configuration: {0}")]
+    Config(String),
+    /// The server could not listen on its address.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+impl ApiError {
+    /// A 400 error with this code.
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::BadRequest {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// A 409 error with this code.
+    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+        Self::Conflict {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The HTTP status of this error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::InvalidTraceId(_) | Self::BadRequest { .. } => StatusCode::BAD_REQUEST,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Conflict { .. } => StatusCode::CONFLICT,
+            Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::RunsUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) | Self::Config(_) | Self::Bind { .. } => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+        }
+    }
+
+    /// The machine-readable code sent as `error.code`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidTraceId(_) => "invalid_trace_id",
+            Self::BadRequest { code, .. } | Self::Conflict { code, .. } => code,
+            Self::Unauthorized => "unauthorized",
+            Self::Forbidden(_) => "forbidden",
+            Self::NotFound(_) => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::PayloadTooLarge(_) => "payload_too_large",
+            Self::UnsupportedMediaType(_) => "unsupported_media_type",
+            Self::RunsUnavailable(_) => "runs_unavailable",
+            Self::Internal(_) | Self::Config(_) | Self::Bind { .. } => "internal",
+        }
+    }
+}
+
+/// The JSON body of every error response.
+#[derive(Debug, Serialize)]
+pub(crate) struct ErrorBody {
+    pub(crate) error: ErrorDetail,
+}
+
+/// The `error` object of an error response.
+#[derive(Debug, Serialize)]
+pub(crate) struct ErrorDetail {
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let message = if status.is_server_error() {
+            tracing::error!(error = %self, "request failed on the server's side");
+            "internal server error; the server log has the details".to_owned()
+        } else {
+            self.to_string()
+        };
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code(),
+                message,
+            },
+        };
+        let mut response = (status, axum::Json(body)).into_response();
+        if matches!(self, Self::Unauthorized) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::NotFound { trace_id } => {
+                Self::NotFound(format!("trace {trace_id} not found"))
+            }
+            StoreError::MessageNotFound { message_id } => {
+                Self::NotFound(format!("message {message_id} not found"))
+            }
+            StoreError::InvalidId { id, reason } => {
+                Self::InvalidTraceId(format!("invalid trace id {id:?}: {reason}"))
+            }
+            StoreError::Locked { trace_id, .. } => Self::conflict(
+                "trace_locked",
+                format!("trace {trace_id} is being written by another process"),
+            ),
+            StoreError::AlreadyExists { trace_id } => {
+                Self::conflict("already_exists", format!("trace {trace_id} already exists"))
+            }
+            StoreError::Invalid(message) => Self::bad_request("invalid_request", message),
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<RunError> for ApiError {
+    fn from(error: RunError) -> Self {
+        match error {
+            RunError::Store(error) => error.into(),
+            RunError::Workspace { path, message } => Self::bad_request(
+                "invalid_workspace",
+                format!("workspace {}: {message}", path.display()),
+            ),
+            RunError::AlreadyCompleted { trace_id } => Self::conflict(
+                "already_completed",
+                format!("trace {trace_id} has already completed; start a new run instead"),
+            ),
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<agent_execution::InvalidId> for ApiError {
+    fn from(error: agent_execution::InvalidId) -> Self {
+        Self::InvalidTraceId(error.to_string())
+    }
+}

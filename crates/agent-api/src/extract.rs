@@ -1,0 +1,122 @@
+//! Extractors whose rejections are [`ApiError`]s, so a malformed body, query or path gets the
+//! same `{"error": {"code", "message"}}` shape as every other error.
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+
+use agent_execution::validate_trace_id;
+
+use crate::error::ApiError;
+
+/// A JSON body. Requires `Content-Type: application/json`, which also keeps web pages of other
+/// origins from posting without a CORS preflight.
+#[derive(Debug, Clone)]
+pub(crate) struct ApiJson<T>(pub(crate) T);
+
+impl<T, S> FromRequest<S> for ApiJson<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::Json::<T>::from_request(request, state).await {
+            Ok(axum::Json(value)) => Ok(Self(value)),
+            Err(rejection) => Err(json_rejection(&rejection)),
+        }
+    }
+}
+
+fn json_rejection(rejection: &JsonRejection) -> ApiError {
+    let text = rejection.body_text();
+    match rejection.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            ApiError::PayloadTooLarge("the request body is over the size limit".into())
+        }
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::UnsupportedMediaType(
+            "the request body must be JSON with `Content-Type: application/json`".into(),
+        ),
+        StatusCode::UNPROCESSABLE_ENTITY => ApiError::bad_request("invalid_request", text),
+        _ => match rejection {
+            JsonRejection::JsonSyntaxError(_) => ApiError::bad_request("invalid_json", text),
+            _ => ApiError::bad_request("invalid_request", text),
+        },
+    }
+}
+
+/// A query string.
+#[derive(Debug, Clone)]
+pub(crate) struct ApiQuery<T>(pub(crate) T);
+
+impl<T, S> FromRequestParts<S> for ApiQuery<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match Query::<T>::from_request_parts(parts, state).await {
+            Ok(Query(value)) => Ok(Self(value)),
+            Err(rejection) => Err(query_rejection(&rejection)),
+        }
+    }
+}
+
+fn query_rejection(rejection: &QueryRejection) -> ApiError {
+    ApiError::bad_request("invalid_query", rejection.body_text())
+}
+
+/// The `{trace_id}` of a path, percent-decoded and validated (so `..%2F` is refused).
+#[derive(Debug, Clone)]
+pub(crate) struct TraceIdPath(pub(crate) String);
+
+impl<S: Send + Sync> FromRequestParts<S> for TraceIdPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Path(trace_id) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(|rejection| path_rejection(&rejection))?;
+        validate_trace_id(&trace_id)?;
+        Ok(Self(trace_id))
+    }
+}
+
+/// The `{trace_id}` and `{tool_call_id}` of an approval path, both decoded; the trace id is
+/// validated.
+#[derive(Debug, Clone)]
+pub(crate) struct ApprovalPath {
+    pub(crate) trace_id: String,
+    pub(crate) tool_call_id: String,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for ApprovalPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Path((trace_id, tool_call_id)) =
+            Path::<(String, String)>::from_request_parts(parts, state)
+                .await
+                .map_err(|rejection| path_rejection(&rejection))?;
+        validate_trace_id(&trace_id)?;
+        Ok(Self {
+            trace_id,
+            tool_call_id,
+        })
+    }
+}
+
+fn path_rejection(rejection: &PathRejection) -> ApiError {
+    match rejection {
+        // A path whose percent-encoding does not decode to UTF-8 cannot be a valid trace id.
+        PathRejection::FailedToDeserializePathParams(_) => {
+            ApiError::InvalidTraceId(format!("invalid path: {}", rejection.body_text()))
+        }
+        _ => ApiError::Internal(rejection.body_text()),
+    }
+}

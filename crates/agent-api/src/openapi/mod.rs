@@ -1,0 +1,56 @@
+//! The OpenAPI 3 document, generated from the route handlers and the schema mirrors. It is
+//! served at `/api/openapi.json` and committed as `crates/agent-api/openapi.json`; a test fails
+//! when the committed file is stale (`cargo xtask openapi` rewrites it).
+
+pub(crate) mod schemas;
+
+use utoipa::OpenApi;
+
+use crate::approvals::PendingApproval;
+use crate::routes::{self, ErrorObject, ErrorResponse, runs, traces, watch};
+
+/// The API's OpenAPI document.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "agent-api",
+        description = "Traces of agent runs: list, inspect, watch live over WebSocket, start, \
+            cancel, resume, approve. Errors are `{\"error\": {\"code\", \"message\"}}`. When the \
+            server has a token, send `Authorization: Bearer <token>`.",
+        license(name = "MIT OR Apache-2.0"),
+    ),
+    paths(
+        traces::list_traces,
+        traces::get_trace,
+        traces::list_messages,
+        traces::list_events,
+        watch::watch_trace,
+        runs::start_run,
+        runs::cancel_run,
+        runs::resume_run,
+        runs::decide_approval,
+        routes::openapi,
+    ),
+    components(schemas(
+        ErrorResponse,
+        ErrorObject,
+        PendingApproval,
+        schemas::EventDoc,
+        schemas::ConnectedEventDoc,
+    )),
+    tags(
+        (name = "traces", description = "Reading and watching traces"),
+        (name = "runs", description = "Starting and steering runs"),
+        (name = "meta", description = "This document"),
+    )
+)]
+pub struct ApiDoc;
+
+/// The document as pretty JSON with a final newline: the committed file's exact text.
+pub fn openapi_json() -> String {
+    let mut json = ApiDoc::openapi()
+        .to_pretty_json()
+        .unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"));
+    json.push('\n');
+    json
+}

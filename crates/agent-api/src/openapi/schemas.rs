@@ -1,0 +1,291 @@
+//! Documentation-only mirrors of the models of `agent-goal` and `agent-execution`, which stay
+//! serde-only. Each mirror has the serde shape of its model, field for field; a test checks
+//! real responses against these schemas so the two cannot drift apart silently.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+
+use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema, Type};
+use utoipa::openapi::{RefOr, schema};
+use utoipa::{PartialSchema, ToSchema};
+
+/// Single model call or agent loop.
+#[derive(ToSchema)]
+#[schema(as = TraceMode)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum TraceModeDoc {
+    Call,
+    Agent,
+}
+
+/// Where a trace is in its life.
+#[derive(ToSchema)]
+#[schema(as = TraceStatus)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum TraceStatusDoc {
+    Running,
+    Completed,
+    Failed,
+    Waiting,
+    Cancelled,
+    /// Plan mode: the plan waits to be reviewed, edited and run.
+    Planned,
+}
+
+/// One run: a main trace, or a sub-trace spawned by `explore` or `delegate` (the `meta.json`
+/// of the trace).
+#[derive(ToSchema)]
+#[schema(as = Trace)]
+pub(crate) struct TraceDoc {
+    /// A UUID v4 for a main trace, `{parent}@{agent_type}-{YYYYMMDDHHMMSS}-{seq:03}` for a
+    /// sub-trace.
+    trace_id: String,
+    mode: TraceModeDoc,
+    /// The task the run was given.
+    task: String,
+    /// Sub-traces only: the trace that spawned this one.
+    #[schema(required = true)]
+    parent_trace_id: Option<String>,
+    /// Sub-traces only: the goal of the parent trace that spawned this one.
+    #[schema(required = true)]
+    parent_goal_id: Option<String>,
+    /// Sub-traces only: `explore`, `delegate`, ...
+    #[schema(required = true)]
+    agent_type: Option<String>,
+    status: TraceStatusDoc,
+    /// Number of messages recorded.
+    total_messages: u64,
+    /// Sum of the messages' tokens.
+    total_tokens: u64,
+    /// Sum of the messages' cost in US dollars.
+    total_cost: f64,
+    /// The goal the agent is working on.
+    #[schema(required = true)]
+    current_goal_id: Option<String>,
+    /// RFC 3339.
+    created_at: String,
+    /// RFC 3339.
+    updated_at: String,
+    /// The model the run uses, if known.
+    #[schema(required = true)]
+    model: Option<String>,
+    /// Why the run failed or stopped, if it did.
+    #[schema(required = true)]
+    error: Option<String>,
+    /// The final answer or summary; present once the trace is finished with one.
+    summary: Option<String>,
+}
+
+/// Where a goal is in its life.
+#[derive(ToSchema)]
+#[schema(as = GoalStatus)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum GoalStatusDoc {
+    Pending,
+    InProgress,
+    Completed,
+    Abandoned,
+}
+
+/// What kind of node a goal is.
+#[derive(ToSchema)]
+#[schema(as = GoalType)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum GoalTypeDoc {
+    Normal,
+    ExploreStart,
+    ExploreMerge,
+}
+
+/// Message statistics of a goal.
+#[derive(ToSchema)]
+#[schema(as = GoalStats)]
+pub(crate) struct GoalStatsDoc {
+    message_count: u64,
+    total_tokens: u64,
+    total_cost: f64,
+    /// The tool-call sequence with runs collapsed, e.g. `glob_files → read_file × 2`.
+    #[schema(required = true)]
+    preview: Option<String>,
+}
+
+/// One node of the goal tree.
+#[derive(ToSchema)]
+#[schema(as = Goal)]
+pub(crate) struct GoalDoc {
+    /// Internal id, an auto-increment within the tree ("1", "2", ...).
+    id: String,
+    #[schema(required = true)]
+    parent_id: Option<String>,
+    /// `null` is the main line.
+    #[schema(required = true)]
+    branch_id: Option<String>,
+    #[serde(rename = "type")]
+    goal_type: GoalTypeDoc,
+    description: String,
+    /// Why it was created.
+    reason: String,
+    status: GoalStatusDoc,
+    /// Set on done or abandon.
+    #[schema(required = true)]
+    summary: Option<String>,
+    /// `explore_start` only: the sub-traces it spawned.
+    branch_ids: Option<Vec<String>>,
+    /// `explore_merge` only.
+    explore_start_id: Option<String>,
+    /// `explore_merge` only.
+    merge_summary: Option<String>,
+    /// `explore_merge` only.
+    selected_branch: Option<String>,
+    /// Messages attached directly to this goal.
+    self_stats: GoalStatsDoc,
+    /// This goal and all its descendants.
+    cumulative_stats: GoalStatsDoc,
+    created_at: String,
+    updated_at: String,
+}
+
+/// The plan of one trace: a mission and a flat list of goals linked by `parent_id` (the
+/// `goal.json` of the trace).
+#[derive(ToSchema)]
+#[schema(as = GoalTree)]
+pub(crate) struct GoalTreeDoc {
+    mission: String,
+    #[schema(required = true)]
+    current_id: Option<String>,
+    /// Every goal ever created, abandoned ones included, in creation order.
+    goals: Vec<GoalDoc>,
+    /// The next id to hand out.
+    next_id: u64,
+}
+
+/// Who a message is from.
+#[derive(ToSchema)]
+#[schema(as = Role)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum RoleDoc {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// One recorded message.
+#[derive(ToSchema)]
+#[schema(as = Message)]
+pub(crate) struct MessageDoc {
+    /// `{trace_id}-{sequence:04}`.
+    message_id: String,
+    trace_id: String,
+    #[schema(required = true)]
+    branch_id: Option<String>,
+    role: RoleDoc,
+    /// Position in the trace, from 1.
+    sequence: u64,
+    /// The goal it served.
+    #[schema(required = true)]
+    goal_id: Option<String>,
+    /// Tool messages: the call they answer.
+    #[schema(required = true)]
+    tool_call_id: Option<String>,
+    /// Tool messages: the tool's name.
+    tool_name: Option<String>,
+    /// LLM API shape: `{"text", "tool_calls"}` for assistant messages, a string otherwise.
+    content: serde_json::Value,
+    /// A generated one-line description.
+    description: String,
+    #[schema(required = true)]
+    tokens: Option<u64>,
+    /// US dollars.
+    #[schema(required = true)]
+    cost: Option<f64>,
+    #[schema(required = true)]
+    duration_ms: Option<u64>,
+    created_at: String,
+    /// Annotations added later, e.g. a compaction note.
+    metadata: Option<BTreeMap<String, serde_json::Value>>,
+}
+
+/// The name of an event.
+#[derive(ToSchema)]
+#[schema(as = EventName)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum EventNameDoc {
+    Connected,
+    TraceCreated,
+    TraceUpdated,
+    GoalAdded,
+    GoalUpdated,
+    GoalRemoved,
+    GoalTreeUpdated,
+    MessageAdded,
+    MessageUpdated,
+    SubTraceStarted,
+    SubTraceCompleted,
+    TraceCompleted,
+}
+
+/// One event of a trace, as stored in `events.jsonl`.
+pub(crate) struct EventDoc;
+
+const EVENT_DESCRIPTION: &str = "One event of a trace: `event_id` (monotonic per trace, from \
+1, without holes), `event` (its name) and the payload fields of that name, at the top level. \
+Contract payloads: `goal_added {goal, parent_id}`, `goal_updated {goal_id, updates, \
+affected_goals}`, `message_added {message, affected_goals}`, `sub_trace_started {trace_id, \
+parent_goal_id, agent_type, task}`, `sub_trace_completed {trace_id, status, summary, stats}`, \
+`trace_completed {stats, status}`. Extensions clients may ignore: `trace_created {trace, \
+goal_tree}`, `trace_updated {trace}`, `goal_removed {goal_id}`, `goal_tree_updated \
+{goal_tree}`, `message_updated {message}`. `commit_continues: true` marks every event of a \
+multi-event write but its last.";
+
+impl utoipa::ToSchema for EventDoc {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "Event".into()
+    }
+}
+
+impl PartialSchema for EventDoc {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .description(Some(EVENT_DESCRIPTION))
+            .property(
+                "event_id",
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .format(Some(schema::SchemaFormat::KnownFormat(
+                        schema::KnownFormat::Int64,
+                    )))
+                    .minimum(Some(1)),
+            )
+            .required("event_id")
+            .property("event", EventNameDoc::schema())
+            .required("event")
+            .property(
+                "commit_continues",
+                ObjectBuilder::new().schema_type(Type::Boolean),
+            )
+            .additional_properties(Some(AdditionalProperties::FreeForm(true)))
+            .into()
+    }
+}
+
+/// The first message of a live watch; never stored.
+#[derive(ToSchema)]
+#[schema(as = ConnectedEvent)]
+pub(crate) struct ConnectedEventDoc {
+    /// The `since_event_id` the client asked for (0 when absent): the events that follow
+    /// have ids above it, so a client that records the id of every message it handles can
+    /// reconnect with `since_event_id` set to the last one.
+    event_id: u64,
+    /// Always `connected`.
+    #[schema(pattern = "^connected$")]
+    event: String,
+    /// The watched trace.
+    trace_id: String,
+    /// The id of the newest stored event when the watch began. `goal_tree` and `sub_traces`
+    /// are at least as new as this event.
+    current_event_id: u64,
+    goal_tree: GoalTreeDoc,
+    sub_traces: Vec<TraceDoc>,
+}

@@ -1,0 +1,95 @@
+//! The router: one module per resource, the guards around them, and the JSON answers for
+//! unknown routes and methods.
+//!
+//! - [`traces`]: list, read, messages, events.
+//! - [`runs`]: start, cancel, resume, approvals.
+//! - [`watch`]: the live WebSocket.
+//! - here: `GET /` (the viewer page) and `GET /api/openapi.json`.
+
+pub(crate) mod runs;
+pub(crate) mod traces;
+pub(crate) mod watch;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::header;
+use axum::response::{Html, IntoResponse};
+use axum::routing::get;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::error::ApiError;
+use crate::openapi::openapi_json;
+use crate::security;
+use crate::state::AppState;
+
+/// The viewer page. A placeholder until the viewer is built; it lives in one static file so
+/// the viewer replaces it.
+const INDEX_HTML: &str = include_str!("../../static/index.html");
+
+/// The shape of every error response.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ErrorResponse {
+    error: ErrorObject,
+}
+
+/// What went wrong.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ErrorObject {
+    /// Machine-readable, e.g. `invalid_trace_id`, `not_found`, `invalid_json`.
+    code: String,
+    /// For people.
+    message: String,
+}
+
+/// The whole service: every route, the body limit, the guards (token, origin, host) and CORS
+/// when configured.
+pub fn router(state: AppState) -> Router {
+    let traces = Router::new()
+        .route(
+            "/api/traces",
+            get(traces::list_traces).post(runs::start_run),
+        )
+        .merge(traces::router())
+        .merge(runs::router())
+        .merge(watch::router());
+    let app = Router::new()
+        .route("/", get(index))
+        .route("/api/openapi.json", get(openapi))
+        .merge(traces)
+        .fallback(unknown_route)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(state.config().body_limit))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            security::guard,
+        ));
+    let app = match security::cors_layer(state.config()) {
+        Some(cors) => app.layer(cors),
+        None => app,
+    };
+    app.with_state(state)
+}
+
+async fn index() -> Html<&'static str> {
+    Html(INDEX_HTML)
+}
+
+/// The OpenAPI document of this API.
+#[utoipa::path(
+    get,
+    path = "/api/openapi.json",
+    tag = "meta",
+    responses((status = 200, description = "This document", content_type = "application/json"))
+)]
+pub(crate) async fn openapi() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], openapi_json())
+}
+
+async fn unknown_route() -> ApiError {
+    ApiError::NotFound("no such route".into())
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
+}

@@ -1,0 +1,366 @@
+//! Run control: start a run, cancel it, resume a stopped trace, and decide on a risky tool
+//! call. Starting and resuming need a runner factory (503 `runs_unavailable` without one);
+//! cancel and approvals act on the runs this server owns.
+
+use std::path::PathBuf;
+
+use agent_execution::TraceStatus;
+use agent_execution::runner::{ApprovalDecision, RunnerOptions};
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::error::ApiError;
+use crate::extract::{ApiJson, ApprovalPath, TraceIdPath};
+use crate::routes::ErrorResponse;
+use crate::routes::traces::not_found;
+use crate::state::AppState;
+
+/// The routes of this module.
+pub(crate) fn router() -> axum::Router<AppState> {
+    axum::Router::new()
+        .route("/api/traces/{trace_id}/cancel", post(cancel_run))
+        .route("/api/traces/{trace_id}/resume", post(resume_run))
+        .route(
+            "/api/traces/{trace_id}/approvals/{tool_call_id}",
+            post(decide_approval),
+        )
+}
+
+/// What a resumed run may change about the server's defaults (the fields of a new run but
+/// the task).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunSettings {
+    /// The model; the server's default when absent.
+    model: Option<String>,
+    /// Model calls allowed for this run.
+    #[schema(minimum = 1)]
+    max_iterations: Option<u32>,
+    /// Cost budget of the trace in US dollars.
+    #[schema(minimum = 0)]
+    max_cost: Option<f64>,
+    /// `true`: risky tool calls wait for `POST /api/traces/{id}/approvals/{tool_call_id}`;
+    /// `false`: they run without asking; absent: the server's default.
+    approval: Option<bool>,
+    /// The folder the tools work in; a relative path is taken from the server's default
+    /// workspace.
+    workspace: Option<String>,
+}
+
+/// A new run.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StartRun {
+    /// The task.
+    task: String,
+    /// The model; the server's default when absent.
+    model: Option<String>,
+    /// Model calls allowed for this run.
+    #[schema(minimum = 1)]
+    max_iterations: Option<u32>,
+    /// Cost budget of the trace in US dollars.
+    #[schema(minimum = 0)]
+    max_cost: Option<f64>,
+    /// `true`: risky tool calls wait for `POST /api/traces/{id}/approvals/{tool_call_id}`;
+    /// `false`: they run without asking; absent: the server's default.
+    approval: Option<bool>,
+    /// The folder the tools work in; a relative path is taken from the server's default
+    /// workspace.
+    workspace: Option<String>,
+}
+
+impl StartRun {
+    fn settings(self) -> (String, RunSettings) {
+        let settings = RunSettings {
+            model: self.model,
+            max_iterations: self.max_iterations,
+            max_cost: self.max_cost,
+            approval: self.approval,
+            workspace: self.workspace,
+        };
+        (self.task, settings)
+    }
+}
+
+/// A run the server accepted; it goes on in the background.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct RunAccepted {
+    /// The trace that records the run; watch it at `/api/traces/{trace_id}/watch`.
+    pub(crate) trace_id: String,
+}
+
+/// Starts a run of a task in a new trace.
+#[utoipa::path(
+    post,
+    path = "/api/traces",
+    tag = "runs",
+    request_body = StartRun,
+    responses(
+        (status = 201, description = "The run started", body = RunAccepted,
+            headers(("Location" = String, description = "The new trace's URL"))),
+        (status = 400, description = "The body is malformed or the run was refused", body = ErrorResponse),
+        (status = 413, description = "The body is over the size limit", body = ErrorResponse),
+        (status = 415, description = "The body is not `application/json`", body = ErrorResponse),
+        (status = 503, description = "This server cannot start runs", body = ErrorResponse),
+    )
+)]
+pub(crate) async fn start_run(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<StartRun>,
+) -> Result<Response, ApiError> {
+    let factory = state.require_factory()?;
+    state.runs().check_open()?;
+    let (task, settings) = request.settings();
+    if task.trim().is_empty() {
+        return Err(ApiError::bad_request(
+            "invalid_request",
+            "the task is empty",
+        ));
+    }
+    let options = settle(&state, factory.options(), settings, None)?;
+    let runner = factory.build(state.store().clone(), options)?;
+    let handle = runner.start(&task).await?;
+    let trace_id = state.runs().track(handle).trace_id;
+    tracing::info!(%trace_id, "run started over HTTP");
+    let mut headers = HeaderMap::new();
+    if let Ok(location) = HeaderValue::from_str(&format!("/api/traces/{trace_id}")) {
+        headers.insert(header::LOCATION, location);
+    }
+    Ok((StatusCode::CREATED, headers, Json(RunAccepted { trace_id })).into_response())
+}
+
+/// Asks a run of this server to stop. The trace ends `cancelled` shortly after and can be
+/// resumed.
+#[utoipa::path(
+    post,
+    path = "/api/traces/{trace_id}/cancel",
+    tag = "runs",
+    params(("trace_id" = String, Path, description = "The trace")),
+    responses(
+        (status = 202, description = "The run is being cancelled", body = RunAccepted),
+        (status = 400, description = "The trace id is invalid", body = ErrorResponse),
+        (status = 404, description = "No such trace", body = ErrorResponse),
+        (status = 409, description = "`not_running`: this server runs no such trace", body = ErrorResponse),
+    )
+)]
+pub(crate) async fn cancel_run(
+    State(state): State<AppState>,
+    TraceIdPath(trace_id): TraceIdPath,
+) -> Result<(StatusCode, Json<RunAccepted>), ApiError> {
+    if state.runs().cancel(&trace_id) {
+        tracing::info!(%trace_id, "run cancelled over HTTP");
+        return Ok((StatusCode::ACCEPTED, Json(RunAccepted { trace_id })));
+    }
+    let trace = state
+        .store()
+        .get_trace(&trace_id)
+        .await?
+        .ok_or_else(|| not_found(&trace_id))?;
+    Err(ApiError::conflict(
+        "not_running",
+        format!(
+            "trace {trace_id} is not running in this server (its status is {})",
+            status_name(trace.status)
+        ),
+    ))
+}
+
+/// Continues a stopped trace (cancelled, failed, interrupted) under the same id. The body is
+/// optional; when present it is a JSON object of the same settings as a new run.
+#[utoipa::path(
+    post,
+    path = "/api/traces/{trace_id}/resume",
+    tag = "runs",
+    params(("trace_id" = String, Path, description = "The trace")),
+    request_body(content = Option<RunSettings>, description = "Optional overrides; may be empty"),
+    responses(
+        (status = 202, description = "The run resumed", body = RunAccepted),
+        (status = 400, description = "The trace id or body is invalid", body = ErrorResponse),
+        (status = 404, description = "No such trace", body = ErrorResponse),
+        (status = 409, description = "`run_in_progress`, `already_completed` or `trace_locked`", body = ErrorResponse),
+        (status = 503, description = "This server cannot resume runs", body = ErrorResponse),
+    )
+)]
+pub(crate) async fn resume_run(
+    State(state): State<AppState>,
+    TraceIdPath(trace_id): TraceIdPath,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<(StatusCode, Json<RunAccepted>), ApiError> {
+    let factory = state.require_factory()?;
+    let settings = optional_settings(&headers, &body)?;
+    let trace = state
+        .store()
+        .get_trace(&trace_id)
+        .await?
+        .ok_or_else(|| not_found(&trace_id))?;
+    if trace.status == TraceStatus::Completed {
+        return Err(ApiError::conflict(
+            "already_completed",
+            format!("trace {trace_id} has already completed; start a new run instead"),
+        ));
+    }
+    let reservation = state.runs().reserve(&trace_id)?;
+    let options = settle(&state, factory.options(), settings, trace.model)?;
+    let runner = factory.build(state.store().clone(), options)?;
+    let handle = runner
+        .resume_in_background(&trace_id, reservation.cancel_token())
+        .await?;
+    reservation.attach(handle);
+    tracing::info!(%trace_id, "run resumed over HTTP");
+    Ok((StatusCode::ACCEPTED, Json(RunAccepted { trace_id })))
+}
+
+/// A decision on a risky tool call.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Decision {
+    /// `true` runs the call; `false` refuses it and tells the model.
+    approve: bool,
+    /// Why it was refused, shown to the model.
+    reason: Option<String>,
+}
+
+/// The decision was delivered to the waiting run.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct DecisionRecorded {
+    /// The trace.
+    trace_id: String,
+    /// The call decided on.
+    tool_call_id: String,
+    /// Whether it was approved.
+    approved: bool,
+}
+
+/// Approves or refuses a risky tool call a run of this server waits on.
+#[utoipa::path(
+    post,
+    path = "/api/traces/{trace_id}/approvals/{tool_call_id}",
+    tag = "runs",
+    params(
+        ("trace_id" = String, Path, description = "The trace"),
+        ("tool_call_id" = String, Path, description = "The waiting call, from `pending_approvals`"),
+    ),
+    request_body = Decision,
+    responses(
+        (status = 200, description = "The decision was delivered", body = DecisionRecorded),
+        (status = 400, description = "The trace id or body is invalid", body = ErrorResponse),
+        (status = 404, description = "No such call is waiting", body = ErrorResponse),
+        (status = 409, description = "`already_decided` or `not_waiting`", body = ErrorResponse),
+    )
+)]
+pub(crate) async fn decide_approval(
+    State(state): State<AppState>,
+    path: ApprovalPath,
+    ApiJson(decision): ApiJson<Decision>,
+) -> Result<Json<DecisionRecorded>, ApiError> {
+    let verdict = if decision.approve {
+        ApprovalDecision::Approve
+    } else {
+        ApprovalDecision::Reject {
+            reason: decision.reason.unwrap_or_default(),
+        }
+    };
+    state
+        .approvals()
+        .resolve(&path.trace_id, &path.tool_call_id, verdict)?;
+    tracing::info!(trace_id = %path.trace_id, tool_call_id = %path.tool_call_id,
+        approved = decision.approve, "tool call decided over HTTP");
+    Ok(Json(DecisionRecorded {
+        trace_id: path.trace_id,
+        tool_call_id: path.tool_call_id,
+        approved: decision.approve,
+    }))
+}
+
+/// The optional JSON body of a resume: empty means no overrides.
+fn optional_settings(headers: &HeaderMap, body: &Bytes) -> Result<RunSettings, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(RunSettings::default());
+    }
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"));
+    if !json {
+        return Err(ApiError::UnsupportedMediaType(
+            "the request body must be JSON with `Content-Type: application/json`".into(),
+        ));
+    }
+    serde_json::from_slice(body).map_err(|error| {
+        let code = if error.is_data() {
+            "invalid_request"
+        } else {
+            "invalid_json"
+        };
+        ApiError::bad_request(code, format!("invalid request body: {error}"))
+    })
+}
+
+/// The factory's defaults with the request's overrides on top.
+fn settle(
+    state: &AppState,
+    mut options: RunnerOptions,
+    settings: RunSettings,
+    trace_model: Option<String>,
+) -> Result<RunnerOptions, ApiError> {
+    if let Some(model) = settings.model.or(trace_model) {
+        if model.trim().is_empty() {
+            return Err(ApiError::bad_request(
+                "invalid_request",
+                "the model is empty",
+            ));
+        }
+        options.model = model;
+    }
+    if let Some(max_iterations) = settings.max_iterations {
+        if max_iterations == 0 {
+            return Err(ApiError::bad_request(
+                "invalid_request",
+                "max_iterations must be at least 1",
+            ));
+        }
+        options.limits.max_iterations = max_iterations;
+    }
+    if let Some(max_cost) = settings.max_cost {
+        if !max_cost.is_finite() || max_cost < 0.0 {
+            return Err(ApiError::bad_request(
+                "invalid_request",
+                "max_cost must be a non-negative number",
+            ));
+        }
+        options.limits.max_cost = Some(max_cost);
+    }
+    match settings.approval {
+        Some(true) => options.approval = Some(state.approvals()),
+        Some(false) => options.approval = None,
+        None => {}
+    }
+    if let Some(workspace) = settings.workspace {
+        options.workspace = resolve_workspace(&options.workspace, &workspace)?;
+    }
+    Ok(options)
+}
+
+fn resolve_workspace(default: &std::path::Path, requested: &str) -> Result<PathBuf, ApiError> {
+    if requested.trim().is_empty() || requested.contains('\0') {
+        return Err(ApiError::bad_request(
+            "invalid_workspace",
+            "the workspace path is empty or malformed",
+        ));
+    }
+    Ok(default.join(requested))
+}
+
+fn status_name(status: TraceStatus) -> String {
+    serde_json::to_value(status)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{status:?}"))
+}

@@ -1,0 +1,122 @@
+//! Listening and shutting down: [`Server::bind`], [`Server::run`] and [`serve`], which does
+//! both.
+//!
+//! **Shutdown order:** when the shutdown future completes, the server stops taking runs,
+//! cancels every run it owns and waits up to `shutdown_grace` for their traces to record
+//! `cancelled` (so watchers see the final events and the traces can be resumed), then closes
+//! the live watches (code 1001) and lets in-flight requests finish, for at most another
+//! `shutdown_grace`.
+
+use std::future::{Future, IntoFuture};
+use std::net::SocketAddr;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ApiError;
+use crate::routes::router;
+use crate::state::AppState;
+
+/// A bound server, not yet serving.
+#[derive(Debug)]
+pub struct Server {
+    listener: TcpListener,
+    addr: SocketAddr,
+    state: AppState,
+}
+
+impl Server {
+    /// Binds the configured address (port 0 picks a free port). Fails if the configuration is
+    /// unsafe or the address cannot be bound.
+    pub async fn bind(state: AppState) -> Result<Self, ApiError> {
+        state.config().validate()?;
+        let wanted = state.config().addr();
+        let listener = TcpListener::bind(wanted)
+            .await
+            .map_err(|source| ApiError::Bind {
+                addr: wanted.to_string(),
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| ApiError::Bind {
+            addr: wanted.to_string(),
+            source,
+        })?;
+        Ok(Self {
+            listener,
+            addr,
+            state,
+        })
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The server's base URL, e.g. `http://127.0.0.1:8000`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Serves until `shutdown` completes, then shuts down gracefully (see the module
+    /// documentation).
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ApiError> {
+        let Self {
+            listener,
+            addr,
+            state,
+        } = self;
+        tracing::info!(url = %format!("http://{addr}"), read_only = state.factory().is_none(),
+            token = state.config().token.is_some(), "agent-api listening");
+        let grace = state.config().shutdown_grace;
+        let stopping = CancellationToken::new();
+        let signal = {
+            let state = state.clone();
+            let stopping = stopping.clone();
+            async move {
+                shutdown.await;
+                tracing::info!("agent-api shutting down");
+                let left = state.runs().shutdown(grace).await;
+                if left > 0 {
+                    tracing::warn!(left, "some runs did not record their end in time");
+                }
+                state.shutdown_token().cancel();
+                stopping.cancel();
+            }
+        };
+        let server = axum::serve(listener, router(state))
+            .with_graceful_shutdown(signal)
+            .into_future();
+        tokio::select! {
+            result = server => result.map_err(|source| ApiError::Bind { addr: addr.to_string(), source }),
+            () = async {
+                stopping.cancelled().await;
+                tokio::time::sleep(grace).await;
+            } => {
+                tracing::warn!("connections still open after the shutdown grace period; closing");
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Binds the configured address and serves until `shutdown` completes.
+///
+/// ```no_run
+/// # async fn example(store: std::sync::Arc<dyn agent_execution::TraceStore>) -> Result<(), agent_api::ApiError> {
+/// let state = agent_api::AppState::builder(store).build()?;
+/// agent_api::serve(state, async {
+///     let _ = tokio::signal::ctrl_c().await;
+/// })
+/// .await
+/// # }
+/// ```
+pub async fn serve(
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ApiError> {
+    Server::bind(state).await?.run(shutdown).await
+}

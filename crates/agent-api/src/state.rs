@@ -1,0 +1,171 @@
+//! `AppState`: what every route shares — the store, the optional runner factory, the
+//! configuration, the runs this server owns and the pending approvals.
+
+use std::sync::Arc;
+
+use agent_execution::TraceStore;
+use agent_execution::runner::{AgentRunner, RunnerOptions};
+use tokio_util::sync::CancellationToken;
+
+use crate::approvals::HttpApprovals;
+use crate::config::ApiConfig;
+use crate::error::ApiError;
+use crate::runs::RunRegistry;
+
+/// Builds runners for runs started or resumed over HTTP. The composition root (the CLI)
+/// implements it, so the API never knows which model provider or tools are used.
+///
+/// The API asks for [`options`](RunnerFactory::options), copies the fields a request sets
+/// (model, limits, workspace, approval handler) onto them, and calls
+/// [`build`](RunnerFactory::build). Fields it does not know keep the factory's defaults.
+pub trait RunnerFactory: Send + Sync {
+    /// The options a run gets when a request sets nothing.
+    fn options(&self) -> RunnerOptions;
+
+    /// A runner recording into `store` with these options. Refuse what this server cannot run
+    /// (an unknown model, a workspace outside an allowed root) with
+    /// [`FactoryError::Rejected`]; its message is sent to the client.
+    fn build(
+        &self,
+        store: Arc<dyn TraceStore>,
+        options: RunnerOptions,
+    ) -> Result<AgentRunner, FactoryError>;
+}
+
+/// Why a [`RunnerFactory`] could not build a runner.
+#[derive(Debug, thiserror::Error)]
+pub enum FactoryError {
+    /// The request asked for something this server does not run; 400 `run_rejected`, with
+    /// this message sent to the client.
+    #[error("{0}")]
+    Rejected(String),
+    /// The server failed to build a runner; 500, logged.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<FactoryError> for ApiError {
+    fn from(error: FactoryError) -> Self {
+        match error {
+            FactoryError::Rejected(message) => ApiError::bad_request("run_rejected", message),
+            FactoryError::Failed(message) => {
+                ApiError::Internal(format!("building a runner failed: {message}"))
+            }
+        }
+    }
+}
+
+struct Inner {
+    store: Arc<dyn TraceStore>,
+    factory: Option<Arc<dyn RunnerFactory>>,
+    config: ApiConfig,
+    runs: RunRegistry,
+    approvals: Arc<HttpApprovals>,
+    shutdown: CancellationToken,
+}
+
+/// The state shared by every route. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("config", &self.inner.config)
+            .field("runs_enabled", &self.inner.factory.is_some())
+            .field("runs", &self.inner.runs)
+            .finish()
+    }
+}
+
+impl AppState {
+    /// A builder over this store; see [`AppStateBuilder`].
+    pub fn builder(store: Arc<dyn TraceStore>) -> AppStateBuilder {
+        AppStateBuilder {
+            store,
+            factory: None,
+            config: ApiConfig::default(),
+        }
+    }
+
+    /// The trace store.
+    pub fn store(&self) -> &Arc<dyn TraceStore> {
+        &self.inner.store
+    }
+
+    /// The runner factory, if this server can start runs.
+    pub fn factory(&self) -> Option<&Arc<dyn RunnerFactory>> {
+        self.inner.factory.as_ref()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ApiConfig {
+        &self.inner.config
+    }
+
+    /// The runs this server owns; [`RunRegistry::track`] adds one started elsewhere.
+    pub fn runs(&self) -> &RunRegistry {
+        &self.inner.runs
+    }
+
+    /// The approval handler of runs started with `approval: true`. Give it to a run started
+    /// elsewhere (as `RunnerOptions::approval`) to let HTTP clients decide its calls too.
+    pub fn approvals(&self) -> Arc<HttpApprovals> {
+        self.inner.approvals.clone()
+    }
+
+    /// Cancelled when the server shuts down; live watches close on it.
+    pub(crate) fn shutdown_token(&self) -> &CancellationToken {
+        &self.inner.shutdown
+    }
+
+    /// The factory, or 503 `runs_unavailable` on a read-only server.
+    pub(crate) fn require_factory(&self) -> Result<&Arc<dyn RunnerFactory>, ApiError> {
+        self.inner.factory.as_ref().ok_or_else(|| {
+            ApiError::RunsUnavailable(
+                "this server is read-only: it was started without a model, so it cannot start \
+                 or resume runs"
+                    .into(),
+            )
+        })
+    }
+}
+
+/// Builds an [`AppState`].
+pub struct AppStateBuilder {
+    store: Arc<dyn TraceStore>,
+    factory: Option<Arc<dyn RunnerFactory>>,
+    config: ApiConfig,
+}
+
+impl AppStateBuilder {
+    /// Lets the server start and resume runs with runners from this factory. Without one the
+    /// server is read-only and run control answers 503 `runs_unavailable`.
+    pub fn runner_factory(mut self, factory: Arc<dyn RunnerFactory>) -> Self {
+        self.factory = Some(factory);
+        self
+    }
+
+    /// Sets the configuration (the default binds 127.0.0.1:8000 without a token).
+    pub fn config(mut self, config: ApiConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The state; fails if the configuration is unsafe (see [`ApiConfig::validate`]).
+    pub fn build(self) -> Result<AppState, ApiError> {
+        self.config.validate()?;
+        Ok(AppState {
+            inner: Arc::new(Inner {
+                store: self.store,
+                factory: self.factory,
+                config: self.config,
+                runs: RunRegistry::new(),
+                approvals: Arc::new(HttpApprovals::new()),
+                shutdown: CancellationToken::new(),
+            }),
+        })
+    }
+}
