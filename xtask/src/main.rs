@@ -5,6 +5,7 @@
 //!   smoke run of the benchmark program.
 //! - `bench [--quick]`: the benchmarks in release mode; the report goes to stdout and to
 //!   `docs/benchmarks.md`.
+//! - `openapi`: rewrites `crates/agent-api/openapi.json` from the code.
 
 use std::process::{Command, ExitCode};
 
@@ -17,9 +18,10 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => bench(args.iter().skip(1).any(|a| a == "--quick")),
+        Some("openapi") => openapi(),
         Some("help") | Some("--help") | Some("-h") | None => {
             eprintln!(
-                "usage: cargo xtask <command>\n\ncommands:\n  ci    fmt check, clippy -D warnings, tests, doc build"
+                "usage: cargo xtask <command>\n\ncommands:\n  ci       fmt check, clippy -D warnings, tests, doc build\n  bench    benchmarks in release mode (--quick for a short run)\n  openapi  rewrite crates/agent-api/openapi.json"
             );
             Ok(())
         }
@@ -78,6 +80,17 @@ fn ci() -> Result<()> {
         "--quick",
     ])?;
     eprintln!("xtask ci: all checks passed");
+    Ok(())
+}
+
+/// Rewrites the committed OpenAPI document of agent-api: its staleness test does that when
+/// `UPDATE_OPENAPI` is set.
+fn openapi() -> Result<()> {
+    cargo_env(
+        &["test", "-p", "agent-api", "--test", "openapi", "--quiet"],
+        &[("UPDATE_OPENAPI", "1")],
+    )?;
+    eprintln!("xtask openapi: crates/agent-api/openapi.json is up to date");
     Ok(())
 }
 
