@@ -5,11 +5,43 @@
 //! tool calls, record their results — until the model answers without tool calls, a limit is
 //! hit, the run is cancelled or an unrecoverable error happens. Every step is recorded in the
 //! store, so [`AgentRunner::resume`] continues a stopped trace from where it was.
+//!
+//! # Sub-agents
+//!
+//! `explore(branches, background?)` runs one sub-trace per branch side by side and merges what
+//! they found into one report; `delegate(task)` runs one sub-trace to completion. Sub-traces are
+//! traces of their own (`{parent}@{agent_type}-{YYYYMMDDHHMMSS}-{seq:03}`, sibling folders on
+//! disk) run by the same loop with the tools, limits and depth limit of their agent type
+//! ([`SubAgentOptions`], [`AgentTypeConfig`], [`ToolFilter`]): by default explore branches get
+//! read-only tools and cannot explore again, delegates get every tool.
+//!
+//! - **Statistics.** A trace's totals (`total_messages`, `total_tokens`, `total_cost`) count its
+//!   own messages only, so adding up traces never counts anything twice, and `max_cost` limits
+//!   each trace's own spending (a sub-trace is bounded by its agent type's limits). The work of
+//!   sub-traces is visible on the parent in three places: each `sub_trace_completed` event
+//!   carries the sub-trace's totals; the tool message of the `explore` / `delegate` call has
+//!   metadata `sub_traces` (`[{trace_id, status, stats}]`) and `sub_trace_stats` (their sum),
+//!   and its text states them; [`stats_with_sub_traces`] adds a trace and all its descendants up.
+//! - **Cancel.** Sub-traces run under child tokens of the run's token: cancelling the run
+//!   cancels them, and each records `cancelled`.
+//! - **Resume.** A crash or a cancel in the middle of an `explore` or `delegate` call leaves the
+//!   call without a result. Resuming the trace finishes the call before the next model call:
+//!   branches that completed or failed keep their outcome, unfinished ones resume where they
+//!   stopped, missing ones are created, and the merge is recorded as if nothing had happened.
+//!   Other interrupted calls get an "interrupted" result as before.
 
+mod act;
+pub mod agents;
 pub mod approval;
 pub mod context;
+mod delegate;
+mod explore;
 mod goal_tools;
+mod outcome;
+mod resume;
 mod step;
+mod subagent_tools;
+mod subagents;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,15 +51,19 @@ use agent_llm::{LlmClient, LlmError, PriceTable};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
+pub use agents::{AgentTypeConfig, RiskLimit, SubAgentOptions, ToolFilter};
 pub use approval::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
 pub use context::{CompactionStrategy, ContextBudget};
 pub use goal_tools::{GoalTool, ReadProgressTool};
+pub use outcome::stats_with_sub_traces;
 
 use crate::event::{Event, EventKind};
 use crate::feed::{EventStream, watch};
 use crate::store::{StoreError, TraceStore};
 use crate::tools::{ToolLimits, ToolRegistry};
 use crate::trace::{TraceStats, TraceStatus};
+use subagent_tools::{DelegateTool, ExploreTool};
+use subagents::{Access, SubAgents};
 
 /// The system prompt used when none is configured. The plan is appended after it.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a capable software agent working in a \
@@ -84,6 +120,8 @@ pub struct RunnerOptions {
     pub temperature: Option<f32>,
     /// Completion token cap per call.
     pub max_tokens: Option<u32>,
+    /// How `explore` and `delegate` run their sub-traces.
+    pub sub_agents: SubAgentOptions,
 }
 
 impl RunnerOptions {
@@ -101,6 +139,7 @@ impl RunnerOptions {
             approval: None,
             temperature: None,
             max_tokens: None,
+            sub_agents: SubAgentOptions::default(),
         }
     }
 }
@@ -206,16 +245,55 @@ pub struct AgentRunner {
     llm: Arc<dyn LlmClient>,
     tools: Arc<ToolRegistry>,
     options: RunnerOptions,
+    agents: Arc<SubAgents>,
 }
 
 impl AgentRunner {
-    /// A runner. The `goal` and `read_progress` tools are added to `tools` when missing.
+    /// A runner for main traces. The `goal` and `read_progress` tools are added to `tools`
+    /// when missing, and so are `explore` and `delegate` when their agent types are configured
+    /// (`options.sub_agents`). A tool of `tools` with one of these names is used instead.
     pub fn new(
         store: Arc<dyn TraceStore>,
         llm: Arc<dyn LlmClient>,
-        mut tools: ToolRegistry,
+        tools: ToolRegistry,
         options: RunnerOptions,
     ) -> Self {
+        Self::build(store, llm, Arc::new(tools), options, Vec::new())
+    }
+
+    /// The runner of traces at the end of `lineage` (agent types from the main trace down):
+    /// the tools its agent type admits, its limits and prompt, and the sub-agent tools its depth
+    /// allows.
+    fn build(
+        store: Arc<dyn TraceStore>,
+        llm: Arc<dyn LlmClient>,
+        base_tools: Arc<ToolRegistry>,
+        root: RunnerOptions,
+        lineage: Vec<String>,
+    ) -> Self {
+        let own = lineage
+            .last()
+            .and_then(|t| root.sub_agents.agent_types.get(t))
+            .cloned();
+        let mut options = root.clone();
+        let mut tools = ToolRegistry::new();
+        match &own {
+            Some(config) => {
+                options.limits = config.limits.clone();
+                if let Some(prompt) = &config.system_prompt {
+                    options.system_prompt.clone_from(prompt);
+                }
+                for name in base_tools.names() {
+                    if let Some(tool) = base_tools.get(&name)
+                        && config.tools.admits(&name, tool.risk())
+                    {
+                        // Names come from a registry, so they are valid and unique.
+                        let _ = tools.register(tool.clone());
+                    }
+                }
+            }
+            None => tools = (*base_tools).clone(),
+        }
         if tools.get("goal").is_none() {
             // Registration only fails for a duplicate name, which was just ruled out.
             let _ = tools.register(Arc::new(GoalTool::new(store.clone())));
@@ -223,12 +301,63 @@ impl AgentRunner {
         if tools.get("read_progress").is_none() {
             let _ = tools.register(Arc::new(ReadProgressTool::new(store.clone())));
         }
+        let agents = Arc::new(SubAgents::new(
+            (store.clone(), llm.clone()),
+            base_tools,
+            root,
+            options.clone(),
+            lineage,
+            &tools,
+        ));
+        if agents.access(agents::EXPLORE) == Some(&Access::Own) {
+            let _ = tools.register(Arc::new(ExploreTool {
+                agents: agents.clone(),
+            }));
+        }
+        if agents.access(agents::DELEGATE) == Some(&Access::Own) {
+            let _ = tools.register(Arc::new(DelegateTool {
+                agents: agents.clone(),
+            }));
+        }
         Self {
             store,
             llm,
             tools: Arc::new(tools),
             options,
+            agents,
         }
+    }
+
+    /// The runner for an existing trace: this one for a main trace, the runner of its agent
+    /// type (and depth) for a sub-trace.
+    async fn runner_for_trace(&self, trace_id: &str) -> Result<Self, RunError> {
+        let mut lineage = Vec::new();
+        let mut next = Some(trace_id.to_owned());
+        while let Some(id) = next.take() {
+            let Some(trace) = self.store.get_trace(&id).await? else {
+                break;
+            };
+            if let Some(agent_type) = trace.agent_type {
+                lineage.push(agent_type);
+                next = trace.parent_trace_id;
+            }
+        }
+        if lineage.is_empty() {
+            return Ok(self.clone());
+        }
+        lineage.reverse();
+        Ok(Self::build(
+            self.store.clone(),
+            self.llm.clone(),
+            self.agents.base_tools(),
+            self.agents.root().clone(),
+            lineage,
+        ))
+    }
+
+    /// The names of the tools this runner offers the model, sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tools.names()
     }
 
     /// The store this runner records into.
@@ -262,6 +391,9 @@ impl AgentRunner {
     }
 
     /// Like [`resume`](Self::resume), but returns at once with a handle to the run.
+    ///
+    /// A sub-trace resumes with the tools and limits of its agent type; an interrupted
+    /// `explore` or `delegate` call is finished first (see the module docs).
     pub async fn resume_in_background(
         &self,
         trace_id: &str,
@@ -273,11 +405,12 @@ impl AgentRunner {
             .await?
             .last()
             .map_or(0, |e| e.event_id);
-        step::prepare_resume(self, trace_id).await?;
-        Ok(self.spawn(trace_id.to_owned(), cancel, since))
+        let runner = self.runner_for_trace(trace_id).await?;
+        resume::prepare_resume(&runner, trace_id).await?;
+        Ok(runner.spawn(trace_id.to_owned(), cancel, since))
     }
 
-    /// Runs an existing trace (created by [`step::create_trace`] or prepared for resume) with a
+    /// Runs an existing trace (created by [`create`](Self::create) or prepared for resume) with a
     /// given cancellation token, in the calling task.
     pub async fn drive(
         &self,

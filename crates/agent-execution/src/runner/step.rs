@@ -1,33 +1,27 @@
 //! One run of the loop: build the context, call the model, record, run tools, repeat.
 
-use std::collections::HashSet;
 use std::time::Instant;
 
 use agent_goal::GoalTree;
-use agent_llm::{ChatMessage, ChatRequest, ChatResponse, LlmError, ToolCall, ToolSpec, Usage};
-use futures::future::join_all;
+use agent_llm::{
+    ChatMessage, ChatRequest, ChatResponse, LlmClient, LlmError, ToolCall, ToolSpec, Usage,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{ApprovalDecision, ApprovalRequest};
-use super::context::{
-    COMPACTION_KEY, ContextBudget, ContextInput, ContextView, INTERRUPTED_RESULT, assistant_calls,
-    build_context,
-};
-use super::{AgentRunner, RunError, RunOutcome};
-use crate::message::{Message, NewMessage, Role};
+use super::act::{Answer, run_tools};
+use super::context::{COMPACTION_KEY, ContextBudget, ContextInput, ContextView, build_context};
+use super::resume::finish_sub_agent_calls;
+use super::{AgentRunner, RunError, RunOutcome, RunnerOptions};
+use crate::message::{Message, NewMessage};
 use crate::store::{WriteOp, WriteOutput};
-use crate::tools::{Risk, ToolContext, ToolResult};
-use crate::trace::{NewTrace, TraceOutcome, TraceStatus, TraceUpdate};
+use crate::trace::{NewTrace, TraceOutcome, TraceStatus};
 
 /// The request that asks the model to summarise the conversation for a full compaction.
 pub(crate) const COMPACTION_PROMPT: &str = "Provide a detailed prompt for continuing our \
 conversation above. Focus on information that would be helpful for continuing it: what we did, \
 what we are doing, which files we are working on, what we found, and what we are going to do \
 next. Keep every decision, file name and number that later steps need.";
-
-/// Tools whose calls change or read the run's own state: they run alone, in call order.
-const STATEFUL_TOOLS: &[&str] = &["goal", "read_progress", "explore", "delegate"];
 
 /// Creates the trace for a task and records the task as its first user message.
 pub(super) async fn create_trace(runner: &AgentRunner, task: &str) -> Result<String, RunError> {
@@ -42,7 +36,7 @@ pub(super) async fn create_trace(runner: &AgentRunner, task: &str) -> Result<Str
     Ok(trace.trace_id)
 }
 
-fn check_workspace(runner: &AgentRunner) -> Result<(), RunError> {
+pub(super) fn check_workspace(runner: &AgentRunner) -> Result<(), RunError> {
     let path = &runner.options.workspace;
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => Ok(()),
@@ -57,59 +51,6 @@ fn check_workspace(runner: &AgentRunner) -> Result<(), RunError> {
     }
 }
 
-/// Readies a stopped trace for more work: answers dangling tool calls and marks it running.
-pub(super) async fn prepare_resume(runner: &AgentRunner, trace_id: &str) -> Result<(), RunError> {
-    check_workspace(runner)?;
-    let store = &runner.store;
-    let trace =
-        store
-            .get_trace(trace_id)
-            .await?
-            .ok_or_else(|| crate::store::StoreError::NotFound {
-                trace_id: trace_id.to_owned(),
-            })?;
-    if trace.status == TraceStatus::Completed {
-        return Err(RunError::AlreadyCompleted {
-            trace_id: trace_id.to_owned(),
-        });
-    }
-    let messages = store.get_trace_messages(trace_id).await?;
-    let mut ops: Vec<WriteOp> = dangling_calls(&messages)
-        .into_iter()
-        .map(|(call, goal_id)| {
-            let mut message = NewMessage::tool(call.id, call.name, INTERRUPTED_RESULT);
-            message.goal_id = goal_id;
-            WriteOp::AddMessage(message)
-        })
-        .collect();
-    ops.push(WriteOp::UpdateTrace(TraceUpdate {
-        status: Some(TraceStatus::Running),
-        error: Some(None),
-        ..TraceUpdate::default()
-    }));
-    store.batch(trace_id, ops).await?;
-    Ok(())
-}
-
-/// Tool calls of assistant messages that have no recorded result, with their goal.
-fn dangling_calls(messages: &[Message]) -> Vec<(ToolCall, Option<String>)> {
-    let answered: HashSet<&str> = messages
-        .iter()
-        .filter(|m| m.role == Role::Tool)
-        .filter_map(|m| m.tool_call_id.as_deref())
-        .collect();
-    messages
-        .iter()
-        .filter(|m| m.role == Role::Assistant)
-        .flat_map(|m| {
-            assistant_calls(&m.content)
-                .into_iter()
-                .map(move |call| (call, m.goal_id.clone()))
-        })
-        .filter(|(call, _)| !answered.contains(call.id.as_str()))
-        .collect()
-}
-
 /// How one pass of the loop ended.
 enum Next {
     Continue,
@@ -117,6 +58,9 @@ enum Next {
 }
 
 /// Runs the loop on an existing trace until it ends, and records how it ended.
+///
+/// Before the first model call, `explore` and `delegate` calls that a crash or a cancel left
+/// without a result are finished (see `resume.rs`).
 pub(super) async fn run_loop(
     runner: &AgentRunner,
     trace_id: &str,
@@ -124,24 +68,33 @@ pub(super) async fn run_loop(
 ) -> Result<RunOutcome, RunError> {
     let mut messages = runner.store.get_trace_messages(trace_id).await?;
     let mut iterations = 0;
+    let mut interrupted_calls_done = false;
     let (outcome, response) = loop {
         if cancel.is_cancelled() {
             break (cancelled(), None);
         }
-        if iterations >= runner.options.limits.max_iterations {
-            let limit = runner.options.limits.max_iterations;
-            break (
-                TraceOutcome::failed(format!(
-                    "max_iterations: reached the limit of {limit} model calls"
-                )),
-                None,
-            );
-        }
-        if let Some(stop) = over_budget(runner, trace_id).await? {
-            break (stop, None);
-        }
-        iterations += 1;
-        match step(runner, trace_id, &mut messages, &cancel).await {
+        let result = if interrupted_calls_done {
+            if iterations >= runner.options.limits.max_iterations {
+                let limit = runner.options.limits.max_iterations;
+                break (
+                    TraceOutcome::failed(format!(
+                        "max_iterations: reached the limit of {limit} model calls"
+                    )),
+                    None,
+                );
+            }
+            if let Some(stop) = over_budget(runner, trace_id).await? {
+                break (stop, None);
+            }
+            iterations += 1;
+            step(runner, trace_id, &mut messages, &cancel).await
+        } else {
+            interrupted_calls_done = true;
+            finish_sub_agent_calls(runner, trace_id, &mut messages, &cancel)
+                .await
+                .map(|()| Next::Continue)
+        };
+        match result {
             Ok(Next::Continue) => {}
             Ok(Next::Stop(outcome, response)) => break (outcome, response),
             Err(StepError::Llm(error)) => {
@@ -199,7 +152,8 @@ async fn over_budget(
     }))
 }
 
-enum StepError {
+/// Why a step could not go on.
+pub(super) enum StepError {
     Llm(LlmError),
     Cancelled,
     Run(RunError),
@@ -271,7 +225,7 @@ async fn step(
         return Ok(Next::Stop(TraceOutcome::completed(summary), Some(text)));
     }
 
-    let results = run_tools(
+    let answers = run_tools(
         runner,
         trace_id,
         goal_id.as_deref(),
@@ -279,27 +233,35 @@ async fn step(
         cancel,
     )
     .await?;
-    let ops = response
+    let ops: Vec<WriteOp> = response
         .tool_calls
         .iter()
-        .zip(results)
-        .map(|(call, result)| {
-            let mut message =
-                NewMessage::tool(call.id.clone(), call.name.clone(), result.content.clone());
-            message.goal_id = goal_id.clone();
-            message.tokens = Some(agent_llm::estimate_tokens(&result.content) as u64);
-            WriteOp::AddMessage(message)
-        })
+        .zip(answers)
+        .filter_map(|(call, answer)| Some(tool_message(call, answer?, goal_id.clone())))
         .collect();
-    let recorded = record(runner, trace_id, ops).await?;
-    messages.extend(recorded);
+    if !ops.is_empty() {
+        let recorded = record(runner, trace_id, ops).await?;
+        messages.extend(recorded);
+    }
     if cancel.is_cancelled() {
         return Err(StepError::Cancelled);
     }
     Ok(Next::Continue)
 }
 
-async fn record(
+/// The write that records a tool call's answer, tied to `goal_id`.
+pub(super) fn tool_message(call: &ToolCall, answer: Answer, goal_id: Option<String>) -> WriteOp {
+    let content = answer.result.content;
+    let tokens = agent_llm::estimate_tokens(&content) as u64;
+    let mut message = NewMessage::tool(call.id.clone(), call.name.clone(), content);
+    message.goal_id = goal_id;
+    message.tokens = Some(tokens);
+    message.metadata = answer.metadata;
+    WriteOp::AddMessage(message)
+}
+
+/// Records a batch of writes and returns the messages it stored.
+pub(super) async fn record(
     runner: &AgentRunner,
     trace_id: &str,
     ops: Vec<WriteOp>,
@@ -314,15 +276,21 @@ async fn record(
         .collect())
 }
 
-fn budget(runner: &AgentRunner) -> ContextBudget {
-    let window = runner
-        .options
+/// The context budget of the runner's model.
+pub(super) fn budget(runner: &AgentRunner) -> ContextBudget {
+    budget_for(&runner.options, runner.llm.as_ref())
+}
+
+/// The context budget of the model of `options`.
+pub(super) fn budget_for(options: &RunnerOptions, llm: &dyn LlmClient) -> ContextBudget {
+    let window = options
         .context_window
-        .unwrap_or_else(|| runner.llm.model_info(&runner.options.model).context_window);
+        .unwrap_or_else(|| llm.model_info(&options.model).context_window);
     ContextBudget::for_window(window)
 }
 
-fn view_of(
+/// The context the model would see now.
+pub(super) fn view_of(
     runner: &AgentRunner,
     tree: &GoalTree,
     messages: &[Message],
@@ -428,108 +396,4 @@ async fn compact(
     let recorded = record(runner, trace_id, vec![WriteOp::AddMessage(message)]).await?;
     messages.extend(recorded);
     Ok(())
-}
-
-/// Runs a turn's tool calls: read-only calls side by side, stateful and risky ones alone and in
-/// order. Results come back in call order.
-async fn run_tools(
-    runner: &AgentRunner,
-    trace_id: &str,
-    goal_id: Option<&str>,
-    calls: &[ToolCall],
-    cancel: &CancellationToken,
-) -> Result<Vec<ToolResult>, StepError> {
-    let ctx = ToolContext {
-        workspace: runner.options.workspace.clone(),
-        trace_id: trace_id.to_owned(),
-        goal_id: goal_id.map(str::to_owned),
-        cancel: cancel.clone(),
-        limits: runner.options.tool_limits.clone(),
-    };
-    let mut results: Vec<ToolResult> = Vec::with_capacity(calls.len());
-    let mut index = 0;
-    while index < calls.len() {
-        let alone = runs_alone(runner, &calls[index].name);
-        let end = if alone {
-            index + 1
-        } else {
-            index
-                + calls[index..]
-                    .iter()
-                    .take_while(|c| !runs_alone(runner, &c.name))
-                    .count()
-        };
-        let group = &calls[index..end];
-        let outputs = join_all(group.iter().map(|call| run_one(runner, call, &ctx))).await;
-        for output in outputs {
-            results.push(output?);
-        }
-        index = end;
-    }
-    Ok(results)
-}
-
-fn runs_alone(runner: &AgentRunner, name: &str) -> bool {
-    STATEFUL_TOOLS.contains(&name) || runner.tools.risk(name) == Some(Risk::Risky)
-}
-
-/// Runs one call, asking for approval first when it is risky and a handler is set.
-async fn run_one(
-    runner: &AgentRunner,
-    call: &ToolCall,
-    ctx: &ToolContext,
-) -> Result<ToolResult, StepError> {
-    if runner.tools.risk(&call.name) == Some(Risk::Risky)
-        && let Some(handler) = &runner.options.approval
-    {
-        let store = &runner.store;
-        let waiting = TraceUpdate {
-            status: Some(TraceStatus::Waiting),
-            ..TraceUpdate::default()
-        };
-        store.update_trace(&ctx.trace_id, waiting).await?;
-        let request = ApprovalRequest {
-            trace_id: ctx.trace_id.clone(),
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            arguments: call.arguments.clone(),
-        };
-        let decision = tokio::select! {
-            decision = handler.decide(request) => Some(decision),
-            () = ctx.cancel.cancelled() => None,
-        };
-        let running = TraceUpdate {
-            status: Some(TraceStatus::Running),
-            ..TraceUpdate::default()
-        };
-        store.update_trace(&ctx.trace_id, running).await?;
-        match decision {
-            None => {
-                return Ok(error_result(format!(
-                    "{} was not run because the run was cancelled",
-                    call.name
-                )));
-            }
-            Some(ApprovalDecision::Reject { reason }) => {
-                let why = if reason.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!(": {reason}")
-                };
-                return Ok(error_result(format!(
-                    "the user rejected this {} call{why}",
-                    call.name
-                )));
-            }
-            Some(ApprovalDecision::Approve) => {}
-        }
-    }
-    Ok(runner.tools.execute(&call.name, &call.arguments, ctx).await)
-}
-
-fn error_result(message: String) -> ToolResult {
-    ToolResult {
-        content: format!("error: {message}"),
-        is_error: true,
-    }
 }
