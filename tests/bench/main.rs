@@ -1,6 +1,6 @@
 //! The benchmark program behind `cargo xtask bench`: framework overhead of the runner against
-//! the raw cost of appending the same bytes, and the context economy of the compaction
-//! strategies on one long scripted task — all measured in the same run.
+//! the raw cost of appending the same bytes, the context economy of the compaction strategies
+//! on one long scripted task, and the API under load (`api`) — all measured in the same run.
 //!
 //! Usage: `agent-bench [--quick] [--out FILE]`. The report is Markdown on stdout (and in FILE).
 
@@ -17,6 +17,8 @@ use agent_execution::{InMemoryTraceStore, TraceStatus, TraceStore};
 use agent_store_fs::{Durability, FileSystemTraceStore};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
+
+mod api;
 
 struct Args {
     quick: bool,
@@ -111,6 +113,8 @@ async fn main() -> Result<()> {
             total as f64 / baseline.max(1) as f64
         )?;
     }
+
+    report.push_str(&api::section(args.quick).await?);
 
     std::io::stdout().write_all(report.as_bytes())?;
     if let Some(out) = args.out {
