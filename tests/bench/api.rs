@@ -37,7 +37,7 @@ pub(crate) async fn section(quick: bool) -> Result<String> {
 
     writeln!(
         out,
-        "\nLive watch fan-out: {watchers} WebSocket watchers of one trace (in-memory store) while {events} messages are recorded, one `message_added` event each. Lag is from just before the commit to the watcher parsing the event. Burst: the writer goes as fast as it can; paced: 1,000 events/s.\n"
+        "\nLive watch fan-out: {watchers} WebSocket watchers of one trace (in-memory store) while {events} messages are recorded, one `message_added` event each. Lag is from just before the commit to the watcher parsing the event. Burst: the writer goes as fast as it can; paced: 1,000 events/s. The writer, the server and the watchers share one process and this machine's cores, so in a burst the writer gets only its share of the CPU: writes/s there is the whole machine's fan-out capacity divided by the watchers, not a limit the watchers impose (committing never waits for a watcher).\n"
     )?;
     writeln!(
         out,

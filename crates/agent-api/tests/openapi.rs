@@ -252,7 +252,7 @@ async fn real_responses_match_the_documented_schemas() {
 
     let doc = document();
     let reads = [
-        ("/api/traces", format!("/api/traces")),
+        ("/api/traces", "/api/traces".to_owned()),
         ("/api/traces/{trace_id}", format!("/api/traces/{id}")),
         (
             "/api/traces/{trace_id}/messages",
