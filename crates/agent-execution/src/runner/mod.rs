@@ -238,6 +238,9 @@ impl RunHandle {
     }
 }
 
+/// The most sub-trace levels followed up from a trace to find its main trace.
+const MAX_LINEAGE: usize = 64;
+
 /// Runs tasks: one loop per trace over a store, a model and tools.
 #[derive(Clone)]
 pub struct AgentRunner {
@@ -333,7 +336,11 @@ impl AgentRunner {
     async fn runner_for_trace(&self, trace_id: &str) -> Result<Self, RunError> {
         let mut lineage = Vec::new();
         let mut next = Some(trace_id.to_owned());
-        while let Some(id) = next.take() {
+        // Bounded, so that damaged parent links cannot loop forever.
+        for _ in 0..MAX_LINEAGE {
+            let Some(id) = next.take() else {
+                break;
+            };
             let Some(trace) = self.store.get_trace(&id).await? else {
                 break;
             };
