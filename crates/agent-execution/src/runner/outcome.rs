@@ -13,8 +13,8 @@ use crate::trace::{TraceStats, TraceStatus};
 pub(super) struct CallOutcome {
     /// What the model sees.
     pub(super) result: ToolResult,
-    /// A cancel stopped sub-traces that resuming the run continues: the call is left without a
-    /// result so that the resumed run finishes it.
+    /// A cancel stopped the call, before it started or with sub-traces that resuming the run
+    /// continues: the call is left without a result so that the resumed run finishes it.
     pub(super) interrupted: bool,
     /// Metadata of the tool message: sub-trace ids, statuses and statistics.
     pub(super) metadata: Map<String, Value>,

@@ -129,6 +129,7 @@ impl SubAgents {
 
     /// Runs `call` if it is a sub-agent call this runner handles; `None` for any other call.
     /// With `adoption`, work a previous run of the call left behind is taken over (resume).
+    /// A call made after the run was cancelled does not start; it is left for the resume.
     pub(super) async fn run_call(
         &self,
         call: &ToolCall,
@@ -138,6 +139,10 @@ impl SubAgents {
         match self.access(&call.name)? {
             Access::Foreign => None,
             Access::Refused(reason) => Some(CallOutcome::error(reason.clone())),
+            Access::Own if ctx.cancel.is_cancelled() => Some(CallOutcome::interrupted(format!(
+                "{} was not started because the run was cancelled",
+                call.name
+            ))),
             Access::Own => {
                 let args = match parse_arguments(&call.name, &call.arguments) {
                     Ok(args) => args,
