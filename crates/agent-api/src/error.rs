@@ -144,11 +144,14 @@ pub(crate) struct ErrorDetail {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
-        let message = if status.is_server_error() {
-            tracing::error!(error = %self, "request failed on the server's side");
-            "internal server error; the server log has the details".to_owned()
-        } else {
-            self.to_string()
+        // Internal failures are logged and never sent; every other message is meant for the
+        // client (a 503 says why runs cannot start, which reveals nothing internal).
+        let message = match &self {
+            Self::Internal(_) | Self::Config(_) | Self::Bind { .. } => {
+                tracing::error!(error = %self, "request failed on the server's side");
+                "internal server error; the server log has the details".to_owned()
+            }
+            _ => self.to_string(),
         };
         let body = ErrorBody {
             error: ErrorDetail {

@@ -472,6 +472,11 @@ async fn a_read_only_server_refuses_to_start_or_resume_runs_with_503() {
     let start = post_json(&state, "/api/traces", json!({"task": "Do it"})).await;
     assert_eq!(start.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(start.code(), "runs_unavailable");
+    let message = start.json["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("read-only"),
+        "the client is told why: {message}"
+    );
     let resume = common::post_empty(&state, &format!("/api/traces/{main}/resume")).await;
     assert_eq!(resume.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(resume.code(), "runs_unavailable");
