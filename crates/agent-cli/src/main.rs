@@ -1,10 +1,86 @@
-//! The `agent` command: the composition root that wires a store, a model provider and the
-//! runner together. Its subcommands arrive with the command-line work; today it reports its
-//! version.
+//! The `agent` command: the composition root that wires the filesystem store, a model provider,
+//! the runner and the HTTP server together.
+//!
+//! Commands: `run`, `demo`, `serve`, `traces`, `show`, `resume`, `cancel`, `plan`. Exit codes:
+//! 0 completed, 1 failed, 2 usage or configuration error, 3 limit hit, 130 cancelled.
 
-fn main() {
-    #[allow(clippy::print_stdout)]
+mod approve;
+mod cancel;
+mod cli;
+mod config;
+mod demo;
+mod exit;
+mod inspect;
+mod output;
+mod plan;
+mod progress;
+mod provider;
+mod run;
+mod serve;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::exit::{ExitCode, UsageError};
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
     {
-        println!("agent {}", env!("CARGO_PKG_VERSION"));
+        Ok(runtime) => runtime,
+        Err(error) => {
+            output::note(&format!("agent: cannot start the async runtime: {error}"));
+            return ExitCode::Failed.into();
+        }
+    };
+    let result = runtime.block_on(dispatch(cli.command));
+    // Tools may leave blocking reads behind (e.g. a terminal prompt); do not wait for them.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    match result {
+        Ok(code) => code.into(),
+        Err(error) => {
+            output::note(&format!("agent: {error:#}"));
+            if error.downcast_ref::<UsageError>().is_some() {
+                ExitCode::Usage.into()
+            } else {
+                ExitCode::Failed.into()
+            }
+        }
     }
+}
+
+async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Run(args) => run::run(args).await,
+        Command::Resume(args) => run::resume(args).await,
+        Command::Demo(args) => demo::demo(args).await,
+        Command::Serve(args) => serve::serve(args).await,
+        Command::Traces(args) => inspect::traces(args).await,
+        Command::Show(args) => inspect::show(args).await,
+        Command::Cancel(args) => cancel::cancel(args).await,
+        Command::Plan(args) => plan::command(args).await,
+    }
+}
+
+/// Logs go to stderr through `tracing`: warnings by default, more with `-v`, or as `RUST_LOG`
+/// says. `NO_COLOR` turns colours off.
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let color = std::env::var_os("NO_COLOR").is_none()
+        && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(color)
+        .try_init();
 }

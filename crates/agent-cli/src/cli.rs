@@ -1,0 +1,282 @@
+//! The command line: commands, flags and their environment variables.
+//!
+//! The command names and flags are a Contract: scripts outside the project use them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// An LLM agent runtime with goal trees, precise compaction and durable traces.
+#[derive(Debug, Parser)]
+#[command(name = "agent", version, about, long_about = None, propagate_version = true)]
+pub(crate) struct Cli {
+    /// More log output (repeat for more); `RUST_LOG` takes precedence.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Run a task to the end and print the final answer.
+    Run(RunArgs),
+    /// Run a realistic task offline with a built-in scripted model, then serve the viewer.
+    Demo(DemoArgs),
+    /// Serve the HTTP API and the trace viewer.
+    Serve(ServeArgs),
+    /// List traces, newest first.
+    Traces(TracesArgs),
+    /// Show a trace as a tree: goals, their messages, sub-traces.
+    Show(ShowArgs),
+    /// Continue a stopped trace (crash, limit, cancel) under the same id.
+    Resume(ResumeArgs),
+    /// Cancel a run going on in a server (`agent serve` or `agent run --serve`).
+    Cancel(CancelArgs),
+    /// Plan mode: the model writes the goal tree only; edit it, save it, run it.
+    Plan(PlanArgs),
+}
+
+/// Where traces live; every command takes it.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct TraceDirArg {
+    /// The folder traces are stored in [default: .trace].
+    #[arg(long, env = "AGENT_TRACE_DIR", value_name = "DIR")]
+    pub(crate) trace_dir: Option<PathBuf>,
+}
+
+/// The model provider behind a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ProviderKind {
+    /// Any OpenAI-compatible chat completions server (OpenAI, DeepSeek, Qwen, Ollama, vLLM, ...).
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+    /// A deterministic script of answers (`--script FILE`), for tests and offline use.
+    Scripted,
+}
+
+/// Options shared by `run` and `resume`: the model, the workspace and the limits.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ModelArgs {
+    /// The model provider [default: from agent.toml, else inferred from API keys].
+    #[arg(long, value_enum)]
+    pub(crate) provider: Option<ProviderKind>,
+    /// The model name.
+    #[arg(long, env = "AGENT_MODEL")]
+    pub(crate) model: Option<String>,
+    /// The provider's base URL (OpenAI-compatible: including /v1; Anthropic: without it).
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// The API key [default: OPENAI_API_KEY or ANTHROPIC_API_KEY].
+    #[arg(long, value_name = "KEY", hide_env_values = true)]
+    pub(crate) api_key: Option<String>,
+    /// The script of the scripted provider (JSON; see the agent-llm docs).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) script: Option<PathBuf>,
+    /// The folder the agent works in [default: the current folder].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+    /// Model calls before the run stops (exit code 3).
+    #[arg(long, value_name = "N")]
+    pub(crate) max_iterations: Option<u32>,
+    /// Spending limit in US dollars (exit code 3 when reached).
+    #[arg(long, value_name = "USD")]
+    pub(crate) max_cost: Option<f64>,
+    /// Approve every risky tool call (shell, writes) without asking.
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+    /// Print one JSON object on stdout: trace_id, status, response, totals.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Also serve the API and viewer while running [default port: 8420].
+    #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "8420")]
+    pub(crate) serve: Option<u16>,
+    /// Where traces live.
+    #[command(flatten)]
+    pub(crate) trace_dir: TraceDirArg,
+}
+
+/// `agent run`.
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The task. Not needed with --trace.
+    #[arg(required_unless_present = "trace")]
+    pub(crate) task: Option<String>,
+    /// Execute the plan stored in this trace (made by `agent plan`, possibly edited).
+    #[arg(long, value_name = "TRACE_ID", conflicts_with_all = ["task", "plan"])]
+    pub(crate) trace: Option<String>,
+    /// Start from a saved plan (`agent plan save`) instead of an empty goal tree.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) plan: Option<PathBuf>,
+    /// Model, workspace, limits and output.
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
+}
+
+/// `agent resume`.
+#[derive(Debug, Args)]
+pub(crate) struct ResumeArgs {
+    /// The trace to continue.
+    pub(crate) trace_id: String,
+    /// Model, workspace, limits and output.
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
+}
+
+/// `agent demo`.
+#[derive(Debug, Args)]
+pub(crate) struct DemoArgs {
+    /// Do not serve the viewer after the run.
+    #[arg(long)]
+    pub(crate) no_serve: bool,
+    /// The port to serve on.
+    #[arg(long, default_value_t = 8420)]
+    pub(crate) port: u16,
+    /// Where traces live.
+    #[command(flatten)]
+    pub(crate) trace_dir: TraceDirArg,
+}
+
+/// `agent serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// The address to bind; anything but loopback needs --token.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub(crate) host: String,
+    /// The port.
+    #[arg(long, default_value_t = 8420)]
+    pub(crate) port: u16,
+    /// The bearer token clients must send.
+    #[arg(long, env = "AGENT_TOKEN", hide_env_values = true)]
+    pub(crate) token: Option<String>,
+    /// Where traces live.
+    #[command(flatten)]
+    pub(crate) trace_dir: TraceDirArg,
+    /// The model used for runs started over HTTP (optional: without one the server is read-only).
+    #[command(flatten)]
+    pub(crate) model: ServeModelArgs,
+}
+
+/// The model options of `agent serve`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ServeModelArgs {
+    /// The model provider for runs started over HTTP.
+    #[arg(long, value_enum)]
+    pub(crate) provider: Option<ProviderKind>,
+    /// The model name.
+    #[arg(long, env = "AGENT_MODEL")]
+    pub(crate) model: Option<String>,
+    /// The provider's base URL.
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// The API key.
+    #[arg(long, value_name = "KEY", hide_env_values = true)]
+    pub(crate) api_key: Option<String>,
+    /// The script of the scripted provider.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) script: Option<PathBuf>,
+    /// The folder runs work in [default: the current folder].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+}
+
+/// `agent traces`.
+#[derive(Debug, Args)]
+pub(crate) struct TracesArgs {
+    /// Only traces with this status.
+    #[arg(long)]
+    pub(crate) status: Option<String>,
+    /// At most this many.
+    #[arg(long, default_value_t = 50)]
+    pub(crate) limit: usize,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Where traces live.
+    #[command(flatten)]
+    pub(crate) trace_dir: TraceDirArg,
+}
+
+/// `agent show`.
+#[derive(Debug, Args)]
+pub(crate) struct ShowArgs {
+    /// The trace.
+    pub(crate) trace_id: String,
+    /// Print JSON: trace, goal tree, messages and sub-traces.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Where traces live.
+    #[command(flatten)]
+    pub(crate) trace_dir: TraceDirArg,
+}
+
+/// `agent cancel`.
+#[derive(Debug, Args)]
+pub(crate) struct CancelArgs {
+    /// The trace whose run to cancel.
+    pub(crate) trace_id: String,
+    /// The server running it.
+    #[arg(long, default_value = "http://127.0.0.1:8420")]
+    pub(crate) server: String,
+    /// The server's bearer token.
+    #[arg(long, env = "AGENT_TOKEN", hide_env_values = true)]
+    pub(crate) token: Option<String>,
+    /// Where traces live (unused; accepted like every command).
+    #[command(flatten)]
+    pub(crate) trace_dir: TraceDirArg,
+}
+
+/// `agent plan`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub(crate) struct PlanArgs {
+    /// Edit or save an existing plan.
+    #[command(subcommand)]
+    pub(crate) action: Option<PlanAction>,
+    /// The task to plan.
+    #[arg(required = true)]
+    pub(crate) task: Option<String>,
+    /// Model and output options.
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
+}
+
+/// What to do with an existing plan.
+#[derive(Debug, Subcommand)]
+pub(crate) enum PlanAction {
+    /// Open the plan in $EDITOR as text (one goal a line, two spaces of indent per level).
+    Edit {
+        /// The plan's trace.
+        trace_id: String,
+        /// Where traces live.
+        #[command(flatten)]
+        trace_dir: TraceDirArg,
+    },
+    /// Write the plan to a file, to reuse it with `agent run --plan FILE <TASK>`.
+    Save {
+        /// The plan's trace.
+        trace_id: String,
+        /// The file to write.
+        file: PathBuf,
+        /// Where traces live.
+        #[command(flatten)]
+        trace_dir: TraceDirArg,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,236 @@
+//! Configuration: `agent.toml` and the precedence flags > environment > file.
+//!
+//! The file is looked for in the current folder, then in the user's config folder
+//! (`$XDG_CONFIG_HOME/agent/agent.toml`, else `~/.config/agent/agent.toml`). Every field is
+//! optional:
+//!
+//! ```toml
+//! provider = "openai"            # openai | anthropic | scripted
+//! model = "gpt-4o-mini"
+//! base_url = "http://localhost:11434/v1"
+//! api_key = "..."                # better: OPENAI_API_KEY / ANTHROPIC_API_KEY
+//! script = "script.json"         # scripted provider
+//! trace_dir = ".trace"
+//! workspace = "."
+//! max_iterations = 100
+//! max_cost = 2.5
+//! context_window = 128000
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+use crate::cli::ProviderKind;
+
+/// The name of the configuration file.
+pub(crate) const FILE_NAME: &str = "agent.toml";
+
+/// The contents of `agent.toml`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileConfig {
+    pub(crate) provider: Option<ProviderKind>,
+    pub(crate) model: Option<String>,
+    pub(crate) base_url: Option<String>,
+    pub(crate) api_key: Option<String>,
+    pub(crate) script: Option<PathBuf>,
+    pub(crate) trace_dir: Option<PathBuf>,
+    pub(crate) workspace: Option<PathBuf>,
+    pub(crate) max_iterations: Option<u32>,
+    pub(crate) max_cost: Option<f64>,
+    pub(crate) context_window: Option<usize>,
+}
+
+impl FileConfig {
+    /// Reads the first `agent.toml` found, or the defaults when there is none.
+    pub(crate) fn load() -> Result<Self> {
+        for path in candidates() {
+            if path.is_file() {
+                return Self::read(&path);
+            }
+        }
+        Ok(Self::default())
+    }
+
+    /// Reads one file; errors name the file and the field.
+    pub(crate) fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        toml::from_str(&text)
+            .with_context(|| format!("invalid configuration in {}", path.display()))
+    }
+}
+
+/// Where `agent.toml` is looked for, in order.
+fn candidates() -> Vec<PathBuf> {
+    let mut paths = vec![PathBuf::from(FILE_NAME)];
+    let config_home = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")));
+    if let Some(dir) = config_home {
+        paths.push(dir.join("agent").join(FILE_NAME));
+    }
+    paths
+}
+
+/// A non-empty environment variable.
+pub(crate) fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The trace folder: flag (or `AGENT_TRACE_DIR`, read by the flag), then the file, then `.trace`.
+pub(crate) fn trace_dir(flag: Option<&PathBuf>, file: &FileConfig) -> PathBuf {
+    flag.cloned()
+        .or_else(|| file.trace_dir.clone())
+        .unwrap_or_else(|| PathBuf::from(".trace"))
+}
+
+/// How to reach a model, once flags, environment and file are merged.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ProviderConfig {
+    pub(crate) kind: ProviderKind,
+    pub(crate) model: String,
+    pub(crate) base_url: Option<String>,
+    pub(crate) api_key: Option<String>,
+    pub(crate) script: Option<PathBuf>,
+    pub(crate) context_window: Option<usize>,
+}
+
+/// The provider options a command was given.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ProviderFlags {
+    pub(crate) provider: Option<ProviderKind>,
+    pub(crate) model: Option<String>,
+    pub(crate) base_url: Option<String>,
+    pub(crate) api_key: Option<String>,
+    pub(crate) script: Option<PathBuf>,
+}
+
+/// The message shown when no provider is configured.
+pub(crate) const NO_PROVIDER: &str = "no model provider is configured.
+
+Configure one of:
+  OpenAI or any OpenAI-compatible server (DeepSeek, Qwen, Ollama, vLLM, llama.cpp, LM Studio):
+      export OPENAI_API_KEY=sk-...            # and for a local server:
+      export OPENAI_BASE_URL=http://localhost:11434/v1
+  Anthropic:
+      export ANTHROPIC_API_KEY=sk-ant-...
+  or pass --provider openai|anthropic|scripted with --model, --base-url, --api-key, --script,
+  or write them in agent.toml (current folder, or ~/.config/agent/agent.toml).
+
+To see the agent work without any model, run:  agent demo";
+
+/// Merges flags > environment > file into a provider configuration. `None` when nothing
+/// names a provider.
+pub(crate) fn resolve_provider(flags: &ProviderFlags, file: &FileConfig) -> Option<ProviderConfig> {
+    let kind = flags
+        .provider
+        .or(file.provider)
+        .or_else(|| flags.script.as_ref().map(|_| ProviderKind::Scripted))
+        .or_else(|| {
+            if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() {
+                Some(ProviderKind::Openai)
+            } else if env("ANTHROPIC_API_KEY").is_some() || env("ANTHROPIC_BASE_URL").is_some() {
+                Some(ProviderKind::Anthropic)
+            } else {
+                None
+            }
+        })?;
+    let (key_var, url_var, default_model) = match kind {
+        ProviderKind::Openai => ("OPENAI_API_KEY", "OPENAI_BASE_URL", "gpt-4o-mini"),
+        ProviderKind::Anthropic => (
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "claude-sonnet-4-5",
+        ),
+        ProviderKind::Scripted => ("", "", "scripted"),
+    };
+    let from_env = |name: &str| if name.is_empty() { None } else { env(name) };
+    Some(ProviderConfig {
+        kind,
+        // AGENT_MODEL is read by the --model flag itself.
+        model: flags
+            .model
+            .clone()
+            .or_else(|| file.model.clone())
+            .unwrap_or_else(|| default_model.into()),
+        base_url: flags
+            .base_url
+            .clone()
+            .or_else(|| from_env(url_var))
+            .or_else(|| file.base_url.clone()),
+        api_key: flags
+            .api_key
+            .clone()
+            .or_else(|| from_env(key_var))
+            .or_else(|| file.api_key.clone()),
+        script: flags.script.clone().or_else(|| file.script.clone()),
+        context_window: file.context_window,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_win_over_the_file() {
+        let file = FileConfig {
+            provider: Some(ProviderKind::Openai),
+            model: Some("from-file".into()),
+            base_url: Some("http://file/v1".into()),
+            ..FileConfig::default()
+        };
+        let flags = ProviderFlags {
+            model: Some("from-flag".into()),
+            base_url: Some("http://flag/v1".into()),
+            ..ProviderFlags::default()
+        };
+        let config = resolve_provider(&flags, &file).unwrap();
+        assert_eq!(config.kind, ProviderKind::Openai);
+        assert_eq!(config.model, "from-flag");
+        assert_eq!(config.base_url.as_deref(), Some("http://flag/v1"));
+    }
+
+    #[test]
+    fn a_script_implies_the_scripted_provider() {
+        let flags = ProviderFlags {
+            script: Some("s.json".into()),
+            ..ProviderFlags::default()
+        };
+        let config = resolve_provider(&flags, &FileConfig::default()).unwrap();
+        assert_eq!(config.kind, ProviderKind::Scripted);
+        assert_eq!(config.model, "scripted");
+    }
+
+    #[test]
+    fn the_file_rejects_unknown_fields_and_names_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.toml");
+        std::fs::write(&path, "provider = \"openai\"\nmodle = \"x\"\n").unwrap();
+        let error = format!("{:#}", FileConfig::read(&path).unwrap_err());
+        assert!(
+            error.contains("agent.toml") && error.contains("modle"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_trace_dir_defaults_to_dot_trace() {
+        assert_eq!(
+            trace_dir(None, &FileConfig::default()),
+            PathBuf::from(".trace")
+        );
+        let file = FileConfig {
+            trace_dir: Some("t".into()),
+            ..FileConfig::default()
+        };
+        assert_eq!(trace_dir(None, &file), PathBuf::from("t"));
+        assert_eq!(
+            trace_dir(Some(&PathBuf::from("f")), &file),
+            PathBuf::from("f")
+        );
+    }
+}

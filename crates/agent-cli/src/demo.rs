@@ -1,0 +1,94 @@
+//! `agent demo`: a realistic task run offline by a built-in scripted model, in a temporary
+//! workspace, recorded as a real trace — then the viewer is served so it can be looked at.
+//!
+//! The task: make a small word counter also report the most common word. The model plans three
+//! goals, reads the code, tries a regex tokenizer and abandons it, explores two ways of counting
+//! in parallel (two sub-traces), implements the chosen one, writes a test and runs it. Finished
+//! goals leave the model's context as their summaries (goal compaction) as it goes.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_execution::runner::{AgentRunner, RunnerOptions};
+use agent_execution::tools::ToolRegistry;
+use agent_execution::{TraceStore, watch};
+use agent_llm::ScriptedClient;
+use agent_store_fs::FileSystemTraceStore;
+use anyhow::{Context, Result};
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::DemoArgs;
+use crate::config::{self, FileConfig};
+use crate::exit::ExitCode;
+use crate::output::{note, print};
+use crate::progress::{self, ProgressMode};
+use crate::run::exit_code;
+
+/// The scripted model's answers: the main line's turns, and one route per explored branch.
+const SCRIPT: &str = include_str!("../demo/script.json");
+/// The files of the demo workspace.
+const FILES: &[(&str, &str)] = &[
+    ("src/wordcount.py", include_str!("../demo/wordcount.py")),
+    ("README.md", include_str!("../demo/README.md")),
+];
+/// The demo's task.
+pub(crate) const TASK: &str = "Make src/wordcount.py also report the most common word and how \
+often it appears, and add a test for it.";
+
+/// Runs the demo; serves the viewer afterwards unless `--no-serve`.
+pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
+    let workspace = tempfile::Builder::new().prefix("agent-demo-").tempdir()?;
+    seed(workspace.path())?;
+    let file = FileConfig::load()?;
+    let trace_dir = config::trace_dir(args.trace_dir.trace_dir.as_ref(), &file);
+    let store = Arc::new(
+        FileSystemTraceStore::open(&trace_dir)
+            .with_context(|| format!("cannot open the trace folder {}", trace_dir.display()))?,
+    );
+    let llm = Arc::new(
+        ScriptedClient::from_json_str(SCRIPT).context("the built-in demo script is invalid")?,
+    );
+    let options = RunnerOptions::new("scripted-demo", workspace.path());
+    let runner = AgentRunner::new(store.clone(), llm, ToolRegistry::with_builtins(), options);
+
+    note(&format!(
+        "demo task: {TASK}\nworkspace: {} (temporary)\n",
+        workspace.path().display()
+    ));
+    let trace_id = runner.create(TASK).await?;
+    let progress = tokio::spawn(progress::follow(
+        watch(store.clone(), &trace_id, 0),
+        ProgressMode::Auto,
+    ));
+    let outcome = runner.drive(&trace_id, CancellationToken::new()).await?;
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
+
+    print(outcome.response.as_deref().unwrap_or_default());
+    let subs = store.get_sub_traces(&trace_id).await?;
+    note(&format!(
+        "\ntrace {trace_id}: {:?}, {} messages, {} sub-traces, stored in {}\n  inspect it: agent show {trace_id} --trace-dir {}",
+        outcome.status,
+        outcome.stats.total_messages,
+        subs.len(),
+        trace_dir.join(&trace_id).display(),
+        trace_dir.display(),
+    ));
+    if args.no_serve {
+        return Ok(exit_code(&outcome));
+    }
+    crate::serve::viewer(store, args.port, &trace_id).await?;
+    Ok(exit_code(&outcome))
+}
+
+/// Writes the demo workspace's files.
+fn seed(root: &Path) -> Result<()> {
+    for (path, content) in FILES {
+        let path = root.join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, content)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}

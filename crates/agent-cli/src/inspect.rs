@@ -1,0 +1,292 @@
+//! `agent traces` and `agent show`: what is in the trace folder, for people and for scripts.
+//!
+//! `show` prints a trace as a tree in the spirit of a debug dump: the trace's fields, then its
+//! goals with status, summary and stats, each goal's messages under it, then its sub-traces.
+
+use agent_execution::{Message, Role, Trace, TraceFilter, TraceStatus, TraceStore};
+use agent_goal::{Goal, GoalStats, GoalStatus, GoalTree};
+use agent_store_fs::FileSystemTraceStore;
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use crate::cli::{ShowArgs, TraceDirArg, TracesArgs};
+use crate::config::{self, FileConfig};
+use crate::exit::{ExitCode, UsageError};
+use crate::output::{one_line, print, truncate};
+use crate::progress::status_word;
+
+fn open_store(trace_dir: &TraceDirArg) -> Result<FileSystemTraceStore> {
+    let file = FileConfig::load()?;
+    let dir = config::trace_dir(trace_dir.trace_dir.as_ref(), &file);
+    FileSystemTraceStore::open(&dir)
+        .with_context(|| format!("cannot open the trace folder {}", dir.display()))
+}
+
+/// `agent traces`.
+pub(crate) async fn traces(args: TracesArgs) -> Result<ExitCode> {
+    let store = open_store(&args.trace_dir)?;
+    let status = match &args.status {
+        Some(word) => Some(
+            serde_json::from_value::<TraceStatus>(json!(word)).map_err(|_| {
+                UsageError(format!(
+                    "unknown status {word:?}; use running, completed, failed, waiting, cancelled or planned"
+                ))
+            })?,
+        ),
+        None => None,
+    };
+    let filter = TraceFilter {
+        status,
+        ..TraceFilter::default()
+    };
+    let all = store.list_traces(&filter).await?;
+    let mains: Vec<&Trace> = all
+        .iter()
+        .filter(|t| t.parent_trace_id.is_none())
+        .take(args.limit)
+        .collect();
+    if args.json {
+        let shown: Vec<&Trace> = all
+            .iter()
+            .filter(|t| match &t.parent_trace_id {
+                None => mains.iter().any(|m| m.trace_id == t.trace_id),
+                Some(parent) => mains.iter().any(|m| &m.trace_id == parent),
+            })
+            .collect();
+        print(&serde_json::to_string_pretty(&shown)?);
+        return Ok(ExitCode::Completed);
+    }
+    if mains.is_empty() {
+        print("no traces");
+        return Ok(ExitCode::Completed);
+    }
+    print(&format!(
+        "{:<38} {:<10} {:>9} {:>9} {:>9}  TASK",
+        "TRACE", "STATUS", "MESSAGES", "TOKENS", "COST"
+    ));
+    for main in mains {
+        print(&row(main, ""));
+        for sub in all
+            .iter()
+            .filter(|t| t.parent_trace_id.as_deref() == Some(main.trace_id.as_str()))
+        {
+            print(&row(sub, "  └ "));
+        }
+    }
+    Ok(ExitCode::Completed)
+}
+
+fn row(trace: &Trace, prefix: &str) -> String {
+    let id = if prefix.is_empty() {
+        trace.trace_id.clone()
+    } else {
+        format!(
+            "{prefix}{}",
+            trace.trace_id.rsplit('@').next().unwrap_or(&trace.trace_id)
+        )
+    };
+    format!(
+        "{:<38} {:<10} {:>9} {:>9} {:>9}  {}",
+        id,
+        status_word(trace.status),
+        trace.total_messages,
+        trace.total_tokens,
+        format!("${:.4}", trace.total_cost),
+        truncate(&one_line(&trace.task), 60)
+    )
+}
+
+/// `agent show`.
+pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
+    let store = open_store(&args.trace_dir)?;
+    let trace = store.get_trace(&args.trace_id).await?.ok_or_else(|| {
+        UsageError(format!(
+            "there is no trace {} in this trace folder",
+            args.trace_id
+        ))
+    })?;
+    let tree = store
+        .get_goal_tree(&args.trace_id)
+        .await?
+        .unwrap_or_default();
+    let messages = store.get_trace_messages(&args.trace_id).await?;
+    let subs = store.get_sub_traces(&args.trace_id).await?;
+    if args.json {
+        let value =
+            json!({"trace": trace, "goal_tree": tree, "messages": messages, "sub_traces": subs});
+        print(&serde_json::to_string_pretty(&value)?);
+    } else {
+        print(&render(&trace, &tree, &messages, &subs));
+    }
+    Ok(ExitCode::Completed)
+}
+
+/// The tree form of a trace.
+pub(crate) fn render(
+    trace: &Trace,
+    tree: &GoalTree,
+    messages: &[Message],
+    subs: &[Trace],
+) -> String {
+    let rule = "=".repeat(60);
+    let mut out = format!("{rule}\nTrace {}\n{rule}\n## Trace\n", trace.trace_id);
+    let mut field = |name: &str, value: &str| out.push_str(&format!("{name}: {value}\n"));
+    field("task", &one_line(&trace.task));
+    field("status", &status_word(trace.status));
+    if let Some(agent_type) = &trace.agent_type {
+        field("agent_type", agent_type);
+    }
+    if let Some(parent) = &trace.parent_trace_id {
+        field("parent", parent);
+    }
+    if let Some(model) = &trace.model {
+        field("model", model);
+    }
+    field("total_messages", &trace.total_messages.to_string());
+    field("total_tokens", &trace.total_tokens.to_string());
+    field("total_cost", &format!("{:.4}", trace.total_cost));
+    field("created_at", &trace.created_at);
+    if let Some(error) = &trace.error {
+        field("error", error);
+    }
+    if let Some(summary) = &trace.summary {
+        field("summary", &truncate(&one_line(summary), 200));
+    }
+
+    out.push_str("## Goals\n");
+    if tree.goals.is_empty() {
+        out.push_str("(no goals)\n");
+    }
+    goal_level(tree, messages, None, "", &mut out);
+
+    let loose: Vec<&Message> = messages.iter().filter(|m| m.goal_id.is_none()).collect();
+    if !loose.is_empty() {
+        out.push_str("## Messages outside any goal\n");
+        for (i, message) in loose.iter().enumerate() {
+            let last = i + 1 == loose.len();
+            out.push_str(&format!(
+                "{}{}\n",
+                if last { "└── " } else { "├── " },
+                message_line(message)
+            ));
+        }
+    }
+    if !subs.is_empty() {
+        out.push_str("## Sub-traces\n");
+        for sub in subs {
+            out.push_str(&format!(
+                "- {} [{}] {} · {}\n",
+                sub.trace_id,
+                status_word(sub.status),
+                truncate(&one_line(&sub.task), 80),
+                stats_text(&GoalStats {
+                    message_count: sub.total_messages,
+                    total_tokens: sub.total_tokens,
+                    total_cost: sub.total_cost,
+                    preview: None,
+                })
+            ));
+        }
+    }
+    out
+}
+
+fn goal_level(
+    tree: &GoalTree,
+    messages: &[Message],
+    parent: Option<&str>,
+    indent: &str,
+    out: &mut String,
+) {
+    let goals: Vec<&Goal> = tree.children(parent).collect();
+    for (i, goal) in goals.iter().enumerate() {
+        let last = i + 1 == goals.len();
+        let (branch, more) = if last {
+            ("└── ", "    ")
+        } else {
+            ("├── ", "│   ")
+        };
+        let child_indent = format!("{indent}{more}");
+        out.push_str(&format!("{indent}{branch}{}\n", goal_line(tree, goal)));
+        if let Some(summary) = &goal.summary {
+            let label = if goal.status == GoalStatus::Abandoned {
+                "reason"
+            } else {
+                "summary"
+            };
+            out.push_str(&format!(
+                "{child_indent}{label}: {}\n",
+                truncate(&one_line(summary), 200)
+            ));
+        }
+        if let Some(branches) = &goal.branch_ids {
+            out.push_str(&format!(
+                "{child_indent}branches: {}\n",
+                branches.join(", ")
+            ));
+        }
+        out.push_str(&format!(
+            "{child_indent}stats: {}\n",
+            stats_text(&goal.cumulative_stats)
+        ));
+        for message in messages
+            .iter()
+            .filter(|m| m.goal_id.as_deref() == Some(goal.id.as_str()))
+        {
+            out.push_str(&format!("{child_indent}· {}\n", message_line(message)));
+        }
+        goal_level(tree, messages, Some(&goal.id), &child_indent, out);
+    }
+}
+
+fn goal_line(tree: &GoalTree, goal: &Goal) -> String {
+    let mark = match goal.status {
+        GoalStatus::Completed => "[✓]",
+        GoalStatus::InProgress => "[→]",
+        GoalStatus::Pending => "[ ]",
+        GoalStatus::Abandoned => "[✗]",
+    };
+    let number = tree
+        .display_number(&goal.id)
+        .map(|n| format!("{n}. "))
+        .unwrap_or_default();
+    let current = if tree.current_id.as_deref() == Some(goal.id.as_str()) {
+        " ← current"
+    } else {
+        ""
+    };
+    format!(
+        "{mark} {number}{} (id {}){current}",
+        one_line(&goal.description),
+        goal.id
+    )
+}
+
+fn stats_text(stats: &GoalStats) -> String {
+    let mut text = format!(
+        "{} messages · {} tokens · ${:.4}",
+        stats.message_count, stats.total_tokens, stats.total_cost
+    );
+    if let Some(preview) = &stats.preview {
+        text.push_str(&format!(" · {preview}"));
+    }
+    text
+}
+
+fn message_line(message: &Message) -> String {
+    let role = match message.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    let mut line = format!(
+        "#{} {role}: {}",
+        message.sequence,
+        truncate(&one_line(&message.description), 100)
+    );
+    if let Some(tokens) = message.tokens {
+        line.push_str(&format!(" ({tokens} tokens)"));
+    }
+    line
+}

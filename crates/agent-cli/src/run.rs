@@ -1,0 +1,205 @@
+//! `agent run` and `agent resume`: build a runner from the configuration, run or continue a
+//! trace with live progress, print the answer, and exit with a code that says how it ended.
+
+use std::sync::Arc;
+
+use agent_execution::runner::{AgentRunner, RunOutcome, RunnerOptions};
+use agent_execution::tools::ToolRegistry;
+use agent_execution::{NewMessage, TraceStatus, TraceStore, watch};
+use agent_store_fs::FileSystemTraceStore;
+use anyhow::{Context, Result};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::{ModelArgs, ResumeArgs, RunArgs};
+use crate::config::{self, FileConfig, ProviderConfig, ProviderFlags};
+use crate::exit::{ExitCode, UsageError};
+use crate::output::{note, print};
+use crate::progress::{self, ProgressMode, status_word};
+use crate::{approve, plan, provider};
+
+/// The message that starts the execution of a reviewed plan.
+pub(crate) const EXECUTE_PLAN: &str = "The plan above has been reviewed. Carry it out now: focus \
+the first goal, work through the goals in order, and finish each with a summary.";
+
+/// Everything a run needs, resolved from flags, environment and agent.toml.
+pub(crate) struct Setup {
+    pub(crate) store: Arc<FileSystemTraceStore>,
+    pub(crate) runner: AgentRunner,
+    pub(crate) provider: ProviderConfig,
+}
+
+/// Resolves the configuration and builds the store and runner for `args`.
+pub(crate) fn setup(
+    args: &ModelArgs,
+    tools: ToolRegistry,
+    system_prompt: Option<&str>,
+) -> Result<Setup> {
+    let file = FileConfig::load()?;
+    let flags = ProviderFlags {
+        provider: args.provider,
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        api_key: args.api_key.clone(),
+        script: args.script.clone(),
+    };
+    let provider = config::resolve_provider(&flags, &file)
+        .ok_or_else(|| UsageError(config::NO_PROVIDER.into()))?;
+    let client = provider::client(&provider)?;
+    let trace_dir = config::trace_dir(args.trace_dir.trace_dir.as_ref(), &file);
+    let store = Arc::new(
+        FileSystemTraceStore::open(&trace_dir)
+            .with_context(|| format!("cannot open the trace folder {}", trace_dir.display()))?,
+    );
+    let workspace = match args.workspace.clone().or_else(|| file.workspace.clone()) {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let mut options = RunnerOptions::new(provider.model.clone(), workspace);
+    if let Some(prompt) = system_prompt {
+        options.system_prompt = prompt.to_owned();
+    }
+    if let Some(max) = args.max_iterations.or(file.max_iterations) {
+        options.limits.max_iterations = max;
+    }
+    options.limits.max_cost = args.max_cost.or(file.max_cost);
+    options.context_window = provider.context_window;
+    options.approval = Some(approve::handler(args.yes));
+    let runner = AgentRunner::new(store.clone(), client, tools, options);
+    Ok(Setup {
+        store,
+        runner,
+        provider,
+    })
+}
+
+/// `agent run`.
+pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
+    let setup = setup(&args.model, ToolRegistry::with_builtins(), None)?;
+    let store = setup.store.clone();
+    let trace_id = match (&args.trace, &args.task) {
+        (Some(trace_id), _) => {
+            plan::check_is_plan(store.as_ref(), trace_id).await?;
+            store
+                .add_message(trace_id, NewMessage::user(EXECUTE_PLAN))
+                .await?;
+            trace_id.clone()
+        }
+        (None, Some(task)) => {
+            let trace_id = setup.runner.create(task).await?;
+            if let Some(file) = &args.plan {
+                plan::load_into(store.as_ref(), &trace_id, file).await?;
+            }
+            trace_id
+        }
+        (None, None) => {
+            return Err(UsageError("a task is needed, or --trace TRACE_ID".into()).into());
+        }
+    };
+    execute(&setup, &trace_id, &args.model).await
+}
+
+/// `agent resume`.
+pub(crate) async fn resume(args: ResumeArgs) -> Result<ExitCode> {
+    let setup = setup(&args.model, ToolRegistry::with_builtins(), None)?;
+    execute(&setup, &args.trace_id, &args.model).await
+}
+
+/// Runs the trace (new, or stopped and resumed) with progress and Ctrl-C handling, then reports.
+async fn execute(setup: &Setup, trace_id: &str, args: &ModelArgs) -> Result<ExitCode> {
+    let cancel = CancellationToken::new();
+    let since = setup
+        .store
+        .get_events(trace_id, 0)
+        .await?
+        .last()
+        .map_or(0, |e| e.event_id);
+    let progress = tokio::spawn(progress::follow(
+        watch(setup.store.clone(), trace_id, since),
+        if args.json {
+            ProgressMode::Off
+        } else {
+            ProgressMode::Auto
+        },
+    ));
+    let interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            note("\ncancelling the run (the trace can be resumed)...");
+            interrupt.cancel();
+        }
+    });
+    let server = match args.serve {
+        Some(port) => Some(crate::serve::background(setup, port).await?),
+        None => None,
+    };
+    // A new trace has nothing to answer, so resuming it simply starts it.
+    let handle = setup.runner.resume_in_background(trace_id, cancel).await?;
+    let outcome = match &server {
+        Some(server) => match server.state().runs().track(handle).wait().await {
+            Some(result) => result?,
+            None => anyhow::bail!("the run's task ended abnormally"),
+        },
+        None => handle.wait().await?,
+    };
+    // Progress ends at trace_completed; give it a moment to print the last lines.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
+    report(&outcome, args.json, &setup.provider);
+    Ok(exit_code(&outcome))
+}
+
+/// Prints the outcome: the answer on stdout, or one JSON object with `--json`.
+fn report(outcome: &RunOutcome, as_json: bool, provider: &ProviderConfig) {
+    if as_json {
+        let value = json!({
+            "trace_id": outcome.trace_id,
+            "status": status_word(outcome.status),
+            "response": outcome.response,
+            "error": outcome.error,
+            "iterations": outcome.iterations,
+            "model": provider.model,
+            "totals": {
+                "messages": outcome.stats.total_messages,
+                "tokens": outcome.stats.total_tokens,
+                "cost": outcome.stats.total_cost,
+            },
+        });
+        print(&value.to_string());
+        return;
+    }
+    match outcome.status {
+        TraceStatus::Completed => print(outcome.response.as_deref().unwrap_or_default()),
+        _ => {
+            let error = outcome.error.as_deref().unwrap_or("no error recorded");
+            note(&format!(
+                "agent: the run ended {}: {error}\n  trace {} can be continued with `agent resume {}`",
+                status_word(outcome.status),
+                outcome.trace_id,
+                outcome.trace_id
+            ));
+        }
+    }
+    note(&format!(
+        "trace {} · {} messages · {} tokens · ${:.4}",
+        outcome.trace_id,
+        outcome.stats.total_messages,
+        outcome.stats.total_tokens,
+        outcome.stats.total_cost
+    ));
+}
+
+/// The exit code of an outcome: 0 completed, 1 failed, 3 limit hit, 130 cancelled.
+pub(crate) fn exit_code(outcome: &RunOutcome) -> ExitCode {
+    match outcome.status {
+        TraceStatus::Completed => ExitCode::Completed,
+        TraceStatus::Cancelled => ExitCode::Cancelled,
+        _ => {
+            let error = outcome.error.as_deref().unwrap_or_default();
+            if error.starts_with("max_iterations:") || error.starts_with("max_cost:") {
+                ExitCode::Limit
+            } else {
+                ExitCode::Failed
+            }
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! `agent serve`, `agent run --serve` and the demo's viewer: the HTTP API and the viewer over a
+//! trace folder, with a runner factory when a model is configured so runs can be started and
+//! resumed over HTTP.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_api::{ApiConfig, AppState, FactoryError, RunnerFactory, Server};
+use agent_execution::TraceStore;
+use agent_execution::runner::{AgentRunner, RunnerOptions};
+use agent_execution::tools::ToolRegistry;
+use agent_llm::LlmClient;
+use agent_store_fs::FileSystemTraceStore;
+use anyhow::{Context, Result};
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::ServeArgs;
+use crate::config::{self, FileConfig, ProviderFlags};
+use crate::exit::{ExitCode, UsageError};
+use crate::output::note;
+use crate::provider;
+use crate::run::Setup;
+
+/// Builds runners for runs started over HTTP, on the configured model and workspace.
+struct CliFactory {
+    llm: Arc<dyn LlmClient>,
+    model: String,
+    workspace: PathBuf,
+    context_window: Option<usize>,
+    max_iterations: Option<u32>,
+    max_cost: Option<f64>,
+}
+
+impl RunnerFactory for CliFactory {
+    fn options(&self) -> RunnerOptions {
+        let mut options = RunnerOptions::new(self.model.clone(), self.workspace.clone());
+        options.context_window = self.context_window;
+        if let Some(max) = self.max_iterations {
+            options.limits.max_iterations = max;
+        }
+        options.limits.max_cost = self.max_cost;
+        options
+    }
+
+    fn build(
+        &self,
+        store: Arc<dyn TraceStore>,
+        options: RunnerOptions,
+    ) -> Result<AgentRunner, FactoryError> {
+        if !options.workspace.is_dir() {
+            return Err(FactoryError::Rejected(format!(
+                "the workspace {} is not a folder on the server",
+                options.workspace.display()
+            )));
+        }
+        Ok(AgentRunner::new(
+            store,
+            self.llm.clone(),
+            ToolRegistry::with_builtins(),
+            options,
+        ))
+    }
+}
+
+/// `agent serve`: serves until Ctrl-C.
+pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
+    let file = FileConfig::load()?;
+    let trace_dir = config::trace_dir(args.trace_dir.trace_dir.as_ref(), &file);
+    let store: Arc<dyn TraceStore> = Arc::new(
+        FileSystemTraceStore::open(&trace_dir)
+            .with_context(|| format!("cannot open the trace folder {}", trace_dir.display()))?,
+    );
+    let host: IpAddr = args
+        .host
+        .parse()
+        .map_err(|_| UsageError(format!("--host {:?} is not an IP address", args.host)))?;
+    let config = ApiConfig {
+        host,
+        port: args.port,
+        token: args.token.clone(),
+        ..ApiConfig::default()
+    };
+    let flags = ProviderFlags {
+        provider: args.model.provider,
+        model: args.model.model.clone(),
+        base_url: args.model.base_url.clone(),
+        api_key: args.model.api_key.clone(),
+        script: args.model.script.clone(),
+    };
+    let mut builder = AppState::builder(store).config(config);
+    match config::resolve_provider(&flags, &file) {
+        Some(provider_config) => {
+            let workspace = match args
+                .model
+                .workspace
+                .clone()
+                .or_else(|| file.workspace.clone())
+            {
+                Some(dir) => dir,
+                None => std::env::current_dir()?,
+            };
+            let factory = CliFactory {
+                llm: provider::client(&provider_config)?,
+                model: provider_config.model.clone(),
+                workspace,
+                context_window: provider_config.context_window,
+                max_iterations: file.max_iterations,
+                max_cost: file.max_cost,
+            };
+            note(&format!(
+                "runs started over HTTP use {} ({:?})",
+                provider_config.model, provider_config.kind
+            ));
+            builder = builder.runner_factory(Arc::new(factory));
+        }
+        None => note(
+            "no model is configured: the server is read-only (runs cannot be started over HTTP)",
+        ),
+    }
+    let state = builder.build().map_err(|e| UsageError(e.to_string()))?;
+    let server = Server::bind(state)
+        .await
+        .context("cannot start the server")?;
+    note(&format!(
+        "serving {} on {} — Ctrl-C to stop",
+        trace_dir.display(),
+        server.url()
+    ));
+    server.run(ctrl_c()).await?;
+    Ok(ExitCode::Completed)
+}
+
+async fn ctrl_c() {
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// A server running beside a run (`agent run --serve`); it stops when dropped.
+pub(crate) struct Background {
+    stop: CancellationToken,
+    state: AppState,
+}
+
+impl Background {
+    /// The server's state, to track the run and take HTTP approvals.
+    pub(crate) fn state(&self) -> &AppState {
+        &self.state
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// Starts the API and viewer on loopback `port` while a run goes on.
+pub(crate) async fn background(setup: &Setup, port: u16) -> Result<Background> {
+    let store: Arc<dyn TraceStore> = setup.store.clone();
+    let config = ApiConfig {
+        port,
+        ..ApiConfig::default()
+    };
+    let state = AppState::builder(store)
+        .config(config)
+        .build()
+        .map_err(|e| UsageError(e.to_string()))?;
+    let server = Server::bind(state.clone())
+        .await
+        .with_context(|| format!("cannot serve on port {port}; pick another with --serve PORT"))?;
+    note(&format!("serving the API and viewer on {}", server.url()));
+    let stop = CancellationToken::new();
+    let stopped = stop.clone();
+    tokio::spawn(async move { server.run(async move { stopped.cancelled().await }).await });
+    Ok(Background { stop, state })
+}
+
+/// Serves a finished trace's folder read-only until Ctrl-C (the demo's last step).
+pub(crate) async fn viewer(
+    store: Arc<FileSystemTraceStore>,
+    port: u16,
+    trace_id: &str,
+) -> Result<()> {
+    let store: Arc<dyn TraceStore> = store;
+    let config = ApiConfig {
+        port,
+        ..ApiConfig::default()
+    };
+    let state = AppState::builder(store)
+        .config(config)
+        .build()
+        .map_err(|e| UsageError(e.to_string()))?;
+    let server = Server::bind(state)
+        .await
+        .with_context(|| format!("cannot serve on port {port}; pass --port PORT or --no-serve"))?;
+    note(&format!(
+        "viewer: {url}/   trace: {url}/api/traces/{trace_id}   — Ctrl-C to stop",
+        url = server.url().trim_end_matches('/')
+    ));
+    server.run(ctrl_c()).await?;
+    Ok(())
+}
