@@ -40,5 +40,6 @@ pub use command::{GoalCommand, GoalOutcome};
 pub use error::GoalError;
 pub use explore::MERGE_DESCRIPTION;
 pub use model::{Goal, GoalStats, GoalStatus, GoalTree, GoalType};
+pub use prompt::MERGE_SUMMARY_PROMPT_CHARS;
 pub use stats::{PREVIEW_MAX_SEGMENTS, StatsDelta};
 pub use time::now_rfc3339;

@@ -10,6 +10,11 @@ use crate::numbering::{Fold, Row};
 /// One level of indentation.
 const INDENT: &str = "    ";
 
+/// The longest `→` line an exploration's merge goal gets in the plan, in characters: its
+/// summary is the whole merged report, which the model already has as the tool result, and
+/// the plan is sent on every call.
+pub const MERGE_SUMMARY_PROMPT_CHARS: usize = 300;
+
 impl GoalTree {
     /// The plan as appended to the system prompt (Contract: format).
     ///
@@ -103,10 +108,26 @@ impl GoalTree {
                 for _ in 0..=row.depth {
                     out.push_str(INDENT);
                 }
-                let _ = writeln!(out, "→ {}", one_line(summary));
+                let line = one_line(summary);
+                let line = if goal.goal_type == GoalType::ExploreMerge {
+                    bounded(&line, MERGE_SUMMARY_PROMPT_CHARS)
+                } else {
+                    line
+                };
+                let _ = writeln!(out, "→ {line}");
             }
         }
     }
+}
+
+/// At most `max` characters of `text`, ending with `…` when cut.
+fn bounded(text: &str, max: usize) -> Cow<'_, str> {
+    if text.chars().count() <= max {
+        return Cow::Borrowed(text);
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    Cow::Owned(cut)
 }
 
 /// Which completed goals get a `→ <summary>` line.

@@ -155,3 +155,30 @@ fn statistics_do_not_change_the_plan_text() {
     tree.record_message("5", &delta, NOW).expect("recorded");
     assert_eq!(tree.to_prompt(), before);
 }
+
+#[test]
+fn a_top_level_merge_report_is_bounded_in_the_plan() {
+    let mut tree = GoalTree::new("Pick a storage engine");
+    let start = tree
+        .start_explore("Compare engines", vec!["A".into(), "B".into()], NOW)
+        .unwrap();
+    let report = format!("## Exploration results {}", "finding ".repeat(400));
+    tree.finish_explore(&start, &report, None, NOW).unwrap();
+    let prompt = tree.to_prompt();
+    let line = prompt
+        .lines()
+        .find(|l| l.trim_start().starts_with("→ ## Exploration"))
+        .unwrap();
+    assert_eq!(
+        line.trim_start().chars().count(),
+        2 + crate::MERGE_SUMMARY_PROMPT_CHARS
+    );
+    assert!(line.ends_with('…'));
+    // The stored summary keeps the whole report.
+    let merge = tree
+        .goals
+        .iter()
+        .find(|g| g.merge_summary.is_some())
+        .unwrap();
+    assert_eq!(merge.summary.as_deref(), Some(report.trim()));
+}
