@@ -37,7 +37,10 @@ pub enum TraceStatus {
 impl TraceStatus {
     /// True for `Completed`, `Failed`, `Cancelled` and `Planned`: the run has stopped.
     pub fn is_finished(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed | Self::Cancelled | Self::Planned)
+        matches!(
+            self,
+            Self::Completed | Self::Failed | Self::Cancelled | Self::Planned
+        )
     }
 }
 
