@@ -217,3 +217,54 @@ async fn a_run_killed_mid_tool_is_resumed_under_the_same_id() {
     let ids: Vec<u64> = events.iter().map(|e| e.event_id).collect();
     assert_eq!(ids, (1..=ids.len() as u64).collect::<Vec<_>>());
 }
+
+#[tokio::test]
+async fn a_bash_timeout_and_max_iterations_end_fs_runs_as_they_should() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (timeout_runner, _) = runner(
+        dir.path(),
+        workspace.path(),
+        vec![
+            ScriptedTurn::tool_call("bash", json!({"command": "sleep 20", "timeout_secs": 1})),
+            ScriptedTurn::text("It timed out."),
+        ],
+    );
+    let started = Instant::now();
+    let outcome = timeout_runner.run("Wait too long").await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(outcome.status, TraceStatus::Completed);
+    drop(timeout_runner);
+
+    let store = FileSystemTraceStore::open(dir.path()).unwrap();
+    let messages = store.get_trace_messages(&outcome.trace_id).await.unwrap();
+    let result = messages.iter().find(|m| m.role == Role::Tool).unwrap();
+    assert!(
+        result.content.as_str().unwrap().contains("timed out"),
+        "{:?}",
+        result.content
+    );
+    drop(store);
+
+    let turns = (0..5)
+        .map(|_| ScriptedTurn::tool_call("read_progress", json!({})))
+        .collect();
+    let store = Arc::new(FileSystemTraceStore::open(dir.path()).unwrap());
+    let llm = Arc::new(ScriptedClient::new(turns));
+    let mut options = RunnerOptions::new("scripted", workspace.path());
+    options.limits.max_iterations = 2;
+    let limited = AgentRunner::new(store.clone(), llm, ToolRegistry::with_builtins(), options);
+    let outcome = limited.run("Loop").await.unwrap();
+    assert_eq!(outcome.status, TraceStatus::Failed);
+    assert!(
+        outcome
+            .error
+            .as_deref()
+            .unwrap()
+            .starts_with("max_iterations:")
+    );
+    let trace = store.get_trace(&outcome.trace_id).await.unwrap().unwrap();
+    assert_eq!(trace.status, TraceStatus::Failed);
+    let events = store.get_events(&outcome.trace_id, 0).await.unwrap();
+    assert_eq!(events.last().unwrap().kind.name(), "trace_completed");
+}
