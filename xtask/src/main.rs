@@ -5,6 +5,8 @@
 //!   smoke run of the benchmark program.
 //! - `bench [--quick]`: the benchmarks in release mode; the report goes to stdout and to
 //!   `docs/benchmarks.md`.
+//! - `setup`: installs what the tests need beyond the Rust toolchain (each `scripts/setup-*.sh`,
+//!   idempotent); `ci` runs it first.
 //! - `openapi`: rewrites `crates/agent-api/openapi.json` from the code.
 
 use std::process::{Command, ExitCode};
@@ -17,11 +19,12 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
+        Some("setup") => setup(),
         Some("bench") => bench(args.iter().skip(1).any(|a| a == "--quick")),
         Some("openapi") => openapi(),
         Some("help") | Some("--help") | Some("-h") | None => {
             eprintln!(
-                "usage: cargo xtask <command>\n\ncommands:\n  ci       fmt check, clippy -D warnings, tests, doc build\n  bench    benchmarks in release mode (--quick for a short run)\n  openapi  rewrite crates/agent-api/openapi.json"
+                "usage: cargo xtask <command>\n\ncommands:\n  setup            install what the tests need beyond Rust (scripts/setup-*.sh)\n  ci       fmt check, clippy -D warnings, tests, doc build\n  bench    benchmarks in release mode (--quick for a short run)\n  openapi  rewrite crates/agent-api/openapi.json"
             );
             Ok(())
         }
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
 
 /// Runs every check CI runs, stopping at the first failure.
 fn ci() -> Result<()> {
+    setup()?;
     cargo(&["fmt", "--all", "--check"])?;
     cargo(&[
         "clippy",
@@ -114,6 +118,38 @@ fn bench(quick: bool) -> Result<()> {
     }
     args.extend(["--out", out.as_str()]);
     cargo(&args)
+}
+
+/// Runs every `scripts/setup-*.sh` in name order: each installs one thing the tests need (a
+/// browser, npm packages, ...) and does nothing when it is already there.
+fn setup() -> Result<()> {
+    let dir = workspace_root().join("scripts");
+    let mut scripts: Vec<_> = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                name.starts_with("setup-") && name.ends_with(".sh")
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    scripts.sort();
+    for script in scripts {
+        eprintln!("$ bash {}", script.display());
+        let status = Command::new("bash")
+            .arg(&script)
+            .current_dir(workspace_root())
+            .status()
+            .with_context(|| format!("could not start {}", script.display()))?;
+        if !status.success() {
+            bail!("{} failed with {status}", script.display());
+        }
+    }
+    Ok(())
 }
 
 fn has_nextest() -> bool {
