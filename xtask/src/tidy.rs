@@ -17,6 +17,7 @@ mod tests {
             &["agent-execution", "agent-goal", "agent-llm"],
         ),
         ("agent-api", &["agent-execution", "agent-goal", "agent-llm"]),
+        ("agent-mcp", &["agent-execution", "agent-goal", "agent-llm"]),
         (
             "agent-cli",
             &[
@@ -25,6 +26,7 @@ mod tests {
                 "agent-execution",
                 "agent-store-fs",
                 "agent-api",
+                "agent-mcp",
             ],
         ),
     ];

@@ -1,0 +1,59 @@
+//! Model Context Protocol servers as agent tools.
+//!
+//! Any MCP server — a child process spoken to over stdio, or a streamable HTTP endpoint — adds
+//! its tools to an agent's `ToolRegistry`, named `mcp__<server>__<tool>`, with the server's
+//! descriptions and JSON schemas. Built on the official Rust SDK, `rmcp`. Depends on
+//! `agent-execution` (the `Tool` trait) and `agent-llm` (the TLS setup), never on a store, the
+//! HTTP server or the command line.
+//!
+//! - [`McpConfig`], [`ServerConfig`]: the configuration (`[mcp.servers.<name>]` in `agent.toml`).
+//! - [`McpServers`]: the servers of a session, started together; their tools go into a registry.
+//! - [`McpServer`]: one server and its connection; [`McpTool`]: one of its tools.
+//!
+//! Failures never stop a run: a server that fails to start is reported and left out; a call that
+//! times out, a server that stops mid-call or answers with an error give the model an error
+//! result and the user a `tracing` warning. A server that stopped is started again on its next
+//! call, at most [`ServerConfig::restart_limit`] times. Child processes run in their own process
+//! group, killed when the session ends.
+//!
+//! ```no_run
+//! use agent_execution::tools::ToolRegistry;
+//! use agent_mcp::{McpConfig, McpServers, ServerConfig};
+//!
+//! # async fn example() -> Result<(), agent_mcp::McpError> {
+//! let mut config = McpConfig::default();
+//! let mut everything = ServerConfig::stdio("npx", ["-y", "@modelcontextprotocol/server-everything"]);
+//! everything.read_only = vec!["echo".into()];
+//! config.servers.insert("everything".into(), everything);
+//!
+//! let servers = McpServers::start(config.select(&[])?).await;
+//! let mut registry = ToolRegistry::with_builtins();
+//! servers.register(&mut registry);
+//! assert!(registry.get("mcp__everything__echo").is_some());
+//! // ... run the agent with `registry` ...
+//! servers.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod config;
+mod content;
+mod error;
+mod server;
+mod servers;
+mod tool;
+
+pub use config::{
+    DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, MAX_SERVER_NAME_LEN, McpConfig, ServerConfig,
+    TransportKind, expand_env, validate_name,
+};
+pub use content::result_text;
+pub use error::McpError;
+pub use server::McpServer;
+pub use servers::McpServers;
+pub use tool::{McpTool, TOOL_PREFIX, tool_name};
+
+/// The MCP protocol types of the SDK this crate is built on (tool listings, call results).
+pub use rmcp::model;

@@ -1,0 +1,519 @@
+//! One MCP server and its live connection: start (a child process or an HTTP session), the
+//! handshake, the tool list, calls bounded by a timeout, restarts after the server stopped, and
+//! shutdown. A child process runs in its own process group, killed when the connection is
+//! dropped, so nothing it started outlives the session.
+
+use std::collections::{HashMap, VecDeque};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    JsonObject, Tool as McpToolInfo,
+};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceError, ServiceExt};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::time::Instant;
+
+use crate::config::{ServerConfig, TransportKind, expand_env, validate_name};
+use crate::error::McpError;
+
+/// How many lines of a server's stderr are kept for error messages.
+const STDERR_LINES: usize = 20;
+/// The longest stderr line kept, in bytes.
+const STDERR_LINE_BYTES: usize = 500;
+/// How long a graceful shutdown (close stdin, wait for the exit) may take before the process
+/// group is killed.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// How long connecting to an HTTP server may take.
+const HTTP_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A configured MCP server, started: its tools and a connection that is restarted when the
+/// server stops (up to its restart limit).
+///
+/// Dropping it (and every tool holding it) ends the connection and kills the child process
+/// group; [`McpServer::shutdown`] does the same gracefully.
+pub struct McpServer {
+    name: String,
+    config: ServerConfig,
+    kind: TransportKind,
+    tools: Vec<McpToolInfo>,
+    state: tokio::sync::Mutex<State>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+struct State {
+    connection: Option<Arc<Connection>>,
+    restarts: u32,
+    last_failure: String,
+    shut_down: bool,
+}
+
+impl McpServer {
+    /// Starts the server named `name` (stdio or HTTP), completes the handshake and lists its
+    /// tools, all within the server's startup timeout.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::Config`] for an invalid configuration, [`McpError::Start`] when the process
+    /// cannot be started, the server cannot be reached or fails the handshake or the listing,
+    /// [`McpError::StartTimeout`] when it takes too long.
+    pub async fn start(name: &str, config: ServerConfig) -> Result<Arc<Self>, McpError> {
+        validate_name(name)?;
+        let kind = config.transport(name)?;
+        let timeout = config.startup_timeout();
+        let connection = Connection::open(name, &config, kind).await?;
+        let listed =
+            tokio::time::timeout(timeout, connection.service.peer().list_all_tools()).await;
+        let tools = match listed {
+            Ok(Ok(tools)) => tools,
+            Ok(Err(error)) => {
+                return Err(McpError::Start {
+                    server: name.to_owned(),
+                    message: format!("listing its tools failed: {error}"),
+                    stderr: connection.stderr(),
+                });
+            }
+            Err(_) => {
+                return Err(McpError::StartTimeout {
+                    server: name.to_owned(),
+                    after: timeout,
+                    stderr: connection.stderr(),
+                });
+            }
+        };
+        tracing::debug!(server = name, tools = tools.len(), "MCP server started");
+        Ok(Arc::new(Self {
+            name: name.to_owned(),
+            config,
+            kind,
+            tools,
+            state: tokio::sync::Mutex::new(State {
+                connection: Some(Arc::new(connection)),
+                restarts: 0,
+                last_failure: String::new(),
+                shut_down: false,
+            }),
+        }))
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The server's configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// How the server is reached.
+    pub fn transport(&self) -> TransportKind {
+        self.kind
+    }
+
+    /// Every tool the server listed when it started, offered or not.
+    pub fn listed_tools(&self) -> &[McpToolInfo] {
+        &self.tools
+    }
+
+    /// The process id of the running child process (stdio servers), if it is running.
+    pub async fn process_id(&self) -> Option<u32> {
+        let state = self.state.lock().await;
+        state
+            .connection
+            .as_ref()
+            .and_then(|connection| connection.group.as_ref().map(|group| group.0))
+    }
+
+    /// Whether the connection is up: the server has not stopped (as far as the client has
+    /// noticed) and the session was not shut down.
+    pub async fn is_running(&self) -> bool {
+        let state = self.state.lock().await;
+        state
+            .connection
+            .as_ref()
+            .is_some_and(|connection| !connection.is_closed())
+    }
+
+    /// How many times the server was restarted.
+    pub async fn restarts(&self) -> u32 {
+        self.state.lock().await.restarts
+    }
+
+    /// Calls the tool `tool` (its MCP name) with `arguments`, within `timeout` (which includes
+    /// restarting the server when it had stopped).
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::Timeout`] when no answer came in time (the call is cancelled),
+    /// [`McpError::Stopped`] when the connection ended during the call (the server is restarted
+    /// on the next call), [`McpError::GaveUp`] when it stopped too often, [`McpError::Refused`]
+    /// when it answered with an error, and the errors of [`McpServer::start`] when a restart
+    /// fails.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        timeout: Duration,
+    ) -> Result<CallToolResult, McpError> {
+        let deadline = Instant::now() + timeout;
+        let timed_out = || McpError::Timeout {
+            server: self.name.clone(),
+            tool: tool.to_owned(),
+            after: timeout,
+        };
+        let connection = tokio::time::timeout_at(deadline, self.connection())
+            .await
+            .map_err(|_| timed_out())??;
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = arguments;
+        match tokio::time::timeout_at(deadline, connection.service.call_tool(params)).await {
+            Err(_) => Err(timed_out()),
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(ServiceError::Timeout { .. })) => Err(timed_out()),
+            Ok(Err(error)) => Err(self
+                .failed(&connection, &format!("calling {tool}"), error)
+                .await),
+        }
+    }
+
+    /// Ends the connection: closes the server's stdin (or the HTTP session), waits a moment for
+    /// it to exit, then kills its process group. Later calls fail with [`McpError::ShutDown`].
+    pub async fn shutdown(&self) {
+        let connection = {
+            let mut state = self.state.lock().await;
+            state.shut_down = true;
+            state.connection.take()
+        };
+        if let Some(connection) = connection {
+            connection.close().await;
+        }
+    }
+
+    /// The live connection, restarted first when the server had stopped.
+    async fn connection(&self) -> Result<Arc<Connection>, McpError> {
+        let mut state = self.state.lock().await;
+        if state.shut_down {
+            return Err(McpError::ShutDown {
+                server: self.name.clone(),
+            });
+        }
+        if let Some(connection) = &state.connection {
+            if !connection.is_closed() {
+                return Ok(connection.clone());
+            }
+            state.last_failure =
+                format!("the connection closed{}", tail_note(&connection.stderr()));
+            tracing::warn!(server = %self.name, "MCP server stopped between calls");
+            state.connection = None;
+        }
+        let limit = self.config.restart_limit();
+        if state.restarts >= limit {
+            return Err(McpError::GaveUp {
+                server: self.name.clone(),
+                restarts: state.restarts,
+                last: state.last_failure.clone(),
+            });
+        }
+        state.restarts += 1;
+        tracing::warn!(
+            server = %self.name,
+            "restarting MCP server (restart {} of {limit})",
+            state.restarts
+        );
+        match Connection::open(&self.name, &self.config, self.kind).await {
+            Ok(connection) => {
+                let connection = Arc::new(connection);
+                state.connection = Some(connection.clone());
+                Ok(connection)
+            }
+            Err(error) => {
+                state.last_failure = error.to_string();
+                Err(error)
+            }
+        }
+    }
+
+    /// Turns a failed request into an error; a broken connection is dropped (killing the
+    /// process group) so the next call starts the server again.
+    async fn failed(
+        &self,
+        connection: &Arc<Connection>,
+        doing: &str,
+        error: ServiceError,
+    ) -> McpError {
+        match error {
+            ServiceError::McpError(data) => McpError::Refused {
+                server: self.name.clone(),
+                doing: doing.to_owned(),
+                message: format!("{} (code {})", data.message, data.code.0),
+            },
+            ServiceError::TransportClosed
+            | ServiceError::TransportSend(_)
+            | ServiceError::Cancelled { .. } => {
+                // Give the stderr reader a moment to collect the last words of a crash.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                let stderr = connection.stderr();
+                let message = error.to_string();
+                let mut state = self.state.lock().await;
+                if state
+                    .connection
+                    .as_ref()
+                    .is_some_and(|current| Arc::ptr_eq(current, connection))
+                {
+                    state.connection = None;
+                    state.last_failure = format!("{message}{}", tail_note(&stderr));
+                }
+                McpError::Stopped {
+                    server: self.name.clone(),
+                    doing: doing.to_owned(),
+                    message,
+                    stderr,
+                }
+            }
+            other => McpError::Refused {
+                server: self.name.clone(),
+                doing: doing.to_owned(),
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+fn tail_note(stderr: &str) -> String {
+    match stderr.lines().last() {
+        Some(line) => format!(" (stderr: {line})"),
+        None => String::new(),
+    }
+}
+
+/// A live session with a server.
+struct Connection {
+    service: RunningService<RoleClient, ClientConfig>,
+    /// The child's process group (stdio servers); killed when the connection is dropped.
+    group: Option<ProcessGroup>,
+    stderr: StderrTail,
+}
+
+impl Connection {
+    /// Starts the server and completes the handshake within the startup timeout.
+    async fn open(
+        name: &str,
+        config: &ServerConfig,
+        kind: TransportKind,
+    ) -> Result<Self, McpError> {
+        let timeout = config.startup_timeout();
+        let start_error = |message: String, stderr: &StderrTail| McpError::Start {
+            server: name.to_owned(),
+            message,
+            stderr: stderr.text(),
+        };
+        let stderr = StderrTail::default();
+        let (service, group) = match kind {
+            TransportKind::Stdio => {
+                let (transport, group) = spawn(name, config, &stderr)?;
+                let handshake = tokio::time::timeout(timeout, client_info().serve(transport)).await;
+                (handshake, group)
+            }
+            TransportKind::Http => {
+                let transport = http_transport(name, config)?;
+                let handshake = tokio::time::timeout(timeout, client_info().serve(transport)).await;
+                (handshake, None)
+            }
+        };
+        match service {
+            Ok(Ok(service)) => Ok(Self {
+                service,
+                group,
+                stderr,
+            }),
+            Ok(Err(error)) => {
+                // A process that exited leaves its reason on stderr; let the reader catch up.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Err(start_error(
+                    format!("the handshake failed: {error}"),
+                    &stderr,
+                ))
+            }
+            Err(_) => Err(McpError::StartTimeout {
+                server: name.to_owned(),
+                after: timeout,
+                stderr: stderr.text(),
+            }),
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        self.service.is_closed() || self.service.peer().is_transport_closed()
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.text()
+    }
+
+    /// Closes the session gracefully (bounded), then kills the process group.
+    async fn close(self: Arc<Self>) {
+        match Arc::try_unwrap(self) {
+            Ok(mut connection) => {
+                let _ = connection.service.close_with_timeout(SHUTDOWN_GRACE).await;
+                // Dropping the connection kills whatever is left of the group.
+            }
+            Err(shared) => {
+                // A call is still holding the connection: do not wait for it.
+                if let Some(group) = &shared.group {
+                    group.kill();
+                }
+            }
+        }
+    }
+}
+
+/// What the client tells servers about itself.
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("agent", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+/// Starts a stdio server's process in a process group of its own, with stderr captured.
+fn spawn(
+    name: &str,
+    config: &ServerConfig,
+    stderr: &StderrTail,
+) -> Result<(TokioChildProcess, Option<ProcessGroup>), McpError> {
+    let program = config.command.clone().unwrap_or_default();
+    let mut command = tokio::process::Command::new(&program);
+    command
+        .args(&config.args)
+        .process_group(0)
+        .kill_on_drop(true);
+    for (key, value) in &config.env {
+        command.env(key, expand_env(name, value)?);
+    }
+    if let Some(cwd) = &config.cwd {
+        command.current_dir(cwd);
+    }
+    let (transport, pipe) = TokioChildProcess::builder(command)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| McpError::Start {
+            server: name.to_owned(),
+            message: format!("cannot run {program:?}: {error}"),
+            stderr: String::new(),
+        })?;
+    let group = transport.id().map(ProcessGroup);
+    if let Some(pipe) = pipe {
+        stderr.follow(name, pipe);
+    }
+    Ok((transport, group))
+}
+
+/// A streamable HTTP transport over a reqwest client with rustls on ring.
+fn http_transport(
+    name: &str,
+    config: &ServerConfig,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, McpError> {
+    let invalid = |message: String| McpError::Config {
+        server: name.to_owned(),
+        message,
+    };
+    let url = config.url.clone().unwrap_or_default();
+    let mut headers = HashMap::new();
+    for (key, value) in &config.headers {
+        let header = HeaderName::from_bytes(key.as_bytes())
+            .map_err(|_| invalid(format!("{key:?} is not a valid header name")))?;
+        let value = HeaderValue::from_str(&expand_env(name, value)?)
+            .map_err(|_| invalid(format!("the value of header {key} is not valid")))?;
+        headers.insert(header, value);
+    }
+    agent_llm::ensure_crypto_provider();
+    let client = reqwest::Client::builder()
+        .connect_timeout(HTTP_CONNECT_TIMEOUT)
+        // Idle pooled connections stall on delayed ACKs after partly read SSE bodies.
+        .pool_max_idle_per_host(0)
+        // A redirect would replay the session id and headers, maybe to another host.
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|error| McpError::Start {
+            server: name.to_owned(),
+            message: format!("cannot build the HTTP client: {error}"),
+            stderr: String::new(),
+        })?;
+    let transport_config =
+        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+    Ok(StreamableHttpClientTransport::with_client(
+        client,
+        transport_config,
+    ))
+}
+
+/// The process group of a child started as its leader; killed when dropped.
+struct ProcessGroup(u32);
+
+impl ProcessGroup {
+    fn kill(&self) {
+        if let Ok(pid) = i32::try_from(self.0) {
+            // The group is gone already when the server exited by itself: nothing to do.
+            let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The last lines a child wrote to stderr; every line is also logged at debug level.
+#[derive(Clone, Default)]
+struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    fn follow(&self, server: &str, pipe: tokio::process::ChildStderr) {
+        let tail = self.clone();
+        let server = server.to_owned();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(pipe).lines();
+            while let Ok(Some(mut line)) = lines.next_line().await {
+                tracing::debug!(server = %server, "stderr: {line}");
+                if line.len() > STDERR_LINE_BYTES {
+                    let mut end = STDERR_LINE_BYTES;
+                    while !line.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    line.truncate(end);
+                    line.push('…');
+                }
+                let mut kept = tail.0.lock().unwrap_or_else(PoisonError::into_inner);
+                if kept.len() == STDERR_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back(line);
+            }
+        });
+    }
+
+    fn text(&self) -> String {
+        let kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        kept.iter().map(|line| format!("{line}\n")).collect()
+    }
+}

@@ -1,0 +1,100 @@
+//! The MCP servers of one session (a run, or a server's lifetime): started side by side, their
+//! tools added to a `ToolRegistry`, shut down together. A server that fails to start is reported
+//! (a `tracing` warning and [`McpServers::failures`]) and left out; the others go on.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use agent_execution::tools::{Tool, ToolRegistry};
+
+use crate::config::ServerConfig;
+use crate::error::McpError;
+use crate::server::McpServer;
+use crate::tool::McpTool;
+
+/// The started MCP servers of a session and the tools they offer.
+#[derive(Debug, Default)]
+pub struct McpServers {
+    servers: Vec<Arc<McpServer>>,
+    failures: Vec<McpError>,
+}
+
+impl McpServers {
+    /// Starts every server of `servers` at once (see [`McpConfig::select`]).
+    ///
+    /// Never fails: a server that cannot start is logged as a warning and kept in
+    /// [`McpServers::failures`]; its tools are not offered.
+    ///
+    /// [`McpConfig::select`]: crate::McpConfig::select
+    pub async fn start(servers: BTreeMap<String, ServerConfig>) -> Self {
+        let started = futures::future::join_all(
+            servers
+                .into_iter()
+                .map(|(name, config)| async move { McpServer::start(&name, config).await }),
+        )
+        .await;
+        let mut session = Self::default();
+        for result in started {
+            match result {
+                Ok(server) => session.servers.push(server),
+                Err(error) => {
+                    tracing::warn!("{error}; its tools are not available");
+                    session.failures.push(error);
+                }
+            }
+        }
+        session
+    }
+
+    /// The servers that started, by name.
+    pub fn servers(&self) -> &[Arc<McpServer>] {
+        &self.servers
+    }
+
+    /// The server named `name`, if it started.
+    pub fn server(&self, name: &str) -> Option<&Arc<McpServer>> {
+        self.servers.iter().find(|server| server.name() == name)
+    }
+
+    /// Why the servers that did not start did not.
+    pub fn failures(&self) -> &[McpError] {
+        &self.failures
+    }
+
+    /// The tools offered by the servers (allowed and not denied), in server then listing order.
+    pub fn tools(&self) -> Vec<McpTool> {
+        self.servers
+            .iter()
+            .flat_map(|server| {
+                server
+                    .listed_tools()
+                    .iter()
+                    .filter(|info| server.config().offers(&info.name))
+                    .map(|info| McpTool::new(server.clone(), info))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Adds the offered tools to `registry`. A tool whose name is taken (two MCP names that
+    /// differ only in characters a tool name cannot hold) is left out with a warning.
+    ///
+    /// Returns the registered names.
+    pub fn register(&self, registry: &mut ToolRegistry) -> Vec<String> {
+        let mut names = Vec::new();
+        for tool in self.tools() {
+            let name = tool.name().to_owned();
+            let tool: Arc<dyn Tool> = Arc::new(tool);
+            match registry.register(tool) {
+                Ok(()) => names.push(name),
+                Err(error) => tracing::warn!("an MCP tool is not offered: {error}"),
+            }
+        }
+        names
+    }
+
+    /// Shuts every server down (gracefully, bounded); calls made afterwards fail.
+    pub async fn shutdown(&self) {
+        futures::future::join_all(self.servers.iter().map(|server| server.shutdown())).await;
+    }
+}
