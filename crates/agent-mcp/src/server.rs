@@ -3,32 +3,25 @@
 //! shutdown. A child process runs in its own process group, killed when the connection is
 //! dropped, so nothing it started outlives the session.
 
-use std::collections::{HashMap, VecDeque};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
     JsonObject, Tool as McpToolInfo,
 };
 use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceError, ServiceExt};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::time::Instant;
 
 use crate::config::{ServerConfig, TransportKind, expand_env, validate_name};
 use crate::error::McpError;
+use crate::process::{ProcessGroup, StderrTail, spawn};
 
-/// How many lines of a server's stderr are kept for error messages.
-const STDERR_LINES: usize = 20;
-/// The longest stderr line kept, in bytes.
-const STDERR_LINE_BYTES: usize = 500;
 /// How long a graceful shutdown (close stdin, wait for the exit) may take before the process
 /// group is killed.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -393,39 +386,6 @@ fn client_info() -> ClientConfig {
     )
 }
 
-/// Starts a stdio server's process in a process group of its own, with stderr captured.
-fn spawn(
-    name: &str,
-    config: &ServerConfig,
-    stderr: &StderrTail,
-) -> Result<(TokioChildProcess, Option<ProcessGroup>), McpError> {
-    let program = config.command.clone().unwrap_or_default();
-    let mut command = tokio::process::Command::new(&program);
-    command
-        .args(&config.args)
-        .process_group(0)
-        .kill_on_drop(true);
-    for (key, value) in &config.env {
-        command.env(key, expand_env(name, value)?);
-    }
-    if let Some(cwd) = &config.cwd {
-        command.current_dir(cwd);
-    }
-    let (transport, pipe) = TokioChildProcess::builder(command)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|error| McpError::Start {
-            server: name.to_owned(),
-            message: format!("cannot run {program:?}: {error}"),
-            stderr: String::new(),
-        })?;
-    let group = transport.id().map(ProcessGroup);
-    if let Some(pipe) = pipe {
-        stderr.follow(name, pipe);
-    }
-    Ok((transport, group))
-}
-
 /// A streamable HTTP transport over a reqwest client with rustls on ring.
 fn http_transport(
     name: &str,
@@ -463,57 +423,4 @@ fn http_transport(
         client,
         transport_config,
     ))
-}
-
-/// The process group of a child started as its leader; killed when dropped.
-struct ProcessGroup(u32);
-
-impl ProcessGroup {
-    fn kill(&self) {
-        if let Ok(pid) = i32::try_from(self.0) {
-            // The group is gone already when the server exited by itself: nothing to do.
-            let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
-        }
-    }
-}
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// The last lines a child wrote to stderr; every line is also logged at debug level.
-#[derive(Clone, Default)]
-struct StderrTail(Arc<Mutex<VecDeque<String>>>);
-
-impl StderrTail {
-    fn follow(&self, server: &str, pipe: tokio::process::ChildStderr) {
-        let tail = self.clone();
-        let server = server.to_owned();
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(pipe).lines();
-            while let Ok(Some(mut line)) = lines.next_line().await {
-                tracing::debug!(server = %server, "stderr: {line}");
-                if line.len() > STDERR_LINE_BYTES {
-                    let mut end = STDERR_LINE_BYTES;
-                    while !line.is_char_boundary(end) {
-                        end -= 1;
-                    }
-                    line.truncate(end);
-                    line.push('…');
-                }
-                let mut kept = tail.0.lock().unwrap_or_else(PoisonError::into_inner);
-                if kept.len() == STDERR_LINES {
-                    kept.pop_front();
-                }
-                kept.push_back(line);
-            }
-        });
-    }
-
-    fn text(&self) -> String {
-        let kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        kept.iter().map(|line| format!("{line}\n")).collect()
-    }
 }
