@@ -38,6 +38,8 @@ pub(crate) enum Command {
     Cancel(CancelArgs),
     /// Plan mode: the model writes the goal tree only; edit it, save it, run it.
     Plan(PlanArgs),
+    /// MCP servers (`[mcp.servers.NAME]` in agent.toml): list them and their tools.
+    Mcp(McpArgs),
 }
 
 /// Where traces live; every command takes it.
@@ -90,6 +92,9 @@ pub(crate) struct ModelArgs {
     /// Approve every risky tool call (shell, writes) without asking.
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
+    /// Also use this MCP server of agent.toml, even when it is disabled (repeatable).
+    #[arg(long = "mcp", value_name = "NAME")]
+    pub(crate) mcp: Vec<String>,
     /// Print one JSON object on stdout: trace_id, status, response, totals.
     #[arg(long)]
     pub(crate) json: bool,
@@ -266,6 +271,28 @@ pub(crate) enum PlanAction {
         /// Where traces live.
         #[command(flatten)]
         trace_dir: TraceDirArg,
+    },
+}
+
+/// `agent mcp`.
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub(crate) action: McpAction,
+}
+
+/// The `agent mcp` commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpAction {
+    /// Connect to each server (disabled ones too), list its tools, report those that fail
+    /// (exit code 1).
+    List {
+        /// Only these servers [default: all configured].
+        names: Vec<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 

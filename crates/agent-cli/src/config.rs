@@ -15,6 +15,16 @@
 //! max_iterations = 100
 //! max_cost = 2.5
 //! context_window = 128000
+//!
+//! [mcp.servers.files]            # an MCP server over stdio (see agent_mcp::ServerConfig)
+//! command = "npx"
+//! args = ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]
+//! read_only = ["read_text_file"] # other tools wait for approval
+//!
+//! [mcp.servers.remote]           # streamable HTTP; used only with `--mcp remote`
+//! url = "http://127.0.0.1:3001/mcp"
+//! headers = { Authorization = "Bearer ${REMOTE_TOKEN}" }
+//! enabled = false
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -41,6 +51,7 @@ pub(crate) struct FileConfig {
     pub(crate) max_iterations: Option<u32>,
     pub(crate) max_cost: Option<f64>,
     pub(crate) context_window: Option<usize>,
+    pub(crate) mcp: Option<agent_mcp::McpConfig>,
 }
 
 impl FileConfig {

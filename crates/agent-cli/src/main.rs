@@ -1,8 +1,8 @@
 //! The `agent` command: the composition root that wires the filesystem store, a model provider,
 //! the runner and the HTTP server together.
 //!
-//! Commands: `run`, `demo`, `serve`, `traces`, `show`, `resume`, `cancel`, `plan`. Exit codes:
-//! 0 completed, 1 failed, 2 usage or configuration error, 3 limit hit, 130 cancelled.
+//! Commands: `run`, `demo`, `serve`, `traces`, `show`, `resume`, `cancel`, `plan`, `mcp`. Exit
+//! codes: 0 completed, 1 failed, 2 usage or configuration error, 3 limit hit, 130 cancelled.
 
 mod approve;
 mod cancel;
@@ -11,6 +11,7 @@ mod config;
 mod demo;
 mod exit;
 mod inspect;
+mod mcp;
 mod output;
 mod plan;
 mod progress;
@@ -62,6 +63,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Show(args) => inspect::show(args).await,
         Command::Cancel(args) => cancel::cancel(args).await,
         Command::Plan(args) => plan::command(args).await,
+        Command::Mcp(args) => mcp::command(args).await,
     }
 }
 

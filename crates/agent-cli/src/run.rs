@@ -16,7 +16,7 @@ use crate::config::{self, FileConfig, ProviderConfig, ProviderFlags};
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
 use crate::progress::{self, ProgressMode, status_word};
-use crate::{approve, plan, provider};
+use crate::{approve, mcp, plan, provider};
 
 /// The message that starts the execution of a reviewed plan.
 pub(crate) const EXECUTE_PLAN: &str = "The plan above has been reviewed. Carry it out now: focus \
@@ -75,7 +75,8 @@ pub(crate) fn setup(
 
 /// `agent run`.
 pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
-    let setup = setup(&args.model, ToolRegistry::with_builtins(), None)?;
+    let mcp = mcp::start(&FileConfig::load()?, &args.model.mcp).await?;
+    let setup = setup(&args.model, mcp::registry(&mcp), None)?;
     let store = setup.store.clone();
     let trace_id = match (&args.trace, &args.task) {
         (Some(trace_id), _) => {
@@ -96,13 +97,18 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
             return Err(UsageError("a task is needed, or --trace TRACE_ID".into()).into());
         }
     };
-    execute(&setup, &trace_id, &args.model).await
+    let code = execute(&setup, &trace_id, &args.model).await;
+    mcp.shutdown().await;
+    code
 }
 
 /// `agent resume`.
 pub(crate) async fn resume(args: ResumeArgs) -> Result<ExitCode> {
-    let setup = setup(&args.model, ToolRegistry::with_builtins(), None)?;
-    execute(&setup, &args.trace_id, &args.model).await
+    let mcp = mcp::start(&FileConfig::load()?, &args.model.mcp).await?;
+    let setup = setup(&args.model, mcp::registry(&mcp), None)?;
+    let code = execute(&setup, &args.trace_id, &args.model).await;
+    mcp.shutdown().await;
+    code
 }
 
 /// Runs the trace (new, or stopped and resumed) with progress and Ctrl-C handling, then reports.

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use agent_api::{ApiConfig, AppState, FactoryError, RunnerFactory, Server};
 use agent_execution::TraceStore;
 use agent_execution::runner::{AgentRunner, RunnerOptions};
-use agent_execution::tools::ToolRegistry;
 use agent_llm::LlmClient;
+use agent_mcp::McpServers;
 use agent_store_fs::FileSystemTraceStore;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
@@ -22,9 +22,11 @@ use crate::output::note;
 use crate::provider;
 use crate::run::Setup;
 
-/// Builds runners for runs started over HTTP, on the configured model and workspace.
+/// Builds runners for runs started over HTTP, on the configured model and workspace, with the
+/// tools of the enabled MCP servers (started once, shared by every run).
 struct CliFactory {
     llm: Arc<dyn LlmClient>,
+    mcp: Arc<McpServers>,
     model: String,
     workspace: PathBuf,
     context_window: Option<usize>,
@@ -57,7 +59,7 @@ impl RunnerFactory for CliFactory {
         Ok(AgentRunner::new(
             store,
             self.llm.clone(),
-            ToolRegistry::with_builtins(),
+            crate::mcp::registry(&self.mcp),
             options,
         ))
     }
@@ -89,6 +91,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         script: args.model.script.clone(),
     };
     let mut builder = AppState::builder(store).config(config);
+    let mut mcp = Arc::new(McpServers::default());
     match config::resolve_provider(&flags, &file) {
         Some(provider_config) => {
             let workspace = match args
@@ -100,8 +103,10 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
                 Some(dir) => dir,
                 None => std::env::current_dir()?,
             };
+            mcp = Arc::new(crate::mcp::start(&file, &[]).await?);
             let factory = CliFactory {
                 llm: provider::client(&provider_config)?,
+                mcp: mcp.clone(),
                 model: provider_config.model.clone(),
                 workspace,
                 context_window: provider_config.context_window,
@@ -127,7 +132,9 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         trace_dir.display(),
         server.url()
     ));
-    server.run(ctrl_c()).await?;
+    let served = server.run(ctrl_c()).await;
+    mcp.shutdown().await;
+    served?;
     Ok(ExitCode::Completed)
 }
 

@@ -1,0 +1,186 @@
+//! MCP servers in the command line: `agent mcp list`, and the servers a run uses (the enabled
+//! ones of `[mcp.servers.<name>]` in agent.toml, plus those named with `--mcp NAME`).
+
+use std::collections::BTreeMap;
+
+use agent_execution::tools::{Risk, Tool, ToolRegistry};
+use agent_mcp::{McpConfig, McpError, McpServers, TransportKind};
+use anyhow::Result;
+use serde_json::json;
+
+use crate::cli::{McpAction, McpArgs};
+use crate::config::FileConfig;
+use crate::exit::{ExitCode, UsageError};
+use crate::output::{note, one_line, print, truncate};
+
+/// Starts the MCP servers of a run: every enabled server and those in `named`. A server that
+/// fails to start is a warning (logged by agent-mcp); an unknown name or an invalid server is a
+/// usage error.
+pub(crate) async fn start(file: &FileConfig, named: &[String]) -> Result<McpServers> {
+    let config = file.mcp.clone().unwrap_or_default();
+    let selected = config.select(named).map_err(usage)?;
+    Ok(McpServers::start(selected).await)
+}
+
+/// The built-in tools and the tools of `servers`.
+pub(crate) fn registry(servers: &McpServers) -> ToolRegistry {
+    let mut registry = ToolRegistry::with_builtins();
+    servers.register(&mut registry);
+    registry
+}
+
+fn usage(error: McpError) -> anyhow::Error {
+    UsageError(error.to_string()).into()
+}
+
+/// `agent mcp ...`.
+pub(crate) async fn command(args: McpArgs) -> Result<ExitCode> {
+    match args.action {
+        McpAction::List { names, json } => list(&names, json).await,
+    }
+}
+
+/// `agent mcp list`: connects to each server (disabled ones too), lists its tools and reports
+/// the servers that fail. Exit code 1 when one failed.
+async fn list(names: &[String], as_json: bool) -> Result<ExitCode> {
+    let config = FileConfig::load()?.mcp.unwrap_or_default();
+    if config.servers.is_empty() {
+        note("no MCP servers are configured; add [mcp.servers.NAME] tables to agent.toml");
+        if as_json {
+            print(&json!({"servers": []}).to_string());
+        }
+        return Ok(ExitCode::Completed);
+    }
+    let wanted: Vec<String> = if names.is_empty() {
+        config.servers.keys().cloned().collect()
+    } else {
+        names.to_vec()
+    };
+    // Disabled servers are listed too; an invalid one is reported like a server that failed.
+    let mut selected = BTreeMap::new();
+    for name in &wanted {
+        let Some(server) = config.servers.get(name) else {
+            return Err(usage(McpError::UnknownServer {
+                name: name.clone(),
+                known: config.servers.keys().cloned().collect(),
+            }));
+        };
+        selected.insert(name.clone(), server.clone());
+    }
+    let session = McpServers::start(selected).await;
+    let tools = session.tools();
+    let mut reports = Vec::new();
+    for name in &wanted {
+        let server = &config.servers[name];
+        let error = session
+            .failures()
+            .iter()
+            .find(|failure| failure.server() == Some(name.as_str()))
+            .map(ToString::to_string);
+        let offered: Vec<_> = tools
+            .iter()
+            .filter(|tool| tool.server().name() == name)
+            .collect();
+        let listed = session
+            .server(name)
+            .map_or(0, |server| server.listed_tools().len());
+        reports.push(json!({
+            "name": name,
+            "transport": transport_word(server.transport(name).ok()),
+            "target": target(&config, name),
+            "enabled": server.enabled,
+            "tools": offered.iter().map(|tool| json!({
+                "name": tool.name(),
+                "mcp_name": tool.mcp_name(),
+                "description": tool.definition().description,
+                "read_only": tool.risk() == Risk::ReadOnly,
+            })).collect::<Vec<_>>(),
+            "hidden": listed - offered.len(),
+            "error": error,
+        }));
+    }
+    session.shutdown().await;
+    let failed = reports.iter().any(|report| !report["error"].is_null());
+    if as_json {
+        print(&json!({ "servers": reports }).to_string());
+    } else {
+        print(&render(&reports));
+    }
+    Ok(if failed {
+        ExitCode::Failed
+    } else {
+        ExitCode::Completed
+    })
+}
+
+fn transport_word(kind: Option<TransportKind>) -> &'static str {
+    match kind {
+        Some(TransportKind::Stdio) => "stdio",
+        Some(TransportKind::Http) => "http",
+        None => "invalid",
+    }
+}
+
+/// The command line or URL of a server, for people.
+fn target(config: &McpConfig, name: &str) -> String {
+    let server = &config.servers[name];
+    match (&server.command, &server.url) {
+        (Some(command), _) => std::iter::once(command.as_str())
+            .chain(server.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        (None, Some(url)) => url.clone(),
+        (None, None) => String::new(),
+    }
+}
+
+/// The text form of `agent mcp list`.
+fn render(reports: &[serde_json::Value]) -> String {
+    let mut out = Vec::new();
+    for report in reports {
+        let mut head = format!(
+            "{}  {}  {}",
+            report["name"].as_str().unwrap_or_default(),
+            report["transport"].as_str().unwrap_or_default(),
+            truncate(report["target"].as_str().unwrap_or_default(), 80)
+        );
+        if report["enabled"] == false {
+            head.push_str("  (disabled: only with --mcp)");
+        }
+        out.push(head);
+        if let Some(error) = report["error"].as_str() {
+            out.push(format!("  error: {}", one_line(error)));
+            continue;
+        }
+        let tools = report["tools"].as_array().cloned().unwrap_or_default();
+        let width = tools
+            .iter()
+            .filter_map(|tool| tool["name"].as_str())
+            .map(str::len)
+            .max()
+            .unwrap_or(0);
+        for tool in &tools {
+            let risk = if tool["read_only"] == true {
+                "read-only"
+            } else {
+                "risky"
+            };
+            out.push(format!(
+                "  {:width$}  {risk:9}  {}",
+                tool["name"].as_str().unwrap_or_default(),
+                truncate(
+                    &one_line(tool["description"].as_str().unwrap_or_default()),
+                    70
+                ),
+            ));
+        }
+        if tools.is_empty() {
+            out.push("  (no tools)".to_owned());
+        }
+        let hidden = report["hidden"].as_u64().unwrap_or(0);
+        if hidden > 0 {
+            out.push(format!("  ({hidden} more hidden by allow/deny)"));
+        }
+    }
+    out.join("\n")
+}

@@ -1,0 +1,274 @@
+//! `agent run --mcp` and `agent mcp list` against the reference MCP server installed by
+//! `scripts/setup-mcp.sh` (server-everything over stdio), with the scripted model: tool calls
+//! and results land in the trace, approval applies to risky MCP tools, a broken server does not
+//! stop the run, and no server process outlives the command.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+/// The entry point of server-everything; fails loudly when the test servers are not installed.
+fn everything_entry() -> String {
+    let entry = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        entry.is_file(),
+        "{} is missing: the MCP test servers are not installed. Run `cargo xtask setup` \
+         (or scripts/setup-mcp.sh), which runs `npm ci` in tests/mcp.",
+        entry.display()
+    );
+    entry.to_string_lossy().into_owned()
+}
+
+/// A temporary folder with an agent.toml, a workspace and a trace folder.
+struct Env {
+    root: tempfile::TempDir,
+}
+
+impl Env {
+    fn new(agent_toml: &str) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["home", "work", "traces"] {
+            std::fs::create_dir(root.path().join(dir)).unwrap();
+        }
+        std::fs::write(root.path().join("agent.toml"), agent_toml).unwrap();
+        Self { root }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.path().join(name)
+    }
+
+    /// `agent <args>` in the folder, with no keys, no user config and no terminal.
+    async fn run(&self, args: &[&str]) -> Output {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agent"));
+        command
+            .args(args)
+            .current_dir(self.root.path())
+            .env("HOME", self.path("home"))
+            .env("XDG_CONFIG_HOME", self.path("home"))
+            .env("AGENT_TRACE_DIR", self.path("traces"))
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null());
+        for var in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "AGENT_MODEL",
+            "RUST_LOG",
+        ] {
+            command.env_remove(var);
+        }
+        command.output().await.unwrap()
+    }
+
+    /// `agent run --script` with `turns`, then the tool messages of the trace it made.
+    async fn run_script(&self, turns: Value, extra: &[&str]) -> (Output, Vec<(String, String)>) {
+        let script = self.path("script.json");
+        std::fs::write(&script, turns.to_string()).unwrap();
+        let work = self.path("work");
+        let mut args = vec![
+            "run",
+            "--script",
+            script.to_str().unwrap(),
+            "--workspace",
+            work.to_str().unwrap(),
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        args.push("Use the MCP tools");
+        let output = self.run(&args).await;
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let trace_id = result["trace_id"].as_str().unwrap();
+        let shown = self.run(&["show", trace_id, "--json"]).await;
+        let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+        let tools = shown["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| {
+                (
+                    m["description"].as_str().unwrap().to_owned(),
+                    m["content"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        (output, tools)
+    }
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// An agent.toml with server-everything (disabled unless named) and `extra` tables.
+fn config(extra: &str) -> String {
+    format!(
+        "[mcp.servers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n\
+         enabled = false\nread_only = [\"echo\"]\n{extra}",
+        everything_entry()
+    )
+}
+
+fn echo_and_sum() -> Value {
+    json!([
+        {"tool_calls": [
+            {"name": "mcp__everything__echo", "arguments": {"message": "hello"}},
+        ]},
+        {"tool_calls": [
+            {"name": "mcp__everything__get-sum", "arguments": {"a": 2, "b": 3}},
+        ]},
+        {"text": "The sum is 5."}
+    ])
+}
+
+#[tokio::test]
+async fn a_scripted_run_calls_mcp_tools_and_records_the_results() {
+    let env = Env::new(&config(""));
+    let (output, tools) = env
+        .run_script(echo_and_sum(), &["--mcp", "everything", "--yes"])
+        .await;
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result["status"], "completed");
+    assert_eq!(result["response"], "The sum is 5.");
+    assert_eq!(
+        tools,
+        [
+            ("mcp__everything__echo".to_owned(), "Echo: hello".to_owned()),
+            (
+                "mcp__everything__get-sum".to_owned(),
+                "The sum of 2 and 3 is 5.".to_owned()
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn risky_mcp_tools_need_approval_and_read_only_ones_do_not() {
+    let env = Env::new(&config(""));
+    // No --yes and no terminal: the risky get-sum is refused, the read-only echo runs.
+    let (_, tools) = env
+        .run_script(echo_and_sum(), &["--mcp", "everything"])
+        .await;
+    assert_eq!(tools[0].1, "Echo: hello");
+    assert!(tools[1].1.contains("--yes"), "{tools:?}");
+    assert!(!tools[1].1.contains("The sum"), "{tools:?}");
+}
+
+#[tokio::test]
+async fn a_disabled_server_is_off_unless_named() {
+    let env = Env::new(&config(""));
+    let (_, tools) = env.run_script(echo_and_sum(), &["--yes"]).await;
+    assert!(tools[0].1.contains("unknown tool"), "{tools:?}");
+
+    let output = env
+        .run(&["run", "--mcp", "nope", "--script", "x.json", "task"])
+        .await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("no MCP server named \"nope\""),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_fails_to_start_is_a_warning_and_the_run_goes_on() {
+    let env = Env::new(&config(
+        "[mcp.servers.broken]\ncommand = \"sh\"\nargs = [\"-c\", \"echo no database >&2; exit 1\"]\n",
+    ));
+    let (output, tools) = env
+        .run_script(echo_and_sum(), &["--mcp", "everything", "--yes"])
+        .await;
+    let warning = stderr(&output);
+    assert!(
+        warning.contains("MCP server broken failed to start"),
+        "{warning}"
+    );
+    assert!(warning.contains("no database"), "{warning}");
+    assert_eq!(tools[1].1, "The sum of 2 and 3 is 5.");
+}
+
+#[tokio::test]
+async fn no_server_process_outlives_the_run() {
+    let env = Env::new("");
+    let pid_file = env.path("server.pid");
+    let script = format!(
+        "echo $$ > '{}'; exec node '{}' stdio",
+        pid_file.display(),
+        everything_entry()
+    );
+    std::fs::write(
+        env.path("agent.toml"),
+        format!(
+            "[mcp.servers.everything]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\n\
+             read_only = [\"echo\"]\n"
+        ),
+    )
+    .unwrap();
+    let (_, tools) = env.run_script(echo_and_sum(), &["--yes"]).await;
+    assert_eq!(tools[0].1, "Echo: hello");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut gone = false;
+    for _ in 0..100 {
+        if nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the MCP server (pid {pid}) outlived `agent run`");
+}
+
+#[tokio::test]
+async fn mcp_list_shows_servers_their_tools_and_failures() {
+    let env = Env::new(&config(
+        "[mcp.servers.broken]\ncommand = \"agent-test-no-such-program\"\n",
+    ));
+    let output = env.run(&["mcp", "list", "--json"]).await;
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let servers = listed["servers"].as_array().unwrap();
+    assert_eq!(servers.len(), 2);
+    let broken = servers.iter().find(|s| s["name"] == "broken").unwrap();
+    assert!(
+        broken["error"]
+            .as_str()
+            .unwrap()
+            .contains("agent-test-no-such-program"),
+        "{broken}"
+    );
+    let everything = servers.iter().find(|s| s["name"] == "everything").unwrap();
+    assert_eq!(everything["enabled"], false);
+    assert_eq!(everything["transport"], "stdio");
+    let tools = everything["tools"].as_array().unwrap();
+    let echo = tools
+        .iter()
+        .find(|t| t["name"] == "mcp__everything__echo")
+        .unwrap();
+    assert_eq!(echo["read_only"], true);
+    assert_eq!(echo["description"], "Echoes back the input string");
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["mcp_name"] == "get-sum" && t["read_only"] == false)
+    );
+
+    // One server by name, as text.
+    let output = env.run(&["mcp", "list", "everything"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.starts_with("everything  stdio  node "), "{text}");
+    assert!(text.contains("(disabled: only with --mcp)"), "{text}");
+    assert!(text.contains("mcp__everything__get-sum"), "{text}");
+    assert!(!text.contains("broken"), "{text}");
+}
