@@ -3,7 +3,8 @@
 //!
 //! - **Token.** When a token is configured, every request needs `Authorization: Bearer
 //!   <token>`. Browsers cannot set that header on a page load or a WebSocket, so `GET /` and
-//!   the watch route also accept `?token=<token>`. Wrong or missing: 401 `unauthorized`.
+//!   the watch route also accept `?token=<token>`. Wrong or missing: 401 `unauthorized`. The
+//!   viewer's script and style sheet need none (they hold no trace data).
 //! - **Origin.** A request carrying an `Origin` header (every cross-origin browser request,
 //!   and every browser WebSocket) must come from the server's own origin or a configured CORS
 //!   origin; otherwise 403 `forbidden`. This stops other web pages from starting runs or
@@ -37,7 +38,9 @@ fn check(config: &ApiConfig, request: &Request) -> Result<(), ApiError> {
         check_host(headers)?;
     }
     check_origin(config, headers)?;
-    if let Some(token) = &config.token {
+    if let Some(token) = &config.token
+        && !is_public_asset(request)
+    {
         check_token(token, request)?;
     }
     Ok(())
@@ -130,6 +133,13 @@ fn accepts_query_token(request: &Request) -> bool {
     let path = request.uri().path();
     request.method() == Method::GET
         && (path == "/" || (path.starts_with("/api/traces/") && path.ends_with("/watch")))
+}
+
+/// The viewer's script and style sheet: a page loaded with `?token=` cannot pass the token on
+/// to them, and they hold no trace data.
+fn is_public_asset(request: &Request) -> bool {
+    matches!(*request.method(), Method::GET | Method::HEAD)
+        && crate::routes::viewer::is_public_asset(request.uri().path())
 }
 
 /// Compares without returning early, so the time taken does not reveal the matching prefix.

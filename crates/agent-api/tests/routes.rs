@@ -104,7 +104,7 @@ async fn the_index_page_links_the_api() {
     );
     assert!(answer.text.contains("href=\"/api/traces\""));
     assert!(answer.text.contains("href=\"/api/openapi.json\""));
-    assert!(answer.text.contains("not built yet"));
+    assert!(answer.text.contains("src=\"/static/app.js\""));
 }
 
 #[tokio::test]

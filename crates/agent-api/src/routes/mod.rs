@@ -4,16 +4,18 @@
 //! - [`traces`]: list, read, messages, events.
 //! - [`runs`]: start, cancel, resume, approvals.
 //! - [`watch`]: the live WebSocket.
-//! - here: `GET /` (the viewer page) and `GET /api/openapi.json`.
+//! - [`viewer`]: `GET /` (the viewer page) and its script and style sheet under `/static/`.
+//! - here: `GET /api/openapi.json`.
 
 pub(crate) mod runs;
 pub(crate) mod traces;
+pub(crate) mod viewer;
 pub(crate) mod watch;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::header;
-use axum::response::{Html, IntoResponse};
+use axum::response::IntoResponse;
 use axum::routing::get;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -22,10 +24,6 @@ use crate::error::ApiError;
 use crate::openapi::openapi_json;
 use crate::security;
 use crate::state::AppState;
-
-/// The viewer page. A placeholder until the viewer is built; it lives in one static file so
-/// the viewer replaces it.
-const INDEX_HTML: &str = include_str!("../../static/index.html");
 
 /// The shape of every error response.
 #[derive(Debug, Serialize, ToSchema)]
@@ -54,7 +52,7 @@ pub fn router(state: AppState) -> Router {
         .merge(runs::router())
         .merge(watch::router());
     let app = Router::new()
-        .route("/", get(index))
+        .merge(viewer::router())
         .route("/api/openapi.json", get(openapi))
         .merge(traces)
         .fallback(unknown_route)
@@ -69,10 +67,6 @@ pub fn router(state: AppState) -> Router {
         None => app,
     };
     app.with_state(state)
-}
-
-async fn index() -> Html<&'static str> {
-    Html(INDEX_HTML)
 }
 
 /// The OpenAPI document of this API.

@@ -1,0 +1,1035 @@
+// The trace viewer: the list of traces and one trace as a DAG of its goals, live over the
+// watch WebSocket. Plain ES module, no dependencies, no build step.
+//
+// Routes (in the URL fragment): `#/` the list, `#/traces/<id>` one trace.
+//
+// Safety: every text from a trace (tasks, goals, messages, tool output) is put into the page as
+// text nodes (`textContent`), never parsed as HTML.
+//
+// The DAG (seed 001): nodes are goal outcomes, edges the work that led to them. A collapsed
+// edge carries the goal's cumulative statistics; expanding it replaces the goal by its sub-goals
+// and shows the goal's own work (self statistics) on the group's header. An `explore_start`
+// goal is followed by one lane per branch (sub-trace), which expands into the branch's own
+// goals, loaded and watched from the sub-trace.
+
+const TOKEN = new URLSearchParams(location.search).get('token');
+const LIST_POLL_MS = 3000;
+const FOLD_CHARS = 1200;
+const FOLD_LINES = 16;
+
+// ---------------------------------------------------------------------------------------------
+// DOM helpers
+
+/** Creates an element. `props`: `class`, `text`, `on*` handlers, other keys as attributes.
+ * Children: nodes, strings (as text), arrays; null/false/undefined are skipped. */
+function h(tag, props, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === 'class') el.className = value;
+    else if (key === 'text') el.textContent = value;
+    else if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
+    else el.setAttribute(key, value === true ? '' : String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else if (child instanceof Node) el.appendChild(child);
+    else el.appendChild(document.createTextNode(String(child)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// API
+
+function authHeaders(extra) {
+  const headers = { ...(extra || {}) };
+  if (TOKEN) headers.Authorization = `Bearer ${TOKEN}`;
+  return headers;
+}
+
+/** GET or POST JSON; throws an Error with the API's message on failure. */
+async function api(path, options = {}) {
+  const init = { headers: authHeaders(options.body ? { 'Content-Type': 'application/json' } : {}) };
+  if (options.body) {
+    init.method = 'POST';
+    init.body = JSON.stringify(options.body);
+  }
+  const response = await fetch(path, init);
+  const text = await response.text();
+  let json = null;
+  try { json = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
+  if (!response.ok) {
+    const message = json && json.error ? json.error.message : `${response.status} ${response.statusText}`;
+    throw new Error(message);
+  }
+  return json;
+}
+
+const enc = encodeURIComponent;
+
+function watchUrl(traceId, since) {
+  const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  let url = `${scheme}//${location.host}/api/traces/${enc(traceId)}/watch?since_event_id=${since}`;
+  if (TOKEN) url += `&token=${enc(TOKEN)}`;
+  return url;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Formatting
+
+function fmtInt(n) {
+  return (n || 0).toLocaleString('en-US');
+}
+
+function fmtTokens(n) {
+  n = n || 0;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M tok`;
+  if (n >= 1e4) return `${Math.round(n / 1e3)}k tok`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k tok`;
+  return `${n} tok`;
+}
+
+function fmtCost(c) {
+  c = c || 0;
+  if (c === 0) return '$0';
+  if (c < 0.01) return `$${c.toFixed(4)}`;
+  return `$${c.toFixed(2)}`;
+}
+
+function fmtStats(stats, unit = 'msg') {
+  const s = stats || {};
+  const count = s.message_count || 0;
+  return `${fmtInt(count)} ${unit}${count === 1 ? '' : 's'} · ${fmtTokens(s.total_tokens)} · ${fmtCost(s.total_cost)}`;
+}
+
+function fmtAge(iso) {
+  const then = Date.parse(iso);
+  if (Number.isNaN(then)) return '';
+  const s = Math.max(0, Math.round((Date.now() - then) / 1000));
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
+}
+
+function oneLine(text, max) {
+  const line = String(text || '').replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** Markdown headings and rules dropped, for one-line previews. */
+function plain(text) {
+  return String(text || '').replace(/^#+\s*/gm, '').replace(/^-{3,}$/gm, '');
+}
+
+const STATUS_ICON = {
+  pending: '○', in_progress: '◐', completed: '✓', abandoned: '✕',
+  running: '◐', waiting: '⏸', failed: '✕', cancelled: '⊘', planned: '○',
+};
+
+function statusChip(status) {
+  return h('span', { class: `chip st-${status}` }, `${STATUS_ICON[status] || '•'} ${String(status).replace('_', ' ')}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The goal tree as the viewer needs it
+
+const byId = (a, b) => (Number(a.id) - Number(b.id)) || String(a.id).localeCompare(String(b.id));
+
+/** A trace's state: the trace, its goal tree and sub-traces, kept current by watch events. */
+class TraceModel {
+  constructor(traceId) {
+    this.traceId = traceId;
+    this.trace = null;
+    this.mission = '';
+    this.currentId = null;
+    this.goals = new Map();
+    this.subTraces = new Map();
+    this.pendingApprovals = [];
+  }
+
+  setTree(tree) {
+    this.mission = tree.mission || '';
+    this.currentId = tree.current_id ?? null;
+    this.goals = new Map((tree.goals || []).map((g) => [g.id, g]));
+  }
+
+  setSubTraces(list) {
+    for (const t of list || []) this.subTraces.set(t.trace_id, t);
+  }
+
+  /** Applies one event to the goal tree. Every event carries absolute values, so applying one
+   * whose effect the tree already has changes nothing. */
+  applyToTree(event) {
+    switch (event.event) {
+      case 'trace_created':
+        this.trace = event.trace;
+        if (this.goals.size === 0 && event.goal_tree) this.setTree(event.goal_tree);
+        break;
+      case 'trace_updated':
+        this.trace = { ...this.trace, ...event.trace };
+        if ('current_goal_id' in event.trace) this.currentId = event.trace.current_goal_id;
+        break;
+      case 'goal_tree_updated':
+        this.setTree(event.goal_tree);
+        break;
+      case 'goal_added':
+        this.goals.set(event.goal.id, event.goal);
+        break;
+      case 'goal_updated': {
+        const goal = this.goals.get(event.goal_id);
+        if (goal) Object.assign(goal, event.updates || {});
+        this.applyAffected(event.affected_goals);
+        break;
+      }
+      case 'goal_removed':
+        this.goals.delete(event.goal_id);
+        break;
+      case 'message_added':
+        this.applyAffected(event.affected_goals);
+        break;
+      case 'sub_trace_started':
+        if (!this.subTraces.has(event.trace_id)) {
+          this.subTraces.set(event.trace_id, {
+            trace_id: event.trace_id, parent_goal_id: event.parent_goal_id,
+            agent_type: event.agent_type, task: event.task, status: 'running',
+            total_messages: 0, total_tokens: 0, total_cost: 0,
+          });
+        }
+        break;
+      case 'sub_trace_completed': {
+        const sub = this.subTraces.get(event.trace_id);
+        if (sub) {
+          Object.assign(sub, { status: event.status, summary: event.summary });
+          Object.assign(sub, event.stats || {});
+        }
+        break;
+      }
+      case 'trace_completed':
+        if (this.trace) {
+          this.trace = { ...this.trace, ...(event.stats || {}) };
+          if (event.status) this.trace.status = event.status;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+
+  applyAffected(list) {
+    for (const a of list || []) {
+      const goal = this.goals.get(a.goal_id);
+      if (!goal) continue;
+      if (a.self_stats) goal.self_stats = a.self_stats;
+      if (a.cumulative_stats) goal.cumulative_stats = a.cumulative_stats;
+      if (a.status) goal.status = a.status;
+      if (a.summary !== undefined && a.summary !== null) goal.summary = a.summary;
+    }
+  }
+
+  children(parentId) {
+    const list = [];
+    for (const g of this.goals.values()) if ((g.parent_id ?? null) === parentId) list.push(g);
+    return list.sort(byId);
+  }
+
+  /** Display numbers (1, 2, 2.1 …) of the goals that are not abandoned, as in the plan text. */
+  numbers() {
+    const numbers = new Map();
+    const walk = (parentId, prefix) => {
+      let n = 0;
+      for (const g of this.children(parentId)) {
+        if (g.status === 'abandoned') continue;
+        n += 1;
+        const num = prefix ? `${prefix}.${n}` : String(n);
+        numbers.set(g.id, num);
+        walk(g.id, num);
+      }
+      // Abandoned goals keep their children's numbers out of the plan too.
+    };
+    walk(null, '');
+    return numbers;
+  }
+
+  /** The goal and all its descendants, in creation order. */
+  subtree(goalId) {
+    const out = [];
+    const walk = (id) => {
+      const g = this.goals.get(id);
+      if (!g) return;
+      out.push(g);
+      for (const c of this.children(id)) walk(c.id);
+    };
+    walk(goalId);
+    return out;
+  }
+
+  /** True when `goalId` is the current goal or one of its ancestors. */
+  holdsCurrent(goalId) {
+    let id = this.currentId;
+    for (let guard = 0; id && guard < 1000; guard += 1) {
+      if (id === goalId) return true;
+      id = this.goals.get(id)?.parent_id ?? null;
+    }
+    return false;
+  }
+
+  /** Sub-traces spawned by an explore_start goal: its branch_ids first, then any sub-trace
+   * started from it that the goal does not list yet (a run in progress). */
+  branchesOf(goal) {
+    const ids = [...(goal.branch_ids || [])];
+    for (const t of this.subTraces.values()) {
+      if (t.parent_goal_id === goal.id && t.agent_type === 'explore' && !ids.includes(t.trace_id)) ids.push(t.trace_id);
+    }
+    return ids;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The live connection
+
+/** Follows a trace's watch: `connected`, then each event once, in order; reconnects after a
+ * drop with `since_event_id` = the last event seen, so nothing is missed or applied twice. */
+class Watch {
+  constructor(traceId, handlers) {
+    this.traceId = traceId;
+    this.handlers = handlers;
+    this.lastEventId = 0;
+    this.currentAtConnect = 0;
+    this.connects = 0;
+    this.appliedIds = [];
+    this.socket = null;
+    this.stopped = false;
+    this.retryMs = 500;
+    this.state = 'connecting';
+  }
+
+  start() {
+    this.open();
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    if (this.socket) this.socket.close(1000, 'viewer closed');
+  }
+
+  /** Closes the socket as a network drop would (used by tests to prove the reconnect). */
+  drop() {
+    if (this.socket) this.socket.close(4000, 'dropped');
+  }
+
+  setState(state) {
+    this.state = state;
+    this.handlers.onState?.(state);
+  }
+
+  open() {
+    const socket = new WebSocket(watchUrl(this.traceId, this.lastEventId));
+    this.socket = socket;
+    socket.onmessage = (message) => {
+      let event;
+      try { event = JSON.parse(message.data); } catch { return; }
+      if (event.event === 'connected') {
+        this.retryMs = 500;
+        this.connects += 1;
+        this.currentAtConnect = event.current_event_id || 0;
+        this.setState('live');
+        this.handlers.onConnected(event);
+        return;
+      }
+      const id = event.event_id;
+      // Exactly once: an id at or below the last one seen was applied already.
+      if (typeof id !== 'number' || id <= this.lastEventId) return;
+      this.lastEventId = id;
+      this.appliedIds.push(id);
+      this.handlers.onEvent(event, id > this.currentAtConnect);
+    };
+    socket.onclose = () => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      if (this.stopped) return;
+      this.setState('reconnecting');
+      this.retryTimer = setTimeout(() => this.open(), this.retryMs);
+      this.retryMs = Math.min(this.retryMs * 2, 10000);
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Views
+
+const viewEl = () => document.getElementById('view');
+let currentView = null;
+
+function setCrumbs(...items) {
+  const nav = document.getElementById('crumbs');
+  nav.replaceChildren(...items.flatMap((item, i) => (i ? [h('span', { class: 'sep', 'aria-hidden': 'true' }, '›'), item] : [item])));
+}
+
+function setConn(text, cls) {
+  const el = document.getElementById('conn');
+  el.textContent = text;
+  el.className = `conn ${cls || ''}`;
+}
+
+function route() {
+  if (currentView) currentView.stop();
+  const hash = location.hash || '#/';
+  const match = hash.match(/^#\/traces\/(.+)$/);
+  currentView = match ? new TraceView(decodeURIComponent(match[1])) : new ListView();
+  currentView.start();
+}
+
+/** Re-renders `root` with `build()`, keeping the keyboard focus on the element with the same
+ * `data-key`. */
+function rerender(root, build) {
+  const focused = document.activeElement?.closest?.('[data-key]');
+  const key = root.contains(focused) ? focused.dataset.key : null;
+  root.replaceChildren(...[].concat(build()));
+  if (key) {
+    const again = root.querySelector(`[data-key="${CSS.escape(key)}"]`);
+    if (again) again.focus({ preventScroll: true });
+  }
+}
+
+// ----- the list -------------------------------------------------------------------------------
+
+/** The trace list, polled every few seconds for status changes and new traces. */
+class ListView {
+  start() {
+    document.title = 'agent traces';
+    setCrumbs(h('span', {}, 'Traces'));
+    setConn('', '');
+    this.table = h('div', { class: 'list-wrap' }, h('p', { class: 'muted' }, 'Loading…'));
+    viewEl().replaceChildren(h('h1', { class: 'sr-only' }, 'Traces'), this.table);
+    this.stopped = false;
+    this.poll();
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  async poll() {
+    if (this.stopped) return;
+    if (!document.hidden) {
+      try {
+        const { traces } = await api('/api/traces?limit=500');
+        if (this.stopped) return;
+        rerender(this.table, () => this.render(traces));
+        setConn(`updated ${new Date().toLocaleTimeString()}`, 'ok');
+      } catch (error) {
+        setConn(`cannot load: ${error.message}`, 'bad');
+      }
+    }
+    this.timer = setTimeout(() => this.poll(), LIST_POLL_MS);
+  }
+
+  render(traces) {
+    if (!traces.length) {
+      return h('p', { class: 'muted' }, 'No traces yet. Run ', h('code', {}, 'agent demo'), ' or ', h('code', {}, 'agent run "<task>"'), '.');
+    }
+    const ids = new Set(traces.map((t) => t.trace_id));
+    const children = new Map();
+    const roots = [];
+    for (const t of traces) {
+      if (t.parent_trace_id && ids.has(t.parent_trace_id)) {
+        if (!children.has(t.parent_trace_id)) children.set(t.parent_trace_id, []);
+        children.get(t.parent_trace_id).push(t);
+      } else {
+        roots.push(t);
+      }
+    }
+    const rows = [];
+    const add = (t, depth) => {
+      rows.push(this.row(t, depth));
+      const subs = (children.get(t.trace_id) || []).slice().sort((a, b) => a.created_at.localeCompare(b.created_at));
+      for (const s of subs) add(s, depth + 1);
+    };
+    for (const t of roots) add(t, 0);
+    return h('table', { class: 'traces' },
+      h('caption', { class: 'sr-only' }, 'Traces, newest first; sub-traces under their parent'),
+      h('thead', {}, h('tr', {},
+        h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Task'),
+        h('th', { scope: 'col', class: 'n' }, 'Messages'), h('th', { scope: 'col', class: 'n' }, 'Tokens'),
+        h('th', { scope: 'col', class: 'n' }, 'Cost'), h('th', { scope: 'col' }, 'Model'),
+        h('th', { scope: 'col' }, 'Started'))),
+      h('tbody', {}, rows));
+  }
+
+  row(t, depth) {
+    const kind = t.agent_type ? h('span', { class: 'kind' }, t.agent_type) : null;
+    return h('tr', { class: depth ? 'sub' : '', 'data-trace-id': t.trace_id, 'data-status': t.status },
+      h('td', {}, statusChip(t.status)),
+      h('td', { class: `task depth-${Math.min(depth, 4)}` },
+        depth ? h('span', { class: 'branch-mark', 'aria-hidden': 'true' }, '└ ') : null,
+        kind,
+        h('a', { href: `#/traces/${enc(t.trace_id)}`, 'data-key': `trace:${t.trace_id}`, title: t.task }, oneLine(t.task, 110)),
+        t.error ? h('div', { class: 'err small' }, oneLine(t.error, 160)) : null),
+      h('td', { class: 'n' }, fmtInt(t.total_messages)),
+      h('td', { class: 'n' }, fmtTokens(t.total_tokens)),
+      h('td', { class: 'n' }, fmtCost(t.total_cost)),
+      h('td', { class: 'small model' }, t.model || ''),
+      h('td', { class: 'small', title: t.created_at }, fmtAge(t.created_at)));
+  }
+}
+
+// ----- one trace ------------------------------------------------------------------------------
+
+/** One trace: header, pending approvals, the DAG and the messages panel, live. */
+class TraceView {
+  constructor(traceId) {
+    this.traceId = traceId;
+    this.model = new TraceModel(traceId);
+    this.expanded = new Set(); // keys `<trace_id>#<goal_id>` of expanded goals
+    this.lanes = new Map(); // sub-trace id → { model, watch } of expanded lanes
+    this.panel = null; // { traceId, goalIds, title, ... } of the open messages panel
+    this.frame = 0;
+  }
+
+  start() {
+    setCrumbs(h('a', { href: '#/' }, 'Traces'), h('span', { class: 'crumb-id' }, this.traceId));
+    this.headerEl = h('section', { class: 'trace-head', 'aria-label': 'Trace' }, h('p', { class: 'muted' }, 'Loading…'));
+    this.approvalsEl = h('section', { class: 'approvals', 'aria-label': 'Pending approvals', 'aria-live': 'polite' });
+    this.dagEl = h('div', { class: 'dag', role: 'tree', 'aria-label': 'Goal graph: nodes are goal outcomes, edges the work that led to them', onkeydown: (e) => this.onKey(e) });
+    this.panelEl = h('aside', { class: 'panel', hidden: true, 'aria-label': 'Messages' });
+    viewEl().replaceChildren(
+      this.headerEl, this.approvalsEl,
+      h('div', { class: 'split' }, h('div', { class: 'dag-wrap' }, this.dagEl), this.panelEl));
+    this.watch = new Watch(this.traceId, {
+      onConnected: (e) => this.onConnected(this.model, e),
+      onEvent: (e, fresh) => this.onEvent(this.model, e, fresh),
+      onState: (s) => setConn(s === 'live' ? '● live' : s === 'reconnecting' ? '○ reconnecting…' : s, s === 'live' ? 'ok' : 'warn'),
+    });
+    this.onEscape = (e) => { if (e.key === 'Escape' && this.panel) this.closePanel(); };
+    document.addEventListener('keydown', this.onEscape);
+    // Test hook: the state a browser test checks (event ids applied, the socket to drop).
+    window.__viewer = { view: this, watch: this.watch, model: this.model };
+    this.refresh();
+    this.watch.start();
+  }
+
+  stop() {
+    this.stopped = true;
+    document.removeEventListener('keydown', this.onEscape);
+    this.watch.stop();
+    for (const lane of this.lanes.values()) lane.watch.stop();
+    clearTimeout(this.refreshTimer);
+    clearTimeout(this.approvalTimer);
+    if (window.__viewer?.view === this) delete window.__viewer;
+  }
+
+  // --- data ---
+
+  /** Reads the trace (header, totals, sub-traces, pending approvals); at most once a second. */
+  refresh() {
+    if (this.refreshTimer || this.stopped) return;
+    this.refreshTimer = setTimeout(async () => {
+      try {
+        const detail = await api(`/api/traces/${enc(this.traceId)}`);
+        if (this.stopped) return;
+        this.model.trace = detail.trace;
+        this.model.setSubTraces(detail.sub_traces);
+        this.model.pendingApprovals = detail.pending_approvals || [];
+        if (this.model.goals.size === 0) this.model.setTree(detail.goal_tree);
+        this.renderApprovals();
+        this.schedule();
+        // The run asks for approval just after it says it is waiting: look again shortly.
+        if (detail.trace.status === 'waiting' && this.model.pendingApprovals.length === 0) {
+          clearTimeout(this.approvalTimer);
+          this.approvalTimer = setTimeout(() => this.refresh(), 400);
+        }
+      } catch (error) {
+        this.headerEl.replaceChildren(h('p', { class: 'err' }, `Cannot load trace ${this.traceId}: ${error.message}`));
+      } finally {
+        this.refreshTimer = 0;
+      }
+    }, this.model.trace ? 700 : 0);
+  }
+
+  onConnected(model, event) {
+    model.setTree(event.goal_tree);
+    model.setSubTraces(event.sub_traces);
+    this.schedule();
+    if (model === this.model) this.refresh();
+  }
+
+  /** One event of `model`'s trace. `fresh`: newer than the tree `connected` carried. */
+  onEvent(model, event, fresh) {
+    if (fresh) model.applyToTree(event);
+    if (event.event === 'message_added' || event.event === 'message_updated') this.panelMessage(model.traceId, event.message);
+    if (model === this.model && !['message_added', 'goal_added', 'goal_updated', 'goal_tree_updated'].includes(event.event)) this.refresh();
+    if (model === this.model && event.event === 'message_added') this.refresh();
+    this.schedule();
+  }
+
+  schedule() {
+    if (this.frame || this.stopped) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.render();
+    });
+  }
+
+  // --- rendering ---
+
+  render() {
+    const { trace } = this.model;
+    if (trace) {
+      document.title = `${oneLine(trace.task, 60)} · agent traces`;
+      this.renderHeader(trace);
+    }
+    rerender(this.dagEl, () => this.renderDag(this.model));
+    this.dagEl.dataset.lastEventId = String(this.watch.lastEventId);
+  }
+
+  renderHeader(t) {
+    const parent = t.parent_trace_id
+      ? h('p', { class: 'small' }, `${t.agent_type || 'sub'}-trace of `, h('a', { href: `#/traces/${enc(t.parent_trace_id)}` }, t.parent_trace_id), t.parent_goal_id ? ` (goal ${t.parent_goal_id})` : '')
+      : null;
+    const outcome = t.error
+      ? h('p', { class: 'err' }, t.error)
+      : t.summary ? h('details', { class: 'summary' }, h('summary', {}, 'Final answer'), h('div', { class: 'text' }, t.summary)) : null;
+    this.headerEl.replaceChildren();
+    append(this.headerEl, [
+      h('div', { class: 'head-row' },
+        statusChip(t.status),
+        h('h1', { class: 'task' }, t.task)),
+      parent,
+      h('p', { class: 'totals' },
+        h('span', {}, `${fmtInt(t.total_messages)} messages`), ' · ',
+        h('span', {}, fmtTokens(t.total_tokens)), ' · ',
+        h('span', {}, fmtCost(t.total_cost)),
+        t.model ? ` · ${t.model}` : '',
+        ` · started ${fmtAge(t.created_at)}`,
+        ` · ${this.model.goals.size} goals`),
+      outcome]);
+  }
+
+  renderApprovals() {
+    const pending = this.model.pendingApprovals;
+    if (!pending.length) {
+      this.approvalsEl.replaceChildren();
+      return;
+    }
+    this.approvalsEl.replaceChildren(
+      h('h2', {}, 'Waiting for your approval'),
+      ...pending.map((p) => {
+        const reason = h('input', { type: 'text', class: 'reason', placeholder: 'reason (optional, sent with a rejection)', 'aria-label': `Reason for ${p.tool_name}` });
+        const decide = async (approve, button) => {
+          button.disabled = true;
+          try {
+            await api(`/api/traces/${enc(this.traceId)}/approvals/${enc(p.tool_call_id)}`, { body: { approve, reason: reason.value || undefined } });
+            this.model.pendingApprovals = this.model.pendingApprovals.filter((x) => x.tool_call_id !== p.tool_call_id);
+            this.renderApprovals();
+          } catch (error) {
+            button.disabled = false;
+            alert(`Could not send the decision: ${error.message}`);
+          }
+          this.refresh();
+        };
+        return h('div', { class: 'approval', 'data-tool-call-id': p.tool_call_id },
+          h('div', {}, h('strong', {}, p.tool_name), h('span', { class: 'small muted' }, ` asked ${fmtAge(p.requested_at)}`)),
+          foldable(prettyJson(p.arguments), 'arguments'),
+          h('div', { class: 'approval-actions' },
+            h('button', { class: 'approve', type: 'button', onclick: (e) => decide(true, e.currentTarget) }, 'Approve'),
+            h('button', { class: 'reject', type: 'button', onclick: (e) => decide(false, e.currentTarget) }, 'Reject'),
+            reason));
+      }));
+  }
+
+  renderDag(model) {
+    const t = model.trace;
+    const start = h('div', { class: 'node start' },
+      h('button', {
+        class: 'card nav', type: 'button', 'data-key': `start:${model.traceId}`,
+        title: 'Open the task and the messages not attached to a goal',
+        onclick: () => this.openPanel(model, null, 'Task and messages outside any goal', { about: { summary: model.trace?.summary, summaryLabel: 'Final answer' } }),
+      }, h('span', { class: 'num' }, 'START'), ' ', h('span', { class: 'desc' }, oneLine(model.mission || t?.task || '', 200))));
+    const items = [start, ...this.renderSeq(model, null, model.numbers())];
+    if (t && ['completed', 'failed', 'cancelled'].includes(t.status)) {
+      items.push(h('div', { class: `step end st-${t.status}` },
+        h('div', { class: 'edge plain' }),
+        h('div', { class: 'node' }, h('div', { class: 'card' }, h('span', { class: 'num' }, 'END'), ' ', statusChip(t.status), ' ',
+          h('span', { class: 'desc' }, oneLine(t.error || t.summary || '', 200))))));
+    }
+    if (model.goals.size === 0) items.push(h('p', { class: 'muted empty' }, 'No goals yet.'));
+    return h('div', { class: 'seq root' }, items);
+  }
+
+  /** The goals under `parentId`, in order: steps (edge + node), expanded groups, and the
+   * lanes that follow an explore_start goal. */
+  renderSeq(model, parentId, numbers) {
+    const out = [];
+    for (const goal of model.children(parentId)) {
+      const key = `${model.traceId}#${goal.id}`;
+      const hasKids = model.children(goal.id).length > 0;
+      if (hasKids && this.expanded.has(key)) out.push(this.renderGroup(model, goal, numbers, key));
+      else out.push(this.renderStep(model, goal, numbers, key, hasKids));
+      if (goal.type === 'explore_start') {
+        const branches = model.branchesOf(goal);
+        if (branches.length) out.push(this.renderLanes(model, goal, branches));
+      }
+    }
+    return out;
+  }
+
+  goalLabel(model, goal, numbers) {
+    const num = numbers.get(goal.id);
+    const type = goal.type === 'explore_start' ? 'explore' : goal.type === 'explore_merge' ? 'merge' : null;
+    return [
+      h('span', { class: 'num' }, num || '✕'),
+      type ? h('span', { class: `kind k-${goal.type}` }, type) : null,
+      h('span', { class: 'desc' }, goal.description),
+    ];
+  }
+
+  renderStep(model, goal, numbers, key, hasKids) {
+    const stats = goal.cumulative_stats || {};
+    const current = model.currentId === goal.id;
+    const holds = !current && model.holdsCurrent(goal.id);
+    const classes = ['step', `st-${goal.status}`, current ? 'current' : '', holds ? 'holds-current' : ''].join(' ');
+    const label = numbers.get(goal.id) ? `${numbers.get(goal.id)} ${goal.description}` : `${goal.description} (abandoned)`;
+    const kids = model.children(goal.id).length;
+    const edge = h('div', { class: 'edge' },
+      h('button', {
+        class: 'edge-label nav', type: 'button', 'data-key': `edge:${key}`, 'data-goal-id': goal.id,
+        'aria-expanded': hasKids ? 'false' : null,
+        title: hasKids ? 'The work for this goal and its sub-goals (cumulative). Enter: messages; → expands.' : 'The work for this goal. Enter: messages.',
+        'aria-label': `Work for ${label}: ${fmtStats(stats)}${stats.preview ? `, ${stats.preview}` : ''}`,
+        onclick: () => this.openPanel(model, goal, `${label}`),
+      },
+      h('span', { class: 'preview' }, stats.preview || (stats.message_count ? '' : goal.status === 'pending' || goal.status === 'in_progress' ? 'no messages yet' : 'no messages')),
+      h('span', { class: 'stats' }, fmtStats(stats))),
+      hasKids ? h('button', {
+        class: 'toggle', type: 'button', 'data-toggle': key, 'aria-label': `Expand ${label} into its ${kids} sub-goals`,
+        onclick: () => this.toggle(key, true),
+      }, `▸ ${kids} sub-goal${kids === 1 ? '' : 's'}`) : null);
+    const summary = goal.status === 'abandoned'
+      ? h('div', { class: 'why' }, `abandoned: ${goal.summary || goal.reason || 'no reason given'}`)
+      : goal.type === 'explore_start' ? h('div', { class: 'outcome' }, `${model.branchesOf(goal).length} parallel branches`)
+        : goal.summary ? h('div', { class: 'outcome' }, oneLine(plain(goal.summary), 220)) : null;
+    const node = h('div', { class: 'node' },
+      h('div', {
+        class: 'card nav', tabindex: '0', role: 'treeitem', 'data-key': `node:${key}`, 'data-goal-id': goal.id,
+        'aria-current': current ? 'step' : null,
+        title: goal.summary || goal.description,
+        onclick: () => this.openPanel(model, goal, label),
+        onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.openPanel(model, goal, label); } },
+      },
+      h('div', { class: 'node-head' }, this.goalLabel(model, goal, numbers), statusChip(goal.status), current ? h('span', { class: 'here' }, '← current') : null),
+      summary));
+    return h('div', { class: classes, 'data-goal-id': goal.id }, edge, node);
+  }
+
+  renderGroup(model, goal, numbers, key) {
+    const own = goal.self_stats || {};
+    const current = model.currentId === goal.id;
+    const label = numbers.get(goal.id) ? `${numbers.get(goal.id)} ${goal.description}` : `${goal.description} (abandoned)`;
+    return h('div', { class: `group st-${goal.status} ${current ? 'current' : ''}`, 'data-goal-id': goal.id },
+      h('div', { class: 'group-head' },
+        h('button', {
+          class: 'toggle open', type: 'button', 'data-toggle': key, 'aria-label': `Collapse ${label}`,
+          onclick: () => this.toggle(key, false),
+        }, '▾'),
+        h('div', { class: 'group-title' }, this.goalLabel(model, goal, numbers), statusChip(goal.status)),
+        goal.status === 'abandoned' ? h('div', { class: 'why' }, `abandoned: ${goal.summary || goal.reason || ''}`) : null),
+      h('div', { class: 'edge own' },
+        h('button', {
+          class: 'edge-label nav', type: 'button', 'data-key': `edge:${key}`, 'data-goal-id': goal.id, 'aria-expanded': 'true',
+          title: 'Work attached to this goal itself (self statistics). Enter: messages; ← collapses.',
+          'aria-label': `Own work of ${label}: ${fmtStats(own)}`,
+          onclick: () => this.openPanel(model, goal, `${label} (own work)`, { ownOnly: true }),
+        },
+        h('span', { class: 'preview' }, own.preview || 'no own messages'),
+        h('span', { class: 'stats' }, `own: ${fmtStats(own)}`))),
+      h('div', { class: 'seq' }, this.renderSeq(model, goal.id, numbers)));
+  }
+
+  renderLanes(model, goal, branches) {
+    return h('div', { class: 'lanes', 'data-explore': goal.id },
+      branches.map((id, i) => this.renderLane(model, id, String.fromCharCode(65 + (i % 26)))));
+  }
+
+  /** One branch of an exploration: collapsed, an edge (the whole sub-trace) to its outcome;
+   * expanded, the sub-trace's own goals (watched live while the lane is open). */
+  renderLane(parentModel, subId, letter) {
+    const sub = parentModel.subTraces.get(subId) || { trace_id: subId, task: subId, status: 'running' };
+    const key = `lane:${subId}`;
+    const open = this.lanes.get(subId);
+    const stats = { message_count: sub.total_messages, total_tokens: sub.total_tokens, total_cost: sub.total_cost };
+    const label = `Branch ${letter}: ${sub.task}`;
+    const about = { status: sub.status, summary: sub.summary || sub.error, summaryLabel: 'Branch result' };
+    const whole = () => this.openPanel(new TraceModel(subId), null, label, { wholeTrace: true, about });
+    const edge = (text) => h('button', {
+      class: 'edge-label nav', type: 'button', 'data-key': `edge:${key}`, 'data-lane': subId,
+      'aria-expanded': open ? 'true' : 'false',
+      'aria-label': `Work of ${label}: ${fmtStats(stats)}`,
+      title: 'The whole branch (its sub-trace). Enter: messages; → shows its goals.',
+      onclick: whole,
+    }, h('span', { class: 'preview' }, text), h('span', { class: 'stats' }, fmtStats(stats)));
+    const outcome = (nav) => h('div', { class: 'node' }, h('div', {
+      class: `card ${nav ? 'nav' : ''}`, tabindex: nav ? '0' : null, 'data-key': nav ? `node:${key}` : null, 'data-lane': subId,
+      role: nav ? 'treeitem' : null, title: sub.summary || sub.task,
+      onclick: nav ? whole : null,
+      onkeydown: nav ? (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); whole(); } } : null,
+    },
+    h('div', { class: 'node-head' }, h('span', { class: 'num' }, letter), h('span', { class: 'desc' }, oneLine(sub.task, 140)), statusChip(sub.status)),
+    sub.summary || sub.error ? h('div', { class: sub.error ? 'outcome err' : 'outcome' }, oneLine(plain(sub.summary || sub.error), 200)) : null));
+    if (!open) {
+      return h('div', { class: `lane st-${sub.status}`, 'data-lane': subId },
+        h('div', { class: 'edge' }, edge(`${sub.agent_type || 'explore'} sub-trace`),
+          h('button', {
+            class: 'toggle', type: 'button', 'data-toggle': key, 'aria-label': `Show the goals of ${label}`,
+            onclick: () => this.toggleLane(subId, true),
+          }, '▸ goals')),
+        outcome(true));
+    }
+    const m = open.model;
+    let inner;
+    if (!open.loaded) inner = h('p', { class: 'muted small empty' }, 'Loading…');
+    else if (m.goals.size === 0) {
+      // A branch that kept no plan: its work is one edge to its result.
+      inner = h('div', { class: `step st-${sub.status}` }, h('div', { class: 'edge' }, edge('no goals: every message')), outcome(false));
+    } else {
+      inner = [this.renderSeq(m, null, prefixed(m.numbers(), letter)),
+        sub.status === 'running' || sub.status === 'waiting' ? null
+          : h('div', { class: `step end st-${sub.status}` }, h('div', { class: 'edge plain' }), outcome(false))];
+    }
+    return h('div', { class: `lane open st-${sub.status}`, 'data-lane': subId },
+      h('div', { class: 'group-head lane-head' },
+        h('button', {
+          class: 'toggle open nav', type: 'button', 'data-toggle': key, 'data-key': `edge:${key}`, 'aria-expanded': 'true',
+          'aria-label': `Collapse ${label}`, onclick: () => this.toggleLane(subId, false),
+        }, '▾'),
+        h('span', { class: 'num' }, letter),
+        h('a', { href: `#/traces/${enc(subId)}`, class: 'desc', title: 'Open the branch as a trace of its own' }, oneLine(sub.task, 120)),
+        statusChip(sub.status)),
+      h('div', { class: 'seq' }, inner));
+  }
+
+  toggle(key, open) {
+    if (open) this.expanded.add(key);
+    else this.expanded.delete(key);
+    this.render();
+    const again = this.dagEl.querySelector(`[data-key="${CSS.escape(`edge:${key}`)}"]`);
+    if (again) again.focus({ preventScroll: true });
+  }
+
+  toggleLane(subId, open) {
+    const existing = this.lanes.get(subId);
+    if (open && !existing) {
+      const model = new TraceModel(subId);
+      const lane = { model, watch: null, loaded: false };
+      lane.watch = new Watch(subId, {
+        onConnected: (e) => { lane.loaded = true; this.onConnected(model, e); },
+        onEvent: (e, fresh) => this.onEvent(model, e, fresh),
+      });
+      this.lanes.set(subId, lane);
+      const watch = lane.watch;
+      watch.start();
+    } else if (!open && existing) {
+      existing.watch.stop();
+      this.lanes.delete(subId);
+    }
+    this.render();
+    const again = this.dagEl.querySelector(`[data-key="${CSS.escape(`edge:lane:${subId}`)}"]`);
+    if (again) again.focus({ preventScroll: true });
+  }
+
+  // --- keyboard ---
+
+  /** ↑/↓ move between nodes and edges, → expands, ← collapses (Esc, anywhere, closes the
+   * messages). */
+  onKey(e) {
+    const target = e.target.closest('.nav');
+    if (!target) return;
+    const all = [...this.dagEl.querySelectorAll('.nav')];
+    const i = all.indexOf(target);
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      const next = all[i + (e.key === 'ArrowDown' ? 1 : -1)];
+      if (next) next.focus();
+    } else if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
+      const key = target.dataset.key || '';
+      const open = e.key === 'ArrowRight';
+      if (key.startsWith('edge:lane:')) {
+        e.preventDefault();
+        this.toggleLane(key.slice('edge:lane:'.length), open);
+      } else if (key.startsWith('edge:') && target.hasAttribute('aria-expanded')) {
+        e.preventDefault();
+        this.toggle(key.slice('edge:'.length), open);
+      }
+    }
+  }
+
+  // --- the messages panel ---
+
+  /** Opens the messages of `goal` (and its sub-goals unless `ownOnly`), of the messages outside
+   * any goal when `goal` is null, or of the whole trace when `wholeTrace`. `about`: a status
+   * and summary to show above them. */
+  async openPanel(model, goal, title, { ownOnly = false, wholeTrace = false, about = null } = {}) {
+    const goalIds = goal ? (ownOnly ? [goal.id] : model.subtree(goal.id).map((g) => g.id)) : null;
+    const panel = {
+      traceId: model.traceId, goalIds, wholeTrace, title, goal, about, fresh: true,
+      messages: new Map(), returnFocus: document.activeElement,
+    };
+    this.panel = panel;
+    this.panelEl.hidden = false;
+    this.renderPanel('Loading…');
+    try {
+      let list = [];
+      if (goalIds) {
+        const answers = await Promise.all(goalIds.map((id) => api(`/api/traces/${enc(model.traceId)}/messages?goal_id=${enc(id)}`)));
+        list = answers.flatMap((a) => a.messages);
+      } else {
+        const { messages } = await api(`/api/traces/${enc(model.traceId)}/messages`);
+        list = wholeTrace ? messages : messages.filter((m) => !m.goal_id);
+      }
+      if (this.panel !== panel) return;
+      for (const m of list) panel.messages.set(m.message_id, m);
+      this.renderPanel();
+    } catch (error) {
+      if (this.panel === panel) this.renderPanel(`Cannot load the messages: ${error.message}`);
+    }
+    this.panelEl.querySelector('.panel-title')?.focus();
+  }
+
+  closePanel() {
+    if (!this.panel) return;
+    const back = this.panel.returnFocus;
+    this.panel = null;
+    this.panelEl.hidden = true;
+    this.panelEl.replaceChildren();
+    if (back && document.contains(back)) back.focus();
+  }
+
+  /** A live message of `traceId`: added to (or updated in) the open panel when it belongs there. */
+  panelMessage(traceId, message) {
+    const p = this.panel;
+    if (!p || !message || p.traceId !== traceId) return;
+    const belongs = p.wholeTrace || (p.goalIds ? p.goalIds.includes(message.goal_id) : !message.goal_id);
+    if (!belongs) return;
+    p.messages.set(message.message_id, message);
+    this.renderPanelSoon();
+  }
+
+  renderPanelSoon() {
+    if (this.panelFrame) return;
+    this.panelFrame = requestAnimationFrame(() => {
+      this.panelFrame = 0;
+      if (this.panel) this.renderPanel();
+    });
+  }
+
+  renderPanel(note) {
+    const p = this.panel;
+    const list = [...p.messages.values()].sort((a, b) => a.sequence - b.sequence);
+    const goal = p.goal;
+    const about = goal
+      ? { status: goal.status, reason: goal.reason, summary: goal.summary, summaryLabel: goal.status === 'abandoned' ? 'Why it was abandoned' : 'Outcome' }
+      : p.about || {};
+    const info = h('div', { class: 'goal-info small' },
+      about.status ? statusChip(about.status) : null,
+      about.reason ? h('div', {}, h('span', { class: 'muted' }, 'why: '), about.reason) : null,
+      about.summary ? h('details', { open: about.summary.length < 600 }, h('summary', {}, about.summaryLabel || 'Outcome'), h('div', { class: 'text' }, about.summary)) : null,
+      goal ? h('div', { class: 'muted' }, `own: ${fmtStats(goal.self_stats)} · with sub-goals: ${fmtStats(goal.cumulative_stats)}`) : null);
+    const body = note
+      ? h('p', { class: 'muted' }, note)
+      : list.length ? h('ol', { class: 'messages' }, list.map((m) => h('li', {}, renderMessage(m, p.goalIds && p.goalIds.length > 1 ? this.goalTag(p, m) : null))))
+        : h('p', { class: 'muted' }, 'No messages.');
+    const scroller = this.panelEl.querySelector('.panel-body');
+    const atBottom = scroller && scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 4;
+    const keepTop = scroller ? scroller.scrollTop : 0;
+    this.panelEl.replaceChildren(
+      h('div', { class: 'panel-head' },
+        h('h2', { class: 'panel-title', tabindex: '-1' }, p.title),
+        h('button', { type: 'button', class: 'close', 'aria-label': 'Close the messages', onclick: () => this.closePanel() }, '✕')),
+      h('div', { class: 'panel-body' }, info, h('p', { class: 'small muted count' }, `${list.length} message${list.length === 1 ? '' : 's'}`), body));
+    const next = this.panelEl.querySelector('.panel-body');
+    // Follow new messages at the bottom, unless the panel was just opened or scrolled up.
+    if (!note && p.fresh) p.fresh = false;
+    else next.scrollTop = atBottom && !note ? next.scrollHeight : keepTop;
+  }
+
+  goalTag(p, m) {
+    const lane = this.lanes.get(p.traceId);
+    const model = p.traceId === this.traceId ? this.model : lane?.model;
+    const goal = model?.goals.get(m.goal_id);
+    return goal ? oneLine(goal.description, 60) : null;
+  }
+}
+
+/** Display numbers of a branch's goals, prefixed with the branch letter: A.1, A.2 … */
+function prefixed(numbers, letter) {
+  const out = new Map();
+  for (const [id, n] of numbers) out.set(id, `${letter}.${n}`);
+  return out;
+}
+
+// ----- messages -------------------------------------------------------------------------------
+
+function prettyJson(text) {
+  if (typeof text !== 'string') return JSON.stringify(text, null, 2);
+  try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; }
+}
+
+/** Text in a <pre>; long text is folded to its first lines with a control to show it all. */
+function foldable(text, what) {
+  text = String(text ?? '');
+  const lines = text.split('\n');
+  if (text.length <= FOLD_CHARS && lines.length <= FOLD_LINES) return h('pre', { class: 'out' }, text);
+  const head = lines.slice(0, FOLD_LINES).join('\n').slice(0, FOLD_CHARS);
+  const more = h('details', { class: 'fold' },
+    h('summary', {}, `show all ${what}: ${fmtInt(lines.length)} lines, ${fmtInt(text.length)} characters`),
+    h('pre', { class: 'out' }, text));
+  const preview = h('pre', { class: 'out folded' }, `${head}\n…`);
+  more.addEventListener('toggle', () => { preview.hidden = more.open; });
+  return h('div', {}, preview, more);
+}
+
+function renderMessage(m, goalTag) {
+  const compaction = m.metadata && m.metadata.compaction === true;
+  const meta = [
+    h('span', { class: `role r-${m.role}` }, compaction ? 'compaction summary' : m.role),
+    h('span', { class: 'muted' }, `#${m.sequence}`),
+    m.tool_name ? h('span', { class: 'tool-name' }, m.tool_name) : null,
+    goalTag ? h('span', { class: 'muted goal-tag' }, goalTag) : null,
+    h('span', { class: 'spacer' }),
+    m.tokens != null ? h('span', { class: 'muted' }, fmtTokens(m.tokens)) : null,
+    m.cost != null ? h('span', { class: 'muted' }, fmtCost(m.cost)) : null,
+    m.duration_ms != null ? h('span', { class: 'muted' }, `${(m.duration_ms / 1000).toFixed(1)} s`) : null,
+  ];
+  const body = [];
+  if (compaction) {
+    body.push(h('p', { class: 'small replaced' },
+      `Stands in for messages #1–#${m.sequence - 1} in the model's context (a full compaction): the model saw this summary instead of them; the trace keeps them all.`));
+  }
+  const content = m.content;
+  if (typeof content === 'string') {
+    body.push(m.role === 'tool' ? foldable(content, 'output') : h('div', { class: 'text' }, content));
+  } else if (content && typeof content === 'object') {
+    if (content.text) body.push(h('div', { class: 'text' }, content.text));
+    for (const call of content.tool_calls || []) {
+      body.push(h('div', { class: 'call' },
+        h('div', {}, h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→ '), h('strong', {}, call.name), h('span', { class: 'muted small' }, ` ${call.id || ''}`)),
+        foldable(prettyJson(call.arguments), 'arguments')));
+    }
+    if (!content.text && !(content.tool_calls || []).length) body.push(foldable(JSON.stringify(content, null, 2), 'content'));
+  }
+  return h('article', { class: `msg r-${m.role} ${compaction ? 'compaction' : ''}`, 'data-message-id': m.message_id },
+    h('header', {}, meta), body);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+window.addEventListener('hashchange', route);
+route();
