@@ -60,7 +60,7 @@ struct State {
 
 impl McpServer {
     /// Starts the server named `name` (stdio or HTTP), completes the handshake and lists its
-    /// tools, all within the server's startup timeout.
+    /// tools; the handshake and the listing each get the server's startup timeout.
     ///
     /// # Errors
     ///
