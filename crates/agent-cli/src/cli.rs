@@ -62,9 +62,9 @@ pub(crate) enum ProviderKind {
     Scripted,
 }
 
-/// Options shared by `run` and `resume`: the model, the workspace and the limits.
-#[derive(Debug, Clone, Args)]
-pub(crate) struct ModelArgs {
+/// How to reach the model: the provider and its settings.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct ProviderArgs {
     /// The model provider [default: from agent.toml, else inferred from API keys].
     #[arg(long, value_enum)]
     pub(crate) provider: Option<ProviderKind>,
@@ -80,6 +80,14 @@ pub(crate) struct ModelArgs {
     /// The script of the scripted provider (JSON; see the agent-llm docs).
     #[arg(long, value_name = "FILE")]
     pub(crate) script: Option<PathBuf>,
+}
+
+/// Options shared by `run` and `resume`: the model, the workspace and the limits.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ModelArgs {
+    /// The provider and its settings.
+    #[command(flatten)]
+    pub(crate) llm: ProviderArgs,
     /// The folder the agent works in [default: the current folder].
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
@@ -170,21 +178,9 @@ pub(crate) struct ServeArgs {
 /// The model options of `agent serve`.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ServeModelArgs {
-    /// The model provider for runs started over HTTP.
-    #[arg(long, value_enum)]
-    pub(crate) provider: Option<ProviderKind>,
-    /// The model name.
-    #[arg(long, env = "AGENT_MODEL")]
-    pub(crate) model: Option<String>,
-    /// The provider's base URL.
-    #[arg(long, value_name = "URL")]
-    pub(crate) base_url: Option<String>,
-    /// The API key.
-    #[arg(long, value_name = "KEY", hide_env_values = true)]
-    pub(crate) api_key: Option<String>,
-    /// The script of the scripted provider.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) script: Option<PathBuf>,
+    /// The provider and its settings.
+    #[command(flatten)]
+    pub(crate) llm: ProviderArgs,
     /// The folder runs work in [default: the current folder].
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,

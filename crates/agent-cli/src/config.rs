@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
-use crate::cli::ProviderKind;
+use crate::cli::{ProviderArgs, ProviderKind};
 
 /// The name of the configuration file.
 pub(crate) const FILE_NAME: &str = "agent.toml";
@@ -98,6 +98,25 @@ pub(crate) fn trace_dir(flag: Option<&PathBuf>, file: &FileConfig) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(".trace"))
 }
 
+/// Opens the trace folder (see [`trace_dir`]); returns it with the store.
+pub(crate) fn open_store(
+    flag: Option<&PathBuf>,
+    file: &FileConfig,
+) -> Result<(PathBuf, agent_store_fs::FileSystemTraceStore)> {
+    let dir = trace_dir(flag, file);
+    let store = agent_store_fs::FileSystemTraceStore::open(&dir)
+        .with_context(|| format!("cannot open the trace folder {}", dir.display()))?;
+    Ok((dir, store))
+}
+
+/// Opens the trace folder a command's `--trace-dir` (or `AGENT_TRACE_DIR`, or agent.toml) names.
+pub(crate) fn store_for(
+    arg: &crate::cli::TraceDirArg,
+) -> Result<agent_store_fs::FileSystemTraceStore> {
+    let (_, store) = open_store(arg.trace_dir.as_ref(), &FileConfig::load()?)?;
+    Ok(store)
+}
+
 /// How to reach a model, once flags, environment and file are merged.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ProviderConfig {
@@ -107,16 +126,6 @@ pub(crate) struct ProviderConfig {
     pub(crate) api_key: Option<String>,
     pub(crate) script: Option<PathBuf>,
     pub(crate) context_window: Option<usize>,
-}
-
-/// The provider options a command was given.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ProviderFlags {
-    pub(crate) provider: Option<ProviderKind>,
-    pub(crate) model: Option<String>,
-    pub(crate) base_url: Option<String>,
-    pub(crate) api_key: Option<String>,
-    pub(crate) script: Option<PathBuf>,
 }
 
 /// The message shown when no provider is configured.
@@ -135,7 +144,7 @@ To see the agent work without any model, run:  agent demo";
 
 /// Merges flags > environment > file into a provider configuration. `None` when nothing
 /// names a provider.
-pub(crate) fn resolve_provider(flags: &ProviderFlags, file: &FileConfig) -> Option<ProviderConfig> {
+pub(crate) fn resolve_provider(flags: &ProviderArgs, file: &FileConfig) -> Option<ProviderConfig> {
     let kind = flags
         .provider
         .or(file.provider)
@@ -194,10 +203,10 @@ mod tests {
             base_url: Some("http://file/v1".into()),
             ..FileConfig::default()
         };
-        let flags = ProviderFlags {
+        let flags = ProviderArgs {
             model: Some("from-flag".into()),
             base_url: Some("http://flag/v1".into()),
-            ..ProviderFlags::default()
+            ..ProviderArgs::default()
         };
         let config = resolve_provider(&flags, &file).unwrap();
         assert_eq!(config.kind, ProviderKind::Openai);
@@ -207,9 +216,9 @@ mod tests {
 
     #[test]
     fn a_script_implies_the_scripted_provider() {
-        let flags = ProviderFlags {
+        let flags = ProviderArgs {
             script: Some("s.json".into()),
-            ..ProviderFlags::default()
+            ..ProviderArgs::default()
         };
         let config = resolve_provider(&flags, &FileConfig::default()).unwrap();
         assert_eq!(config.kind, ProviderKind::Scripted);

@@ -13,7 +13,6 @@ use agent_execution::runner::{AgentRunner, RunnerOptions};
 use agent_execution::tools::ToolRegistry;
 use agent_execution::{TraceStore, watch};
 use agent_llm::ScriptedClient;
-use agent_store_fs::FileSystemTraceStore;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
@@ -40,11 +39,8 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
     let workspace = tempfile::Builder::new().prefix("agent-demo-").tempdir()?;
     seed(workspace.path())?;
     let file = FileConfig::load()?;
-    let trace_dir = config::trace_dir(args.trace_dir.trace_dir.as_ref(), &file);
-    let store = Arc::new(
-        FileSystemTraceStore::open(&trace_dir)
-            .with_context(|| format!("cannot open the trace folder {}", trace_dir.display()))?,
-    );
+    let (trace_dir, store) = config::open_store(args.trace_dir.trace_dir.as_ref(), &file)?;
+    let store = Arc::new(store);
     let llm = Arc::new(
         ScriptedClient::from_json_str(SCRIPT).context("the built-in demo script is invalid")?,
     );

@@ -5,26 +5,18 @@
 
 use agent_execution::{Message, Role, Trace, TraceFilter, TraceStatus, TraceStore};
 use agent_goal::{Goal, GoalStats, GoalStatus, GoalTree};
-use agent_store_fs::FileSystemTraceStore;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::json;
 
-use crate::cli::{ShowArgs, TraceDirArg, TracesArgs};
-use crate::config::{self, FileConfig};
+use crate::cli::{ShowArgs, TracesArgs};
+use crate::config;
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{one_line, print, truncate};
 use crate::progress::status_word;
 
-fn open_store(trace_dir: &TraceDirArg) -> Result<FileSystemTraceStore> {
-    let file = FileConfig::load()?;
-    let dir = config::trace_dir(trace_dir.trace_dir.as_ref(), &file);
-    FileSystemTraceStore::open(&dir)
-        .with_context(|| format!("cannot open the trace folder {}", dir.display()))
-}
-
 /// `agent traces`.
 pub(crate) async fn traces(args: TracesArgs) -> Result<ExitCode> {
-    let store = open_store(&args.trace_dir)?;
+    let store = config::store_for(&args.trace_dir)?;
     let status = match &args.status {
         Some(word) => Some(
             serde_json::from_value::<TraceStatus>(json!(word)).map_err(|_| {
@@ -98,7 +90,7 @@ fn row(trace: &Trace, prefix: &str) -> String {
 
 /// `agent show`.
 pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
-    let store = open_store(&args.trace_dir)?;
+    let store = config::store_for(&args.trace_dir)?;
     let trace = store.get_trace(&args.trace_id).await?.ok_or_else(|| {
         UsageError(format!(
             "there is no trace {} in this trace folder",

@@ -18,12 +18,11 @@ use std::path::Path;
 use agent_execution::tools::ToolRegistry;
 use agent_execution::{TraceStatus, TraceStore, TraceUpdate};
 use agent_goal::{Goal, GoalStatus, GoalTree, GoalType};
-use agent_store_fs::FileSystemTraceStore;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
 use crate::cli::{PlanAction, PlanArgs, TraceDirArg};
-use crate::config::{self, FileConfig};
+use crate::config;
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
 use crate::run::{exit_code, setup};
@@ -99,13 +98,6 @@ async fn plan(task: &str, model: &crate::cli::ModelArgs) -> Result<ExitCode> {
     Ok(ExitCode::Completed)
 }
 
-fn open_store(trace_dir: &TraceDirArg) -> Result<FileSystemTraceStore> {
-    let file = FileConfig::load()?;
-    let dir = config::trace_dir(trace_dir.trace_dir.as_ref(), &file);
-    FileSystemTraceStore::open(&dir)
-        .with_context(|| format!("cannot open the trace folder {}", dir.display()))
-}
-
 /// Fails unless `trace_id` is a stored plan.
 pub(crate) async fn check_is_plan(store: &dyn TraceStore, trace_id: &str) -> Result<()> {
     let trace = store
@@ -123,7 +115,7 @@ pub(crate) async fn check_is_plan(store: &dyn TraceStore, trace_id: &str) -> Res
 
 /// `agent plan edit`: the plan in $VISUAL / $EDITOR, read back into the trace.
 async fn edit(trace_id: &str, trace_dir: &TraceDirArg) -> Result<ExitCode> {
-    let store = open_store(trace_dir)?;
+    let store = config::store_for(trace_dir)?;
     check_is_plan(&store, trace_id).await?;
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
     let dir = tempfile::tempdir()?;
@@ -154,7 +146,7 @@ async fn edit(trace_id: &str, trace_dir: &TraceDirArg) -> Result<ExitCode> {
 
 /// `agent plan save`: the plan as a text file, reusable with `agent run --plan FILE`.
 async fn save(trace_id: &str, file: &Path, trace_dir: &TraceDirArg) -> Result<ExitCode> {
-    let store = open_store(trace_dir)?;
+    let store = config::store_for(trace_dir)?;
     let tree = store
         .get_goal_tree(trace_id)
         .await?

@@ -12,7 +12,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{ModelArgs, ResumeArgs, RunArgs};
-use crate::config::{self, FileConfig, ProviderConfig, ProviderFlags};
+use crate::config::{self, FileConfig, ProviderConfig};
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
 use crate::progress::{self, ProgressMode, status_word};
@@ -36,21 +36,11 @@ pub(crate) fn setup(
     system_prompt: Option<&str>,
 ) -> Result<Setup> {
     let file = FileConfig::load()?;
-    let flags = ProviderFlags {
-        provider: args.provider,
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        api_key: args.api_key.clone(),
-        script: args.script.clone(),
-    };
-    let provider = config::resolve_provider(&flags, &file)
+    let provider = config::resolve_provider(&args.llm, &file)
         .ok_or_else(|| UsageError(config::NO_PROVIDER.into()))?;
     let client = provider::client(&provider)?;
-    let trace_dir = config::trace_dir(args.trace_dir.trace_dir.as_ref(), &file);
-    let store = Arc::new(
-        FileSystemTraceStore::open(&trace_dir)
-            .with_context(|| format!("cannot open the trace folder {}", trace_dir.display()))?,
-    );
+    let (_, store) = config::open_store(args.trace_dir.trace_dir.as_ref(), &file)?;
+    let store = Arc::new(store);
     let workspace = match args.workspace.clone().or_else(|| file.workspace.clone()) {
         Some(dir) => dir,
         None => std::env::current_dir().context("cannot read the current folder")?,

@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::ServeArgs;
-use crate::config::{self, FileConfig, ProviderFlags};
+use crate::config::{self, FileConfig};
 use crate::exit::{ExitCode, UsageError};
 use crate::output::note;
 use crate::provider;
@@ -68,11 +68,8 @@ impl RunnerFactory for CliFactory {
 /// `agent serve`: serves until Ctrl-C.
 pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
     let file = FileConfig::load()?;
-    let trace_dir = config::trace_dir(args.trace_dir.trace_dir.as_ref(), &file);
-    let store: Arc<dyn TraceStore> = Arc::new(
-        FileSystemTraceStore::open(&trace_dir)
-            .with_context(|| format!("cannot open the trace folder {}", trace_dir.display()))?,
-    );
+    let (trace_dir, store) = config::open_store(args.trace_dir.trace_dir.as_ref(), &file)?;
+    let store: Arc<dyn TraceStore> = Arc::new(store);
     let host: IpAddr = args
         .host
         .parse()
@@ -83,16 +80,9 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         token: args.token.clone(),
         ..ApiConfig::default()
     };
-    let flags = ProviderFlags {
-        provider: args.model.provider,
-        model: args.model.model.clone(),
-        base_url: args.model.base_url.clone(),
-        api_key: args.model.api_key.clone(),
-        script: args.model.script.clone(),
-    };
     let mut builder = AppState::builder(store).config(config);
     let mut mcp = Arc::new(McpServers::default());
-    match config::resolve_provider(&flags, &file) {
+    match config::resolve_provider(&args.model.llm, &file) {
         Some(provider_config) => {
             let workspace = match args
                 .model
