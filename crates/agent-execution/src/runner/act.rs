@@ -52,16 +52,18 @@ pub(super) fn tool_context(
 /// Runs a turn's tool calls: read-only calls side by side, stateful and risky ones alone and in
 /// order. Answers come back in call order; `None` leaves a call unanswered, which only happens
 /// to an `explore` or `delegate` call that a cancel interrupted with sub-traces left to resume:
-/// resuming the trace finishes it.
+/// resuming the trace finishes it. Calls past the per-turn limit are answered with an error
+/// without running.
 pub(super) async fn run_tools(
     runner: &AgentRunner,
     trace_id: &str,
     goal_id: Option<&str>,
-    calls: &[ToolCall],
+    all_calls: &[ToolCall],
     cancel: &CancellationToken,
 ) -> Result<Vec<Option<Answer>>, StepError> {
     let ctx = tool_context(runner, trace_id, goal_id, cancel);
-    let mut answers: Vec<Option<Answer>> = Vec::with_capacity(calls.len());
+    let (calls, refused) = all_calls.split_at(runnable_calls(runner, all_calls.len()));
+    let mut answers: Vec<Option<Answer>> = Vec::with_capacity(all_calls.len());
     let mut index = 0;
     while index < calls.len() {
         let alone = runs_alone(runner, &calls[index].name);
@@ -81,7 +83,21 @@ pub(super) async fn run_tools(
         }
         index = end;
     }
+    let limit = calls.len();
+    for call in refused {
+        answers.push(Some(error_result(format!(
+            "{} was not run: this turn made {} tool calls and at most {limit} run per turn; \
+             make fewer calls per turn",
+            call.name,
+            all_calls.len()
+        ))));
+    }
     Ok(answers)
+}
+
+/// How many of a turn's `count` calls run: the first ones, up to the per-turn limit.
+pub(super) fn runnable_calls(runner: &AgentRunner, count: usize) -> usize {
+    count.min(runner.options.limits.max_tool_calls_per_turn.max(1))
 }
 
 fn runs_alone(runner: &AgentRunner, name: &str) -> bool {

@@ -8,7 +8,17 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::store::{StoreError, TraceStore};
-use crate::tools::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
+use crate::tools::{
+    Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput, check_arguments,
+};
+
+/// Goals one call may add. The plan is sent with every model call, so a runaway call must not
+/// be able to make it huge.
+pub const MAX_GOALS_PER_CALL: usize = 50;
+/// Goals a plan may hold, abandoned ones included.
+pub const MAX_PLAN_GOALS: usize = 1000;
+/// Characters of one text field of a goal call (a description, a summary, a reason).
+pub const MAX_GOAL_TEXT_CHARS: usize = 4000;
 
 /// `goal(add?, done?, abandon?, focus?, reason?, edit?, delete?)`: edits the plan.
 pub struct GoalTool {
@@ -19,6 +29,58 @@ impl GoalTool {
     /// The tool, writing to `store`.
     pub fn new(store: Arc<dyn TraceStore>) -> Self {
         Self { store }
+    }
+}
+
+impl GoalTool {
+    /// Refuses a call that would make the plan too big: too many goals at once or in all, or a
+    /// text too long to repeat on every model call.
+    async fn check_size(&self, command: &GoalCommand, trace_id: &str) -> Result<(), ToolError> {
+        let texts = [
+            ("add", &command.add),
+            ("done", &command.done),
+            ("abandon", &command.abandon),
+            ("reason", &command.reason),
+            ("edit", &command.edit),
+        ];
+        for (field, text) in texts {
+            let Some(text) = text else { continue };
+            // `add` is a list: each goal's description is held to the limit.
+            let longest = match field {
+                "add" => text.split(',').map(|d| d.trim().chars().count()).max(),
+                _ => Some(text.trim().chars().count()),
+            };
+            if longest.unwrap_or(0) > MAX_GOAL_TEXT_CHARS {
+                return Err(ToolError::failed(format!(
+                    "`{field}` is too long: at most {MAX_GOAL_TEXT_CHARS} characters per text; \
+                     keep plan texts short and put details in files"
+                )));
+            }
+        }
+        let Some(add) = &command.add else {
+            return Ok(());
+        };
+        let adding = add.split(',').filter(|d| !d.trim().is_empty()).count();
+        if adding > MAX_GOALS_PER_CALL {
+            return Err(ToolError::failed(format!(
+                "`add` lists {adding} goals; at most {MAX_GOALS_PER_CALL} can be added per call"
+            )));
+        }
+        let existing = match self.store.get_goal_tree(trace_id).await {
+            Ok(tree) => tree.map_or(0, |t| t.goals.len()),
+            Err(error) => {
+                return Err(ToolError::failed(format!(
+                    "could not read the plan: {error}"
+                )));
+            }
+        };
+        if existing + adding > MAX_PLAN_GOALS {
+            return Err(ToolError::failed(format!(
+                "the plan holds {existing} goals and may hold at most {MAX_PLAN_GOALS}; finish \
+                 or abandon goals instead of adding more"
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -56,8 +118,12 @@ impl Tool for GoalTool {
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        // The schema first: a misspelt field must not be dropped while the rest applies.
+        check_arguments(&self.definition().parameters, &args)
+            .map_err(|e| ToolError::failed(format!("invalid goal arguments: {e}")))?;
         let command: GoalCommand = serde_json::from_value(args)
             .map_err(|e| ToolError::failed(format!("invalid goal arguments: {e}")))?;
+        self.check_size(&command, &ctx.trace_id).await?;
         match self.store.apply_goal_command(&ctx.trace_id, command).await {
             Ok(outcome) => Ok(ToolOutput::text(outcome.message)),
             Err(StoreError::Goal(error)) => Ok(ToolOutput::error(format!("error: {error}"))),

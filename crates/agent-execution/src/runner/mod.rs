@@ -54,7 +54,9 @@ use tokio_util::sync::CancellationToken;
 pub use agents::{AgentTypeConfig, RiskLimit, SubAgentOptions, ToolFilter};
 pub use approval::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
 pub use context::{CompactionStrategy, ContextBudget};
-pub use goal_tools::{GoalTool, ReadProgressTool};
+pub use goal_tools::{
+    GoalTool, MAX_GOAL_TEXT_CHARS, MAX_GOALS_PER_CALL, MAX_PLAN_GOALS, ReadProgressTool,
+};
 pub use outcome::stats_with_sub_traces;
 
 use crate::event::{Event, EventKind};
@@ -83,6 +85,9 @@ pub struct RunLimits {
     pub max_cost: Option<f64>,
     /// How long one model call may take, retries included.
     pub llm_timeout: Duration,
+    /// Tool calls run per model turn: the calls of a turn past this many are answered with an
+    /// error without running, so one runaway turn cannot start hundreds of commands.
+    pub max_tool_calls_per_turn: usize,
 }
 
 impl Default for RunLimits {
@@ -91,6 +96,7 @@ impl Default for RunLimits {
             max_iterations: 100,
             max_cost: None,
             llm_timeout: Duration::from_secs(600),
+            max_tool_calls_per_turn: 64,
         }
     }
 }

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use agent_llm::ToolCall;
 use tokio_util::sync::CancellationToken;
 
-use super::act::tool_context;
+use super::act::{runnable_calls, tool_context};
 use super::context::{INTERRUPTED_RESULT, assistant_calls};
 use super::step::{StepError, check_workspace, record, tool_message};
 use super::subagents::Adoption;
@@ -90,14 +90,18 @@ fn last_turn(messages: &[Message]) -> Option<&Message> {
     messages.iter().rev().find(|m| m.role == Role::Assistant)
 }
 
-/// The unanswered calls of the last turn that the sub-agents finish on resume.
+/// The unanswered calls of the last turn that the sub-agents finish on resume (never one past
+/// the per-turn limit, which the run would not have started).
 fn resumable_calls(runner: &AgentRunner, messages: &[Message]) -> Vec<ToolCall> {
     let Some(last) = last_turn(messages) else {
         return Vec::new();
     };
     let answered = answered_ids(messages);
-    assistant_calls(&last.content)
+    let calls = assistant_calls(&last.content);
+    let runnable = runnable_calls(runner, calls.len());
+    calls
         .into_iter()
+        .take(runnable)
         .filter(|call| !answered.contains(call.id.as_str()))
         .filter(|call| runner.agents.resumes(&call.name))
         .collect()

@@ -1,5 +1,6 @@
 //! One run of the loop: build the context, call the model, record, run tools, repeat.
 
+use std::collections::HashSet;
 use std::time::Instant;
 
 use agent_goal::GoalTree;
@@ -10,10 +11,12 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::act::{Answer, run_tools};
-use super::context::{COMPACTION_KEY, ContextBudget, ContextInput, ContextView, build_context};
+use super::context::{
+    COMPACTION_KEY, ContextBudget, ContextInput, ContextView, assistant_calls, build_context,
+};
 use super::resume::finish_sub_agent_calls;
 use super::{AgentRunner, RunError, RunOutcome, RunnerOptions};
-use crate::message::{Message, NewMessage};
+use crate::message::{Message, NewMessage, Role};
 use crate::store::{WriteOp, WriteOutput};
 use crate::trace::{NewTrace, TraceOutcome, TraceStatus};
 
@@ -192,7 +195,7 @@ async fn step(
 
     let started = Instant::now();
     let request = request_of(runner, view.messages.clone(), tools.clone());
-    let response = match call_model(runner, request, cancel).await {
+    let mut response = match call_model(runner, request, cancel).await {
         Err(StepError::Llm(LlmError::ContextWindowExceeded { .. })) => {
             // The estimate was too low for this provider: compact and try once more.
             compact(runner, trace_id, &tree, messages, &view, cancel).await?;
@@ -202,6 +205,7 @@ async fn step(
         other => other?,
     };
     let duration_ms = started.elapsed().as_millis() as u64;
+    unique_call_ids(&mut response.tool_calls, messages);
 
     let usage = usage_of(&response, view.estimated_tokens);
     let cost = options.prices.cost(&options.model, &usage);
@@ -247,6 +251,45 @@ async fn step(
         return Err(StepError::Cancelled);
     }
     Ok(Next::Continue)
+}
+
+/// Gives each tool call an id that no other call of the trace has, made of at most 128 ASCII
+/// letters, digits, `_` and `-`, before the turn is recorded.
+///
+/// Results are paired with their calls by id, in the context and on resume, and the id names
+/// the call in the API's approval path. Providers do not always deliver that: servers that send
+/// no id get `call_0` on every turn, and a model's output can carry empty, repeated or odd ids.
+/// A call whose id is already taken or unfit gets `call_t<turn>_<position>` instead.
+pub(super) fn unique_call_ids(calls: &mut [ToolCall], messages: &[Message]) {
+    let previous: Vec<&Message> = messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .collect();
+    let mut used: HashSet<String> = previous
+        .iter()
+        .flat_map(|m| assistant_calls(&m.content))
+        .map(|call| call.id)
+        .collect();
+    let turn = previous.len() + 1;
+    for (position, call) in calls.iter_mut().enumerate() {
+        let fit = (1..=128).contains(&call.id.len())
+            && call
+                .id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if fit && used.insert(call.id.clone()) {
+            continue;
+        }
+        let base = format!("call_t{turn}_{}", position + 1);
+        let mut id = base.clone();
+        let mut again = 1;
+        while used.contains(&id) {
+            again += 1;
+            id = format!("{base}_{again}");
+        }
+        used.insert(id.clone());
+        call.id = id;
+    }
 }
 
 /// The write that records a tool call's answer, tied to `goal_id`.

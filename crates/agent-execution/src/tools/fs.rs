@@ -1,6 +1,6 @@
 //! The file tools: `read_file`, `write_file` and `edit_file`, all confined to the workspace.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -9,7 +9,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::output::{Keep, truncate_output};
-use super::path::{canonical_workspace, display_relative, resolve_in_workspace};
+use super::path::{
+    canonical_workspace, check_opened, display_relative, open_inside, opened_path,
+    resolve_in_workspace,
+};
 use super::{Risk, ToolContext, ToolDefinition, ToolError, ToolOutput, TypedTool};
 
 /// How many lines `read_file` shows when no `limit` is given.
@@ -41,6 +44,7 @@ pub(crate) fn looks_binary(prefix: &[u8]) -> bool {
 
 /// A path resolved inside the workspace, with its workspace-relative form for messages.
 struct Target {
+    root: PathBuf,
     absolute: PathBuf,
     shown: String,
 }
@@ -49,7 +53,11 @@ fn target(ctx: &ToolContext, path: &str) -> Result<Target, ToolError> {
     let root = canonical_workspace(&ctx.workspace)?;
     let absolute = resolve_in_workspace(&root, path)?;
     let shown = display_relative(&root, &absolute);
-    Ok(Target { absolute, shown })
+    Ok(Target {
+        root,
+        absolute,
+        shown,
+    })
 }
 
 /// `read_file(path, offset?, limit?)`: a text file with line numbers.
@@ -115,16 +123,14 @@ fn read_numbered(
 ) -> Result<String, ToolError> {
     let shown = &target.shown;
     let io = |e| ToolError::io("read", shown, e);
-    let metadata = std::fs::metadata(&target.absolute).map_err(io)?;
+    let file = open_inside(&target.root, &target.absolute, shown)?;
+    let metadata = file.metadata().map_err(io)?;
     if metadata.is_dir() {
         return Err(ToolError::failed(format!(
             "{shown:?} is a directory, not a file; use glob_files to list its files"
         )));
     }
-    let mut reader = BufReader::with_capacity(
-        BINARY_SNIFF_BYTES,
-        std::fs::File::open(&target.absolute).map_err(io)?,
-    );
+    let mut reader = BufReader::with_capacity(BINARY_SNIFF_BYTES, file);
     if looks_binary(reader.fill_buf().map_err(io)?) {
         return Err(ToolError::failed(format!(
             "{shown:?} is a binary file; read_file shows text files only"
@@ -228,8 +234,7 @@ impl TypedTool for WriteFileTool {
                 std::fs::create_dir_all(parent)
                     .map_err(|e| ToolError::io("create the directory for", &target.shown, e))?;
             }
-            atomic_write(&target.absolute, args.content.as_bytes())
-                .map_err(|e| ToolError::io("write", &target.shown, e))?;
+            atomic_write(&target, args.content.as_bytes())?;
             let verb = if existed { "replaced" } else { "created" };
             Ok(ToolOutput::text(format!(
                 "wrote {} bytes to {} ({verb})",
@@ -241,10 +246,14 @@ impl TypedTool for WriteFileTool {
     }
 }
 
-/// Writes `bytes` to a temporary file next to `path` and renames it over `path`, keeping the
-/// permissions of a file that is replaced.
-fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `bytes` to a temporary file next to the target and renames it over the target,
+/// keeping the permissions of a file that is replaced. The temporary file is checked to be
+/// inside the workspace once created and once renamed (see [`check_opened`]): a file that a
+/// swapped-in symlink put outside is removed and the write refused.
+fn atomic_write(target: &Target, bytes: &[u8]) -> Result<(), ToolError> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let path = &target.absolute;
+    let io = |e| ToolError::io("write", &target.shown, e);
     let parent = path.parent().unwrap_or_else(|| Path::new("."));
     let name = path
         .file_name()
@@ -255,19 +264,40 @@ fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .map_err(io)?;
+    let remove = |file: &std::fs::File| match opened_path(file) {
+        Some(real) => {
+            let _ = std::fs::remove_file(real);
+        }
+        None => {
+            let _ = std::fs::remove_file(&temp);
+        }
+    };
+    if let Err(error) = check_opened(&target.root, &file, &target.shown) {
+        remove(&file);
+        return Err(error);
+    }
     let result = (|| {
-        let mut file = std::fs::File::create(&temp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         if let Ok(metadata) = std::fs::metadata(path) {
-            std::fs::set_permissions(&temp, metadata.permissions())?;
+            file.set_permissions(metadata.permissions())?;
         }
         std::fs::rename(&temp, path)
     })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
+    if let Err(error) = result {
+        remove(&file);
+        return Err(io(error));
     }
-    result
+    if let Err(error) = check_opened(&target.root, &file, &target.shown) {
+        remove(&file);
+        return Err(error);
+    }
+    Ok(())
 }
 
 /// `edit_file(path, old, new, replace_all?)`: exact string replacement in a file.
@@ -340,7 +370,10 @@ fn edit(target: &Target, args: &EditFileArgs) -> Result<ToolOutput, ToolError> {
             "{shown:?} is a directory, not a file"
         )));
     }
-    let bytes = std::fs::read(&target.absolute).map_err(|e| ToolError::io("read", shown, e))?;
+    let mut bytes = Vec::new();
+    open_inside(&target.root, &target.absolute, shown)?
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::io("read", shown, e))?;
     let text = String::from_utf8(bytes).map_err(|_| {
         ToolError::failed(format!(
             "{shown:?} is not a UTF-8 text file; edit_file edits text only"
@@ -363,8 +396,7 @@ fn edit(target: &Target, args: &EditFileArgs) -> Result<ToolOutput, ToolError> {
     } else {
         text.replacen(&args.old, &args.new, 1)
     };
-    atomic_write(&target.absolute, updated.as_bytes())
-        .map_err(|e| ToolError::io("write", shown, e))?;
+    atomic_write(target, updated.as_bytes())?;
     let plural = if count == 1 { "" } else { "s" };
     Ok(ToolOutput::text(format!(
         "replaced {count} occurrence{plural} in {shown}"

@@ -39,6 +39,7 @@ pub use path::{canonical_workspace, resolve_in_workspace};
 pub use registry::{RegisterError, ToolRegistry, ToolResult};
 pub use search::{GlobFilesArgs, GlobFilesTool, GrepArgs, GrepTool};
 pub use typed::TypedTool;
+pub(crate) use typed::check_arguments;
 
 /// Names of tools the runner registers itself (`goal`, `read_progress`, `explore`, `delegate`).
 ///

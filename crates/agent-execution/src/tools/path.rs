@@ -72,6 +72,59 @@ pub fn resolve_in_workspace(workspace: &Path, path: &str) -> Result<PathBuf, Too
     }
 }
 
+/// Checks that an open file lies inside the canonical workspace `root`, by the path the kernel
+/// has for it, not the path it was opened by.
+///
+/// [`resolve_in_workspace`] checks a path before it is used; another process can swap a folder
+/// of that path for a symlink to somewhere else in between. Opening first and checking what was
+/// opened closes that gap: a file opened outside is refused (and the caller removes a file it
+/// created there). On systems other than Linux, where the opened path cannot be read back this
+/// way, the check passes.
+pub(crate) fn check_opened(
+    root: &Path,
+    file: &std::fs::File,
+    shown: &str,
+) -> Result<(), ToolError> {
+    match opened_path(file) {
+        Some(real) if !real.starts_with(root) => Err(ToolError::OutsideWorkspace {
+            path: shown.to_owned(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The path the kernel has for an open file, when it can tell.
+#[cfg(target_os = "linux")]
+pub(crate) fn opened_path(file: &std::fs::File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+/// The path the kernel has for an open file, when it can tell.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn opened_path(_file: &std::fs::File) -> Option<PathBuf> {
+    None
+}
+
+/// Opens a path resolved by [`resolve_in_workspace`] for reading, refusing it when what was
+/// opened is not inside `root` (see [`check_opened`]). Only files and folders are opened: a
+/// named pipe or a device would block the open or never end.
+pub(crate) fn open_inside(
+    root: &Path,
+    path: &Path,
+    shown: &str,
+) -> Result<std::fs::File, ToolError> {
+    let kind = std::fs::metadata(path).map_err(|e| ToolError::io("read", shown, e))?;
+    if !(kind.is_file() || kind.is_dir()) {
+        return Err(ToolError::failed(format!(
+            "{shown:?} is not a regular file (a pipe, socket or device); it cannot be read"
+        )));
+    }
+    let file = std::fs::File::open(path).map_err(|e| ToolError::io("read", shown, e))?;
+    check_opened(root, &file, shown)?;
+    Ok(file)
+}
+
 /// The path of `absolute` relative to the workspace root, with `/` separators, for display.
 pub(crate) fn display_relative(root: &Path, absolute: &Path) -> String {
     match absolute.strip_prefix(root) {

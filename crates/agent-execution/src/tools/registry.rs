@@ -16,6 +16,9 @@ use super::{Risk, Tool, ToolContext, ToolDefinition, builtin_tools};
 /// aborted.
 const CANCEL_GRACE: Duration = Duration::from_secs(1);
 
+/// How many characters of an unknown tool's name its error shows.
+const MAX_SHOWN_NAME: usize = 100;
+
 /// The result of a tool call as the model sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolResult {
@@ -123,8 +126,11 @@ impl ToolRegistry {
     /// become error results. Content longer than `ctx.limits.max_output_bytes` is truncated.
     pub async fn execute(&self, name: &str, raw_arguments: &str, ctx: &ToolContext) -> ToolResult {
         let Some(tool) = self.tools.get(name) else {
+            // The name comes from the model: show only its start, however long it is.
+            let shown: String = name.chars().take(MAX_SHOWN_NAME).collect();
+            let cut = if shown.len() < name.len() { "…" } else { "" };
             return ToolResult::error(format!(
-                "unknown tool {name:?}; available tools: {}",
+                "unknown tool {shown:?}{cut}; available tools: {}",
                 self.names().join(", ")
             ));
         };

@@ -3,6 +3,7 @@
 //! Both walk the workspace with `ignore`, so `.gitignore` rules are respected (even outside a git
 //! repository), hidden files are included, `.git` is skipped and symlinks are not followed.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
@@ -14,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::fs::{blocking, looks_binary};
 use super::output::{Keep, truncate_output};
-use super::path::{canonical_workspace, display_relative, resolve_in_workspace};
+use super::path::{canonical_workspace, display_relative, open_inside, resolve_in_workspace};
 use super::{Risk, ToolContext, ToolDefinition, ToolError, ToolOutput, TypedTool};
 
 /// At most this many paths are listed by `glob_files`.
@@ -52,7 +53,17 @@ fn walk_files(
     Ok(())
 }
 
+/// The longest glob pattern taken, in bytes: as long as the longest path. Far longer ones can
+/// make the glob library's regex exceed its size limit, which it does not report as an error.
+const MAX_GLOB_BYTES: usize = 4096;
+
 fn compile_glob(pattern: &str) -> Result<GlobMatcher, ToolError> {
+    if pattern.len() > MAX_GLOB_BYTES {
+        return Err(ToolError::failed(format!(
+            "the glob pattern is {} bytes long; at most {MAX_GLOB_BYTES} are allowed",
+            pattern.len()
+        )));
+    }
     GlobBuilder::new(pattern)
         .literal_separator(true)
         .build()
@@ -243,7 +254,7 @@ impl TypedTool for GrepTool {
                     Some(glob) => path.file_name().is_some_and(|name| glob.is_match(name)),
                 };
                 if selected {
-                    capped = grep_file(&path, &relative, &regex, &mut matches);
+                    capped = grep_file(&root, &path, &relative, &regex, &mut matches);
                 }
                 !capped
             };
@@ -272,13 +283,28 @@ impl TypedTool for GrepTool {
 
 /// Appends the matching lines of one file to `matches`; returns true once the match cap is hit.
 /// Unreadable, large and binary files are skipped.
-fn grep_file(path: &Path, relative: &str, regex: &regex::Regex, matches: &mut Vec<String>) -> bool {
-    if std::fs::metadata(path).map_or(true, |m| m.len() > MAX_GREP_FILE_BYTES) {
-        return false;
-    }
-    let Ok(bytes) = std::fs::read(path) else {
+/// A file that is not inside `root` once opened (a folder swapped for a symlink during the walk)
+/// is skipped too.
+fn grep_file(
+    root: &Path,
+    path: &Path,
+    relative: &str,
+    regex: &regex::Regex,
+    matches: &mut Vec<String>,
+) -> bool {
+    let Ok(mut file) = open_inside(root, path, relative) else {
         return false;
     };
+    if file
+        .metadata()
+        .map_or(true, |m| !m.is_file() || m.len() > MAX_GREP_FILE_BYTES)
+    {
+        return false;
+    }
+    let mut bytes = Vec::new();
+    if file.read_to_end(&mut bytes).is_err() {
+        return false;
+    }
     if looks_binary(&bytes) {
         return false;
     }
