@@ -160,8 +160,14 @@ class TraceModel {
     this.goals = new Map((tree.goals || []).map((g) => [g.id, g]));
   }
 
+  /** Takes sub-traces from a read, keeping what a newer event already said. */
   setSubTraces(list) {
-    for (const t of list || []) this.subTraces.set(t.trace_id, t);
+    const ended = (t) => ['completed', 'failed', 'cancelled'].includes(t?.status);
+    for (const t of list || []) {
+      const mine = this.subTraces.get(t.trace_id);
+      if (mine && ((mine.updated_at && mine.updated_at > t.updated_at) || (ended(mine) && !ended(t)))) continue;
+      this.subTraces.set(t.trace_id, t);
+    }
   }
 
   /** Applies one event to the goal tree. Every event carries absolute values, so applying one
@@ -529,14 +535,22 @@ class TraceView {
 
   // --- data ---
 
-  /** Reads the trace (header, totals, sub-traces, pending approvals); at most once a second. */
+  /** Reads the trace (header, totals, sub-traces, pending approvals), at most about once a
+   * second. A request made while one is under way runs again after it, so the last answer is
+   * never older than the last event. */
   refresh() {
-    if (this.refreshTimer || this.stopped) return;
+    if (this.stopped) return;
+    if (this.refreshTimer) {
+      this.refreshAgain = true;
+      return;
+    }
     this.refreshTimer = setTimeout(async () => {
       try {
         const detail = await api(`/api/traces/${enc(this.traceId)}`);
         if (this.stopped) return;
-        this.model.trace = detail.trace;
+        // A trace_updated event may have brought a newer trace while the request was out.
+        const mine = this.model.trace;
+        if (!mine || !(mine.updated_at > detail.trace.updated_at)) this.model.trace = detail.trace;
         this.model.setSubTraces(detail.sub_traces);
         this.model.pendingApprovals = detail.pending_approvals || [];
         if (this.model.goals.size === 0) this.model.setTree(detail.goal_tree);
@@ -551,6 +565,10 @@ class TraceView {
         this.headerEl.replaceChildren(h('p', { class: 'err' }, `Cannot load trace ${this.traceId}: ${error.message}`));
       } finally {
         this.refreshTimer = 0;
+        if (this.refreshAgain) {
+          this.refreshAgain = false;
+          this.refresh();
+        }
       }
     }, this.model.trace ? 700 : 0);
   }
