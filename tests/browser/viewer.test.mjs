@@ -1,0 +1,289 @@
+// End-to-end test of the trace viewer in headless Chromium (Debian's /usr/bin/chromium, driven
+// by playwright-core). It records the demo trace with the `agent` binary, serves it together
+// with a scripted model, and checks the page against the API: the list, the DAG of the demo
+// trace (node count, expanding an edge, explore lanes, abandoned goals), the messages of an
+// edge, keyboard use, then a live run started over HTTP that the page follows without a reload
+// (goals appearing, a dropped WebSocket resumed without a duplicate or missing event, an
+// approval decided from the page).
+//
+// Environment: AGENT_BIN (default: <repo>/target/debug/agent), VIEWER_SCREENSHOTS (a folder
+// for the screenshots; default: a temporary folder). `cargo test -p agent-e2e --test browser`
+// builds the binary and runs this file.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const CHROMIUM = '/usr/bin/chromium';
+const AGENT = process.env.AGENT_BIN || join(root, 'target', 'debug', 'agent');
+// The flags known to work on this project's machines: no sandbox (root), and no background
+// connections to hosts the closed network refuses.
+const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+const VIEWPORT = { width: 1280, height: 800 };
+
+let work; // temporary folder of this run
+let base; // http://127.0.0.1:<port>
+let server; // the `agent serve` process
+let serverLog = '';
+let context; // the browser
+let page;
+let demoId;
+let shots;
+const pageErrors = [];
+
+/** A port nobody listens on now. */
+function freePort() {
+  return new Promise((ok, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => ok(port));
+    });
+  });
+}
+
+async function getJson(path, init) {
+  const response = await fetch(base + path, init);
+  const body = await response.json();
+  assert.ok(response.ok, `${path}: ${response.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+async function waitFor(what, check, timeoutMs = 15000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      last = await check();
+      if (last) return last;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const shown = page ? await page.evaluate(() => ({
+    hash: location.hash,
+    conn: document.getElementById('conn')?.textContent,
+    head: document.querySelector('.trace-head')?.textContent,
+    approvals: document.querySelector('.approvals')?.textContent,
+  })).catch((e) => String(e)) : null;
+  throw new Error(`timed out waiting for ${what} (last: ${last})\npage: ${JSON.stringify(shown)}\nserver log:\n${serverLog}`);
+}
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: run scripts/setup-browser.sh (cargo xtask setup) to install Debian's chromium`);
+  assert.ok(existsSync(AGENT), `the agent binary ${AGENT} is missing: cargo build -p agent-cli --bin agent`);
+  work = mkdtempSync(join(tmpdir(), 'agent-viewer-test-'));
+  shots = process.env.VIEWER_SCREENSHOTS ? resolve(root, process.env.VIEWER_SCREENSHOTS) : join(work, 'shots');
+  mkdirSync(shots, { recursive: true });
+  const traces = join(work, 'traces');
+  const workspace = join(work, 'workspace');
+  mkdirSync(workspace);
+  // A file long enough that the viewer folds its contents.
+  writeFileSync(join(workspace, 'notes.txt'), Array.from({ length: 80 }, (_, i) => `observation ${i + 1}: something was seen`).join('\n'));
+
+  const demo = spawnSync(AGENT, ['demo', '--no-serve', '--trace-dir', traces], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(demo.status, 0, `agent demo failed:\n${demo.stderr}`);
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  server = spawn(AGENT, [
+    'serve', '--port', String(port), '--trace-dir', traces,
+    '--provider', 'scripted', '--script', join(here, 'live-script.json'), '--workspace', workspace,
+  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  server.stdout.on('data', (d) => { serverLog += d; });
+  server.stderr.on('data', (d) => { serverLog += d; });
+  const { traces: list } = await waitFor('the server', () => getJson('/api/traces'));
+  demoId = list.find((t) => !t.parent_trace_id).trace_id;
+
+  context = await chromium.launchPersistentContext(join(work, 'profile'), {
+    executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: VIEWPORT,
+  });
+  page = context.pages()[0] || await context.newPage();
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+});
+
+after(async () => {
+  await context?.close();
+  if (server && server.exitCode === null) server.kill('SIGTERM');
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+test('the list shows each trace with its sub-traces under it', async () => {
+  const { traces } = await getJson('/api/traces');
+  await page.goto(`${base}/`);
+  await page.waitForSelector(`tr[data-trace-id="${demoId}"]`);
+  const rows = await page.$$eval('table.traces tbody tr', (trs) => trs.map((tr) => ({ id: tr.dataset.traceId, sub: tr.classList.contains('sub') })));
+  assert.equal(rows.length, traces.length);
+  assert.equal(rows[0].id, demoId);
+  const subs = traces.filter((t) => t.parent_trace_id === demoId).map((t) => t.trace_id).sort();
+  assert.deepEqual(rows.slice(1).map((r) => r.id).sort(), subs);
+  assert.ok(rows.slice(1).every((r) => r.sub));
+  const task = traces.find((t) => t.trace_id === demoId).task;
+  assert.equal(await page.textContent(`tr[data-trace-id="${demoId}"] td.task a`), task);
+});
+
+test('the demo trace is a DAG with one node per top-level goal', async () => {
+  const { goal_tree: tree } = await getJson(`/api/traces/${encodeURIComponent(demoId)}`);
+  await page.click(`tr[data-trace-id="${demoId}"] td.task a`);
+  await page.waitForSelector('.dag .seq.root > .step');
+  const top = tree.goals.filter((g) => g.parent_id === null);
+  const nodes = await page.$$eval('.dag .seq.root > .step[data-goal-id]', (els) => els.map((e) => e.dataset.goalId));
+  assert.deepEqual(nodes, top.map((g) => g.id));
+  // Collapsed edges carry cumulative statistics.
+  for (const goal of top) {
+    const label = await page.textContent(`.dag .seq.root > .step[data-goal-id="${goal.id}"] .edge-label .stats`);
+    assert.ok(label.startsWith(`${goal.cumulative_stats.message_count} msg`), `${goal.id}: ${label}`);
+  }
+  assert.equal(await page.locator('.dag .node.start').count(), 1);
+  assert.match(await page.textContent('.dag .seq.root > .end'), /completed/);
+});
+
+test('expanding an edge shows the sub-goals, the abandoned one grey, and explore lanes', async () => {
+  const { goal_tree: tree, sub_traces: subs } = await getJson(`/api/traces/${encodeURIComponent(demoId)}`);
+  const parent = tree.goals.find((g) => tree.goals.some((c) => c.parent_id === g.id));
+  const children = tree.goals.filter((g) => g.parent_id === parent.id);
+  await page.click(`[data-toggle="${demoId}#${parent.id}"]`);
+  const group = `.dag .group[data-goal-id="${parent.id}"]`;
+  await page.waitForSelector(group);
+  const shown = await page.$$eval(`${group} > .seq > .step[data-goal-id]`, (els) => els.map((e) => e.dataset.goalId));
+  assert.deepEqual(shown, children.map((g) => g.id));
+  // The group's own edge carries the goal's self statistics.
+  const own = await page.textContent(`${group} > .edge.own .stats`);
+  assert.ok(own.includes(`own: ${parent.self_stats.message_count} msg`), own);
+  // Abandoned: grey, with the reason.
+  const abandoned = children.find((g) => g.status === 'abandoned');
+  const grey = page.locator(`${group} > .seq > .step[data-goal-id="${abandoned.id}"]`);
+  assert.match(await grey.getAttribute('class'), /st-abandoned/);
+  assert.ok((await grey.textContent()).includes(abandoned.summary));
+  const color = await grey.locator('.card').evaluate((el) => getComputedStyle(el).backgroundColor);
+  assert.equal(color, 'rgb(238, 240, 242)');
+  // Explore: one lane per branch, between explore_start and explore_merge.
+  const start = children.find((g) => g.type === 'explore_start');
+  const lanes = await page.$$eval(`.lanes[data-explore="${start.id}"] > .lane`, (els) => els.map((e) => e.dataset.lane));
+  assert.deepEqual(lanes, start.branch_ids);
+  const order = await page.$$eval(`${group} > .seq > *`, (els) => els.map((e) => e.dataset.goalId || (e.classList.contains('lanes') ? 'lanes' : '?')));
+  const merge = children.find((g) => g.type === 'explore_merge');
+  assert.equal(order.indexOf('lanes'), order.indexOf(start.id) + 1);
+  assert.equal(order.indexOf(merge.id), order.indexOf('lanes') + 1);
+  // A lane expands into its sub-trace (this branch kept no goals: one edge to its result).
+  const branch = subs.find((t) => t.trace_id === start.branch_ids[0]);
+  await page.click(`[data-toggle="lane:${branch.trace_id}"]`);
+  await page.waitForSelector(`.lane.open[data-lane="${branch.trace_id}"] .step`);
+  assert.ok((await page.textContent(`.lane.open[data-lane="${branch.trace_id}"]`)).includes(branch.summary.slice(0, 40)));
+  await page.click(`[data-toggle="lane:${branch.trace_id}"]`);
+  await page.waitForSelector(`.lane.open[data-lane="${branch.trace_id}"]`, { state: 'detached' });
+  await page.screenshot({ path: join(shots, 'viewer-trace.png') });
+  // Collapsing merges the sub-goals back into their parent.
+  await page.click(`${group} > .group-head [data-toggle]`);
+  await page.waitForSelector(`.dag .seq.root > .step[data-goal-id="${parent.id}"]`);
+  assert.equal(await page.locator('.dag .step[data-goal-id]').count(), tree.goals.filter((g) => g.parent_id === null).length);
+});
+
+test("an edge opens its goal's messages", async () => {
+  const { goal_tree: tree } = await getJson(`/api/traces/${encodeURIComponent(demoId)}`);
+  const first = tree.goals.find((g) => g.parent_id === null);
+  const { messages } = await getJson(`/api/traces/${encodeURIComponent(demoId)}/messages?goal_id=${first.id}`);
+  await page.click(`.dag .step[data-goal-id="${first.id}"] .edge-label`);
+  await page.waitForSelector('.panel .messages');
+  const ids = await page.$$eval('.panel .msg', (els) => els.map((e) => e.dataset.messageId));
+  assert.deepEqual(ids, messages.map((m) => m.message_id));
+  const call = messages.find((m) => m.role === 'assistant' && m.content.tool_calls?.length);
+  const article = page.locator(`.panel .msg[data-message-id="${call.message_id}"]`);
+  assert.ok((await article.textContent()).includes(call.content.tool_calls[0].name));
+  assert.match(await article.locator('header').textContent(), /\d+(\.\d)?k? tok/);
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.panel', { state: 'hidden' });
+});
+
+test('the DAG works from the keyboard', async () => {
+  const { goal_tree: tree } = await getJson(`/api/traces/${encodeURIComponent(demoId)}`);
+  const parent = tree.goals.find((g) => tree.goals.some((c) => c.parent_id === g.id));
+  await page.focus('.dag .node.start .card');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.key), `edge:${demoId}#1`);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.panel .messages');
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('.panel', { state: 'hidden' });
+  await page.focus(`[data-key="edge:${demoId}#${parent.id}"]`);
+  await page.keyboard.press('ArrowRight');
+  await page.waitForSelector(`.dag .group[data-goal-id="${parent.id}"]`);
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.key), `edge:${demoId}#${parent.id}`);
+  await page.keyboard.press('ArrowLeft');
+  await page.waitForSelector(`.dag .group[data-goal-id="${parent.id}"]`, { state: 'detached' });
+});
+
+test('a running trace updates live, survives a dropped connection, and takes an approval', async () => {
+  await page.evaluate(() => { window.__notReloaded = true; });
+  const { trace_id: id } = await getJson('/api/traces', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ task: 'Summarise notes.txt into summary.md', approval: true }),
+  });
+  await page.evaluate((hash) => { location.hash = hash; }, `#/traces/${encodeURIComponent(id)}`);
+  const topSteps = '.dag .seq.root > .step[data-goal-id]';
+  // Goals appear as the run adds them (the first turn waits 700 ms, so the page starts empty).
+  await waitFor('the first goals', async () => (await page.locator(topSteps).count()) === 3);
+  await waitFor('goal 1 in progress', async () => /st-in_progress/.test(await page.getAttribute(`${topSteps}[data-goal-id="1"]`, 'class') ?? ''));
+  // Markup in a goal's description is shown as text.
+  assert.ok((await page.textContent(`${topSteps}[data-goal-id="2"] .desc`)).includes('<b>format</b>'));
+  assert.equal(await page.locator('.dag b').count(), 0);
+  // The messages of the current goal grow while the panel is open; long output is folded.
+  await page.click(`${topSteps}[data-goal-id="1"] .edge-label`);
+  await waitFor('the read_file output, folded', async () => (await page.locator('.panel .msg.r-tool .fold').count()) === 1);
+  // Drop the WebSocket in the middle of the run; the page reconnects from its last event.
+  assert.equal(await page.evaluate(() => window.__viewer.watch.connects), 1);
+  await page.evaluate(() => window.__viewer.watch.drop());
+  await waitFor('the reconnect', async () => page.evaluate(() => window.__viewer.watch.connects === 2));
+  // Expand goal 2 once it has sub-goals, then a lane into the branch's own goals, live.
+  await waitFor('the exploration', async () => (await page.locator(`[data-toggle="${id}#2"]`).count()) === 1);
+  await page.click(`[data-toggle="${id}#2"]`);
+  await waitFor('two lanes', async () => (await page.locator('.lanes > .lane').count()) === 2);
+  const firstLane = await page.getAttribute('.lanes > .lane', 'data-lane');
+  await page.click(`[data-toggle="lane:${firstLane}"]`);
+  await waitFor('the branch goals', async () => (await page.locator(`.lane.open[data-lane="${firstLane}"] .step[data-goal-id]`).count()) === 2);
+  assert.match(await page.textContent(`.lane.open[data-lane="${firstLane}"] .step[data-goal-id="1"] .num`), /^A\.1$/);
+  // The write waits for approval: approve it from the page.
+  await page.waitForSelector('.approval button.approve', { timeout: 20000 });
+  assert.match(await page.textContent('.approval'), /write_file/);
+  await page.click('.approval button.approve');
+  await waitFor('the run to complete', async () => (await page.locator('.dag .seq.root > .end.st-completed').count()) === 1, 20000);
+  // No reload, and every event applied once, in order.
+  assert.equal(await page.evaluate(() => window.__notReloaded), true);
+  const { events } = await getJson(`/api/traces/${encodeURIComponent(id)}/events`);
+  const applied = await page.evaluate(() => window.__viewer.watch.appliedIds);
+  assert.deepEqual(applied, events.map((e) => e.event_id));
+  // The page's graph matches the finished goal tree.
+  const { goal_tree: tree, trace } = await getJson(`/api/traces/${encodeURIComponent(id)}`);
+  assert.equal(trace.status, 'completed');
+  const shown = await page.$$eval('.dag .step[data-goal-id], .dag .group[data-goal-id]', (els) => els
+    .filter((e) => !e.closest('.lane'))
+    .map((e) => [e.dataset.goalId, [...e.classList].find((c) => c.startsWith('st-'))]));
+  const expected = tree.goals.map((g) => [g.id, `st-${g.status}`]);
+  const byGoal = (a, b) => Number(a[0]) - Number(b[0]);
+  assert.deepEqual(shown.sort(byGoal), expected.sort(byGoal));
+  assert.ok(existsSync(join(work, 'workspace', 'summary.md')), 'the approved write ran');
+});
+
+test('screenshots of the list and of a trace at 1280x800', async () => {
+  await page.evaluate(() => { location.hash = '#/'; });
+  await page.waitForSelector('table.traces tbody tr.sub');
+  await page.screenshot({ path: join(shots, 'viewer-list.png') });
+  assert.deepEqual(pageErrors, [], 'errors on the page');
+  for (const name of ['viewer-list.png', 'viewer-trace.png']) {
+    const png = readFileSync(join(shots, name));
+    assert.equal(png.readUInt32BE(16), VIEWPORT.width);
+    assert.equal(png.readUInt32BE(20), VIEWPORT.height);
+  }
+});
