@@ -184,7 +184,14 @@ test('expanding an edge shows the sub-goals, the abandoned one grey, and explore
   assert.ok((await page.textContent(`.lane.open[data-lane="${branch.trace_id}"]`)).includes(branch.summary.slice(0, 40)));
   await page.click(`[data-toggle="lane:${branch.trace_id}"]`);
   await page.waitForSelector(`.lane.open[data-lane="${branch.trace_id}"]`, { state: 'detached' });
+  // The abandoned goal's messages, with why it was abandoned, beside the graph.
+  await page.click(`${group} > .seq > .step[data-goal-id="${abandoned.id}"] .edge-label`);
+  await page.waitForSelector('.panel .messages');
+  assert.ok((await page.textContent('.panel .goal-info')).includes(abandoned.summary));
+  await page.mouse.move(0, 0);
   await page.screenshot({ path: join(shots, 'viewer-trace.png') });
+  await page.click('.panel .close');
+  await page.waitForSelector('.panel', { state: 'hidden' });
   // Collapsing merges the sub-goals back into their parent.
   await page.click(`${group} > .group-head [data-toggle]`);
   await page.waitForSelector(`.dag .seq.root > .step[data-goal-id="${parent.id}"]`);
@@ -279,6 +286,7 @@ test('a running trace updates live, survives a dropped connection, and takes an 
 test('screenshots of the list and of a trace at 1280x800', async () => {
   await page.evaluate(() => { location.hash = '#/'; });
   await page.waitForSelector('table.traces tbody tr.sub');
+  await page.mouse.move(0, 0);
   await page.screenshot({ path: join(shots, 'viewer-list.png') });
   assert.deepEqual(pageErrors, [], 'errors on the page');
   for (const name of ['viewer-list.png', 'viewer-trace.png']) {

@@ -484,7 +484,7 @@ class ListView {
       h('td', { class: 'n' }, fmtTokens(t.total_tokens)),
       h('td', { class: 'n' }, fmtCost(t.total_cost)),
       h('td', { class: 'small model' }, t.model || ''),
-      h('td', { class: 'small', title: t.created_at }, fmtAge(t.created_at)));
+      h('td', { class: 'small age', title: t.created_at }, fmtAge(t.created_at)));
   }
 }
 
@@ -734,6 +734,7 @@ class TraceView {
     const summary = goal.status === 'abandoned'
       ? h('div', { class: 'why' }, `abandoned: ${goal.summary || goal.reason || 'no reason given'}`)
       : goal.type === 'explore_start' ? h('div', { class: 'outcome' }, `${model.branchesOf(goal).length} parallel branches`)
+        : goal.type === 'explore_merge' && goal.status === 'completed' ? h('div', { class: 'outcome' }, mergeLine(model, goal))
         : goal.summary ? h('div', { class: 'outcome' }, oneLine(plain(goal.summary), 220)) : null;
     const node = h('div', { class: 'node' },
       h('div', {
@@ -984,6 +985,15 @@ class TraceView {
     const goal = model?.goals.get(m.goal_id);
     return goal ? oneLine(goal.description, 60) : null;
   }
+}
+
+/** One line for a merge goal: how many branches it merged and which one was picked; the
+ * whole report is in the messages panel. */
+function mergeLine(model, goal) {
+  const start = model.goals.get(goal.explore_start_id);
+  const count = start ? model.branchesOf(start).length : 0;
+  const picked = goal.selected_branch ? `; picked ${goal.selected_branch}` : '';
+  return `merged the results of ${count} branch${count === 1 ? '' : 'es'}${picked} (report: open the goal)`;
 }
 
 /** Display numbers of a branch's goals, prefixed with the branch letter: A.1, A.2 … */
