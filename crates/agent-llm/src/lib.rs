@@ -40,6 +40,15 @@
 //!   [`AnthropicConfig::from_env`] reads `ANTHROPIC_BASE_URL` and `ANTHROPIC_API_KEY`.
 //! - [`ScriptedClient`]: answers from a script, deterministically, and records the requests.
 //!
+//! Prompt caching: a request may carry several system messages; all but the last are static
+//! and the last is the part that changes from call to call (the runner sends its system prompt,
+//! then the plan). OpenAI-compatible servers get adjacent system messages joined into one, so
+//! the static part is a byte-identical prefix that their automatic prefix caches reuse (some
+//! chat templates take a single system message only). Anthropic gets one system block per
+//! message with `cache_control` breakpoints on the tool specs, the static blocks and the newest
+//! message ([`PromptCache`]). Both report cache reads in [`Usage::cached_tokens`], which
+//! [`PriceTable`] prices at the cached-input rate.
+//!
 //! # The script format
 //!
 //! A script is JSON: either an array of turns, or an object with `turns` and optionally
@@ -143,7 +152,7 @@ mod tokens;
 mod types;
 
 pub use anthropic::{
-    ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, AnthropicConfig,
+    ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, AnthropicConfig, PromptCache,
 };
 pub use client::{ChatStream, LlmClient, ResponseCollector, collect_stream};
 pub use cost::{ModelPrice, PriceTable};

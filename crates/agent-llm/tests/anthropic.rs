@@ -122,17 +122,25 @@ async fn a_streamed_tool_use_round_trip() {
         let body = &request.body;
         assert_eq!(body["model"], "claude-sonnet-4-5");
         assert_eq!(body["stream"], true);
-        assert_eq!(body["system"], "You answer weather questions.");
+        // Prompt caching is on by default: breakpoints on the system prompt, the last tool and
+        // the newest message.
+        let cached = json!({"type": "ephemeral"});
+        assert_eq!(
+            body["system"],
+            json!([{"type": "text", "text": "You answer weather questions.", "cache_control": cached}])
+        );
         assert_eq!(body["max_tokens"], 8192);
         assert_eq!(
             body["tools"],
             json!([{"name": "get_weather", "description": "Current weather of a city.",
-                "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}])
+                "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+                "cache_control": cached}])
         );
     }
+    let cached = json!({"type": "ephemeral"});
     assert_eq!(
         sent[0].body["messages"],
-        json!([{"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}])
+        json!([{"role": "user", "content": [{"type": "text", "text": "Weather in Paris?", "cache_control": cached}]}])
     );
     assert_eq!(
         sent[1].body["messages"],
@@ -142,7 +150,7 @@ async fn a_streamed_tool_use_round_trip() {
                 {"type": "text", "text": "Let me check."},
                 {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"city": "Paris"}},
             ]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "sunny, 21"}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "sunny, 21", "cache_control": cached}]},
         ])
     );
 }
@@ -295,4 +303,74 @@ fn the_default_base_has_no_version_path() {
     let client = AnthropicClient::new(AnthropicConfig::default()).unwrap();
     assert_eq!(client.config().base_url, "https://api.anthropic.com");
     assert_eq!(client.model_info("claude-opus-4-1").context_window, 200_000);
+}
+
+#[tokio::test]
+async fn prompt_cache_breakpoints_and_cache_usage() {
+    let answer = |id: &str, read: u64, written: u64| {
+        MockResponse::json(json!({
+            "id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "ok"}],
+            "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": 30, "output_tokens": 2,
+                "cache_read_input_tokens": read, "cache_creation_input_tokens": written},
+        }))
+    };
+    let server = MockServer::start(vec![answer("msg_a", 0, 1500), answer("msg_b", 1500, 40)]).await;
+    let client = client(&server, |c| c.with_streaming(false));
+    // What the runner sends: its static system prompt, then the plan as a second system message.
+    let ask = |conversation: Vec<ChatMessage>| {
+        let mut messages = vec![
+            ChatMessage::system("You are an agent. Long static instructions."),
+            ChatMessage::system("## Current Plan\n**Mission**: Weather"),
+        ];
+        messages.extend(conversation);
+        ChatRequest::new("claude-sonnet-4-5", messages).with_tools(tools())
+    };
+    let first = client
+        .complete(ask(vec![ChatMessage::user("Weather in Paris?")]))
+        .await
+        .unwrap();
+    let second = client
+        .complete(ask(vec![
+            ChatMessage::user("Weather in Paris?"),
+            ChatMessage::assistant_text("ok"),
+            ChatMessage::user("And in Oslo?"),
+        ]))
+        .await
+        .unwrap();
+    // Cache writes and reads count as prompt tokens; reads are `cached_tokens`.
+    assert_eq!(
+        first.usage,
+        Some(Usage {
+            prompt_tokens: 1530,
+            completion_tokens: 2,
+            cached_tokens: 0
+        })
+    );
+    assert_eq!(second.usage.unwrap().cached_tokens, 1500);
+
+    let cached = json!({"type": "ephemeral"});
+    let sent = server.requests();
+    for request in &sent {
+        let body = &request.body;
+        assert_eq!(
+            body["system"],
+            json!([
+                {"type": "text", "text": "You are an agent. Long static instructions.", "cache_control": cached},
+                {"type": "text", "text": "## Current Plan\n**Mission**: Weather"},
+            ]),
+            "the plan is a separate block without a breakpoint"
+        );
+        assert_eq!(body["tools"][0]["cache_control"], cached);
+        let messages = body["messages"].as_array().unwrap();
+        let last = messages.last().unwrap()["content"].as_array().unwrap();
+        assert_eq!(last.last().unwrap()["cache_control"], cached);
+        assert_eq!(body.to_string().matches("cache_control").count(), 3);
+    }
+    // The second request starts with the first one's messages, without the old breakpoint.
+    assert_eq!(
+        sent[1].body["messages"][0],
+        json!({"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]})
+    );
 }

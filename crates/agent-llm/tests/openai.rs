@@ -217,6 +217,53 @@ async fn a_non_streamed_answer() {
 }
 
 #[tokio::test]
+async fn the_static_prompt_and_the_plan_go_as_one_system_message_and_cache_reads_are_counted() {
+    let answer = |cached: u64| {
+        MockResponse::json(json!({
+            "id": "chatcmpl-8", "object": "chat.completion", "model": "gpt-4o",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "ok"}}],
+            "usage": {"prompt_tokens": 2000, "completion_tokens": 3, "total_tokens": 2003,
+                "prompt_tokens_details": {"cached_tokens": cached}},
+        }))
+    };
+    let server = MockServer::start(vec![answer(0), answer(1920)]).await;
+    let client = client(&server, |c| c.with_streaming(false));
+    let ask = |plan: &str| {
+        ChatRequest::new(
+            "gpt-4o",
+            vec![
+                ChatMessage::system("You are an agent."),
+                ChatMessage::system(plan),
+                ChatMessage::user("Do it."),
+            ],
+        )
+    };
+    let first = client
+        .complete(ask("## Current Plan\n[ ] 1. A"))
+        .await
+        .unwrap();
+    let second = client
+        .complete(ask("## Current Plan\n[→] 1. A"))
+        .await
+        .unwrap();
+    assert_eq!(first.usage.unwrap().cached_tokens, 0);
+    assert_eq!(second.usage.unwrap().cached_tokens, 1920);
+    let sent = server.requests();
+    let system = |i: usize| {
+        sent[i].body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(system(0), "You are an agent.\n\n## Current Plan\n[ ] 1. A");
+    assert_eq!(sent[0].body["messages"][1]["role"], "user");
+    // The plan changed; the static part is still a byte-identical prefix.
+    assert!(system(1).starts_with("You are an agent.\n\n## Current Plan\n["));
+    assert_ne!(system(0), system(1));
+}
+
+#[tokio::test]
 async fn one_tool_call_with_arguments_split_mid_token() {
     let server = MockServer::start(vec![MockResponse::data_events(
         &[

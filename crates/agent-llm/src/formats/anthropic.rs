@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use eventsource_stream::Event;
 use serde_json::{Map, Value, json};
 
+use crate::anthropic::PromptCache;
 use crate::error::LlmError;
 use crate::http::{ErrorInfo, SseDecoder, looks_like_context_overflow};
 use crate::types::{ChatEvent, ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage};
@@ -57,10 +58,20 @@ fn blocks(message: &ChatMessage) -> Option<(&'static str, Vec<Value>)> {
     }
 }
 
-/// The JSON body of a Messages request. System messages become the `system` field; tool results
+/// The JSON body of a Messages request. System messages become the `system` blocks; tool results
 /// become `tool_result` blocks of user messages; consecutive messages of one role are merged,
 /// as the API wants roles to alternate.
-pub(crate) fn request_body(request: &ChatRequest, stream: bool, max_tokens: u32) -> Value {
+///
+/// With prompt caching on, `cache_control` breakpoints go on the last tool spec and on the last
+/// static system block: every system message but the last is static, and the last one is the
+/// part that changes (the runner's plan) unless it is the only one. [`PromptCache::Conversation`]
+/// adds one on the newest message, so the next call reads the conversation from the cache.
+pub(crate) fn request_body(
+    request: &ChatRequest,
+    stream: bool,
+    max_tokens: u32,
+    cache: PromptCache,
+) -> Value {
     let system: Vec<&str> = request
         .messages
         .iter()
@@ -68,6 +79,7 @@ pub(crate) fn request_body(request: &ChatRequest, stream: bool, max_tokens: u32)
             ChatMessage::System(text) => Some(text.as_str()),
             _ => None,
         })
+        .filter(|text| !text.trim().is_empty())
         .collect();
     let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
     for (role, content) in request.messages.iter().filter_map(blocks) {
@@ -79,6 +91,13 @@ pub(crate) fn request_body(request: &ChatRequest, stream: bool, max_tokens: u32)
             _ => messages.push((role, content)),
         }
     }
+    if cache == PromptCache::Conversation
+        && let Some(block) = messages
+            .last_mut()
+            .and_then(|(_, content)| content.last_mut())
+    {
+        block["cache_control"] = ephemeral();
+    }
     let mut body = json!({
         "model": request.model,
         "max_tokens": request.max_tokens.unwrap_or(max_tokens),
@@ -88,13 +107,13 @@ pub(crate) fn request_body(request: &ChatRequest, stream: bool, max_tokens: u32)
             .collect::<Vec<_>>(),
     });
     if !system.is_empty() {
-        body["system"] = json!(system.join("\n\n"));
+        body["system"] = system_field(&system, cache);
     }
     if stream {
         body["stream"] = json!(true);
     }
     if !request.tools.is_empty() {
-        body["tools"] = request
+        let mut tools: Vec<Value> = request
             .tools
             .iter()
             .map(|tool| {
@@ -105,6 +124,12 @@ pub(crate) fn request_body(request: &ChatRequest, stream: bool, max_tokens: u32)
                 })
             })
             .collect();
+        if cache != PromptCache::Off
+            && let Some(last) = tools.last_mut()
+        {
+            last["cache_control"] = ephemeral();
+        }
+        body["tools"] = Value::Array(tools);
     }
     if let Some(temperature) = request.temperature {
         body["temperature"] = json!(temperature);
@@ -113,6 +138,32 @@ pub(crate) fn request_body(request: &ChatRequest, stream: bool, max_tokens: u32)
         body["stop_sequences"] = json!(request.stop);
     }
     body
+}
+
+/// A `cache_control` breakpoint with the default lifetime.
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// The `system` field: one string without caching, else one text block per system message with
+/// a breakpoint on the last static one.
+fn system_field(system: &[&str], cache: PromptCache) -> Value {
+    if cache == PromptCache::Off {
+        return json!(system.join("\n\n"));
+    }
+    let cached = system.len().saturating_sub(2);
+    let blocks = system
+        .iter()
+        .enumerate()
+        .map(|(index, text)| {
+            let mut block = json!({"type": "text", "text": text});
+            if index == cached {
+                block["cache_control"] = ephemeral();
+            }
+            block
+        })
+        .collect();
+    Value::Array(blocks)
 }
 
 /// Usage from an Anthropic `usage` object; `prompt_tokens` counts cache reads and writes too.
@@ -376,7 +427,7 @@ mod tests {
             "does f",
             json!({"type": "object"}),
         )]);
-        let body = request_body(&request, true, 1024);
+        let body = request_body(&request, true, 1024, PromptCache::Off);
         assert_eq!(body["system"], "sys");
         assert_eq!(body["max_tokens"], 1024);
         let messages = body["messages"].as_array().unwrap();
@@ -388,6 +439,64 @@ mod tests {
         assert_eq!(messages[2]["content"][1]["tool_use_id"], "t2");
         assert_eq!(messages[2]["content"][2]["text"], "go on");
         assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
+    }
+
+    #[test]
+    fn cache_breakpoints_go_on_the_tools_the_static_system_blocks_and_the_newest_message() {
+        let request = ChatRequest::new(
+            "claude-sonnet-4-5",
+            vec![
+                ChatMessage::system("static"),
+                ChatMessage::system("## Current Plan"),
+                ChatMessage::user("task"),
+                ChatMessage::assistant(None, vec![ToolCall::new("t1", "f", "{}")]),
+                ChatMessage::tool_result("t1", "one"),
+            ],
+        )
+        .with_tools(vec![
+            ToolSpec::new("f", "does f", json!({"type": "object"})),
+            ToolSpec::new("g", "does g", json!({"type": "object"})),
+        ]);
+        let marker = json!({"type": "ephemeral"});
+        let body = request_body(&request, false, 1024, PromptCache::Conversation);
+        assert_eq!(
+            body["system"],
+            json!([
+                {"type": "text", "text": "static", "cache_control": marker},
+                {"type": "text", "text": "## Current Plan"},
+            ])
+        );
+        assert!(body["tools"][0].get("cache_control").is_none());
+        assert_eq!(body["tools"][1]["cache_control"], marker);
+        assert_eq!(body["messages"][2]["content"][0]["cache_control"], marker);
+        assert!(
+            body["messages"][0]["content"][0]
+                .get("cache_control")
+                .is_none()
+        );
+
+        let prefix = request_body(&request, false, 1024, PromptCache::Prefix);
+        assert_eq!(prefix["system"], body["system"]);
+        assert!(
+            prefix["messages"][2]["content"][0]
+                .get("cache_control")
+                .is_none()
+        );
+
+        let off = request_body(&request, false, 1024, PromptCache::Off);
+        assert_eq!(off["system"], "static\n\n## Current Plan");
+        assert!(!off.to_string().contains("cache_control"));
+
+        // A lone system prompt is static: it carries the breakpoint itself.
+        let lone = ChatRequest::new(
+            "claude-sonnet-4-5",
+            vec![ChatMessage::system("only"), ChatMessage::user("hi")],
+        );
+        let body = request_body(&lone, false, 1024, PromptCache::Prefix);
+        assert_eq!(
+            body["system"],
+            json!([{"type": "text", "text": "only", "cache_control": marker}])
+        );
     }
 
     #[test]

@@ -49,11 +49,33 @@ fn message_json(message: &ChatMessage) -> Value {
     }
 }
 
+/// The messages of a request as JSON, adjacent system messages joined into one (blank line
+/// between them): the static system prompt and the plan arrive as two messages, and some chat
+/// templates accept only one. The static part stays a byte-identical prefix either way.
+fn messages_json(messages: &[ChatMessage]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(messages.len());
+    let mut previous_was_system = false;
+    for message in messages {
+        if let ChatMessage::System(text) = message
+            && previous_was_system
+            && let Some(Value::String(content)) =
+                out.last_mut().and_then(|last| last.get_mut("content"))
+        {
+            content.push_str("\n\n");
+            content.push_str(text);
+            continue;
+        }
+        previous_was_system = matches!(message, ChatMessage::System(_));
+        out.push(message_json(message));
+    }
+    out
+}
+
 /// The JSON body of a chat-completions request.
 pub(crate) fn request_body(request: &ChatRequest, stream: bool) -> Value {
     let mut body = json!({
         "model": request.model,
-        "messages": request.messages.iter().map(message_json).collect::<Vec<_>>(),
+        "messages": messages_json(&request.messages),
         "stream": stream,
     });
     if stream {
@@ -431,6 +453,28 @@ mod tests {
                 index: 1,
                 fragment: "1}".into()
             })
+        );
+    }
+
+    #[test]
+    fn adjacent_system_messages_are_sent_as_one() {
+        let request = ChatRequest::new(
+            "gpt-4o",
+            vec![
+                ChatMessage::system("static"),
+                ChatMessage::system("## Current Plan"),
+                ChatMessage::user("task"),
+                ChatMessage::system("later note"),
+            ],
+        );
+        let body = request_body(&request, false);
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role": "system", "content": "static\n\n## Current Plan"},
+                {"role": "user", "content": "task"},
+                {"role": "system", "content": "later note"},
+            ])
         );
     }
 
