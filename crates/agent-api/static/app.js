@@ -505,10 +505,12 @@ class TraceView {
     setCrumbs(h('a', { href: '#/' }, 'Traces'), h('span', { class: 'crumb-id' }, this.traceId));
     this.headerEl = h('section', { class: 'trace-head', 'aria-label': 'Trace' }, h('p', { class: 'muted' }, 'Loading…'));
     this.approvalsEl = h('section', { class: 'approvals', 'aria-label': 'Pending approvals', 'aria-live': 'polite' });
-    this.dagEl = h('div', { class: 'dag', role: 'tree', 'aria-label': 'Goal graph: nodes are goal outcomes, edges the work that led to them', onkeydown: (e) => this.onKey(e) });
+    this.dagEl = h('div', { class: 'dag', role: 'region', 'aria-label': 'Goal graph: nodes are goal outcomes, edges the work that led to them', onkeydown: (e) => this.onKey(e) });
     this.panelEl = h('aside', { class: 'panel', hidden: true, 'aria-label': 'Messages' });
+    const keys = h('p', { class: 'small muted keys' },
+      'Edges are the work, nodes the outcome of each goal. Keys: ↑ ↓ move · Enter opens the messages · → ← expand and collapse · Esc closes.');
     viewEl().replaceChildren(
-      this.headerEl, this.approvalsEl,
+      this.headerEl, this.approvalsEl, keys,
       h('div', { class: 'split' }, h('div', { class: 'dag-wrap' }, this.dagEl), this.panelEl));
     this.watch = new Watch(this.traceId, {
       onConnected: (e) => this.onConnected(this.model, e),
@@ -628,7 +630,7 @@ class TraceView {
         h('span', {}, fmtCost(t.total_cost)),
         t.model ? ` · ${t.model}` : '',
         ` · started ${fmtAge(t.created_at)}`,
-        ` · ${this.model.goals.size} goals`),
+        ` · ${this.model.goals.size} goal${this.model.goals.size === 1 ? '' : 's'}`),
       outcome]);
   }
 
@@ -738,7 +740,7 @@ class TraceView {
         : goal.summary ? h('div', { class: 'outcome' }, oneLine(plain(goal.summary), 220)) : null;
     const node = h('div', { class: 'node' },
       h('div', {
-        class: 'card nav', tabindex: '0', role: 'treeitem', 'data-key': `node:${key}`, 'data-goal-id': goal.id,
+        class: 'card nav', tabindex: '0', role: 'button', 'data-key': `node:${key}`, 'data-goal-id': goal.id,
         'aria-current': current ? 'step' : null,
         title: goal.summary || goal.description,
         onclick: () => this.openPanel(model, goal, label),
@@ -797,7 +799,7 @@ class TraceView {
     }, h('span', { class: 'preview' }, text), h('span', { class: 'stats' }, fmtStats(stats)));
     const outcome = (nav) => h('div', { class: 'node' }, h('div', {
       class: `card ${nav ? 'nav' : ''}`, tabindex: nav ? '0' : null, 'data-key': nav ? `node:${key}` : null, 'data-lane': subId,
-      role: nav ? 'treeitem' : null, title: sub.summary || sub.task,
+      role: nav ? 'button' : null, title: sub.summary || sub.task,
       onclick: nav ? whole : null,
       onkeydown: nav ? (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); whole(); } } : null,
     },
@@ -1039,7 +1041,7 @@ function renderMessage(m, goalTag) {
   const body = [];
   if (compaction) {
     body.push(h('p', { class: 'small replaced' },
-      `Stands in for messages #1–#${m.sequence - 1} in the model's context (a full compaction): the model saw this summary instead of them; the trace keeps them all.`));
+      `A full compaction: from here on the model saw this summary instead of the messages before #${m.sequence} (the trace keeps them all).`));
   }
   const content = m.content;
   if (typeof content === 'string') {
