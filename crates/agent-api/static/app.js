@@ -586,8 +586,8 @@ class TraceView {
   onEvent(model, event, fresh) {
     if (fresh) model.applyToTree(event);
     if (event.event === 'message_added' || event.event === 'message_updated') this.panelMessage(model.traceId, event.message);
-    if (model === this.model && !['message_added', 'goal_added', 'goal_updated', 'goal_tree_updated'].includes(event.event)) this.refresh();
-    if (model === this.model && event.event === 'message_added') this.refresh();
+    // Totals, statuses, sub-traces and approvals are read again; the tree comes from events.
+    if (model === this.model && !['goal_added', 'goal_updated', 'goal_removed', 'goal_tree_updated'].includes(event.event)) this.refresh();
     this.schedule();
   }
 
@@ -615,9 +615,10 @@ class TraceView {
     const parent = t.parent_trace_id
       ? h('p', { class: 'small' }, `${t.agent_type || 'sub'}-trace of `, h('a', { href: `#/traces/${enc(t.parent_trace_id)}` }, t.parent_trace_id), t.parent_goal_id ? ` (goal ${t.parent_goal_id})` : '')
       : null;
+    const wasOpen = this.headerEl.querySelector('details.summary')?.open;
     const outcome = t.error
       ? h('p', { class: 'err' }, t.error)
-      : t.summary ? h('details', { class: 'summary' }, h('summary', {}, 'Final answer'), h('div', { class: 'text' }, t.summary)) : null;
+      : t.summary ? h('details', { class: 'summary', open: wasOpen }, h('summary', {}, 'Final answer'), h('div', { class: 'text' }, t.summary)) : null;
     this.headerEl.replaceChildren();
     append(this.headerEl, [
       h('div', { class: 'head-row' },
@@ -636,6 +637,10 @@ class TraceView {
 
   renderApprovals() {
     const pending = this.model.pendingApprovals;
+    // Drawn again only when the waiting calls change, so a reason being typed stays.
+    const shown = pending.map((p) => p.tool_call_id).join('\n');
+    if (shown === this.approvalsShown) return;
+    this.approvalsShown = shown;
     if (!pending.length) {
       this.approvalsEl.replaceChildren();
       return;
@@ -658,7 +663,7 @@ class TraceView {
         };
         return h('div', { class: 'approval', 'data-tool-call-id': p.tool_call_id },
           h('div', {}, h('strong', {}, p.tool_name), h('span', { class: 'small muted' }, ` asked ${fmtAge(p.requested_at)}`)),
-          foldable(prettyJson(p.arguments), 'arguments'),
+          foldable(prettyJson(p.arguments), 'arguments', `approval:${p.tool_call_id}`),
           h('div', { class: 'approval-actions' },
             h('button', { class: 'approve', type: 'button', onclick: (e) => decide(true, e.currentTarget) }, 'Approve'),
             h('button', { class: 'reject', type: 'button', onclick: (e) => decide(false, e.currentTarget) }, 'Reject'),
@@ -970,11 +975,13 @@ class TraceView {
     const scroller = this.panelEl.querySelector('.panel-body');
     const atBottom = scroller && scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 4;
     const keepTop = scroller ? scroller.scrollTop : 0;
+    const unfolded = new Set([...this.panelEl.querySelectorAll('details[data-fold]')].filter((d) => d.open).map((d) => d.dataset.fold));
     this.panelEl.replaceChildren(
       h('div', { class: 'panel-head' },
         h('h2', { class: 'panel-title', tabindex: '-1' }, p.title),
         h('button', { type: 'button', class: 'close', 'aria-label': 'Close the messages', onclick: () => this.closePanel() }, '✕')),
       h('div', { class: 'panel-body' }, info, h('p', { class: 'small muted count' }, `${list.length} message${list.length === 1 ? '' : 's'}`), body));
+    for (const d of this.panelEl.querySelectorAll('details[data-fold]')) if (unfolded.has(d.dataset.fold)) d.open = true;
     const next = this.panelEl.querySelector('.panel-body');
     // Follow new messages at the bottom, unless the panel was just opened or scrolled up.
     if (!note && p.fresh) p.fresh = false;
@@ -1013,12 +1020,12 @@ function prettyJson(text) {
 }
 
 /** Text in a <pre>; long text is folded to its first lines with a control to show it all. */
-function foldable(text, what) {
+function foldable(text, what, key) {
   text = String(text ?? '');
   const lines = text.split('\n');
   if (text.length <= FOLD_CHARS && lines.length <= FOLD_LINES) return h('pre', { class: 'out' }, text);
   const head = lines.slice(0, FOLD_LINES).join('\n').slice(0, FOLD_CHARS);
-  const more = h('details', { class: 'fold' },
+  const more = h('details', { class: 'fold', 'data-fold': key },
     h('summary', {}, `show all ${what}: ${fmtInt(lines.length)} lines, ${fmtInt(text.length)} characters`),
     h('pre', { class: 'out' }, text));
   const preview = h('pre', { class: 'out folded' }, `${head}\n…`);
@@ -1045,15 +1052,15 @@ function renderMessage(m, goalTag) {
   }
   const content = m.content;
   if (typeof content === 'string') {
-    body.push(m.role === 'tool' ? foldable(content, 'output') : h('div', { class: 'text' }, content));
+    body.push(m.role === 'tool' ? foldable(content, 'output', `${m.message_id}:output`) : h('div', { class: 'text' }, content));
   } else if (content && typeof content === 'object') {
     if (content.text) body.push(h('div', { class: 'text' }, content.text));
     for (const call of content.tool_calls || []) {
       body.push(h('div', { class: 'call' },
         h('div', {}, h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→ '), h('strong', {}, call.name), h('span', { class: 'muted small' }, ` ${call.id || ''}`)),
-        foldable(prettyJson(call.arguments), 'arguments')));
+        foldable(prettyJson(call.arguments), 'arguments', `${m.message_id}:${call.id}`)));
     }
-    if (!content.text && !(content.tool_calls || []).length) body.push(foldable(JSON.stringify(content, null, 2), 'content'));
+    if (!content.text && !(content.tool_calls || []).length) body.push(foldable(JSON.stringify(content, null, 2), 'content', `${m.message_id}:content`));
   }
   return h('article', { class: `msg r-${m.role} ${compaction ? 'compaction' : ''}`, 'data-message-id': m.message_id },
     h('header', {}, meta), body);
