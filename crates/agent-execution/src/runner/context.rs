@@ -20,6 +20,12 @@
 //! An assistant message and the results of its tool calls form one unit: every step keeps or
 //! drops them together, and a call whose result was never recorded gets an "interrupted" result,
 //! so the view is always a valid conversation. The store is never changed: only the view shrinks.
+//!
+//! Estimating tokens is most of the cost of building a context, and a run builds one per step
+//! over a history that only grows. [`build_context_with`] takes a [`ContextMemo`] that keeps the
+//! estimate of every stored message between steps, so each step estimates only the messages
+//! recorded since the last one (and the few texts it makes itself: the system prompt with the
+//! plan, goal summaries, prune markers). The view is the same with or without a memo.
 
 use std::collections::{HashMap, HashSet};
 
@@ -130,8 +136,68 @@ enum Item<'a> {
     Summary(String),
 }
 
+/// What the context builder remembers between the steps of one run: the estimated tokens of
+/// each stored message as the model sees it before any prune.
+///
+/// A memo belongs to one estimator, and it assumes a stored message keeps its content: an entry
+/// is reused only for a message of the same sequence and id whose text has the same length, so
+/// a message edited to a text of another length is estimated again. The runner keeps one memo per run of
+/// its loop, over a message list that only grows.
+#[derive(Debug, Clone, Default)]
+pub struct ContextMemo {
+    /// Message sequence → (message id, bytes of its text as sent, estimated tokens of that text).
+    tokens: HashMap<u64, (String, usize, usize)>,
+}
+
+impl ContextMemo {
+    /// An empty memo.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many messages it remembers.
+    pub fn len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    /// True when it remembers nothing.
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// The estimated tokens of the text of `message` (without the per-message overhead), from
+    /// the memo when `origin` (the stored message it was made from, unchanged) is known there.
+    fn content_tokens(
+        &mut self,
+        message: &ChatMessage,
+        origin: Option<&Message>,
+        estimate: &dyn Fn(&str) -> usize,
+    ) -> usize {
+        let Some(origin) = origin else {
+            return estimate_content(message, estimate);
+        };
+        let bytes = content_bytes(message);
+        if let Some((id, known_bytes, tokens)) = self.tokens.get(&origin.sequence)
+            && *known_bytes == bytes
+            && *id == origin.message_id
+        {
+            return *tokens;
+        }
+        let tokens = estimate_content(message, estimate);
+        self.tokens
+            .insert(origin.sequence, (origin.message_id.clone(), bytes, tokens));
+        tokens
+    }
+}
+
 /// Builds the context the model sees. Pure: the same input always gives the same view.
 pub fn build_context(input: &ContextInput<'_>) -> ContextView {
+    build_context_with(input, &mut ContextMemo::new())
+}
+
+/// [`build_context`] with a memo of the estimates of earlier calls: the same view, computed
+/// faster when the memo already knows most messages. It learns the messages it did not know.
+pub fn build_context_with(input: &ContextInput<'_>, memo: &mut ContextMemo) -> ContextView {
     let messages = input.messages;
     let task = messages.iter().find(|m| m.role == Role::User);
     let compaction = messages.iter().rev().find(|m| is_compaction(m));
@@ -168,16 +234,21 @@ pub fn build_context(input: &ContextInput<'_>) -> ContextView {
         input.system_prompt.trim_end(),
         input.tree.to_prompt()
     );
-    let mut chat = vec![ChatMessage::System(system)];
-    chat.extend(to_chat(&items));
+    let (mut chat, origins) = to_chat(system, &items);
+    // The estimate of each message's text, in step with `chat`.
+    let mut tokens: Vec<usize> = chat
+        .iter()
+        .zip(&origins)
+        .map(|(message, origin)| memo.content_tokens(message, *origin, input.estimate))
+        .collect();
 
     // Step 4: prune old tool outputs.
     let pruned_outputs = match input.strategy {
         CompactionStrategy::Nothing => 0,
-        _ => prune(&mut chat, input.budget, input.estimate),
+        _ => prune(&mut chat, &mut tokens, input.budget, input.estimate),
     };
 
-    let estimated_tokens = estimate_chat(&chat, input.estimate);
+    let estimated_tokens = tokens.iter().map(|t| MESSAGE_OVERHEAD + t).sum();
     ContextView {
         messages: chat,
         estimated_tokens,
@@ -203,26 +274,43 @@ fn is_same(message: &Message, other: Option<&Message>) -> bool {
 /// Estimated tokens of a list of chat messages.
 pub fn estimate_chat(chat: &[ChatMessage], estimate: &dyn Fn(&str) -> usize) -> usize {
     chat.iter()
-        .map(|m| {
-            MESSAGE_OVERHEAD
-                + match m {
-                    ChatMessage::System(text) | ChatMessage::User(text) => estimate(text),
-                    ChatMessage::Assistant { text, tool_calls } => {
-                        text.as_deref().map_or(0, estimate)
-                            + tool_calls
-                                .iter()
-                                .map(|c| estimate(&c.name) + estimate(&c.arguments))
-                                .sum::<usize>()
-                    }
-                    ChatMessage::Tool { content, .. } => estimate(content),
-                }
-        })
+        .map(|m| MESSAGE_OVERHEAD + estimate_content(m, estimate))
         .sum()
+}
+
+/// Estimated tokens of one message's text, without the per-message overhead.
+fn estimate_content(message: &ChatMessage, estimate: &dyn Fn(&str) -> usize) -> usize {
+    match message {
+        ChatMessage::System(text) | ChatMessage::User(text) => estimate(text),
+        ChatMessage::Assistant { text, tool_calls } => {
+            text.as_deref().map_or(0, estimate)
+                + tool_calls
+                    .iter()
+                    .map(|c| estimate(&c.name) + estimate(&c.arguments))
+                    .sum::<usize>()
+        }
+        ChatMessage::Tool { content, .. } => estimate(content),
+    }
+}
+
+/// Bytes of the texts [`estimate_content`] estimates: what a memo entry is checked against.
+fn content_bytes(message: &ChatMessage) -> usize {
+    match message {
+        ChatMessage::System(text) | ChatMessage::User(text) => text.len(),
+        ChatMessage::Assistant { text, tool_calls } => {
+            text.as_deref().map_or(0, str::len)
+                + tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.len())
+                    .sum::<usize>()
+        }
+        ChatMessage::Tool { content, .. } => content.len(),
+    }
 }
 
 /// Replaces the messages of finished goals outside the current branch by one summary each.
 fn compact_goals<'a>(
-    tree: &GoalTree,
+    tree: &'a GoalTree,
     visible: &[&'a Message],
     task: Option<&Message>,
 ) -> (Vec<Item<'a>>, Vec<String>) {
@@ -237,10 +325,10 @@ fn compact_goals<'a>(
     }
     // The goal whose summary stands for a message: the highest finished goal on its path that
     // is not on the current branch.
-    let mut cache: HashMap<String, Option<String>> = HashMap::new();
-    let mut rep_of = |goal_id: &str| -> Option<String> {
+    let mut cache: HashMap<&'a str, Option<&'a str>> = HashMap::new();
+    let mut rep_of = |goal_id: &'a str| -> Option<&'a str> {
         if let Some(found) = cache.get(goal_id) {
-            return found.clone();
+            return *found;
         }
         let mut path = tree.ancestors(goal_id);
         path.reverse();
@@ -248,13 +336,13 @@ fn compact_goals<'a>(
         let found = path
             .into_iter()
             .find(|g| g.status.is_finished() && !chain.contains(g.id.as_str()))
-            .map(|g| g.id.clone());
-        cache.insert(goal_id.to_owned(), found.clone());
+            .map(|g| g.id.as_str());
+        cache.insert(goal_id, found);
         found
     };
 
     // Tool results follow the decision of the assistant message that made the call.
-    let mut unit_rep: HashMap<String, Option<String>> = HashMap::new();
+    let mut unit_rep: HashMap<&'a str, Option<&'a str>> = HashMap::new();
     let mut items = Vec::with_capacity(visible.len());
     let mut summarised: Vec<String> = Vec::new();
     for message in visible {
@@ -266,14 +354,14 @@ fn compact_goals<'a>(
                 .as_deref()
                 .and_then(|id| unit_rep.get(id))
             {
-                Some(rep) => rep.clone(),
+                Some(rep) => *rep,
                 None => message.goal_id.as_deref().and_then(&mut rep_of),
             }
         } else {
             let rep = message.goal_id.as_deref().and_then(&mut rep_of);
             if message.role == Role::Assistant {
-                for call in assistant_calls(&message.content) {
-                    unit_rep.insert(call.id, rep.clone());
+                for id in call_ids(&message.content) {
+                    unit_rep.insert(id, rep);
                 }
             }
             rep
@@ -281,9 +369,9 @@ fn compact_goals<'a>(
         match rep {
             None => items.push(Item::Stored(message)),
             Some(goal_id) => {
-                if !summarised.contains(&goal_id) {
-                    items.push(Item::Summary(goal_summary(tree, &goal_id)));
-                    summarised.push(goal_id);
+                if !summarised.iter().any(|s| s == goal_id) {
+                    items.push(Item::Summary(goal_summary(tree, goal_id)));
+                    summarised.push(goal_id.to_owned());
                 }
             }
         }
@@ -310,9 +398,11 @@ pub fn goal_summary(tree: &GoalTree, goal_id: &str) -> String {
     }
 }
 
-/// Turns the kept items into chat messages: summaries next to each other become one user
-/// message, and every tool call gets a result (an "interrupted" one when none was recorded).
-fn to_chat(items: &[Item<'_>]) -> Vec<ChatMessage> {
+/// Turns the kept items into chat messages after the system prompt: summaries next to each
+/// other become one user message, and every tool call gets a result (an "interrupted" one when
+/// none was recorded). Returns, in step with the messages, the stored message each one shows
+/// unchanged (`None` for the system prompt, summaries and made-up results).
+fn to_chat<'a>(system: String, items: &[Item<'a>]) -> (Vec<ChatMessage>, Vec<Option<&'a Message>>) {
     let answered: HashSet<&str> = items
         .iter()
         .filter_map(|item| match item {
@@ -320,9 +410,12 @@ fn to_chat(items: &[Item<'_>]) -> Vec<ChatMessage> {
             _ => None,
         })
         .collect();
-    let mut chat: Vec<ChatMessage> = Vec::with_capacity(items.len());
-    let mut open_calls: HashSet<String> = HashSet::new();
-    let mut pending: Vec<String> = Vec::new();
+    let mut chat: Vec<ChatMessage> = Vec::with_capacity(items.len() + 1);
+    let mut origins: Vec<Option<&'a Message>> = Vec::with_capacity(items.len() + 1);
+    chat.push(ChatMessage::System(system));
+    origins.push(None);
+    let mut open_calls: HashSet<&'a str> = HashSet::new();
+    let mut pending: Vec<&'a str> = Vec::new();
     let mut last_was_summary = false;
     for item in items {
         let follows_summary = last_was_summary;
@@ -330,7 +423,7 @@ fn to_chat(items: &[Item<'_>]) -> Vec<ChatMessage> {
         // Results for calls that the history never answered go right after their turn.
         let closes_turn = !matches!(item, Item::Stored(m) if m.role == Role::Tool);
         if closes_turn {
-            close_turn(&mut chat, &mut pending);
+            close_turn(&mut chat, &mut origins, &mut pending);
         }
         match item {
             Item::Summary(text) => match chat.last_mut() {
@@ -338,17 +431,23 @@ fn to_chat(items: &[Item<'_>]) -> Vec<ChatMessage> {
                     previous.push('\n');
                     previous.push_str(text);
                 }
-                _ => chat.push(ChatMessage::User(text.clone())),
+                _ => {
+                    chat.push(ChatMessage::User(text.clone()));
+                    origins.push(None);
+                }
             },
             Item::Stored(message) => match message.role {
                 Role::System => {}
-                Role::User => chat.push(ChatMessage::User(content_text(&message.content))),
+                Role::User => {
+                    chat.push(ChatMessage::User(content_text(&message.content)));
+                    origins.push(Some(message));
+                }
                 Role::Assistant => {
                     let calls = assistant_calls(&message.content);
-                    for call in &calls {
-                        open_calls.insert(call.id.clone());
-                        if !answered.contains(call.id.as_str()) {
-                            pending.push(call.id.clone());
+                    for id in call_ids(&message.content) {
+                        open_calls.insert(id);
+                        if !answered.contains(id) {
+                            pending.push(id);
                         }
                     }
                     let text = message
@@ -361,6 +460,7 @@ fn to_chat(items: &[Item<'_>]) -> Vec<ChatMessage> {
                         text,
                         tool_calls: calls,
                     });
+                    origins.push(Some(message));
                 }
                 Role::Tool => {
                     let Some(id) = message.tool_call_id.as_deref() else {
@@ -372,22 +472,39 @@ fn to_chat(items: &[Item<'_>]) -> Vec<ChatMessage> {
                             tool_call_id: id.to_owned(),
                             content: content_text(&message.content),
                         });
+                        origins.push(Some(message));
                     }
                 }
             },
         }
     }
-    close_turn(&mut chat, &mut pending);
-    chat
+    close_turn(&mut chat, &mut origins, &mut pending);
+    (chat, origins)
 }
 
-fn close_turn(chat: &mut Vec<ChatMessage>, pending: &mut Vec<String>) {
+fn close_turn<'a>(
+    chat: &mut Vec<ChatMessage>,
+    origins: &mut Vec<Option<&'a Message>>,
+    pending: &mut Vec<&'a str>,
+) {
     for id in pending.drain(..) {
         chat.push(ChatMessage::Tool {
-            tool_call_id: id,
+            tool_call_id: id.to_owned(),
             content: INTERRUPTED_RESULT.to_owned(),
         });
+        origins.push(None);
     }
+}
+
+/// The ids of the tool calls of an assistant message's stored content, as [`assistant_calls`]
+/// reads them, without copying them.
+fn call_ids(content: &Value) -> impl Iterator<Item = &str> {
+    content
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| c.get("id").and_then(Value::as_str).unwrap_or(""))
 }
 
 /// The tool calls of an assistant message's stored content.
@@ -430,18 +547,20 @@ pub fn content_text(content: &Value) -> String {
 }
 
 /// Replaces old tool outputs by a marker (OpenCode's prune). Returns how many were replaced.
+/// `tokens` holds the estimate of each message's text, and is updated for the replaced ones.
 fn prune(
     chat: &mut [ChatMessage],
+    tokens: &mut [usize],
     budget: &ContextBudget,
     estimate: &dyn Fn(&str) -> usize,
 ) -> usize {
-    let names: HashMap<String, String> = chat
+    let names: HashMap<&str, &str> = chat
         .iter()
         .flat_map(|m| match m {
-            ChatMessage::Assistant { tool_calls, .. } => tool_calls.clone(),
-            _ => Vec::new(),
+            ChatMessage::Assistant { tool_calls, .. } => tool_calls.as_slice(),
+            _ => &[],
         })
-        .map(|c| (c.id, c.name))
+        .map(|c| (c.id.as_str(), c.name.as_str()))
         .collect();
     let mut turns = 0;
     let mut protected_tokens = 0;
@@ -458,29 +577,35 @@ fn prune(
                 if turns < budget.protected_turns || content.starts_with(PRUNED_MARKER) {
                     continue;
                 }
-                let name = names.get(tool_call_id).map(String::as_str).unwrap_or("");
+                let name = names.get(tool_call_id.as_str()).copied().unwrap_or("");
                 if PROTECTED_TOOLS.contains(&name) {
                     continue;
                 }
-                let tokens = estimate(content);
-                if protected_tokens + tokens <= budget.prune_protect {
-                    protected_tokens += tokens;
+                let size = tokens
+                    .get(index)
+                    .copied()
+                    .unwrap_or_else(|| estimate(content));
+                if protected_tokens + size <= budget.prune_protect {
+                    protected_tokens += size;
                 } else {
                     protected_tokens = budget.prune_protect;
-                    candidates.push((index, tokens));
+                    candidates.push((index, size));
                 }
             }
             _ => {}
         }
     }
-    let freed: usize = candidates.iter().map(|(_, tokens)| tokens).sum();
+    let freed: usize = candidates.iter().map(|(_, size)| size).sum();
     if freed < budget.prune_minimum {
         return 0;
     }
-    for (index, tokens) in &candidates {
+    for (index, size) in &candidates {
         if let Some(ChatMessage::Tool { content, .. }) = chat.get_mut(*index) {
             *content =
-                format!("{PRUNED_MARKER}: about {tokens} tokens; run the tool again to see it]");
+                format!("{PRUNED_MARKER}: about {size} tokens; run the tool again to see it]");
+            if let Some(slot) = tokens.get_mut(*index) {
+                *slot = estimate(content);
+            }
         }
     }
     candidates.len()
@@ -524,3 +649,133 @@ fn push_block(out: &mut String, label: &str, text: &str) {
 #[cfg(test)]
 #[path = "context_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod memo_tests {
+    use agent_goal::{GoalCommand, GoalTree};
+    use serde_json::json;
+
+    use super::tests::History;
+    use super::*;
+
+    fn words(text: &str) -> usize {
+        text.split_whitespace().count()
+    }
+
+    fn apply(tree: &mut GoalTree, command: serde_json::Value) {
+        let command: GoalCommand =
+            serde_json::from_value(command).unwrap_or_else(|e| panic!("{e}"));
+        tree.apply_at(&command, "2026-01-01T00:00:00Z")
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Three goals of many tool calls (the second abandoned), an unanswered call, and a
+    /// full-compaction summary, with the tree as it ends.
+    fn long_history() -> (GoalTree, History) {
+        let mut tree = GoalTree::new("Check the records");
+        apply(&mut tree, json!({"add": "One, Two, Three", "focus": "1"}));
+        let mut h = History::default();
+        h.user("Check the records");
+        let mut call = 0;
+        for goal in ["1", "2", "3"] {
+            for _ in 0..12 {
+                call += 1;
+                let id = format!("c{call}");
+                h.assistant(Some(goal), "", &[(&id, "read", r#"{"n":1}"#)]);
+                let output = format!("record {call} ").repeat(15);
+                h.tool(Some(goal), &id, "read", &output);
+            }
+            if goal == "2" {
+                // A call the run never answered.
+                h.assistant(Some(goal), "Trying once more.", &[("lost", "read", "{}")]);
+                h.compaction("Summary of the conversation so far: records 1 to 24 read.");
+            }
+        }
+        apply(&mut tree, json!({"done": "one is fine", "focus": "2"}));
+        // Once "Two" is abandoned it leaves the numbering, and "Three" is number 2.
+        apply(
+            &mut tree,
+            json!({"abandon": "two is a dead end", "focus": "2"}),
+        );
+        (tree, h)
+    }
+
+    fn input<'a>(
+        tree: &'a GoalTree,
+        messages: &'a [Message],
+        budget: &'a ContextBudget,
+        strategy: CompactionStrategy,
+    ) -> ContextInput<'a> {
+        ContextInput {
+            system_prompt: "You are a careful agent.",
+            tree,
+            messages,
+            budget,
+            strategy,
+            estimate: &words,
+        }
+    }
+
+    #[test]
+    fn a_memo_kept_across_steps_gives_the_same_view_at_every_step() {
+        let (tree, history) = long_history();
+        let budget = ContextBudget {
+            prune_protect: 60,
+            prune_minimum: 30,
+            ..ContextBudget::for_window(400)
+        };
+        for strategy in [
+            CompactionStrategy::GoalsAndPrune,
+            CompactionStrategy::PruneOnly,
+            CompactionStrategy::Nothing,
+        ] {
+            let mut memo = ContextMemo::new();
+            let mut pruned_somewhere = false;
+            let mut compacted_somewhere = false;
+            for end in 1..=history.messages.len() {
+                let messages = &history.messages[..end];
+                let fresh = build_context(&input(&tree, messages, &budget, strategy));
+                let memoised =
+                    build_context_with(&input(&tree, messages, &budget, strategy), &mut memo);
+                assert_eq!(fresh, memoised, "{strategy:?}, first {end} messages");
+                pruned_somewhere |= fresh.pruned_outputs > 0;
+                compacted_somewhere |= !fresh.compacted_goals.is_empty();
+            }
+            assert!(!memo.is_empty());
+            assert_eq!(
+                compacted_somewhere,
+                strategy == CompactionStrategy::GoalsAndPrune,
+                "{strategy:?}"
+            );
+            assert_eq!(
+                pruned_somewhere,
+                strategy != CompactionStrategy::Nothing,
+                "{strategy:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_message_edited_to_another_length_is_estimated_again() {
+        let (tree, mut history) = long_history();
+        let budget = ContextBudget::for_window(1_000_000);
+        let strategy = CompactionStrategy::PruneOnly;
+        let mut memo = ContextMemo::new();
+        build_context_with(
+            &input(&tree, &history.messages, &budget, strategy),
+            &mut memo,
+        );
+        let last = history.messages.len() - 1;
+        history.messages[last].content = json!("a much shorter text");
+        let fresh = build_context(&input(&tree, &history.messages, &budget, strategy));
+        let memoised = build_context_with(
+            &input(&tree, &history.messages, &budget, strategy),
+            &mut memo,
+        );
+        assert_eq!(fresh, memoised);
+        assert_eq!(
+            fresh.estimated_tokens,
+            estimate_chat(&fresh.messages, &words)
+        );
+    }
+}

@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::act::{Answer, run_tools};
 use super::context::{
-    COMPACTION_KEY, ContextBudget, ContextInput, ContextView, assistant_calls, build_context,
+    COMPACTION_KEY, ContextBudget, ContextInput, ContextMemo, ContextView, assistant_calls,
+    build_context_with,
 };
 use super::resume::finish_sub_agent_calls;
 use super::{AgentRunner, RunError, RunOutcome, RunnerOptions};
@@ -70,6 +71,8 @@ pub(super) async fn run_loop(
     cancel: CancellationToken,
 ) -> Result<RunOutcome, RunError> {
     let mut messages = runner.store.get_trace_messages(trace_id).await?;
+    // The token estimates of the messages above and of those recorded below, kept across steps.
+    let mut memo = ContextMemo::new();
     let mut iterations = 0;
     let mut interrupted_calls_done = false;
     let (outcome, response) = loop {
@@ -90,7 +93,7 @@ pub(super) async fn run_loop(
                 break (stop, None);
             }
             iterations += 1;
-            step(runner, trace_id, &mut messages, &cancel).await
+            step(runner, trace_id, &mut messages, &mut memo, &cancel).await
         } else {
             interrupted_calls_done = true;
             finish_sub_agent_calls(runner, trace_id, &mut messages, &cancel)
@@ -179,6 +182,7 @@ async fn step(
     runner: &AgentRunner,
     trace_id: &str,
     messages: &mut Vec<Message>,
+    memo: &mut ContextMemo,
     cancel: &CancellationToken,
 ) -> Result<Next, StepError> {
     let store = &runner.store;
@@ -187,10 +191,10 @@ async fn step(
     let budget = budget(runner);
     let tools = tool_specs(runner);
 
-    let mut view = view_of(runner, &tree, messages, &budget);
+    let mut view = view_of(runner, &tree, messages, &budget, memo);
     if view.needs_full_compaction {
         compact(runner, trace_id, &tree, messages, &view, cancel).await?;
-        view = view_of(runner, &tree, messages, &budget);
+        view = view_of(runner, &tree, messages, &budget, memo);
     }
 
     let started = Instant::now();
@@ -199,7 +203,7 @@ async fn step(
         Err(StepError::Llm(LlmError::ContextWindowExceeded { .. })) => {
             // The estimate was too low for this provider: compact and try once more.
             compact(runner, trace_id, &tree, messages, &view, cancel).await?;
-            let view = view_of(runner, &tree, messages, &budget);
+            let view = view_of(runner, &tree, messages, &budget, memo);
             call_model(runner, request_of(runner, view.messages, tools), cancel).await?
         }
         other => other?,
@@ -332,21 +336,25 @@ pub(super) fn budget_for(options: &RunnerOptions, llm: &dyn LlmClient) -> Contex
     ContextBudget::for_window(window)
 }
 
-/// The context the model would see now.
+/// The context the model would see now; `memo` keeps token estimates between steps.
 pub(super) fn view_of(
     runner: &AgentRunner,
     tree: &GoalTree,
     messages: &[Message],
     budget: &ContextBudget,
+    memo: &mut ContextMemo,
 ) -> ContextView {
-    build_context(&ContextInput {
-        system_prompt: &runner.options.system_prompt,
-        tree,
-        messages,
-        budget,
-        strategy: runner.options.strategy,
-        estimate: &agent_llm::estimate_tokens,
-    })
+    build_context_with(
+        &ContextInput {
+            system_prompt: &runner.options.system_prompt,
+            tree,
+            messages,
+            budget,
+            strategy: runner.options.strategy,
+            estimate: &agent_llm::estimate_tokens,
+        },
+        memo,
+    )
 }
 
 fn tool_specs(runner: &AgentRunner) -> Vec<ToolSpec> {
