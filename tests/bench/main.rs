@@ -1,24 +1,85 @@
-//! The benchmark program behind `cargo xtask bench`: framework overhead of the runner against
-//! the raw cost of appending the same bytes, the context economy of the compaction strategies
-//! on one long scripted task, and the API under load (`api`) — all measured in the same run.
+//! The benchmark program behind `cargo xtask bench`, in four parts measured in one run:
 //!
-//! Usage: `agent-bench [--quick] [--out FILE]`. The report is Markdown on stdout (and in FILE).
+//! 1. framework overhead of the runner against LangGraph on the same trajectory, and against the
+//!    raw cost of appending the same bytes (`overhead`, `peer`);
+//! 2. the context economy of the compaction strategies on one long scripted task (`economy`);
+//! 3. the filesystem store on a large trace against reading and writing the same bytes raw
+//!    (`scale`);
+//! 4. the live API under load (`api`).
+//!
+//! Usage: `agent-bench [--quick] [--out FILE]`. The summary table goes to stdout; the whole
+//! report (summary, method, details, machine line) to FILE, with its plots as SVG files next to
+//! it (`bench-overhead.svg`, `bench-context.svg`). Without FILE the whole report goes to stdout
+//! and no plot is written. `--quick` runs small sizes once, without the LangGraph peer, to check
+//! that the suite works. A failed check (a lost event, a summary missing from the last request)
+//! is written into the report and makes the program exit with an error.
 
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use agent_e2e::{EmitTool, ListModel, NoopTool, answer, call, long_task};
-use agent_execution::runner::{AgentRunner, CompactionStrategy, RunnerOptions};
-use agent_execution::tools::ToolRegistry;
-use agent_execution::{InMemoryTraceStore, TraceStatus, TraceStore};
-use agent_store_fs::{Durability, FileSystemTraceStore};
+use agent_execution::TraceStatus;
 use anyhow::{Context, Result, bail};
-use serde_json::json;
 
 mod api;
+mod economy;
+mod overhead;
+mod peer;
+mod report;
+mod scale;
+mod stats;
+mod svg;
+
+/// The sizes and repeats of a run.
+pub(crate) struct Plan {
+    /// A quick smoke run.
+    pub(crate) quick: bool,
+    /// Runs per figure.
+    pub(crate) runs: usize,
+    /// Trajectory lengths of our overhead runs.
+    pub(crate) ns: Vec<usize>,
+    /// Trajectory lengths run by both us and the peer.
+    pub(crate) peer_ns: Vec<usize>,
+    /// Goals and calls per goal of the long task.
+    pub(crate) goals: usize,
+    /// Calls per goal of the long task.
+    pub(crate) calls: usize,
+    /// Messages of the large trace.
+    pub(crate) messages: usize,
+    /// Goals of the large trace.
+    pub(crate) message_goals: usize,
+    /// Messages appended in fsync mode to the large trace.
+    pub(crate) fsync_appends: usize,
+}
+
+impl Plan {
+    fn new(quick: bool) -> Self {
+        if quick {
+            Self {
+                quick,
+                runs: 1,
+                ns: vec![20, 50],
+                peer_ns: Vec::new(),
+                goals: 4,
+                calls: 8,
+                messages: 5_000,
+                message_goals: 10,
+                fsync_appends: 20,
+            }
+        } else {
+            Self {
+                quick,
+                runs: 3,
+                ns: vec![100, 200, 500, 1_000],
+                peer_ns: vec![200, 1_000],
+                goals: 10,
+                calls: 20,
+                messages: 100_000,
+                message_goals: 100,
+                fsync_appends: 500,
+            }
+        }
+    }
+}
 
 struct Args {
     quick: bool,
@@ -44,89 +105,83 @@ fn parse_args() -> Result<Args> {
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = parse_args()?;
-    let steps = if args.quick { 200 } else { 1_000 };
-    let mut report = String::new();
-    writeln!(report, "# Benchmarks\n")?;
-    writeln!(
-        report,
-        "Produced by `cargo xtask bench{}`; every row of a table is measured in the same run.\n",
-        if args.quick { " --quick" } else { "" }
-    )?;
-    writeln!(report, "Machine: {}.\n", machine_line())?;
+    let plan = Plan::new(args.quick);
 
-    writeln!(report, "## Framework overhead\n")?;
-    writeln!(
-        report,
-        "A zero-latency model makes {steps} tool calls, one per turn (a no-op tool), then answers. Each step records an assistant message and a tool result (two commits). The raw baseline appends the same bytes as the trace's `events.jsonl`, in the same commits, to one plain file with the same sync policy.\n"
-    )?;
-    writeln!(
-        report,
-        "| store | steps/s | time | raw baseline | ours / raw |"
-    )?;
-    writeln!(report, "|---|---:|---:|---:|---:|")?;
-    let memory = overhead_in_memory(steps).await?;
-    writeln!(
-        report,
-        "| in-memory | {:.0} | {} | — | — |",
-        steps as f64 / memory.as_secs_f64(),
-        ms(memory)
-    )?;
-    for durability in [Durability::Buffered, Durability::Fsync] {
-        let (ours, raw) = overhead_fs(steps, durability).await?;
-        writeln!(
-            report,
-            "| filesystem, {durability:?} | {:.0} | {} | {} | {:.1}× |",
-            steps as f64 / ours.as_secs_f64(),
-            ms(ours),
-            ms(raw),
-            ours.as_secs_f64() / raw.as_secs_f64().max(1e-9)
-        )?;
+    let load = load_average();
+    let ours = overhead::measure(&plan.ns, plan.runs).await?;
+    eprintln!("agent-bench: context building with and without the memo");
+    let context_cost =
+        overhead::context_cost(plan.ns.iter().copied().max().unwrap_or(1), plan.runs).await?;
+    let langgraph = if plan.quick {
+        peer::Peer::Unavailable("not run in quick mode".into())
+    } else {
+        match peer::run(&plan.peer_ns, plan.runs)? {
+            peer::Peer::Unavailable(why) => {
+                bail!("the LangGraph peer must run in a full benchmark, but {why}")
+            }
+            ran => ran,
+        }
+    };
+    let context = economy::measure(plan.goals, plan.calls).await?;
+    let store = scale::measure(
+        plan.messages,
+        plan.message_goals,
+        plan.fsync_appends,
+        plan.runs,
+    )
+    .await?;
+    let api = api::measure(plan.quick, plan.runs).await?;
+
+    let results = report::Results {
+        plan: &plan,
+        machine: format!(
+            "{}; load average {load} when the run started",
+            machine_line()
+        ),
+        context_cost: &context_cost,
+        commit: git_commit(),
+        overhead: &ours,
+        peer: &langgraph,
+        economy: &context,
+        scale: &store,
+        api: &api,
+    };
+    let (summary, failures) = report::summary(&results)?;
+    let full = report::full(&results, &summary, &failures)?;
+    match &args.out {
+        Some(out) => {
+            let out = Path::new(out);
+            std::fs::write(out, &full).with_context(|| format!("writing {}", out.display()))?;
+            let dir = out.parent().unwrap_or(Path::new("."));
+            for (name, svg) in report::plots(&results) {
+                let path = dir.join(name);
+                std::fs::write(&path, svg)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            let mut stdout = std::io::stdout();
+            writeln!(stdout, "{summary}")?;
+            writeln!(stdout, "Report: {}", out.display())?;
+        }
+        None => std::io::stdout().write_all(full.as_bytes())?,
     }
-
-    let (goals, calls) = if args.quick { (4, 8) } else { (10, 20) };
-    writeln!(report, "\n## Context economy\n")?;
-    writeln!(
-        report,
-        "One scripted task: {goals} goals × {calls} tool calls with ~2 KB outputs each, one goal abandoned halfway and redone. Prompt tokens are estimated (o200k) for every model call.\n"
-    )?;
-    writeln!(
-        report,
-        "| strategy | model calls | total prompt tokens | peak prompt tokens | total vs. keep-everything |"
-    )?;
-    writeln!(report, "|---|---:|---:|---:|---:|")?;
-    let mut rows = Vec::new();
-    for (name, strategy) in [
-        ("goal compaction + prune", CompactionStrategy::GoalsAndPrune),
-        ("prune only", CompactionStrategy::PruneOnly),
-        ("keep everything", CompactionStrategy::Nothing),
-    ] {
-        rows.push((name, economy(goals, calls, strategy).await?));
-    }
-    let baseline: usize = rows.last().map(|(_, t)| t.iter().sum()).unwrap_or(1);
-    for (name, tokens) in &rows {
-        let total: usize = tokens.iter().sum();
-        let peak = tokens.iter().copied().max().unwrap_or(0);
-        writeln!(
-            report,
-            "| {name} | {} | {total} | {peak} | {:.2} |",
-            tokens.len(),
-            total as f64 / baseline.max(1) as f64
-        )?;
-    }
-
-    report.push_str(&api::section(args.quick).await?);
-
-    std::io::stdout().write_all(report.as_bytes())?;
-    if let Some(out) = args.out {
-        std::fs::write(&out, &report).with_context(|| format!("writing {out}"))?;
+    if !failures.is_empty() {
+        bail!(
+            "the benchmark's checks failed:\n- {}",
+            failures.join("\n- ")
+        );
     }
     Ok(())
 }
 
-fn ms(duration: Duration) -> String {
-    format!("{:.0} ms", duration.as_secs_f64() * 1000.0)
+/// Fails unless a benchmark run completed.
+pub(crate) fn check_completed(status: TraceStatus) -> Result<()> {
+    if status != TraceStatus::Completed {
+        bail!("the benchmark run ended {status:?} instead of completed");
+    }
+    Ok(())
 }
 
+/// Cores, CPU model, memory, OS and architecture of this machine.
 fn machine_line() -> String {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
@@ -138,101 +193,45 @@ fn machine_line() -> String {
                 .map(|s| s.trim().to_owned())
         })
         .unwrap_or_else(|| "unknown CPU".into());
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map(|kb| format!("{:.0} GiB memory, ", kb / 1024.0 / 1024.0))
+        .unwrap_or_default();
+    let build = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
     format!(
-        "{cores} cores, {cpu}, {} {}",
+        "{cores} cores, {cpu}, {memory}{} {}, {build} build",
         std::env::consts::OS,
         std::env::consts::ARCH
     )
 }
 
-fn overhead_script(steps: usize) -> Vec<agent_llm::ChatResponse> {
-    let mut script: Vec<_> = (1..=steps).map(|i| call(i, "noop", json!({}))).collect();
-    script.push(answer("done"));
-    script
+/// The 1, 5 and 15 minute load averages, as /proc/loadavg gives them.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".into())
 }
 
-fn overhead_runner(store: Arc<dyn TraceStore>, steps: usize, workspace: &Path) -> AgentRunner {
-    let llm = Arc::new(ListModel::new(overhead_script(steps), 1_000_000_000, false));
-    let mut tools = ToolRegistry::new();
-    // The registry is new, so the name cannot clash.
-    let _ = tools.register(Arc::new(NoopTool));
-    let mut options = RunnerOptions::new("bench", workspace);
-    options.limits.max_iterations = steps as u32 + 10;
-    AgentRunner::new(store, llm, tools, options)
-}
-
-async fn overhead_in_memory(steps: usize) -> Result<Duration> {
-    let workspace = tempfile::tempdir()?;
-    let runner = overhead_runner(Arc::new(InMemoryTraceStore::new()), steps, workspace.path());
-    let started = Instant::now();
-    let outcome = runner.run("overhead").await?;
-    let elapsed = started.elapsed();
-    check(outcome.status)?;
-    Ok(elapsed)
-}
-
-async fn overhead_fs(steps: usize, durability: Durability) -> Result<(Duration, Duration)> {
-    let workspace = tempfile::tempdir()?;
-    let dir = tempfile::tempdir()?;
-    let store = FileSystemTraceStore::open(dir.path())?.with_durability(durability);
-    let runner = overhead_runner(Arc::new(store), steps, workspace.path());
-    let started = Instant::now();
-    let outcome = runner.run("overhead").await?;
-    let elapsed = started.elapsed();
-    check(outcome.status)?;
-    let log = std::fs::read_to_string(dir.path().join(&outcome.trace_id).join("events.jsonl"))?;
-    let raw = raw_append(&log, durability, dir.path())?;
-    Ok((elapsed, raw))
-}
-
-/// Appends the log's commits to one plain file with the same sync policy, and times it.
-fn raw_append(log: &str, durability: Durability, dir: &Path) -> Result<Duration> {
-    let mut commits: Vec<String> = Vec::new();
-    let mut current = String::new();
-    for line in log.lines() {
-        current.push_str(line);
-        current.push('\n');
-        if !line.contains("\"commit_continues\":true") {
-            commits.push(std::mem::take(&mut current));
-        }
-    }
-    let path = dir.join("raw-baseline.log");
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)?;
-    let started = Instant::now();
-    for commit in &commits {
-        file.write_all(commit.as_bytes())?;
-        if durability == Durability::Fsync {
-            file.sync_data()?;
-        }
-    }
-    Ok(started.elapsed())
-}
-
-async fn economy(goals: usize, calls: usize, strategy: CompactionStrategy) -> Result<Vec<usize>> {
-    let workspace = tempfile::tempdir()?;
-    let llm = Arc::new(ListModel::new(long_task(goals, calls), 1_000_000_000, true));
-    let mut tools = ToolRegistry::new();
-    let _ = tools.register(Arc::new(EmitTool { bytes: 2_000 }));
-    let mut options = RunnerOptions::new("bench", workspace.path());
-    options.strategy = strategy;
-    options.limits.max_iterations = 10_000;
-    let runner = AgentRunner::new(
-        Arc::new(InMemoryTraceStore::new()),
-        llm.clone(),
-        tools,
-        options,
-    );
-    let outcome = runner.run("A long task in many parts").await?;
-    check(outcome.status)?;
-    Ok(llm.prompt_tokens())
-}
-
-fn check(status: TraceStatus) -> Result<()> {
-    if status != TraceStatus::Completed {
-        bail!("the benchmark run ended {status:?} instead of completed");
-    }
-    Ok(())
+/// The short hash of the checked-out commit, when git can tell.
+fn git_commit() -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        .filter(|s| !s.is_empty())
 }

@@ -3,8 +3,9 @@
 //! - `ci`: formatting check, clippy with warnings denied on all targets, the tests (with
 //!   cargo-nextest when it is installed, else `cargo test`), the doc tests, the doc build, and a
 //!   smoke run of the benchmark program.
-//! - `bench [--quick]`: the benchmarks in release mode; the report goes to stdout and to
-//!   `docs/benchmarks.md`.
+//! - `bench [--quick]`: the benchmarks in release mode, side by side with LangGraph (in a pinned
+//!   virtualenv) and the raw limits; the summary goes to stdout, the report and its plots to
+//!   `docs/benchmarks.md` and `docs/bench-*.svg` (see `bench.rs`).
 //! - `setup`: installs what the tests need beyond the Rust toolchain (each `scripts/setup-*.sh`,
 //!   idempotent); `ci` runs it first.
 //! - `openapi`: rewrites `crates/agent-api/openapi.json` from the code.
@@ -13,6 +14,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 
+mod bench;
 mod tidy;
 
 fn main() -> ExitCode {
@@ -20,7 +22,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("setup") => setup(),
-        Some("bench") => bench(args.iter().skip(1).any(|a| a == "--quick")),
+        Some("bench") => bench::bench(args.iter().skip(1).any(|a| a == "--quick")),
         Some("openapi") => openapi(),
         Some("help") | Some("--help") | Some("-h") | None => {
             eprintln!(
@@ -96,28 +98,6 @@ fn openapi() -> Result<()> {
     )?;
     eprintln!("xtask openapi: crates/agent-api/openapi.json is up to date");
     Ok(())
-}
-
-/// Runs the benchmark program in release mode and writes its report to docs/benchmarks.md.
-fn bench(quick: bool) -> Result<()> {
-    let out = workspace_root().join("docs").join("benchmarks.md");
-    let out = out.to_string_lossy().into_owned();
-    let mut args = vec![
-        "run",
-        "--release",
-        "--locked",
-        "--quiet",
-        "-p",
-        "agent-e2e",
-        "--bin",
-        "agent-bench",
-        "--",
-    ];
-    if quick {
-        args.push("--quick");
-    }
-    args.extend(["--out", out.as_str()]);
-    cargo(&args)
 }
 
 /// Runs every `scripts/setup-*.sh` in name order: each installs one thing the tests need (a

@@ -1,0 +1,289 @@
+//! Framework overhead: the trajectory of the LangGraph peer (a zero-latency model makes N tool
+//! calls, one per turn, to a trivial tool — `add(a: i, b: 1)` — then answers) run by our runner on the in-memory
+//! store and on the filesystem store in each durability mode. Each filesystem run is followed
+//! by its raw baseline: the bytes the run appended to `events.jsonl`, appended again in the same
+//! commits to one plain file with the same sync policy, which is the least any durable log of
+//! this trajectory can cost.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_e2e::{AddTool, ListModel, answer, call};
+use agent_execution::runner::context::{
+    ContextBudget, ContextInput, ContextMemo, build_context, build_context_with,
+};
+use agent_execution::runner::{
+    AgentRunner, CompactionStrategy, DEFAULT_SYSTEM_PROMPT, RunnerOptions,
+};
+use agent_execution::tools::ToolRegistry;
+use agent_execution::{InMemoryTraceStore, TraceStore};
+use agent_store_fs::{Durability, FileSystemTraceStore};
+use anyhow::Result;
+use serde_json::json;
+
+use crate::check_completed;
+use crate::stats::Sample;
+
+/// Where a run records its trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Store {
+    /// `InMemoryTraceStore`: no persistence.
+    Memory,
+    /// `FileSystemTraceStore` in this durability mode.
+    Fs(Durability),
+}
+
+impl Store {
+    /// Every store measured, in report order.
+    pub(crate) const ALL: [Store; 3] = [
+        Store::Memory,
+        Store::Fs(Durability::Buffered),
+        Store::Fs(Durability::Fsync),
+    ];
+
+    /// Its name in the report.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Store::Memory => "in-memory",
+            Store::Fs(Durability::Buffered) => "filesystem, buffered",
+            Store::Fs(Durability::Fsync) => "filesystem, fsync",
+        }
+    }
+}
+
+/// One store at one N over several runs.
+pub(crate) struct OverheadRow {
+    /// The store.
+    pub(crate) store: Store,
+    /// Tool calls in the trajectory.
+    pub(crate) n: usize,
+    /// Wall time of each run, in seconds.
+    pub(crate) seconds: Sample,
+    /// Wall time of each run's raw baseline, in seconds (filesystem stores only).
+    pub(crate) raw_seconds: Option<Sample>,
+    /// Each run's time divided by its own baseline's.
+    pub(crate) over_raw: Option<Sample>,
+}
+
+impl OverheadRow {
+    /// Tool-call iterations per second, per run.
+    pub(crate) fn iterations_per_second(&self) -> Sample {
+        let n = self.n as f64;
+        self.seconds.map(|s| n / s.max(1e-9))
+    }
+}
+
+/// Runs every store at every N, `runs` times, interleaved so that a slow moment of the machine
+/// does not land on one row only.
+pub(crate) async fn measure(ns: &[usize], runs: usize) -> Result<Vec<OverheadRow>> {
+    let mut rows: Vec<OverheadRow> = Vec::new();
+    for &n in ns {
+        for store in Store::ALL {
+            rows.push(OverheadRow {
+                store,
+                n,
+                seconds: Sample::default(),
+                raw_seconds: matches!(store, Store::Fs(_)).then(Sample::default),
+                over_raw: matches!(store, Store::Fs(_)).then(Sample::default),
+            });
+        }
+    }
+    // Warm-up: the token estimator loads its tables and the allocator grows its arenas once per
+    // process; neither belongs to the first measured run.
+    in_memory(20).await?;
+    for run in 0..runs {
+        for row in &mut rows {
+            eprintln!(
+                "agent-bench: overhead {} N = {} (run {} of {runs})",
+                row.store.name(),
+                row.n,
+                run + 1
+            );
+            let (ours, raw) = match row.store {
+                Store::Memory => (in_memory(row.n).await?, None),
+                Store::Fs(durability) => {
+                    let (ours, raw) = filesystem(row.n, durability).await?;
+                    (ours, Some(raw))
+                }
+            };
+            row.seconds.push(ours.as_secs_f64());
+            if let (Some(raw), Some(raw_seconds), Some(over_raw)) =
+                (raw, row.raw_seconds.as_mut(), row.over_raw.as_mut())
+            {
+                raw_seconds.push(raw.as_secs_f64());
+                over_raw.push(ours.as_secs_f64() / raw.as_secs_f64().max(1e-9));
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn script(steps: usize) -> Vec<agent_llm::ChatResponse> {
+    let mut script: Vec<_> = (0..steps)
+        .map(|i| call(i + 1, "add", json!({"a": i, "b": 1})))
+        .collect();
+    script.push(answer(&format!("done after {steps} tool calls")));
+    script
+}
+
+fn runner(store: Arc<dyn TraceStore>, steps: usize, workspace: &Path) -> AgentRunner {
+    let llm = Arc::new(ListModel::new(script(steps), 1_000_000_000, false));
+    let mut tools = ToolRegistry::new();
+    // The registry is new, so the name cannot clash.
+    let _ = tools.register(Arc::new(AddTool));
+    let mut options = RunnerOptions::new("bench", workspace);
+    options.limits.max_iterations = steps as u32 + 10;
+    AgentRunner::new(store, llm, tools, options)
+}
+
+/// One run on the in-memory store; the time of `run` only (the runner is built before).
+async fn in_memory(steps: usize) -> Result<Duration> {
+    let workspace = tempfile::tempdir()?;
+    let runner = runner(Arc::new(InMemoryTraceStore::new()), steps, workspace.path());
+    let started = Instant::now();
+    let outcome = runner.run("overhead").await?;
+    let elapsed = started.elapsed();
+    check_completed(outcome.status)?;
+    Ok(elapsed)
+}
+
+/// One run on a new filesystem store, then its raw baseline; both times.
+async fn filesystem(steps: usize, durability: Durability) -> Result<(Duration, Duration)> {
+    let workspace = tempfile::tempdir()?;
+    let dir = tempfile::tempdir()?;
+    let store = FileSystemTraceStore::open(dir.path())?.with_durability(durability);
+    let runner = runner(Arc::new(store), steps, workspace.path());
+    let started = Instant::now();
+    let outcome = runner.run("overhead").await?;
+    let elapsed = started.elapsed();
+    check_completed(outcome.status)?;
+    let log = std::fs::read(dir.path().join(&outcome.trace_id).join("events.jsonl"))?;
+    let raw = raw_append(&commits(&log), durability, &dir.path().join("raw.log"))?;
+    Ok((elapsed, raw))
+}
+
+/// What building one context costs at the end of a run, with and without the run's memo.
+pub(crate) struct ContextCost {
+    /// Stored messages the context is built from.
+    pub(crate) messages: usize,
+    /// Seconds per build with a fresh memo: every message estimated, as each step did before
+    /// the runner kept a memo.
+    pub(crate) fresh: Sample,
+    /// Seconds per build with a memo that knows every message, as a step does now.
+    pub(crate) memo: Sample,
+}
+
+/// Builds the context of the N-step trajectory's finished trace, `runs` times each way.
+pub(crate) async fn context_cost(n: usize, runs: usize) -> Result<ContextCost> {
+    let store = Arc::new(InMemoryTraceStore::new());
+    let workspace = tempfile::tempdir()?;
+    let outcome = runner(store.clone(), n, workspace.path())
+        .run("overhead")
+        .await?;
+    check_completed(outcome.status)?;
+    let messages = store.get_trace_messages(&outcome.trace_id).await?;
+    let tree = store
+        .get_goal_tree(&outcome.trace_id)
+        .await?
+        .unwrap_or_default();
+    let budget = ContextBudget::for_window(1_000_000_000);
+    let input = ContextInput {
+        system_prompt: DEFAULT_SYSTEM_PROMPT,
+        tree: &tree,
+        messages: &messages,
+        budget: &budget,
+        strategy: CompactionStrategy::default(),
+        estimate: &agent_llm::estimate_tokens,
+    };
+    let mut memo = ContextMemo::new();
+    let expected = build_context_with(&input, &mut memo);
+    let mut cost = ContextCost {
+        messages: messages.len(),
+        fresh: Sample::default(),
+        memo: Sample::default(),
+    };
+    const BUILDS: u32 = 10;
+    for _ in 0..runs {
+        let started = Instant::now();
+        for _ in 0..BUILDS {
+            std::hint::black_box(build_context(&input));
+        }
+        cost.fresh.push((started.elapsed() / BUILDS).as_secs_f64());
+        let started = Instant::now();
+        for _ in 0..BUILDS {
+            std::hint::black_box(build_context_with(&input, &mut memo));
+        }
+        cost.memo.push((started.elapsed() / BUILDS).as_secs_f64());
+    }
+    anyhow::ensure!(
+        build_context(&input) == expected,
+        "the context built with a memo differs from the one built without"
+    );
+    Ok(cost)
+}
+
+/// The commits of an `events.jsonl`: every event of a commit but the last carries
+/// `"commit_continues":true`.
+pub(crate) fn commits(log: &[u8]) -> Vec<&[u8]> {
+    let mut commits = Vec::new();
+    let mut start = 0;
+    let mut end = 0;
+    for line in log.split_inclusive(|&b| b == b'\n') {
+        end += line.len();
+        if !contains(line, b"\"commit_continues\":true") {
+            commits.push(&log[start..end]);
+            start = end;
+        }
+    }
+    // A commit torn by a crash still counts as bytes written.
+    if start < end {
+        commits.push(&log[start..end]);
+    }
+    commits
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Appends each commit to a new plain file with one `write` (and, in fsync mode, one
+/// `fdatasync`), and times it.
+pub(crate) fn raw_append(
+    commits: &[&[u8]],
+    durability: Durability,
+    path: &Path,
+) -> Result<Duration> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    let started = Instant::now();
+    for commit in commits {
+        file.write_all(commit)?;
+        if durability == Durability::Fsync {
+            file.sync_data()?;
+        }
+    }
+    Ok(started.elapsed())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_a_log_into_its_commits() {
+        let log = b"{\"a\":1,\"commit_continues\":true}\n{\"b\":2}\n{\"c\":3}\n";
+        let commits = commits(log);
+        assert_eq!(commits.len(), 2);
+        assert_eq!(
+            commits[0],
+            b"{\"a\":1,\"commit_continues\":true}\n{\"b\":2}\n"
+        );
+        assert_eq!(commits[1], b"{\"c\":3}\n");
+        let torn: &[u8] = b"{\"a\":1,\"commit_continues\":true}\n";
+        assert_eq!(super::commits(torn), vec![torn]);
+    }
+}
