@@ -263,9 +263,13 @@ async fn a_slow_watcher_gets_every_event_in_order_without_slowing_the_run() {
     // A tiny feed buffer makes the slow watcher fall behind and catch up from the store.
     let store: Arc<dyn TraceStore> = Arc::new(InMemoryTraceStore::with_feed_capacity(4));
     let workspace = tempfile::tempdir().unwrap();
+    // The idle watcher must not be closed for not reading while the run goes on, however
+    // slow a loaded machine makes the run.
+    let mut watch_config = config();
+    watch_config.watch.send_timeout = Duration::from_secs(600);
     let running = Running::start(
         AppState::builder(store.clone())
-            .config(config())
+            .config(watch_config)
             .build()
             .unwrap(),
     )
@@ -273,7 +277,7 @@ async fn a_slow_watcher_gets_every_event_in_order_without_slowing_the_run() {
     let runner = busy_runner(store.clone(), 80, Duration::ZERO, workspace.path());
     let id = runner.create("Fast").await.unwrap();
 
-    // A client with a small receive buffer that reads one message every few milliseconds.
+    // A client with a small receive buffer that reads nothing while the run goes on.
     let socket = TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
     let stream = socket.connect(running.addr).await.unwrap();
@@ -285,44 +289,36 @@ async fn a_slow_watcher_gets_every_event_in_order_without_slowing_the_run() {
     let mut fast = running.connect(&id, 0).await;
     assert_eq!(next_json(&mut fast).await.unwrap()["event"], "connected");
 
-    let started = tokio::time::Instant::now();
     let run = tokio::spawn({
         let runner = runner.clone();
         let id = id.clone();
-        async move {
-            runner.drive(&id, Default::default()).await.unwrap();
-            tokio::time::Instant::now()
-        }
+        async move { runner.drive(&id, Default::default()).await.unwrap() }
     });
     let fast_ids = tokio::spawn(async move { ids_until_completed(&mut fast).await });
+    // A run that waited for its watchers would never end while this one reads nothing: the
+    // bound only guards against a hang, it is not a speed requirement.
+    tokio::time::timeout(Duration::from_secs(300), run)
+        .await
+        .expect("the run waited for a watcher that was not reading")
+        .unwrap();
+
+    // Only now does the slow watcher read, a message every few milliseconds: it still gets
+    // every event, in order, caught up from the store past the tiny feed buffer.
     let mut slow_ids = Vec::new();
-    let mut received_when_run_ended = None;
     loop {
         let event = next_json(&mut slow)
             .await
             .expect("the slow watcher was closed");
         slow_ids.push(event["event_id"].as_u64().unwrap());
-        if received_when_run_ended.is_none() && run.is_finished() {
-            received_when_run_ended = Some(slow_ids.len());
-        }
         if event["event"] == "trace_completed" {
             break;
         }
-        tokio::time::sleep(Duration::from_millis(4)).await;
+        tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    let ended = run.await.unwrap();
     let last = newest(&store, &id).await;
     assert!(last > 300, "the run wrote only {last} events");
     assert_eq!(slow_ids, (1..=last).collect::<Vec<_>>());
     assert_eq!(fast_ids.await.unwrap(), (1..=last).collect::<Vec<_>>());
-    // The run ended long before the slow watcher had read half of it.
-    let seen = received_when_run_ended.expect("the run did not end before the watcher finished");
-    assert!(
-        seen < slow_ids.len() / 2,
-        "the slow watcher had {seen} of {} events when the run ended",
-        slow_ids.len()
-    );
-    assert!(ended - started < Duration::from_secs(5));
     running.stop().await;
 }
 
