@@ -98,7 +98,7 @@ async fn cancelling_the_run_cancels_every_branch_and_resuming_finishes_the_explo
     handle.cancel();
     let outcome = handle.wait().await.unwrap();
     assert!(
-        cancelled_at.elapsed() < Duration::from_secs(2),
+        cancelled_at.elapsed() < Duration::from_secs(15),
         "cancel took {:?}",
         cancelled_at.elapsed()
     );

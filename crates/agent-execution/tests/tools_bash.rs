@@ -110,7 +110,7 @@ async fn timeout_kills_the_whole_process_group_promptly() {
     )
     .await;
     let elapsed = started.elapsed();
-    assert!(elapsed < Duration::from_secs(4), "took {elapsed:?}");
+    assert!(elapsed < Duration::from_secs(15), "took {elapsed:?}");
     assert!(result.is_error);
     assert!(
         result
@@ -139,7 +139,7 @@ async fn cancel_kills_the_command_and_keeps_its_output() {
     )
     .await;
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < Duration::from_secs(15),
         "took {:?}",
         started.elapsed()
     );
@@ -165,7 +165,7 @@ async fn background_processes_do_not_outlive_a_finished_command() {
     )
     .await;
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < Duration::from_secs(15),
         "took {:?}",
         started.elapsed()
     );
