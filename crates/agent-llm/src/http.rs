@@ -300,13 +300,24 @@ pub(crate) fn sse_stream<D: SseDecoder>(
     idle: Duration,
     decoder: D,
 ) -> ChatStream {
+    decode_sse(idle_limited(response, idle), decoder)
+}
+
+/// The chat events of a body given as a stream of byte chunks (a live response, or a recorded
+/// one), decoded by `decoder`.
+pub(crate) fn decode_sse<B, S, D>(bytes: S, decoder: D) -> ChatStream
+where
+    B: AsRef<[u8]>,
+    S: Stream<Item = Result<B, LlmError>> + Send + 'static,
+    D: SseDecoder,
+{
     struct State<S, D> {
         events: S,
         decoder: D,
         pending: VecDeque<ChatEvent>,
         finished: bool,
     }
-    let events = Box::pin(idle_limited(response, idle).eventsource());
+    let events = Box::pin(bytes.eventsource());
     let state = State {
         events,
         decoder,

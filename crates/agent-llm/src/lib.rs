@@ -146,6 +146,7 @@ mod formats;
 mod http;
 mod models;
 mod openai;
+mod replay;
 mod retry;
 mod scripted;
 mod tokens;
@@ -160,6 +161,7 @@ pub use error::{LlmError, TimeoutKind};
 pub use http::{Timeouts, ensure_crypto_provider};
 pub use models::{DEFAULT_CONTEXT_WINDOW, ModelInfo};
 pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig};
+pub use replay::{StreamFormat, decode_recorded_stream};
 pub use retry::RetryPolicy;
 pub use scripted::{
     Script, ScriptRoute, ScriptedClient, ScriptedError, ScriptedErrorKind, ScriptedToolCall,

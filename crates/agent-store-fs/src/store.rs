@@ -319,6 +319,10 @@ fn list(base: &Path, filter: &TraceFilter) -> Result<Vec<Trace>, StoreError> {
             Ok(bytes) => serde_json::from_slice::<Trace>(&bytes).map_err(|e| e.to_string()),
         };
         match parsed {
+            // A folder copied under another name: reading it reports it as corrupt.
+            Ok(trace) if trace.trace_id != name => {
+                tracing::warn!(path = %path.display(), trace_id = %trace.trace_id, "skipping a trace whose meta.json names another trace");
+            }
             Ok(trace) if filter.matches(&trace) => traces.push(trace),
             Ok(_) => {}
             Err(error) => {

@@ -277,6 +277,17 @@ impl Slot {
                 detail: "holds no complete event".into(),
             });
         };
+        // A log copied or moved into another trace's folder would answer for that trace.
+        if state.trace.trace_id != self.trace_id() {
+            return Err(StoreError::Corrupt {
+                path: log_path,
+                detail: format!(
+                    "records trace {} but lies in the folder of trace {}",
+                    state.trace.trace_id,
+                    self.trace_id()
+                ),
+            });
+        }
         if let Some(meta) = meta
             && meta.trace_id != state.trace.trace_id
         {
