@@ -6,13 +6,15 @@
 //! `message_added`, `sub_trace_started`, `sub_trace_completed` and `trace_completed`. The other
 //! kinds are extensions that carry the data a store needs to recover a trace from its events
 //! alone (`trace_created`, `trace_updated`, `goal_tree_updated`, `message_updated`) or tell a
-//! viewer something it would otherwise miss (`goal_removed`); clients may ignore them.
+//! viewer something it would otherwise miss (`goal_removed`, `loop_detected`); clients may
+//! ignore them.
 
 use agent_goal::{Goal, GoalStats, GoalStatus, GoalTree};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::message::Message;
+use crate::runner::guard::{LoopAction, LoopPattern};
 use crate::trace::{Trace, TraceStats, TraceStatus};
 
 /// One event of a trace.
@@ -123,6 +125,15 @@ pub enum EventKind {
         /// Its totals.
         stats: TraceStats,
     },
+    /// Extension: the loop guard found the agent repeating itself (`runner::guard`).
+    LoopDetected {
+        /// `repeated_call`, `repeated_error` or `alternating_calls`.
+        pattern: LoopPattern,
+        /// What repeats, in words.
+        detail: String,
+        /// `warned`: the model was told; `stopped`: the run ended `failed` with a `stuck` error.
+        action: LoopAction,
+    },
     /// The trace finished.
     TraceCompleted {
         /// The trace's totals.
@@ -147,6 +158,7 @@ impl EventKind {
             Self::MessageUpdated { .. } => "message_updated",
             Self::SubTraceStarted { .. } => "sub_trace_started",
             Self::SubTraceCompleted { .. } => "sub_trace_completed",
+            Self::LoopDetected { .. } => "loop_detected",
             Self::TraceCompleted { .. } => "trace_completed",
         }
     }

@@ -57,7 +57,9 @@ pub struct Trace {
     pub parent_trace_id: Option<String>,
     /// Sub-traces only: the goal of the parent trace that spawned this one.
     pub parent_goal_id: Option<String>,
-    /// Sub-traces only: why it was spawned (`explore`, `delegate`, ...).
+    /// The agent profile it runs as: for a sub-trace why it was spawned (`explore`,
+    /// `delegate`, or the profile an `explore` or `delegate` call named); for a main trace the
+    /// profile it was started with, unless that is `default`.
     pub agent_type: Option<String>,
     /// Where the run is.
     pub status: TraceStatus,
@@ -128,6 +130,8 @@ pub struct NewTrace {
     pub model: Option<String>,
     /// Set for a sub-trace.
     pub parent: Option<ParentLink>,
+    /// The agent profile of a main trace (a sub-trace's is in `parent`).
+    pub agent_type: Option<String>,
 }
 
 impl NewTrace {
@@ -139,6 +143,7 @@ impl NewTrace {
             task: task.into(),
             model: None,
             parent: None,
+            agent_type: None,
         }
     }
 
@@ -170,6 +175,12 @@ impl NewTrace {
     /// Sets the model.
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
         self.model = Some(model.into());
+        self
+    }
+
+    /// Sets the agent profile of a main trace.
+    pub fn with_agent_type(mut self, agent_type: impl Into<String>) -> Self {
+        self.agent_type = Some(agent_type.into());
         self
     }
 

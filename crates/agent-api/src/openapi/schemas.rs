@@ -50,7 +50,9 @@ pub(crate) struct TraceDoc {
     /// Sub-traces only: the goal of the parent trace that spawned this one.
     #[schema(required = true)]
     parent_goal_id: Option<String>,
-    /// Sub-traces only: `explore`, `delegate`, ...
+    /// The agent profile: why a sub-trace was spawned (`explore`, `delegate`, or a profile an
+    /// `explore` or `delegate` call named); for a main trace the profile it was started with,
+    /// unless that is `default`.
     #[schema(required = true)]
     agent_type: Option<String>,
     status: TraceStatusDoc,
@@ -223,6 +225,7 @@ pub(crate) enum EventNameDoc {
     MessageUpdated,
     SubTraceStarted,
     SubTraceCompleted,
+    LoopDetected,
     TraceCompleted,
 }
 
@@ -236,8 +239,8 @@ affected_goals}`, `message_added {message, affected_goals}`, `sub_trace_started 
 parent_goal_id, agent_type, task}`, `sub_trace_completed {trace_id, status, summary, stats}`, \
 `trace_completed {stats, status}`. Extensions clients may ignore: `trace_created {trace, \
 goal_tree}`, `trace_updated {trace}`, `goal_removed {goal_id}`, `goal_tree_updated \
-{goal_tree}`, `message_updated {message}`. `commit_continues: true` marks every event of a \
-multi-event write but its last.";
+{goal_tree}`, `message_updated {message}`, `loop_detected {pattern, detail, action}`. \
+`commit_continues: true` marks every event of a multi-event write but its last.";
 
 impl utoipa::ToSchema for EventDoc {
     fn name() -> std::borrow::Cow<'static, str> {

@@ -1,10 +1,10 @@
-//! `delegate(task)`: one sub-trace runs a task to completion; its final answer and plan are the
-//! tool result.
+//! `delegate(task, agent?)`: one sub-trace runs a task to completion; its final answer and plan
+//! are the tool result.
 //!
 //! The delegate starts from the task alone (it does not inherit the caller's conversation: the
-//! point of delegating is to keep that small), with the tools and limits of the `delegate`
-//! agent type. The sub-trace gets a store-generated id `{parent}@delegate-…` and
-//! `parent_goal_id` = the caller's current goal.
+//! point of delegating is to keep that small), with the tools, prompt, model and limits of the
+//! `delegate` agent type, or of the profile `agent` names. The sub-trace gets a store-generated
+//! id `{parent}@{profile}-…` and `parent_goal_id` = the caller's current goal.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -20,6 +20,8 @@ use crate::trace::{NewTrace, TraceStatus};
 #[serde(deny_unknown_fields)]
 struct DelegateArgs {
     task: String,
+    #[serde(default)]
+    agent: Option<String>,
 }
 
 /// Runs a `delegate` call; never fails, every problem becomes an error result.
@@ -54,9 +56,16 @@ async fn delegate(
     if task.is_empty() {
         return Ok(CallOutcome::error("delegate needs a non-empty task"));
     }
+    let profile = match agents.profile_for(DELEGATE, args.agent.as_deref()) {
+        Ok(profile) => profile,
+        Err(message) => return Ok(CallOutcome::error(message)),
+    };
     let parent = ctx.trace_id.as_str();
     let adopted = match adoption {
-        Some(adoption) => adopt(agents, parent, ctx.goal_id.as_deref(), task, adoption).await?,
+        Some(adoption) => {
+            let call = (ctx.goal_id.as_deref(), task, profile.as_str());
+            adopt(agents, parent, call, adoption).await?
+        }
         None => None,
     };
     let (trace_id, start) = match adopted {
@@ -67,7 +76,7 @@ async fn delegate(
             (trace_id, start)
         }
         None => {
-            let new = NewTrace::sub_trace(parent, ctx.goal_id.clone(), DELEGATE, task);
+            let new = NewTrace::sub_trace(parent, ctx.goal_id.clone(), &profile, task);
             let trace_id = agents.create_sub_trace(new, first_message(task)).await?;
             (trace_id, Start::Fresh)
         }
@@ -76,7 +85,7 @@ async fn delegate(
     // A panicked run leaves its trace as it was; the report shows it unfinished.
     let _ = agents
         .spawn(
-            DELEGATE,
+            &profile,
             trace_id.clone(),
             start,
             ctx.cancel.child_token(),
@@ -112,20 +121,20 @@ async fn delegate(
     ))
 }
 
-/// Finds the delegate an interrupted call started: a sub-trace for the same task and goal,
-/// created since the interrupted turn and not taken by another call of it.
+/// Finds the delegate an interrupted call started: a sub-trace of the same profile for the same
+/// task and goal (`call`), created since the interrupted turn and not taken by another call.
 async fn adopt(
     agents: &SubAgents,
     parent: &str,
-    goal_id: Option<&str>,
-    task: &str,
+    call: (Option<&str>, &str, &str),
     adoption: &mut Adoption,
 ) -> Result<Option<String>, StoreError> {
+    let (goal_id, task, profile) = call;
     let mut subs = agents.store.get_sub_traces(parent).await?;
     // Oldest first, so calls of one turn take their sub-traces in order.
     subs.reverse();
     let found = subs.into_iter().find(|sub| {
-        sub.agent_type.as_deref() == Some(DELEGATE)
+        sub.agent_type.as_deref() == Some(profile)
             && sub.task == task
             && sub.parent_goal_id.as_deref() == goal_id
             && sub.created_at >= adoption.since

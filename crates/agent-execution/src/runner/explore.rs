@@ -1,7 +1,8 @@
-//! `explore(branches, background?)`: parallel branches as sub-traces, merged into one report.
+//! `explore(branches, background?, agent?)`: parallel branches as sub-traces, merged into one
+//! report. The branches run as the `explore` profile, or as the profile `agent` names.
 //!
-//! 1. The branch ids are planned — `{parent}@explore-{YYYYMMDDHHMMSS}-{seq:03}`, numbered after
-//!    the parent's sub-traces — and one commit to the parent creates the `explore_start` goal
+//! 1. The branch ids are planned — `{parent}@{profile}-{YYYYMMDDHHMMSS}-{seq:03}`, numbered
+//!    after the parent's sub-traces — and one commit to the parent creates the `explore_start` goal
 //!    under the current focus with those ids as its `branch_ids`, and makes it current.
 //! 2. Each branch sub-trace is created under its planned id with `parent_goal_id` = that goal
 //!    (appending `sub_trace_started` to the parent), then its first message: the background
@@ -39,6 +40,8 @@ struct ExploreArgs {
     branches: Vec<String>,
     #[serde(default)]
     background: Option<String>,
+    #[serde(default)]
+    agent: Option<String>,
 }
 
 /// One branch: its label, task and sub-trace.
@@ -90,6 +93,10 @@ async fn explore(
             tasks.len()
         )));
     }
+    let profile = match agents.profile_for(EXPLORE, args.agent.as_deref()) {
+        Ok(profile) => profile,
+        Err(message) => return Ok(CallOutcome::error(message)),
+    };
 
     let tree = agents
         .store
@@ -128,7 +135,7 @@ async fn explore(
     let (start_id, ids, fresh) = match adopted {
         Some((start_id, ids)) => (start_id, ids, false),
         None => {
-            let ids = plan_ids(agents, parent, tasks.len()).await?;
+            let ids = plan_ids(agents, parent, &profile, tasks.len()).await?;
             match agents
                 .store
                 .start_explore(parent, &description(&tasks), ids.clone())
@@ -155,7 +162,7 @@ async fn explore(
         .collect();
     let count = branches.len();
     let read_only = agents
-        .config(EXPLORE)
+        .config(&profile)
         .is_some_and(|c| c.tools.is_read_only());
     let mut starts = Vec::with_capacity(count);
     for branch in &branches {
@@ -164,7 +171,7 @@ async fn explore(
         let start = if exists {
             agents.continue_sub_trace(&branch.trace_id, message).await?
         } else {
-            let new = NewTrace::sub_trace(parent, Some(start_id.clone()), EXPLORE, &branch.task)
+            let new = NewTrace::sub_trace(parent, Some(start_id.clone()), &profile, &branch.task)
                 .with_id(&branch.trace_id);
             agents.create_sub_trace(new, message()).await?;
             Start::Fresh
@@ -172,7 +179,7 @@ async fn explore(
         starts.push(start);
     }
 
-    run_branches(agents, &branches, starts, &ctx.cancel).await;
+    run_branches(agents, &profile, &branches, starts, &ctx.cancel).await;
 
     let mut reports = Vec::with_capacity(count);
     for branch in &branches {
@@ -200,9 +207,11 @@ async fn explore(
     ))
 }
 
-/// Runs the branches side by side, at most `max_concurrency` at once, until all have ended.
+/// Runs the branches side by side as `profile`, at most `max_concurrency` at once, until all
+/// have ended.
 async fn run_branches(
     agents: &SubAgents,
+    profile: &str,
     branches: &[Branch],
     starts: Vec<Start>,
     cancel: &CancellationToken,
@@ -215,7 +224,7 @@ async fn run_branches(
         .zip(starts)
         .map(|(branch, start)| {
             agents.spawn(
-                EXPLORE,
+                profile,
                 branch.trace_id.clone(),
                 start,
                 cancel.child_token(),
@@ -265,10 +274,11 @@ async fn adopt(
     Ok(None)
 }
 
-/// Plans `count` unused sub-trace ids, numbered after the parent's sub-traces.
+/// Plans `count` unused sub-trace ids of `profile`, numbered after the parent's sub-traces.
 async fn plan_ids(
     agents: &SubAgents,
     parent: &str,
+    profile: &str,
     count: usize,
 ) -> Result<Vec<String>, StoreError> {
     let started = {
@@ -279,7 +289,7 @@ async fn plan_ids(
     let mut ids = Vec::with_capacity(count);
     let mut seq = started + 1;
     while ids.len() < count {
-        let id = sub_trace_id(parent, EXPLORE, now, seq);
+        let id = sub_trace_id(parent, profile, now, seq);
         seq += 1;
         // A crash between creating a sub-trace and recording it in the parent leaves an id
         // the count does not know about.

@@ -37,12 +37,16 @@ pub mod context;
 mod delegate;
 mod explore;
 mod goal_tools;
+pub mod guard;
 mod outcome;
+pub mod profiles;
 mod resume;
 mod step;
+mod stuck;
 mod subagent_tools;
 mod subagents;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,13 +55,17 @@ use agent_llm::{LlmClient, LlmError, PriceTable};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-pub use agents::{AgentTypeConfig, RiskLimit, SubAgentOptions, ToolFilter};
+pub use agents::{
+    AgentTypeConfig, ApprovalPolicy, ProfileOrigin, RiskLimit, SubAgentOptions, ToolFilter,
+};
 pub use approval::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
 pub use context::{CompactionStrategy, ContextBudget};
 pub use goal_tools::{
     GoalTool, MAX_GOAL_TEXT_CHARS, MAX_GOALS_PER_CALL, MAX_PLAN_GOALS, ReadProgressTool,
 };
+pub use guard::LoopGuard;
 pub use outcome::stats_with_sub_traces;
+pub use profiles::{ProfileError, ProfileSpec};
 
 use crate::event::{Event, EventKind};
 use crate::feed::{EventStream, watch};
@@ -88,6 +96,8 @@ pub struct RunLimits {
     /// Tool calls run per model turn: the calls of a turn past this many are answered with an
     /// error without running, so one runaway turn cannot start hundreds of commands.
     pub max_tool_calls_per_turn: usize,
+    /// When a repeating agent is warned and stopped (see [`guard`]).
+    pub loop_guard: LoopGuard,
 }
 
 impl Default for RunLimits {
@@ -97,6 +107,7 @@ impl Default for RunLimits {
             max_cost: None,
             llm_timeout: Duration::from_secs(600),
             max_tool_calls_per_turn: 64,
+            loop_guard: LoopGuard::default(),
         }
     }
 }
@@ -126,8 +137,14 @@ pub struct RunnerOptions {
     pub temperature: Option<f32>,
     /// Completion token cap per call.
     pub max_tokens: Option<u32>,
-    /// How `explore` and `delegate` run their sub-traces.
+    /// How `explore` and `delegate` run their sub-traces, and every agent profile.
     pub sub_agents: SubAgentOptions,
+    /// The profile main traces run as (see [`RunnerOptions::with_agent`]); `None` runs these
+    /// options as they are.
+    pub agent: Option<String>,
+    /// Model clients by profile name, for profiles whose provider is not the runner's; the
+    /// others use the runner's client.
+    pub clients: BTreeMap<String, Arc<dyn LlmClient>>,
 }
 
 impl RunnerOptions {
@@ -146,6 +163,8 @@ impl RunnerOptions {
             temperature: None,
             max_tokens: None,
             sub_agents: SubAgentOptions::default(),
+            agent: None,
+            clients: BTreeMap::new(),
         }
     }
 }
@@ -260,19 +279,21 @@ pub struct AgentRunner {
 impl AgentRunner {
     /// A runner for main traces. The `goal` and `read_progress` tools are added to `tools`
     /// when missing, and so are `explore` and `delegate` when their agent types are configured
-    /// (`options.sub_agents`). A tool of `tools` with one of these names is used instead.
+    /// (`options.sub_agents`). A tool of `tools` with one of these names is used instead. With
+    /// `options.agent`, the runner is that profile's: its tools, prompt and approval policy.
     pub fn new(
         store: Arc<dyn TraceStore>,
         llm: Arc<dyn LlmClient>,
         tools: ToolRegistry,
         options: RunnerOptions,
     ) -> Self {
-        Self::build(store, llm, Arc::new(tools), options, Vec::new())
+        let lineage = options.agent.iter().cloned().collect();
+        Self::build(store, llm, Arc::new(tools), options, lineage)
     }
 
     /// The runner of traces at the end of `lineage` (agent types from the main trace down):
-    /// the tools its agent type admits, its limits and prompt, and the sub-agent tools its depth
-    /// allows.
+    /// the tools its agent type admits, its limits, prompt, model and approval policy, and the
+    /// sub-agent tools its depth allows. `llm` is the main runner's client.
     fn build(
         store: Arc<dyn TraceStore>,
         llm: Arc<dyn LlmClient>,
@@ -280,18 +301,23 @@ impl AgentRunner {
         root: RunnerOptions,
         lineage: Vec<String>,
     ) -> Self {
-        let own = lineage
-            .last()
+        let own_name = lineage.last().cloned();
+        let own = own_name
+            .as_ref()
             .and_then(|t| root.sub_agents.agent_types.get(t))
             .cloned();
+        let is_main = lineage.len() == 1 && root.agent == own_name;
+        let own_llm = own_name
+            .as_ref()
+            .and_then(|name| root.clients.get(name))
+            .cloned()
+            .unwrap_or_else(|| llm.clone());
+        let agent_name = own_name.unwrap_or_else(|| agents::DEFAULT.to_owned());
         let mut options = root.clone();
         let mut tools = ToolRegistry::new();
         match &own {
             Some(config) => {
-                options.limits = config.limits.clone();
-                if let Some(prompt) = &config.system_prompt {
-                    options.system_prompt.clone_from(prompt);
-                }
+                profiles::apply_profile(&mut options, &agent_name, config, is_main);
                 for name in base_tools.names() {
                     if let Some(tool) = base_tools.get(&name)
                         && config.tools.admits(&name, tool.risk())
@@ -328,9 +354,17 @@ impl AgentRunner {
                 agents: agents.clone(),
             }));
         }
+        let vars = profiles::PromptVars {
+            workspace: options.workspace.display().to_string(),
+            date: chrono::Local::now().format("%Y-%m-%d").to_string(),
+            tools: tools.names().join(", "),
+            agent: agent_name,
+            model: options.model.clone(),
+        };
+        options.system_prompt = profiles::render_prompt(&options.system_prompt, &vars);
         Self {
             store,
-            llm,
+            llm: own_llm,
             tools: Arc::new(tools),
             options,
             agents,
@@ -361,7 +395,7 @@ impl AgentRunner {
         lineage.reverse();
         Ok(Self::build(
             self.store.clone(),
-            self.llm.clone(),
+            self.agents.llm.clone(),
             self.agents.base_tools(),
             self.agents.root().clone(),
             lineage,

@@ -11,11 +11,14 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::act::{Answer, run_tools};
+use super::agents::DEFAULT;
 use super::context::{
     COMPACTION_KEY, ContextBudget, ContextInput, ContextMemo, ContextView, assistant_calls,
     build_context_with,
 };
+use super::profiles::summariser;
 use super::resume::finish_sub_agent_calls;
+use super::stuck;
 use super::{AgentRunner, RunError, RunOutcome, RunnerOptions};
 use crate::message::{Message, NewMessage, Role};
 use crate::store::{WriteOp, WriteOutput};
@@ -31,9 +34,11 @@ next. Keep every decision, file name and number that later steps need.";
 pub(super) async fn create_trace(runner: &AgentRunner, task: &str) -> Result<String, RunError> {
     check_workspace(runner)?;
     let store = &runner.store;
-    let trace = store
-        .create_trace(NewTrace::agent(task).with_model(&runner.options.model))
-        .await?;
+    let mut new = NewTrace::agent(task).with_model(&runner.options.model);
+    if let Some(agent) = runner.options.agent.as_deref().filter(|a| *a != DEFAULT) {
+        new = new.with_agent_type(agent);
+    }
+    let trace = store.create_trace(new).await?;
     store
         .add_message(&trace.trace_id, NewMessage::user(task))
         .await?;
@@ -254,6 +259,9 @@ async fn step(
     if cancel.is_cancelled() {
         return Err(StepError::Cancelled);
     }
+    if let Some(stop) = stuck::after_turn(runner, trace_id, messages, goal_id).await? {
+        return Ok(Next::Stop(stop, None));
+    }
     Ok(Next::Continue)
 }
 
@@ -430,12 +438,16 @@ async fn compact(
     view: &ContextView,
     cancel: &CancellationToken,
 ) -> Result<(), StepError> {
+    // The `compaction` profile gives the request, the model and its client.
+    let summariser = summariser(runner);
     let mut chat = view.messages.clone();
-    chat.push(ChatMessage::User(COMPACTION_PROMPT.to_owned()));
+    chat.push(ChatMessage::User(summariser.options.system_prompt.clone()));
     let started = Instant::now();
-    let response = call_model(runner, request_of(runner, chat, Vec::new()), cancel).await?;
+    let request = request_of(&summariser, chat, Vec::new());
+    let response = call_model(&summariser, request, cancel).await?;
     let usage = usage_of(&response, view.estimated_tokens);
-    let cost = runner.options.prices.cost(&runner.options.model, &usage);
+    let model = &summariser.options.model;
+    let cost = runner.options.prices.cost(model, &usage);
     let summary = response.text.unwrap_or_default();
     let mut message = NewMessage::user(format!("Summary of the conversation so far:\n{summary}"))
         .usage(usage.prompt_tokens + usage.completion_tokens, cost)

@@ -18,12 +18,12 @@ use crate::tools::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimit
 /// of their own, so the per-tool timeout does not apply.
 const SUB_AGENT_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
 
-/// `explore(branches, background?)`: runs one sub-trace per branch, side by side.
+/// `explore(branches, background?, agent?)`: runs one sub-trace per branch, side by side.
 pub(super) struct ExploreTool {
     pub(super) agents: Arc<SubAgents>,
 }
 
-/// `delegate(task)`: runs one sub-trace to completion.
+/// `delegate(task, agent?)`: runs one sub-trace to completion.
 pub(super) struct DelegateTool {
     pub(super) agents: Arc<SubAgents>,
 }
@@ -61,7 +61,8 @@ impl Tool for ExploreTool {
                     "background": {
                         "type": "string",
                         "description": "What every branch should know; this conversation when omitted."
-                    }
+                    },
+                    "agent": agent_property(&self.agents, EXPLORE)
                 },
                 "required": ["branches"],
                 "additionalProperties": false
@@ -94,7 +95,8 @@ impl Tool for DelegateTool {
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "task": {"type": "string", "description": "The task, with all the context it needs."}
+                    "task": {"type": "string", "description": "The task, with all the context it needs."},
+                    "agent": agent_property(&self.agents, DELEGATE)
                 },
                 "required": ["task"],
                 "additionalProperties": false
@@ -113,6 +115,24 @@ impl Tool for DelegateTool {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         Ok(output(delegate::run(&self.agents, args, ctx, None).await))
     }
+}
+
+/// The optional `agent` parameter: the profiles a call may name, with what each is for.
+fn agent_property(agents: &SubAgents, tool: &str) -> Value {
+    let profiles = agents.selectable();
+    let names: Vec<&str> = profiles.iter().map(|(name, _)| *name).collect();
+    let list: Vec<String> = profiles
+        .iter()
+        .map(|(name, config)| format!("`{name}`: {}", config.description))
+        .collect();
+    json!({
+        "type": "string",
+        "enum": names,
+        "description": format!(
+            "The agent profile that does the work (default `{tool}`). {}",
+            list.join(" ")
+        )
+    })
 }
 
 fn output(outcome: CallOutcome) -> ToolOutput {

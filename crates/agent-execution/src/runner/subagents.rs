@@ -127,6 +127,44 @@ impl SubAgents {
         self.root.sub_agents.agent_types.get(agent_type)
     }
 
+    /// The profiles an `explore` or `delegate` call may name, with their configurations.
+    pub(super) fn selectable(&self) -> Vec<(&str, &AgentTypeConfig)> {
+        self.root
+            .sub_agents
+            .agent_types
+            .iter()
+            .filter(|(name, _)| AgentTypeConfig::is_sub_agent(name))
+            .map(|(name, config)| (name.as_str(), config))
+            .collect()
+    }
+
+    /// The profile a call of `tool` (`explore` or `delegate`) runs its sub-traces as: the one
+    /// it names, or the tool's own. An error says why the named one cannot run here.
+    pub(super) fn profile_for(&self, tool: &str, named: Option<&str>) -> Result<String, String> {
+        let Some(name) = named.map(str::trim).filter(|n| !n.is_empty() && *n != tool) else {
+            return Ok(tool.to_owned());
+        };
+        let Some(config) = self
+            .config(name)
+            .filter(|_| AgentTypeConfig::is_sub_agent(name))
+        else {
+            let known: Vec<&str> = self.selectable().into_iter().map(|(n, _)| n).collect();
+            return Err(format!(
+                "there is no agent profile {name:?} for {tool}; choose one of: {}",
+                known.join(", ")
+            ));
+        };
+        let depth = self.lineage.iter().filter(|t| *t == name).count();
+        if depth >= config.max_depth {
+            return Err(format!(
+                "the `{name}` profile is refused here: its depth limit is {}, and this trace is \
+                 already {depth} deep in it. Use another profile or do the work yourself.",
+                config.max_depth
+            ));
+        }
+        Ok(name.to_owned())
+    }
+
     /// Runs `call` if it is a sub-agent call this runner handles; `None` for any other call.
     /// With `adoption`, work a previous run of the call left behind is taken over (resume).
     /// A call made after the run was cancelled does not start; it is left for the resume.
@@ -162,10 +200,13 @@ impl SubAgents {
         new: NewTrace,
         first_message: String,
     ) -> Result<String, StoreError> {
-        let trace = self
-            .store
-            .create_trace(new.with_model(&self.options.model))
-            .await?;
+        let model = new
+            .parent
+            .as_ref()
+            .and_then(|link| self.config(&link.agent_type))
+            .and_then(|config| config.model.clone())
+            .unwrap_or_else(|| self.root.model.clone());
+        let trace = self.store.create_trace(new.with_model(model)).await?;
         self.store
             .add_message(&trace.trace_id, NewMessage::user(first_message))
             .await?;

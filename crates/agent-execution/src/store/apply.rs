@@ -63,8 +63,9 @@ pub enum WriteOp {
     UpdateTrace(TraceUpdate),
     /// Finishes the trace → [`WriteOutput::Trace`]; a sub-trace also reports to its parent.
     FinishTrace(TraceOutcome),
-    /// Appends an informational event (`sub_trace_started` or `sub_trace_completed`; the other
-    /// kinds are produced by the operations above) → [`WriteOutput::EventId`].
+    /// Appends an informational event (`sub_trace_started`, `sub_trace_completed` or
+    /// `loop_detected`; the other kinds are produced by the operations above) →
+    /// [`WriteOutput::EventId`].
     AppendEvent(EventKind),
 }
 
@@ -369,9 +370,9 @@ impl Planner<'_> {
 
     fn append_event(&mut self, kind: EventKind) -> Result<u64, StoreError> {
         match kind {
-            EventKind::SubTraceStarted { .. } | EventKind::SubTraceCompleted { .. } => {
-                Ok(self.push(kind))
-            }
+            EventKind::SubTraceStarted { .. }
+            | EventKind::SubTraceCompleted { .. }
+            | EventKind::LoopDetected { .. } => Ok(self.push(kind)),
             other => Err(StoreError::Invalid(format!(
                 "{} events are produced by the store itself and cannot be appended",
                 other.name()

@@ -400,7 +400,9 @@ async fn create_one<S: TraceStore + ?Sized>(
         task: new.task.clone(),
         parent_trace_id: parent.map(|link| link.trace_id.clone()),
         parent_goal_id: parent.and_then(|link| link.goal_id.clone()),
-        agent_type: parent.map(|link| link.agent_type.clone()),
+        agent_type: parent
+            .map(|link| link.agent_type.clone())
+            .or_else(|| new.agent_type.clone()),
         status: TraceStatus::Running,
         total_messages: 0,
         total_tokens: 0,

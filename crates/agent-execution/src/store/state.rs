@@ -164,6 +164,7 @@ impl TraceState {
             | EventKind::GoalRemoved { .. }
             | EventKind::MessageUpdated { .. }
             | EventKind::SubTraceCompleted { .. }
+            | EventKind::LoopDetected { .. }
             | EventKind::TraceCompleted { .. } => {}
         }
         self.last_event_id = event.event_id;

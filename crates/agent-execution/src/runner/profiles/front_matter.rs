@@ -1,0 +1,263 @@
+//! The front matter of profile files: `key: value` lines between two `---` lines, a subset of
+//! YAML (see the `profiles` module documentation), read into JSON values.
+
+use serde_json::{Map, Value};
+
+/// An error: the field at fault, if one is, and what is wrong.
+pub(super) type ParseError = (Option<String>, String);
+
+/// Fields whose values are always text, even when they look like numbers.
+const TEXT_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "base",
+    "prompt",
+    "prompt_file",
+    "model",
+    "provider",
+    "approval",
+    "color",
+];
+
+/// Splits a profile file into its front-matter fields and its body. A file that does not start
+/// with a `---` line has no fields: all of it is the body.
+pub(super) fn parse(text: &str) -> Result<(Map<String, Value>, &str), ParseError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let first_end = text.find('\n').map_or(text.len(), |i| i + 1);
+    if text[..first_end].trim_end() != "---" {
+        return Ok((Map::new(), text));
+    }
+    let mut offset = first_end;
+    let mut number = 1;
+    let mut lines = Vec::new();
+    while offset < text.len() {
+        let end = text[offset..]
+            .find('\n')
+            .map_or(text.len(), |i| offset + i + 1);
+        let line = text[offset..end].trim_end_matches(['\n', '\r']);
+        number += 1;
+        if line.trim_end() == "---" {
+            let fields = fields(&lines)?;
+            return Ok((fields, &text[end..]));
+        }
+        lines.push((number, line));
+        offset = end;
+    }
+    Err((
+        None,
+        "the front matter that starts on line 1 has no closing `---` line".into(),
+    ))
+}
+
+/// Reads `key: value` lines (with their line numbers) into an object.
+fn fields(lines: &[(usize, &str)]) -> Result<Map<String, Value>, ParseError> {
+    let mut map = Map::new();
+    let mut index = 0;
+    while index < lines.len() {
+        let (number, line) = lines[index];
+        index += 1;
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        if line.starts_with([' ', '\t']) || trimmed.starts_with('-') {
+            return Err((
+                None,
+                format!("line {number}: an indented line or list item belongs under a `key:`"),
+            ));
+        }
+        let Some((key, rest)) = trimmed.split_once(':') else {
+            return Err((None, format!("line {number}: expected `key: value`")));
+        };
+        let key = key.trim();
+        let key_ok = !key.is_empty()
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if !key_ok {
+            return Err((None, format!("line {number}: {key:?} is not a field name")));
+        }
+        let fail = |message: String| (Some(key.to_owned()), format!("line {number}: {message}"));
+        let rest = rest.trim();
+        // The indented lines (and list items) that follow belong to this key.
+        let start = index;
+        while index < lines.len() {
+            let next = lines[index].1;
+            let next_trimmed = next.trim();
+            let belongs = next.starts_with([' ', '\t'])
+                || next_trimmed.is_empty()
+                || (rest.is_empty() && next_trimmed.starts_with('-'));
+            if !belongs {
+                break;
+            }
+            index += 1;
+        }
+        let block = &lines[start..index];
+        let value = match rest {
+            "|" | "|-" | "|+" => Value::String(block_text(block, "\n")),
+            ">" | ">-" | ">+" => Value::String(block_text(block, " ")),
+            "" => nested(block).map_err(|(_, message)| fail(message))?,
+            _ if block.iter().any(|(_, l)| !l.trim().is_empty()) => {
+                return Err(fail(
+                    "a value on the line of its key cannot go on over indented lines; use \
+                     `key: |` for text of several lines"
+                        .into(),
+                ));
+            }
+            _ => scalar(key, rest),
+        };
+        if value.is_null() {
+            continue;
+        }
+        insert(&mut map, key, value).map_err(fail)?;
+    }
+    Ok(map)
+}
+
+/// The value of a key with nothing after its colon: the list or the table of the lines under
+/// it, or nothing.
+fn nested(block: &[(usize, &str)]) -> Result<Value, ParseError> {
+    let items: Vec<(usize, &str)> = block
+        .iter()
+        .copied()
+        .filter(|(_, line)| !line.trim().is_empty() && !line.trim().starts_with('#'))
+        .collect();
+    if items.is_empty() {
+        return Ok(Value::Null);
+    }
+    if items.iter().all(|(_, line)| line.trim().starts_with('-')) {
+        return Ok(Value::Array(
+            items
+                .iter()
+                .map(|(_, line)| Value::String(unquote(line.trim()[1..].trim())))
+                .collect(),
+        ));
+    }
+    let indent = indent_of(&items);
+    let dedented: Vec<(usize, &str)> = items
+        .iter()
+        .map(|(number, line)| (*number, line.get(indent..).unwrap_or("")))
+        .collect();
+    fields(&dedented).map(Value::Object)
+}
+
+/// The text of a `|` or `>` block: its lines without their common indent, joined by `join`
+/// (a blank line always starts a new paragraph).
+fn block_text(block: &[(usize, &str)], join: &str) -> String {
+    let lines: Vec<&str> = block.iter().map(|(_, line)| *line).collect();
+    let indent = indent_of(block);
+    let mut out = String::new();
+    let mut previous_blank = true;
+    for line in lines {
+        let text = line.get(indent..).unwrap_or("").trim_end();
+        if text.trim().is_empty() {
+            out.push('\n');
+            previous_blank = true;
+            continue;
+        }
+        if !previous_blank {
+            out.push_str(join);
+        }
+        out.push_str(text);
+        previous_blank = false;
+    }
+    out.trim().to_owned()
+}
+
+/// The smallest indent of the non-blank lines.
+fn indent_of(lines: &[(usize, &str)]) -> usize {
+    lines
+        .iter()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(_, line)| line.len() - line.trim_start().len())
+        .min()
+        .unwrap_or(0)
+}
+
+/// A value written on its key's line.
+fn scalar(key: &str, text: &str) -> Value {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    if TEXT_KEYS.contains(&last) {
+        return Value::String(unquote(text));
+    }
+    if let Some(inner) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+        return Value::Array(
+            inner
+                .split(',')
+                .map(str::trim)
+                .filter(|item| !item.is_empty())
+                .map(|item| Value::String(unquote(item)))
+                .collect(),
+        );
+    }
+    match text {
+        "true" => return Value::Bool(true),
+        "false" => return Value::Bool(false),
+        "null" | "~" => return Value::Null,
+        _ => {}
+    }
+    if let Ok(number) = text.parse::<u64>() {
+        return Value::from(number);
+    }
+    if let Ok(number) = text.parse::<i64>() {
+        return Value::from(number);
+    }
+    if let Ok(number) = text.parse::<f64>()
+        && number.is_finite()
+    {
+        return Value::from(number);
+    }
+    Value::String(unquote(text))
+}
+
+/// A string without its quotes (`"…"` with `\"`, `\\`, `\n` escapes, or `'…'` with `''`).
+fn unquote(text: &str) -> String {
+    if text.len() >= 2 && text.starts_with('"') && text.ends_with('"') {
+        let inner = &text[1..text.len() - 1];
+        let mut out = String::with_capacity(inner.len());
+        let mut chars = inner.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => out.push('\\'),
+            }
+        }
+        return out;
+    }
+    if text.len() >= 2 && text.starts_with('\'') && text.ends_with('\'') {
+        return text[1..text.len() - 1].replace("''", "'");
+    }
+    text.to_owned()
+}
+
+/// Inserts `value` under a key that may be dotted (`loop_guard.repeated_call`).
+fn insert(map: &mut Map<String, Value>, key: &str, value: Value) -> Result<(), String> {
+    let mut parts = key.split('.').peekable();
+    let mut current = map;
+    while let Some(part) = parts.next() {
+        if part.is_empty() {
+            return Err(format!("{key:?} is not a field name"));
+        }
+        if parts.peek().is_none() {
+            if current.contains_key(part) {
+                return Err(format!("`{key}` is given twice"));
+            }
+            current.insert(part.to_owned(), value);
+            return Ok(());
+        }
+        let entry = current
+            .entry(part.to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(next) = entry else {
+            return Err(format!("`{part}` is not a table, so `{key}` cannot be set"));
+        };
+        current = next;
+    }
+    Ok(())
+}
