@@ -2,16 +2,19 @@
 //! served at `/api/openapi.json` and committed as `crates/agent-api/openapi.json`; a test fails
 //! when the committed file is stale (`cargo xtask openapi` rewrites it).
 
+mod ids;
 pub(crate) mod schemas;
 
 use utoipa::OpenApi;
 
 use crate::approvals::PendingApproval;
 use crate::routes::{self, ErrorObject, ErrorResponse, runs, traces, watch};
+use ids::TraceIdRules;
 
 /// The API's OpenAPI document.
 #[derive(OpenApi)]
 #[openapi(
+    modifiers(&TraceIdRules),
     info(
         title = "agent-api",
         description = "Traces of agent runs: list, inspect, watch live over WebSocket, start, \

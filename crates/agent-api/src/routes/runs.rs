@@ -38,6 +38,9 @@ pub(crate) fn router() -> axum::Router<AppState> {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RunSettings {
     /// The model; the server's default when absent.
+    #[schema(
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     model: Option<String>,
     /// Model calls allowed for this run.
     #[schema(minimum = 1)]
@@ -50,6 +53,9 @@ pub(crate) struct RunSettings {
     approval: Option<bool>,
     /// The folder the tools work in; a relative path is taken from the server's default
     /// workspace.
+    #[schema(
+        pattern = r"^[^\u0000]*[^\u0000\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$"
+    )]
     workspace: Option<String>,
 }
 
@@ -58,8 +64,14 @@ pub(crate) struct RunSettings {
 #[serde(deny_unknown_fields)]
 pub(crate) struct StartRun {
     /// The task.
+    #[schema(
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     task: String,
     /// The model; the server's default when absent.
+    #[schema(
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     model: Option<String>,
     /// Model calls allowed for this run.
     #[schema(minimum = 1)]
@@ -72,6 +84,9 @@ pub(crate) struct StartRun {
     approval: Option<bool>,
     /// The folder the tools work in; a relative path is taken from the server's default
     /// workspace.
+    #[schema(
+        pattern = r"^[^\u0000]*[^\u0000\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$"
+    )]
     workspace: Option<String>,
 }
 
@@ -184,6 +199,8 @@ pub(crate) async fn cancel_run(
         (status = 400, description = "The trace id or body is invalid", body = ErrorResponse),
         (status = 404, description = "No such trace", body = ErrorResponse),
         (status = 409, description = "`run_in_progress`, `already_completed` or `trace_locked`", body = ErrorResponse),
+        (status = 413, description = "The body is over the size limit", body = ErrorResponse),
+        (status = 415, description = "A body that is not `application/json`", body = ErrorResponse),
         (status = 503, description = "This server cannot resume runs", body = ErrorResponse),
     )
 )]
@@ -253,6 +270,8 @@ pub(crate) struct DecisionRecorded {
         (status = 400, description = "The trace id or body is invalid", body = ErrorResponse),
         (status = 404, description = "No such call is waiting", body = ErrorResponse),
         (status = 409, description = "`already_decided` or `not_waiting`", body = ErrorResponse),
+        (status = 413, description = "The body is over the size limit", body = ErrorResponse),
+        (status = 415, description = "The body is not `application/json`", body = ErrorResponse),
     )
 )]
 pub(crate) async fn decide_approval(
@@ -293,14 +312,17 @@ fn optional_settings(headers: &HeaderMap, body: &Bytes) -> Result<RunSettings, A
             "the request body must be JSON with `Content-Type: application/json`".into(),
         ));
     }
-    serde_json::from_slice(body).map_err(|error| {
-        let code = if error.is_data() {
-            "invalid_request"
-        } else {
-            "invalid_json"
-        };
-        ApiError::bad_request(code, format!("invalid request body: {error}"))
-    })
+    // `null` says "no overrides" as well as an empty body does (the document allows it).
+    serde_json::from_slice::<Option<RunSettings>>(body)
+        .map(Option::unwrap_or_default)
+        .map_err(|error| {
+            let code = if error.is_data() {
+                "invalid_request"
+            } else {
+                "invalid_json"
+            };
+            ApiError::bad_request(code, format!("invalid request body: {error}"))
+        })
 }
 
 /// The factory's defaults with the request's overrides on top.
