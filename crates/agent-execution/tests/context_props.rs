@@ -168,10 +168,11 @@ proptest! {
         });
         let chat = &view.messages;
 
-        // The plan ends the system prompt, and the task comes right after it.
-        let ChatMessage::System(system) = &chat[0] else { panic!("no system prompt first") };
-        prop_assert!(system.ends_with(tree.to_prompt().as_str()));
-        prop_assert_eq!(&chat[1], &ChatMessage::User("THE TASK".into()));
+        // The prompt, then the plan (the end of the system prompt, in a system message of its
+        // own so that the prompt before it stays the same), and the task right after them.
+        prop_assert_eq!(&chat[0], &ChatMessage::System("system".into()));
+        prop_assert_eq!(&chat[1], &ChatMessage::System(tree.to_prompt()));
+        prop_assert_eq!(&chat[2], &ChatMessage::User("THE TASK".into()));
 
         // Every call is answered right after its turn, once; every result answers such a call.
         let mut open: Vec<String> = Vec::new();

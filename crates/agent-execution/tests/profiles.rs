@@ -65,14 +65,9 @@ fn fixture(llm: ScriptedClient, configure: impl FnOnce(RunnerOptions) -> RunnerO
     }
 }
 
-/// The system prompt of a request, without the plan.
+/// The system prompt of a request (the plan follows in a system message of its own).
 fn system_prompt(request: &agent_llm::ChatRequest) -> String {
-    let first = request.messages[0].text();
-    first
-        .split("\n\n## Current Plan")
-        .next()
-        .unwrap_or(first)
-        .to_owned()
+    request.messages[0].text().to_owned()
 }
 
 #[tokio::test]

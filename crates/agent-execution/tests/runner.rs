@@ -151,8 +151,9 @@ tool [call_1_1]: ";
         after.contains("user: Goal 1 'Inspect' completed: inspection found nothing odd"),
         "{after}"
     );
-    let agent_llm::ChatMessage::System(system) = &requests[3].messages[0] else {
-        panic!("no system prompt")
+    // The plan is the second system message, after the prompt.
+    let agent_llm::ChatMessage::System(system) = &requests[3].messages[1] else {
+        panic!("no plan")
     };
     assert!(system.trim_end().ends_with(
         "## Current Plan\n**Mission**: Inspect and change\n**Current**: 2 Change\n**Progress**:\n\

@@ -7,6 +7,7 @@ mod subagents_support;
 
 use std::sync::Arc;
 
+use agent_execution::runner::context::conversation;
 use agent_execution::runner::{AgentRunner, RunnerOptions, stats_with_sub_traces};
 use agent_execution::tools::ToolRegistry;
 use agent_execution::{EventKind, InMemoryTraceStore, Role, TraceStatus, TraceStore};
@@ -235,7 +236,7 @@ async fn branches_start_from_the_main_context_or_the_background_given() {
 
     let first_of = |route: usize| {
         let requests = f.llm.route_requests(route);
-        requests[0].messages[1].text().to_owned()
+        conversation(&requests[0].messages)[0].text().to_owned()
     };
     let alpha = first_of(0);
     // The main line's context: its task, what it read, its plan; the branch's own task last.
@@ -489,7 +490,9 @@ async fn a_delegate_runs_its_task_to_completion_with_every_tool() {
     assert_eq!(sub.parent_goal_id.as_deref(), Some("1"));
     assert_eq!(sub.task, task);
     assert_eq!(sub.status, TraceStatus::Completed);
-    let first = f.llm.route_requests(0)[0].messages[1].text().to_owned();
+    let first = conversation(&f.llm.route_requests(0)[0].messages)[0]
+        .text()
+        .to_owned();
     assert!(first.ends_with(&format!("## Task\n\n{task}")), "{first}");
     assert!(
         !first.contains("Get hello.txt written"),

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_execution::ids::sub_trace_id;
+use agent_execution::runner::context::conversation;
 use agent_execution::runner::{AgentRunner, RunnerOptions};
 use agent_execution::tools::ToolRegistry;
 use agent_execution::{
@@ -212,7 +213,9 @@ async fn a_crash_mid_exploration_keeps_finished_branches_resumes_others_and_crea
     assert_eq!(gamma.task, GAMMA);
     assert_eq!(gamma.parent_goal_id.as_deref(), Some(start.as_str()));
     assert_eq!(gamma.status, TraceStatus::Completed);
-    let gamma_task = f.llm.route_requests(2)[0].messages[1].text().to_owned();
+    let gamma_task = conversation(&f.llm.route_requests(2)[0].messages)[0]
+        .text()
+        .to_owned();
     assert!(gamma_task.ends_with(GAMMA) && gamma_task.contains("branch C of 3"));
     assert_eq!(store.get_sub_traces(&main).await.unwrap().len(), 3);
 

@@ -2,8 +2,10 @@
 //! messages, the goal tree and a token budget.
 //!
 //! The steps, in order (SPEC §6):
-//! 1. the system prompt with the plan (`GoalTree::to_prompt`) at its end; the task (the first
-//!    user message) is always kept;
+//! 1. the system prompt with the plan (`GoalTree::to_prompt`) at its end, as two system
+//!    messages: the prompt, which stays byte-identical from call to call so that providers can
+//!    cache it, then the plan, which changes whenever the plan does; the task (the first user
+//!    message) is always kept;
 //! 2. the latest full-compaction summary, when there is one, replaces everything before it
 //!    except the task;
 //! 3. **goal compaction**: the messages of a finished goal that is neither the current goal nor
@@ -113,7 +115,8 @@ pub struct ContextInput<'a> {
 /// The messages the model will see, with what was done to build them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextView {
-    /// The chat messages, system prompt first.
+    /// The chat messages: the system prompt and the plan (two system messages, see
+    /// [`system_messages`]), then the conversation.
     pub messages: Vec<ChatMessage>,
     /// Estimated tokens of `messages`.
     pub estimated_tokens: usize,
@@ -229,11 +232,7 @@ pub fn build_context_with(input: &ContextInput<'_>, memo: &mut ContextMemo) -> C
         ),
     };
 
-    let system = format!(
-        "{}\n\n{}",
-        input.system_prompt.trim_end(),
-        input.tree.to_prompt()
-    );
+    let system = system_messages(input.system_prompt, input.tree);
     let (mut chat, origins) = to_chat(system, &items);
     // The estimate of each message's text, in step with `chat`.
     let mut tokens: Vec<usize> = chat
@@ -257,6 +256,28 @@ pub fn build_context_with(input: &ContextInput<'_>, memo: &mut ContextMemo) -> C
         pruned_outputs,
         summarised_messages,
     }
+}
+
+/// The system prompt, then the plan as a second system message. Joined with a blank line they
+/// are the system prompt with the plan at its end; apart, the first is a prefix that does not
+/// change while the plan does. An empty prompt leaves the plan alone.
+pub fn system_messages(system_prompt: &str, tree: &GoalTree) -> Vec<ChatMessage> {
+    let prompt = system_prompt.trim_end();
+    let plan = ChatMessage::System(tree.to_prompt());
+    if prompt.is_empty() {
+        vec![plan]
+    } else {
+        vec![ChatMessage::System(prompt.to_owned()), plan]
+    }
+}
+
+/// The conversation of a context: its messages after the leading system messages.
+pub fn conversation(chat: &[ChatMessage]) -> &[ChatMessage] {
+    let start = chat
+        .iter()
+        .position(|m| !matches!(m, ChatMessage::System(_)))
+        .unwrap_or(chat.len());
+    &chat[start..]
 }
 
 /// True when the message is a full-compaction summary.
@@ -398,11 +419,14 @@ pub fn goal_summary(tree: &GoalTree, goal_id: &str) -> String {
     }
 }
 
-/// Turns the kept items into chat messages after the system prompt: summaries next to each
+/// Turns the kept items into chat messages after the `system` messages: summaries next to each
 /// other become one user message, and every tool call gets a result (an "interrupted" one when
 /// none was recorded). Returns, in step with the messages, the stored message each one shows
-/// unchanged (`None` for the system prompt, summaries and made-up results).
-fn to_chat<'a>(system: String, items: &[Item<'a>]) -> (Vec<ChatMessage>, Vec<Option<&'a Message>>) {
+/// unchanged (`None` for the system messages, summaries and made-up results).
+fn to_chat<'a>(
+    system: Vec<ChatMessage>,
+    items: &[Item<'a>],
+) -> (Vec<ChatMessage>, Vec<Option<&'a Message>>) {
     let answered: HashSet<&str> = items
         .iter()
         .filter_map(|item| match item {
@@ -412,8 +436,10 @@ fn to_chat<'a>(system: String, items: &[Item<'a>]) -> (Vec<ChatMessage>, Vec<Opt
         .collect();
     let mut chat: Vec<ChatMessage> = Vec::with_capacity(items.len() + 1);
     let mut origins: Vec<Option<&'a Message>> = Vec::with_capacity(items.len() + 1);
-    chat.push(ChatMessage::System(system));
-    origins.push(None);
+    for message in system {
+        chat.push(message);
+        origins.push(None);
+    }
     let mut open_calls: HashSet<&'a str> = HashSet::new();
     let mut pending: Vec<&'a str> = Vec::new();
     let mut last_was_summary = false;

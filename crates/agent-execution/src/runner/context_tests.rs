@@ -113,7 +113,7 @@ fn check(tree: &GoalTree, history: &History, expect: &str) {
         &ContextBudget::for_window(1_000_000),
         CompactionStrategy::default(),
     );
-    let rendered = render_transcript(&view.messages[1..]);
+    let rendered = render_transcript(conversation(&view.messages));
     assert_eq!(
         rendered.trim_end(),
         expect.trim(),
@@ -185,7 +185,13 @@ tool [c4]: replaced 1 occurrence
         CompactionStrategy::default(),
     );
     assert_eq!(v.compacted_goals, vec!["1".to_owned()]);
-    let system = render_transcript(&v.messages[..1]);
+    // The prompt, then the plan in a system message of its own.
+    assert_eq!(
+        v.messages[0],
+        ChatMessage::system("You are a careful agent.")
+    );
+    let system = render_transcript(&v.messages[1..2]);
+    assert!(system.starts_with("system: ## Current Plan"), "{system}");
     assert!(system.contains("## Current Plan"), "{system}");
     assert!(
         system.contains("→ the bug is a panic in parse()"),

@@ -22,7 +22,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::agents::EXPLORE;
-use super::context::{ContextInput, build_context, render_transcript};
+use super::context::{ContextInput, build_context, conversation, render_transcript};
 use super::outcome::{CallOutcome, SubTraceReport, add_stats, stats_text};
 use super::step::budget_for;
 use super::subagents::{Adoption, Start, SubAgents};
@@ -317,7 +317,7 @@ async fn main_context(
         strategy: agents.options.strategy,
         estimate: &agent_llm::estimate_tokens,
     });
-    let conversation = render_transcript(view.messages.get(1..).unwrap_or_default());
+    let conversation = render_transcript(conversation(&view.messages));
     let text = format!(
         "The main agent's conversation so far, as it sees it:\n\n{conversation}\nIts plan:\n\n{}",
         tree.to_prompt()

@@ -66,6 +66,7 @@ pub use goal_tools::{
 pub use guard::LoopGuard;
 pub use outcome::stats_with_sub_traces;
 pub use profiles::{ProfileError, ProfileSpec};
+pub use step::USAGE_KEY;
 
 use crate::event::{Event, EventKind};
 use crate::feed::{EventStream, watch};

@@ -30,6 +30,10 @@ conversation above. Focus on information that would be helpful for continuing it
 what we are doing, which files we are working on, what we found, and what we are going to do \
 next. Keep every decision, file name and number that later steps need.";
 
+/// The metadata key of the token counts a provider reported for an assistant message
+/// (`{prompt_tokens, completion_tokens, cached_tokens}`).
+pub const USAGE_KEY: &str = "usage";
+
 /// Creates the trace for a task and records the task as its first user message.
 pub(super) async fn create_trace(runner: &AgentRunner, task: &str) -> Result<String, RunError> {
     check_workspace(runner)?;
@@ -229,6 +233,12 @@ async fn step(
         .usage(usage.prompt_tokens + usage.completion_tokens, cost)
         .duration_ms(duration_ms);
     assistant.goal_id = goal_id.clone();
+    if let Some(reported) = response.usage {
+        // What the provider counted, cache reads included, for the cache share of a trace.
+        assistant
+            .metadata
+            .insert(USAGE_KEY.to_owned(), json!(reported));
+    }
     let recorded = record(runner, trace_id, vec![WriteOp::AddMessage(assistant)]).await?;
     messages.extend(recorded);
 
