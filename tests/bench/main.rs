@@ -112,6 +112,11 @@ async fn main() -> Result<()> {
     eprintln!("agent-bench: context building with and without the memo");
     let context_cost =
         overhead::context_cost(plan.ns.iter().copied().max().unwrap_or(1), plan.runs).await?;
+    eprintln!("agent-bench: small files written through a rename");
+    let mut small_file = stats::Sample::default();
+    for _ in 0..plan.runs {
+        small_file.push(overhead::small_file_cost(200)?);
+    }
     let langgraph = if plan.quick {
         peer::Peer::Unavailable("not run in quick mode".into())
     } else {
@@ -139,6 +144,7 @@ async fn main() -> Result<()> {
             machine_line()
         ),
         context_cost: &context_cost,
+        small_file: &small_file,
         commit: git_commit(),
         overhead: &ours,
         peer: &langgraph,

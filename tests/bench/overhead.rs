@@ -224,6 +224,21 @@ pub(crate) async fn context_cost(n: usize, runs: usize) -> Result<ContextCost> {
     Ok(cost)
 }
 
+/// Seconds per small file written through a temporary file and a rename, as the filesystem
+/// store writes its mirror files (`messages/<id>.json`, `meta.json`): `files` of them in a new
+/// folder, without syncing.
+pub(crate) fn small_file_cost(files: usize) -> Result<f64> {
+    let dir = tempfile::tempdir()?;
+    let bytes = vec![b'x'; 600];
+    let started = Instant::now();
+    for i in 0..files {
+        let tmp = dir.path().join(format!("{i}.json.tmp"));
+        std::fs::write(&tmp, &bytes)?;
+        std::fs::rename(&tmp, dir.path().join(format!("{i}.json")))?;
+    }
+    Ok(started.elapsed().as_secs_f64() / files.max(1) as f64)
+}
+
 /// The commits of an `events.jsonl`: every event of a commit but the last carries
 /// `"commit_continues":true`.
 pub(crate) fn commits(log: &[u8]) -> Vec<&[u8]> {
