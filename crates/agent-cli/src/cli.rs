@@ -40,6 +40,9 @@ pub(crate) enum Command {
     Plan(PlanArgs),
     /// MCP servers (`[mcp.servers.NAME]` in agent.toml): list them and their tools.
     Mcp(McpArgs),
+    /// Agent profiles (built in, `[agents.NAME]` in agent.toml, `.agent/agents/NAME.md`): list
+    /// them.
+    Agents(AgentsArgs),
 }
 
 /// Where traces live; every command takes it.
@@ -91,6 +94,9 @@ pub(crate) struct ModelArgs {
     /// The folder the agent works in [default: the current folder].
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
+    /// Run as this agent profile (`agent agents` lists them) [default: default].
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent: Option<String>,
     /// Model calls before the run stops (exit code 3).
     #[arg(long, value_name = "N")]
     pub(crate) max_iterations: Option<u32>,
@@ -184,6 +190,17 @@ pub(crate) struct ServeModelArgs {
     /// The folder runs work in [default: the current folder].
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
+}
+
+/// `agent agents`.
+#[derive(Debug, Args)]
+pub(crate) struct AgentsArgs {
+    /// The project whose `.agent/agents/` is read [default: the current folder].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 /// `agent traces`.

@@ -25,7 +25,17 @@
 //! url = "http://127.0.0.1:3001/mcp"
 //! headers = { Authorization = "Bearer ${REMOTE_TOKEN}" }
 //! enabled = false
+//!
+//! [agents.reviewer]              # an agent profile (see agent_execution::runner::profiles)
+//! description = "Reviews changes; never edits."
+//! base = "explore"               # start from a profile: read-only tools
+//! prompt_file = "prompts/reviewer.md"
+//! model = "gpt-4.1-mini"
+//! max_iterations = 20
+//! loop_guard = { repeated_call = 4 }
 //! ```
+//!
+//! The top-level `max_iterations` and `max_cost` are the `default` profile's limits.
 
 use std::path::{Path, PathBuf};
 
@@ -52,6 +62,12 @@ pub(crate) struct FileConfig {
     pub(crate) max_cost: Option<f64>,
     pub(crate) context_window: Option<usize>,
     pub(crate) mcp: Option<agent_mcp::McpConfig>,
+    /// Agent profiles: new ones, or changes to the built-ins.
+    #[serde(default)]
+    pub(crate) agents: std::collections::BTreeMap<String, agent_execution::runner::ProfileSpec>,
+    /// The file it was read from.
+    #[serde(skip)]
+    pub(crate) path: Option<PathBuf>,
 }
 
 impl FileConfig {
@@ -69,8 +85,15 @@ impl FileConfig {
     pub(crate) fn read(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        toml::from_str(&text)
-            .with_context(|| format!("invalid configuration in {}", path.display()))
+        // A configuration error is a usage error (exit code 2), like a bad flag.
+        let mut config: Self = toml::from_str(&text).map_err(|error| {
+            crate::exit::UsageError(format!(
+                "invalid configuration in {}: {error}",
+                path.display()
+            ))
+        })?;
+        config.path = Some(path.to_owned());
+        Ok(config)
     }
 }
 

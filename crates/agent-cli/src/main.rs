@@ -1,9 +1,11 @@
 //! The `agent` command: the composition root that wires the filesystem store, a model provider,
 //! the runner and the HTTP server together.
 //!
-//! Commands: `run`, `demo`, `serve`, `traces`, `show`, `resume`, `cancel`, `plan`, `mcp`. Exit
+//! Commands: `run`, `demo`, `serve`, `traces`, `show`, `resume`, `cancel`, `plan`, `mcp`,
+//! `agents`. Exit
 //! codes: 0 completed, 1 failed, 2 usage or configuration error, 3 limit hit, 130 cancelled.
 
+mod agents;
 mod approve;
 mod cancel;
 mod cli;
@@ -64,6 +66,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Cancel(args) => cancel::cancel(args).await,
         Command::Plan(args) => plan::command(args).await,
         Command::Mcp(args) => mcp::command(args).await,
+        Command::Agents(args) => agents::command(args).await,
     }
 }
 

@@ -15,6 +15,7 @@
 
 use std::path::Path;
 
+use agent_execution::runner::agents::PLAN;
 use agent_execution::tools::ToolRegistry;
 use agent_execution::{TraceStatus, TraceStore, TraceUpdate};
 use agent_goal::{Goal, GoalStatus, GoalTree, GoalType};
@@ -26,13 +27,6 @@ use crate::config;
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
 use crate::run::{exit_code, setup};
-
-/// The system prompt of plan mode.
-pub(crate) const PLAN_PROMPT: &str = "You are in plan mode: write a plan for the task, do not \
-carry it out. Use the `goal` tool only: `add` the top-level goals (comma-separated), and to break \
-a goal into sub-goals, `focus` it and `add` under it. Make goals concrete and checkable, in the \
-order they should be done. When the plan is complete, answer with a one-paragraph summary of it \
-and no tool calls.";
 
 /// `agent plan ...`.
 pub(crate) async fn command(args: PlanArgs) -> Result<ExitCode> {
@@ -57,8 +51,9 @@ pub(crate) async fn command(args: PlanArgs) -> Result<ExitCode> {
 
 /// Runs the model in plan mode and stores the result as a `planned` trace.
 async fn plan(task: &str, model: &crate::cli::ModelArgs) -> Result<ExitCode> {
-    // Only the goal tools: the runner adds `goal` and `read_progress` to an empty registry.
-    let setup = setup(model, ToolRegistry::new(), Some(PLAN_PROMPT))?;
+    // The `plan` profile (or the one `--agent` names): the goal tools only, unless the profile
+    // admits others.
+    let setup = setup(model, ToolRegistry::with_builtins(), Some(PLAN))?;
     let outcome = setup.runner.run(task).await?;
     if outcome.status != TraceStatus::Completed {
         note(&format!(

@@ -117,6 +117,15 @@ impl State {
                 let short = trace_id.rsplit('@').next().unwrap_or(trace_id);
                 lines.push(format!("  ⇇ {short}: {}", status_word(*status)));
             }
+            EventKind::LoopDetected {
+                pattern, detail, ..
+            } => {
+                lines.push(format!(
+                    "  ⚠ loop ({}): {}",
+                    pattern.name(),
+                    truncate(&one_line(detail), 120)
+                ));
+            }
             _ => {}
         }
         lines

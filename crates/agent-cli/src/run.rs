@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use agent_execution::runner::agents::DEFAULT;
 use agent_execution::runner::{AgentRunner, RunOutcome, RunnerOptions};
 use agent_execution::tools::ToolRegistry;
-use agent_execution::{NewMessage, TraceStatus, TraceStore, watch};
+use agent_execution::{NewMessage, TraceStatus, TraceStore, TraceUpdate, watch};
 use agent_store_fs::FileSystemTraceStore;
 use anyhow::{Context, Result};
 use serde_json::json;
@@ -16,7 +17,7 @@ use crate::config::{self, FileConfig, ProviderConfig};
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
 use crate::progress::{self, ProgressMode, status_word};
-use crate::{approve, mcp, plan, provider};
+use crate::{agents, approve, mcp, plan, provider};
 
 /// The message that starts the execution of a reviewed plan.
 pub(crate) const EXECUTE_PLAN: &str = "The plan above has been reviewed. Carry it out now: focus \
@@ -29,30 +30,36 @@ pub(crate) struct Setup {
     pub(crate) provider: ProviderConfig,
 }
 
-/// Resolves the configuration and builds the store and runner for `args`.
-pub(crate) fn setup(
-    args: &ModelArgs,
-    tools: ToolRegistry,
-    system_prompt: Option<&str>,
-) -> Result<Setup> {
+/// Resolves the configuration and builds the store and runner for `args`, running as the
+/// profile `--agent` names, else `agent`, else `default`.
+pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) -> Result<Setup> {
     let file = FileConfig::load()?;
-    let provider = config::resolve_provider(&args.llm, &file)
-        .ok_or_else(|| UsageError(config::NO_PROVIDER.into()))?;
-    let client = provider::client(&provider)?;
-    let (_, store) = config::open_store(args.trace_dir.trace_dir.as_ref(), &file)?;
-    let store = Arc::new(store);
     let workspace = match args.workspace.clone().or_else(|| file.workspace.clone()) {
         Some(dir) => dir,
         None => std::env::current_dir().context("cannot read the current folder")?,
     };
+    let profiles = agents::load(&file, &workspace)?;
+    let name = args.agent.as_deref().or(agent).unwrap_or(DEFAULT);
+    let profile = agents::get(&profiles, name)?;
+    let provider = config::resolve_provider(&agents::provider_args(&args.llm, profile), &file)
+        .ok_or_else(|| UsageError(config::NO_PROVIDER.into()))?;
+    let client = provider::client(&provider)?;
+    let (_, store) = config::open_store(args.trace_dir.trace_dir.as_ref(), &file)?;
+    let store = Arc::new(store);
     let mut options = RunnerOptions::new(provider.model.clone(), workspace);
-    if let Some(prompt) = system_prompt {
-        options.system_prompt = prompt.to_owned();
-    }
-    if let Some(max) = args.max_iterations.or(file.max_iterations) {
+    options.clients = agents::clients(&profiles, &provider, &file);
+    options.sub_agents.agent_types = profiles;
+    // The profile's limits, then the flags.
+    let mut options = options
+        .with_agent(name)
+        .map_err(|error| UsageError(error.to_string()))?;
+    options.model = provider.model.clone();
+    if let Some(max) = args.max_iterations {
         options.limits.max_iterations = max;
     }
-    options.limits.max_cost = args.max_cost.or(file.max_cost);
+    if let Some(cost) = args.max_cost {
+        options.limits.max_cost = Some(cost);
+    }
     options.context_window = provider.context_window;
     options.approval = Some(approve::handler(args.yes));
     let runner = AgentRunner::new(store.clone(), client, tools, options);
@@ -71,6 +78,13 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
     let trace_id = match (&args.trace, &args.task) {
         (Some(trace_id), _) => {
             plan::check_is_plan(store.as_ref(), trace_id).await?;
+            // The plan runs as this run's profile, whichever wrote it, and resumes as it.
+            let profile = setup.runner.options().agent.clone();
+            let executing = TraceUpdate {
+                agent_type: Some(profile.filter(|name| name != DEFAULT)),
+                ..TraceUpdate::default()
+            };
+            store.update_trace(trace_id, executing).await?;
             store
                 .add_message(trace_id, NewMessage::user(EXECUTE_PLAN))
                 .await?;
@@ -92,10 +106,19 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
     code
 }
 
-/// `agent resume`.
+/// `agent resume`: a main trace resumes as the profile it was started with, unless `--agent`
+/// names another.
 pub(crate) async fn resume(args: ResumeArgs) -> Result<ExitCode> {
-    let mcp = mcp::start(&FileConfig::load()?, &args.model.mcp).await?;
-    let setup = setup(&args.model, mcp::registry(&mcp), None)?;
+    let file = FileConfig::load()?;
+    let (_, store) = config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?;
+    let profile = store
+        .get_trace(&args.trace_id)
+        .await?
+        .filter(|trace| trace.parent_trace_id.is_none())
+        .and_then(|trace| trace.agent_type);
+    drop(store);
+    let mcp = mcp::start(&file, &args.model.mcp).await?;
+    let setup = setup(&args.model, mcp::registry(&mcp), profile.as_deref())?;
     let code = execute(&setup, &args.trace_id, &args.model).await;
     mcp.shutdown().await;
     code

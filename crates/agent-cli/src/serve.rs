@@ -2,13 +2,14 @@
 //! trace folder, with a runner factory when a model is configured so runs can be started and
 //! resumed over HTTP.
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_api::{ApiConfig, AppState, FactoryError, RunnerFactory, Server};
 use agent_execution::TraceStore;
-use agent_execution::runner::{AgentRunner, RunnerOptions};
+use agent_execution::runner::{AgentRunner, AgentTypeConfig, RunnerOptions};
 use agent_llm::LlmClient;
 use agent_mcp::McpServers;
 use agent_store_fs::FileSystemTraceStore;
@@ -32,11 +33,16 @@ struct CliFactory {
     context_window: Option<usize>,
     max_iterations: Option<u32>,
     max_cost: Option<f64>,
+    /// The agent profiles `explore` and `delegate` calls may name, and their clients.
+    profiles: BTreeMap<String, AgentTypeConfig>,
+    clients: BTreeMap<String, Arc<dyn LlmClient>>,
 }
 
 impl RunnerFactory for CliFactory {
     fn options(&self) -> RunnerOptions {
         let mut options = RunnerOptions::new(self.model.clone(), self.workspace.clone());
+        options.sub_agents.agent_types = self.profiles.clone();
+        options.clients = self.clients.clone();
         options.context_window = self.context_window;
         if let Some(max) = self.max_iterations {
             options.limits.max_iterations = max;
@@ -93,8 +99,12 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
                 Some(dir) => dir,
                 None => std::env::current_dir()?,
             };
+            let profiles = crate::agents::load(&file, &workspace)?;
+            let clients = crate::agents::clients(&profiles, &provider_config, &file);
             mcp = Arc::new(crate::mcp::start(&file, &[]).await?);
             let factory = CliFactory {
+                profiles,
+                clients,
                 llm: provider::client(&provider_config)?,
                 mcp: mcp.clone(),
                 model: provider_config.model.clone(),

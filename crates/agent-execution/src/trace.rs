@@ -202,6 +202,9 @@ pub struct TraceUpdate {
     pub error: Option<Option<String>>,
     /// `Some(Some(id))` sets the current goal, `Some(None)` clears it. The goal tree is unchanged.
     pub current_goal_id: Option<Option<String>>,
+    /// `Some(Some(name))` sets the agent profile of a main trace (e.g. when a stored plan is
+    /// executed by another profile than the one that wrote it), `Some(None)` clears it.
+    pub agent_type: Option<Option<String>>,
 }
 
 /// How a trace ended; see [`crate::TraceStore::finish_trace`].

@@ -372,10 +372,12 @@ impl AgentRunner {
         }
     }
 
-    /// The runner for an existing trace: this one for a main trace, the runner of its agent
-    /// type (and depth) for a sub-trace.
+    /// The runner for an existing trace. A main trace runs as this runner's profile
+    /// (`options.agent`), or when it has none as the profile the trace recorded; a sub-trace runs
+    /// as its agent type, at its depth, under that main profile.
     async fn runner_for_trace(&self, trace_id: &str) -> Result<Self, RunError> {
         let mut lineage = Vec::new();
+        let mut recorded = None;
         let mut next = Some(trace_id.to_owned());
         // Bounded, so that damaged parent links cannot loop forever.
         for _ in 0..MAX_LINEAGE {
@@ -385,14 +387,19 @@ impl AgentRunner {
             let Some(trace) = self.store.get_trace(&id).await? else {
                 break;
             };
-            if let Some(agent_type) = trace.agent_type {
-                lineage.push(agent_type);
-                next = trace.parent_trace_id;
+            match trace.parent_trace_id {
+                None => recorded = trace.agent_type,
+                Some(parent) => {
+                    lineage.extend(trace.agent_type);
+                    next = Some(parent);
+                }
             }
         }
-        if lineage.is_empty() {
+        let main = self.options.agent.clone().or(recorded);
+        if lineage.is_empty() && main == self.options.agent {
             return Ok(self.clone());
         }
+        lineage.extend(main);
         lineage.reverse();
         Ok(Self::build(
             self.store.clone(),

@@ -235,9 +235,10 @@ fn the_front_matter_subset() {
     write(
         dir.path(),
         "writer.md",
-        "---\n# A comment.\nname: \"tech-writer\"\ndescription: >\n  Writes docs:\n  \
+        "---\n# A comment.\nname: \"tech-writer\"  # quoted\ndescription: >\n  Writes docs:\n  \
          READMEs and guides.\ntools:\n  - Read\n  - write_file\n  - mcp__docs__*\nloop_guard:\n  \
-         repeated_call: 4\n  stop_after: 2\nread_only: false\nmax_cost: 1.25\n---\nBody.\n",
+         repeated_call: 4\n  stop_after: 2\nread_only: false   # the default\nmax_cost: 1.25\n\
+         model: gpt-4.1 # a comment\ncolor: C#\n---\nBody.\n",
     );
     let mut profiles = builtin_profiles();
     load_dir(&mut profiles, dir.path()).unwrap();
@@ -252,6 +253,7 @@ fn the_front_matter_subset() {
     assert_eq!(writer.limits.loop_guard.repeated_call, 4);
     assert_eq!(writer.limits.loop_guard.stop_after, 2);
     assert_eq!(writer.limits.max_cost, Some(1.25));
+    assert_eq!(writer.model.as_deref(), Some("gpt-4.1"));
 
     // A file without front matter is all prompt, named after the file.
     let plain = tempfile::tempdir().unwrap();

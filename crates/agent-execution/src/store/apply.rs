@@ -341,6 +341,9 @@ impl Planner<'_> {
         if let Some(goal_id) = &update.current_goal_id {
             trace.current_goal_id.clone_from(goal_id);
         }
+        if let Some(agent_type) = &update.agent_type {
+            trace.agent_type.clone_from(agent_type);
+        }
         if self.state.trace != before {
             self.trace_changed();
         }

@@ -78,7 +78,7 @@ fn fields(lines: &[(usize, &str)]) -> Result<Map<String, Value>, ParseError> {
             return Err((None, format!("line {number}: {key:?} is not a field name")));
         }
         let fail = |message: String| (Some(key.to_owned()), format!("line {number}: {message}"));
-        let rest = rest.trim();
+        let rest = without_comment(rest.trim());
         // The indented lines (and list items) that follow belong to this key.
         let start = index;
         while index < lines.len() {
@@ -172,6 +172,23 @@ fn indent_of(lines: &[(usize, &str)]) -> usize {
         .map(|(_, line)| line.len() - line.trim_start().len())
         .min()
         .unwrap_or(0)
+}
+
+/// A value without its trailing comment: ` #` and what follows, outside quotes (as in YAML, so
+/// a `#` inside a word, like `C#`, stays).
+fn without_comment(text: &str) -> &str {
+    let mut quote = None;
+    let mut previous = ' ';
+    for (at, c) in text.char_indices() {
+        match (quote, c) {
+            (None, '"' | '\'') if at == 0 => quote = Some(c),
+            (Some(open), _) if c == open => quote = None,
+            (None, '#') if previous.is_whitespace() && at > 0 => return text[..at].trim_end(),
+            _ => {}
+        }
+        previous = c;
+    }
+    text
 }
 
 /// A value written on its key's line.

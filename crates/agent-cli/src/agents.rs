@@ -1,0 +1,222 @@
+//! Agent profiles on the command line: loading them, the provider and model a profile asks for,
+//! clients for profiles on another provider, and `agent agents`.
+//!
+//! Profiles are layered, later layers changing what they name: the built-ins (`default`,
+//! `explore`, `delegate`, `compaction`, `plan`); the top-level `max_iterations` and `max_cost`
+//! of `agent.toml`, which are the `default` profile's; the `[agents.<name>]` tables of
+//! `agent.toml`; the user's `~/.config/agent/agents/*.md`; the project's
+//! `<workspace>/.agent/agents/*.md`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_execution::runner::agents::DEFAULT;
+use agent_execution::runner::profiles::{AGENTS_DIR, apply_config, builtin_profiles, load_dir};
+use agent_execution::runner::{AgentTypeConfig, ProfileOrigin};
+use agent_llm::LlmClient;
+use anyhow::{Context, Result};
+use clap::ValueEnum;
+use serde_json::json;
+
+use crate::cli::{AgentsArgs, ProviderArgs, ProviderKind};
+use crate::config::{self, FileConfig, ProviderConfig};
+use crate::exit::{ExitCode, UsageError};
+use crate::output::print;
+use crate::provider;
+
+/// Every profile, for runs in `workspace`. Errors name the file and the field.
+pub(crate) fn load(
+    file: &FileConfig,
+    workspace: &Path,
+) -> Result<BTreeMap<String, AgentTypeConfig>> {
+    let mut profiles = builtin_profiles();
+    if let Some(default) = profiles.get_mut(DEFAULT) {
+        if let Some(max) = file.max_iterations {
+            default.limits.max_iterations = max;
+        }
+        if let Some(cost) = file.max_cost {
+            default.limits.max_cost = Some(cost);
+        }
+    }
+    let config_file = file
+        .path
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(config::FILE_NAME));
+    let usage = |error: agent_execution::runner::ProfileError| UsageError(error.to_string());
+    apply_config(&mut profiles, &file.agents, &config_file).map_err(usage)?;
+    for dir in [user_dir(), Some(workspace.join(AGENTS_DIR))]
+        .into_iter()
+        .flatten()
+    {
+        load_dir(&mut profiles, &dir).map_err(usage)?;
+    }
+    for (name, profile) in &profiles {
+        if let Some(provider) = &profile.provider {
+            provider_kind(provider).map_err(|message| {
+                UsageError(format!(
+                    "{}: `provider`: {message}",
+                    location(name, profile)
+                ))
+            })?;
+        }
+    }
+    Ok(profiles)
+}
+
+/// `~/.config/agent/agents` (or under `$XDG_CONFIG_HOME`).
+fn user_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
+        .map(|dir| dir.join("agent").join("agents"))
+}
+
+/// Where a profile was defined, as errors name it.
+fn location(name: &str, profile: &AgentTypeConfig) -> String {
+    match &profile.origin {
+        ProfileOrigin::Config(path) => format!("{} [agents.{name}]", path.display()),
+        other => other.to_string(),
+    }
+}
+
+fn provider_kind(name: &str) -> Result<ProviderKind, String> {
+    ProviderKind::from_str(name, true)
+        .map_err(|_| format!("unknown provider {name:?}; use openai, anthropic or scripted"))
+}
+
+/// The profile `name`, or a usage error listing the profiles.
+pub(crate) fn get<'a>(
+    profiles: &'a BTreeMap<String, AgentTypeConfig>,
+    name: &str,
+) -> Result<&'a AgentTypeConfig> {
+    profiles.get(name).ok_or_else(|| {
+        let known: Vec<&str> = profiles.keys().map(String::as_str).collect();
+        UsageError(format!(
+            "there is no agent profile {name:?}; the profiles are {} (see `agent agents`)",
+            known.join(", ")
+        ))
+        .into()
+    })
+}
+
+/// The provider flags of a run as `profile`: the flags win, then the profile's provider and
+/// model.
+pub(crate) fn provider_args(flags: &ProviderArgs, profile: &AgentTypeConfig) -> ProviderArgs {
+    let mut args = flags.clone();
+    if args.provider.is_none() {
+        args.provider = profile
+            .provider
+            .as_deref()
+            .and_then(|p| provider_kind(p).ok());
+    }
+    if args.model.is_none() {
+        args.model.clone_from(&profile.model);
+    }
+    args
+}
+
+/// Clients for the profiles whose provider is not `main`'s. A profile whose client cannot be
+/// set up (no API key, say) is reported and runs on the main client.
+pub(crate) fn clients(
+    profiles: &BTreeMap<String, AgentTypeConfig>,
+    main: &ProviderConfig,
+    file: &FileConfig,
+) -> BTreeMap<String, Arc<dyn LlmClient>> {
+    let mut clients = BTreeMap::new();
+    for (name, profile) in profiles {
+        let Some(kind) = profile
+            .provider
+            .as_deref()
+            .and_then(|p| provider_kind(p).ok())
+        else {
+            continue;
+        };
+        if kind == main.kind {
+            continue;
+        }
+        // The file's URL and key belong to the file's provider.
+        let mut other = file.clone();
+        if file.provider != Some(kind) {
+            other.base_url = None;
+            other.api_key = None;
+        }
+        let flags = ProviderArgs {
+            provider: Some(kind),
+            model: profile.model.clone(),
+            ..ProviderArgs::default()
+        };
+        let client = config::resolve_provider(&flags, &other)
+            .context("no provider")
+            .and_then(|config| provider::client(&config));
+        match client {
+            Ok(client) => {
+                clients.insert(name.clone(), client);
+            }
+            Err(error) => tracing::warn!(
+                "agent profile {name}: cannot set up its provider ({error:#}); it uses the main \
+                 model client"
+            ),
+        }
+    }
+    clients
+}
+
+/// `agent agents`: the profiles, where each comes from, its tools and model.
+pub(crate) async fn command(args: AgentsArgs) -> Result<ExitCode> {
+    let file = FileConfig::load()?;
+    let workspace = match args.workspace.clone().or_else(|| file.workspace.clone()) {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let profiles = load(&file, &workspace)?;
+    if args.json {
+        let list: Vec<_> = profiles
+            .iter()
+            .map(|(name, p)| {
+                json!({
+                    "name": name,
+                    "description": p.description,
+                    "source": location(name, p),
+                    "tools": p.tools.summary(),
+                    "model": p.model,
+                    "provider": p.provider,
+                    "max_iterations": p.limits.max_iterations,
+                    "max_cost": p.limits.max_cost,
+                    "max_depth": p.max_depth,
+                })
+            })
+            .collect();
+        print(&json!({ "agents": list }).to_string());
+        return Ok(ExitCode::Completed);
+    }
+    let rows: Vec<[String; 5]> = profiles
+        .iter()
+        .map(|(name, p)| {
+            [
+                name.clone(),
+                p.model.clone().unwrap_or_else(|| "-".into()),
+                p.tools.summary(),
+                location(name, p),
+                p.description.clone(),
+            ]
+        })
+        .collect();
+    let header = ["NAME", "MODEL", "TOOLS", "SOURCE", "DESCRIPTION"].map(str::to_owned);
+    let mut widths = [0usize; 4];
+    for row in std::iter::once(&header).chain(&rows) {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(&rows) {
+        for (cell, width) in row.iter().zip(widths) {
+            out.push_str(&format!("{cell:<width$}  "));
+        }
+        out.push_str(&row[4]);
+        out.push('\n');
+    }
+    print(out.trim_end());
+    Ok(ExitCode::Completed)
+}

@@ -1,0 +1,353 @@
+//! Agent profiles through the `agent` binary: `agent agents` lists the built-ins and the
+//! profiles of `agent.toml` and `.agent/agents/`, a run as `--agent NAME` and a delegate naming
+//! a profile use it end to end, and invalid profiles are usage errors that name the file and
+//! the field.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+/// A temporary home, project (`work`, with `agent.toml` beside it) and trace folder.
+struct Env {
+    root: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["home", "work/.agent/agents", "traces"] {
+            std::fs::create_dir_all(root.path().join(dir)).unwrap();
+        }
+        Self { root }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.path().join(name)
+    }
+
+    fn write(&self, name: &str, text: &str) -> String {
+        let path = self.path(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    /// `agent <args>` in the root, with a clean environment.
+    async fn run(&self, args: &[&str]) -> Output {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agent"));
+        command
+            .args(args)
+            .current_dir(self.root.path())
+            .env("HOME", self.path("home"))
+            .env("XDG_CONFIG_HOME", self.path("home"))
+            .env("AGENT_TRACE_DIR", self.path("traces"))
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null());
+        for var in [
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "AGENT_MODEL",
+            "RUST_LOG",
+        ] {
+            command.env_remove(var);
+        }
+        command.output().await.unwrap()
+    }
+
+    fn work(&self) -> String {
+        self.path("work").to_string_lossy().into_owned()
+    }
+
+    fn meta(&self, trace_id: &str) -> Value {
+        let path = self.path("traces").join(trace_id).join("meta.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn code(output: &Output) -> i32 {
+    output.status.code().unwrap_or(-1)
+}
+
+const CONFIG: &str = r#"
+[agents.reviewer]
+description = "Reviews changes; never edits."
+base = "explore"
+prompt = "You review code."
+model = "review-model"
+max_iterations = 7
+"#;
+
+/// Claude Code's format, as it would be copied from `.claude/agents/`.
+const TESTER: &str = "---
+name: tester
+description: Runs the tests and reports failures.
+tools: Read, Bash
+model: inherit
+---
+You run tests in {workspace}.
+";
+
+#[tokio::test]
+async fn agents_lists_the_built_ins_and_the_profiles_of_the_file_and_the_project() {
+    let env = Env::new();
+    env.write("agent.toml", CONFIG);
+    env.write("work/.agent/agents/tester.md", TESTER);
+    // The project's file changes the reviewer's model only.
+    env.write(
+        "work/.agent/agents/reviewer.md",
+        "---\nmodel: big-model\n---\n",
+    );
+    let output = env
+        .run(&["agents", "--workspace", &env.work(), "--json"])
+        .await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let listed: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let agents = listed["agents"].as_array().unwrap();
+    let names: Vec<&str> = agents.iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "compaction",
+            "default",
+            "delegate",
+            "explore",
+            "plan",
+            "reviewer",
+            "tester"
+        ]
+    );
+    let by_name = |name: &str| agents.iter().find(|a| a["name"] == name).unwrap().clone();
+    let reviewer = by_name("reviewer");
+    assert_eq!(reviewer["model"], "big-model");
+    assert_eq!(reviewer["max_iterations"], 7);
+    assert_eq!(reviewer["tools"], "read-only");
+    assert!(
+        reviewer["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("reviewer.md")
+    );
+    let tester = by_name("tester");
+    assert_eq!(tester["tools"], "bash, read_file");
+    assert_eq!(tester["model"], Value::Null);
+    assert_eq!(by_name("explore")["source"], "built-in");
+
+    let table = env.run(&["agents", "--workspace", &env.work()]).await;
+    let text = stdout(&table);
+    assert!(text.starts_with("NAME"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("tester") && l.ends_with("Runs the tests and reports failures.")),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_run_as_a_profile_and_a_delegate_naming_one() {
+    let env = Env::new();
+    env.write("agent.toml", CONFIG);
+    std::fs::write(env.path("work/notes.txt"), "hello\n").unwrap();
+    // As the reviewer: read-only tools, so the write is refused as an unknown tool.
+    let script = env.write(
+        "review.json",
+        &json!([
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "x", "content": ""}}]},
+            {"text": "Reviewed: no problems."}
+        ])
+        .to_string(),
+    );
+    let output = env
+        .run(&[
+            "run",
+            "--script",
+            &script,
+            "--workspace",
+            &env.work(),
+            "--agent",
+            "reviewer",
+            "--json",
+            "Review notes.txt",
+        ])
+        .await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let meta = env.meta(result["trace_id"].as_str().unwrap());
+    assert_eq!(meta["agent_type"], "reviewer");
+    assert_eq!(meta["model"], "review-model");
+    assert!(!env.path("work/x").exists());
+
+    // The default agent delegates to the reviewer, which runs as a sub-trace of that profile.
+    let task = "Check notes.txt for typos";
+    let script = env.write(
+        "delegate.json",
+        &json!({
+            "turns": [
+                {"tool_calls": [{"name": "delegate", "arguments": {"task": task, "agent": "reviewer"}}]},
+                {"text": "The reviewer found nothing."}
+            ],
+            "routes": [{"when_task_contains": task, "turns": [
+                {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+                {"text": "notes.txt has no typos."}
+            ]}]
+        })
+        .to_string(),
+    );
+    let output = env
+        .run(&[
+            "run",
+            "--script",
+            &script,
+            "--workspace",
+            &env.work(),
+            "--json",
+            "Get a review",
+        ])
+        .await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let trace_id = result["trace_id"].as_str().unwrap();
+    assert_eq!(env.meta(trace_id)["agent_type"], Value::Null);
+    let sub = std::fs::read_dir(env.path("traces"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|name| name.starts_with(&format!("{trace_id}@reviewer-")))
+        .expect("a reviewer sub-trace");
+    let meta = env.meta(&sub);
+    assert_eq!(meta["agent_type"], "reviewer");
+    assert_eq!(meta["status"], "completed");
+    assert_eq!(meta["model"], "review-model");
+}
+
+/// Runs `agent agents` with `file` as `agent.toml` or as a profile file, and returns stderr.
+async fn invalid(env: &Env, args: &[&str]) -> String {
+    let output = env.run(args).await;
+    assert_eq!(code(&output), 2, "{}", stdout(&output));
+    stderr(&output)
+}
+
+#[tokio::test]
+async fn invalid_profiles_are_usage_errors_naming_the_file_and_the_field() {
+    let env = Env::new();
+    let work = env.work();
+    let list = ["agents", "--workspace", work.as_str()];
+
+    env.write("agent.toml", "[agents.reviewer]\ntoolz = [\"read_file\"]\n");
+    let message = invalid(&env, &list).await;
+    assert!(
+        message.contains("agent.toml") && message.contains("toolz"),
+        "{message}"
+    );
+
+    env.write("agent.toml", "[agents.reviewer]\nprovider = \"mistral\"\n");
+    let message = invalid(&env, &list).await;
+    assert!(
+        message.contains("agent.toml [agents.reviewer]: `provider`: unknown provider \"mistral\""),
+        "{message}"
+    );
+
+    std::fs::remove_file(env.path("agent.toml")).unwrap();
+    let file = env.write(
+        "work/.agent/agents/broken.md",
+        "---\nmax_iterations: lots\n---\n",
+    );
+    let message = invalid(&env, &list).await;
+    assert!(
+        message.contains(&format!("{file}: `max_iterations`: invalid type")),
+        "{message}"
+    );
+
+    std::fs::remove_file(Path::new(&file)).unwrap();
+    let output = env
+        .run(&["run", "--provider", "scripted", "--agent", "nobody", "x"])
+        .await;
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("there is no agent profile \"nobody\""),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[tokio::test]
+async fn a_plan_is_written_as_plan_and_executed_and_resumed_as_the_running_profile() {
+    let env = Env::new();
+    let work = env.work();
+    let script = env.write(
+        "plan.json",
+        &json!([
+            {"tool_calls": [{"name": "goal", "arguments": {"add": "Write notes"}}]},
+            {"text": "One goal."}
+        ])
+        .to_string(),
+    );
+    let output = env
+        .run(&[
+            "plan",
+            "--script",
+            &script,
+            "--workspace",
+            &work,
+            "--json",
+            "Make notes",
+        ])
+        .await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let planned: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    let trace_id = planned["trace_id"].as_str().unwrap().to_owned();
+    assert_eq!(env.meta(&trace_id)["agent_type"], "plan");
+
+    // Executing it stops on a model error; it is now the default profile's trace.
+    let failing = env.write(
+        "fail.json",
+        &json!([{"error": {"kind": "server", "message": "down"}}]).to_string(),
+    );
+    let output = env
+        .run(&[
+            "run",
+            "--trace",
+            &trace_id,
+            "--script",
+            &failing,
+            "--workspace",
+            &work,
+            "--yes",
+        ])
+        .await;
+    assert_eq!(code(&output), 1, "{}", stderr(&output));
+    assert_eq!(env.meta(&trace_id)["agent_type"], Value::Null);
+
+    // The resume has every tool again, not only the goal tools of `plan`.
+    let script = env.write(
+        "resume.json",
+        &json!([
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "n"}}]},
+            {"text": "Written."}
+        ])
+        .to_string(),
+    );
+    let output = env
+        .run(&[
+            "resume",
+            &trace_id,
+            "--script",
+            &script,
+            "--workspace",
+            &work,
+            "--yes",
+        ])
+        .await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert!(env.path("work/notes.txt").is_file());
+}
