@@ -15,6 +15,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, Result, bail};
 
 mod bench;
+mod soak;
 mod tidy;
 
 fn main() -> ExitCode {
@@ -24,6 +25,7 @@ fn main() -> ExitCode {
         Some("setup") => setup(),
         Some("bench") => bench::bench(args.iter().skip(1).any(|a| a == "--quick")),
         Some("openapi") => openapi(),
+        Some("soak") => soak::soak(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             eprintln!(
                 "usage: cargo xtask <command>\n\ncommands:\n  setup            install what the tests need beyond Rust (scripts/setup-*.sh)\n  ci       fmt check, clippy -D warnings, tests, doc build\n  bench    benchmarks in release mode (--quick for a short run)\n  openapi  rewrite crates/agent-api/openapi.json"

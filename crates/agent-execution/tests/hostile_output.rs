@@ -229,6 +229,8 @@ async fn check(case: Case, expect: Expect) {
     let before = sandbox.outside_state();
     let ran = play(&case, &sandbox).await;
     let name = case.name;
+    // One line per case, counted by `cargo xtask soak`.
+    println!("HOSTILE-CASE {name}");
 
     match &expect {
         Expect::Ends(status, response) => {

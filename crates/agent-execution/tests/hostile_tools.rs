@@ -111,6 +111,11 @@ async fn race(race: &Race, tool: &str, args: impl Fn(usize) -> Value) -> Vec<Too
     stop.store(true, Ordering::Relaxed);
     let swaps = swapper.join().unwrap();
     assert!(swaps > 0, "the swapper never ran");
+    // Counted by `cargo xtask soak`.
+    println!(
+        "HOSTILE-RACE {{\"tool\":\"{tool}\",\"calls\":{},\"swaps\":{swaps}}}",
+        results.len()
+    );
     results
 }
 
