@@ -21,6 +21,7 @@ use agent_execution::TraceStatus;
 use anyhow::{Context, Result, bail};
 
 mod api;
+mod cache;
 mod economy;
 mod overhead;
 mod peer;
@@ -153,7 +154,8 @@ async fn main() -> Result<()> {
         api: &api,
     };
     let (summary, failures) = report::summary(&results)?;
-    let full = report::full(&results, &summary, &failures)?;
+    let caching = cache::measure(plan.goals, plan.calls).await?;
+    let full = report::full(&results, &summary, &failures)? + &cache::section(&caching);
     match &args.out {
         Some(out) => {
             let out = Path::new(out);
