@@ -2,7 +2,8 @@
 //! model, in-memory store, built-in tools). Every case states its expected outcome, and every
 //! case must also leave the run alive, bounded and consistent: the run ends on its own within a
 //! generous time limit, every tool call gets exactly one result, results stay within the output
-//! cap, nothing outside the workspace changes, and event ids stay dense.
+//! cap, requests and the process's peak memory stay bounded, nothing outside the workspace
+//! changes, and event ids stay dense.
 //!
 //! The corpus is data: each entry is one `check(case, expect)` call.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -223,6 +224,17 @@ fn assert_every_call_answered_once(name: &str, messages: &[Message]) {
     }
 }
 
+/// The most memory the test process may have held at any time, in MiB.
+const MEMORY_LIMIT_MIB: u64 = 2048;
+
+/// The peak resident memory of this process so far (`VmHWM`), in MiB, where Linux tells.
+fn peak_memory_mib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024)
+}
+
 /// Runs one case and checks its expected outcome and the invariants every case shares.
 async fn check(case: Case, expect: Expect) {
     let sandbox = Sandbox::new();
@@ -300,6 +312,14 @@ async fn check(case: Case, expect: Expect) {
         "{name}: a request of {} bytes",
         ran.largest_request
     );
+    // And memory: the peak of this whole test process (all cases of the binary when they share
+    // it) stays far below what a case that buffers without bound would reach.
+    if let Some(peak) = peak_memory_mib() {
+        assert!(
+            peak < MEMORY_LIMIT_MIB,
+            "{name}: the process peaked at {peak} MiB"
+        );
+    }
     let _ = &ran.tree;
 }
 
