@@ -6,6 +6,9 @@
 //! - `bench [--quick]`: the benchmarks in release mode, side by side with LangGraph (in a pinned
 //!   virtualenv) and the raw limits; the summary goes to stdout, the report and its plots to
 //!   `docs/benchmarks.md` and `docs/bench-*.svg` (see `bench.rs`).
+//! - `soak [--quick] [--kills N] [--fuzz-seconds N] [--http-examples N]`: the long forms of the
+//!   reliability tests and coverage-guided fuzzing; the report goes to `docs/reliability.md`
+//!   (see `soak.rs`).
 //! - `setup`: installs what the tests need beyond the Rust toolchain (each `scripts/setup-*.sh`,
 //!   idempotent); `ci` runs it first.
 //! - `openapi`: rewrites `crates/agent-api/openapi.json` from the code.
@@ -28,7 +31,7 @@ fn main() -> ExitCode {
         Some("soak") => soak::soak(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             eprintln!(
-                "usage: cargo xtask <command>\n\ncommands:\n  setup            install what the tests need beyond Rust (scripts/setup-*.sh)\n  ci       fmt check, clippy -D warnings, tests, doc build\n  bench    benchmarks in release mode (--quick for a short run)\n  openapi  rewrite crates/agent-api/openapi.json"
+                "usage: cargo xtask <command>\n\ncommands:\n  setup    install what the tests need beyond Rust (scripts/setup-*.sh)\n  ci       fmt check, clippy -D warnings, tests, doc build\n  bench    benchmarks in release mode (--quick for a short run)\n  soak     the long reliability runs, report in docs/reliability.md (--quick for a short run)\n  openapi  rewrite crates/agent-api/openapi.json"
             );
             Ok(())
         }
