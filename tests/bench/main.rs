@@ -153,9 +153,10 @@ async fn main() -> Result<()> {
         scale: &store,
         api: &api,
     };
-    let (summary, failures) = report::summary(&results)?;
     let caching = cache::measure(plan.goals, plan.calls).await?;
-    let full = report::full(&results, &summary, &failures)? + &cache::section(&caching);
+    let (mut summary, failures) = report::summary(&results)?;
+    summary.push_str(&cache::summary_rows(&caching));
+    let full = report::full(&results, &summary, &failures, &cache::section(&caching))?;
     match &args.out {
         Some(out) => {
             let out = Path::new(out);

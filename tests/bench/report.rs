@@ -237,7 +237,14 @@ pub(crate) fn summary(results: &Results<'_>) -> Result<(String, Vec<String>)> {
 }
 
 /// The whole report.
-pub(crate) fn full(results: &Results<'_>, summary: &str, failures: &[String]) -> Result<String> {
+/// `more` holds sections measured outside `results` (prompt caching); they go before
+/// "Running it".
+pub(crate) fn full(
+    results: &Results<'_>,
+    summary: &str,
+    failures: &[String],
+    more: &str,
+) -> Result<String> {
     let plan = results.plan;
     let mut out = String::new();
     writeln!(out, "# Benchmarks\n")?;
@@ -271,6 +278,7 @@ pub(crate) fn full(results: &Results<'_>, summary: &str, failures: &[String]) ->
     out.push_str(&economy_section(results)?);
     out.push_str(&scale_section(results)?);
     out.push_str(&crate::api::section(results.api)?);
+    out.push_str(more);
     writeln!(out, "\n## Running it\n")?;
     writeln!(
         out,
