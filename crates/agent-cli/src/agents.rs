@@ -5,7 +5,8 @@
 //! `explore`, `delegate`, `compaction`, `plan`); the top-level `max_iterations` and `max_cost`
 //! of `agent.toml`, which are the `default` profile's; the `[agents.<name>]` tables of
 //! `agent.toml`; the user's `~/.config/agent/agents/*.md`; the project's
-//! `<workspace>/.agent/agents/*.md`.
+//! `<workspace>/.agent/agents/*.md`. Last, the top-level `max_cost` becomes the cap of every
+//! profile that still has none.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,6 +51,13 @@ pub(crate) fn load(
         .flatten()
     {
         load_dir(&mut profiles, &dir).map_err(usage)?;
+    }
+    // The top-level cost cap is every profile's that sets none of its own (a run's sub-agents
+    // included): a cap in agent.toml holds whichever profile runs.
+    if let Some(cost) = file.max_cost {
+        for profile in profiles.values_mut() {
+            profile.limits.max_cost.get_or_insert(cost);
+        }
     }
     for (name, profile) in &profiles {
         if let Some(provider) = &profile.provider {
@@ -101,30 +109,38 @@ pub(crate) fn get<'a>(
 }
 
 /// The provider flags of a run as `profile`: the flags win, then the profile's provider and
-/// model.
+/// model. The profile's model goes with its provider: a `--provider` naming another one drops
+/// it (the model name would mean nothing there).
 pub(crate) fn provider_args(flags: &ProviderArgs, profile: &AgentTypeConfig) -> ProviderArgs {
     let mut args = flags.clone();
+    let profile_kind = profile
+        .provider
+        .as_deref()
+        .and_then(|p| provider_kind(p).ok());
     if args.provider.is_none() {
-        args.provider = profile
-            .provider
-            .as_deref()
-            .and_then(|p| provider_kind(p).ok());
+        args.provider = profile_kind;
     }
-    if args.model.is_none() {
+    let same_provider = profile_kind.is_none() || args.provider == profile_kind;
+    if args.model.is_none() && same_provider {
         args.model.clone_from(&profile.model);
     }
     args
 }
 
-/// Clients for the profiles whose provider is not `main`'s. A profile whose client cannot be
-/// set up (no API key, say) is reported and runs on the main client.
+/// Clients for the profiles whose provider is not `main`'s, except `running` (the profile of
+/// a run started from the command line, whose client is the main one: the flags may have moved
+/// it to another provider). A profile with its own client and no model gets its provider's model (from
+/// `agent.toml` when that names the same provider, else the provider's default), so that its
+/// requests never carry the main provider's model name. A profile whose client cannot be set
+/// up (no API key, say) is reported and runs on the main client.
 pub(crate) fn clients(
-    profiles: &BTreeMap<String, AgentTypeConfig>,
+    profiles: &mut BTreeMap<String, AgentTypeConfig>,
+    running: Option<&str>,
     main: &ProviderConfig,
     file: &FileConfig,
 ) -> BTreeMap<String, Arc<dyn LlmClient>> {
     let mut clients = BTreeMap::new();
-    for (name, profile) in profiles {
+    for (name, profile) in profiles.iter_mut() {
         let Some(kind) = profile
             .provider
             .as_deref()
@@ -132,25 +148,20 @@ pub(crate) fn clients(
         else {
             continue;
         };
-        if kind == main.kind {
+        if kind == main.kind || running == Some(name.as_str()) {
             continue;
-        }
-        // The file's URL and key belong to the file's provider.
-        let mut other = file.clone();
-        if file.provider != Some(kind) {
-            other.base_url = None;
-            other.api_key = None;
         }
         let flags = ProviderArgs {
             provider: Some(kind),
             model: profile.model.clone(),
             ..ProviderArgs::default()
         };
-        let client = config::resolve_provider(&flags, &other)
+        let client = config::resolve_provider(&flags, file)
             .context("no provider")
-            .and_then(|config| provider::client(&config));
+            .and_then(|config| Ok((provider::client(&config)?, config.model)));
         match client {
-            Ok(client) => {
+            Ok((client, model)) => {
+                profile.model.get_or_insert(model);
                 clients.insert(name.clone(), client);
             }
             Err(error) => tracing::warn!(

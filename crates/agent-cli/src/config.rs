@@ -191,24 +191,30 @@ pub(crate) fn resolve_provider(flags: &ProviderArgs, file: &FileConfig) -> Optio
         ProviderKind::Scripted => ("", "", "scripted"),
     };
     let from_env = |name: &str| if name.is_empty() { None } else { env(name) };
+    // The file's model, URL and key belong to the file's provider: a run on another one (by a
+    // flag or a profile) does not send them there.
+    let own = |value: &Option<String>| match file.provider {
+        Some(file_kind) if file_kind != kind => None,
+        _ => value.clone(),
+    };
     Some(ProviderConfig {
         kind,
         // AGENT_MODEL is read by the --model flag itself.
         model: flags
             .model
             .clone()
-            .or_else(|| file.model.clone())
+            .or_else(|| own(&file.model))
             .unwrap_or_else(|| default_model.into()),
         base_url: flags
             .base_url
             .clone()
             .or_else(|| from_env(url_var))
-            .or_else(|| file.base_url.clone()),
+            .or_else(|| own(&file.base_url)),
         api_key: flags
             .api_key
             .clone()
             .or_else(|| from_env(key_var))
-            .or_else(|| file.api_key.clone()),
+            .or_else(|| own(&file.api_key)),
         script: flags.script.clone().or_else(|| file.script.clone()),
         context_window: file.context_window,
     })
@@ -217,6 +223,34 @@ pub(crate) fn resolve_provider(flags: &ProviderArgs, file: &FileConfig) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_file_settings_stay_with_the_file_provider() {
+        let file = FileConfig {
+            provider: Some(ProviderKind::Openai),
+            model: Some("gpt-from-file".into()),
+            base_url: Some("http://file/v1".into()),
+            api_key: Some("file-key".into()),
+            ..FileConfig::default()
+        };
+        let flags = ProviderArgs {
+            provider: Some(ProviderKind::Anthropic),
+            ..ProviderArgs::default()
+        };
+        let config = resolve_provider(&flags, &file).unwrap();
+        assert_eq!(config.kind, ProviderKind::Anthropic);
+        assert_eq!(config.model, "claude-sonnet-4-5");
+        assert_ne!(config.base_url.as_deref(), Some("http://file/v1"));
+        assert_ne!(config.api_key.as_deref(), Some("file-key"));
+        // Without a provider in the file, its settings apply to whichever is chosen.
+        let file = FileConfig {
+            provider: None,
+            ..file
+        };
+        let config = resolve_provider(&flags, &file).unwrap();
+        assert_eq!(config.model, "gpt-from-file");
+        assert_eq!(config.base_url.as_deref(), Some("http://file/v1"));
+    }
 
     #[test]
     fn flags_win_over_the_file() {

@@ -38,8 +38,18 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
         Some(dir) => dir,
         None => std::env::current_dir().context("cannot read the current folder")?,
     };
-    let profiles = agents::load(&file, &workspace)?;
+    let mut profiles = agents::load(&file, &workspace)?;
     let name = args.agent.as_deref().or(agent).unwrap_or(DEFAULT);
+    if args.agent.is_none()
+        && let Some(recorded) = agent
+        && !profiles.contains_key(recorded)
+    {
+        return Err(UsageError(format!(
+            "the trace ran as the agent profile {recorded:?}, which is not defined any more; \
+             pass --agent NAME to continue it as another (see `agent agents`)"
+        ))
+        .into());
+    }
     let profile = agents::get(&profiles, name)?;
     let provider = config::resolve_provider(&agents::provider_args(&args.llm, profile), &file)
         .ok_or_else(|| UsageError(config::NO_PROVIDER.into()))?;
@@ -47,7 +57,7 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
     let (_, store) = config::open_store(args.trace_dir.trace_dir.as_ref(), &file)?;
     let store = Arc::new(store);
     let mut options = RunnerOptions::new(provider.model.clone(), workspace);
-    options.clients = agents::clients(&profiles, &provider, &file);
+    options.clients = agents::clients(&mut profiles, Some(name), &provider, &file);
     options.sub_agents.agent_types = profiles;
     // The profile's limits, then the flags.
     let mut options = options
@@ -106,16 +116,24 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
     code
 }
 
-/// `agent resume`: a main trace resumes as the profile it was started with, unless `--agent`
-/// names another.
+/// `agent resume`: a trace resumes under the profile its main trace was started with (a
+/// sub-trace keeps its own agent type below it), unless `--agent` names another.
 pub(crate) async fn resume(args: ResumeArgs) -> Result<ExitCode> {
     let file = FileConfig::load()?;
     let (_, store) = config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?;
-    let profile = store
-        .get_trace(&args.trace_id)
-        .await?
-        .filter(|trace| trace.parent_trace_id.is_none())
-        .and_then(|trace| trace.agent_type);
+    let mut profile = None;
+    let mut next = Some(args.trace_id.clone());
+    // Bounded, so that damaged parent links cannot loop forever.
+    for _ in 0..64 {
+        let Some(id) = next.take() else { break };
+        let Some(trace) = store.get_trace(&id).await? else {
+            break;
+        };
+        match trace.parent_trace_id {
+            Some(parent) => next = Some(parent),
+            None => profile = trace.agent_type,
+        }
+    }
     drop(store);
     let mcp = mcp::start(&file, &args.model.mcp).await?;
     let setup = setup(&args.model, mcp::registry(&mcp), profile.as_deref())?;

@@ -99,8 +99,8 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
                 Some(dir) => dir,
                 None => std::env::current_dir()?,
             };
-            let profiles = crate::agents::load(&file, &workspace)?;
-            let clients = crate::agents::clients(&profiles, &provider_config, &file);
+            let mut profiles = crate::agents::load(&file, &workspace)?;
+            let clients = crate::agents::clients(&mut profiles, None, &provider_config, &file);
             mcp = Arc::new(crate::mcp::start(&file, &[]).await?);
             let factory = CliFactory {
                 profiles,

@@ -351,3 +351,101 @@ async fn a_plan_is_written_as_plan_and_executed_and_resumed_as_the_running_profi
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     assert!(env.path("work/notes.txt").is_file());
 }
+
+#[tokio::test]
+async fn flags_win_over_the_profile_and_its_model_stays_with_its_provider() {
+    let env = Env::new();
+    env.write(
+        "agent.toml",
+        "[agents.remote]\nprovider = \"openai\"\nmodel = \"gpt-remote\"\nmax_iterations = 7\n",
+    );
+    std::fs::write(env.path("work/notes.txt"), "hello\n").unwrap();
+    let read = json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]});
+    let script = env.write(
+        "reads.json",
+        &json!([read, read, {"text": "Read twice."}]).to_string(),
+    );
+    // `--provider scripted` beats the profile's OpenAI (which has no key here), the profile's
+    // model does not follow the run to another provider, and `--max-iterations` beats the
+    // profile's limit.
+    let output = env
+        .run(&[
+            "run",
+            "--agent",
+            "remote",
+            "--provider",
+            "scripted",
+            "--script",
+            &script,
+            "--workspace",
+            &env.work(),
+            "--max-iterations",
+            "1",
+            "--json",
+            "Read the notes",
+        ])
+        .await;
+    assert_eq!(code(&output), 3, "{}", stderr(&output));
+    let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let meta = env.meta(result["trace_id"].as_str().unwrap());
+    assert_eq!(meta["agent_type"], "remote");
+    assert_eq!(meta["model"], "scripted");
+}
+
+#[tokio::test]
+async fn a_resume_whose_profile_is_gone_says_so_and_how_to_go_on() {
+    let env = Env::new();
+    let tester = env.write("work/.agent/agents/tester.md", TESTER);
+    let failing = env.write(
+        "fail.json",
+        &json!([{"error": {"kind": "server", "message": "down"}}]).to_string(),
+    );
+    let output = env
+        .run(&[
+            "run",
+            "--agent",
+            "tester",
+            "--script",
+            &failing,
+            "--workspace",
+            &env.work(),
+            "--json",
+            "Run the tests",
+        ])
+        .await;
+    assert_eq!(code(&output), 1, "{}", stderr(&output));
+    let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let trace_id = result["trace_id"].as_str().unwrap().to_owned();
+    assert_eq!(env.meta(&trace_id)["agent_type"], "tester");
+
+    std::fs::remove_file(&tester).unwrap();
+    let done = env.write("done.json", &json!([{"text": "Done."}]).to_string());
+    let resume = |agent: Option<&'static str>| {
+        let mut args = vec![
+            "resume".to_owned(),
+            trace_id.clone(),
+            "--script".into(),
+            done.clone(),
+            "--workspace".into(),
+            env.work(),
+        ];
+        if let Some(agent) = agent {
+            args.extend(["--agent".into(), agent.into()]);
+        }
+        args
+    };
+    let args = resume(None);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = env.run(&args).await;
+    assert_eq!(code(&output), 2, "{}", stdout(&output));
+    let message = stderr(&output);
+    assert!(
+        message.contains("\"tester\", which is not defined any more")
+            && message.contains("--agent"),
+        "{message}"
+    );
+    let args = resume(Some("default"));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = env.run(&args).await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+}
