@@ -565,4 +565,8 @@ async fn a_non_loopback_bind_needs_its_token_everywhere() {
     assert!(first.to_text().unwrap().contains("connected"));
     let _ = socket.close(None).await;
     server.assert_alive();
+    // Per route: five refused, one allowed; then the query token, start, cancel, two watches;
+    // and the refused start of the server itself.
+    let cases = routes.len() * 6 + 6;
+    println!("HOSTILE-HTTP {}", json!({"hand_written_cases": cases}));
 }

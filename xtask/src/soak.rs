@@ -19,7 +19,8 @@
 //! `--quick` runs small numbers, to try the pipeline.
 
 use std::fmt::Write as _;
-use std::process::Command;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
@@ -28,6 +29,7 @@ use crate::{cargo_bin, workspace_root};
 
 /// How long a soak runs each part.
 struct Plan {
+    quick: bool,
     kills: u32,
     race_calls: u32,
     http_examples: u32,
@@ -40,6 +42,7 @@ impl Plan {
         let quick = args.iter().any(|a| a == "--quick");
         let mut plan = if quick {
             Plan {
+                quick: true,
                 kills: 6,
                 race_calls: 2_000,
                 http_examples: 25,
@@ -48,6 +51,7 @@ impl Plan {
             }
         } else {
             Plan {
+                quick: false,
                 kills: 50,
                 race_calls: 20_000,
                 http_examples: 300,
@@ -82,21 +86,41 @@ struct Step {
     seconds: f64,
 }
 
-/// Runs a cargo command with `env`, printing its output as it goes to stderr; fails when it
-/// fails.
+/// Runs a cargo command with `env`, echoing its output to stderr as it comes (a long step shows
+/// its progress) and keeping it for the report; fails when the command fails.
 fn run_cargo(what: &str, args: &[&str], env: &[(&str, String)]) -> Result<Step> {
     eprintln!("xtask soak: {what}: cargo {}", args.join(" "));
     let started = Instant::now();
-    let output = Command::new(cargo_bin())
+    let mut child = Command::new(cargo_bin())
         .args(args)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .current_dir(workspace_root())
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .with_context(|| format!("could not start cargo for {what}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    if !output.status.success() {
-        bail!("{what} failed ({}):\n{stdout}\n{stderr}", output.status);
+    let echo = |stream: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut kept = String::new();
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                eprintln!("  {line}");
+                kept.push_str(&line);
+                kept.push('\n');
+            }
+            kept
+        })
+    };
+    let stdout = child.stdout.take().map(|s| echo(Box::new(s)));
+    let stderr = child.stderr.take().map(|s| echo(Box::new(s)));
+    let status = child
+        .wait()
+        .with_context(|| format!("could not wait for cargo ({what})"))?;
+    let collect = |thread: Option<std::thread::JoinHandle<String>>| {
+        thread.and_then(|t| t.join().ok()).unwrap_or_default()
+    };
+    let (stdout, stderr) = (collect(stdout), collect(stderr));
+    if !status.success() {
+        bail!("{what} failed ({status}); its output is above");
     }
     Ok(Step {
         stdout: format!("{stdout}\n{stderr}"),
@@ -125,6 +149,16 @@ fn number(json: &str, key: &str) -> f64 {
             rest[..end].parse().ok()
         })
         .unwrap_or(0.0)
+}
+
+/// The digits after `"key":` in a one-line JSON summary, exactly as written (a 64-bit seed does
+/// not survive a round trip through `f64`).
+fn digits(json: &str, key: &str) -> String {
+    let marker = format!("\"{key}\":");
+    json.find(&marker)
+        .map(|at| &json[at + marker.len()..])
+        .map(|rest| rest.chars().take_while(char::is_ascii_digit).collect())
+        .unwrap_or_default()
 }
 
 /// The string after `"key":` in a one-line JSON summary (no escapes expected).
@@ -427,12 +461,19 @@ fn render(r: &Report<'_>) -> String {
     let _ = writeln!(out, "# Reliability report\n");
     let _ = writeln!(
         out,
-        "Written by `cargo xtask soak` on {} at commit `{}`, on {cores} cores, in {:.0} minutes. \
+        "Written by `cargo xtask soak{}` on {} at commit `{}`, on {cores} cores, in {:.0} minutes. \
          The same tests run in `cargo xtask ci` with small numbers (see the end). Every number \
-         below comes from that run; a soak that finds a failure stops without writing this file.\n",
+         below comes from that run; a soak that finds a failure stops without writing this file.{}\n",
+        if r.plan.quick { " --quick" } else { "" },
         today(),
         commit(),
-        r.minutes
+        r.minutes,
+        if r.plan.quick {
+            " **This was a `--quick` run**: small numbers, to try the pipeline; its figures say \
+             little."
+        } else {
+            ""
+        }
     );
     let _ = writeln!(out, "## Summary\n");
     let _ = writeln!(out, "| area | what ran | inputs | failures |");
@@ -479,16 +520,18 @@ fn render(r: &Report<'_>) -> String {
     let _ = writeln!(out, "## Crash matrix\n");
     let _ = writeln!(
         out,
-        "`tests/crash_matrix.rs`, {} iterations (seed {}). Each runs a scripted task with four \
+        "`tests/crash_matrix.rs`, {} iterations (seed {}; `CRASH_MATRIX_SEED` replays it). Each runs a scripted task with four \
          goals, file and shell tools and a two-branch exploration, alternately with `agent run` \
          and with `agent serve` (the run started over HTTP), and kills the process with SIGKILL \
          at a random moment of an unkilled run's duration. Then: every trace folder loads, \
          `agent show --json` works, `agent resume` completes the run, every event acknowledged \
          before the kill (complete commits of `events.jsonl`, read just before it) is still \
          there unchanged, every acknowledged message loads, event ids are dense, and every tool \
-         call has exactly one result, in the store and in the context.\n",
+         call has exactly one result, in the store and in the context. The last three counts \
+         below are zero because the test fails on any other value, and a failed test stops the \
+         soak.\n",
         number(&crash, "iterations"),
-        number(&crash, "seed"),
+        digits(&crash, "seed"),
     );
     let _ = writeln!(out, "| measure | value |\n|---|---|");
     for (label, key) in [
@@ -517,8 +560,8 @@ fn render(r: &Report<'_>) -> String {
     let _ = writeln!(out, "## Hostile model output and tools\n");
     let _ = writeln!(
         out,
-        "`crates/agent-execution/tests/hostile_output.rs`: {cases} cases through the real runner \
-         (scripted model, in-memory store, built-in tools), one `check(case, expect)` each: \
+        "`crates/agent-execution/tests/hostile_output.rs`: {cases} cases (and the runaway-plan and call-id tests) through the real runner \
+         (scripted model, in-memory store, built-in tools), each with its outcome asserted: \
          invalid and non-object JSON arguments (truncated, trailing garbage, lone surrogates, \
          100,000 levels of nesting), wrong types, unknown and nameless tools (a 1 MB name \
          among them), empty answers, 5 MB arguments (write, path, pattern, command, edit, \
@@ -526,9 +569,10 @@ fn render(r: &Report<'_>) -> String {
          combinations of invalid goal fields and 11 malformed goal calls, runaway plans, \
          prompt-injected paths (`../../etc/passwd`, `/etc/shadow`, `/proc/self/environ`, \
          symlinks out, encoded and look-alike forms), and empty, repeated or odd call ids. \
-         Each case asserts its outcome, and every case that the run ends by itself, every \
-         call has one result, results stay under the output cap, nothing outside the \
-         workspace changes and event ids stay dense.\n"
+         Every case checks that the run ends by itself and that every call gets exactly one \
+         result; the cases of `check` (all but the goal combinations) also that results stay \
+         under the output cap, requests and memory stay bounded, nothing outside the workspace \
+         changes and event ids stay dense.\n"
     );
     let _ = writeln!(
         out,

@@ -131,7 +131,10 @@ impl Sandbox {
     }
 }
 
+/// Plays one case through the runner. Every case goes through here, so here it is counted:
+/// one line per case for `cargo xtask soak`.
 async fn play(case: &Case, sandbox: &Sandbox) -> Ran {
+    println!("HOSTILE-CASE {}", case.name);
     let store = Arc::new(InMemoryTraceStore::new());
     // The final answer is the fallback: it also answers the summarising call of a full
     // compaction, which a huge turn triggers.
@@ -241,8 +244,6 @@ async fn check(case: Case, expect: Expect) {
     let before = sandbox.outside_state();
     let ran = play(&case, &sandbox).await;
     let name = case.name;
-    // One line per case, counted by `cargo xtask soak`.
-    println!("HOSTILE-CASE {name}");
 
     match &expect {
         Expect::Ends(status, response) => {
