@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use agent_execution::runner::agents::DEFAULT;
-use agent_execution::runner::{AgentRunner, RunOutcome, RunnerOptions};
+use agent_execution::runner::{AgentRunner, RunOutcome, RunnerOptions, recorded_agents};
 use agent_execution::tools::ToolRegistry;
 use agent_execution::{NewMessage, TraceStatus, TraceStore, TraceUpdate, watch};
 use agent_store_fs::FileSystemTraceStore;
@@ -121,19 +121,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
 pub(crate) async fn resume(args: ResumeArgs) -> Result<ExitCode> {
     let file = FileConfig::load()?;
     let (_, store) = config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?;
-    let mut profile = None;
-    let mut next = Some(args.trace_id.clone());
-    // Bounded, so that damaged parent links cannot loop forever.
-    for _ in 0..64 {
-        let Some(id) = next.take() else { break };
-        let Some(trace) = store.get_trace(&id).await? else {
-            break;
-        };
-        match trace.parent_trace_id {
-            Some(parent) => next = Some(parent),
-            None => profile = trace.agent_type,
-        }
-    }
+    let profile = recorded_agents(&store, &args.trace_id).await?.main;
     drop(store);
     let mcp = mcp::start(&file, &args.model.mcp).await?;
     let setup = setup(&args.model, mcp::registry(&mcp), profile.as_deref())?;

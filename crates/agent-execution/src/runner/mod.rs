@@ -267,6 +267,43 @@ impl RunHandle {
 /// The most sub-trace levels followed up from a trace to find its main trace.
 const MAX_LINEAGE: usize = 64;
 
+/// The agent types a trace runs under, read from the store by following parent links up.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordedAgents {
+    /// The agent types of the sub-traces from the trace itself up to the main trace's child
+    /// (nearest first); empty for a main trace.
+    pub sub_traces: Vec<String>,
+    /// The profile the main trace recorded (`None`: the default one, or no main trace found).
+    pub main: Option<String>,
+}
+
+/// The agent types `trace_id` runs under: its own and its ancestors' up to the main trace, and
+/// the main trace's recorded profile. Bounded, so that damaged parent links cannot loop
+/// forever; a missing trace ends the walk.
+pub async fn recorded_agents(
+    store: &dyn TraceStore,
+    trace_id: &str,
+) -> Result<RecordedAgents, StoreError> {
+    let mut recorded = RecordedAgents::default();
+    let mut next = Some(trace_id.to_owned());
+    for _ in 0..MAX_LINEAGE {
+        let Some(id) = next.take() else {
+            break;
+        };
+        let Some(trace) = store.get_trace(&id).await? else {
+            break;
+        };
+        match trace.parent_trace_id {
+            None => recorded.main = trace.agent_type,
+            Some(parent) => {
+                recorded.sub_traces.extend(trace.agent_type);
+                next = Some(parent);
+            }
+        }
+    }
+    Ok(recorded)
+}
+
 /// Runs tasks: one loop per trace over a store, a model and tools.
 #[derive(Clone)]
 pub struct AgentRunner {
@@ -376,26 +413,9 @@ impl AgentRunner {
     /// (`options.agent`), or when it has none as the profile the trace recorded; a sub-trace runs
     /// as its agent type, at its depth, under that main profile.
     async fn runner_for_trace(&self, trace_id: &str) -> Result<Self, RunError> {
-        let mut lineage = Vec::new();
-        let mut recorded = None;
-        let mut next = Some(trace_id.to_owned());
-        // Bounded, so that damaged parent links cannot loop forever.
-        for _ in 0..MAX_LINEAGE {
-            let Some(id) = next.take() else {
-                break;
-            };
-            let Some(trace) = self.store.get_trace(&id).await? else {
-                break;
-            };
-            match trace.parent_trace_id {
-                None => recorded = trace.agent_type,
-                Some(parent) => {
-                    lineage.extend(trace.agent_type);
-                    next = Some(parent);
-                }
-            }
-        }
-        let main = self.options.agent.clone().or(recorded);
+        let recorded = recorded_agents(self.store.as_ref(), trace_id).await?;
+        let mut lineage = recorded.sub_traces;
+        let main = self.options.agent.clone().or(recorded.main);
         if lineage.is_empty() && main == self.options.agent {
             return Ok(self.clone());
         }
