@@ -13,10 +13,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
-use agent_e2e::{EmitTool, ListModel, long_task};
-use agent_execution::InMemoryTraceStore;
-use agent_execution::runner::{AgentRunner, RunnerOptions};
-use agent_execution::tools::ToolRegistry;
+use agent_e2e::{ListModel, long_task};
 use agent_llm::{
     ChatMessage, ChatRequest, ChatResponse, ChatStream, LlmClient, LlmError, ModelInfo,
     estimate_message_tokens, estimate_tools_tokens,
@@ -24,12 +21,8 @@ use agent_llm::{
 use anyhow::Result;
 use async_trait::async_trait;
 
-use crate::check_completed;
-use crate::economy::OUTPUT_BYTES;
+use crate::economy::{LONG_TASK, run_long_task};
 use crate::stats::count;
-
-/// The task of the main line, which tells its requests from the branches'.
-const TASK: &str = "A long task in many parts";
 
 /// Prompt tokens of the main line, and the cache-eligible part, for one layout.
 #[derive(Debug, Default, Clone, Copy)]
@@ -87,7 +80,7 @@ impl Measuring {
             ChatMessage::User(text) => Some(text.as_str()),
             _ => None,
         });
-        if first_user != Some(TASK) {
+        if first_user != Some(LONG_TASK) {
             return;
         }
         let split = units(request, &request.messages);
@@ -201,23 +194,14 @@ pub(crate) async fn measure(goals: usize, calls: usize) -> Result<Vec<CacheRow>>
 /// One run of the long task with `prompt`; the shares of both layouts.
 async fn run(goals: usize, calls: usize, prompt: &str) -> Result<(Share, Share)> {
     let task = long_task(goals, calls);
-    let workspace = tempfile::tempdir()?;
     let llm = Arc::new(Measuring {
         inner: Arc::new(task.model(1_000_000_000)),
         layouts: Mutex::new((Layout::default(), Layout::default())),
     });
-    let mut tools = ToolRegistry::new();
-    // The registry is new, so the name cannot clash.
-    let _ = tools.register(Arc::new(EmitTool {
-        bytes: OUTPUT_BYTES,
-    }));
-    let mut options = RunnerOptions::new("bench", workspace.path());
-    options.system_prompt = prompt.to_owned();
-    options.limits.max_iterations = 10_000;
-    let store = Arc::new(InMemoryTraceStore::new());
-    let runner = AgentRunner::new(store, llm.clone(), tools, options);
-    let outcome = runner.run(TASK).await?;
-    check_completed(outcome.status)?;
+    run_long_task(llm.clone(), |options| {
+        options.system_prompt = prompt.to_owned();
+    })
+    .await?;
     let layouts = llm
         .layouts
         .lock()

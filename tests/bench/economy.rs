@@ -11,12 +11,39 @@ use agent_execution::runner::{AgentRunner, CompactionStrategy, RunnerOptions};
 use agent_execution::tools::ToolRegistry;
 use agent_execution::{InMemoryTraceStore, TraceStore};
 use agent_goal::{GoalStatus, GoalType};
+use agent_llm::LlmClient;
 use anyhow::{Context, Result};
 
 use crate::check_completed;
 
 /// Bytes of each `emit` output.
 pub(crate) const OUTPUT_BYTES: usize = 2_000;
+
+/// The task of the long task's main line (its branches have tasks of their own).
+pub(crate) const LONG_TASK: &str = "A long task in many parts";
+
+/// Runs the long task's main line on `llm` (its scripted model, or a wrapper of it) with the
+/// `emit` tool, an in-memory store and the options `configure` sets; fails unless the run
+/// completes. Returns the store and the trace id.
+pub(crate) async fn run_long_task(
+    llm: Arc<dyn LlmClient>,
+    configure: impl FnOnce(&mut RunnerOptions),
+) -> Result<(Arc<InMemoryTraceStore>, String)> {
+    let workspace = tempfile::tempdir()?;
+    let mut tools = ToolRegistry::new();
+    // The registry is new, so the name cannot clash.
+    let _ = tools.register(Arc::new(EmitTool {
+        bytes: OUTPUT_BYTES,
+    }));
+    let mut options = RunnerOptions::new("bench", workspace.path());
+    options.limits.max_iterations = 10_000;
+    configure(&mut options);
+    let store = Arc::new(InMemoryTraceStore::new());
+    let runner = AgentRunner::new(store.clone(), llm, tools, options);
+    let outcome = runner.run(LONG_TASK).await?;
+    check_completed(outcome.status)?;
+    Ok((store, outcome.trace_id))
+}
 
 /// The strategies compared, with their names in the report.
 pub(crate) const STRATEGIES: [(&str, CompactionStrategy); 3] = [
@@ -79,24 +106,13 @@ async fn run(
     calls: usize,
 ) -> Result<EconomyRow> {
     let task = long_task(goals, calls);
-    let workspace = tempfile::tempdir()?;
     let llm = Arc::new(task.model(1_000_000_000));
-    let mut tools = ToolRegistry::new();
-    // The registry is new, so the name cannot clash.
-    let _ = tools.register(Arc::new(EmitTool {
-        bytes: OUTPUT_BYTES,
-    }));
-    let mut options = RunnerOptions::new("bench", workspace.path());
-    options.strategy = strategy;
-    options.limits.max_iterations = 10_000;
-    let store = Arc::new(InMemoryTraceStore::new());
-    let runner = AgentRunner::new(store.clone(), llm.clone(), tools, options);
-    let outcome = runner.run("A long task in many parts").await?;
-    check_completed(outcome.status)?;
+    let (store, trace_id) =
+        run_long_task(llm.clone(), |options| options.strategy = strategy).await?;
 
     // Retention: the summary of every finished goal of the plan is in the last request.
     let tree = store
-        .get_goal_tree(&outcome.trace_id)
+        .get_goal_tree(&trace_id)
         .await?
         .context("the long task left no goal tree")?;
     let last = llm
