@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
-use agent_execution::runner::{AgentRunner, RunnerOptions};
-use agent_execution::tools::ToolRegistry;
 use agent_llm::{ScriptedClient, ScriptedTurn};
+use agent_runner::{AgentRunner, RunnerOptions};
 use agent_store_fs::FileSystemTraceStore;
+use agent_tools::ToolRegistry;
 use anyhow::Context;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

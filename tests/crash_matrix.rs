@@ -24,9 +24,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use agent_execution::runner::context::{ContextBudget, ContextInput, build_context};
 use agent_execution::{Role, TraceFilter, TraceStatus, TraceStore};
 use agent_llm::ChatMessage;
+use agent_runner::context::{ContextBudget, ContextInput, build_context};
 use agent_store_fs::FileSystemTraceStore;
 use serde_json::{Value, json};
 

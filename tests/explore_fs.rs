@@ -9,14 +9,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_execution::runner::{AgentRunner, RunnerOptions};
-use agent_execution::tools::{
-    Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolRegistry,
-};
 use agent_execution::{EventKind, Role, TraceFilter, TraceStatus, TraceStore};
 use agent_goal::{GoalStatus, GoalType};
 use agent_llm::{ScriptedClient, ScriptedTurn};
+use agent_runner::{AgentRunner, RunnerOptions};
 use agent_store_fs::FileSystemTraceStore;
+use agent_tools::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolRegistry};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 

@@ -12,11 +12,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agent_execution::runner::{AgentRunner, RunnerOptions};
-use agent_execution::tools::ToolRegistry;
 use agent_execution::{Role, TraceStatus, TraceStore};
 use agent_llm::{OpenAiClient, OpenAiConfig, RetryPolicy, Timeouts};
+use agent_runner::{AgentRunner, RunnerOptions};
 use agent_store_fs::FileSystemTraceStore;
+use agent_tools::ToolRegistry;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

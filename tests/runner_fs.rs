@@ -7,13 +7,13 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_execution::runner::context::render_transcript;
-use agent_execution::runner::{AgentRunner, RunnerOptions};
-use agent_execution::tools::ToolRegistry;
 use agent_execution::{Role, TraceStatus, TraceStore};
 use agent_goal::GoalStatus;
 use agent_llm::{ScriptedClient, ScriptedTurn};
+use agent_runner::context::render_transcript;
+use agent_runner::{AgentRunner, RunnerOptions};
 use agent_store_fs::FileSystemTraceStore;
+use agent_tools::ToolRegistry;
 use serde_json::json;
 
 fn runner(

@@ -5,11 +5,11 @@
 use std::sync::Arc;
 use std::sync::Mutex;
 
-use agent_execution::tools::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 use agent_llm::{
     ChatEvent, ChatMessage, ChatRequest, ChatResponse, ChatStream, LlmClient, LlmError, ModelInfo,
     ToolCall, Usage, estimate_request_tokens,
 };
+use agent_tools::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 

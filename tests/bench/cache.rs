@@ -162,7 +162,7 @@ fn long_prompt() -> String {
                 never leave them failing. ";
     format!(
         "{}\n\n{}",
-        agent_execution::runner::DEFAULT_SYSTEM_PROMPT,
+        agent_runner::DEFAULT_SYSTEM_PROMPT,
         rule.repeat(100)
     )
 }
@@ -172,10 +172,7 @@ fn long_prompt() -> String {
 pub(crate) async fn measure(goals: usize, calls: usize) -> Result<Vec<CacheRow>> {
     eprintln!("agent-bench: cache-eligible share of the prompts");
     let prompts = [
-        (
-            "default",
-            agent_execution::runner::DEFAULT_SYSTEM_PROMPT.to_owned(),
-        ),
+        ("default", agent_runner::DEFAULT_SYSTEM_PROMPT.to_owned()),
         ("long", long_prompt()),
     ];
     let mut rows = Vec::new();

@@ -6,12 +6,12 @@
 use std::sync::Arc;
 
 use agent_e2e::{EmitTool, long_task};
-use agent_execution::runner::context::render_transcript;
-use agent_execution::runner::{AgentRunner, CompactionStrategy, RunnerOptions};
-use agent_execution::tools::ToolRegistry;
 use agent_execution::{InMemoryTraceStore, TraceStore};
 use agent_goal::{GoalStatus, GoalType};
 use agent_llm::LlmClient;
+use agent_runner::context::render_transcript;
+use agent_runner::{AgentRunner, CompactionStrategy, RunnerOptions};
+use agent_tools::ToolRegistry;
 use anyhow::{Context, Result};
 
 use crate::check_completed;

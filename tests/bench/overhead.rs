@@ -11,15 +11,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_e2e::{AddTool, ListModel, answer, call};
-use agent_execution::runner::context::{
+use agent_execution::{InMemoryTraceStore, TraceStore};
+use agent_runner::context::{
     ContextBudget, ContextInput, ContextMemo, build_context, build_context_with,
 };
-use agent_execution::runner::{
-    AgentRunner, CompactionStrategy, DEFAULT_SYSTEM_PROMPT, RunnerOptions,
-};
-use agent_execution::tools::ToolRegistry;
-use agent_execution::{InMemoryTraceStore, TraceStore};
+use agent_runner::{AgentRunner, CompactionStrategy, DEFAULT_SYSTEM_PROMPT, RunnerOptions};
 use agent_store_fs::{Durability, FileSystemTraceStore};
+use agent_tools::ToolRegistry;
 use anyhow::Result;
 use serde_json::json;
 

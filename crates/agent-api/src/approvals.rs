@@ -10,7 +10,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use agent_execution::ids::now_rfc3339;
-use agent_execution::runner::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
+use agent_runner::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
 use async_trait::async_trait;
 use serde::Serialize;
 use tokio::sync::oneshot;

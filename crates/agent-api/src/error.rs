@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use agent_execution::StoreError;
-use agent_execution::runner::RunError;
+use agent_runner::RunError;
 
 /// Why a request or the server failed.
 #[derive(Debug, thiserror::Error)]

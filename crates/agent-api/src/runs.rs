@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use agent_execution::runner::{RunError, RunHandle, RunOutcome};
+use agent_runner::{RunError, RunHandle, RunOutcome};
 use tokio::sync::{Notify, oneshot};
 use tokio_util::sync::CancellationToken;
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use agent_execution::TraceStore;
-use agent_execution::runner::{AgentRunner, RunnerOptions};
+use agent_runner::{AgentRunner, RunnerOptions};
 use tokio_util::sync::CancellationToken;
 
 use crate::approvals::HttpApprovals;

@@ -13,11 +13,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_api::openapi_json;
-use agent_execution::runner::{ApprovalHandler, ApprovalRequest};
 use agent_execution::{
     Event, EventKind, InMemoryTraceStore, NewMessage, NewTrace, TraceOutcome, TraceStore,
 };
 use agent_goal::GoalCommand;
+use agent_runner::{ApprovalHandler, ApprovalRequest};
 use axum::http::StatusCode;
 use common::{get, post_json, read_only};
 use serde_json::{Value, json};

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_api::{ApiConfig, Server};
-use agent_execution::runner::{AgentRunner, RunnerOptions};
-use agent_execution::tools::ToolRegistry;
 use agent_execution::{InMemoryTraceStore, Role, TraceStatus, TraceStore};
 use agent_llm::{ScriptedClient, ScriptedTurn};
+use agent_runner::{AgentRunner, RunnerOptions};
+use agent_tools::ToolRegistry;
 use axum::http::{StatusCode, header};
 use common::{get, post_empty, post_json, short_script, state_with, wait_for_status};
 use serde_json::json;

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_api::{ApiConfig, AppState, Server, WatchConfig};
-use agent_execution::runner::{AgentRunner, RunnerOptions};
-use agent_execution::tools::ToolRegistry;
 use agent_execution::{InMemoryTraceStore, NewMessage, NewTrace, TraceOutcome, TraceStore};
 use agent_llm::{ScriptedClient, ScriptedTurn};
+use agent_runner::{AgentRunner, RunnerOptions};
+use agent_tools::ToolRegistry;
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::net::{TcpSocket, TcpStream};

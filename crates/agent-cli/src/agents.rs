@@ -12,10 +12,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_execution::runner::agents::DEFAULT;
-use agent_execution::runner::profiles::{AGENTS_DIR, apply_config, builtin_profiles, load_dir};
-use agent_execution::runner::{AgentTypeConfig, ProfileOrigin};
+use agent_runner::agents::DEFAULT;
+use agent_runner::profiles::builtin_profiles;
+
+use crate::profile_files::{AGENTS_DIR, ProfileError, apply_config, load_dir};
 use agent_llm::LlmClient;
+use agent_runner::{AgentTypeConfig, ProfileOrigin};
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 use serde_json::json;
@@ -44,7 +46,7 @@ pub(crate) fn load(
         .path
         .clone()
         .unwrap_or_else(|| PathBuf::from(config::FILE_NAME));
-    let usage = |error: agent_execution::runner::ProfileError| UsageError(error.to_string());
+    let usage = |error: ProfileError| UsageError(error.to_string());
     apply_config(&mut profiles, &file.agents, &config_file).map_err(usage)?;
     for dir in [user_dir(), Some(workspace.join(AGENTS_DIR))]
         .into_iter()

@@ -4,8 +4,8 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
-use agent_execution::runner::approval::ApproveAll;
-use agent_execution::runner::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
+use agent_runner::approval::ApproveAll;
+use agent_runner::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
 use async_trait::async_trait;
 
 use crate::output::{one_line, truncate};

@@ -26,7 +26,7 @@
 //! headers = { Authorization = "Bearer ${REMOTE_TOKEN}" }
 //! enabled = false
 //!
-//! [agents.reviewer]              # an agent profile (see agent_execution::runner::profiles)
+//! [agents.reviewer]              # an agent profile (see agent_runner::profiles)
 //! description = "Reviews changes; never edits."
 //! base = "explore"               # start from a profile: read-only tools
 //! prompt_file = "prompts/reviewer.md"
@@ -64,7 +64,7 @@ pub(crate) struct FileConfig {
     pub(crate) mcp: Option<agent_mcp::McpConfig>,
     /// Agent profiles: new ones, or changes to the built-ins.
     #[serde(default)]
-    pub(crate) agents: std::collections::BTreeMap<String, agent_execution::runner::ProfileSpec>,
+    pub(crate) agents: std::collections::BTreeMap<String, crate::profile_files::ProfileSpec>,
     /// The file it was read from.
     #[serde(skip)]
     pub(crate) path: Option<PathBuf>,

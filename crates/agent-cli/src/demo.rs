@@ -9,10 +9,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_execution::runner::{AgentRunner, RunnerOptions};
-use agent_execution::tools::ToolRegistry;
 use agent_execution::{TraceStore, watch};
 use agent_llm::ScriptedClient;
+use agent_runner::{AgentRunner, RunnerOptions};
+use agent_tools::ToolRegistry;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 

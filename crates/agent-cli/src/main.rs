@@ -16,6 +16,7 @@ mod inspect;
 mod mcp;
 mod output;
 mod plan;
+mod profile_files;
 mod progress;
 mod provider;
 mod run;

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use agent_execution::tools::{Risk, Tool, ToolRegistry};
 use agent_mcp::{McpConfig, McpError, McpServers, TransportKind};
+use agent_tools::{Risk, Tool, ToolRegistry};
 use anyhow::Result;
 use serde_json::json;
 

@@ -15,10 +15,10 @@
 
 use std::path::Path;
 
-use agent_execution::runner::agents::PLAN;
-use agent_execution::tools::ToolRegistry;
 use agent_execution::{TraceStatus, TraceStore, TraceUpdate};
 use agent_goal::{Goal, GoalStatus, GoalTree, GoalType};
+use agent_runner::agents::PLAN;
+use agent_tools::ToolRegistry;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 

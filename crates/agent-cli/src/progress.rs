@@ -137,7 +137,7 @@ impl State {
         match message.role {
             Role::Assistant => {
                 self.iterations += 1;
-                agent_execution::runner::context::assistant_calls(&message.content)
+                agent_runner::context::assistant_calls(&message.content)
                     .into_iter()
                     .filter(|call| call.name != "goal")
                     .map(|call| {
@@ -150,7 +150,7 @@ impl State {
                     .collect()
             }
             Role::Tool => {
-                let text = agent_execution::runner::context::content_text(&message.content);
+                let text = agent_runner::context::content_text(&message.content);
                 if text.starts_with("error:") {
                     vec![format!("    ✗ {}", truncate(&one_line(&text), 120))]
                 } else {

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use agent_execution::runner::agents::DEFAULT;
-use agent_execution::runner::{AgentRunner, RunOutcome, RunnerOptions, recorded_agents};
-use agent_execution::tools::ToolRegistry;
 use agent_execution::{NewMessage, TraceStatus, TraceStore, TraceUpdate, watch};
+use agent_runner::agents::DEFAULT;
+use agent_runner::{AgentRunner, RunOutcome, RunnerOptions, recorded_agents};
 use agent_store_fs::FileSystemTraceStore;
+use agent_tools::ToolRegistry;
 use anyhow::{Context, Result};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -62,7 +62,7 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
     // The profile's limits, then the flags.
     let mut options = options
         .with_agent(name)
-        .map_err(|error| UsageError(error.to_string()))?;
+        .map_err(|error| UsageError(format!("--agent: {error}")))?;
     options.model = provider.model.clone();
     if let Some(max) = args.max_iterations {
         options.limits.max_iterations = max;

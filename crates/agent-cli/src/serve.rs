@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use agent_api::{ApiConfig, AppState, FactoryError, RunnerFactory, Server};
 use agent_execution::TraceStore;
-use agent_execution::runner::{AgentRunner, AgentTypeConfig, RunnerOptions};
 use agent_llm::LlmClient;
 use agent_mcp::McpServers;
+use agent_runner::{AgentRunner, AgentTypeConfig, RunnerOptions};
 use agent_store_fs::FileSystemTraceStore;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;

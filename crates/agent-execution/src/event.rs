@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::message::Message;
-use crate::runner::guard::{LoopAction, LoopPattern};
 use crate::trace::{Trace, TraceStats, TraceStatus};
 
 /// One event of a trace.
@@ -212,4 +211,37 @@ mod tests {
         assert!(text.ends_with(",\"commit_continues\":true}"), "{text}");
         assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), continued);
     }
+}
+
+/// A kind of loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopPattern {
+    /// The same calls with the same results, turn after turn.
+    RepeatedCall,
+    /// The same error, turn after turn.
+    RepeatedError,
+    /// Two turns alternating without a new result.
+    AlternatingCalls,
+}
+
+impl LoopPattern {
+    /// The pattern's name, as in events (`repeated_call`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::RepeatedCall => "repeated_call",
+            Self::RepeatedError => "repeated_error",
+            Self::AlternatingCalls => "alternating_calls",
+        }
+    }
+}
+
+/// What the runner did about a loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopAction {
+    /// The model was told about the loop.
+    Warned,
+    /// The run was stopped.
+    Stopped,
 }

@@ -37,12 +37,10 @@ pub mod event;
 pub mod feed;
 pub mod ids;
 pub mod message;
-pub mod runner;
 pub mod store;
-pub mod tools;
 pub mod trace;
 
-pub use event::{AffectedGoal, Event, EventKind};
+pub use event::{AffectedGoal, Event, EventKind, LoopAction, LoopPattern};
 pub use feed::{EventBus, EventStream, watch};
 pub use ids::{InvalidId, validate_trace_id};
 pub use message::{Message, MessageUpdate, NewMessage, Role, describe};

@@ -17,7 +17,7 @@
 //! group, killed when the session ends.
 //!
 //! ```no_run
-//! use agent_execution::tools::ToolRegistry;
+//! use agent_tools::ToolRegistry;
 //! use agent_mcp::{McpConfig, McpServers, ServerConfig};
 //!
 //! # async fn example() -> Result<(), agent_mcp::McpError> {

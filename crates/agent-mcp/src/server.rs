@@ -404,7 +404,10 @@ fn http_transport(
             .map_err(|_| invalid(format!("the value of header {key} is not valid")))?;
         headers.insert(header, value);
     }
-    agent_llm::ensure_crypto_provider();
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race against another installer is fine: a provider is installed either way.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
     let client = reqwest::Client::builder()
         .connect_timeout(HTTP_CONNECT_TIMEOUT)
         // Idle pooled connections stall on delayed ACKs after partly read SSE bodies.

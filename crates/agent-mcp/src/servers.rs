@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use agent_execution::tools::{Tool, ToolRegistry};
+use agent_tools::{Tool, ToolRegistry};
 
 use crate::config::ServerConfig;
 use crate::error::McpError;

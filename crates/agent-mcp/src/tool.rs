@@ -4,9 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_execution::tools::{
-    Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput,
-};
+use agent_tools::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput};
 use async_trait::async_trait;
 use serde_json::Value;
 

@@ -9,11 +9,11 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_execution::runner::{AgentRunner, RunnerOptions};
-use agent_execution::tools::{ToolContext, ToolRegistry};
 use agent_execution::{InMemoryTraceStore, Role, TraceStatus, TraceStore};
 use agent_llm::{ScriptedClient, ScriptedTurn};
 use agent_mcp::{McpError, McpServer, McpServers, McpTool, ServerConfig};
+use agent_runner::{AgentRunner, RunnerOptions};
+use agent_tools::{ToolContext, ToolRegistry};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::json;

@@ -6,8 +6,8 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use agent_execution::tools::{Risk, ToolContext, ToolRegistry, ToolResult};
 use agent_mcp::{McpServers, ServerConfig, TransportKind};
+use agent_tools::{Risk, ToolContext, ToolRegistry, ToolResult};
 use serde_json::json;
 
 async fn start(servers: Vec<(&str, ServerConfig)>) -> (McpServers, ToolRegistry) {

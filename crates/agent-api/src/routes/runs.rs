@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use agent_execution::TraceStatus;
-use agent_execution::runner::{ApprovalDecision, RunnerOptions};
+use agent_runner::{ApprovalDecision, RunnerOptions};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;

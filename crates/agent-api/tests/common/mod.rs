@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_api::{ApiConfig, AppState, FactoryError, RunnerFactory, router};
-use agent_execution::runner::{AgentRunner, RunnerOptions};
-use agent_execution::tools::ToolRegistry;
 use agent_execution::{TraceStatus, TraceStore};
 use agent_llm::{ScriptedClient, ScriptedTurn};
+use agent_runner::{AgentRunner, RunnerOptions};
+use agent_tools::ToolRegistry;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use serde_json::Value;

@@ -1,0 +1,476 @@
+//! Agent profiles from files: the `[agents.<name>]` tables of `agent.toml` and the files of
+//! `.agent/agents/`, layered on the runner's built-in profiles.
+//!
+//! A profile ([`AgentTypeConfig`], the runner's plain data) names an agent type: a description, a system prompt, a tool
+//! set, a model, limits (the loop guard's thresholds among them), a depth limit and an approval
+//! policy. The built-ins are `default` (the main run), `explore` (read-only branches),
+//! `delegate`, `compaction` (the summariser of full compactions: its prompt is the request for
+//! the summary) and `plan` (plan mode: the goal tools only).
+//!
+//! Profiles are layered, later layers winning field by field: the built-ins, then the
+//! `[agents.<name>]` tables of `agent.toml` ([`apply_config`]), then the files of
+//! `.agent/agents/` ([`load_dir`]). A profile that exists is changed only in the fields a layer
+//! gives; a new one starts from `base` (default: `default`).
+//!
+//! # Profile files
+//!
+//! `.agent/agents/<name>.md`: front matter between `---` lines, then the system prompt. The
+//! front matter is simple `key: value` lines (a subset of YAML, so Claude Code's
+//! `.claude/agents/*.md` files load as they are): values are plain or quoted strings, numbers,
+//! `true`/`false`, lists as `a, b`, `[a, b]` or `- item` lines; `key: |` starts a block of
+//! indented lines; `#` starts a comment line; dotted keys fill tables (`loop_guard.repeated_call:
+//! 5`). The keys are the fields of [`ProfileSpec`]; the name is the `name` key, else the file
+//! name. Claude Code's tool names map to ours (`Read` → `read_file`, `Write` → `write_file`,
+//! `Edit`/`MultiEdit` → `edit_file`, `Glob`/`LS` → `glob_files`, `Grep` → `grep`, `Bash` →
+//! `bash`, `Task` → `delegate`), its other tools have no counterpart and are left out, and its
+//! model aliases (`inherit`, `sonnet`, `opus`, `haiku`) mean the runner's model.
+//!
+//! ```text
+//! ---
+//! name: reviewer
+//! description: Reviews a change and reports problems; never edits.
+//! tools: read_file, grep, glob_files
+//! model: gpt-4.1-mini
+//! max_iterations: 20
+//! ---
+//! You review code in {workspace}. Today is {date}. Your tools: {tools}.
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use agent_runner::ApprovalPolicy;
+use agent_runner::agents::DEFAULT;
+use agent_runner::{AgentTypeConfig, LoopGuard, ProfileOrigin, RiskLimit, RunLimits, ToolFilter};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+mod front_matter;
+
+/// Where project profile files live, relative to the workspace.
+pub(crate) const AGENTS_DIR: &str = ".agent/agents";
+
+/// The longest profile name: it becomes part of sub-trace ids.
+const MAX_NAME_LEN: usize = 40;
+
+/// Claude Code's tool names and ours.
+const CLAUDE_TOOLS: &[(&str, &str)] = &[
+    ("Read", "read_file"),
+    ("Write", "write_file"),
+    ("Edit", "edit_file"),
+    ("MultiEdit", "edit_file"),
+    ("Glob", "glob_files"),
+    ("LS", "glob_files"),
+    ("Grep", "grep"),
+    ("Bash", "bash"),
+    ("Task", "delegate"),
+];
+
+/// Claude Code's model aliases, which mean the runner's model here.
+const INHERITED_MODELS: &[&str] = &["inherit", "sonnet", "opus", "haiku"];
+
+/// A profile as written in `agent.toml` or a profile file; every field is optional and changes
+/// only what it names.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProfileSpec {
+    /// The profile's name (files only; a table's name is its key).
+    pub(crate) name: Option<String>,
+    /// What it is for, in one line.
+    pub(crate) description: Option<String>,
+    /// The profile a new one starts from [default: `default`].
+    pub(crate) base: Option<String>,
+    /// The system prompt, inline.
+    pub(crate) prompt: Option<String>,
+    /// The system prompt from a file, relative to the file that names it.
+    pub(crate) prompt_file: Option<PathBuf>,
+    /// Only these tools (`*` or `all`: every tool); a name may end in `*`.
+    pub(crate) tools: Option<NameList>,
+    /// Never these tools.
+    pub(crate) deny_tools: Option<NameList>,
+    /// Only read-only tools.
+    pub(crate) read_only: Option<bool>,
+    /// Only the tools of these MCP servers.
+    pub(crate) mcp_servers: Option<NameList>,
+    /// The model (`inherit`: the runner's).
+    pub(crate) model: Option<String>,
+    /// The provider of the model.
+    pub(crate) provider: Option<String>,
+    /// Model calls per run.
+    pub(crate) max_iterations: Option<u32>,
+    /// Spending limit per trace, in US dollars.
+    pub(crate) max_cost: Option<f64>,
+    /// How long one model call may take, in seconds.
+    pub(crate) llm_timeout_secs: Option<u64>,
+    /// Tool calls run per model turn.
+    pub(crate) max_tool_calls_per_turn: Option<usize>,
+    /// How many of its sub-traces may be stacked on one line of descent.
+    pub(crate) max_depth: Option<usize>,
+    /// `inherit`, `auto` or `deny`.
+    pub(crate) approval: Option<ApprovalPolicy>,
+    /// Loop-guard thresholds; the ones not given keep their value.
+    pub(crate) loop_guard: Option<LoopGuardSpec>,
+    /// Claude Code's display colour; read and ignored.
+    pub(crate) color: Option<String>,
+}
+
+/// Loop-guard thresholds of a [`ProfileSpec`] (see [`LoopGuard`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LoopGuardSpec {
+    /// [`LoopGuard::repeated_call`].
+    pub(crate) repeated_call: Option<usize>,
+    /// [`LoopGuard::repeated_error`].
+    pub(crate) repeated_error: Option<usize>,
+    /// [`LoopGuard::alternation`].
+    pub(crate) alternation: Option<usize>,
+    /// [`LoopGuard::stop_after`].
+    pub(crate) stop_after: Option<usize>,
+    /// [`LoopGuard::max_warnings`].
+    pub(crate) max_warnings: Option<usize>,
+}
+
+/// A list of names: `"a, b"` or `["a", "b"]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum NameList {
+    /// Comma-separated.
+    Text(String),
+    /// One name per item.
+    List(Vec<String>),
+}
+
+impl NameList {
+    /// The names, trimmed, without empty ones.
+    pub(crate) fn names(&self) -> Vec<String> {
+        let items: Vec<&str> = match self {
+            Self::Text(text) => text.split(',').collect(),
+            Self::List(items) => items.iter().map(String::as_str).collect(),
+        };
+        items
+            .into_iter()
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// A profile that could not be read, naming where and which field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{location}: {}{message}", field.as_ref().map(|f| format!("`{f}`: ")).unwrap_or_default())]
+pub(crate) struct ProfileError {
+    /// The file (and table) the profile comes from.
+    pub(crate) location: String,
+    /// The field at fault, when one is.
+    pub(crate) field: Option<String>,
+    /// What is wrong.
+    pub(crate) message: String,
+}
+
+impl ProfileError {
+    fn new(location: &str, field: Option<&str>, message: impl Into<String>) -> Self {
+        Self {
+            location: location.to_owned(),
+            field: field.map(str::to_owned),
+            message: message.into(),
+        }
+    }
+}
+
+/// Checks a profile name: 1 to 40 ASCII letters, digits, `-` or `_`, starting with a letter or
+/// digit (it becomes part of sub-trace ids).
+pub(crate) fn validate_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_NAME_LEN
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid profile name {name:?}: use 1 to {MAX_NAME_LEN} ASCII letters, digits, `-` \
+             or `_`, starting with a letter or digit"
+        ))
+    }
+}
+
+/// Applies the `[agents.<name>]` tables of the configuration file `config_file` to `profiles`.
+/// A `prompt_file` is read relative to the configuration file's folder.
+pub(crate) fn apply_config(
+    profiles: &mut BTreeMap<String, AgentTypeConfig>,
+    specs: &BTreeMap<String, ProfileSpec>,
+    config_file: &Path,
+) -> Result<(), ProfileError> {
+    for (name, spec) in specs {
+        let source = format!("{} [agents.{name}]", config_file.display());
+        if let Some(given) = &spec.name
+            && given != name
+        {
+            return Err(ProfileError::new(
+                &source,
+                Some("name"),
+                format!("the table is [agents.{name}]; leave `name` out or make it {name:?}"),
+            ));
+        }
+        let origin = ProfileOrigin::Config(config_file.to_owned());
+        define(profiles, name, spec, None, &origin, &source)?;
+    }
+    Ok(())
+}
+
+/// Loads every `*.md` file of `dir` (in name order) into `profiles`; returns the names it
+/// defined. A missing folder defines nothing.
+pub(crate) fn load_dir(
+    profiles: &mut BTreeMap<String, AgentTypeConfig>,
+    dir: &Path,
+) -> Result<Vec<String>, ProfileError> {
+    let source = dir.display().to_string();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(ProfileError::new(&source, None, error.to_string())),
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "md") && path.is_file())
+        .collect();
+    files.sort();
+    let mut names = Vec::with_capacity(files.len());
+    for path in files {
+        let (name, spec, body) = read_profile_file(&path)?;
+        let source = path.display().to_string();
+        define(
+            profiles,
+            &name,
+            &spec,
+            body,
+            &ProfileOrigin::File(path.clone()),
+            &source,
+        )?;
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// Reads a profile file: its name, its fields, and its body (the system prompt) when it has
+/// one.
+pub(crate) fn read_profile_file(
+    path: &Path,
+) -> Result<(String, ProfileSpec, Option<String>), ProfileError> {
+    let source = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| ProfileError::new(&source, None, error.to_string()))?;
+    let (fields, body) = front_matter::parse(&text)
+        .map_err(|(field, message)| ProfileError::new(&source, field.as_deref(), message))?;
+    let spec = spec_from(fields, &source)?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = spec.name.clone().unwrap_or(stem);
+    let body = Some(body.trim().to_owned()).filter(|b| !b.is_empty());
+    Ok((name, spec, body))
+}
+
+/// Deserialises front-matter fields, naming the field that does not fit.
+fn spec_from(fields: Map<String, Value>, source: &str) -> Result<ProfileSpec, ProfileError> {
+    serde_json::from_value(Value::Object(fields.clone())).map_err(|error| {
+        // Try the fields one by one to name the one at fault.
+        let culprit = fields.iter().find(|(key, value)| {
+            let alone = Map::from_iter([((*key).clone(), (*value).clone())]);
+            serde_json::from_value::<ProfileSpec>(Value::Object(alone)).is_err()
+        });
+        ProfileError::new(
+            source,
+            culprit.map(|(key, _)| key.as_str()),
+            error.to_string(),
+        )
+    })
+}
+
+/// Defines or changes the profile `name` with `spec` (and the prompt `body` of a file).
+fn define(
+    profiles: &mut BTreeMap<String, AgentTypeConfig>,
+    name: &str,
+    spec: &ProfileSpec,
+    body: Option<String>,
+    origin: &ProfileOrigin,
+    source: &str,
+) -> Result<(), ProfileError> {
+    let fail = |field: &str, message: String| ProfileError::new(source, Some(field), message);
+    validate_name(name).map_err(|message| fail("name", message))?;
+    let mut profile = match (profiles.get(name), &spec.base) {
+        (Some(_), Some(_)) => {
+            return Err(fail(
+                "base",
+                format!("{name:?} exists already; `base` only starts a new profile"),
+            ));
+        }
+        (Some(existing), None) => existing.clone(),
+        (None, base) => {
+            let base = base.as_deref().unwrap_or(DEFAULT);
+            profiles.get(base).cloned().ok_or_else(|| {
+                fail(
+                    "base",
+                    format!("there is no profile {base:?} to start from"),
+                )
+            })?
+        }
+    };
+    profile.origin = origin.clone();
+    if let Some(description) = &spec.description {
+        profile.description = description.trim().to_owned();
+    }
+    let dir = match origin {
+        ProfileOrigin::Config(path) | ProfileOrigin::File(path) => path.parent(),
+        ProfileOrigin::BuiltIn => None,
+    };
+    profile.system_prompt = match (&spec.prompt, &spec.prompt_file, body) {
+        (Some(_), Some(_), _) => {
+            return Err(fail(
+                "prompt_file",
+                "give `prompt` or `prompt_file`, not both".into(),
+            ));
+        }
+        (Some(_), _, Some(_)) | (_, Some(_), Some(_)) => {
+            return Err(fail(
+                "prompt",
+                "the file has a body, which is the prompt; leave `prompt` and `prompt_file` \
+                 out"
+                .into(),
+            ));
+        }
+        (Some(prompt), None, None) => Some(prompt.clone()),
+        (None, Some(file), None) => {
+            let path = dir.map_or_else(|| file.clone(), |dir| dir.join(file));
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| fail("prompt_file", format!("{}: {e}", path.display())))?;
+            Some(text)
+        }
+        (None, None, Some(body)) => Some(body),
+        (None, None, None) => profile.system_prompt,
+    };
+    apply_tools(&mut profile.tools, spec).map_err(|(field, m)| fail(field, m))?;
+    if let Some(model) = &spec.model {
+        let model = model.trim();
+        profile.model =
+            (!INHERITED_MODELS.contains(&model) && !model.is_empty()).then(|| model.to_owned());
+    }
+    if let Some(provider) = &spec.provider {
+        profile.provider = Some(provider.trim().to_owned()).filter(|p| !p.is_empty());
+    }
+    apply_limits(&mut profile.limits, spec).map_err(|(field, m)| fail(field, m))?;
+    if let Some(depth) = spec.max_depth {
+        profile.max_depth = depth;
+    }
+    if let Some(approval) = spec.approval {
+        profile.approval = approval;
+    }
+    profiles.insert(name.to_owned(), profile);
+    Ok(())
+}
+
+/// Applies the tool fields of a spec to a filter.
+fn apply_tools(filter: &mut ToolFilter, spec: &ProfileSpec) -> Result<(), (&'static str, String)> {
+    if let Some(tools) = &spec.tools {
+        let names = tool_names(tools, "tools")?;
+        filter.allow = if names.iter().any(|n| n == "*" || n == "all") {
+            None
+        } else {
+            Some(names.into_iter().collect())
+        };
+    }
+    if let Some(deny) = &spec.deny_tools {
+        filter.deny = tool_names(deny, "deny_tools")?.into_iter().collect();
+    }
+    if let Some(read_only) = spec.read_only {
+        filter.risk = if read_only {
+            RiskLimit::ReadOnly
+        } else {
+            RiskLimit::Any
+        };
+    }
+    if let Some(servers) = &spec.mcp_servers {
+        filter.mcp_servers = Some(servers.names().into_iter().collect());
+    }
+    Ok(())
+}
+
+/// Tool names with Claude Code's mapped to ours; checked for characters model APIs refuse.
+fn tool_names(list: &NameList, field: &'static str) -> Result<Vec<String>, (&'static str, String)> {
+    let mut names = Vec::new();
+    for name in list.names() {
+        if let Some((_, ours)) = CLAUDE_TOOLS.iter().find(|(claude, _)| *claude == name) {
+            names.push((*ours).to_owned());
+            continue;
+        }
+        if name.starts_with(|c: char| c.is_ascii_uppercase()) {
+            // Another Claude Code tool (WebFetch, TodoWrite, ...): no counterpart here.
+            continue;
+        }
+        let plain = name.strip_suffix('*').unwrap_or(&name);
+        let valid = plain
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid || name.len() > 64 {
+            return Err((field, format!("{name:?} is not a tool name")));
+        }
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// Applies the limit fields of a spec.
+fn apply_limits(limits: &mut RunLimits, spec: &ProfileSpec) -> Result<(), (&'static str, String)> {
+    if let Some(max) = spec.max_iterations {
+        if max == 0 {
+            return Err(("max_iterations", "must be at least 1".into()));
+        }
+        limits.max_iterations = max;
+    }
+    if let Some(cost) = spec.max_cost {
+        if !cost.is_finite() || cost < 0.0 {
+            return Err(("max_cost", format!("{cost} is not an amount of dollars")));
+        }
+        limits.max_cost = Some(cost);
+    }
+    if let Some(secs) = spec.llm_timeout_secs {
+        if secs == 0 {
+            return Err(("llm_timeout_secs", "must be at least 1".into()));
+        }
+        limits.llm_timeout = std::time::Duration::from_secs(secs);
+    }
+    if let Some(max) = spec.max_tool_calls_per_turn {
+        limits.max_tool_calls_per_turn = max;
+    }
+    if let Some(guard) = &spec.loop_guard {
+        let LoopGuard {
+            repeated_call,
+            repeated_error,
+            alternation,
+            stop_after,
+            max_warnings,
+        } = &mut limits.loop_guard;
+        let fields = [
+            (repeated_call, guard.repeated_call),
+            (repeated_error, guard.repeated_error),
+            (alternation, guard.alternation),
+            (stop_after, guard.stop_after),
+            (max_warnings, guard.max_warnings),
+        ];
+        for (field, value) in fields {
+            if let Some(value) = value {
+                *field = value;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "profile_files_tests.rs"]
+mod tests;

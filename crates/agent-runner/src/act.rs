@@ -1,0 +1,174 @@
+//! The act part of a step: running a turn's tool calls, with approvals, and handing `explore`
+//! and `delegate` calls to the sub-agents.
+
+use agent_llm::ToolCall;
+use futures::future::join_all;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::AgentRunner;
+use super::approval::{ApprovalDecision, ApprovalRequest};
+use super::step::StepError;
+use agent_execution::trace::{TraceStatus, TraceUpdate};
+use agent_tools::{Risk, ToolContext, ToolResult};
+
+/// Tools whose calls change or read the run's own state: they run alone, in call order.
+const STATEFUL_TOOLS: &[&str] = &["goal", "read_progress", "explore", "delegate"];
+
+/// What is recorded for one tool call: its result and the tool message's metadata.
+#[derive(Debug)]
+pub(super) struct Answer {
+    /// The result the model sees.
+    pub(super) result: ToolResult,
+    /// Metadata of the tool message (sub-trace ids and statistics, for sub-agent calls).
+    pub(super) metadata: Map<String, Value>,
+}
+
+impl From<ToolResult> for Answer {
+    fn from(result: ToolResult) -> Self {
+        Self {
+            result,
+            metadata: Map::new(),
+        }
+    }
+}
+
+/// The context a turn's tool calls run in.
+pub(super) fn tool_context(
+    runner: &AgentRunner,
+    trace_id: &str,
+    goal_id: Option<&str>,
+    cancel: &CancellationToken,
+) -> ToolContext {
+    ToolContext {
+        workspace: runner.options.workspace.clone(),
+        trace_id: trace_id.to_owned(),
+        goal_id: goal_id.map(str::to_owned),
+        cancel: cancel.clone(),
+        limits: runner.options.tool_limits.clone(),
+    }
+}
+
+/// Runs a turn's tool calls: read-only calls side by side, stateful and risky ones alone and in
+/// order. Answers come back in call order; `None` leaves a call unanswered, which only happens
+/// to an `explore` or `delegate` call that a cancel interrupted with sub-traces left to resume:
+/// resuming the trace finishes it. Calls past the per-turn limit are answered with an error
+/// without running.
+pub(super) async fn run_tools(
+    runner: &AgentRunner,
+    trace_id: &str,
+    goal_id: Option<&str>,
+    all_calls: &[ToolCall],
+    cancel: &CancellationToken,
+) -> Result<Vec<Option<Answer>>, StepError> {
+    let ctx = tool_context(runner, trace_id, goal_id, cancel);
+    let (calls, refused) = all_calls.split_at(runnable_calls(runner, all_calls.len()));
+    let mut answers: Vec<Option<Answer>> = Vec::with_capacity(all_calls.len());
+    let mut index = 0;
+    while index < calls.len() {
+        let alone = runs_alone(runner, &calls[index].name);
+        let end = if alone {
+            index + 1
+        } else {
+            index
+                + calls[index..]
+                    .iter()
+                    .take_while(|c| !runs_alone(runner, &c.name))
+                    .count()
+        };
+        let group = &calls[index..end];
+        let outputs = join_all(group.iter().map(|call| run_one(runner, call, &ctx))).await;
+        for output in outputs {
+            answers.push(output?);
+        }
+        index = end;
+    }
+    let limit = calls.len();
+    for call in refused {
+        answers.push(Some(error_result(format!(
+            "{} was not run: this turn made {} tool calls and at most {limit} run per turn; \
+             make fewer calls per turn",
+            call.name,
+            all_calls.len()
+        ))));
+    }
+    Ok(answers)
+}
+
+/// How many of a turn's `count` calls run: the first ones, up to the per-turn limit.
+pub(super) fn runnable_calls(runner: &AgentRunner, count: usize) -> usize {
+    count.min(runner.options.limits.max_tool_calls_per_turn.max(1))
+}
+
+fn runs_alone(runner: &AgentRunner, name: &str) -> bool {
+    STATEFUL_TOOLS.contains(&name) || runner.tools.risk(name) == Some(Risk::Risky)
+}
+
+/// Runs one call, asking for approval first when it is risky and a handler is set.
+///
+/// `explore` and `delegate` go to the sub-agents without an approval of their own: the risky
+/// calls their sub-traces make are approved one by one.
+async fn run_one(
+    runner: &AgentRunner,
+    call: &ToolCall,
+    ctx: &ToolContext,
+) -> Result<Option<Answer>, StepError> {
+    if let Some(outcome) = runner.agents.run_call(call, ctx, None).await {
+        return Ok(outcome.into_answer());
+    }
+    if runner.tools.risk(&call.name) == Some(Risk::Risky)
+        && let Some(handler) = &runner.options.approval
+    {
+        let store = &runner.store;
+        let waiting = TraceUpdate {
+            status: Some(TraceStatus::Waiting),
+            ..TraceUpdate::default()
+        };
+        store.update_trace(&ctx.trace_id, waiting).await?;
+        let request = ApprovalRequest {
+            trace_id: ctx.trace_id.clone(),
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        };
+        let decision = tokio::select! {
+            decision = handler.decide(request) => Some(decision),
+            () = ctx.cancel.cancelled() => None,
+        };
+        let running = TraceUpdate {
+            status: Some(TraceStatus::Running),
+            ..TraceUpdate::default()
+        };
+        store.update_trace(&ctx.trace_id, running).await?;
+        match decision {
+            None => {
+                return Ok(Some(error_result(format!(
+                    "{} was not run because the run was cancelled",
+                    call.name
+                ))));
+            }
+            Some(ApprovalDecision::Reject { reason }) => {
+                let why = if reason.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {reason}")
+                };
+                return Ok(Some(error_result(format!(
+                    "the user rejected this {} call{why}",
+                    call.name
+                ))));
+            }
+            Some(ApprovalDecision::Approve) => {}
+        }
+    }
+    let result = runner.tools.execute(&call.name, &call.arguments, ctx).await;
+    Ok(Some(result.into()))
+}
+
+fn error_result(message: String) -> Answer {
+    ToolResult {
+        content: format!("error: {message}"),
+        is_error: true,
+    }
+    .into()
+}

@@ -1,0 +1,807 @@
+//! Context building: what the model sees on each call, as a pure function of the stored
+//! messages, the goal tree and a token budget.
+//!
+//! The steps, in order (SPEC §6):
+//! 1. the system prompt with the plan (`GoalTree::to_prompt`) at its end, as two system
+//!    messages: the prompt, which stays byte-identical from call to call so that providers can
+//!    cache it, then the plan, which changes whenever the plan does; the task (the first user
+//!    message) is always kept;
+//! 2. the latest full-compaction summary, when there is one, replaces everything before it
+//!    except the task;
+//! 3. **goal compaction**: the messages of a finished goal that is neither the current goal nor
+//!    one of its ancestors are replaced by one summary line per goal, placed where its messages
+//!    were, so the first message of the goal that follows an abandoned one comes right after
+//!    the abandoned branch's reason;
+//! 4. **prune**: walking back from the newest message, the last [`ContextBudget::protected_turns`]
+//!    turns and the newest `prune_protect` tokens of tool output are kept; older tool outputs
+//!    are replaced by a marker when that frees at least `prune_minimum` tokens; outputs of
+//!    [`PROTECTED_TOOLS`] are never pruned;
+//! 5. the estimate is compared with the compaction threshold, and the view says whether a
+//!    full compaction (a summarising model call, made by the runner) is needed.
+//!
+//! An assistant message and the results of its tool calls form one unit: every step keeps or
+//! drops them together, and a call whose result was never recorded gets an "interrupted" result,
+//! so the view is always a valid conversation. The store is never changed: only the view shrinks.
+//!
+//! Estimating tokens is most of the cost of building a context, and a run builds one per step
+//! over a history that only grows. [`build_context_with`] takes a [`ContextMemo`] that keeps the
+//! estimate of every stored message between steps, so each step estimates only the messages
+//! recorded since the last one (and the few texts it makes itself: the system prompt with the
+//! plan, goal summaries, prune markers). The view is the same with or without a memo.
+
+use std::collections::{HashMap, HashSet};
+
+use agent_goal::{GoalStatus, GoalTree};
+use agent_llm::{ChatMessage, ToolCall};
+use serde_json::Value;
+
+use agent_execution::message::{Message, Role};
+
+/// Tool output tokens protected from pruning, counted back from the newest message.
+pub const PRUNE_PROTECT: usize = 40_000;
+/// The least number of tokens a prune must free to be worth it.
+pub const PRUNE_MINIMUM: usize = 20_000;
+/// Tools whose outputs are never pruned.
+pub const PROTECTED_TOOLS: &[&str] = &["goal", "skill"];
+/// The metadata key that marks a stored message as a full-compaction summary.
+pub const COMPACTION_KEY: &str = "compaction";
+/// The text a pruned tool output is replaced with (followed by the size it had).
+pub const PRUNED_MARKER: &str = "[tool output pruned from the context";
+/// The result shown for a tool call whose result was never recorded.
+pub const INTERRUPTED_RESULT: &str =
+    "error: interrupted: the run stopped before this tool call returned a result";
+
+/// The limits the context is built against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextBudget {
+    /// The model's context window, in tokens.
+    pub context_window: usize,
+    /// The share of the window above which a full compaction is needed (0.7 by default).
+    pub compaction_ratio: f64,
+    /// Tool output tokens kept, counted back from the newest message.
+    pub prune_protect: usize,
+    /// The least number of tokens a prune must free.
+    pub prune_minimum: usize,
+    /// The newest assistant turns (with their tool results) that are never pruned.
+    pub protected_turns: usize,
+}
+
+impl ContextBudget {
+    /// The defaults of SPEC §6 for a model with this context window.
+    pub fn for_window(context_window: usize) -> Self {
+        Self {
+            context_window,
+            compaction_ratio: 0.7,
+            prune_protect: PRUNE_PROTECT,
+            prune_minimum: PRUNE_MINIMUM,
+            protected_turns: 2,
+        }
+    }
+
+    /// The estimate above which a full compaction is needed.
+    pub fn compaction_threshold(&self) -> usize {
+        (self.context_window as f64 * self.compaction_ratio) as usize
+    }
+}
+
+/// Goal compaction, pruning, or neither: the strategies the context economy is measured with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionStrategy {
+    /// Goal compaction, then prune (the default).
+    #[default]
+    GoalsAndPrune,
+    /// Prune only, as tools without a goal tree do.
+    PruneOnly,
+    /// Keep everything (a baseline for measurements).
+    Nothing,
+}
+
+/// Everything the context is a function of.
+pub struct ContextInput<'a> {
+    /// The system prompt without the plan.
+    pub system_prompt: &'a str,
+    /// The goal tree; its `to_prompt()` is appended to the system prompt.
+    pub tree: &'a GoalTree,
+    /// Every stored message of the trace, in sequence order.
+    pub messages: &'a [Message],
+    /// The limits.
+    pub budget: &'a ContextBudget,
+    /// Which compaction steps run.
+    pub strategy: CompactionStrategy,
+    /// Estimates the tokens of a text.
+    pub estimate: &'a dyn Fn(&str) -> usize,
+}
+
+/// The messages the model will see, with what was done to build them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextView {
+    /// The chat messages: the system prompt and the plan (two system messages, see
+    /// [`system_messages`]), then the conversation.
+    pub messages: Vec<ChatMessage>,
+    /// Estimated tokens of `messages`.
+    pub estimated_tokens: usize,
+    /// True when the estimate exceeds the compaction threshold.
+    pub needs_full_compaction: bool,
+    /// Ids of the goals whose messages were replaced by their summary.
+    pub compacted_goals: Vec<String>,
+    /// How many tool outputs were replaced by the prune marker.
+    pub pruned_outputs: usize,
+    /// How many stored messages a full-compaction summary hides.
+    pub summarised_messages: usize,
+}
+
+/// Tokens added per message for the chat format's framing.
+const MESSAGE_OVERHEAD: usize = 4;
+
+/// One element of the view while it is built: a stored message or a goal summary.
+enum Item<'a> {
+    Stored(&'a Message),
+    Summary(String),
+}
+
+/// What the context builder remembers between the steps of one run: the estimated tokens of
+/// each stored message as the model sees it before any prune.
+///
+/// A memo belongs to one estimator, and it assumes a stored message keeps its content: an entry
+/// is reused only for a message of the same sequence and id whose text has the same length, so
+/// a message edited to a text of another length is estimated again. The runner keeps one memo per run of
+/// its loop, over a message list that only grows.
+#[derive(Debug, Clone, Default)]
+pub struct ContextMemo {
+    /// Message sequence → (message id, bytes of its text as sent, estimated tokens of that text).
+    tokens: HashMap<u64, (String, usize, usize)>,
+}
+
+impl ContextMemo {
+    /// An empty memo.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many messages it remembers.
+    pub fn len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    /// True when it remembers nothing.
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// The estimated tokens of the text of `message` (without the per-message overhead), from
+    /// the memo when `origin` (the stored message it was made from, unchanged) is known there.
+    fn content_tokens(
+        &mut self,
+        message: &ChatMessage,
+        origin: Option<&Message>,
+        estimate: &dyn Fn(&str) -> usize,
+    ) -> usize {
+        let Some(origin) = origin else {
+            return estimate_content(message, estimate);
+        };
+        let bytes = content_bytes(message);
+        if let Some((id, known_bytes, tokens)) = self.tokens.get(&origin.sequence)
+            && *known_bytes == bytes
+            && *id == origin.message_id
+        {
+            return *tokens;
+        }
+        let tokens = estimate_content(message, estimate);
+        self.tokens
+            .insert(origin.sequence, (origin.message_id.clone(), bytes, tokens));
+        tokens
+    }
+}
+
+/// Builds the context the model sees. Pure: the same input always gives the same view.
+pub fn build_context(input: &ContextInput<'_>) -> ContextView {
+    build_context_with(input, &mut ContextMemo::new())
+}
+
+/// [`build_context`] with a memo of the estimates of earlier calls: the same view, computed
+/// faster when the memo already knows most messages. It learns the messages it did not know.
+pub fn build_context_with(input: &ContextInput<'_>, memo: &mut ContextMemo) -> ContextView {
+    let messages = input.messages;
+    let task = messages.iter().find(|m| m.role == Role::User);
+    let compaction = messages.iter().rev().find(|m| is_compaction(m));
+
+    // Step 2: a full-compaction summary hides everything before it but the task.
+    let start_after = compaction.map(|c| c.sequence);
+    let mut summarised_messages = 0;
+    let visible: Vec<&Message> = messages
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .filter(|m| {
+            let kept = match start_after {
+                Some(seq) => m.sequence >= seq || is_same(m, task),
+                None => true,
+            };
+            if !kept {
+                summarised_messages += 1;
+            }
+            kept
+        })
+        .collect();
+
+    // Step 3: goal compaction.
+    let (items, compacted_goals) = match input.strategy {
+        CompactionStrategy::GoalsAndPrune => compact_goals(input.tree, &visible, task),
+        CompactionStrategy::PruneOnly | CompactionStrategy::Nothing => (
+            visible.iter().map(|m| Item::Stored(m)).collect(),
+            Vec::new(),
+        ),
+    };
+
+    let system = system_messages(input.system_prompt, input.tree);
+    let (mut chat, origins) = to_chat(system, &items);
+    // The estimate of each message's text, in step with `chat`.
+    let mut tokens: Vec<usize> = chat
+        .iter()
+        .zip(&origins)
+        .map(|(message, origin)| memo.content_tokens(message, *origin, input.estimate))
+        .collect();
+
+    // Step 4: prune old tool outputs.
+    let pruned_outputs = match input.strategy {
+        CompactionStrategy::Nothing => 0,
+        _ => prune(&mut chat, &mut tokens, input.budget, input.estimate),
+    };
+
+    let estimated_tokens = tokens.iter().map(|t| MESSAGE_OVERHEAD + t).sum();
+    ContextView {
+        messages: chat,
+        estimated_tokens,
+        needs_full_compaction: estimated_tokens > input.budget.compaction_threshold(),
+        compacted_goals,
+        pruned_outputs,
+        summarised_messages,
+    }
+}
+
+/// The system prompt, then the plan as a second system message. Joined with a blank line they
+/// are the system prompt with the plan at its end; apart, the first is a prefix that does not
+/// change while the plan does. An empty prompt leaves the plan alone.
+pub fn system_messages(system_prompt: &str, tree: &GoalTree) -> Vec<ChatMessage> {
+    let prompt = system_prompt.trim_end();
+    let plan = ChatMessage::System(tree.to_prompt());
+    if prompt.is_empty() {
+        vec![plan]
+    } else {
+        vec![ChatMessage::System(prompt.to_owned()), plan]
+    }
+}
+
+/// The conversation of a context: its messages after the leading system messages.
+pub fn conversation(chat: &[ChatMessage]) -> &[ChatMessage] {
+    let start = chat
+        .iter()
+        .position(|m| !matches!(m, ChatMessage::System(_)))
+        .unwrap_or(chat.len());
+    &chat[start..]
+}
+
+/// True when the message is a full-compaction summary.
+pub fn is_compaction(message: &Message) -> bool {
+    message
+        .metadata
+        .get(COMPACTION_KEY)
+        .is_some_and(|v| v.as_bool() == Some(true))
+}
+
+fn is_same(message: &Message, other: Option<&Message>) -> bool {
+    other.is_some_and(|o| o.sequence == message.sequence)
+}
+
+/// Estimated tokens of a list of chat messages.
+pub fn estimate_chat(chat: &[ChatMessage], estimate: &dyn Fn(&str) -> usize) -> usize {
+    chat.iter()
+        .map(|m| MESSAGE_OVERHEAD + estimate_content(m, estimate))
+        .sum()
+}
+
+/// Estimated tokens of one message's text, without the per-message overhead.
+fn estimate_content(message: &ChatMessage, estimate: &dyn Fn(&str) -> usize) -> usize {
+    match message {
+        ChatMessage::System(text) | ChatMessage::User(text) => estimate(text),
+        ChatMessage::Assistant { text, tool_calls } => {
+            text.as_deref().map_or(0, estimate)
+                + tool_calls
+                    .iter()
+                    .map(|c| estimate(&c.name) + estimate(&c.arguments))
+                    .sum::<usize>()
+        }
+        ChatMessage::Tool { content, .. } => estimate(content),
+    }
+}
+
+/// Bytes of the texts [`estimate_content`] estimates: what a memo entry is checked against.
+fn content_bytes(message: &ChatMessage) -> usize {
+    match message {
+        ChatMessage::System(text) | ChatMessage::User(text) => text.len(),
+        ChatMessage::Assistant { text, tool_calls } => {
+            text.as_deref().map_or(0, str::len)
+                + tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.len())
+                    .sum::<usize>()
+        }
+        ChatMessage::Tool { content, .. } => content.len(),
+    }
+}
+
+/// Replaces the messages of finished goals outside the current branch by one summary each.
+fn compact_goals<'a>(
+    tree: &'a GoalTree,
+    visible: &[&'a Message],
+    task: Option<&Message>,
+) -> (Vec<Item<'a>>, Vec<String>) {
+    let mut chain: HashSet<&str> = HashSet::new();
+    if let Some(current) = tree.current() {
+        chain.insert(current.id.as_str());
+        chain.extend(
+            tree.ancestors(&current.id)
+                .into_iter()
+                .map(|g| g.id.as_str()),
+        );
+    }
+    // The goal whose summary stands for a message: the highest finished goal on its path that
+    // is not on the current branch.
+    let mut cache: HashMap<&'a str, Option<&'a str>> = HashMap::new();
+    let mut rep_of = |goal_id: &'a str| -> Option<&'a str> {
+        if let Some(found) = cache.get(goal_id) {
+            return *found;
+        }
+        let mut path = tree.ancestors(goal_id);
+        path.reverse();
+        path.extend(tree.get(goal_id));
+        let found = path
+            .into_iter()
+            .find(|g| g.status.is_finished() && !chain.contains(g.id.as_str()))
+            .map(|g| g.id.as_str());
+        cache.insert(goal_id, found);
+        found
+    };
+
+    // Tool results follow the decision of the assistant message that made the call.
+    let mut unit_rep: HashMap<&'a str, Option<&'a str>> = HashMap::new();
+    let mut items = Vec::with_capacity(visible.len());
+    let mut summarised: Vec<String> = Vec::new();
+    for message in visible {
+        let rep = if is_same(message, task) || is_compaction(message) {
+            None
+        } else if message.role == Role::Tool {
+            match message
+                .tool_call_id
+                .as_deref()
+                .and_then(|id| unit_rep.get(id))
+            {
+                Some(rep) => *rep,
+                None => message.goal_id.as_deref().and_then(&mut rep_of),
+            }
+        } else {
+            let rep = message.goal_id.as_deref().and_then(&mut rep_of);
+            if message.role == Role::Assistant {
+                for id in call_ids(&message.content) {
+                    unit_rep.insert(id, rep);
+                }
+            }
+            rep
+        };
+        match rep {
+            None => items.push(Item::Stored(message)),
+            Some(goal_id) => {
+                if !summarised.iter().any(|s| s == goal_id) {
+                    items.push(Item::Summary(goal_summary(tree, goal_id)));
+                    summarised.push(goal_id.to_owned());
+                }
+            }
+        }
+    }
+    (items, summarised)
+}
+
+/// The summary line that stands for a finished goal's messages.
+pub fn goal_summary(tree: &GoalTree, goal_id: &str) -> String {
+    let Some(goal) = tree.get(goal_id) else {
+        return format!("Goal {goal_id} finished.");
+    };
+    let summary = goal.summary.as_deref().unwrap_or("").trim();
+    match goal.status {
+        GoalStatus::Abandoned => format!(
+            "Goal '{}' abandoned: {}. Its work was removed from the context; the plan above \
+             shows what replaces it.",
+            goal.description, summary
+        ),
+        _ => match tree.display_number(goal_id) {
+            Some(number) => format!("Goal {number} '{}' completed: {summary}", goal.description),
+            None => format!("Goal '{}' completed: {summary}", goal.description),
+        },
+    }
+}
+
+/// Turns the kept items into chat messages after the `system` messages: summaries next to each
+/// other become one user message, and every tool call gets a result (an "interrupted" one when
+/// none was recorded). Returns, in step with the messages, the stored message each one shows
+/// unchanged (`None` for the system messages, summaries and made-up results).
+fn to_chat<'a>(
+    system: Vec<ChatMessage>,
+    items: &[Item<'a>],
+) -> (Vec<ChatMessage>, Vec<Option<&'a Message>>) {
+    let answered: HashSet<&str> = items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Stored(m) if m.role == Role::Tool => m.tool_call_id.as_deref(),
+            _ => None,
+        })
+        .collect();
+    let mut chat: Vec<ChatMessage> = Vec::with_capacity(items.len() + 1);
+    let mut origins: Vec<Option<&'a Message>> = Vec::with_capacity(items.len() + 1);
+    for message in system {
+        chat.push(message);
+        origins.push(None);
+    }
+    let mut open_calls: HashSet<&'a str> = HashSet::new();
+    let mut pending: Vec<&'a str> = Vec::new();
+    let mut last_was_summary = false;
+    for item in items {
+        let follows_summary = last_was_summary;
+        last_was_summary = matches!(item, Item::Summary(_));
+        // Results for calls that the history never answered go right after their turn.
+        let closes_turn = !matches!(item, Item::Stored(m) if m.role == Role::Tool);
+        if closes_turn {
+            close_turn(&mut chat, &mut origins, &mut pending);
+        }
+        match item {
+            Item::Summary(text) => match chat.last_mut() {
+                Some(ChatMessage::User(previous)) if follows_summary => {
+                    previous.push('\n');
+                    previous.push_str(text);
+                }
+                _ => {
+                    chat.push(ChatMessage::User(text.clone()));
+                    origins.push(None);
+                }
+            },
+            Item::Stored(message) => match message.role {
+                Role::System => {}
+                Role::User => {
+                    chat.push(ChatMessage::User(content_text(&message.content)));
+                    origins.push(Some(message));
+                }
+                Role::Assistant => {
+                    let calls = assistant_calls(&message.content);
+                    for id in call_ids(&message.content) {
+                        open_calls.insert(id);
+                        if !answered.contains(id) {
+                            pending.push(id);
+                        }
+                    }
+                    let text = message
+                        .content
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .filter(|t| !t.is_empty())
+                        .map(str::to_owned);
+                    chat.push(ChatMessage::Assistant {
+                        text,
+                        tool_calls: calls,
+                    });
+                    origins.push(Some(message));
+                }
+                Role::Tool => {
+                    let Some(id) = message.tool_call_id.as_deref() else {
+                        continue;
+                    };
+                    // A result whose call is not in the view would be rejected by providers.
+                    if open_calls.remove(id) {
+                        chat.push(ChatMessage::Tool {
+                            tool_call_id: id.to_owned(),
+                            content: content_text(&message.content),
+                        });
+                        origins.push(Some(message));
+                    }
+                }
+            },
+        }
+    }
+    close_turn(&mut chat, &mut origins, &mut pending);
+    (chat, origins)
+}
+
+fn close_turn<'a>(
+    chat: &mut Vec<ChatMessage>,
+    origins: &mut Vec<Option<&'a Message>>,
+    pending: &mut Vec<&'a str>,
+) {
+    for id in pending.drain(..) {
+        chat.push(ChatMessage::Tool {
+            tool_call_id: id.to_owned(),
+            content: INTERRUPTED_RESULT.to_owned(),
+        });
+        origins.push(None);
+    }
+}
+
+/// The ids of the tool calls of an assistant message's stored content, as [`assistant_calls`]
+/// reads them, without copying them.
+fn call_ids(content: &Value) -> impl Iterator<Item = &str> {
+    content
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| c.get("id").and_then(Value::as_str).unwrap_or(""))
+}
+
+/// The tool calls of an assistant message's stored content.
+pub fn assistant_calls(content: &Value) -> Vec<ToolCall> {
+    content
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| {
+                    let field = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+                    let arguments = match c.get("arguments") {
+                        Some(Value::String(raw)) => raw.clone(),
+                        Some(Value::Null) | None => String::new(),
+                        Some(other) => other.to_string(),
+                    };
+                    ToolCall {
+                        id: field("id"),
+                        name: field("name"),
+                        arguments,
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The text of a user, tool or compaction message.
+pub fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Object(map) => match map.get("text") {
+            Some(Value::String(text)) => text.clone(),
+            _ => content.to_string(),
+        },
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Replaces old tool outputs by a marker (OpenCode's prune). Returns how many were replaced.
+/// `tokens` holds the estimate of each message's text, and is updated for the replaced ones.
+fn prune(
+    chat: &mut [ChatMessage],
+    tokens: &mut [usize],
+    budget: &ContextBudget,
+    estimate: &dyn Fn(&str) -> usize,
+) -> usize {
+    let names: HashMap<&str, &str> = chat
+        .iter()
+        .flat_map(|m| match m {
+            ChatMessage::Assistant { tool_calls, .. } => tool_calls.as_slice(),
+            _ => &[],
+        })
+        .map(|c| (c.id.as_str(), c.name.as_str()))
+        .collect();
+    let mut turns = 0;
+    let mut protected_tokens = 0;
+    let mut candidates: Vec<(usize, usize)> = Vec::new();
+    for (index, message) in chat.iter().enumerate().rev() {
+        match message {
+            ChatMessage::Assistant { .. } => turns += 1,
+            ChatMessage::Tool {
+                tool_call_id,
+                content,
+            } => {
+                // Tool results come after their assistant turn, so the results of the newest
+                // `protected_turns` turns are seen while `turns` is still below the limit.
+                if turns < budget.protected_turns || content.starts_with(PRUNED_MARKER) {
+                    continue;
+                }
+                let name = names.get(tool_call_id.as_str()).copied().unwrap_or("");
+                if PROTECTED_TOOLS.contains(&name) {
+                    continue;
+                }
+                let size = tokens
+                    .get(index)
+                    .copied()
+                    .unwrap_or_else(|| estimate(content));
+                if protected_tokens + size <= budget.prune_protect {
+                    protected_tokens += size;
+                } else {
+                    protected_tokens = budget.prune_protect;
+                    candidates.push((index, size));
+                }
+            }
+            _ => {}
+        }
+    }
+    let freed: usize = candidates.iter().map(|(_, size)| size).sum();
+    if freed < budget.prune_minimum {
+        return 0;
+    }
+    for (index, size) in &candidates {
+        if let Some(ChatMessage::Tool { content, .. }) = chat.get_mut(*index) {
+            *content =
+                format!("{PRUNED_MARKER}: about {size} tokens; run the tool again to see it]");
+            if let Some(slot) = tokens.get_mut(*index) {
+                *slot = estimate(content);
+            }
+        }
+    }
+    candidates.len()
+}
+
+/// Renders chat messages as stable, readable lines (one block per message), for snapshots of
+/// what the model sees and for showing a context to a person.
+pub fn render_transcript(chat: &[ChatMessage]) -> String {
+    let mut out = String::new();
+    for message in chat {
+        match message {
+            ChatMessage::System(text) => push_block(&mut out, "system", text),
+            ChatMessage::User(text) => push_block(&mut out, "user", text),
+            ChatMessage::Assistant { text, tool_calls } => {
+                if let Some(text) = text {
+                    push_block(&mut out, "assistant", text);
+                }
+                for call in tool_calls {
+                    let line = format!("{}({}) [{}]", call.name, call.arguments, call.id);
+                    push_block(&mut out, "assistant call", &line);
+                }
+            }
+            ChatMessage::Tool {
+                tool_call_id,
+                content,
+            } => {
+                push_block(&mut out, &format!("tool [{tool_call_id}]"), content);
+            }
+        }
+    }
+    out
+}
+
+fn push_block(out: &mut String, label: &str, text: &str) {
+    out.push_str(label);
+    out.push_str(": ");
+    out.push_str(&text.replace('\n', "\n    "));
+    out.push('\n');
+}
+
+#[cfg(test)]
+#[path = "context_tests.rs"]
+mod tests;
+
+#[cfg(test)]
+mod memo_tests {
+    use agent_goal::{GoalCommand, GoalTree};
+    use serde_json::json;
+
+    use super::tests::History;
+    use super::*;
+
+    fn words(text: &str) -> usize {
+        text.split_whitespace().count()
+    }
+
+    fn apply(tree: &mut GoalTree, command: serde_json::Value) {
+        let command: GoalCommand =
+            serde_json::from_value(command).unwrap_or_else(|e| panic!("{e}"));
+        tree.apply_at(&command, "2026-01-01T00:00:00Z")
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Three goals of many tool calls (the second abandoned), an unanswered call, and a
+    /// full-compaction summary, with the tree as it ends.
+    fn long_history() -> (GoalTree, History) {
+        let mut tree = GoalTree::new("Check the records");
+        apply(&mut tree, json!({"add": "One, Two, Three", "focus": "1"}));
+        let mut h = History::default();
+        h.user("Check the records");
+        let mut call = 0;
+        for goal in ["1", "2", "3"] {
+            for _ in 0..12 {
+                call += 1;
+                let id = format!("c{call}");
+                h.assistant(Some(goal), "", &[(&id, "read", r#"{"n":1}"#)]);
+                let output = format!("record {call} ").repeat(15);
+                h.tool(Some(goal), &id, "read", &output);
+            }
+            if goal == "2" {
+                // A call the run never answered.
+                h.assistant(Some(goal), "Trying once more.", &[("lost", "read", "{}")]);
+                h.compaction("Summary of the conversation so far: records 1 to 24 read.");
+            }
+        }
+        apply(&mut tree, json!({"done": "one is fine", "focus": "2"}));
+        // Once "Two" is abandoned it leaves the numbering, and "Three" is number 2.
+        apply(
+            &mut tree,
+            json!({"abandon": "two is a dead end", "focus": "2"}),
+        );
+        (tree, h)
+    }
+
+    fn input<'a>(
+        tree: &'a GoalTree,
+        messages: &'a [Message],
+        budget: &'a ContextBudget,
+        strategy: CompactionStrategy,
+    ) -> ContextInput<'a> {
+        ContextInput {
+            system_prompt: "You are a careful agent.",
+            tree,
+            messages,
+            budget,
+            strategy,
+            estimate: &words,
+        }
+    }
+
+    #[test]
+    fn a_memo_kept_across_steps_gives_the_same_view_at_every_step() {
+        let (tree, history) = long_history();
+        let budget = ContextBudget {
+            prune_protect: 60,
+            prune_minimum: 30,
+            ..ContextBudget::for_window(400)
+        };
+        for strategy in [
+            CompactionStrategy::GoalsAndPrune,
+            CompactionStrategy::PruneOnly,
+            CompactionStrategy::Nothing,
+        ] {
+            let mut memo = ContextMemo::new();
+            let mut pruned_somewhere = false;
+            let mut compacted_somewhere = false;
+            for end in 1..=history.messages.len() {
+                let messages = &history.messages[..end];
+                let fresh = build_context(&input(&tree, messages, &budget, strategy));
+                let memoised =
+                    build_context_with(&input(&tree, messages, &budget, strategy), &mut memo);
+                assert_eq!(fresh, memoised, "{strategy:?}, first {end} messages");
+                pruned_somewhere |= fresh.pruned_outputs > 0;
+                compacted_somewhere |= !fresh.compacted_goals.is_empty();
+            }
+            assert!(!memo.is_empty());
+            assert_eq!(
+                compacted_somewhere,
+                strategy == CompactionStrategy::GoalsAndPrune,
+                "{strategy:?}"
+            );
+            assert_eq!(
+                pruned_somewhere,
+                strategy != CompactionStrategy::Nothing,
+                "{strategy:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_message_edited_to_another_length_is_estimated_again() {
+        let (tree, mut history) = long_history();
+        let budget = ContextBudget::for_window(1_000_000);
+        let strategy = CompactionStrategy::PruneOnly;
+        let mut memo = ContextMemo::new();
+        build_context_with(
+            &input(&tree, &history.messages, &budget, strategy),
+            &mut memo,
+        );
+        let last = history.messages.len() - 1;
+        history.messages[last].content = json!("a much shorter text");
+        let fresh = build_context(&input(&tree, &history.messages, &budget, strategy));
+        let memoised = build_context_with(
+            &input(&tree, &history.messages, &budget, strategy),
+            &mut memo,
+        );
+        assert_eq!(fresh, memoised);
+        assert_eq!(
+            fresh.estimated_tokens,
+            estimate_chat(&fresh.messages, &words)
+        );
+    }
+}

@@ -1,0 +1,176 @@
+//! The `goal` and `read_progress` tools: the model's hands on its own plan, stored through the
+//! trace store so every change is recorded and emitted as events before the next model call.
+
+use std::sync::Arc;
+
+use agent_goal::GoalCommand;
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use agent_execution::store::{StoreError, TraceStore};
+use agent_tools::{
+    Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput, check_arguments,
+};
+
+/// Goals one call may add. The plan is sent with every model call, so a runaway call must not
+/// be able to make it huge.
+pub const MAX_GOALS_PER_CALL: usize = 50;
+/// Goals a plan may hold, abandoned ones included.
+pub const MAX_PLAN_GOALS: usize = 1000;
+/// Characters of one text field of a goal call (a description, a summary, a reason).
+pub const MAX_GOAL_TEXT_CHARS: usize = 4000;
+
+/// `goal(add?, done?, abandon?, focus?, reason?, edit?, delete?)`: edits the plan.
+pub struct GoalTool {
+    store: Arc<dyn TraceStore>,
+}
+
+impl GoalTool {
+    /// The tool, writing to `store`.
+    pub fn new(store: Arc<dyn TraceStore>) -> Self {
+        Self { store }
+    }
+}
+
+impl GoalTool {
+    /// Refuses a call that would make the plan too big: too many goals at once or in all, or a
+    /// text too long to repeat on every model call.
+    async fn check_size(&self, command: &GoalCommand, trace_id: &str) -> Result<(), ToolError> {
+        let texts = [
+            ("add", &command.add),
+            ("done", &command.done),
+            ("abandon", &command.abandon),
+            ("reason", &command.reason),
+            ("edit", &command.edit),
+        ];
+        for (field, text) in texts {
+            let Some(text) = text else { continue };
+            // `add` is a list: each goal's description is held to the limit.
+            let longest = match field {
+                "add" => text.split(',').map(|d| d.trim().chars().count()).max(),
+                _ => Some(text.trim().chars().count()),
+            };
+            if longest.unwrap_or(0) > MAX_GOAL_TEXT_CHARS {
+                return Err(ToolError::failed(format!(
+                    "`{field}` is too long: at most {MAX_GOAL_TEXT_CHARS} characters per text; \
+                     keep plan texts short and put details in files"
+                )));
+            }
+        }
+        let Some(add) = &command.add else {
+            return Ok(());
+        };
+        let adding = add.split(',').filter(|d| !d.trim().is_empty()).count();
+        if adding > MAX_GOALS_PER_CALL {
+            return Err(ToolError::failed(format!(
+                "`add` lists {adding} goals; at most {MAX_GOALS_PER_CALL} can be added per call"
+            )));
+        }
+        let existing = match self.store.get_goal_tree(trace_id).await {
+            Ok(tree) => tree.map_or(0, |t| t.goals.len()),
+            Err(error) => {
+                return Err(ToolError::failed(format!(
+                    "could not read the plan: {error}"
+                )));
+            }
+        };
+        if existing + adding > MAX_PLAN_GOALS {
+            return Err(ToolError::failed(format!(
+                "the plan holds {existing} goals and may hold at most {MAX_PLAN_GOALS}; finish \
+                 or abandon goals instead of adding more"
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Tool for GoalTool {
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: "goal".into(),
+            description: "Edit your plan. Fields can be combined in one call and apply in the \
+                order abandon/done, edit/delete, add, focus. `add`: comma-separated new goals, \
+                children of the focused goal (top level when none). `focus`: a goal's number \
+                (e.g. \"2.1\") to work on. `done`: finish the focused goal with a summary of \
+                what later goals need to know. `abandon`: give the focused goal up, with the \
+                reason. `edit`: \"<number>: <new description>\" for a goal not started yet. \
+                `delete`: numbers of goals not started yet to remove."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "add": {"type": "string", "description": "Comma-separated new goals."},
+                    "done": {"type": "string", "description": "Summary of the finished focused goal."},
+                    "abandon": {"type": "string", "description": "Why the focused goal is given up."},
+                    "focus": {"type": "string", "description": "Number of the goal to work on, e.g. \"2.1\"."},
+                    "reason": {"type": "string", "description": "Why the added goals are needed."},
+                    "edit": {"type": "string", "description": "\"<number>: <new description>\" of a pending goal."},
+                    "delete": {"type": "string", "description": "Comma-separated numbers of pending goals to remove."}
+                },
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn risk(&self) -> Risk {
+        Risk::ReadOnly
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        // The schema first: a misspelt field must not be dropped while the rest applies.
+        check_arguments(&self.definition().parameters, &args)
+            .map_err(|e| ToolError::failed(format!("invalid goal arguments: {e}")))?;
+        let command: GoalCommand = serde_json::from_value(args)
+            .map_err(|e| ToolError::failed(format!("invalid goal arguments: {e}")))?;
+        self.check_size(&command, &ctx.trace_id).await?;
+        match self.store.apply_goal_command(&ctx.trace_id, command).await {
+            Ok(outcome) => Ok(ToolOutput::text(outcome.message)),
+            Err(StoreError::Goal(error)) => Ok(ToolOutput::error(format!("error: {error}"))),
+            Err(other) => Err(ToolError::failed(format!(
+                "could not record the plan: {other}"
+            ))),
+        }
+    }
+}
+
+/// `read_progress()`: the plan as a compact checklist.
+pub struct ReadProgressTool {
+    store: Arc<dyn TraceStore>,
+}
+
+impl ReadProgressTool {
+    /// The tool, reading from `store`.
+    pub fn new(store: Arc<dyn TraceStore>) -> Self {
+        Self { store }
+    }
+}
+
+#[async_trait]
+impl Tool for ReadProgressTool {
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: "read_progress".into(),
+            description: "Show the plan as a checklist: [✓] done, [→] in progress, [ ] pending."
+                .into(),
+            parameters: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        }
+    }
+
+    fn risk(&self) -> Risk {
+        Risk::ReadOnly
+    }
+
+    async fn call(&self, _args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        match self.store.get_goal_tree(&ctx.trace_id).await {
+            Ok(Some(tree)) => Ok(ToolOutput::text(tree.to_todo_string())),
+            Ok(None) => Err(ToolError::failed(format!(
+                "trace {} has no plan",
+                ctx.trace_id
+            ))),
+            Err(error) => Err(ToolError::failed(format!(
+                "could not read the plan: {error}"
+            ))),
+        }
+    }
+}

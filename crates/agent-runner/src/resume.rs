@@ -1,0 +1,149 @@
+//! Resuming a stopped trace: answering tool calls left without a result, and finishing the
+//! `explore` and `delegate` calls a crash or a cancel interrupted.
+//!
+//! A call that never returned gets an "interrupted" result, so the model decides what to do
+//! about it — except an `explore` or `delegate` call of the last turn: its sub-traces hold work
+//! worth keeping, so the resumed run finishes the call before the next model call. Branches
+//! that completed or failed keep their outcome, unfinished ones (running when the process died,
+//! or cancelled with their parent) are resumed, and branches never created are created with the
+//! ids the `explore_start` goal already lists. A call whose exploration was already merged is
+//! answered with the recorded report, without running anything again.
+
+use std::collections::HashSet;
+
+use agent_llm::ToolCall;
+use tokio_util::sync::CancellationToken;
+
+use super::act::{runnable_calls, tool_context};
+use super::context::{INTERRUPTED_RESULT, assistant_calls};
+use super::step::{StepError, check_workspace, record, tool_message};
+use super::subagents::Adoption;
+use super::{AgentRunner, RunError};
+use agent_execution::message::{Message, NewMessage, Role};
+use agent_execution::store::{StoreError, WriteOp};
+use agent_execution::trace::{TraceStatus, TraceUpdate};
+
+/// Readies a stopped trace for more work: answers dangling tool calls (but the sub-agent calls
+/// of the last turn, which the run finishes) and marks it running.
+pub(super) async fn prepare_resume(runner: &AgentRunner, trace_id: &str) -> Result<(), RunError> {
+    check_workspace(runner)?;
+    let store = &runner.store;
+    let trace = store
+        .get_trace(trace_id)
+        .await?
+        .ok_or_else(|| StoreError::NotFound {
+            trace_id: trace_id.to_owned(),
+        })?;
+    if trace.status == TraceStatus::Completed {
+        return Err(RunError::AlreadyCompleted {
+            trace_id: trace_id.to_owned(),
+        });
+    }
+    let messages = store.get_trace_messages(trace_id).await?;
+    let resumable: HashSet<String> = resumable_calls(runner, &messages)
+        .into_iter()
+        .map(|call| call.id)
+        .collect();
+    let mut ops: Vec<WriteOp> = dangling_calls(&messages)
+        .into_iter()
+        .filter(|(call, _)| !resumable.contains(&call.id))
+        .map(|(call, goal_id)| {
+            let mut message = NewMessage::tool(call.id, call.name, INTERRUPTED_RESULT);
+            message.goal_id = goal_id;
+            WriteOp::AddMessage(message)
+        })
+        .collect();
+    ops.push(WriteOp::UpdateTrace(TraceUpdate {
+        status: Some(TraceStatus::Running),
+        error: Some(None),
+        ..TraceUpdate::default()
+    }));
+    store.batch(trace_id, ops).await?;
+    Ok(())
+}
+
+/// Tool calls of assistant messages that have no recorded result, with their goal.
+fn dangling_calls(messages: &[Message]) -> Vec<(ToolCall, Option<String>)> {
+    let answered = answered_ids(messages);
+    messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .flat_map(|m| {
+            assistant_calls(&m.content)
+                .into_iter()
+                .map(move |call| (call, m.goal_id.clone()))
+        })
+        .filter(|(call, _)| !answered.contains(call.id.as_str()))
+        .collect()
+}
+
+fn answered_ids(messages: &[Message]) -> HashSet<&str> {
+    messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect()
+}
+
+/// The newest assistant message.
+fn last_turn(messages: &[Message]) -> Option<&Message> {
+    messages.iter().rev().find(|m| m.role == Role::Assistant)
+}
+
+/// The unanswered calls of the last turn that the sub-agents finish on resume (never one past
+/// the per-turn limit, which the run would not have started).
+fn resumable_calls(runner: &AgentRunner, messages: &[Message]) -> Vec<ToolCall> {
+    let Some(last) = last_turn(messages) else {
+        return Vec::new();
+    };
+    let answered = answered_ids(messages);
+    let calls = assistant_calls(&last.content);
+    let runnable = runnable_calls(runner, calls.len());
+    calls
+        .into_iter()
+        .take(runnable)
+        .filter(|call| !answered.contains(call.id.as_str()))
+        .filter(|call| runner.agents.resumes(&call.name))
+        .collect()
+}
+
+/// Finishes the interrupted sub-agent calls of the last turn and records their results; called
+/// when a run starts, before the first model call. Does nothing for a trace without any.
+pub(super) async fn finish_sub_agent_calls(
+    runner: &AgentRunner,
+    trace_id: &str,
+    messages: &mut Vec<Message>,
+    cancel: &CancellationToken,
+) -> Result<(), StepError> {
+    let calls = resumable_calls(runner, messages);
+    let Some(last) = last_turn(messages).filter(|_| !calls.is_empty()) else {
+        return Ok(());
+    };
+    let goal_id = last.goal_id.clone();
+    let ctx = tool_context(runner, trace_id, goal_id.as_deref(), cancel);
+    let mut adoption = Adoption::since(&last.created_at);
+    let mut ops = Vec::new();
+    for call in &calls {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let Some(outcome) = runner
+            .agents
+            .run_call(call, &ctx, Some(&mut adoption))
+            .await
+        else {
+            continue;
+        };
+        if let Some(answer) = outcome.into_answer() {
+            ops.push(tool_message(call, answer, goal_id.clone()));
+        }
+    }
+    if !ops.is_empty() {
+        let recorded = record(runner, trace_id, ops).await?;
+        messages.extend(recorded);
+    }
+    if cancel.is_cancelled() {
+        return Err(StepError::Cancelled);
+    }
+    Ok(())
+}

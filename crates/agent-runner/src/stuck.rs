@@ -1,0 +1,54 @@
+//! Acting on the loop guard after each turn: a warning the model reads, or the end of the run.
+
+use serde_json::json;
+
+use super::AgentRunner;
+use super::guard::{
+    self, GuardVerdict, LOOP_GUARD_KEY, LoopAction, LoopDetection, stop_error, warning_text,
+};
+use super::step::{StepError, record};
+use agent_execution::event::EventKind;
+use agent_execution::message::{Message, NewMessage};
+use agent_execution::store::WriteOp;
+use agent_execution::trace::TraceOutcome;
+
+/// Checks the newest turn of `messages` for a loop. A warning is recorded (the message and a
+/// `loop_detected` event, in one commit) and added to `messages`; a stop records its event and
+/// returns how the run ends.
+pub(super) async fn after_turn(
+    runner: &AgentRunner,
+    trace_id: &str,
+    messages: &mut Vec<Message>,
+    goal_id: Option<String>,
+) -> Result<Option<TraceOutcome>, StepError> {
+    match guard::check(messages, &runner.options.limits.loop_guard) {
+        GuardVerdict::Continue => Ok(None),
+        GuardVerdict::Warn(detection) => {
+            let mut warning = NewMessage::user(warning_text(&detection));
+            warning.goal_id = goal_id;
+            warning
+                .metadata
+                .insert(LOOP_GUARD_KEY.into(), json!(detection.pattern.name()));
+            let ops = vec![
+                WriteOp::AddMessage(warning),
+                WriteOp::AppendEvent(event(&detection, LoopAction::Warned)),
+            ];
+            let recorded = record(runner, trace_id, ops).await?;
+            messages.extend(recorded);
+            Ok(None)
+        }
+        GuardVerdict::Stop(detection) => {
+            let ops = vec![WriteOp::AppendEvent(event(&detection, LoopAction::Stopped))];
+            record(runner, trace_id, ops).await?;
+            Ok(Some(TraceOutcome::failed(stop_error(&detection))))
+        }
+    }
+}
+
+fn event(detection: &LoopDetection, action: LoopAction) -> EventKind {
+    EventKind::LoopDetected {
+        pattern: detection.pattern,
+        detail: detection.detail.clone(),
+        action,
+    }
+}

@@ -1,0 +1,143 @@
+//! The `explore` and `delegate` tools as the model sees them: definitions, risks, and calls
+//! through the registry. The runner calls the sub-agents directly (see `act.rs`), so that an
+//! interrupted call can be left for a resume; both paths run the same code.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::agents::{DELEGATE, EXPLORE};
+use super::outcome::CallOutcome;
+use super::subagents::{SubAgents, risk_of};
+use super::{delegate, explore};
+use agent_tools::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput};
+
+/// How long the registry lets an `explore` or `delegate` call run: their sub-traces have limits
+/// of their own, so the per-tool timeout does not apply.
+const SUB_AGENT_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// `explore(branches, background?, agent?)`: runs one sub-trace per branch, side by side.
+pub(super) struct ExploreTool {
+    pub(super) agents: Arc<SubAgents>,
+}
+
+/// `delegate(task, agent?)`: runs one sub-trace to completion.
+pub(super) struct DelegateTool {
+    pub(super) agents: Arc<SubAgents>,
+}
+
+#[async_trait]
+impl Tool for ExploreTool {
+    fn definition(&self) -> ToolDefinition {
+        let read_only = self
+            .agents
+            .config(EXPLORE)
+            .is_some_and(|c| c.tools.is_read_only());
+        let tools = if read_only {
+            "with read-only tools"
+        } else {
+            "with their own tool set"
+        };
+        ToolDefinition {
+            name: EXPLORE.into(),
+            description: format!(
+                "Try several approaches at once. Each branch runs as a separate sub-agent \
+                 {tools}, with its own plan and context, side by side with the others; it starts \
+                 from `background` when given, else from this conversation. When every branch \
+                 has finished you get one merged report with each branch's status and final \
+                 answer. Use it to compare alternatives before committing to one."
+            ),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "branches": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "minItems": 1,
+                        "description": "One description per branch: the approach it tries."
+                    },
+                    "background": {
+                        "type": "string",
+                        "description": "What every branch should know; this conversation when omitted."
+                    },
+                    "agent": agent_property(&self.agents, EXPLORE)
+                },
+                "required": ["branches"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn risk(&self) -> Risk {
+        self.agents.config(EXPLORE).map_or(Risk::Risky, risk_of)
+    }
+
+    fn timeout(&self, _args: &Value, _limits: &ToolLimits) -> Duration {
+        SUB_AGENT_TIMEOUT
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(output(explore::run(&self.agents, args, ctx, None).await))
+    }
+}
+
+#[async_trait]
+impl Tool for DelegateTool {
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: DELEGATE.into(),
+            description: "Hand a self-contained sub-task to a sub-agent, which runs it to \
+                completion with its own plan and context and returns its final answer and plan. \
+                It does not see this conversation: put everything it needs into `task`."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "task": {"type": "string", "description": "The task, with all the context it needs."},
+                    "agent": agent_property(&self.agents, DELEGATE)
+                },
+                "required": ["task"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn risk(&self) -> Risk {
+        self.agents.config(DELEGATE).map_or(Risk::Risky, risk_of)
+    }
+
+    fn timeout(&self, _args: &Value, _limits: &ToolLimits) -> Duration {
+        SUB_AGENT_TIMEOUT
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(output(delegate::run(&self.agents, args, ctx, None).await))
+    }
+}
+
+/// The optional `agent` parameter: the profiles a call may name, with what each is for.
+fn agent_property(agents: &SubAgents, tool: &str) -> Value {
+    let profiles = agents.selectable();
+    let names: Vec<&str> = profiles.iter().map(|(name, _)| *name).collect();
+    let list: Vec<String> = profiles
+        .iter()
+        .map(|(name, config)| format!("`{name}`: {}", config.description))
+        .collect();
+    json!({
+        "type": "string",
+        "enum": names,
+        "description": format!(
+            "The agent profile that does the work (default `{tool}`). {}",
+            list.join(" ")
+        )
+    })
+}
+
+fn output(outcome: CallOutcome) -> ToolOutput {
+    ToolOutput {
+        content: outcome.result.content,
+        is_error: outcome.result.is_error,
+    }
+}

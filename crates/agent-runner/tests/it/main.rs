@@ -1,0 +1,13 @@
+//! The integration tests of `agent-runner`, in one test binary: whole runs against a scripted or
+//! mock model over the in-memory store.
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+
+mod context_props;
+mod hostile_output;
+mod loop_guard;
+mod profiles;
+mod prompt_cache;
+mod runner;
+mod subagents;
+mod subagents_resume;
+mod support;

@@ -1,0 +1,258 @@
+//! Tools the model can call: the [`Tool`] trait, the [`ToolRegistry`] and the built-in file and
+//! shell tools.
+//!
+//! A tool is a name, a description, a JSON schema of its parameters and an async call. Most tools
+//! implement [`TypedTool`], which parses the model's arguments into a serde type and turns a
+//! malformed argument into a precise message; [`TypedTool::into_tool`] erases the type so the
+//! registry can hold every tool as an `Arc<dyn Tool>`.
+//!
+//! [`ToolRegistry::execute`] is the one entry point of the runner: it turns everything that can go
+//! wrong (unknown tool, malformed JSON, wrong argument types, tool errors, panics, timeouts,
+//! cancellation) into a [`ToolResult`] the model sees, and never panics or hangs.
+//!
+//! The built-in tools (`read_file`, `write_file`, `edit_file`, `glob_files`, `grep`, `bash`) are
+//! confined to the workspace root by [`resolve_in_workspace`]. The names in
+//! [`RESERVED_TOOL_NAMES`] belong to tools the runner registers itself.
+
+mod bash;
+mod fs;
+mod output;
+mod path;
+mod registry;
+mod search;
+mod typed;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+pub use bash::{BashArgs, BashTool};
+pub use fs::{
+    EditFileArgs, EditFileTool, ReadFileArgs, ReadFileTool, WriteFileArgs, WriteFileTool,
+};
+pub use output::{Keep, truncate_output};
+pub use path::{canonical_workspace, resolve_in_workspace};
+pub use registry::{RegisterError, ToolRegistry, ToolResult};
+pub use search::{GlobFilesArgs, GlobFilesTool, GrepArgs, GrepTool};
+pub use typed::TypedTool;
+pub use typed::check_arguments;
+
+/// Names of tools the runner registers itself (`goal`, `read_progress`, `explore`, `delegate`).
+///
+/// No built-in tool of this module uses them; the registry accepts them like any other name.
+pub const RESERVED_TOOL_NAMES: [&str; 4] = ["goal", "read_progress", "explore", "delegate"];
+
+/// Limits every tool call runs under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolLimits {
+    /// The largest tool result, in bytes, the model is shown; longer output is truncated with a
+    /// note saying how much was cut.
+    pub max_output_bytes: usize,
+    /// How long a tool call may run when it asks for nothing else; also the default timeout of
+    /// `bash`.
+    pub default_timeout: Duration,
+    /// The longest timeout a call may ask for (the upper bound of `bash`'s `timeout_secs`).
+    pub max_timeout: Duration,
+}
+
+impl Default for ToolLimits {
+    fn default() -> Self {
+        Self {
+            max_output_bytes: 50_000,
+            default_timeout: Duration::from_secs(120),
+            max_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// What a tool call can see of the run it belongs to.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The canonical workspace root; file tools never leave it.
+    pub workspace: PathBuf,
+    /// The trace the call belongs to.
+    pub trace_id: String,
+    /// The goal that was current when the model made the call, if any.
+    pub goal_id: Option<String>,
+    /// Cancelled when the run is cancelled; long-running tools stop early when it fires.
+    pub cancel: CancellationToken,
+    /// Output and time limits of the call.
+    pub limits: ToolLimits,
+}
+
+impl ToolContext {
+    /// A context for `workspace` (canonicalized here) and `trace_id`, with no goal, a fresh
+    /// cancellation token and default limits.
+    ///
+    /// # Errors
+    ///
+    /// Fails when the workspace does not exist or cannot be canonicalized.
+    pub fn new(
+        workspace: impl Into<PathBuf>,
+        trace_id: impl Into<String>,
+    ) -> std::io::Result<Self> {
+        Ok(Self {
+            workspace: std::fs::canonicalize(workspace.into())?,
+            trace_id: trace_id.into(),
+            goal_id: None,
+            cancel: CancellationToken::new(),
+            limits: ToolLimits::default(),
+        })
+    }
+}
+
+/// What the model is told about a tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// The name the model calls the tool by.
+    pub name: String,
+    /// What the tool does and when to use it.
+    pub description: String,
+    /// The JSON schema of the arguments, always of `"type": "object"`.
+    pub parameters: serde_json::Value,
+}
+
+/// Whether a tool call may change anything; risky calls wait for approval in approval mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    /// The tool only reads.
+    ReadOnly,
+    /// The tool writes files, runs commands or otherwise has effects.
+    Risky,
+}
+
+/// What a tool call produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// The text the model sees.
+    pub content: String,
+    /// Whether the call did not achieve what was asked (for example a command that timed out),
+    /// even though the tool itself worked and has output to show.
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    /// A successful output.
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    /// An output that reports a failure but still carries content (for example partial output).
+    pub fn error(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// Why a tool call failed; the registry shows it to the model as `error: <message>`.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments did not match the tool's parameters.
+    #[error("invalid arguments for {tool}: {message}")]
+    InvalidArguments {
+        /// The tool that was called.
+        tool: String,
+        /// Which argument was wrong and what was expected.
+        message: String,
+    },
+    /// A path resolved to somewhere outside the workspace.
+    #[error("path {path:?} is outside the workspace")]
+    OutsideWorkspace {
+        /// The path as the model gave it.
+        path: String,
+    },
+    /// A path does not exist.
+    #[error("{path:?} does not exist")]
+    NotFound {
+        /// The path as the model gave it.
+        path: String,
+    },
+    /// An I/O operation failed.
+    #[error("cannot {action} {path:?}: {source}")]
+    Io {
+        /// What was being done, for example "read".
+        action: &'static str,
+        /// The path as the model gave it.
+        path: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The tool could not do what was asked; the message says why and what to do instead.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ToolError {
+    /// A [`ToolError::Failed`] with `message`.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::Failed(message.into())
+    }
+
+    /// An I/O error while doing `action` on `path`; a missing file becomes
+    /// [`ToolError::NotFound`].
+    pub fn io(action: &'static str, path: &str, source: std::io::Error) -> Self {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            Self::NotFound {
+                path: path.to_owned(),
+            }
+        } else {
+            Self::Io {
+                action,
+                path: path.to_owned(),
+                source,
+            }
+        }
+    }
+}
+
+/// A tool the model can call.
+///
+/// The trait is object safe; the registry holds tools as `Arc<dyn Tool>`. Most tools implement
+/// [`TypedTool`] instead and are erased with [`TypedTool::into_tool`].
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The tool's name, description and parameter schema.
+    fn definition(&self) -> ToolDefinition;
+
+    /// Whether calls need approval in approval mode.
+    fn risk(&self) -> Risk;
+
+    /// How long the registry lets a call with `args` run before it is abandoned.
+    ///
+    /// The default is `limits.default_timeout`; a tool that takes its own timeout argument
+    /// returns a little more than that, so its own timeout fires first.
+    fn timeout(&self, args: &serde_json::Value, limits: &ToolLimits) -> Duration {
+        let _ = args;
+        limits.default_timeout
+    }
+
+    /// Runs the tool with the model's arguments (a JSON object).
+    async fn call(
+        &self,
+        args: serde_json::Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError>;
+}
+
+/// The built-in file, search and shell tools, in a stable order.
+pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+    vec![
+        ReadFileTool.into_tool(),
+        WriteFileTool.into_tool(),
+        EditFileTool.into_tool(),
+        GlobFilesTool.into_tool(),
+        GrepTool.into_tool(),
+        BashTool.into_tool(),
+    ]
+}
