@@ -2,7 +2,7 @@
 
 use crate::client::{ChatStream, LlmClient, response_events, stream_of};
 use crate::error::LlmError;
-use crate::formats::anthropic as format;
+use crate::formats::anthropic::{self as format, PromptCache};
 use crate::http::{Timeouts, Transport, check_headers, endpoint, is_json, sse_stream};
 use crate::models::ModelInfo;
 use crate::retry::RetryPolicy;
@@ -39,25 +39,6 @@ pub struct AnthropicConfig {
     pub context_window: Option<usize>,
     /// Which parts of a request are marked for Anthropic's prompt cache.
     pub prompt_cache: PromptCache,
-}
-
-/// Which parts of a request carry `cache_control` breakpoints.
-///
-/// Anthropic caches the prefix of a request up to a breakpoint (tools, then system, then
-/// messages) and reads it back at a tenth of the input price when the next request starts with
-/// the same bytes; writing the cache costs a quarter more than plain input. Prompts shorter than
-/// the model's minimum (1,024 tokens for most models) are not cached, and nothing fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PromptCache {
-    /// No breakpoints; the system prompt is sent as one string.
-    Off,
-    /// The tool specs and the static system blocks (every system message but the last, or the
-    /// only one): what stays the same for a whole run.
-    Prefix,
-    /// The prefix and the newest message, so consecutive calls of one run read the whole
-    /// conversation from the cache while the plan (the last system block) is unchanged.
-    #[default]
-    Conversation,
 }
 
 impl Default for AnthropicConfig {

@@ -123,6 +123,7 @@ impl LlmError {
     }
 
     /// A network error with this message.
+    #[cfg(feature = "http")]
     pub(crate) fn network(message: impl Into<String>) -> Self {
         LlmError::Network {
             message: message.into(),

@@ -2,18 +2,17 @@
 //! timeouts, mapping error statuses, and turning a server-sent-events body into a
 //! [`ChatStream`].
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
-use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 use reqwest::header::HeaderMap;
 use reqwest::{RequestBuilder, Response, StatusCode};
 
 use crate::client::ChatStream;
 use crate::error::{LlmError, TimeoutKind};
+use crate::formats::ErrorInfo;
+use crate::formats::sse::{SseDecoder, decode_sse};
 use crate::retry::{RetryPolicy, retry_after};
-use crate::types::ChatEvent;
 
 /// The deadlines of a client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,36 +83,6 @@ pub(crate) fn transport_error(err: &reqwest::Error, timeouts: &Timeouts) -> LlmE
     } else {
         LlmError::network(chain(err))
     }
-}
-
-/// What a provider's error body says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ErrorInfo {
-    /// The provider's message (or the raw body).
-    pub(crate) message: String,
-    /// Whether the body says the prompt is too long for the model.
-    pub(crate) context_overflow: bool,
-}
-
-/// Whether an error code or message says the prompt does not fit the context window, in the
-/// words of OpenAI, Anthropic, vLLM, llama.cpp and other compatible servers.
-pub(crate) fn looks_like_context_overflow(code: Option<&str>, message: &str) -> bool {
-    const PHRASES: &[&str] = &[
-        "context_length_exceeded",
-        "context length",
-        "context window",
-        "maximum context",
-        "prompt is too long",
-        "exceed_context_size",
-        "exceeds the available context",
-        "context size",
-        "too many tokens",
-        "input is too long",
-    ];
-    let message = message.to_lowercase();
-    code.is_some_and(|code| {
-        code == "context_length_exceeded" || code == "exceed_context_size_error"
-    }) || PHRASES.iter().any(|phrase| message.contains(phrase))
 }
 
 /// Maps an error status and what the body says to an error.
@@ -255,16 +224,6 @@ impl Transport {
     }
 }
 
-/// Turns the server-sent events of one provider into [`ChatEvent`]s.
-pub(crate) trait SseDecoder: Send + 'static {
-    /// The chat events one server-sent event carries.
-    fn decode(&mut self, event: &Event) -> Result<Vec<ChatEvent>, LlmError>;
-    /// Whether the provider has said the response is complete (nothing more is read).
-    fn is_done(&self) -> bool;
-    /// The last events, or an error, when the body ends.
-    fn end(&mut self) -> Result<Vec<ChatEvent>, LlmError>;
-}
-
 /// The body of `response` as a stream of byte chunks that fails when no chunk arrives for
 /// `idle`.
 fn idle_limited(
@@ -303,65 +262,6 @@ pub(crate) fn sse_stream<D: SseDecoder>(
     decode_sse(idle_limited(response, idle), decoder)
 }
 
-/// The chat events of a body given as a stream of byte chunks (a live response, or a recorded
-/// one), decoded by `decoder`.
-pub(crate) fn decode_sse<B, S, D>(bytes: S, decoder: D) -> ChatStream
-where
-    B: AsRef<[u8]>,
-    S: Stream<Item = Result<B, LlmError>> + Send + 'static,
-    D: SseDecoder,
-{
-    struct State<S, D> {
-        events: S,
-        decoder: D,
-        pending: VecDeque<ChatEvent>,
-        finished: bool,
-    }
-    let events = Box::pin(bytes.eventsource());
-    let state = State {
-        events,
-        decoder,
-        pending: VecDeque::new(),
-        finished: false,
-    };
-    Box::pin(futures::stream::unfold(state, |mut state| async move {
-        loop {
-            if let Some(event) = state.pending.pop_front() {
-                return Some((Ok(event), state));
-            }
-            if state.finished {
-                return None;
-            }
-            let outcome = match state.events.next().await {
-                Some(Ok(event)) => {
-                    let decoded = state.decoder.decode(&event);
-                    state.finished = state.decoder.is_done();
-                    decoded
-                }
-                Some(Err(EventStreamError::Transport(error))) => Err(error),
-                Some(Err(EventStreamError::Utf8(err))) => Err(LlmError::malformed(format!(
-                    "the stream is not UTF-8: {err}"
-                ))),
-                Some(Err(EventStreamError::Parser(err))) => Err(LlmError::malformed(format!(
-                    "the stream is not server-sent events: {err}"
-                ))),
-                None => {
-                    state.finished = true;
-                    state.decoder.end()
-                }
-            };
-            match outcome {
-                Ok(decoded) => state.pending.extend(decoded),
-                Err(error) => {
-                    state.finished = true;
-                    state.pending.clear();
-                    return Some((Err(error), state));
-                }
-            }
-        }
-    }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,23 +297,6 @@ mod tests {
             classify(status(429), &headers, info("too many tokens per min", true)),
             LlmError::RateLimited { .. }
         ));
-    }
-
-    #[test]
-    fn context_overflow_phrases_are_recognised() {
-        assert!(looks_like_context_overflow(
-            Some("context_length_exceeded"),
-            ""
-        ));
-        assert!(looks_like_context_overflow(
-            None,
-            "prompt is too long: 210000 tokens > 200000 maximum"
-        ));
-        assert!(looks_like_context_overflow(
-            None,
-            "This model's maximum context length is 8192 tokens"
-        ));
-        assert!(!looks_like_context_overflow(None, "invalid temperature"));
     }
 
     #[test]

@@ -30,6 +30,23 @@
 //! # });
 //! ```
 //!
+//! # Features
+//!
+//! All on by default. Without any, the crate is the chat types, [`LlmClient`],
+//! [`ScriptedClient`], [`ModelInfo`], [`PriceTable`] and token estimation, and it must not
+//! depend on an HTTP or TLS stack or a tokenizer: no reqwest, hyper, rustls, ring or
+//! tiktoken-rs (`cargo tree -e normal -p agent-llm --no-default-features` shows none).
+//!
+//! | feature | brings |
+//! |---|---|
+//! | `openai` | [`OpenAiClient`] and the OpenAI chat-completions wire format; [`StreamFormat::OpenAi`] for [`decode_recorded_stream`]. Enables `http`. |
+//! | `anthropic` | [`AnthropicClient`], [`PromptCache`] and the Anthropic Messages wire format; [`StreamFormat::Anthropic`]. Enables `http`. |
+//! | `http` | the transport both providers share, on reqwest, rustls with ring, eventsource-stream and rand: [`Timeouts`], [`RetryPolicy`], [`ensure_crypto_provider`]. Implied by the providers; of no use alone. |
+//! | `tiktoken` | [`estimate_tokens`] and the functions built on it count with tiktoken's `o200k_base` encoding. Without it they estimate one token per 4 bytes of UTF-8, rounded up: deterministic and free, close for English prose, high for multi-byte scripts. |
+//!
+//! [`StreamFormat`] and [`decode_recorded_stream`] exist with either provider feature; the
+//! enum has a variant per enabled provider and is `#[non_exhaustive]`.
+//!
 //! # Providers
 //!
 //! - [`OpenAiClient`]: any OpenAI-compatible chat-completions server. Its base URL includes the
@@ -138,30 +155,49 @@
 //! ```
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+#[cfg(feature = "anthropic")]
 mod anthropic;
 mod client;
 mod cost;
 mod error;
+// The wire formats (each provider's gated by its feature inside `formats`) and the transport
+// need the crates of `http`. `http` without a provider exposes only `Timeouts`, `RetryPolicy`
+// and `ensure_crypto_provider`; the rest then has no caller.
+#[cfg(feature = "http")]
+#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
 mod formats;
+#[cfg(feature = "http")]
+#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
 mod http;
 mod models;
+#[cfg(feature = "openai")]
 mod openai;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 mod replay;
+#[cfg(feature = "http")]
+#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
 mod retry;
 mod scripted;
 mod tokens;
 mod types;
 
+#[cfg(feature = "anthropic")]
 pub use anthropic::{
-    ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, AnthropicConfig, PromptCache,
+    ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, AnthropicConfig,
 };
 pub use client::{ChatStream, LlmClient, ResponseCollector, collect_stream};
 pub use cost::{ModelPrice, PriceTable};
 pub use error::{LlmError, TimeoutKind};
+#[cfg(feature = "anthropic")]
+pub use formats::anthropic::PromptCache;
+#[cfg(feature = "http")]
 pub use http::{Timeouts, ensure_crypto_provider};
 pub use models::{DEFAULT_CONTEXT_WINDOW, ModelInfo};
+#[cfg(feature = "openai")]
 pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig};
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 pub use replay::{StreamFormat, decode_recorded_stream};
+#[cfg(feature = "http")]
 pub use retry::RetryPolicy;
 pub use scripted::{
     Script, ScriptRoute, ScriptedClient, ScriptedError, ScriptedErrorKind, ScriptedToolCall,

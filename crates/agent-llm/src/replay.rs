@@ -5,14 +5,18 @@
 use crate::client::ChatStream;
 use crate::error::LlmError;
 use crate::formats;
-use crate::http::decode_sse;
+use crate::formats::sse::decode_sse;
 
-/// The wire format of a streamed response.
+/// The wire format of a streamed response: one variant per provider feature enabled
+/// (`openai`, `anthropic`), hence non-exhaustive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StreamFormat {
     /// OpenAI-compatible chat completions: `data:` chunks ending with `data: [DONE]`.
+    #[cfg(feature = "openai")]
     OpenAi,
     /// Anthropic Messages: typed events from `message_start` to `message_stop`.
+    #[cfg(feature = "anthropic")]
     Anthropic,
 }
 
@@ -39,7 +43,9 @@ pub enum StreamFormat {
 pub fn decode_recorded_stream(format: StreamFormat, chunks: Vec<Vec<u8>>) -> ChatStream {
     let bytes = futures::stream::iter(chunks.into_iter().map(Ok::<_, LlmError>));
     match format {
+        #[cfg(feature = "openai")]
         StreamFormat::OpenAi => decode_sse(bytes, formats::openai::StreamDecoder::default()),
+        #[cfg(feature = "anthropic")]
         StreamFormat::Anthropic => decode_sse(bytes, formats::anthropic::StreamDecoder::default()),
     }
 }

@@ -1,16 +1,14 @@
 //! Token estimation before sending a prompt.
 //!
-//! Counts use the `o200k_base` encoding of current OpenAI models through `tiktoken-rs`, which
-//! embeds its BPE tables and works offline; the encoding is loaded once per process. For other
-//! providers the count is an estimate within a few percent, which is what context budgeting
-//! needs. Counts of long texts are cached by content hash, so calling these on every step of an
-//! agent loop costs little more than hashing the new messages.
-
-use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::{Mutex, OnceLock};
-
-use tiktoken_rs::CoreBPE;
+//! With the `tiktoken` feature (on by default), counts use the `o200k_base` encoding of current
+//! OpenAI models through `tiktoken-rs`, which embeds its BPE tables and works offline; the
+//! encoding is loaded once per process. For other providers the count is an estimate within a
+//! few percent, which is what context budgeting needs. Counts of long texts are cached by
+//! content hash, so calling these on every step of an agent loop costs little more than hashing
+//! the new messages.
+//!
+//! Without the feature, a text counts one token per 4 bytes of UTF-8, rounded up: deterministic
+//! and nearly free, close for English prose, high for text in multi-byte scripts.
 
 use crate::types::{ChatMessage, ChatRequest, ToolSpec};
 
@@ -18,87 +16,116 @@ use crate::types::{ChatMessage, ChatRequest, ToolSpec};
 const MESSAGE_OVERHEAD: usize = 4;
 /// Tokens every tool call or tool spec costs on top of its text.
 const TOOL_OVERHEAD: usize = 8;
-/// Texts shorter than this are counted directly; longer ones go through the cache.
-const CACHE_MIN_LEN: usize = 256;
-/// The cache is cleared when it holds this many entries.
-const CACHE_MAX_ENTRIES: usize = 20_000;
-/// Words longer than this (minified code, base64) are estimated from their length, since
-/// byte-pair merging is quadratic in the length of one word.
-const LONG_WORD: usize = 200;
-/// Text is handed to the encoder in pieces of about this many bytes.
-const CHUNK: usize = 4_096;
+/// Bytes of UTF-8 per token in the estimate without the `tiktoken` feature.
+#[cfg(not(feature = "tiktoken"))]
+const BYTES_PER_TOKEN: usize = 4;
 
-fn encoding() -> &'static CoreBPE {
-    static ENCODING: OnceLock<&'static CoreBPE> = OnceLock::new();
-    ENCODING.get_or_init(tiktoken_rs::o200k_base_singleton)
-}
-
-fn cache() -> &'static Mutex<HashMap<u64, usize>> {
-    static CACHE: OnceLock<Mutex<HashMap<u64, usize>>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-/// The estimated number of tokens of `text`.
+/// The estimated number of tokens of `text`: its o200k_base count with the `tiktoken` feature,
+/// else its length in bytes divided by 4, rounded up.
 ///
 /// ```
 /// let n = agent_llm::estimate_tokens("Hello, world!");
 /// assert!((3..=5).contains(&n));
 /// ```
 pub fn estimate_tokens(text: &str) -> usize {
-    if text.len() < CACHE_MIN_LEN {
-        return count_uncached(text);
-    }
-    let mut hasher = DefaultHasher::new();
-    text.hash(&mut hasher);
-    let key = hasher.finish();
-    if let Ok(cache) = cache().lock()
-        && let Some(&count) = cache.get(&key)
-    {
-        return count;
-    }
-    let count = count_uncached(text);
-    if let Ok(mut cache) = cache().lock() {
-        if cache.len() >= CACHE_MAX_ENTRIES {
-            cache.clear();
-        }
-        cache.insert(key, count);
-    }
-    count
+    count(text)
 }
 
-fn count_uncached(text: &str) -> usize {
-    let bpe = encoding();
-    if text.len() <= CHUNK && !text.split_whitespace().any(|word| word.len() > LONG_WORD) {
-        return bpe.encode_ordinary(text).len();
-    }
-    let mut total = 0;
-    let mut start = 0;
-    let mut pending_end = 0;
-    for (offset, word) in split_words(text) {
-        if word.trim().len() > LONG_WORD {
-            total += bpe.encode_ordinary(&text[start..pending_end]).len();
-            total += word.len().div_ceil(3);
-            start = offset + word.len();
-            pending_end = start;
-            continue;
-        }
-        pending_end = offset + word.len();
-        if pending_end - start >= CHUNK {
-            total += bpe.encode_ordinary(&text[start..pending_end]).len();
-            start = pending_end;
-        }
-    }
-    total + bpe.encode_ordinary(&text[start..pending_end]).len()
+#[cfg(feature = "tiktoken")]
+use bpe::estimate as count;
+
+/// One token per [`BYTES_PER_TOKEN`] bytes, rounded up.
+#[cfg(not(feature = "tiktoken"))]
+fn count(text: &str) -> usize {
+    text.len().div_ceil(BYTES_PER_TOKEN)
 }
 
-/// The words of `text`, each with the whitespace after it, and their byte offsets.
-fn split_words(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.split_inclusive(char::is_whitespace)
-        .scan(0, |offset, word| {
-            let at = *offset;
-            *offset += word.len();
-            Some((at, word))
-        })
+/// Counting with tiktoken's `o200k_base`, with a cache of long texts' counts.
+#[cfg(feature = "tiktoken")]
+mod bpe {
+    use std::collections::HashMap;
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    use std::sync::{Mutex, OnceLock};
+
+    use tiktoken_rs::CoreBPE;
+
+    /// Texts shorter than this are counted directly; longer ones go through the cache.
+    const CACHE_MIN_LEN: usize = 256;
+    /// The cache is cleared when it holds this many entries.
+    const CACHE_MAX_ENTRIES: usize = 20_000;
+    /// Words longer than this (minified code, base64) are estimated from their length, since
+    /// byte-pair merging is quadratic in the length of one word.
+    const LONG_WORD: usize = 200;
+    /// Text is handed to the encoder in pieces of about this many bytes.
+    const CHUNK: usize = 4_096;
+
+    pub(super) fn encoding() -> &'static CoreBPE {
+        static ENCODING: OnceLock<&'static CoreBPE> = OnceLock::new();
+        ENCODING.get_or_init(tiktoken_rs::o200k_base_singleton)
+    }
+
+    fn cache() -> &'static Mutex<HashMap<u64, usize>> {
+        static CACHE: OnceLock<Mutex<HashMap<u64, usize>>> = OnceLock::new();
+        CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+    }
+
+    /// The token count of `text`, from the cache when it is long and was counted before.
+    pub(super) fn estimate(text: &str) -> usize {
+        if text.len() < CACHE_MIN_LEN {
+            return count_uncached(text);
+        }
+        let mut hasher = DefaultHasher::new();
+        text.hash(&mut hasher);
+        let key = hasher.finish();
+        if let Ok(cache) = cache().lock()
+            && let Some(&count) = cache.get(&key)
+        {
+            return count;
+        }
+        let count = count_uncached(text);
+        if let Ok(mut cache) = cache().lock() {
+            if cache.len() >= CACHE_MAX_ENTRIES {
+                cache.clear();
+            }
+            cache.insert(key, count);
+        }
+        count
+    }
+
+    fn count_uncached(text: &str) -> usize {
+        let bpe = encoding();
+        if text.len() <= CHUNK && !text.split_whitespace().any(|word| word.len() > LONG_WORD) {
+            return bpe.encode_ordinary(text).len();
+        }
+        let mut total = 0;
+        let mut start = 0;
+        let mut pending_end = 0;
+        for (offset, word) in split_words(text) {
+            if word.trim().len() > LONG_WORD {
+                total += bpe.encode_ordinary(&text[start..pending_end]).len();
+                total += word.len().div_ceil(3);
+                start = offset + word.len();
+                pending_end = start;
+                continue;
+            }
+            pending_end = offset + word.len();
+            if pending_end - start >= CHUNK {
+                total += bpe.encode_ordinary(&text[start..pending_end]).len();
+                start = pending_end;
+            }
+        }
+        total + bpe.encode_ordinary(&text[start..pending_end]).len()
+    }
+
+    /// The words of `text`, each with the whitespace after it, and their byte offsets.
+    fn split_words(text: &str) -> impl Iterator<Item = (usize, &str)> {
+        text.split_inclusive(char::is_whitespace)
+            .scan(0, |offset, word| {
+                let at = *offset;
+                *offset += word.len();
+                Some((at, word))
+            })
+    }
 }
 
 /// The estimated prompt tokens of one message.
@@ -145,10 +172,11 @@ mod tests {
     use super::*;
     use crate::types::ToolCall;
 
+    #[cfg(feature = "tiktoken")]
     #[test]
     fn counts_match_the_encoder_for_ordinary_text() {
         let text = "The quick brown fox jumps over the lazy dog. ".repeat(200);
-        let exact = encoding().encode_ordinary(&text).len();
+        let exact = bpe::encoding().encode_ordinary(&text).len();
         let estimate = estimate_tokens(&text);
         assert!(
             estimate.abs_diff(exact) <= exact / 50,
@@ -164,6 +192,15 @@ mod tests {
         let n = estimate_tokens(&blob);
         assert!(n > 100_000);
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[cfg(not(feature = "tiktoken"))]
+    #[test]
+    fn without_tiktoken_a_token_is_four_bytes_rounded_up() {
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        assert_eq!(estimate_tokens("é"), 1);
+        assert_eq!(estimate_tokens(&"x".repeat(4_001)), 1_001);
     }
 
     #[test]

@@ -6,10 +6,29 @@ use std::collections::HashMap;
 use eventsource_stream::Event;
 use serde_json::{Map, Value, json};
 
-use crate::anthropic::PromptCache;
 use crate::error::LlmError;
-use crate::http::{ErrorInfo, SseDecoder, looks_like_context_overflow};
+use crate::formats::sse::SseDecoder;
+use crate::formats::{ErrorInfo, looks_like_context_overflow};
 use crate::types::{ChatEvent, ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage};
+
+/// Which parts of a request carry `cache_control` breakpoints.
+///
+/// Anthropic caches the prefix of a request up to a breakpoint (tools, then system, then
+/// messages) and reads it back at a tenth of the input price when the next request starts with
+/// the same bytes; writing the cache costs a quarter more than plain input. Prompts shorter than
+/// the model's minimum (1,024 tokens for most models) are not cached, and nothing fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PromptCache {
+    /// No breakpoints; the system prompt is sent as one string.
+    Off,
+    /// The tool specs and the static system blocks (every system message but the last, or the
+    /// only one): what stays the same for a whole run.
+    Prefix,
+    /// The prefix and the newest message, so consecutive calls of one run read the whole
+    /// conversation from the cache while the plan (the last system block) is unchanged.
+    #[default]
+    Conversation,
+}
 
 /// The `input` object of a `tool_use` block: the call's arguments when they are a JSON object,
 /// else an empty object (the tool result already told the model its arguments were invalid).

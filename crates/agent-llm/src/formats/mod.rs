@@ -1,4 +1,62 @@
 //! Wire formats: how the chat types map to each provider's JSON, separate from the transport.
+//!
+//! Nothing here imports from the transport (`http.rs`, `retry.rs`) or from reqwest: the
+//! transport hands bodies and server-sent events in and gets chat types back.
 
+#[cfg(feature = "anthropic")]
 pub(crate) mod anthropic;
+#[cfg(feature = "openai")]
 pub(crate) mod openai;
+pub(crate) mod sse;
+
+/// What a provider's error body says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ErrorInfo {
+    /// The provider's message (or the raw body).
+    pub(crate) message: String,
+    /// Whether the body says the prompt is too long for the model.
+    pub(crate) context_overflow: bool,
+}
+
+/// Whether an error code or message says the prompt does not fit the context window, in the
+/// words of OpenAI, Anthropic, vLLM, llama.cpp and other compatible servers.
+pub(crate) fn looks_like_context_overflow(code: Option<&str>, message: &str) -> bool {
+    const PHRASES: &[&str] = &[
+        "context_length_exceeded",
+        "context length",
+        "context window",
+        "maximum context",
+        "prompt is too long",
+        "exceed_context_size",
+        "exceeds the available context",
+        "context size",
+        "too many tokens",
+        "input is too long",
+    ];
+    let message = message.to_lowercase();
+    code.is_some_and(|code| {
+        code == "context_length_exceeded" || code == "exceed_context_size_error"
+    }) || PHRASES.iter().any(|phrase| message.contains(phrase))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_overflow_phrases_are_recognised() {
+        assert!(looks_like_context_overflow(
+            Some("context_length_exceeded"),
+            ""
+        ));
+        assert!(looks_like_context_overflow(
+            None,
+            "prompt is too long: 210000 tokens > 200000 maximum"
+        ));
+        assert!(looks_like_context_overflow(
+            None,
+            "This model's maximum context length is 8192 tokens"
+        ));
+        assert!(!looks_like_context_overflow(None, "invalid temperature"));
+    }
+}

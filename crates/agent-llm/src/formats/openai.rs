@@ -8,7 +8,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::LlmError;
-use crate::http::{ErrorInfo, SseDecoder, looks_like_context_overflow};
+use crate::formats::sse::SseDecoder;
+use crate::formats::{ErrorInfo, looks_like_context_overflow};
 use crate::types::{ChatEvent, ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage};
 
 /// Whether `model` takes `max_completion_tokens` instead of `max_tokens` (OpenAI's reasoning
