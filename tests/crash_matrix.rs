@@ -545,13 +545,13 @@ fn check(iteration: &Iteration, before: &BTreeMap<String, Vec<Value>>, findings:
                     .or_default() += 1;
             }
             for message in messages.iter().filter(|m| m.role == Role::Assistant) {
-                for call in message.content["tool_calls"].as_array().unwrap() {
-                    let id = call["id"].as_str().unwrap();
+                for call in message.content.tool_calls() {
+                    let id = call.id.as_str();
                     assert_eq!(
                         results.get(id).copied().unwrap_or(0),
                         1,
                         "{trace}: call {id} ({}) has no single result",
-                        call["name"]
+                        call.name
                     );
                     findings.calls_checked += 1;
                 }

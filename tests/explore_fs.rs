@@ -174,7 +174,7 @@ async fn three_concurrent_branches_land_as_sibling_traces_and_merge_into_the_mai
         let messages = store.get_trace_messages(&sub.trace_id).await.unwrap();
         let call = messages.iter().find(|m| m.role == Role::Assistant).unwrap();
         let result = messages.iter().find(|m| m.role == Role::Tool).unwrap();
-        assert_eq!(result.content, "all three inside at once");
+        assert_eq!(result.content.text(), "all three inside at once");
         calls.push(call.created_at.clone());
         results.push(result.created_at.clone());
     }
@@ -293,7 +293,7 @@ async fn a_delegate_runs_end_to_end_in_its_own_folder() {
         .iter()
         .find(|m| m.tool_name.as_deref() == Some("delegate"))
         .unwrap();
-    let text = result.content.as_str().unwrap();
+    let text = result.content.text();
     assert!(text.contains("Wrote VERSION."), "{text}");
     assert!(text.contains("VERSION holds 1.2.3"), "{text}");
     assert_eq!(
@@ -395,7 +395,7 @@ async fn a_process_killed_mid_exploration_is_finished_by_the_next_one() {
     let messages = store.get_trace_messages(&main).await.unwrap();
     let results: Vec<_> = messages.iter().filter(|m| m.role == Role::Tool).collect();
     assert_eq!(results.len(), 1);
-    assert_eq!(results[0].content.as_str(), Some(report));
+    assert_eq!(results[0].content.text(), report);
 }
 
 /// The process the crash test kills: an exploration whose beta and gamma branches wait a minute

@@ -322,7 +322,7 @@ async fn fault(name: &str, acts: Vec<Act>, attempts: u32, expect: Expect) {
     let store = FileSystemTraceStore::open(dir.path()).unwrap();
     let before = store.get_trace_messages(&trace_id).await.unwrap();
     for message in before.iter().filter(|m| m.role == Role::Assistant) {
-        let text = message.content["text"].as_str().unwrap_or_default();
+        let text = message.content.text();
         assert!(
             text.is_empty() || text == "Finished.",
             "{name}: a partial answer was recorded: {text:?}"
@@ -361,14 +361,15 @@ async fn fault(name: &str, acts: Vec<Act>, attempts: u32, expect: Expect) {
         *results.entry(m.tool_call_id.clone().unwrap()).or_default() += 1;
     }
     for m in messages.iter().filter(|m| m.role == Role::Assistant) {
-        for call in m.content["tool_calls"].as_array().unwrap() {
-            let id = call["id"].as_str().unwrap();
+        for call in m.content.tool_calls() {
+            let id = call.id.as_str();
             assert_eq!(results.get(id), Some(&1), "{name}: call {id} results");
         }
     }
     let last = messages.last().unwrap();
     assert_eq!(
-        last.content["text"], "Finished.",
+        last.content.text(),
+        "Finished.",
         "{name}: {:?}",
         last.content
     );

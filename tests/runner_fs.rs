@@ -95,7 +95,7 @@ async fn a_run_is_recorded_in_the_contract_layout_and_survives_reopening() {
     let outputs: Vec<&str> = messages
         .iter()
         .filter(|m| m.role == Role::Tool)
-        .filter_map(|m| m.content.as_str())
+        .map(|m| m.content.text())
         .collect();
     assert!(
         outputs[3].contains("outside the workspace"),
@@ -202,13 +202,7 @@ async fn a_run_killed_mid_tool_is_resumed_under_the_same_id() {
     let store = runner.store();
     let after = store.get_trace_messages(&trace_id).await.unwrap();
     assert_eq!(&after[..before.len()], &before[..]);
-    assert!(
-        after[before.len()]
-            .content
-            .as_str()
-            .unwrap()
-            .contains("interrupted")
-    );
+    assert!(after[before.len()].content.text().contains("interrupted"));
     let seen = render_transcript(&llm.requests()[0].messages);
     assert!(seen.contains("error: interrupted"), "{seen}");
     // The goal tree came back too: goal 1 done, goal 2 current.
@@ -240,7 +234,7 @@ async fn a_bash_timeout_and_max_iterations_end_fs_runs_as_they_should() {
     let messages = store.get_trace_messages(&outcome.trace_id).await.unwrap();
     let result = messages.iter().find(|m| m.role == Role::Tool).unwrap();
     assert!(
-        result.content.as_str().unwrap().contains("timed out"),
+        result.content.text().contains("timed out") && result.content.is_error(),
         "{:?}",
         result.content
     );

@@ -368,7 +368,7 @@ fn message(sequence: u64, role: Role, goal_id: Option<String>, content: Value) -
         goal_id,
         tool_call_id: None,
         tool_name: None,
-        content,
+        content: agent_execution::Content::from_stored(role, content, false),
         description: String::new(),
         tokens: None,
         cost: None,

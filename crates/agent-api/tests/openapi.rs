@@ -201,8 +201,10 @@ async fn real_responses_match_the_documented_schemas() {
         ..GoalCommand::default()
     };
     store.apply_goal_command(&id, plan).await.unwrap();
-    let call =
-        json!({"text": null, "tool_calls": [{"id": "c1", "name": "read_file", "arguments": "{}"}]});
+    let call = agent_execution::AssistantContent::new(
+        None,
+        vec![agent_execution::ToolCall::new("c1", "read_file", "{}")],
+    );
     store
         .add_message(
             &id,

@@ -33,7 +33,10 @@ async fn sample() -> (Arc<dyn TraceStore>, String, String) {
         ..GoalCommand::default()
     };
     store.apply_goal_command(&id, plan).await.unwrap();
-    let call = json!({"text": "Reading.", "tool_calls": [{"id": "c1", "name": "read_file", "arguments": "{}"}]});
+    let call = agent_execution::AssistantContent::new(
+        Some("Reading.".into()),
+        vec![agent_execution::ToolCall::new("c1", "read_file", "{}")],
+    );
     store
         .add_message(&id, NewMessage::assistant(call).goal("1").usage(100, 0.01))
         .await

@@ -137,8 +137,10 @@ impl State {
         match message.role {
             Role::Assistant => {
                 self.iterations += 1;
-                agent_runner::context::assistant_calls(&message.content)
-                    .into_iter()
+                message
+                    .content
+                    .tool_calls()
+                    .iter()
                     .filter(|call| call.name != "goal")
                     .map(|call| {
                         format!(
@@ -150,9 +152,9 @@ impl State {
                     .collect()
             }
             Role::Tool => {
-                let text = agent_runner::context::content_text(&message.content);
-                if text.starts_with("error:") {
-                    vec![format!("    ✗ {}", truncate(&one_line(&text), 120))]
+                if message.content.is_error() {
+                    let text = message.content.text();
+                    vec![format!("    ✗ {}", truncate(&one_line(text), 120))]
                 } else {
                     Vec::new()
                 }

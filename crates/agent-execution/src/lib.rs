@@ -9,9 +9,9 @@
 //! - [`watch`]: the live event feed of a trace (stored events, then live ones, no gap).
 //!
 //! ```
-//! use agent_execution::{InMemoryTraceStore, NewMessage, NewTrace, TraceStore};
+//! use agent_execution::{AssistantContent, InMemoryTraceStore, NewMessage, NewTrace, TraceStore};
 //! use agent_goal::GoalCommand;
-//! use serde_json::json;
+//! use agent_llm::ToolCall;
 //!
 //! # tokio_test();
 //! # #[tokio::main(flavor = "current_thread")]
@@ -20,9 +20,12 @@
 //! let trace = store.create_trace(NewTrace::agent("Fix the bug")).await.unwrap();
 //! let plan = GoalCommand { add: Some("Read the code".into()), focus: Some("1".into()), ..Default::default() };
 //! store.apply_goal_command(&trace.trace_id, plan).await.unwrap();
-//! let content = json!({"text": null, "tool_calls": [{"id": "c1", "name": "read_file", "arguments": "{}"}]});
+//! let turn = AssistantContent {
+//!     tool_calls: vec![ToolCall::new("c1", "read_file", "{}")],
+//!     ..AssistantContent::default()
+//! };
 //! let message = store
-//!     .add_message(&trace.trace_id, NewMessage::assistant(content).goal("1").usage(120, 0.001))
+//!     .add_message(&trace.trace_id, NewMessage::assistant(turn).goal("1").usage(120, 0.001))
 //!     .await
 //!     .unwrap();
 //! assert_eq!(message.description, "tool call: read_file");
@@ -33,6 +36,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod content;
 pub mod event;
 pub mod feed;
 pub mod ids;
@@ -40,6 +44,7 @@ pub mod message;
 pub mod store;
 pub mod trace;
 
+pub use content::{AssistantContent, Content, ToolCall, ToolResultContent};
 pub use event::{AffectedGoal, Event, EventKind, LoopAction, LoopPattern};
 pub use feed::{EventBus, EventStream, watch};
 pub use ids::{InvalidId, validate_trace_id};

@@ -1,30 +1,21 @@
 //! The `Message` model: one LLM message of a trace with its metadata, the request that adds one,
 //! and the generated one-line `description`.
 //!
-//! Content keeps the LLM API shape as JSON: an assistant message is
-//! `{"text": string|null, "tool_calls": [{"id", "name", "arguments"}]}` (arguments is the raw
-//! string the model produced), a tool message is the result string, user and system messages are
-//! strings. The serde field names of [`Message`] are a Contract: extend, never rename.
+//! Content is typed by role ([`Content`]) and stored in the LLM API shape. The serde field
+//! names of [`Message`] are a Contract: extend, never rename.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-/// Who a message is from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// The system prompt.
-    System,
-    /// The user (the task is the first user message).
-    User,
-    /// The model.
-    Assistant,
-    /// The result of a tool call.
-    Tool,
-}
+pub use agent_llm::Role;
+
+use crate::content::{AssistantContent, Content, ToolResultContent};
 
 /// One recorded message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Its JSON is a Contract (the `messages/<id>.json` files and the API): the content keeps the LLM
+/// API shape (see [`Content`]), and a failed tool call has `"is_error": true`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     /// `{trace_id}-{sequence:04}`.
     pub message_id: String,
@@ -41,10 +32,9 @@ pub struct Message {
     /// Tool messages: the id of the call they answer.
     pub tool_call_id: Option<String>,
     /// Tool messages: the name of the tool that produced them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
-    /// The content in LLM API shape (see the module documentation).
-    pub content: Value,
+    /// What it says; its variant matches `role`.
+    pub content: Content,
     /// A generated one-line description (see [`describe`]).
     pub description: String,
     /// Tokens the message cost (prompt and completion for an assistant message).
@@ -56,14 +46,113 @@ pub struct Message {
     /// When it was recorded (RFC 3339, fixed width).
     pub created_at: String,
     /// Free-form annotations added later, e.g. a compaction note.
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub metadata: Map<String, Value>,
+}
+
+/// The stored form of a [`Message`], as read.
+#[derive(Deserialize)]
+struct StoredMessage {
+    message_id: String,
+    trace_id: String,
+    branch_id: Option<String>,
+    role: Role,
+    sequence: u64,
+    goal_id: Option<String>,
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    tool_name: Option<String>,
+    #[serde(default)]
+    content: Value,
+    #[serde(default)]
+    is_error: bool,
+    description: String,
+    tokens: Option<u64>,
+    cost: Option<f64>,
+    duration_ms: Option<u64>,
+    created_at: String,
+    #[serde(default)]
+    metadata: Map<String, Value>,
+}
+
+/// The stored form of a [`Message`], as written (borrowed, so writing copies nothing).
+#[derive(Serialize)]
+struct StoredMessageRef<'a> {
+    message_id: &'a str,
+    trace_id: &'a str,
+    branch_id: &'a Option<String>,
+    role: Role,
+    sequence: u64,
+    goal_id: &'a Option<String>,
+    tool_call_id: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_name: &'a Option<String>,
+    content: &'a Content,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    is_error: bool,
+    description: &'a str,
+    tokens: Option<u64>,
+    cost: Option<f64>,
+    duration_ms: Option<u64>,
+    created_at: &'a str,
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    metadata: &'a Map<String, Value>,
+}
+
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        StoredMessageRef {
+            message_id: &self.message_id,
+            trace_id: &self.trace_id,
+            branch_id: &self.branch_id,
+            role: self.role,
+            sequence: self.sequence,
+            goal_id: &self.goal_id,
+            tool_call_id: &self.tool_call_id,
+            tool_name: &self.tool_name,
+            content: &self.content,
+            is_error: self.content.is_error(),
+            description: &self.description,
+            tokens: self.tokens,
+            cost: self.cost,
+            duration_ms: self.duration_ms,
+            created_at: &self.created_at,
+            metadata: &self.metadata,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let stored = StoredMessage::deserialize(deserializer)?;
+        Ok(Self {
+            content: Content::from_stored(stored.role, stored.content, stored.is_error),
+            message_id: stored.message_id,
+            trace_id: stored.trace_id,
+            branch_id: stored.branch_id,
+            role: stored.role,
+            sequence: stored.sequence,
+            goal_id: stored.goal_id,
+            tool_call_id: stored.tool_call_id,
+            tool_name: stored.tool_name,
+            description: stored.description,
+            tokens: stored.tokens,
+            cost: stored.cost,
+            duration_ms: stored.duration_ms,
+            created_at: stored.created_at,
+            metadata: stored.metadata,
+        })
+    }
 }
 
 impl Message {
     /// The names of the tools an assistant message calls, in order.
     pub fn tool_call_names(&self) -> Vec<String> {
-        tool_call_names(&self.content)
+        self.content
+            .tool_calls()
+            .iter()
+            .map(|call| call.name.clone())
+            .collect()
     }
 }
 
@@ -72,8 +161,8 @@ impl Message {
 pub struct NewMessage {
     /// Who it is from.
     pub role: Role,
-    /// The content in LLM API shape.
-    pub content: Value,
+    /// What it says; its variant matches `role`.
+    pub content: Content,
     /// The goal it served; its stats and its ancestors' are updated.
     pub goal_id: Option<String>,
     /// Tool messages: the id of the call they answer.
@@ -93,7 +182,7 @@ pub struct NewMessage {
 }
 
 impl NewMessage {
-    fn with_content(role: Role, content: Value) -> Self {
+    fn with_content(role: Role, content: Content) -> Self {
         Self {
             role,
             content,
@@ -110,17 +199,17 @@ impl NewMessage {
 
     /// A system message.
     pub fn system(text: impl Into<String>) -> Self {
-        Self::with_content(Role::System, Value::String(text.into()))
+        Self::with_content(Role::System, Content::Text(text.into()))
     }
 
     /// A user message.
     pub fn user(text: impl Into<String>) -> Self {
-        Self::with_content(Role::User, Value::String(text.into()))
+        Self::with_content(Role::User, Content::Text(text.into()))
     }
 
-    /// An assistant message with `{"text", "tool_calls"}` content.
-    pub fn assistant(content: Value) -> Self {
-        Self::with_content(Role::Assistant, content)
+    /// An assistant message.
+    pub fn assistant(content: AssistantContent) -> Self {
+        Self::with_content(Role::Assistant, Content::Assistant(content))
     }
 
     /// The result of the tool call `tool_call_id` of tool `tool_name`.
@@ -132,8 +221,27 @@ impl NewMessage {
         Self {
             tool_call_id: Some(tool_call_id.into()),
             tool_name: Some(tool_name.into()),
-            ..Self::with_content(Role::Tool, Value::String(output.into()))
+            ..Self::with_content(
+                Role::Tool,
+                Content::ToolResult(ToolResultContent {
+                    output: output.into(),
+                    is_error: false,
+                }),
+            )
         }
+    }
+
+    /// The result of the tool call `tool_call_id` of tool `tool_name`, which failed.
+    pub fn tool_error(
+        tool_call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        output: impl Into<String>,
+    ) -> Self {
+        let mut message = Self::tool(tool_call_id, tool_name, output);
+        if let Content::ToolResult(result) = &mut message.content {
+            result.is_error = true;
+        }
+        message
     }
 
     /// Ties the message to a goal.
@@ -159,8 +267,8 @@ impl NewMessage {
 /// A change to a recorded message. Statistics (tokens, cost) never change after recording.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MessageUpdate {
-    /// New content.
-    pub content: Option<Value>,
+    /// New content; its variant must match the message's role.
+    pub content: Option<Content>,
     /// New description.
     pub description: Option<String>,
     /// Merged into the message's metadata; a `null` value removes the key.
@@ -196,58 +304,27 @@ pub const DESCRIPTION_MAX_CHARS: usize = 100;
 /// their first sentence. Long descriptions are cut at [`DESCRIPTION_MAX_CHARS`] with `…`.
 ///
 /// ```
-/// use agent_execution::{describe, Role};
-/// use serde_json::json;
-/// let content = json!({"text": null, "tool_calls": [
-///     {"id": "1", "name": "read_file", "arguments": "{}"},
-///     {"id": "2", "name": "bash", "arguments": "{}"}]});
-/// assert_eq!(describe(Role::Assistant, &content, None), "tool call: read_file, bash");
-/// let content = json!({"text": "Let me look. Then fix it.", "tool_calls": []});
-/// assert_eq!(describe(Role::Assistant, &content, None), "Let me look.");
-/// assert_eq!(describe(Role::Tool, &json!("ok"), Some("bash")), "bash");
+/// use agent_execution::{describe, Content};
+/// use agent_llm::ToolCall;
+/// let calls = vec![ToolCall::new("1", "read_file", "{}"), ToolCall::new("2", "bash", "{}")];
+/// assert_eq!(describe(&Content::assistant(None, calls), None), "tool call: read_file, bash");
+/// let text = Content::assistant(Some("Let me look. Then fix it.".into()), vec![]);
+/// assert_eq!(describe(&text, None), "Let me look.");
+/// assert_eq!(describe(&Content::Text("Fix it! Now.".into()), None), "Fix it!");
 /// ```
-pub fn describe(role: Role, content: &Value, tool_name: Option<&str>) -> String {
-    match role {
-        Role::Tool => tool_name.unwrap_or("tool").to_owned(),
-        Role::Assistant => match text_of(content).map(first_sentence) {
+pub fn describe(content: &Content, tool_name: Option<&str>) -> String {
+    match content {
+        Content::ToolResult(_) => tool_name.unwrap_or("tool").to_owned(),
+        Content::Assistant(turn) => match turn.text.as_deref().map(first_sentence) {
             Some(sentence) if !sentence.is_empty() => truncate(sentence),
+            _ if turn.tool_calls.is_empty() => String::new(),
             _ => {
-                let names = tool_call_names(content);
-                if names.is_empty() {
-                    String::new()
-                } else {
-                    truncate(&format!("tool call: {}", names.join(", ")))
-                }
+                let names: Vec<&str> = turn.tool_calls.iter().map(|c| c.name.as_str()).collect();
+                truncate(&format!("tool call: {}", names.join(", ")))
             }
         },
-        Role::System | Role::User => text_of(content)
-            .map(|text| truncate(first_sentence(text)))
-            .unwrap_or_default(),
+        Content::Text(text) => truncate(first_sentence(text)),
     }
-}
-
-/// The text of a content value: the string itself or its `text` field.
-fn text_of(content: &Value) -> Option<&str> {
-    match content {
-        Value::String(text) => Some(text),
-        Value::Object(map) => map.get("text").and_then(Value::as_str),
-        _ => None,
-    }
-}
-
-/// The names of the tool calls in an assistant content value, in order.
-pub fn tool_call_names(content: &Value) -> Vec<String> {
-    content
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .map(|calls| {
-            calls
-                .iter()
-                .filter_map(|call| call.get("name").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The text up to and including the first sentence end (`.`, `!`, `?`, `。`, `！`, `？`) that is
@@ -283,52 +360,60 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn said(text: &str) -> Content {
+        Content::assistant(Some(text.to_owned()), Vec::new())
+    }
+
     #[test]
     fn descriptions() {
-        let check = |role, content: Value, tool: Option<&str>, expect: &str| {
-            assert_eq!(describe(role, &content, tool), expect, "{content}");
+        let check = |content: Content, tool: Option<&str>, expect: &str| {
+            assert_eq!(describe(&content, tool), expect, "{content:?}");
         };
         check(
-            Role::Assistant,
-            json!({"text": "Version 1.2 is out. Yes."}),
+            said("Version 1.2 is out. Yes."),
             None,
             "Version 1.2 is out.",
         );
+        check(said("先读代码。然后修改"), None, "先读代码。");
+        check(said("line one\nline two"), None, "line one");
+        let call = agent_llm::ToolCall::new("c", "glob_files", "{}");
         check(
-            Role::Assistant,
-            json!({"text": "先读代码。然后修改"}),
-            None,
-            "先读代码。",
-        );
-        check(
-            Role::Assistant,
-            json!({"text": "line one\nline two"}),
-            None,
-            "line one",
-        );
-        check(
-            Role::Assistant,
-            json!({"text": "", "tool_calls": [{"name": "glob_files"}]}),
+            Content::assistant(Some(String::new()), vec![call]),
             None,
             "tool call: glob_files",
         );
+        check(Content::assistant(None, Vec::new()), None, "");
+        let output = NewMessage::tool("c", "t", "output").content;
+        check(output, None, "tool");
         check(
-            Role::Assistant,
-            json!({"text": null, "tool_calls": []}),
-            None,
-            "",
-        );
-        check(Role::Tool, json!("output"), None, "tool");
-        check(
-            Role::User,
-            json!("Fix the bug! Please."),
+            Content::Text("Fix the bug! Please.".into()),
             None,
             "Fix the bug!",
         );
         let long = "word ".repeat(40);
-        let cut = describe(Role::User, &json!(long), None);
+        let cut = describe(&Content::Text(long), None);
         assert_eq!(cut.chars().count(), DESCRIPTION_MAX_CHARS);
         assert!(cut.ends_with("word…"), "{cut}");
+    }
+
+    #[test]
+    fn json_is_the_stored_shape_and_old_files_load() {
+        let old = json!({
+            "message_id": "t-0002", "trace_id": "t", "branch_id": null, "role": "tool",
+            "sequence": 2, "goal_id": "1", "tool_call_id": "c1", "tool_name": "bash",
+            "content": "error: exit 1", "description": "bash", "tokens": 3, "cost": null,
+            "duration_ms": null, "created_at": "2026-01-01T00:00:00.000000Z"
+        });
+        let message: Message = serde_json::from_value(old.clone()).unwrap();
+        assert!(!message.content.is_error());
+        assert_eq!(serde_json::to_value(&message).unwrap(), old);
+        let mut failed = message;
+        failed.content = NewMessage::tool_error("c1", "bash", "exit 1").content;
+        let value = serde_json::to_value(&failed).unwrap();
+        assert_eq!(value["is_error"], json!(true));
+        assert_eq!(value["content"], json!("exit 1"));
+        let back: Message = serde_json::from_value(value).unwrap();
+        assert!(back.content.is_error());
     }
 
     #[test]
@@ -342,7 +427,7 @@ mod tests {
             goal_id: None,
             tool_call_id: None,
             tool_name: None,
-            content: json!("x"),
+            content: Content::Text("x".into()),
             description: "d".into(),
             tokens: None,
             cost: None,

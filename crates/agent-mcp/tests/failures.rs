@@ -257,12 +257,7 @@ async fn a_run_goes_on_through_a_hung_call_and_records_mcp_results() {
         .unwrap()
         .into_iter()
         .filter(|m| m.role == Role::Tool)
-        .map(|m| {
-            (
-                m.description.clone(),
-                m.content.as_str().unwrap().to_owned(),
-            )
-        })
+        .map(|m| (m.description.clone(), m.content.text().to_owned()))
         .collect();
     assert_eq!(tools.len(), 2, "{tools:#?}");
     assert_eq!(tools[0].0, "mcp__silent__wait");

@@ -32,8 +32,7 @@
 use std::collections::{HashMap, HashSet};
 
 use agent_goal::{GoalStatus, GoalTree};
-use agent_llm::{ChatMessage, ToolCall};
-use serde_json::Value;
+use agent_llm::ChatMessage;
 
 use agent_execution::message::{Message, Role};
 
@@ -381,7 +380,7 @@ fn compact_goals<'a>(
         } else {
             let rep = message.goal_id.as_deref().and_then(&mut rep_of);
             if message.role == Role::Assistant {
-                for id in call_ids(&message.content) {
+                for id in message.content.tool_calls().iter().map(|c| c.id.as_str()) {
                     unit_rep.insert(id, rep);
                 }
             }
@@ -465,12 +464,12 @@ fn to_chat<'a>(
             Item::Stored(message) => match message.role {
                 Role::System => {}
                 Role::User => {
-                    chat.push(ChatMessage::User(content_text(&message.content)));
+                    chat.push(ChatMessage::User(message.content.text().to_owned()));
                     origins.push(Some(message));
                 }
                 Role::Assistant => {
-                    let calls = assistant_calls(&message.content);
-                    for id in call_ids(&message.content) {
+                    let calls = message.content.tool_calls().to_vec();
+                    for id in message.content.tool_calls().iter().map(|c| c.id.as_str()) {
                         open_calls.insert(id);
                         if !answered.contains(id) {
                             pending.push(id);
@@ -478,10 +477,9 @@ fn to_chat<'a>(
                     }
                     let text = message
                         .content
-                        .get("text")
-                        .and_then(Value::as_str)
-                        .filter(|t| !t.is_empty())
-                        .map(str::to_owned);
+                        .as_assistant()
+                        .and_then(|turn| turn.text.clone())
+                        .filter(|t| !t.is_empty());
                     chat.push(ChatMessage::Assistant {
                         text,
                         tool_calls: calls,
@@ -496,7 +494,7 @@ fn to_chat<'a>(
                     if open_calls.remove(id) {
                         chat.push(ChatMessage::Tool {
                             tool_call_id: id.to_owned(),
-                            content: content_text(&message.content),
+                            content: message.content.text().to_owned(),
                         });
                         origins.push(Some(message));
                     }
@@ -519,56 +517,6 @@ fn close_turn<'a>(
             content: INTERRUPTED_RESULT.to_owned(),
         });
         origins.push(None);
-    }
-}
-
-/// The ids of the tool calls of an assistant message's stored content, as [`assistant_calls`]
-/// reads them, without copying them.
-fn call_ids(content: &Value) -> impl Iterator<Item = &str> {
-    content
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|c| c.get("id").and_then(Value::as_str).unwrap_or(""))
-}
-
-/// The tool calls of an assistant message's stored content.
-pub fn assistant_calls(content: &Value) -> Vec<ToolCall> {
-    content
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .map(|calls| {
-            calls
-                .iter()
-                .map(|c| {
-                    let field = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-                    let arguments = match c.get("arguments") {
-                        Some(Value::String(raw)) => raw.clone(),
-                        Some(Value::Null) | None => String::new(),
-                        Some(other) => other.to_string(),
-                    };
-                    ToolCall {
-                        id: field("id"),
-                        name: field("name"),
-                        arguments,
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The text of a user, tool or compaction message.
-pub fn content_text(content: &Value) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Object(map) => match map.get("text") {
-            Some(Value::String(text)) => text.clone(),
-            _ => content.to_string(),
-        },
-        Value::Null => String::new(),
-        other => other.to_string(),
     }
 }
 
@@ -792,7 +740,8 @@ mod memo_tests {
             &mut memo,
         );
         let last = history.messages.len() - 1;
-        history.messages[last].content = json!("a much shorter text");
+        history.messages[last].content =
+            agent_execution::Content::Text("a much shorter text".into());
         let fresh = build_context(&input(&tree, &history.messages, &budget, strategy));
         let memoised = build_context_with(
             &input(&tree, &history.messages, &budget, strategy),

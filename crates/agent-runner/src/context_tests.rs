@@ -25,7 +25,7 @@ impl History {
             goal_id: goal.map(str::to_owned),
             tool_call_id: None,
             tool_name: None,
-            content,
+            content: agent_execution::Content::from_stored(role, content, false),
             description: String::new(),
             tokens: None,
             cost: None,

@@ -29,7 +29,6 @@ use serde::{Deserialize, Serialize};
 pub use agent_execution::{LoopAction, LoopPattern};
 use serde_json::Value;
 
-use super::context::{assistant_calls, content_text};
 use agent_execution::message::{Message, Role};
 
 /// The metadata key of a loop warning message (its value is the pattern's name).
@@ -193,22 +192,20 @@ fn recent_turns(messages: &[Message], window: usize) -> Recent {
                 }
             }
             Role::Assistant => {
-                let calls = assistant_calls(&message.content);
+                let calls = message.content.tool_calls().to_vec();
                 if calls.is_empty() {
                     break;
                 }
                 let turn = calls
                     .into_iter()
                     .map(|call| {
-                        let result = results
-                            .get(call.id.as_str())
-                            .map(|m| content_text(&m.content))
-                            .unwrap_or_default();
+                        let answer = results.get(call.id.as_str());
+                        let result = answer.map(|m| m.content.text().to_owned());
                         Call {
-                            is_error: result.starts_with("error:"),
+                            is_error: answer.is_some_and(|m| m.content.is_error()),
                             arguments: canonical(&call.arguments),
                             name: call.name,
-                            result,
+                            result: result.unwrap_or_default(),
                         }
                     })
                     .collect();

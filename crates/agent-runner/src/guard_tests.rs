@@ -32,7 +32,7 @@ impl History {
             goal_id: None,
             tool_call_id: None,
             tool_name: None,
-            content,
+            content: agent_execution::Content::from_stored(role, content, false),
             description: String::new(),
             tokens: None,
             cost: None,
@@ -58,6 +58,10 @@ impl History {
         self.push(Role::Assistant, json!({"text": null, "tool_calls": wire}));
         for (id, (name, _, result)) in ids.into_iter().zip(calls) {
             let message = self.push(Role::Tool, json!(result));
+            // In these histories a failed call's result reads `error: ...`.
+            let failed = result.starts_with("error:");
+            message.content =
+                agent_execution::Content::from_stored(Role::Tool, json!(result), failed);
             message.tool_call_id = Some(id);
             message.tool_name = Some((*name).to_owned());
         }

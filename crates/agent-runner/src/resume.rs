@@ -15,7 +15,7 @@ use agent_llm::ToolCall;
 use tokio_util::sync::CancellationToken;
 
 use super::act::{runnable_calls, tool_context};
-use super::context::{INTERRUPTED_RESULT, assistant_calls};
+use super::context::INTERRUPTED_RESULT;
 use super::step::{StepError, check_workspace, record, tool_message};
 use super::subagents::Adoption;
 use super::{AgentRunner, RunError};
@@ -48,7 +48,7 @@ pub(super) async fn prepare_resume(runner: &AgentRunner, trace_id: &str) -> Resu
         .into_iter()
         .filter(|(call, _)| !resumable.contains(&call.id))
         .map(|(call, goal_id)| {
-            let mut message = NewMessage::tool(call.id, call.name, INTERRUPTED_RESULT);
+            let mut message = NewMessage::tool_error(call.id, call.name, INTERRUPTED_RESULT);
             message.goal_id = goal_id;
             WriteOp::AddMessage(message)
         })
@@ -69,7 +69,9 @@ fn dangling_calls(messages: &[Message]) -> Vec<(ToolCall, Option<String>)> {
         .iter()
         .filter(|m| m.role == Role::Assistant)
         .flat_map(|m| {
-            assistant_calls(&m.content)
+            m.content
+                .tool_calls()
+                .to_vec()
                 .into_iter()
                 .map(move |call| (call, m.goal_id.clone()))
         })
@@ -97,7 +99,7 @@ fn resumable_calls(runner: &AgentRunner, messages: &[Message]) -> Vec<ToolCall> 
         return Vec::new();
     };
     let answered = answered_ids(messages);
-    let calls = assistant_calls(&last.content);
+    let calls = last.content.tool_calls().to_vec();
     let runnable = runnable_calls(runner, calls.len());
     calls
         .into_iter()

@@ -13,13 +13,13 @@ use tokio_util::sync::CancellationToken;
 use super::act::{Answer, run_tools};
 use super::agents::DEFAULT;
 use super::context::{
-    COMPACTION_KEY, ContextBudget, ContextInput, ContextMemo, ContextView, assistant_calls,
-    build_context_with,
+    COMPACTION_KEY, ContextBudget, ContextInput, ContextMemo, ContextView, build_context_with,
 };
 use super::profiles::summariser;
 use super::resume::finish_sub_agent_calls;
 use super::stuck;
 use super::{AgentRunner, RunError, RunOutcome, RunnerOptions};
+use agent_execution::AssistantContent;
 use agent_execution::message::{Message, NewMessage, Role};
 use agent_execution::store::{WriteOp, WriteOutput};
 use agent_execution::trace::{NewTrace, TraceOutcome, TraceStatus};
@@ -223,12 +223,7 @@ async fn step(
     let usage = usage_of(&response, view.estimated_tokens);
     let cost = options.prices.cost(&options.model, &usage);
     let goal_id = tree.current_id.clone();
-    let content = json!({
-        "text": response.text,
-        "tool_calls": response.tool_calls.iter().map(|c| json!({
-            "id": c.id, "name": c.name, "arguments": c.arguments,
-        })).collect::<Vec<Value>>(),
-    });
+    let content = AssistantContent::new(response.text.clone(), response.tool_calls.clone());
     let mut assistant = NewMessage::assistant(content)
         .usage(usage.prompt_tokens + usage.completion_tokens, cost)
         .duration_ms(duration_ms);
@@ -289,7 +284,7 @@ pub(super) fn unique_call_ids(calls: &mut [ToolCall], messages: &[Message]) {
         .collect();
     let mut used: HashSet<String> = previous
         .iter()
-        .flat_map(|m| assistant_calls(&m.content))
+        .flat_map(|m| m.content.tool_calls().to_vec())
         .map(|call| call.id)
         .collect();
     let turn = previous.len() + 1;
@@ -318,7 +313,11 @@ pub(super) fn unique_call_ids(calls: &mut [ToolCall], messages: &[Message]) {
 pub(super) fn tool_message(call: &ToolCall, answer: Answer, goal_id: Option<String>) -> WriteOp {
     let content = answer.result.content;
     let tokens = agent_llm::estimate_tokens(&content) as u64;
-    let mut message = NewMessage::tool(call.id.clone(), call.name.clone(), content);
+    let mut message = if answer.result.is_error {
+        NewMessage::tool_error(call.id.clone(), call.name.clone(), content)
+    } else {
+        NewMessage::tool(call.id.clone(), call.name.clone(), content)
+    };
     message.goal_id = goal_id;
     message.tokens = Some(tokens);
     message.metadata = answer.metadata;

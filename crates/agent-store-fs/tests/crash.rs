@@ -16,7 +16,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use agent_execution::store::conformance::assert_consistent;
-use agent_execution::{NewMessage, NewTrace, TraceStore, WriteOp, WriteOutput};
+use agent_execution::{
+    AssistantContent, NewMessage, NewTrace, ToolCall, TraceStore, WriteOp, WriteOutput,
+};
 use agent_goal::GoalCommand;
 use agent_store_fs::{Durability, FileSystemTraceStore};
 
@@ -55,9 +57,10 @@ async fn crash_child() {
                 ..GoalCommand::default()
             };
             let ops = vec![
-                WriteOp::AddMessage(NewMessage::assistant(serde_json::json!({
-                    "text": text, "tool_calls": [{"id": "c", "name": "goal", "arguments": "{}"}]
-                }))),
+                WriteOp::AddMessage(NewMessage::assistant(AssistantContent::new(
+                    Some(text.clone()),
+                    vec![ToolCall::new("c", "goal", "{}")],
+                ))),
                 WriteOp::Goal(add),
                 WriteOp::AddMessage(NewMessage::tool("c", "goal", text.clone())),
             ];
@@ -207,17 +210,7 @@ async fn verify(
             .iter()
             .find(|m| &m.message_id == id)
             .unwrap_or_else(|| panic!("acknowledged message {id} is missing (seed {seed})"));
-        let content = message
-            .content
-            .as_str()
-            .map(str::to_owned)
-            .unwrap_or_else(|| {
-                message.content["text"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned()
-            });
-        assert_eq!(&content, text, "seed {seed}");
+        assert_eq!(message.content.text(), text, "seed {seed}");
     }
     let tree = store.get_goal_tree(trace).await.unwrap().unwrap();
     let descriptions: HashSet<_> = tree.goals.iter().map(|g| g.description.as_str()).collect();

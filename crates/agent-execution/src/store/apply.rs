@@ -231,7 +231,7 @@ impl Planner<'_> {
             sequence,
             goal_id: new.goal_id,
             tool_call_id: new.tool_call_id,
-            description: describe(new.role, &new.content, new.tool_name.as_deref()),
+            description: describe(&new.content, new.tool_name.as_deref()),
             tool_name: new.tool_name,
             content: new.content,
             tokens: new.tokens,

@@ -69,7 +69,7 @@ fn message(seq: u64, role: Role, goal: Option<String>, content: Value) -> Messag
         goal_id: goal,
         tool_call_id: None,
         tool_name: None,
-        content,
+        content: agent_execution::Content::from_stored(role, content, false),
         description: String::new(),
         tokens: None,
         cost: None,

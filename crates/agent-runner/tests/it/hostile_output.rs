@@ -183,7 +183,7 @@ async fn play(case: &Case, sandbox: &Sandbox) -> Ran {
 }
 
 fn text_of(message: &Message) -> &str {
-    message.content.as_str().unwrap_or_default()
+    message.content.text()
 }
 
 fn assert_result(name: &str, index: usize, message: &Message, expected: &Res) {
@@ -191,11 +191,11 @@ fn assert_result(name: &str, index: usize, message: &Message, expected: &Res) {
     let shown: String = text.chars().take(300).collect();
     match expected {
         Res::Err(part) => assert!(
-            text.starts_with("error:") && text.contains(part),
+            message.content.is_error() && text.starts_with("error:") && text.contains(part),
             "{name}: result {index} should be an error containing {part:?}, got {shown:?}"
         ),
         Res::Ok(part) => assert!(
-            !text.starts_with("error:") && text.contains(part),
+            !message.content.is_error() && text.contains(part),
             "{name}: result {index} should succeed with {part:?}, got {shown:?}"
         ),
     }
@@ -205,8 +205,8 @@ fn assert_result(name: &str, index: usize, message: &Message, expected: &Res) {
 fn assert_every_call_answered_once(name: &str, messages: &[Message]) {
     let mut calls: HashMap<String, usize> = HashMap::new();
     for message in messages.iter().filter(|m| m.role == Role::Assistant) {
-        for call in message.content["tool_calls"].as_array().unwrap() {
-            let id = call["id"].as_str().unwrap().to_owned();
+        for call in message.content.tool_calls() {
+            let id = call.id.clone();
             assert!(!id.is_empty(), "{name}: a recorded call has an empty id");
             assert!(
                 calls.insert(id.clone(), 0).is_none(),

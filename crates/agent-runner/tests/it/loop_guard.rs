@@ -84,7 +84,7 @@ impl Run {
             .unwrap()
             .into_iter()
             .filter(|m| m.role == Role::User && m.metadata.contains_key(LOOP_GUARD_KEY))
-            .map(|m| m.content.as_str().unwrap().to_owned())
+            .map(|m| m.content.text().to_owned())
             .collect()
     }
 

@@ -4,11 +4,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use agent_execution::AssistantContent;
 use agent_execution::{
     EventKind, InMemoryTraceStore, NewMessage, NewTrace, Role, TraceStatus, TraceStore, TraceUpdate,
 };
 use agent_goal::GoalStatus;
-use agent_llm::{ModelPrice, PriceTable, ScriptedClient, ScriptedTurn, Usage};
+use agent_llm::{ModelPrice, PriceTable, ScriptedClient, ScriptedTurn, ToolCall, Usage};
 use agent_runner::approval::RejectAll;
 use agent_runner::context::render_transcript;
 use agent_runner::{AgentRunner, RunnerOptions};
@@ -58,7 +59,7 @@ async fn tool_outputs(store: &InMemoryTraceStore, trace_id: &str) -> Vec<String>
         .unwrap()
         .into_iter()
         .filter(|m| m.role == Role::Tool)
-        .map(|m| m.content.as_str().unwrap_or_default().to_owned())
+        .map(|m| m.content.text().to_owned())
         .collect()
 }
 
@@ -362,9 +363,12 @@ async fn resume_answers_dangling_calls_and_continues() {
         .add_message(&id, NewMessage::user("Crashy task"))
         .await
         .unwrap();
-    let call = json!({"text": null, "tool_calls": [{"id": "c1", "name": "bash", "arguments": "{\"command\":\"true\"}"}]});
+    let call = ToolCall::new("c1", "bash", "{\"command\":\"true\"}");
     f.store
-        .add_message(&id, NewMessage::assistant(call))
+        .add_message(
+            &id,
+            NewMessage::assistant(AssistantContent::new(None, vec![call])),
+        )
         .await
         .unwrap();
 
@@ -475,7 +479,7 @@ async fn a_full_compaction_summarises_when_the_context_is_too_big() {
     assert!(
         messages
             .iter()
-            .any(|m| m.content.as_str().is_some_and(|c| c.contains("word2999")))
+            .any(|m| m.content.text().contains("word2999"))
     );
     let summary = messages
         .iter()

@@ -150,7 +150,7 @@ async fn three_branches_run_at_once_one_fails_and_the_merge_reports_all_three() 
         .iter()
         .find(|m| m.tool_name.as_deref() == Some("explore"))
         .unwrap();
-    assert_eq!(result.content.as_str().unwrap(), report);
+    assert_eq!(result.content.text(), report);
     assert_eq!(result.metadata["sub_traces"].as_array().unwrap().len(), 3);
     let last_request = f.llm.requests().last().cloned().unwrap();
     let seen = last_request.messages.last().unwrap().text().to_owned();
@@ -531,7 +531,7 @@ async fn a_failed_delegate_is_an_error_result_with_the_reason() {
     assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
     let messages = f.store.get_trace_messages(&outcome.trace_id).await.unwrap();
     let result = messages.iter().find(|m| m.role == Role::Tool).unwrap();
-    let text = result.content.as_str().unwrap();
+    let text = result.content.text();
     assert!(
         text.starts_with(
             "error: the delegated task did not complete (failed: max_iterations: reached the \

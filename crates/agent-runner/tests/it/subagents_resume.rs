@@ -63,10 +63,8 @@ fn slow(text: &str) -> ScriptedTurn {
 
 /// The assistant content of one call, as the runner records it.
 fn assistant_call(id: &str, name: &str, arguments: serde_json::Value) -> NewMessage {
-    NewMessage::assistant(json!({
-        "text": null,
-        "tool_calls": [{"id": id, "name": name, "arguments": arguments.to_string()}],
-    }))
+    let call = agent_llm::ToolCall::new(id, name, arguments.to_string());
+    NewMessage::assistant(agent_execution::AssistantContent::new(None, vec![call]))
 }
 
 #[tokio::test]
@@ -171,7 +169,10 @@ async fn a_crash_mid_exploration_keeps_finished_branches_resumes_others_and_crea
     store
         .add_message(
             &ids[0],
-            NewMessage::assistant(json!({"text": "alpha finished", "tool_calls": []})),
+            NewMessage::assistant(agent_execution::AssistantContent::new(
+                Some("alpha finished".into()),
+                Vec::new(),
+            )),
         )
         .await
         .unwrap();

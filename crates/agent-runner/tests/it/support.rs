@@ -30,7 +30,7 @@ pub(crate) async fn tool_results(store: &dyn TraceStore, trace_id: &str) -> Vec<
         .unwrap_or_default()
         .into_iter()
         .filter(|m| m.role == Role::Tool)
-        .map(|m| m.content.as_str().unwrap_or_default().to_owned())
+        .map(|m| m.content.text().to_owned())
         .collect()
 }
 

@@ -54,12 +54,12 @@ fn command(json: Value) -> GoalCommand {
 }
 
 fn assistant(text: Option<&str>, tools: &[&str]) -> NewMessage {
-    let calls: Vec<Value> = tools
+    let calls = tools
         .iter()
         .enumerate()
-        .map(|(i, name)| json!({"id": format!("call_{i}"), "name": name, "arguments": "{}"}))
+        .map(|(i, name)| agent_llm::ToolCall::new(format!("call_{i}"), *name, "{}"))
         .collect();
-    NewMessage::assistant(json!({"text": text, "tool_calls": calls}))
+    NewMessage::assistant(crate::AssistantContent::new(text.map(str::to_owned), calls))
 }
 
 fn names(events: &[Event]) -> Vec<&'static str> {
