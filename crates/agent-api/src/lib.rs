@@ -46,6 +46,7 @@ pub use config::{ApiConfig, WatchConfig};
 pub use error::ApiError;
 pub use openapi::{ApiDoc, openapi_json};
 pub use routes::router;
+pub use routes::watch::Connected;
 pub use runs::{RunRegistry, TrackedRun};
 pub use server::{Server, serve};
 pub use state::{AppState, AppStateBuilder, FactoryError, RunnerFactory};

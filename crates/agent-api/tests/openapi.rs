@@ -13,9 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_api::openapi_json;
-use agent_execution::{
-    Event, EventKind, InMemoryTraceStore, NewMessage, NewTrace, TraceOutcome, TraceStore,
-};
+use agent_execution::{InMemoryTraceStore, NewMessage, NewTrace, TraceOutcome, TraceStore};
 use agent_goal::GoalCommand;
 use agent_runner::{ApprovalHandler, ApprovalRequest};
 use axum::http::StatusCode;
@@ -324,15 +322,13 @@ async fn real_responses_match_the_documented_schemas() {
         "error",
     );
 
-    let connected = Event {
+    let connected = agent_api::Connected {
         event_id: 0,
-        kind: EventKind::Connected {
-            trace_id: id.clone(),
-            current_event_id: 9,
-            goal_tree: store.get_goal_tree(&id).await.unwrap().unwrap(),
-            sub_traces: store.get_sub_traces(&id).await.unwrap(),
-        },
-        commit_continues: false,
+        event: "connected",
+        trace_id: id.clone(),
+        current_event_id: 9,
+        goal_tree: store.get_goal_tree(&id).await.unwrap().unwrap(),
+        sub_traces: store.get_sub_traces(&id).await.unwrap(),
     };
     let schema = response_schema(&doc, "/api/traces/{trace_id}/watch", "get", 101);
     assert_fits(

@@ -41,17 +41,6 @@ impl Event {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum EventKind {
-    /// Sent by the API to a new watcher; never stored.
-    Connected {
-        /// The watched trace.
-        trace_id: String,
-        /// The id of the newest stored event when the watcher connected.
-        current_event_id: u64,
-        /// The trace's goal tree.
-        goal_tree: GoalTree,
-        /// The trace's sub-traces.
-        sub_traces: Vec<Trace>,
-    },
     /// Extension: the first event of every trace, with its initial state.
     TraceCreated {
         /// The new trace.
@@ -146,7 +135,6 @@ impl EventKind {
     /// The event's name, e.g. `message_added`.
     pub fn name(&self) -> &'static str {
         match self {
-            Self::Connected { .. } => "connected",
             Self::TraceCreated { .. } => "trace_created",
             Self::TraceUpdated { .. } => "trace_updated",
             Self::GoalAdded { .. } => "goal_added",

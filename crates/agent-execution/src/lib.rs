@@ -44,6 +44,8 @@ pub mod message;
 pub mod store;
 pub mod trace;
 
+/// The attribute [`TraceStore`] implementations need, re-exported so they need not name the crate.
+pub use async_trait::async_trait;
 pub use content::{AssistantContent, Content, ToolCall, ToolResultContent};
 pub use event::{AffectedGoal, Event, EventKind, LoopAction, LoopPattern};
 pub use feed::{EventBus, EventStream, watch};

@@ -186,6 +186,8 @@ pub use anthropic::{
     ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, AnthropicConfig,
 };
 pub use client::{ChatStream, LlmClient, ResponseCollector, collect_stream};
+/// The attribute [`LlmClient`] implementations need, re-exported so they need not name the crate.
+pub use async_trait::async_trait;
 pub use cost::{ModelPrice, PriceTable};
 pub use error::{LlmError, TimeoutKind};
 #[cfg(feature = "anthropic")]

@@ -26,11 +26,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
 
 pub use bash::{BashArgs, BashTool};
+/// The attribute [`Tool`] and [`TypedTool`] implementations need.
+pub use async_trait::async_trait;
+/// The cancellation token of [`ToolContext::cancel`].
+pub use tokio_util::sync::CancellationToken;
 pub use fs::{
     EditFileArgs, EditFileTool, ReadFileArgs, ReadFileTool, WriteFileArgs, WriteFileTool,
 };

@@ -193,8 +193,11 @@ pub(crate) struct MessageDoc {
     tool_call_id: Option<String>,
     /// Tool messages: the tool's name.
     tool_name: Option<String>,
-    /// LLM API shape: `{"text", "tool_calls"}` for assistant messages, a string otherwise.
+    /// LLM API shape: `{"text", "tool_calls", "reasoning"?}` for assistant messages, a string
+    /// otherwise.
     content: serde_json::Value,
+    /// Tool messages: present and true when the call failed.
+    is_error: Option<bool>,
     /// A generated one-line description.
     description: String,
     #[schema(required = true)]

@@ -18,7 +18,7 @@
 
 use std::time::Duration;
 
-use agent_execution::{Event, EventKind, EventStream, Trace, watch};
+use agent_execution::{Event, EventStream, Trace, watch};
 use agent_goal::GoalTree;
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
@@ -27,6 +27,7 @@ use axum::response::Response;
 use axum::routing::get;
 use futures::stream::SplitSink;
 use futures::{FutureExt, SinkExt, StreamExt};
+use serde::Serialize;
 use tokio::time::{Instant, timeout};
 
 use crate::config::WatchConfig;
@@ -128,18 +129,34 @@ impl Snapshot {
         })
     }
 
-    fn connected(&mut self) -> Event {
-        Event {
+    fn connected(&mut self) -> Connected {
+        Connected {
             event_id: self.since,
-            kind: EventKind::Connected {
-                trace_id: self.trace_id.clone(),
-                current_event_id: self.current_event_id,
-                goal_tree: std::mem::take(&mut self.goal_tree),
-                sub_traces: std::mem::take(&mut self.sub_traces),
-            },
-            commit_continues: false,
+            event: "connected",
+            trace_id: self.trace_id.clone(),
+            current_event_id: self.current_event_id,
+            goal_tree: std::mem::take(&mut self.goal_tree),
+            sub_traces: std::mem::take(&mut self.sub_traces),
         }
     }
+}
+
+/// The first message of a watch: where the watcher starts. It is not an event of the trace
+/// (never stored, and its `event_id` is the requested `since_event_id`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Connected {
+    /// The requested `since_event_id`.
+    pub event_id: u64,
+    /// Always `connected`.
+    pub event: &'static str,
+    /// The watched trace.
+    pub trace_id: String,
+    /// The id of the newest stored event when the watcher connected.
+    pub current_event_id: u64,
+    /// The trace's goal tree, at least as new as `current_event_id`.
+    pub goal_tree: GoalTree,
+    /// The trace's sub-traces.
+    pub sub_traces: Vec<Trace>,
 }
 
 /// The newest event id when no event is newer than `since`: `since` itself if that event
@@ -180,10 +197,14 @@ enum WriteError {
 
 impl Outbox {
     async fn feed(&mut self, event: &Event) -> Result<(), WriteError> {
-        let text = match serde_json::to_string(event) {
+        self.feed_json(event, event.event_id).await
+    }
+
+    async fn feed_json<T: Serialize>(&mut self, item: &T, event_id: u64) -> Result<(), WriteError> {
+        let text = match serde_json::to_string(item) {
             Ok(text) => text,
             Err(error) => {
-                tracing::error!(%error, event_id = event.event_id, "an event cannot be serialised");
+                tracing::error!(%error, event_id, "an event cannot be serialised");
                 return Err(WriteError::Closed);
             }
         };
@@ -245,7 +266,7 @@ async fn session(socket: WebSocket, state: AppState, mut snapshot: Snapshot) {
         .chain(live)
         .boxed();
     if let Err(error) = async {
-        out.feed(&connected).await?;
+        out.feed_json(&connected, connected.event_id).await?;
         out.flush().await
     }
     .await

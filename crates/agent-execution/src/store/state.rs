@@ -142,7 +142,7 @@ impl TraceState {
             )));
         }
         match &event.kind {
-            EventKind::TraceCreated { .. } | EventKind::Connected { .. } => {
+            EventKind::TraceCreated { .. } => {
                 return Err(fail(format!("{} in the middle of a trace", event.name())));
             }
             EventKind::TraceUpdated { trace } => self.trace = trace.clone(),
