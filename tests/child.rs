@@ -26,7 +26,9 @@ async fn main() -> anyhow::Result<()> {
         ScriptedTurn::tool_call("bash", json!({"command": "sleep 60"})),
         ScriptedTurn::text("unreachable"),
     ]));
-    let options = RunnerOptions::new("scripted", workspace);
+    let options = RunnerOptions::new("scripted", workspace)
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     let runner = AgentRunner::new(store, llm, ToolRegistry::with_builtins(), options);
     let trace_id = runner.create("Prepare and wait").await?;
     #[allow(clippy::print_stdout)]

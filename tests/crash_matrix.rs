@@ -26,7 +26,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use agent_execution::{Role, TraceFilter, TraceStatus, TraceStore};
 use agent_llm::ChatMessage;
-use agent_runner::context::{ContextBudget, ContextInput, build_context};
+use agent_runner::ContextBudget;
+use agent_runner::context::{ContextInput, build_context};
 use agent_store_fs::FileSystemTraceStore;
 use serde_json::{Value, json};
 

@@ -63,7 +63,9 @@ fn runner(
     tools
         .register(Arc::new(Barrier(tokio::sync::Barrier::new(3))))
         .unwrap();
-    let mut options = RunnerOptions::new("scripted", workspace);
+    let mut options = RunnerOptions::new("scripted", workspace)
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     configure(&mut options);
     let runner = AgentRunner::new(store.clone(), llm.clone(), tools, options);
     (runner, llm, store)

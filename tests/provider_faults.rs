@@ -264,7 +264,9 @@ fn runner(
     llm: Arc<OpenAiClient>,
 ) -> AgentRunner {
     let store = Arc::new(FileSystemTraceStore::open(dir).unwrap());
-    let mut options = RunnerOptions::new("mock-model", workspace);
+    let mut options = RunnerOptions::new("mock-model", workspace)
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     options.limits.llm_timeout = Duration::from_secs(8);
     AgentRunner::new(store, llm, ToolRegistry::with_builtins(), options)
 }

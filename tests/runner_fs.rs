@@ -23,7 +23,9 @@ fn runner(
 ) -> (AgentRunner, Arc<ScriptedClient>) {
     let store = Arc::new(FileSystemTraceStore::open(dir).unwrap());
     let llm = Arc::new(ScriptedClient::new(turns));
-    let options = RunnerOptions::new("scripted", workspace);
+    let options = RunnerOptions::new("scripted", workspace)
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     (
         AgentRunner::new(store, llm.clone(), ToolRegistry::with_builtins(), options),
         llm,
@@ -245,7 +247,9 @@ async fn a_bash_timeout_and_max_iterations_end_fs_runs_as_they_should() {
         .collect();
     let store = Arc::new(FileSystemTraceStore::open(dir.path()).unwrap());
     let llm = Arc::new(ScriptedClient::new(turns));
-    let mut options = RunnerOptions::new("scripted", workspace.path());
+    let mut options = RunnerOptions::new("scripted", workspace.path())
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     options.limits.max_iterations = 2;
     let limited = AgentRunner::new(store.clone(), llm, ToolRegistry::with_builtins(), options);
     let outcome = limited.run("Loop").await.unwrap();

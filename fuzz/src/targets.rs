@@ -21,7 +21,8 @@ use std::sync::OnceLock;
 use agent_execution::{Message, Role, TraceFilter, TraceStore};
 use agent_goal::{GoalCommand, GoalStatus, GoalTree};
 use agent_llm::{ChatMessage, StreamFormat, collect_stream, decode_recorded_stream};
-use agent_runner::context::{CompactionStrategy, ContextBudget, ContextInput, build_context};
+use agent_runner::context::{ContextInput, build_context};
+use agent_runner::{CompactionStrategy, ContextBudget};
 use serde_json::{Value, json};
 
 /// The runtime the async parts run on, made once per process.

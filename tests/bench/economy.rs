@@ -35,7 +35,9 @@ pub(crate) async fn run_long_task(
     let _ = tools.register(Arc::new(EmitTool {
         bytes: OUTPUT_BYTES,
     }));
-    let mut options = RunnerOptions::new("bench", workspace.path());
+    let mut options = RunnerOptions::new("bench", workspace.path())
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     options.limits.max_iterations = 10_000;
     configure(&mut options);
     let store = Arc::new(InMemoryTraceStore::new());

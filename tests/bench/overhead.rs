@@ -12,9 +12,8 @@ use std::time::{Duration, Instant};
 
 use agent_e2e::{AddTool, ListModel, answer, call};
 use agent_execution::{InMemoryTraceStore, TraceStore};
-use agent_runner::context::{
-    ContextBudget, ContextInput, ContextMemo, build_context, build_context_with,
-};
+use agent_runner::ContextBudget;
+use agent_runner::context::{ContextInput, ContextMemo, build_context, build_context_with};
 use agent_runner::{AgentRunner, CompactionStrategy, DEFAULT_SYSTEM_PROMPT, RunnerOptions};
 use agent_store_fs::{Durability, FileSystemTraceStore};
 use agent_tools::ToolRegistry;
@@ -131,7 +130,9 @@ fn runner(store: Arc<dyn TraceStore>, steps: usize, workspace: &Path) -> AgentRu
     let mut tools = ToolRegistry::new();
     // The registry is new, so the name cannot clash.
     let _ = tools.register(Arc::new(AddTool));
-    let mut options = RunnerOptions::new("bench", workspace);
+    let mut options = RunnerOptions::new("bench", workspace)
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     options.limits.max_iterations = steps as u32 + 10;
     AgentRunner::new(store, llm, tools, options)
 }

@@ -275,7 +275,9 @@ async fn a_run_started_by_the_embedding_process_can_be_tracked_and_cancelled() {
         store.clone(),
         Arc::new(client),
         ToolRegistry::new(),
-        RunnerOptions::new("scripted", workspace.path()),
+        RunnerOptions::new("scripted", workspace.path())
+            .with_approval(agent_runner::Approval::Allow)
+            .with_sub_agents(),
     );
     let handle = runner.start("From the command line").await.unwrap();
     let tracked = state.runs().track(handle);

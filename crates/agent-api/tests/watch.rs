@@ -123,7 +123,9 @@ fn busy_runner(
         })
         .collect();
     script.push(ScriptedTurn::text("done"));
-    let mut options = RunnerOptions::new("scripted", workspace);
+    let mut options = RunnerOptions::new("scripted", workspace)
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     options.limits.max_iterations = turns as u32 + 5;
     AgentRunner::new(
         store,

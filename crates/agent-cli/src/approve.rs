@@ -4,18 +4,17 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
-use agent_runner::approval::ApproveAll;
-use agent_runner::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
+use agent_runner::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
 use async_trait::async_trait;
 
 use crate::output::{one_line, truncate};
 
-/// The handler for a run: everything with `--yes`, else the terminal (or refusal).
-pub(crate) fn handler(yes: bool) -> Arc<dyn ApprovalHandler> {
+/// The approval of a run: everything with `--yes`, else the terminal (or refusal).
+pub(crate) fn policy(yes: bool) -> Approval {
     if yes {
-        Arc::new(ApproveAll)
+        Approval::Allow
     } else {
-        Arc::new(TerminalApprover)
+        Approval::Ask(Arc::new(TerminalApprover))
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use agent_execution::{TraceStore, watch};
 use agent_llm::ScriptedClient;
-use agent_runner::{AgentRunner, RunnerOptions};
+use agent_runner::{AgentRunner, Approval, RunnerOptions};
 use agent_tools::ToolRegistry;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
@@ -44,7 +44,10 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
     let llm = Arc::new(
         ScriptedClient::from_json_str(SCRIPT).context("the built-in demo script is invalid")?,
     );
-    let options = RunnerOptions::new("scripted-demo", workspace.path());
+    // The demo works in a temporary folder of its own, so its risky tools run unasked.
+    let options = RunnerOptions::new("scripted-demo", workspace.path())
+        .with_approval(Approval::Allow)
+        .with_sub_agents();
     let runner = AgentRunner::new(store.clone(), llm, ToolRegistry::with_builtins(), options);
 
     note(&format!(

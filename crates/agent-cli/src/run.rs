@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use agent_execution::{NewMessage, TraceStatus, TraceStore, TraceUpdate, watch};
 use agent_runner::agents::DEFAULT;
-use agent_runner::{AgentRunner, RunOutcome, RunnerOptions, recorded_agents};
+use agent_runner::{AgentRunner, RunOutcome, RunnerOptions, StopReason, recorded_agents};
 use agent_store_fs::FileSystemTraceStore;
 use agent_tools::ToolRegistry;
 use anyhow::{Context, Result};
@@ -71,7 +71,8 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
         options.limits.max_cost = Some(cost);
     }
     options.context_window = provider.context_window;
-    options.approval = Some(approve::handler(args.yes));
+    options.approval = approve::policy(args.yes);
+    options.sub_agents.enabled = true;
     let runner = AgentRunner::new(store.clone(), client, tools, options);
     Ok(Setup {
         store,
@@ -215,16 +216,10 @@ fn report(outcome: &RunOutcome, as_json: bool, provider: &ProviderConfig) {
 
 /// The exit code of an outcome: 0 completed, 1 failed, 3 limit hit, 130 cancelled.
 pub(crate) fn exit_code(outcome: &RunOutcome) -> ExitCode {
-    match outcome.status {
-        TraceStatus::Completed => ExitCode::Completed,
-        TraceStatus::Cancelled => ExitCode::Cancelled,
-        _ => {
-            let error = outcome.error.as_deref().unwrap_or_default();
-            if error.starts_with("max_iterations:") || error.starts_with("max_cost:") {
-                ExitCode::Limit
-            } else {
-                ExitCode::Failed
-            }
-        }
+    match outcome.stop {
+        StopReason::Completed => ExitCode::Completed,
+        StopReason::Cancelled => ExitCode::Cancelled,
+        stop if stop.is_limit() => ExitCode::Limit,
+        _ => ExitCode::Failed,
     }
 }

@@ -11,7 +11,7 @@ use agent_api::{ApiConfig, AppState, FactoryError, RunnerFactory, Server};
 use agent_execution::TraceStore;
 use agent_llm::LlmClient;
 use agent_mcp::McpServers;
-use agent_runner::{AgentRunner, AgentTypeConfig, RunnerOptions};
+use agent_runner::{AgentRunner, AgentTypeConfig, Approval, RunnerOptions};
 use agent_store_fs::FileSystemTraceStore;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
@@ -42,6 +42,9 @@ impl RunnerFactory for CliFactory {
     fn options(&self) -> RunnerOptions {
         let mut options = RunnerOptions::new(self.model.clone(), self.workspace.clone());
         options.sub_agents.agent_types = self.profiles.clone();
+        options.sub_agents.enabled = true;
+        // Runs started over HTTP run risky tools unless the request asks for approvals.
+        options.approval = Approval::Allow;
         options.clients = self.clients.clone();
         options.context_window = self.context_window;
         if let Some(max) = self.max_iterations {

@@ -241,7 +241,9 @@ async fn a_run_goes_on_through_a_hung_call_and_records_mcp_results() {
         store.clone(),
         llm,
         registry,
-        RunnerOptions::new("scripted", workspace.path()),
+        RunnerOptions::new("scripted", workspace.path())
+            .with_approval(agent_runner::Approval::Allow)
+            .with_sub_agents(),
     );
     let outcome = runner.run("Add 1 and 2").await.unwrap();
     assert_eq!(

@@ -1,51 +1,35 @@
 //! The act part of a step: running a turn's tool calls, with approvals, and handing `explore`
 //! and `delegate` calls to the sub-agents.
 
+use agent_execution::trace::{TraceStatus, TraceUpdate};
 use agent_llm::ToolCall;
+use agent_tools::{Risk, ToolContext, ToolResult};
 use futures::future::join_all;
-use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::AgentRunner;
-use super::approval::{ApprovalDecision, ApprovalRequest};
-use super::step::StepError;
-use agent_execution::trace::{TraceStatus, TraceUpdate};
-use agent_tools::{Risk, ToolContext, ToolResult};
+use crate::agent::Agent;
+use crate::approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
+use crate::error::StepError;
+use crate::record::Answer;
+use crate::spec::AgentSpec;
+use crate::subagent_tools::run_call;
 
 /// Tools whose calls change or read the run's own state: they run alone, in call order.
 const STATEFUL_TOOLS: &[&str] = &["goal", "read_progress", "explore", "delegate"];
 
-/// What is recorded for one tool call: its result and the tool message's metadata.
-#[derive(Debug)]
-pub(super) struct Answer {
-    /// The result the model sees.
-    pub(super) result: ToolResult,
-    /// Metadata of the tool message (sub-trace ids and statistics, for sub-agent calls).
-    pub(super) metadata: Map<String, Value>,
-}
-
-impl From<ToolResult> for Answer {
-    fn from(result: ToolResult) -> Self {
-        Self {
-            result,
-            metadata: Map::new(),
-        }
-    }
-}
-
 /// The context a turn's tool calls run in.
-pub(super) fn tool_context(
-    runner: &AgentRunner,
+pub(crate) fn tool_context(
+    agent: &Agent,
     trace_id: &str,
     goal_id: Option<&str>,
     cancel: &CancellationToken,
 ) -> ToolContext {
     ToolContext {
-        workspace: runner.options.workspace.clone(),
+        workspace: agent.spec.workspace.clone(),
         trace_id: trace_id.to_owned(),
         goal_id: goal_id.map(str::to_owned),
         cancel: cancel.clone(),
-        limits: runner.options.tool_limits.clone(),
+        limits: agent.spec.tool_limits.clone(),
     }
 }
 
@@ -54,30 +38,30 @@ pub(super) fn tool_context(
 /// to an `explore` or `delegate` call that a cancel interrupted with sub-traces left to resume:
 /// resuming the trace finishes it. Calls past the per-turn limit are answered with an error
 /// without running.
-pub(super) async fn run_tools(
-    runner: &AgentRunner,
+pub(crate) async fn run_tools(
+    agent: &Agent,
     trace_id: &str,
     goal_id: Option<&str>,
     all_calls: &[ToolCall],
     cancel: &CancellationToken,
 ) -> Result<Vec<Option<Answer>>, StepError> {
-    let ctx = tool_context(runner, trace_id, goal_id, cancel);
-    let (calls, refused) = all_calls.split_at(runnable_calls(runner, all_calls.len()));
+    let ctx = tool_context(agent, trace_id, goal_id, cancel);
+    let (calls, refused) = all_calls.split_at(runnable_calls(&agent.spec, all_calls.len()));
     let mut answers: Vec<Option<Answer>> = Vec::with_capacity(all_calls.len());
     let mut index = 0;
     while index < calls.len() {
-        let alone = runs_alone(runner, &calls[index].name);
+        let alone = runs_alone(agent, &calls[index].name);
         let end = if alone {
             index + 1
         } else {
             index
                 + calls[index..]
                     .iter()
-                    .take_while(|c| !runs_alone(runner, &c.name))
+                    .take_while(|c| !runs_alone(agent, &c.name))
                     .count()
         };
         let group = &calls[index..end];
-        let outputs = join_all(group.iter().map(|call| run_one(runner, call, &ctx))).await;
+        let outputs = join_all(group.iter().map(|call| run_one(agent, call, &ctx))).await;
         for output in outputs {
             answers.push(output?);
         }
@@ -96,73 +80,93 @@ pub(super) async fn run_tools(
 }
 
 /// How many of a turn's `count` calls run: the first ones, up to the per-turn limit.
-pub(super) fn runnable_calls(runner: &AgentRunner, count: usize) -> usize {
-    count.min(runner.options.limits.max_tool_calls_per_turn.max(1))
+pub(crate) fn runnable_calls(spec: &AgentSpec, count: usize) -> usize {
+    count.min(spec.limits.max_tool_calls_per_turn.max(1))
 }
 
-fn runs_alone(runner: &AgentRunner, name: &str) -> bool {
-    STATEFUL_TOOLS.contains(&name) || runner.tools.risk(name) == Some(Risk::Risky)
+fn runs_alone(agent: &Agent, name: &str) -> bool {
+    STATEFUL_TOOLS.contains(&name) || agent.tools.risk(name) == Some(Risk::Risky)
 }
 
-/// Runs one call, asking for approval first when it is risky and a handler is set.
+/// Runs one call; a risky one runs only as the agent's [`Approval`] says.
 ///
 /// `explore` and `delegate` go to the sub-agents without an approval of their own: the risky
 /// calls their sub-traces make are approved one by one.
 async fn run_one(
-    runner: &AgentRunner,
+    agent: &Agent,
     call: &ToolCall,
     ctx: &ToolContext,
 ) -> Result<Option<Answer>, StepError> {
-    if let Some(outcome) = runner.agents.run_call(call, ctx, None).await {
+    if let Some(outcome) = run_call(&agent.sub_agents, call, ctx, None).await {
         return Ok(outcome.into_answer());
     }
-    if runner.tools.risk(&call.name) == Some(Risk::Risky)
-        && let Some(handler) = &runner.options.approval
-    {
-        let store = &runner.store;
-        let waiting = TraceUpdate {
-            status: Some(TraceStatus::Waiting),
-            ..TraceUpdate::default()
-        };
-        store.update_trace(&ctx.trace_id, waiting).await?;
-        let request = ApprovalRequest {
-            trace_id: ctx.trace_id.clone(),
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            arguments: call.arguments.clone(),
-        };
-        let decision = tokio::select! {
-            decision = handler.decide(request) => Some(decision),
-            () = ctx.cancel.cancelled() => None,
-        };
-        let running = TraceUpdate {
-            status: Some(TraceStatus::Running),
-            ..TraceUpdate::default()
-        };
-        store.update_trace(&ctx.trace_id, running).await?;
-        match decision {
-            None => {
+    if agent.tools.risk(&call.name) == Some(Risk::Risky) {
+        match &agent.spec.approval {
+            Approval::Allow => {}
+            Approval::Refuse(reason) => {
                 return Ok(Some(error_result(format!(
-                    "{} was not run because the run was cancelled",
+                    "{} was not run: {reason}",
                     call.name
                 ))));
             }
-            Some(ApprovalDecision::Reject { reason }) => {
-                let why = if reason.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!(": {reason}")
-                };
-                return Ok(Some(error_result(format!(
-                    "the user rejected this {} call{why}",
-                    call.name
-                ))));
+            Approval::Ask(handler) => {
+                if let Some(refused) = ask(agent, handler.as_ref(), call, ctx).await? {
+                    return Ok(Some(refused));
+                }
             }
-            Some(ApprovalDecision::Approve) => {}
         }
     }
-    let result = runner.tools.execute(&call.name, &call.arguments, ctx).await;
+    let result = agent.tools.execute(&call.name, &call.arguments, ctx).await;
     Ok(Some(result.into()))
+}
+
+/// Asks `handler` about a risky call, with the trace `waiting` meanwhile; the answer to record
+/// when the call is not to run.
+async fn ask(
+    agent: &Agent,
+    handler: &dyn ApprovalHandler,
+    call: &ToolCall,
+    ctx: &ToolContext,
+) -> Result<Option<Answer>, StepError> {
+    let store = agent.store();
+    let waiting = TraceUpdate {
+        status: Some(TraceStatus::Waiting),
+        ..TraceUpdate::default()
+    };
+    store.update_trace(&ctx.trace_id, waiting).await?;
+    let request = ApprovalRequest {
+        trace_id: ctx.trace_id.clone(),
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        arguments: call.arguments.clone(),
+    };
+    let decision = tokio::select! {
+        decision = handler.decide(request) => Some(decision),
+        () = ctx.cancel.cancelled() => None,
+    };
+    let running = TraceUpdate {
+        status: Some(TraceStatus::Running),
+        ..TraceUpdate::default()
+    };
+    store.update_trace(&ctx.trace_id, running).await?;
+    Ok(match decision {
+        None => Some(error_result(format!(
+            "{} was not run because the run was cancelled",
+            call.name
+        ))),
+        Some(ApprovalDecision::Reject { reason }) => {
+            let why = if reason.trim().is_empty() {
+                String::new()
+            } else {
+                format!(": {reason}")
+            };
+            Some(error_result(format!(
+                "the user rejected this {} call{why}",
+                call.name
+            )))
+        }
+        Some(ApprovalDecision::Approve) => None,
+    })
 }
 
 fn error_result(message: String) -> Answer {

@@ -1,15 +1,16 @@
-//! Agent types (profiles): which exist (`default`, `explore`, `delegate`, `compaction`, `plan`
-//! and the user's own), the prompt, tools, model, limits and approval policy of each, how deep
-//! each may nest, and how many explore branches run at once. `profiles.rs` loads them from
-//! `agent.toml` and `.agent/agents/*.md`.
+//! Agent types (profiles) as data: the names of the built-in ones (`default`, `explore`,
+//! `delegate`, `compaction`, `plan`), and the prompt, tools, model, limits, depth and approval
+//! policy of each ([`AgentTypeConfig`], [`ToolFilter`]). `profiles.rs` defines the built-ins;
+//! reading profiles from files is the caller's business.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::RunLimits;
 use agent_tools::Risk;
+
+use crate::limits::RunLimits;
 
 /// The profile of a main run when none is named.
 pub const DEFAULT: &str = "default";
@@ -21,34 +22,6 @@ pub const DELEGATE: &str = "delegate";
 pub const COMPACTION: &str = "compaction";
 /// Plan mode: the goal tools only.
 pub const PLAN: &str = "plan";
-
-/// How sub-agents run: the settings of each agent type and of explorations.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SubAgentOptions {
-    /// The agent types (profiles) by name: the built-ins of [`super::profiles`] and the user's
-    /// own. `explore` configures explore branches and `delegate` delegated tasks (removing the
-    /// entry disables its tool); `explore` and `delegate` calls may name any other profile but
-    /// `compaction`.
-    pub agent_types: BTreeMap<String, AgentTypeConfig>,
-    /// How many branches of one `explore` call run at the same time; the others wait.
-    pub max_concurrency: usize,
-    /// The most branches one `explore` call may have.
-    pub max_branches: usize,
-    /// The longest background, in bytes, a branch is given when it inherits the main line's
-    /// context (the oldest part and the task are kept, the middle is cut).
-    pub max_background_bytes: usize,
-}
-
-impl Default for SubAgentOptions {
-    fn default() -> Self {
-        Self {
-            agent_types: super::profiles::builtin_profiles(),
-            max_concurrency: 4,
-            max_branches: 8,
-            max_background_bytes: 24_000,
-        }
-    }
-}
 
 /// The settings of one agent type: an agent profile.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,13 +40,13 @@ pub struct AgentTypeConfig {
     pub max_depth: usize,
     /// The system prompt of its traces; the runner's own when `None`. `{workspace}`, `{date}`,
     /// `{tools}`, `{agent}` and `{model}` are replaced when a runner is built (see
-    /// [`super::profiles::render_prompt`]). The `compaction` profile's prompt is the request
+    /// [`crate::profiles::render_prompt`]). The `compaction` profile's prompt is the request
     /// that asks for the summary.
     pub system_prompt: Option<String>,
     /// The model of its traces; the runner's when `None`.
     pub model: Option<String>,
     /// The provider of that model (`openai`, `anthropic`, ...), for the composition root that
-    /// builds the clients ([`super::RunnerOptions::clients`]); the runner's when `None`.
+    /// builds the clients ([`crate::RunnerOptions::clients`]); the runner's when `None`.
     pub provider: Option<String>,
     /// How its risky tool calls are approved.
     pub approval: ApprovalPolicy,
@@ -154,6 +127,16 @@ impl AgentTypeConfig {
             description: "Delegated tasks: every tool; a delegate may delegate once more.".into(),
             max_depth: 2,
             ..Self::general()
+        }
+    }
+
+    /// The risk of a sub-agent tool running this profile: read-only when every tool its
+    /// sub-traces get is read-only.
+    pub fn risk(&self) -> Risk {
+        if self.tools.is_read_only() {
+            Risk::ReadOnly
+        } else {
+            Risk::Risky
         }
     }
 

@@ -1,6 +1,49 @@
-//! Approval of risky tool calls (confirmation mode): while a handler decides, the trace waits.
+//! Approval of risky tool calls (confirmation mode): whether a risky call runs, is refused, or
+//! waits for a handler's decision (the trace is `waiting` meanwhile).
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
+
+/// What the model is told when a runner has no approval policy.
+pub const NO_POLICY: &str = "risky tools are refused: no approval policy is set for this run";
+
+/// Who decides whether a risky tool call (`bash`, writes, MCP tools not marked read-only) runs.
+///
+/// The default refuses them: a runner runs nothing risky unless its embedder chose how, with
+/// [`Approval::Allow`] or a handler.
+#[derive(Clone)]
+pub enum Approval {
+    /// Risky calls are refused without asking; the model is told this reason.
+    Refuse(String),
+    /// Risky calls run without asking (what `--yes` means).
+    Allow,
+    /// Each risky call waits for the handler's decision.
+    Ask(Arc<dyn ApprovalHandler>),
+}
+
+impl Default for Approval {
+    fn default() -> Self {
+        Self::Refuse(NO_POLICY.to_owned())
+    }
+}
+
+impl std::fmt::Debug for Approval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Refuse(reason) => f.debug_tuple("Refuse").field(reason).finish(),
+            Self::Allow => f.write_str("Allow"),
+            Self::Ask(_) => f.write_str("Ask(..)"),
+        }
+    }
+}
+
+impl Approval {
+    /// Asks `handler` about each risky call.
+    pub fn ask(handler: impl ApprovalHandler + 'static) -> Self {
+        Self::Ask(Arc::new(handler))
+    }
+}
 
 /// A risky tool call waiting for a decision.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +80,8 @@ pub trait ApprovalHandler: Send + Sync {
     async fn decide(&self, request: ApprovalRequest) -> ApprovalDecision;
 }
 
-/// Approves everything (what `--yes` means).
+/// Approves everything; as a handler it still marks the trace `waiting` around each decision,
+/// which [`Approval::Allow`] does not.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ApproveAll;
 

@@ -1,5 +1,6 @@
 //! Context building: what the model sees on each call, as a pure function of the stored
-//! messages, the goal tree and a token budget.
+//! messages, the goal tree and a token budget. The compaction steps it applies are in
+//! [`crate::compaction`].
 //!
 //! The steps, in order (SPEC §6):
 //! 1. the system prompt with the plan (`GoalTree::to_prompt`) at its end, as two system
@@ -15,7 +16,7 @@
 //! 4. **prune**: walking back from the newest message, the last [`ContextBudget::protected_turns`]
 //!    turns and the newest `prune_protect` tokens of tool output are kept; older tool outputs
 //!    are replaced by a marker when that frees at least `prune_minimum` tokens; outputs of
-//!    [`PROTECTED_TOOLS`] are never pruned;
+//!    [`PROTECTED_TOOLS`](crate::compaction::PROTECTED_TOOLS) are never pruned;
 //! 5. the estimate is compared with the compaction threshold, and the view says whether a
 //!    full compaction (a summarising model call, made by the runner) is needed.
 //!
@@ -31,69 +32,17 @@
 
 use std::collections::{HashMap, HashSet};
 
-use agent_goal::{GoalStatus, GoalTree};
+use agent_execution::message::{Message, Role};
+use agent_goal::GoalTree;
 use agent_llm::ChatMessage;
 
-use agent_execution::message::{Message, Role};
+use crate::compaction::{
+    CompactionStrategy, ContextBudget, Item, compact_goals, is_compaction, is_same, prune,
+};
 
-/// Tool output tokens protected from pruning, counted back from the newest message.
-pub const PRUNE_PROTECT: usize = 40_000;
-/// The least number of tokens a prune must free to be worth it.
-pub const PRUNE_MINIMUM: usize = 20_000;
-/// Tools whose outputs are never pruned.
-pub const PROTECTED_TOOLS: &[&str] = &["goal", "skill"];
-/// The metadata key that marks a stored message as a full-compaction summary.
-pub const COMPACTION_KEY: &str = "compaction";
-/// The text a pruned tool output is replaced with (followed by the size it had).
-pub const PRUNED_MARKER: &str = "[tool output pruned from the context";
 /// The result shown for a tool call whose result was never recorded.
 pub const INTERRUPTED_RESULT: &str =
     "error: interrupted: the run stopped before this tool call returned a result";
-
-/// The limits the context is built against.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ContextBudget {
-    /// The model's context window, in tokens.
-    pub context_window: usize,
-    /// The share of the window above which a full compaction is needed (0.7 by default).
-    pub compaction_ratio: f64,
-    /// Tool output tokens kept, counted back from the newest message.
-    pub prune_protect: usize,
-    /// The least number of tokens a prune must free.
-    pub prune_minimum: usize,
-    /// The newest assistant turns (with their tool results) that are never pruned.
-    pub protected_turns: usize,
-}
-
-impl ContextBudget {
-    /// The defaults of SPEC §6 for a model with this context window.
-    pub fn for_window(context_window: usize) -> Self {
-        Self {
-            context_window,
-            compaction_ratio: 0.7,
-            prune_protect: PRUNE_PROTECT,
-            prune_minimum: PRUNE_MINIMUM,
-            protected_turns: 2,
-        }
-    }
-
-    /// The estimate above which a full compaction is needed.
-    pub fn compaction_threshold(&self) -> usize {
-        (self.context_window as f64 * self.compaction_ratio) as usize
-    }
-}
-
-/// Goal compaction, pruning, or neither: the strategies the context economy is measured with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CompactionStrategy {
-    /// Goal compaction, then prune (the default).
-    #[default]
-    GoalsAndPrune,
-    /// Prune only, as tools without a goal tree do.
-    PruneOnly,
-    /// Keep everything (a baseline for measurements).
-    Nothing,
-}
 
 /// Everything the context is a function of.
 pub struct ContextInput<'a> {
@@ -131,12 +80,6 @@ pub struct ContextView {
 
 /// Tokens added per message for the chat format's framing.
 const MESSAGE_OVERHEAD: usize = 4;
-
-/// One element of the view while it is built: a stored message or a goal summary.
-enum Item<'a> {
-    Stored(&'a Message),
-    Summary(String),
-}
 
 /// What the context builder remembers between the steps of one run: the estimated tokens of
 /// each stored message as the model sees it before any prune.
@@ -279,18 +222,6 @@ pub fn conversation(chat: &[ChatMessage]) -> &[ChatMessage] {
     &chat[start..]
 }
 
-/// True when the message is a full-compaction summary.
-pub fn is_compaction(message: &Message) -> bool {
-    message
-        .metadata
-        .get(COMPACTION_KEY)
-        .is_some_and(|v| v.as_bool() == Some(true))
-}
-
-fn is_same(message: &Message, other: Option<&Message>) -> bool {
-    other.is_some_and(|o| o.sequence == message.sequence)
-}
-
 /// Estimated tokens of a list of chat messages.
 pub fn estimate_chat(chat: &[ChatMessage], estimate: &dyn Fn(&str) -> usize) -> usize {
     chat.iter()
@@ -325,96 +256,6 @@ fn content_bytes(message: &ChatMessage) -> usize {
                     .sum::<usize>()
         }
         ChatMessage::Tool { content, .. } => content.len(),
-    }
-}
-
-/// Replaces the messages of finished goals outside the current branch by one summary each.
-fn compact_goals<'a>(
-    tree: &'a GoalTree,
-    visible: &[&'a Message],
-    task: Option<&Message>,
-) -> (Vec<Item<'a>>, Vec<String>) {
-    let mut chain: HashSet<&str> = HashSet::new();
-    if let Some(current) = tree.current() {
-        chain.insert(current.id.as_str());
-        chain.extend(
-            tree.ancestors(&current.id)
-                .into_iter()
-                .map(|g| g.id.as_str()),
-        );
-    }
-    // The goal whose summary stands for a message: the highest finished goal on its path that
-    // is not on the current branch.
-    let mut cache: HashMap<&'a str, Option<&'a str>> = HashMap::new();
-    let mut rep_of = |goal_id: &'a str| -> Option<&'a str> {
-        if let Some(found) = cache.get(goal_id) {
-            return *found;
-        }
-        let mut path = tree.ancestors(goal_id);
-        path.reverse();
-        path.extend(tree.get(goal_id));
-        let found = path
-            .into_iter()
-            .find(|g| g.status.is_finished() && !chain.contains(g.id.as_str()))
-            .map(|g| g.id.as_str());
-        cache.insert(goal_id, found);
-        found
-    };
-
-    // Tool results follow the decision of the assistant message that made the call.
-    let mut unit_rep: HashMap<&'a str, Option<&'a str>> = HashMap::new();
-    let mut items = Vec::with_capacity(visible.len());
-    let mut summarised: Vec<String> = Vec::new();
-    for message in visible {
-        let rep = if is_same(message, task) || is_compaction(message) {
-            None
-        } else if message.role == Role::Tool {
-            match message
-                .tool_call_id
-                .as_deref()
-                .and_then(|id| unit_rep.get(id))
-            {
-                Some(rep) => *rep,
-                None => message.goal_id.as_deref().and_then(&mut rep_of),
-            }
-        } else {
-            let rep = message.goal_id.as_deref().and_then(&mut rep_of);
-            if message.role == Role::Assistant {
-                for id in message.content.tool_calls().iter().map(|c| c.id.as_str()) {
-                    unit_rep.insert(id, rep);
-                }
-            }
-            rep
-        };
-        match rep {
-            None => items.push(Item::Stored(message)),
-            Some(goal_id) => {
-                if !summarised.iter().any(|s| s == goal_id) {
-                    items.push(Item::Summary(goal_summary(tree, goal_id)));
-                    summarised.push(goal_id.to_owned());
-                }
-            }
-        }
-    }
-    (items, summarised)
-}
-
-/// The summary line that stands for a finished goal's messages.
-pub fn goal_summary(tree: &GoalTree, goal_id: &str) -> String {
-    let Some(goal) = tree.get(goal_id) else {
-        return format!("Goal {goal_id} finished.");
-    };
-    let summary = goal.summary.as_deref().unwrap_or("").trim();
-    match goal.status {
-        GoalStatus::Abandoned => format!(
-            "Goal '{}' abandoned: {}. Its work was removed from the context; the plan above \
-             shows what replaces it.",
-            goal.description, summary
-        ),
-        _ => match tree.display_number(goal_id) {
-            Some(number) => format!("Goal {number} '{}' completed: {summary}", goal.description),
-            None => format!("Goal '{}' completed: {summary}", goal.description),
-        },
     }
 }
 
@@ -520,71 +361,6 @@ fn close_turn<'a>(
     }
 }
 
-/// Replaces old tool outputs by a marker (OpenCode's prune). Returns how many were replaced.
-/// `tokens` holds the estimate of each message's text, and is updated for the replaced ones.
-fn prune(
-    chat: &mut [ChatMessage],
-    tokens: &mut [usize],
-    budget: &ContextBudget,
-    estimate: &dyn Fn(&str) -> usize,
-) -> usize {
-    let names: HashMap<&str, &str> = chat
-        .iter()
-        .flat_map(|m| match m {
-            ChatMessage::Assistant { tool_calls, .. } => tool_calls.as_slice(),
-            _ => &[],
-        })
-        .map(|c| (c.id.as_str(), c.name.as_str()))
-        .collect();
-    let mut turns = 0;
-    let mut protected_tokens = 0;
-    let mut candidates: Vec<(usize, usize)> = Vec::new();
-    for (index, message) in chat.iter().enumerate().rev() {
-        match message {
-            ChatMessage::Assistant { .. } => turns += 1,
-            ChatMessage::Tool {
-                tool_call_id,
-                content,
-            } => {
-                // Tool results come after their assistant turn, so the results of the newest
-                // `protected_turns` turns are seen while `turns` is still below the limit.
-                if turns < budget.protected_turns || content.starts_with(PRUNED_MARKER) {
-                    continue;
-                }
-                let name = names.get(tool_call_id.as_str()).copied().unwrap_or("");
-                if PROTECTED_TOOLS.contains(&name) {
-                    continue;
-                }
-                let size = tokens
-                    .get(index)
-                    .copied()
-                    .unwrap_or_else(|| estimate(content));
-                if protected_tokens + size <= budget.prune_protect {
-                    protected_tokens += size;
-                } else {
-                    protected_tokens = budget.prune_protect;
-                    candidates.push((index, size));
-                }
-            }
-            _ => {}
-        }
-    }
-    let freed: usize = candidates.iter().map(|(_, size)| size).sum();
-    if freed < budget.prune_minimum {
-        return 0;
-    }
-    for (index, size) in &candidates {
-        if let Some(ChatMessage::Tool { content, .. }) = chat.get_mut(*index) {
-            *content =
-                format!("{PRUNED_MARKER}: about {size} tokens; run the tool again to see it]");
-            if let Some(slot) = tokens.get_mut(*index) {
-                *slot = estimate(content);
-            }
-        }
-    }
-    candidates.len()
-}
-
 /// Renders chat messages as stable, readable lines (one block per message), for snapshots of
 /// what the model sees and for showing a context to a person.
 pub fn render_transcript(chat: &[ChatMessage]) -> String {
@@ -625,132 +401,5 @@ fn push_block(out: &mut String, label: &str, text: &str) {
 mod tests;
 
 #[cfg(test)]
-mod memo_tests {
-    use agent_goal::{GoalCommand, GoalTree};
-    use serde_json::json;
-
-    use super::tests::History;
-    use super::*;
-
-    fn words(text: &str) -> usize {
-        text.split_whitespace().count()
-    }
-
-    fn apply(tree: &mut GoalTree, command: serde_json::Value) {
-        let command: GoalCommand =
-            serde_json::from_value(command).unwrap_or_else(|e| panic!("{e}"));
-        tree.apply_at(&command, "2026-01-01T00:00:00Z")
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
-
-    /// Three goals of many tool calls (the second abandoned), an unanswered call, and a
-    /// full-compaction summary, with the tree as it ends.
-    fn long_history() -> (GoalTree, History) {
-        let mut tree = GoalTree::new("Check the records");
-        apply(&mut tree, json!({"add": "One, Two, Three", "focus": "1"}));
-        let mut h = History::default();
-        h.user("Check the records");
-        let mut call = 0;
-        for goal in ["1", "2", "3"] {
-            for _ in 0..12 {
-                call += 1;
-                let id = format!("c{call}");
-                h.assistant(Some(goal), "", &[(&id, "read", r#"{"n":1}"#)]);
-                let output = format!("record {call} ").repeat(15);
-                h.tool(Some(goal), &id, "read", &output);
-            }
-            if goal == "2" {
-                // A call the run never answered.
-                h.assistant(Some(goal), "Trying once more.", &[("lost", "read", "{}")]);
-                h.compaction("Summary of the conversation so far: records 1 to 24 read.");
-            }
-        }
-        apply(&mut tree, json!({"done": "one is fine", "focus": "2"}));
-        // Once "Two" is abandoned it leaves the numbering, and "Three" is number 2.
-        apply(
-            &mut tree,
-            json!({"abandon": "two is a dead end", "focus": "2"}),
-        );
-        (tree, h)
-    }
-
-    fn input<'a>(
-        tree: &'a GoalTree,
-        messages: &'a [Message],
-        budget: &'a ContextBudget,
-        strategy: CompactionStrategy,
-    ) -> ContextInput<'a> {
-        ContextInput {
-            system_prompt: "You are a careful agent.",
-            tree,
-            messages,
-            budget,
-            strategy,
-            estimate: &words,
-        }
-    }
-
-    #[test]
-    fn a_memo_kept_across_steps_gives_the_same_view_at_every_step() {
-        let (tree, history) = long_history();
-        let budget = ContextBudget {
-            prune_protect: 60,
-            prune_minimum: 30,
-            ..ContextBudget::for_window(400)
-        };
-        for strategy in [
-            CompactionStrategy::GoalsAndPrune,
-            CompactionStrategy::PruneOnly,
-            CompactionStrategy::Nothing,
-        ] {
-            let mut memo = ContextMemo::new();
-            let mut pruned_somewhere = false;
-            let mut compacted_somewhere = false;
-            for end in 1..=history.messages.len() {
-                let messages = &history.messages[..end];
-                let fresh = build_context(&input(&tree, messages, &budget, strategy));
-                let memoised =
-                    build_context_with(&input(&tree, messages, &budget, strategy), &mut memo);
-                assert_eq!(fresh, memoised, "{strategy:?}, first {end} messages");
-                pruned_somewhere |= fresh.pruned_outputs > 0;
-                compacted_somewhere |= !fresh.compacted_goals.is_empty();
-            }
-            assert!(!memo.is_empty());
-            assert_eq!(
-                compacted_somewhere,
-                strategy == CompactionStrategy::GoalsAndPrune,
-                "{strategy:?}"
-            );
-            assert_eq!(
-                pruned_somewhere,
-                strategy != CompactionStrategy::Nothing,
-                "{strategy:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_message_edited_to_another_length_is_estimated_again() {
-        let (tree, mut history) = long_history();
-        let budget = ContextBudget::for_window(1_000_000);
-        let strategy = CompactionStrategy::PruneOnly;
-        let mut memo = ContextMemo::new();
-        build_context_with(
-            &input(&tree, &history.messages, &budget, strategy),
-            &mut memo,
-        );
-        let last = history.messages.len() - 1;
-        history.messages[last].content =
-            agent_execution::Content::Text("a much shorter text".into());
-        let fresh = build_context(&input(&tree, &history.messages, &budget, strategy));
-        let memoised = build_context_with(
-            &input(&tree, &history.messages, &budget, strategy),
-            &mut memo,
-        );
-        assert_eq!(fresh, memoised);
-        assert_eq!(
-            fresh.estimated_tokens,
-            estimate_chat(&fresh.messages, &words)
-        );
-    }
-}
+#[path = "context_memo_tests.rs"]
+mod memo_tests;

@@ -5,6 +5,7 @@ use agent_goal::{GoalCommand, GoalTree};
 use serde_json::{Value, json};
 
 use super::*;
+use crate::compaction::{COMPACTION_KEY, PRUNED_MARKER};
 use agent_execution::message::{Message, Role};
 
 /// Builds a stored history message by message.

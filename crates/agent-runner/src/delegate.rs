@@ -9,9 +9,10 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::agents::DELEGATE;
-use super::outcome::CallOutcome;
-use super::subagents::{Adoption, Start, SubAgents};
+use crate::agents::DELEGATE;
+use crate::engine::Start;
+use crate::report::CallOutcome;
+use crate::subagents::{Adoption, SubAgents};
 use agent_execution::store::StoreError;
 use agent_execution::trace::{NewTrace, TraceStatus};
 use agent_tools::ToolContext;
@@ -25,7 +26,7 @@ struct DelegateArgs {
 }
 
 /// Runs a `delegate` call; never fails, every problem becomes an error result.
-pub(super) async fn run(
+pub(crate) async fn run(
     agents: &SubAgents,
     args: Value,
     ctx: &ToolContext,

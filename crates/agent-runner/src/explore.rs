@@ -21,11 +21,12 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::agents::EXPLORE;
-use super::context::{ContextInput, build_context, conversation, render_transcript};
-use super::outcome::{CallOutcome, SubTraceReport, add_stats, stats_text};
-use super::step::budget_for;
-use super::subagents::{Adoption, Start, SubAgents};
+use crate::agents::EXPLORE;
+use crate::context::{ContextInput, build_context, conversation, render_transcript};
+use crate::engine::Start;
+use crate::model::budget_for;
+use crate::report::{CallOutcome, SubTraceReport, add_stats, stats_text};
+use crate::subagents::{Adoption, SubAgents};
 use agent_execution::ids::sub_trace_id;
 use agent_execution::store::StoreError;
 use agent_execution::trace::{NewTrace, TraceStats, TraceStatus};
@@ -52,7 +53,7 @@ struct Branch {
 }
 
 /// Runs an `explore` call; never fails, every problem becomes an error result.
-pub(super) async fn run(
+pub(crate) async fn run(
     agents: &SubAgents,
     args: Value,
     ctx: &ToolContext,
@@ -308,13 +309,13 @@ async fn main_context(
     tree: &GoalTree,
 ) -> Result<String, StoreError> {
     let messages = agents.store.get_trace_messages(parent).await?;
-    let budget = budget_for(&agents.options, agents.llm.as_ref());
+    let budget = budget_for(&agents.spec, agents.llm.as_ref());
     let view = build_context(&ContextInput {
         system_prompt: "",
         tree,
         messages: &messages,
         budget: &budget,
-        strategy: agents.options.strategy,
+        strategy: agents.spec.strategy,
         estimate: &agent_llm::estimate_tokens,
     });
     let conversation = render_transcript(conversation(&view.messages));

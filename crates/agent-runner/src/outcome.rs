@@ -1,188 +1,50 @@
-//! What sub-agent calls report: the outcome of a call (result, metadata, whether a cancel
-//! interrupted it), how each sub-trace ended, and the totals of a trace with its sub-traces.
+//! How a run ended: [`RunOutcome`] and its [`StopReason`].
 
-use serde_json::{Map, Value, json};
+use agent_execution::{TraceStats, TraceStatus};
+use serde::Serialize;
 
-use super::act::Answer;
-use agent_execution::store::{StoreError, TraceStore};
-use agent_execution::trace::{TraceStats, TraceStatus};
-use agent_tools::ToolResult;
-
-/// The result of a sub-agent call.
-#[derive(Debug)]
-pub(super) struct CallOutcome {
-    /// What the model sees.
-    pub(super) result: ToolResult,
-    /// A cancel stopped the call, before it started or with sub-traces that resuming the run
-    /// continues: the call is left without a result so that the resumed run finishes it.
-    pub(super) interrupted: bool,
-    /// Metadata of the tool message: sub-trace ids, statuses and statistics.
-    pub(super) metadata: Map<String, Value>,
+/// Why a run stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model answered without tool calls: the task is done.
+    Completed,
+    /// The run made as many model calls as `max_iterations` allows.
+    MaxIterations,
+    /// The trace spent its `max_cost` budget.
+    MaxCost,
+    /// The run was cancelled.
+    Cancelled,
+    /// The loop guard stopped an agent that kept repeating itself.
+    Stuck,
+    /// The model failed in a way the loop could not recover from (after its retries).
+    ModelError,
 }
 
-impl CallOutcome {
-    /// A failed call.
-    pub(super) fn error(message: impl std::fmt::Display) -> Self {
-        Self {
-            result: ToolResult {
-                content: format!("error: {message}"),
-                is_error: true,
-            },
-            interrupted: false,
-            metadata: Map::new(),
-        }
-    }
-
-    /// A call a cancel interrupted, to be finished by a resume.
-    pub(super) fn interrupted(message: impl std::fmt::Display) -> Self {
-        Self {
-            interrupted: true,
-            ..Self::error(message)
-        }
-    }
-
-    /// A call that ran its sub-traces to their end.
-    pub(super) fn done(content: String, is_error: bool, reports: &[&SubTraceReport]) -> Self {
-        let total = reports.iter().fold(TraceStats::default(), |mut sum, r| {
-            add_stats(&mut sum, &r.stats);
-            sum
-        });
-        let sub_traces: Vec<Value> = reports
-            .iter()
-            .map(|r| json!({"trace_id": r.trace_id, "status": r.status, "stats": r.stats}))
-            .collect();
-        let mut metadata = Map::new();
-        metadata.insert("sub_traces".into(), Value::Array(sub_traces));
-        metadata.insert("sub_trace_stats".into(), json!(total));
-        Self {
-            result: ToolResult { content, is_error },
-            interrupted: false,
-            metadata,
-        }
-    }
-
-    /// The answer to record, or `None` for an interrupted call.
-    pub(super) fn into_answer(self) -> Option<Answer> {
-        (!self.interrupted).then_some(Answer {
-            result: self.result,
-            metadata: self.metadata,
-        })
+impl StopReason {
+    /// True for a limit of the run (`max_iterations`, `max_cost`): raising it lets the trace go
+    /// on.
+    pub fn is_limit(self) -> bool {
+        matches!(self, Self::MaxIterations | Self::MaxCost)
     }
 }
 
-/// How a sub-trace ended, as the parent is told.
-#[derive(Debug, Clone)]
-pub(super) struct SubTraceReport {
-    pub(super) trace_id: String,
-    pub(super) status: TraceStatus,
-    pub(super) summary: Option<String>,
-    pub(super) error: Option<String>,
-    pub(super) stats: TraceStats,
-    /// Its plan, one line per visible goal, with the summaries of completed goals.
-    pub(super) plan: Vec<String>,
-}
-
-impl SubTraceReport {
-    /// `completed`, `failed: <why>`, `cancelled` or `running`.
-    pub(super) fn status_line(&self) -> String {
-        match (self.status, &self.error) {
-            (TraceStatus::Completed, _) => "completed".into(),
-            (TraceStatus::Failed, Some(error)) => format!("failed: {error}"),
-            (TraceStatus::Failed, None) => "failed".into(),
-            (TraceStatus::Cancelled, _) => "cancelled".into(),
-            (TraceStatus::Running | TraceStatus::Waiting | TraceStatus::Planned, _) => {
-                "did not finish".into()
-            }
-        }
-    }
-
-    /// The final answer, the plan with its summaries, and the sub-trace's id and totals.
-    pub(super) fn body(&self) -> String {
-        let mut out = format!(
-            "Sub-trace: {} ({})\n",
-            self.trace_id,
-            stats_text(&self.stats)
-        );
-        match self.summary.as_deref().map(str::trim) {
-            Some(summary) if !summary.is_empty() => {
-                out.push('\n');
-                out.push_str(summary);
-                out.push('\n');
-            }
-            _ => out.push_str("\nNo final answer.\n"),
-        }
-        if !self.plan.is_empty() {
-            out.push_str("\nIts plan:\n");
-            for line in &self.plan {
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-        out
-    }
-}
-
-/// A plan as lines: `[✓] 1. Read the code → <summary>`, sub-goals indented.
-pub(super) fn plan_lines(tree: &agent_goal::GoalTree) -> Vec<String> {
-    tree.numbered()
-        .into_iter()
-        .map(|(number, goal)| {
-            let depth = number.matches('.').count();
-            let marker = match goal.status {
-                agent_goal::GoalStatus::Completed => "[✓]",
-                agent_goal::GoalStatus::InProgress => "[→]",
-                _ => "[ ]",
-            };
-            let mut line = format!(
-                "{}{marker} {number} {}",
-                "  ".repeat(depth),
-                goal.description
-            );
-            if let Some(summary) = goal.summary.as_deref().filter(|s| !s.trim().is_empty()) {
-                line.push_str(" → ");
-                line.push_str(&summary.replace('\n', " "));
-            }
-            line
-        })
-        .collect()
-}
-
-/// `12 messages, 3,400 tokens, $0.0123`.
-pub(super) fn stats_text(stats: &TraceStats) -> String {
-    format!(
-        "{} messages, {} tokens, ${:.4}",
-        stats.total_messages, stats.total_tokens, stats.total_cost
-    )
-}
-
-pub(super) fn add_stats(sum: &mut TraceStats, stats: &TraceStats) {
-    sum.total_messages += stats.total_messages;
-    sum.total_tokens += stats.total_tokens;
-    sum.total_cost += stats.total_cost;
-}
-
-/// The totals of a trace together with all its sub-traces, recursively.
-///
-/// A trace's own totals ([`agent_execution::Trace::stats`]) count only its own messages; the work of its
-/// explore branches and delegates is in their traces (and in the `sub_trace_completed` events
-/// and the tool messages of the calls that ran them). This adds them up.
-pub async fn stats_with_sub_traces(
-    store: &dyn TraceStore,
-    trace_id: &str,
-) -> Result<TraceStats, StoreError> {
-    let trace = store
-        .get_trace(trace_id)
-        .await?
-        .ok_or_else(|| StoreError::NotFound {
-            trace_id: trace_id.to_owned(),
-        })?;
-    let mut total = trace.stats();
-    let mut pending = vec![trace.trace_id];
-    while let Some(id) = pending.pop() {
-        for sub in store.get_sub_traces(&id).await? {
-            add_stats(&mut total, &sub.stats());
-            pending.push(sub.trace_id);
-        }
-    }
-    Ok(total)
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    /// The trace that recorded it.
+    pub trace_id: String,
+    /// The trace's final status.
+    pub status: TraceStatus,
+    /// Why it stopped.
+    pub stop: StopReason,
+    /// The model's final answer, when it gave one.
+    pub response: Option<String>,
+    /// Why it stopped, in words, when it did not complete (`max_iterations: …`, `max_cost: …`,
+    /// `cancelled: …`, `stuck: …`, or the model's error); the trace's `error`.
+    pub error: Option<String>,
+    /// Model calls made by this invocation.
+    pub iterations: u32,
+    /// The trace's totals.
+    pub stats: TraceStats,
 }

@@ -11,23 +11,25 @@
 
 use std::collections::HashSet;
 
-use agent_llm::ToolCall;
-use tokio_util::sync::CancellationToken;
-
-use super::act::{runnable_calls, tool_context};
-use super::context::INTERRUPTED_RESULT;
-use super::step::{StepError, check_workspace, record, tool_message};
-use super::subagents::Adoption;
-use super::{AgentRunner, RunError};
 use agent_execution::message::{Message, NewMessage, Role};
 use agent_execution::store::{StoreError, WriteOp};
 use agent_execution::trace::{TraceStatus, TraceUpdate};
+use agent_llm::ToolCall;
+use tokio_util::sync::CancellationToken;
+
+use crate::act::{runnable_calls, tool_context};
+use crate::agent::Agent;
+use crate::context::INTERRUPTED_RESULT;
+use crate::error::{RunError, StepError};
+use crate::record::{check_workspace, record, tool_message};
+use crate::subagent_tools::run_call;
+use crate::subagents::Adoption;
 
 /// Readies a stopped trace for more work: answers dangling tool calls (but the sub-agent calls
 /// of the last turn, which the run finishes) and marks it running.
-pub(super) async fn prepare_resume(runner: &AgentRunner, trace_id: &str) -> Result<(), RunError> {
-    check_workspace(runner)?;
-    let store = &runner.store;
+pub(crate) async fn prepare_resume(agent: &Agent, trace_id: &str) -> Result<(), RunError> {
+    check_workspace(&agent.spec)?;
+    let store = agent.store();
     let trace = store
         .get_trace(trace_id)
         .await?
@@ -40,7 +42,7 @@ pub(super) async fn prepare_resume(runner: &AgentRunner, trace_id: &str) -> Resu
         });
     }
     let messages = store.get_trace_messages(trace_id).await?;
-    let resumable: HashSet<String> = resumable_calls(runner, &messages)
+    let resumable: HashSet<String> = resumable_calls(agent, &messages)
         .into_iter()
         .map(|call| call.id)
         .collect();
@@ -94,45 +96,42 @@ fn last_turn(messages: &[Message]) -> Option<&Message> {
 
 /// The unanswered calls of the last turn that the sub-agents finish on resume (never one past
 /// the per-turn limit, which the run would not have started).
-fn resumable_calls(runner: &AgentRunner, messages: &[Message]) -> Vec<ToolCall> {
+fn resumable_calls(agent: &Agent, messages: &[Message]) -> Vec<ToolCall> {
     let Some(last) = last_turn(messages) else {
         return Vec::new();
     };
     let answered = answered_ids(messages);
     let calls = last.content.tool_calls().to_vec();
-    let runnable = runnable_calls(runner, calls.len());
+    let runnable = runnable_calls(&agent.spec, calls.len());
     calls
         .into_iter()
         .take(runnable)
         .filter(|call| !answered.contains(call.id.as_str()))
-        .filter(|call| runner.agents.resumes(&call.name))
+        .filter(|call| agent.spec.resumes(&call.name))
         .collect()
 }
 
 /// Finishes the interrupted sub-agent calls of the last turn and records their results; called
 /// when a run starts, before the first model call. Does nothing for a trace without any.
-pub(super) async fn finish_sub_agent_calls(
-    runner: &AgentRunner,
+pub(crate) async fn finish_sub_agent_calls(
+    agent: &Agent,
     trace_id: &str,
     messages: &mut Vec<Message>,
     cancel: &CancellationToken,
 ) -> Result<(), StepError> {
-    let calls = resumable_calls(runner, messages);
+    let calls = resumable_calls(agent, messages);
     let Some(last) = last_turn(messages).filter(|_| !calls.is_empty()) else {
         return Ok(());
     };
     let goal_id = last.goal_id.clone();
-    let ctx = tool_context(runner, trace_id, goal_id.as_deref(), cancel);
+    let ctx = tool_context(agent, trace_id, goal_id.as_deref(), cancel);
     let mut adoption = Adoption::since(&last.created_at);
     let mut ops = Vec::new();
     for call in &calls {
         if cancel.is_cancelled() {
             break;
         }
-        let Some(outcome) = runner
-            .agents
-            .run_call(call, &ctx, Some(&mut adoption))
-            .await
+        let Some(outcome) = run_call(&agent.sub_agents, call, &ctx, Some(&mut adoption)).await
         else {
             continue;
         };
@@ -141,7 +140,7 @@ pub(super) async fn finish_sub_agent_calls(
         }
     }
     if !ops.is_empty() {
-        let recorded = record(runner, trace_id, ops).await?;
+        let recorded = record(agent.store(), trace_id, ops).await?;
         messages.extend(recorded);
     }
     if cancel.is_cancelled() {

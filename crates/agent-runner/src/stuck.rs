@@ -1,27 +1,28 @@
 //! Acting on the loop guard after each turn: a warning the model reads, or the end of the run.
 
-use serde_json::json;
-
-use super::AgentRunner;
-use super::guard::{
-    self, GuardVerdict, LOOP_GUARD_KEY, LoopAction, LoopDetection, stop_error, warning_text,
-};
-use super::step::{StepError, record};
 use agent_execution::event::EventKind;
 use agent_execution::message::{Message, NewMessage};
 use agent_execution::store::WriteOp;
 use agent_execution::trace::TraceOutcome;
+use serde_json::json;
+
+use crate::agent::Agent;
+use crate::error::StepError;
+use crate::guard::{
+    self, GuardVerdict, LOOP_GUARD_KEY, LoopAction, LoopDetection, stop_error, warning_text,
+};
+use crate::record::record;
 
 /// Checks the newest turn of `messages` for a loop. A warning is recorded (the message and a
 /// `loop_detected` event, in one commit) and added to `messages`; a stop records its event and
 /// returns how the run ends.
-pub(super) async fn after_turn(
-    runner: &AgentRunner,
+pub(crate) async fn after_turn(
+    agent: &Agent,
     trace_id: &str,
     messages: &mut Vec<Message>,
     goal_id: Option<String>,
 ) -> Result<Option<TraceOutcome>, StepError> {
-    match guard::check(messages, &runner.options.limits.loop_guard) {
+    match guard::check(messages, &agent.spec.limits.loop_guard) {
         GuardVerdict::Continue => Ok(None),
         GuardVerdict::Warn(detection) => {
             let mut warning = NewMessage::user(warning_text(&detection));
@@ -33,13 +34,13 @@ pub(super) async fn after_turn(
                 WriteOp::AddMessage(warning),
                 WriteOp::AppendEvent(event(&detection, LoopAction::Warned)),
             ];
-            let recorded = record(runner, trace_id, ops).await?;
+            let recorded = record(agent.store(), trace_id, ops).await?;
             messages.extend(recorded);
             Ok(None)
         }
         GuardVerdict::Stop(detection) => {
             let ops = vec![WriteOp::AppendEvent(event(&detection, LoopAction::Stopped))];
-            record(runner, trace_id, ops).await?;
+            record(agent.store(), trace_id, ops).await?;
             Ok(Some(TraceOutcome::failed(stop_error(&detection))))
         }
     }

@@ -1,31 +1,33 @@
 //! The `explore` and `delegate` tools as the model sees them: definitions, risks, and calls
-//! through the registry. The runner calls the sub-agents directly (see `act.rs`), so that an
+//! through the registry. The loop calls [`run_call`] directly (see `act.rs`), so that an
 //! interrupted call can be left for a resume; both paths run the same code.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use serde_json::{Value, json};
-
-use super::agents::{DELEGATE, EXPLORE};
-use super::outcome::CallOutcome;
-use super::subagents::{SubAgents, risk_of};
-use super::{delegate, explore};
+use agent_llm::ToolCall;
 use agent_tools::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput};
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+
+use crate::agents::{DELEGATE, EXPLORE};
+use crate::report::CallOutcome;
+use crate::spec::Access;
+use crate::subagents::{Adoption, SubAgents};
+use crate::{delegate, explore};
 
 /// How long the registry lets an `explore` or `delegate` call run: their sub-traces have limits
 /// of their own, so the per-tool timeout does not apply.
 const SUB_AGENT_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// `explore(branches, background?, agent?)`: runs one sub-trace per branch, side by side.
-pub(super) struct ExploreTool {
-    pub(super) agents: Arc<SubAgents>,
+pub(crate) struct ExploreTool {
+    pub(crate) agents: Arc<SubAgents>,
 }
 
 /// `delegate(task, agent?)`: runs one sub-trace to completion.
-pub(super) struct DelegateTool {
-    pub(super) agents: Arc<SubAgents>,
+pub(crate) struct DelegateTool {
+    pub(crate) agents: Arc<SubAgents>,
 }
 
 #[async_trait]
@@ -71,7 +73,9 @@ impl Tool for ExploreTool {
     }
 
     fn risk(&self) -> Risk {
-        self.agents.config(EXPLORE).map_or(Risk::Risky, risk_of)
+        self.agents
+            .config(EXPLORE)
+            .map_or(Risk::Risky, |c| c.risk())
     }
 
     fn timeout(&self, _args: &Value, _limits: &ToolLimits) -> Duration {
@@ -105,7 +109,9 @@ impl Tool for DelegateTool {
     }
 
     fn risk(&self) -> Risk {
-        self.agents.config(DELEGATE).map_or(Risk::Risky, risk_of)
+        self.agents
+            .config(DELEGATE)
+            .map_or(Risk::Risky, |c| c.risk())
     }
 
     fn timeout(&self, _args: &Value, _limits: &ToolLimits) -> Duration {
@@ -140,4 +146,44 @@ fn output(outcome: CallOutcome) -> ToolOutput {
         content: outcome.result.content,
         is_error: outcome.result.is_error,
     }
+}
+
+/// Runs `call` if it is a sub-agent call the agent handles itself; `None` for any other call.
+/// With `adoption`, work a previous run of the call left behind is taken over (resume). A call
+/// made after the run was cancelled does not start; it is left for the resume.
+pub(crate) async fn run_call(
+    agents: &SubAgents,
+    call: &ToolCall,
+    ctx: &ToolContext,
+    adoption: Option<&mut Adoption>,
+) -> Option<CallOutcome> {
+    match agents.spec.access(&call.name)? {
+        Access::Foreign => None,
+        Access::Refused(reason) => Some(CallOutcome::error(reason.clone())),
+        Access::Own if ctx.cancel.is_cancelled() => Some(CallOutcome::interrupted(format!(
+            "{} was not started because the run was cancelled",
+            call.name
+        ))),
+        Access::Own => {
+            let args = match parse_arguments(&call.name, &call.arguments) {
+                Ok(args) => args,
+                Err(outcome) => return Some(outcome),
+            };
+            Some(match call.name.as_str() {
+                EXPLORE => explore::run(agents, args, ctx, adoption).await,
+                _ => delegate::run(agents, args, ctx, adoption).await,
+            })
+        }
+    }
+}
+
+fn parse_arguments(name: &str, raw: &str) -> Result<Value, CallOutcome> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    serde_json::from_str(raw).map_err(|e| {
+        CallOutcome::error(format!(
+            "the arguments for {name} are not valid JSON ({e}); send a JSON object"
+        ))
+    })
 }

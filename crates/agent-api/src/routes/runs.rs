@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use agent_execution::TraceStatus;
-use agent_runner::{ApprovalDecision, RunnerOptions};
+use agent_runner::{Approval, ApprovalDecision, RunnerOptions};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -360,8 +360,8 @@ fn settle(
         options.limits.max_cost = Some(max_cost);
     }
     match settings.approval {
-        Some(true) => options.approval = Some(state.approvals()),
-        Some(false) => options.approval = None,
+        Some(true) => options.approval = Approval::Ask(state.approvals()),
+        Some(false) => options.approval = Approval::Allow,
         None => {}
     }
     if let Some(workspace) = settings.workspace {

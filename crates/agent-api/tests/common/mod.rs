@@ -27,6 +27,8 @@ pub struct ScriptedFactory {
 impl RunnerFactory for ScriptedFactory {
     fn options(&self) -> RunnerOptions {
         RunnerOptions::new("scripted", &self.workspace)
+            .with_approval(agent_runner::Approval::Allow)
+            .with_sub_agents()
     }
 
     fn build(

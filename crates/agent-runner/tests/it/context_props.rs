@@ -7,9 +7,8 @@ use std::collections::HashSet;
 use agent_execution::{Message, Role};
 use agent_goal::{GoalCommand, GoalTree};
 use agent_llm::ChatMessage;
-use agent_runner::context::{
-    CompactionStrategy, ContextBudget, ContextInput, build_context, estimate_chat,
-};
+use agent_runner::context::{ContextInput, build_context, estimate_chat};
+use agent_runner::{CompactionStrategy, ContextBudget};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -138,7 +138,9 @@ async fn play(case: &Case, sandbox: &Sandbox) -> Ran {
     // The final answer is the fallback: it also answers the summarising call of a full
     // compaction, which a huge turn triggers.
     let llm = Arc::new(ScriptedClient::new(case.turns.clone()).with_fallback(RECOVERED));
-    let mut options = RunnerOptions::new("scripted", sandbox.workspace.path());
+    let mut options = RunnerOptions::new("scripted", sandbox.workspace.path())
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     options.limits.max_iterations = 200;
     let runner = AgentRunner::new(
         store.clone(),
@@ -872,7 +874,9 @@ async fn a_call_id_repeated_across_turns_is_answered_after_a_crash() {
         with_id("read_progress", json!({})),
         with_id("bash", json!({"command": "sleep 60"})),
     ]));
-    let options = RunnerOptions::new("scripted", sandbox.workspace.path());
+    let options = RunnerOptions::new("scripted", sandbox.workspace.path())
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     let runner = AgentRunner::new(
         store.clone(),
         first,

@@ -30,7 +30,9 @@ async fn run(turns: Vec<ScriptedTurn>, configure: impl FnOnce(&mut RunnerOptions
     }
     let store = Arc::new(InMemoryTraceStore::new());
     let llm = Arc::new(ScriptedClient::new(turns));
-    let mut options = RunnerOptions::new("scripted", workspace.path());
+    let mut options = RunnerOptions::new("scripted", workspace.path())
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     configure(&mut options);
     let runner = AgentRunner::new(
         store.clone(),
@@ -232,7 +234,9 @@ async fn thresholds_come_from_the_limits_and_a_stuck_run_can_be_resumed() {
             "Stopped looping.",
         )])),
         ToolRegistry::with_builtins(),
-        RunnerOptions::new("scripted", f._workspace.path()),
+        RunnerOptions::new("scripted", f._workspace.path())
+            .with_approval(agent_runner::Approval::Allow)
+            .with_sub_agents(),
     );
     let resumed = runner.resume(&f.outcome.trace_id).await.unwrap();
     assert_eq!(resumed.status, TraceStatus::Completed, "{resumed:?}");

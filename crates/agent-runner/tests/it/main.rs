@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 mod context_props;
+mod defaults;
 mod hostile_output;
 mod loop_guard;
 mod profiles;

@@ -31,7 +31,9 @@ fn reviewer() -> AgentTypeConfig {
 
 /// Options whose profiles are the built-ins and `reviewer`.
 fn with_reviewer(workspace: &std::path::Path) -> RunnerOptions {
-    let mut options = RunnerOptions::new("main-model", workspace);
+    let mut options = RunnerOptions::new("main-model", workspace)
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     options
         .sub_agents
         .agent_types
@@ -261,8 +263,7 @@ async fn a_deny_policy_refuses_risky_calls_without_asking() {
     let results = tool_results(f.store.as_ref(), &outcome.trace_id).await;
     assert_eq!(
         results[0],
-        "error: the user rejected this write_file call: the `default` agent may not run risky \
-         tools"
+        "error: write_file was not run: the `default` agent may not run risky tools"
     );
     assert!(!f.workspace.path().join("notes.txt").exists());
     let trace = f.store.get_trace(&outcome.trace_id).await.unwrap().unwrap();

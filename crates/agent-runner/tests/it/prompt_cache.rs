@@ -279,7 +279,9 @@ async fn run_with_prompt(
     std::fs::write(workspace.path().join("a.txt"), "alpha\n").unwrap();
     std::fs::write(workspace.path().join("b.txt"), "beta\n").unwrap();
     let store = Arc::new(InMemoryTraceStore::new());
-    let mut options = RunnerOptions::new(model, workspace.path());
+    let mut options = RunnerOptions::new(model, workspace.path())
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     options.system_prompt = STATIC_PROMPT.to_owned();
     let runner = AgentRunner::new(store.clone(), llm, ToolRegistry::with_builtins(), options);
     let outcome = runner.run("Read the notes and report").await.unwrap();

@@ -12,7 +12,7 @@ use agent_goal::GoalStatus;
 use agent_llm::{ModelPrice, PriceTable, ScriptedClient, ScriptedTurn, ToolCall, Usage};
 use agent_runner::approval::RejectAll;
 use agent_runner::context::render_transcript;
-use agent_runner::{AgentRunner, RunnerOptions};
+use agent_runner::{AgentRunner, Approval, RunnerOptions, StopReason};
 use agent_tools::ToolRegistry;
 use serde_json::json;
 
@@ -31,7 +31,9 @@ fn fixture_with(turns: Vec<ScriptedTurn>, configure: impl FnOnce(&mut RunnerOpti
     let workspace = tempfile::tempdir().unwrap();
     let store = Arc::new(InMemoryTraceStore::new());
     let llm = Arc::new(ScriptedClient::new(turns));
-    let mut options = RunnerOptions::new("scripted", workspace.path());
+    let mut options = RunnerOptions::new("scripted", workspace.path())
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     configure(&mut options);
     let runner = AgentRunner::new(
         store.clone(),
@@ -261,6 +263,7 @@ async fn max_iterations_ends_the_trace_failed() {
     let outcome = f.runner.run("Loop forever").await.unwrap();
     assert_eq!(outcome.status, TraceStatus::Failed);
     assert_eq!(outcome.iterations, 3);
+    assert_eq!(outcome.stop, StopReason::MaxIterations);
     assert!(
         outcome
             .error
@@ -299,6 +302,7 @@ async fn max_cost_stops_the_run() {
     let outcome = f.runner.run("Spend").await.unwrap();
     assert_eq!(outcome.status, TraceStatus::Failed);
     assert_eq!(outcome.iterations, 3);
+    assert_eq!(outcome.stop, StopReason::MaxCost);
     assert!(
         outcome.error.as_deref().unwrap().starts_with("max_cost:"),
         "{outcome:?}"
@@ -334,9 +338,9 @@ async fn rejected_calls_are_not_run_and_the_model_is_told() {
             ScriptedTurn::text("Understood."),
         ],
         |o| {
-            o.approval = Some(Arc::new(RejectAll {
+            o.approval = Approval::ask(RejectAll {
                 reason: "not today".into(),
-            }))
+            })
         },
     );
     let outcome = f.runner.run("Write x").await.unwrap();
@@ -422,7 +426,9 @@ async fn a_model_error_fails_the_trace_with_the_error() {
 async fn a_missing_workspace_is_a_clear_error() {
     let store = Arc::new(InMemoryTraceStore::new());
     let llm = Arc::new(ScriptedClient::new(vec![]));
-    let options = RunnerOptions::new("scripted", "/definitely/not/here");
+    let options = RunnerOptions::new("scripted", "/definitely/not/here")
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     let runner = AgentRunner::new(store, llm, ToolRegistry::with_builtins(), options);
     let error = runner.run("x").await.unwrap_err();
     assert!(
@@ -446,7 +452,9 @@ async fn a_full_compaction_summarises_when_the_context_is_too_big() {
         ])
         .with_context_window(4_000),
     );
-    let options = RunnerOptions::new("scripted", workspace.path());
+    let options = RunnerOptions::new("scripted", workspace.path())
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     let runner = AgentRunner::new(
         store.clone(),
         llm.clone(),
@@ -553,7 +561,9 @@ async fn read_only_calls_of_one_turn_run_concurrently_and_results_keep_call_orde
         store.clone(),
         llm,
         tools,
-        RunnerOptions::new("scripted", workspace.path()),
+        RunnerOptions::new("scripted", workspace.path())
+            .with_approval(agent_runner::Approval::Allow)
+            .with_sub_agents(),
     );
     let outcome = runner.run("Meet").await.unwrap();
     assert_eq!(outcome.status, TraceStatus::Completed);
@@ -611,7 +621,7 @@ async fn a_trace_waits_while_a_risky_call_is_pending_approval() {
             ScriptedTurn::tool_call("write_file", json!({"path": "y.txt", "content": "y"})),
             ScriptedTurn::text("Written."),
         ],
-        |o| o.approval = Some(Arc::new(Gate(tokio::sync::Mutex::new(Some(gate))))),
+        |o| o.approval = Approval::ask(Gate(tokio::sync::Mutex::new(Some(gate)))),
     );
     let handle = f.runner.start("Write y").await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -32,7 +32,9 @@ fn fixture(
     let workspace = tempfile::tempdir().unwrap();
     let store = Arc::new(InMemoryTraceStore::new());
     let llm = Arc::new(llm);
-    let mut options = RunnerOptions::new("scripted", workspace.path());
+    let mut options = RunnerOptions::new("scripted", workspace.path())
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     configure(&mut options);
     let runner = AgentRunner::new(store.clone(), llm.clone(), tools, options);
     Fixture {

@@ -32,7 +32,9 @@ fn fixture(llm: ScriptedClient) -> Fixture {
     let workspace = tempfile::tempdir().unwrap();
     let store = Arc::new(InMemoryTraceStore::new());
     let llm = Arc::new(llm);
-    let options = RunnerOptions::new("scripted", workspace.path());
+    let options = RunnerOptions::new("scripted", workspace.path())
+        .with_approval(agent_runner::Approval::Allow)
+        .with_sub_agents();
     let runner = AgentRunner::new(
         store.clone(),
         llm.clone(),

@@ -1,0 +1,88 @@
+//! Compaction: how the context stays small on long tasks.
+//!
+//! - **Goal compaction** ([`goals`](self)): the messages of a finished goal outside the current
+//!   branch are replaced by one summary line per goal ([`goal_summary`]).
+//! - **Prune** (OpenCode's phase 1): older tool outputs are replaced by a marker
+//!   ([`PRUNED_MARKER`]) once that frees enough tokens ([`ContextBudget`]).
+//! - **Full compaction** (phase 2): when the estimate still nears the window, the runner asks the
+//!   model for a summary of the conversation ([`COMPACTION_PROMPT`], [`summary_request`]) and
+//!   records it as a user message marked [`COMPACTION_KEY`] ([`summary_message`]); the view then
+//!   starts at that summary (the task is kept).
+//!
+//! Everything here is pure: the store is never changed by compaction except by the summary
+//! message a full compaction adds; goal compaction and prune only shape the view
+//! ([`crate::context`]).
+
+mod full;
+mod goals;
+mod prune;
+
+use agent_execution::message::Message;
+
+pub use full::{COMPACTION_PROMPT, SUMMARY_PREFIX, summary_message, summary_request};
+pub use goals::goal_summary;
+pub(crate) use goals::{Item, compact_goals, is_same};
+pub(crate) use prune::prune;
+
+/// Tool output tokens protected from pruning, counted back from the newest message.
+pub const PRUNE_PROTECT: usize = 40_000;
+/// The least number of tokens a prune must free to be worth it.
+pub const PRUNE_MINIMUM: usize = 20_000;
+/// Tools whose outputs are never pruned.
+pub const PROTECTED_TOOLS: &[&str] = &["goal", "skill"];
+/// The metadata key that marks a stored message as a full-compaction summary.
+pub const COMPACTION_KEY: &str = "compaction";
+/// The text a pruned tool output is replaced with (followed by the size it had).
+pub const PRUNED_MARKER: &str = "[tool output pruned from the context";
+/// The limits the context is built against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextBudget {
+    /// The model's context window, in tokens.
+    pub context_window: usize,
+    /// The share of the window above which a full compaction is needed (0.7 by default).
+    pub compaction_ratio: f64,
+    /// Tool output tokens kept, counted back from the newest message.
+    pub prune_protect: usize,
+    /// The least number of tokens a prune must free.
+    pub prune_minimum: usize,
+    /// The newest assistant turns (with their tool results) that are never pruned.
+    pub protected_turns: usize,
+}
+
+impl ContextBudget {
+    /// The defaults of SPEC §6 for a model with this context window.
+    pub fn for_window(context_window: usize) -> Self {
+        Self {
+            context_window,
+            compaction_ratio: 0.7,
+            prune_protect: PRUNE_PROTECT,
+            prune_minimum: PRUNE_MINIMUM,
+            protected_turns: 2,
+        }
+    }
+
+    /// The estimate above which a full compaction is needed.
+    pub fn compaction_threshold(&self) -> usize {
+        (self.context_window as f64 * self.compaction_ratio) as usize
+    }
+}
+
+/// Goal compaction, pruning, or neither: the strategies the context economy is measured with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionStrategy {
+    /// Goal compaction, then prune (the default).
+    #[default]
+    GoalsAndPrune,
+    /// Prune only, as tools without a goal tree do.
+    PruneOnly,
+    /// Keep everything (a baseline for measurements).
+    Nothing,
+}
+
+/// True when the message is a full-compaction summary.
+pub fn is_compaction(message: &Message) -> bool {
+    message
+        .metadata
+        .get(COMPACTION_KEY)
+        .is_some_and(|v| v.as_bool() == Some(true))
+}

@@ -1,0 +1,243 @@
+//! The [`Engine`]: a runner's services — the store, the model clients, the tools as the embedder
+//! gave them, the options with every profile — and the resolution of an agent's settings
+//! ([`AgentSpec`]) from them.
+//!
+//! Running a sub-trace needs the loop, which sits above every module that starts one; the engine
+//! reaches it through the [`Driver`] its owner installs, so no module calls back into its caller.
+
+use std::sync::Arc;
+
+use agent_execution::TraceStore;
+use agent_llm::LlmClient;
+use agent_tools::ToolRegistry;
+use tokio::sync::Semaphore;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::agents::{AgentTypeConfig, ApprovalPolicy, DEFAULT, DELEGATE, EXPLORE};
+use crate::approval::Approval;
+use crate::goal_tools::{GoalTool, ReadProgressTool};
+use crate::options::RunnerOptions;
+use crate::profiles::{PromptVars, render_prompt};
+use crate::spec::{Access, AgentSpec};
+
+/// How a sub-trace starts running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Start {
+    /// Just created: run it.
+    Fresh,
+    /// Stopped before it finished: resume it.
+    Resume,
+    /// Completed or failed already: keep its outcome.
+    Finished,
+}
+
+/// Runs traces with the loop, on behalf of the modules below it.
+pub(crate) trait Driver: Send + Sync {
+    /// Runs `trace_id` as the agent at the end of `lineage` to its end, in a task of its own,
+    /// recording how it ended even if nobody waits for it. `permits`, when given, bounds how
+    /// many run at once.
+    fn spawn(
+        &self,
+        engine: Arc<Engine>,
+        lineage: Vec<String>,
+        trace_id: String,
+        start: Start,
+        cancel: CancellationToken,
+        permits: Option<Arc<Semaphore>>,
+    ) -> JoinHandle<()>;
+}
+
+/// The services of a runner and the options every agent is resolved from.
+pub(crate) struct Engine {
+    /// Where every trace is recorded.
+    pub(crate) store: Arc<dyn TraceStore>,
+    /// The runner's model client.
+    llm: Arc<dyn LlmClient>,
+    /// The tools as the embedder gave them, before profiles filter them.
+    base_tools: Arc<ToolRegistry>,
+    /// The options of the main runner, with every profile.
+    pub(crate) root: RunnerOptions,
+    driver: Arc<dyn Driver>,
+}
+
+impl Engine {
+    /// An engine over these services.
+    pub(crate) fn new(
+        store: Arc<dyn TraceStore>,
+        llm: Arc<dyn LlmClient>,
+        base_tools: Arc<ToolRegistry>,
+        root: RunnerOptions,
+        driver: Arc<dyn Driver>,
+    ) -> Self {
+        Self {
+            store,
+            llm,
+            base_tools,
+            root,
+            driver,
+        }
+    }
+
+    /// The client of the profile `name`: its own when the options give one, else the runner's.
+    pub(crate) fn client(&self, name: Option<&str>) -> Arc<dyn LlmClient> {
+        name.and_then(|name| self.root.clients.get(name))
+            .cloned()
+            .unwrap_or_else(|| self.llm.clone())
+    }
+
+    /// The profile `agent_type`.
+    pub(crate) fn config(&self, agent_type: &str) -> Option<&AgentTypeConfig> {
+        self.root.sub_agents.agent_types.get(agent_type)
+    }
+
+    /// Runs a trace with the loop (see [`Driver::spawn`]).
+    pub(crate) fn spawn(
+        self: &Arc<Self>,
+        lineage: Vec<String>,
+        trace_id: String,
+        start: Start,
+        cancel: CancellationToken,
+        permits: Option<Arc<Semaphore>>,
+    ) -> JoinHandle<()> {
+        self.driver
+            .spawn(self.clone(), lineage, trace_id, start, cancel, permits)
+    }
+
+    /// The settings and tools of the agent at the end of `lineage` (agent types from the main
+    /// trace down): the tools its profile admits plus the goal tools, its limits, prompt, model
+    /// and approval policy, and the sub-agent tools its depth allows. The registry holds neither
+    /// `explore` nor `delegate`; the caller registers them where the spec says [`Access::Own`].
+    pub(crate) fn resolve(&self, lineage: Vec<String>) -> (AgentSpec, ToolRegistry) {
+        let root = &self.root;
+        let own_name = lineage.last().cloned();
+        let own = own_name.as_deref().and_then(|t| self.config(t));
+        let is_main = lineage.len() == 1 && root.agent == own_name;
+        let name = own_name.unwrap_or_else(|| DEFAULT.to_owned());
+        let mut spec = AgentSpec {
+            name: name.clone(),
+            lineage: lineage.clone(),
+            model: root.model.clone(),
+            system_prompt: root.system_prompt.clone(),
+            workspace: root.workspace.clone(),
+            limits: root.limits.clone(),
+            tool_limits: root.tool_limits.clone(),
+            context_window: root.context_window,
+            strategy: root.strategy,
+            temperature: root.temperature,
+            max_tokens: root.max_tokens,
+            approval: root.approval.clone(),
+            tools: Vec::new(),
+            explore: Access::Foreign,
+            delegate: Access::Foreign,
+        };
+        let mut tools = ToolRegistry::new();
+        match own {
+            Some(config) => {
+                apply_profile(&mut spec, config, is_main);
+                for tool_name in self.base_tools.names() {
+                    if let Some(tool) = self.base_tools.get(&tool_name)
+                        && config.tools.admits(&tool_name, tool.risk())
+                    {
+                        // Names come from a registry, so they are valid and unique.
+                        let _ = tools.register(tool.clone());
+                    }
+                }
+            }
+            None => tools = (*self.base_tools).clone(),
+        }
+        if tools.get("goal").is_none() {
+            // Registration only fails for a duplicate name, which was just ruled out.
+            let _ = tools.register(Arc::new(GoalTool::new(self.store.clone())));
+        }
+        if tools.get("read_progress").is_none() {
+            let _ = tools.register(Arc::new(ReadProgressTool::new(self.store.clone())));
+        }
+        spec.explore = self.access(EXPLORE, &lineage, &tools);
+        spec.delegate = self.access(DELEGATE, &lineage, &tools);
+        let mut names = tools.names();
+        for tool in [EXPLORE, DELEGATE] {
+            if spec.access(tool) == Some(&Access::Own) {
+                names.push(tool.to_owned());
+            }
+        }
+        names.sort();
+        let vars = PromptVars {
+            workspace: spec.workspace.display().to_string(),
+            date: chrono::Local::now().format("%Y-%m-%d").to_string(),
+            tools: names.join(", "),
+            agent: name,
+            model: spec.model.clone(),
+        };
+        spec.system_prompt = render_prompt(&spec.system_prompt, &vars);
+        spec.tools = names;
+        (spec, tools)
+    }
+
+    /// Whether the agent of `lineage`, with `tools`, offers the sub-agent tool `name`, and why
+    /// not when it does not.
+    fn access(&self, name: &str, lineage: &[String], tools: &ToolRegistry) -> Access {
+        if tools.get(name).is_some() {
+            return Access::Foreign;
+        }
+        if !self.root.sub_agents.enabled {
+            return Access::Refused(format!(
+                "{name} is not enabled for this runner; do the work with the tools you have"
+            ));
+        }
+        let Some(config) = self.config(name) else {
+            return Access::Refused(format!(
+                "{name} is disabled: no `{name}` agent type is configured for this runner"
+            ));
+        };
+        if let Some(own_type) = lineage.last() {
+            let admitted = self
+                .config(own_type)
+                .is_none_or(|own| own.tools.admits(name, config.risk()));
+            if !admitted {
+                return Access::Refused(format!(
+                    "{name} is not available here: the tool set of `{own_type}` sub-traces does \
+                     not include it. Do the work with the tools you have."
+                ));
+            }
+        }
+        let depth = lineage.iter().filter(|t| *t == name).count();
+        if depth >= config.max_depth {
+            let path = if lineage.is_empty() {
+                "the main trace".to_owned()
+            } else {
+                format!("main → {}", lineage.join(" → "))
+            };
+            return Access::Refused(format!(
+                "{name} is refused here: the depth limit of `{name}` sub-traces is {}, and this \
+                 trace ({path}) is already {depth} deep in them. Do the work yourself, one step \
+                 after another.",
+                config.max_depth
+            ));
+        }
+        Access::Own
+    }
+}
+
+/// Makes `spec` (a copy of the main runner's settings) that of traces of `profile`. The main
+/// runner's own profile keeps the options' limits and model, which
+/// [`RunnerOptions::with_agent`] took from it and the caller may have changed since.
+fn apply_profile(spec: &mut AgentSpec, profile: &AgentTypeConfig, is_main: bool) {
+    if !is_main {
+        spec.limits = profile.limits.clone();
+        if let Some(model) = &profile.model {
+            spec.model.clone_from(model);
+        }
+    }
+    if let Some(prompt) = &profile.system_prompt {
+        spec.system_prompt.clone_from(prompt);
+    }
+    match profile.approval {
+        ApprovalPolicy::Inherit => {}
+        ApprovalPolicy::Auto => spec.approval = Approval::Allow,
+        ApprovalPolicy::Deny => {
+            spec.approval =
+                Approval::Refuse(format!("the `{}` agent may not run risky tools", spec.name));
+        }
+    }
+}

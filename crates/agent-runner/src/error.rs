@@ -1,0 +1,60 @@
+//! Errors: [`RunError`], what keeps a run from starting or from recording what it did, and the
+//! loop's own `StepError`.
+
+use std::path::PathBuf;
+
+use agent_execution::StoreError;
+use agent_llm::LlmError;
+
+/// Errors that keep a run from starting or from recording what it did.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The store refused or failed a read or write.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The workspace folder is missing or unreadable.
+    #[error("workspace {path}: {message}")]
+    Workspace {
+        /// The configured workspace.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The trace has already completed; there is nothing to resume.
+    #[error("trace {trace_id} has already completed; start a new run instead")]
+    AlreadyCompleted {
+        /// The trace.
+        trace_id: String,
+    },
+    /// The model failed in a way the loop could not recover from.
+    #[error("model error: {0}")]
+    Llm(#[from] LlmError),
+    /// The task running the loop panicked or was aborted; the trace is left as it was.
+    #[error("the run's task ended abnormally: {message}")]
+    Panicked {
+        /// What the runtime reported.
+        message: String,
+    },
+}
+
+/// Why a step could not go on.
+pub(crate) enum StepError {
+    /// The model failed.
+    Llm(LlmError),
+    /// The run was cancelled.
+    Cancelled,
+    /// Recording failed.
+    Run(RunError),
+}
+
+impl From<RunError> for StepError {
+    fn from(error: RunError) -> Self {
+        Self::Run(error)
+    }
+}
+
+impl From<StoreError> for StepError {
+    fn from(error: StoreError) -> Self {
+        Self::Run(RunError::Store(error))
+    }
+}

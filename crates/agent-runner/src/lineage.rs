@@ -1,0 +1,43 @@
+//! The agent types a trace runs under, read from the store by following its parent links up.
+
+use agent_execution::{StoreError, TraceStore};
+
+/// The most sub-trace levels followed up from a trace to find its main trace.
+const MAX_LINEAGE: usize = 64;
+
+/// The agent types a trace runs under, read from the store by following parent links up.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordedAgents {
+    /// The agent types of the sub-traces from the trace itself up to the main trace's child
+    /// (nearest first); empty for a main trace.
+    pub sub_traces: Vec<String>,
+    /// The profile the main trace recorded (`None`: the default one, or no main trace found).
+    pub main: Option<String>,
+}
+
+/// The agent types `trace_id` runs under: its own and its ancestors' up to the main trace, and
+/// the main trace's recorded profile. Bounded, so that damaged parent links cannot loop
+/// forever; a missing trace ends the walk.
+pub async fn recorded_agents(
+    store: &dyn TraceStore,
+    trace_id: &str,
+) -> Result<RecordedAgents, StoreError> {
+    let mut recorded = RecordedAgents::default();
+    let mut next = Some(trace_id.to_owned());
+    for _ in 0..MAX_LINEAGE {
+        let Some(id) = next.take() else {
+            break;
+        };
+        let Some(trace) = store.get_trace(&id).await? else {
+            break;
+        };
+        match trace.parent_trace_id {
+            None => recorded.main = trace.agent_type,
+            Some(parent) => {
+                recorded.sub_traces.extend(trace.agent_type);
+                next = Some(parent);
+            }
+        }
+    }
+    Ok(recorded)
+}

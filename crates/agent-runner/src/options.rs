@@ -1,0 +1,152 @@
+//! What an embedder configures: [`RunnerOptions`] (model, prompt, workspace, limits, compaction,
+//! approvals, profiles) and [`SubAgentOptions`].
+//!
+//! Two defaults fail closed: without [`RunnerOptions::approval`] set, risky tools are refused
+//! (the model is told why), and `explore` / `delegate` are offered only when
+//! [`SubAgentOptions::enabled`] is set.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_llm::{LlmClient, PriceTable};
+use agent_tools::ToolLimits;
+
+use crate::agents::AgentTypeConfig;
+use crate::approval::Approval;
+use crate::compaction::CompactionStrategy;
+use crate::limits::RunLimits;
+use crate::profiles::{UnknownProfile, builtin_profiles};
+
+/// The system prompt used when none is configured. The plan is appended after it.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a capable software agent working in a \
+workspace through tools. Keep a plan with the `goal` tool: add goals (`add`), focus one \
+(`focus`) before working on it, finish it with a summary (`done`) or give it up with a reason \
+(`abandon`). When a goal is finished its messages leave your context and only its summary \
+stays, so write summaries that carry what later goals need (file names, decisions, results). \
+Use the file and shell tools to do the work. When the task is complete, answer with a final \
+message and no tool calls.";
+
+/// How sub-agents run: whether they are offered, the settings of each agent type and of
+/// explorations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubAgentOptions {
+    /// Whether the runner offers `explore` and `delegate` at all (off by default: sub-agents
+    /// spend model calls of their own, so an embedder turns them on).
+    pub enabled: bool,
+    /// The agent types (profiles) by name: the built-ins of [`crate::profiles`] and the user's
+    /// own. `explore` configures explore branches and `delegate` delegated tasks (removing the
+    /// entry disables its tool); `explore` and `delegate` calls may name any other profile but
+    /// `compaction`.
+    pub agent_types: BTreeMap<String, AgentTypeConfig>,
+    /// How many branches of one `explore` call run at the same time; the others wait.
+    pub max_concurrency: usize,
+    /// The most branches one `explore` call may have.
+    pub max_branches: usize,
+    /// The longest background, in bytes, a branch is given when it inherits the main line's
+    /// context (the oldest part and the task are kept, the middle is cut).
+    pub max_background_bytes: usize,
+}
+
+impl Default for SubAgentOptions {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            agent_types: builtin_profiles(),
+            max_concurrency: 4,
+            max_branches: 8,
+            max_background_bytes: 24_000,
+        }
+    }
+}
+
+/// How a runner behaves: model, prompt, workspace, limits, compaction and approvals.
+#[derive(Clone)]
+pub struct RunnerOptions {
+    /// The model name sent to the provider.
+    pub model: String,
+    /// The system prompt; the plan is appended to it on every call.
+    pub system_prompt: String,
+    /// The folder the tools work in.
+    pub workspace: PathBuf,
+    /// Limits that end a run.
+    pub limits: RunLimits,
+    /// Output caps and the per-tool timeout.
+    pub tool_limits: ToolLimits,
+    /// The model's context window; `None` asks the client ([`LlmClient::model_info`]).
+    pub context_window: Option<usize>,
+    /// Which compaction steps build the context.
+    pub strategy: CompactionStrategy,
+    /// Prices used to cost each model call.
+    pub prices: Arc<PriceTable>,
+    /// Who approves risky tool calls; by default they are refused.
+    pub approval: Approval,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Completion token cap per call.
+    pub max_tokens: Option<u32>,
+    /// Whether and how `explore` and `delegate` run their sub-traces, and every agent profile.
+    pub sub_agents: SubAgentOptions,
+    /// The profile main traces run as (see [`RunnerOptions::with_agent`]); `None` runs these
+    /// options as they are.
+    pub agent: Option<String>,
+    /// Model clients by profile name, for profiles whose provider is not the runner's; the
+    /// others use the runner's client.
+    pub clients: BTreeMap<String, Arc<dyn LlmClient>>,
+}
+
+impl RunnerOptions {
+    /// Options with defaults for `model`, working in `workspace`: risky tools refused, no
+    /// sub-agents.
+    pub fn new(model: impl Into<String>, workspace: impl Into<PathBuf>) -> Self {
+        Self {
+            model: model.into(),
+            system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
+            workspace: workspace.into(),
+            limits: RunLimits::default(),
+            tool_limits: ToolLimits::default(),
+            context_window: None,
+            strategy: CompactionStrategy::default(),
+            prices: Arc::new(PriceTable::default()),
+            approval: Approval::default(),
+            temperature: None,
+            max_tokens: None,
+            sub_agents: SubAgentOptions::default(),
+            agent: None,
+            clients: BTreeMap::new(),
+        }
+    }
+
+    /// These options with `approval` deciding on risky tool calls.
+    pub fn with_approval(mut self, approval: Approval) -> Self {
+        self.approval = approval;
+        self
+    }
+
+    /// These options with `explore` and `delegate` offered (as their profiles allow).
+    pub fn with_sub_agents(mut self) -> Self {
+        self.sub_agents.enabled = true;
+        self
+    }
+
+    /// These options running main traces as the profile `name` of `sub_agents.agent_types`:
+    /// its limits and model become the options' (change them after this call to override
+    /// them); its prompt, tools and approval policy apply when the runner is built, and each
+    /// trace records the profile so that a resume runs it the same way.
+    pub fn with_agent(mut self, name: &str) -> Result<Self, UnknownProfile> {
+        let profile = self
+            .sub_agents
+            .agent_types
+            .get(name)
+            .ok_or_else(|| UnknownProfile {
+                name: name.to_owned(),
+                known: self.sub_agents.agent_types.keys().cloned().collect(),
+            })?;
+        self.limits = profile.limits.clone();
+        if let Some(model) = &profile.model {
+            self.model.clone_from(model);
+        }
+        self.agent = Some(name.to_owned());
+        Ok(self)
+    }
+}

@@ -1,0 +1,76 @@
+//! Recording what the loop did: one commit per batch of writes, the message of a tool call's
+//! answer, and the workspace check before a run.
+
+use agent_execution::message::{Message, NewMessage};
+use agent_execution::store::{TraceStore, WriteOp, WriteOutput};
+use agent_llm::ToolCall;
+use agent_tools::ToolResult;
+use serde_json::{Map, Value};
+
+use crate::error::{RunError, StepError};
+use crate::spec::AgentSpec;
+
+/// What is recorded for one tool call: its result and the tool message's metadata.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    /// The result the model sees.
+    pub(crate) result: ToolResult,
+    /// Metadata of the tool message (sub-trace ids and statistics, for sub-agent calls).
+    pub(crate) metadata: Map<String, Value>,
+}
+
+impl From<ToolResult> for Answer {
+    fn from(result: ToolResult) -> Self {
+        Self {
+            result,
+            metadata: Map::new(),
+        }
+    }
+}
+
+/// The write that records a tool call's answer, tied to `goal_id`.
+pub(crate) fn tool_message(call: &ToolCall, answer: Answer, goal_id: Option<String>) -> WriteOp {
+    let content = answer.result.content;
+    let tokens = agent_llm::estimate_tokens(&content) as u64;
+    let mut message = if answer.result.is_error {
+        NewMessage::tool_error(call.id.clone(), call.name.clone(), content)
+    } else {
+        NewMessage::tool(call.id.clone(), call.name.clone(), content)
+    };
+    message.goal_id = goal_id;
+    message.tokens = Some(tokens);
+    message.metadata = answer.metadata;
+    WriteOp::AddMessage(message)
+}
+
+/// Records a batch of writes in one commit and returns the messages it stored.
+pub(crate) async fn record(
+    store: &dyn TraceStore,
+    trace_id: &str,
+    ops: Vec<WriteOp>,
+) -> Result<Vec<Message>, StepError> {
+    let outputs = store.batch(trace_id, ops).await?;
+    Ok(outputs
+        .into_iter()
+        .filter_map(|output| match output {
+            WriteOutput::Message(message) => Some(message),
+            _ => None,
+        })
+        .collect())
+}
+
+/// Fails unless the agent's workspace is a folder.
+pub(crate) fn check_workspace(spec: &AgentSpec) -> Result<(), RunError> {
+    let path = &spec.workspace;
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(RunError::Workspace {
+            path: path.clone(),
+            message: "not a folder".into(),
+        }),
+        Err(e) => Err(RunError::Workspace {
+            path: path.clone(),
+            message: e.to_string(),
+        }),
+    }
+}

@@ -1,0 +1,271 @@
+//! [`AgentRunner`]: the face of the crate — runs and resumes traces in the background — and
+//! the [`Driver`] through which sub-traces run the same loop.
+
+use std::sync::Arc;
+
+use agent_execution::{Event, EventKind, EventStream, TraceOutcome, TraceStore, watch};
+use agent_llm::LlmClient;
+use agent_tools::ToolRegistry;
+use futures::StreamExt;
+use tokio::sync::Semaphore;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::Agent;
+use crate::engine::{Driver, Engine, Start};
+use crate::error::RunError;
+use crate::lineage::recorded_agents;
+use crate::options::RunnerOptions;
+use crate::outcome::RunOutcome;
+use crate::resume::prepare_resume;
+use crate::spec::AgentSpec;
+use crate::step::{create_trace, run_loop};
+
+/// A run going on in the background.
+pub struct RunHandle {
+    /// The trace that records it.
+    pub trace_id: String,
+    cancel: CancellationToken,
+    join: tokio::task::JoinHandle<Result<RunOutcome, RunError>>,
+    store: Arc<dyn TraceStore>,
+    since_event_id: u64,
+}
+
+impl RunHandle {
+    /// Asks the run to stop: the model call or tools in flight are cancelled and the trace ends
+    /// `cancelled`.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// The run's cancellation token, to cancel it from elsewhere.
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// The events of this run as they are recorded, ending with its `trace_completed`: for a
+    /// new trace every event from the first, for a resumed one those after the resume began.
+    pub fn events(&self) -> EventStream {
+        let events = watch(self.store.clone(), &self.trace_id, self.since_event_id);
+        // Ends right after `trace_completed`, without waiting for an event that will not come.
+        futures::stream::unfold((events, false), |(mut events, finished)| async move {
+            if finished {
+                return None;
+            }
+            let item = events.next().await?;
+            let completed =
+                matches!(&item, Ok(e) if matches!(e.kind, EventKind::TraceCompleted { .. }));
+            Some((item, (events, completed)))
+        })
+        .boxed()
+    }
+
+    /// Waits for the run to end.
+    pub async fn wait(self) -> Result<RunOutcome, RunError> {
+        match self.join.await {
+            Ok(result) => result,
+            Err(join_error) => Err(RunError::Panicked {
+                message: join_error.to_string(),
+            }),
+        }
+    }
+}
+
+/// Runs tasks: one loop per trace over a store, a model and tools.
+#[derive(Clone)]
+pub struct AgentRunner {
+    engine: Arc<Engine>,
+    agent: Agent,
+}
+
+impl AgentRunner {
+    /// A runner for main traces. The `goal` and `read_progress` tools are added to `tools`
+    /// when missing, and so are `explore` and `delegate` when sub-agents are enabled
+    /// (`options.sub_agents`) and their agent types configured; a tool of `tools` with one of
+    /// these names is used instead. With `options.agent`, the runner is that profile's: its
+    /// tools, prompt and approval policy. Risky tools run only as `options.approval` says.
+    pub fn new(
+        store: Arc<dyn TraceStore>,
+        llm: Arc<dyn LlmClient>,
+        tools: ToolRegistry,
+        options: RunnerOptions,
+    ) -> Self {
+        let lineage = options.agent.iter().cloned().collect();
+        let engine = Arc::new(Engine::new(
+            store,
+            llm,
+            Arc::new(tools),
+            options,
+            Arc::new(LoopDriver),
+        ));
+        let agent = Agent::new(engine.clone(), lineage);
+        Self { engine, agent }
+    }
+
+    /// The agent of an existing trace. A main trace runs as this runner's profile
+    /// (`options.agent`), or when it has none as the profile the trace recorded; a sub-trace runs
+    /// as its agent type, at its depth, under that main profile.
+    async fn agent_for_trace(&self, trace_id: &str) -> Result<Agent, RunError> {
+        let recorded = recorded_agents(self.engine.store.as_ref(), trace_id).await?;
+        let mut lineage = recorded.sub_traces;
+        let own = self.engine.root.agent.clone();
+        let main = own.clone().or(recorded.main);
+        if lineage.is_empty() && main == own {
+            return Ok(self.agent.clone());
+        }
+        lineage.extend(main);
+        lineage.reverse();
+        Ok(Agent::new(self.engine.clone(), lineage))
+    }
+
+    /// The names of the tools this runner offers the model, sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.agent.spec.tools.clone()
+    }
+
+    /// The store this runner records into.
+    pub fn store(&self) -> &Arc<dyn TraceStore> {
+        &self.engine.store
+    }
+
+    /// The options this runner was built with.
+    pub fn options(&self) -> &RunnerOptions {
+        &self.engine.root
+    }
+
+    /// The settings main traces run with: the options with the runner's profile applied.
+    pub fn spec(&self) -> &AgentSpec {
+        &self.agent.spec
+    }
+
+    /// Runs `task` in a new trace until it ends.
+    pub async fn run(&self, task: &str) -> Result<RunOutcome, RunError> {
+        self.start(task).await?.wait().await
+    }
+
+    /// Creates the trace for `task` and runs it in the background.
+    pub async fn start(&self, task: &str) -> Result<RunHandle, RunError> {
+        let trace_id = create_trace(&self.agent, task).await?;
+        Ok(self.spawn(self.agent.clone(), trace_id, CancellationToken::new(), 0))
+    }
+
+    /// Continues a stopped trace (crash, limit, cancel, failure) under the same id: calls left
+    /// without a result get an "interrupted" result first, then the loop goes on.
+    pub async fn resume(&self, trace_id: &str) -> Result<RunOutcome, RunError> {
+        self.resume_in_background(trace_id, CancellationToken::new())
+            .await?
+            .wait()
+            .await
+    }
+
+    /// Like [`resume`](Self::resume), but returns at once with a handle to the run.
+    ///
+    /// A sub-trace resumes with the tools and limits of its agent type; an interrupted
+    /// `explore` or `delegate` call is finished first (see the crate docs).
+    pub async fn resume_in_background(
+        &self,
+        trace_id: &str,
+        cancel: CancellationToken,
+    ) -> Result<RunHandle, RunError> {
+        let since = self
+            .engine
+            .store
+            .get_events(trace_id, 0)
+            .await?
+            .last()
+            .map_or(0, |e| e.event_id);
+        let agent = self.agent_for_trace(trace_id).await?;
+        prepare_resume(&agent, trace_id).await?;
+        Ok(self.spawn(agent, trace_id.to_owned(), cancel, since))
+    }
+
+    /// Runs an existing trace (created by [`create`](Self::create) or prepared for resume) with a
+    /// given cancellation token, in the calling task.
+    pub async fn drive(
+        &self,
+        trace_id: &str,
+        cancel: CancellationToken,
+    ) -> Result<RunOutcome, RunError> {
+        run_loop(&self.agent, trace_id, cancel).await
+    }
+
+    /// Creates a trace for `task` without running it; [`drive`](Self::drive) runs it.
+    pub async fn create(&self, task: &str) -> Result<String, RunError> {
+        create_trace(&self.agent, task).await
+    }
+
+    fn spawn(
+        &self,
+        agent: Agent,
+        trace_id: String,
+        cancel: CancellationToken,
+        since_event_id: u64,
+    ) -> RunHandle {
+        let id = trace_id.clone();
+        let token = cancel.clone();
+        let join = tokio::spawn(async move { run_loop(&agent, &id, token).await });
+        RunHandle {
+            trace_id,
+            cancel,
+            join,
+            store: self.engine.store.clone(),
+            since_event_id,
+        }
+    }
+}
+
+/// Events of a trace as they are recorded; re-exported for callers of the runner.
+pub type RunEvent = Event;
+
+/// Runs sub-traces with the loop, for the engine.
+struct LoopDriver;
+
+impl Driver for LoopDriver {
+    fn spawn(
+        &self,
+        engine: Arc<Engine>,
+        lineage: Vec<String>,
+        trace_id: String,
+        start: Start,
+        cancel: CancellationToken,
+        permits: Option<Arc<Semaphore>>,
+    ) -> JoinHandle<()> {
+        let agent = Agent::new(engine, lineage);
+        tokio::spawn(async move {
+            let _permit = match permits {
+                Some(permits) => tokio::select! {
+                    permit = permits.acquire_owned() => permit.ok(),
+                    () = cancel.cancelled() => None,
+                },
+                None => None,
+            };
+            let result = match start {
+                Start::Finished => return,
+                Start::Fresh => run_loop(&agent, &trace_id, cancel).await,
+                Start::Resume => match prepare_resume(&agent, &trace_id).await {
+                    Ok(()) => run_loop(&agent, &trace_id, cancel).await,
+                    Err(error) => Err(error),
+                },
+            };
+            if let Err(error) = result {
+                record_failure(agent.store(), &trace_id, &error).await;
+            }
+        })
+    }
+}
+
+/// Marks a sub-trace whose run could not go on as failed, unless it already ended.
+async fn record_failure(store: &dyn TraceStore, trace_id: &str, error: &RunError) {
+    let finished = store
+        .get_trace(trace_id)
+        .await
+        .ok()
+        .flatten()
+        .is_some_and(|trace| trace.status.is_finished());
+    if !finished {
+        // The store may be what failed; the report then shows the trace as it was left.
+        let _ = store
+            .finish_trace(trace_id, TraceOutcome::failed(error.to_string()))
+            .await;
+    }
+}
