@@ -13,6 +13,12 @@ use agent_tools::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+/// The README, whose Rust blocks run as this crate's doc tests: this package sees every crate they
+/// name, so `cargo test --doc -p agent-e2e` keeps the README's library example compiling and true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 /// A model that answers from a fixed list of responses, at once, keeping only the estimated
 /// prompt size of each request (not the requests themselves, so long runs stay small) and, when
 /// measuring, the last request of the main line.
