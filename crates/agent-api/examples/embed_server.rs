@@ -21,7 +21,7 @@ use std::time::Duration;
 use agent_api::{ApiConfig, AppState, FactoryError, RunnerFactory, Server};
 use agent_execution::{InMemoryTraceStore, TraceStore};
 use agent_llm::{ScriptedClient, ScriptedTurn};
-use agent_runner::{AgentRunner, RunnerOptions};
+use agent_runner::{AgentRunner, Approval, RunnerOptions};
 use agent_tools::ToolRegistry;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -39,6 +39,9 @@ impl RunnerFactory for ScriptedFactory {
         // workspace, and `build` decides whether to accept them.
         let mut options = RunnerOptions::new("scripted", &self.workspace);
         options.limits.max_iterations = 10;
+        // Risky tools are refused unless the embedder chooses: this one lets them run, and a
+        // request with `"approval": true` makes each one wait for `POST .../approvals/{id}`.
+        options.approval = Approval::Allow;
         options
     }
 
