@@ -13,8 +13,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_api::openapi_json;
+use agent_execution::GoalCommand;
 use agent_execution::{InMemoryTraceStore, NewMessage, NewTrace, TraceOutcome, TraceStore};
-use agent_goal::GoalCommand;
 use agent_runner::{ApprovalHandler, ApprovalRequest};
 use axum::http::StatusCode;
 use common::{get, post_json, read_only};

@@ -8,8 +8,8 @@ mod common;
 use std::sync::Arc;
 
 use agent_api::{ApiConfig, AppState};
+use agent_execution::GoalCommand;
 use agent_execution::{InMemoryTraceStore, NewMessage, NewTrace, TraceOutcome, TraceStore};
-use agent_goal::GoalCommand;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use common::{get, post_json, read_only, send};

@@ -44,6 +44,8 @@ pub mod message;
 pub mod store;
 pub mod trace;
 
+/// The goal types the [`TraceStore`] contract speaks of, so implementers need not name `agent-goal`.
+pub use agent_goal::{GoalCommand, GoalTree};
 /// The attribute [`TraceStore`] implementations need, re-exported so they need not name the crate.
 pub use async_trait::async_trait;
 pub use content::{AssistantContent, Content, ToolCall, ToolResultContent};

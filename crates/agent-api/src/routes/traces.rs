@@ -1,8 +1,8 @@
 //! Reading traces: the list, one trace with its goal tree, sub-traces and pending approvals,
 //! its messages, and its events after an id (the HTTP fallback of the live watch).
 
+use agent_execution::GoalTree;
 use agent_execution::{Event, Message, Trace, TraceFilter, TraceMode, TraceStatus};
-use agent_goal::GoalTree;
 use axum::Json;
 use axum::extract::State;
 use axum::routing::get;

@@ -18,8 +18,7 @@
 
 use std::time::Duration;
 
-use agent_execution::{Event, EventStream, Trace, watch};
-use agent_goal::GoalTree;
+use agent_execution::{Event, EventStream, GoalTree, Trace, watch};
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
