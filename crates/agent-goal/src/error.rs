@@ -100,6 +100,23 @@ pub enum GoalError {
         /// Why it cannot be merged, as the end of a sentence ("is not an explore_start goal").
         reason: &'static str,
     },
+    /// `insert` of a goal whose id is already taken.
+    DuplicateId {
+        /// The id of the goal.
+        id: String,
+    },
+    /// `insert` of a goal whose parent is not in the tree.
+    UnknownParent {
+        /// The id of the goal.
+        id: String,
+        /// The parent id it names.
+        parent: String,
+    },
+    /// `replace` of a goal with a version under another parent.
+    ParentChanged {
+        /// The id of the goal.
+        id: String,
+    },
 }
 
 impl fmt::Display for GoalError {
@@ -178,6 +195,13 @@ impl fmt::Display for GoalError {
                 "{label} already has recorded messages; abandon it instead of deleting it"
             ),
             Self::NotOpenExploration { id, reason } => write!(f, "goal {id} {reason}"),
+            Self::DuplicateId { id } => write!(f, "goal {id} exists already"),
+            Self::UnknownParent { id, parent } => {
+                write!(f, "goal {id} has an unknown parent {parent}")
+            }
+            Self::ParentChanged { id } => {
+                write!(f, "goal {id}: parent_id cannot be changed")
+            }
         }
     }
 }

@@ -23,6 +23,7 @@
 //! ```
 
 mod command;
+mod edits;
 mod error;
 mod explore;
 mod model;
