@@ -39,6 +39,7 @@ mod explore;
 mod goal_tools;
 pub mod guard;
 mod outcome;
+pub mod plan;
 pub mod profiles;
 mod resume;
 mod step;
@@ -65,6 +66,7 @@ pub use goal_tools::{
 };
 pub use guard::LoopGuard;
 pub use outcome::stats_with_sub_traces;
+pub use plan::{PlanError, PlanOutcome};
 pub use profiles::UnknownProfile;
 pub use step::{COMPACTION_PROMPT, USAGE_KEY};
 
