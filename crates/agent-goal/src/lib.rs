@@ -8,6 +8,10 @@
 //! [`GoalTree::replace`]) and the plan's text form for people ([`GoalTree::plan_text`],
 //! [`parse_plan`], [`GoalTree::replan`]).
 //!
+//! A tree's fields are private, so these operations are the only way to change one, and the
+//! invariants they all keep — ids unique and never handed out twice, parents that exist — hold
+//! for every tree built through them.
+//!
 //! It is pure: no I/O and no async runtime, and it depends on nothing but serde. It must not
 //! depend on any other crate of the workspace.
 //!

@@ -222,7 +222,7 @@ async fn step(
 
     let usage = usage_of(&response, view.estimated_tokens);
     let cost = options.prices.cost(&options.model, &usage);
-    let goal_id = tree.current_id.clone();
+    let goal_id = tree.current_id().map(str::to_owned);
     let content = AssistantContent::new(response.text.clone(), response.tool_calls.clone());
     let mut assistant = NewMessage::assistant(content)
         .usage(usage.prompt_tokens + usage.completion_tokens, cost)
@@ -461,7 +461,7 @@ async fn compact(
     let mut message = NewMessage::user(format!("Summary of the conversation so far:\n{summary}"))
         .usage(usage.prompt_tokens + usage.completion_tokens, cost)
         .duration_ms(started.elapsed().as_millis() as u64);
-    message.goal_id = tree.current_id.clone();
+    message.goal_id = tree.current_id().map(str::to_owned);
     message
         .metadata
         .insert(COMPACTION_KEY.to_owned(), Value::Bool(true));
