@@ -185,9 +185,9 @@ mod types;
 pub use anthropic::{
     ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, AnthropicConfig,
 };
-pub use client::{ChatStream, LlmClient, ResponseCollector, collect_stream};
 /// The attribute [`LlmClient`] implementations need, re-exported so they need not name the crate.
 pub use async_trait::async_trait;
+pub use client::{ChatStream, LlmClient, ResponseCollector, collect_stream};
 pub use cost::{ModelPrice, PriceTable};
 pub use error::{LlmError, TimeoutKind};
 #[cfg(feature = "anthropic")]

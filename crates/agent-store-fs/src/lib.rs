@@ -75,9 +75,9 @@ mod log;
 mod store;
 mod trace_files;
 
-pub use store::FileSystemTraceStore;
 /// The trait this store implements, re-exported so that callers need not name `agent-execution`.
 pub use agent_execution::TraceStore;
+pub use store::FileSystemTraceStore;
 
 /// When a write is durable.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]

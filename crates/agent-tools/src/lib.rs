@@ -28,11 +28,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use bash::{BashArgs, BashTool};
 /// The attribute [`Tool`] and [`TypedTool`] implementations need.
 pub use async_trait::async_trait;
-/// The cancellation token of [`ToolContext::cancel`].
-pub use tokio_util::sync::CancellationToken;
+pub use bash::{BashArgs, BashTool};
 pub use fs::{
     EditFileArgs, EditFileTool, ReadFileArgs, ReadFileTool, WriteFileArgs, WriteFileTool,
 };
@@ -40,6 +38,8 @@ pub use output::{Keep, truncate_output};
 pub use path::{canonical_workspace, resolve_in_workspace};
 pub use registry::{RegisterError, ToolRegistry, ToolResult};
 pub use search::{GlobFilesArgs, GlobFilesTool, GrepArgs, GrepTool};
+/// The cancellation token of [`ToolContext::cancel`].
+pub use tokio_util::sync::CancellationToken;
 pub use typed::TypedTool;
 pub use typed::check_arguments;
 
