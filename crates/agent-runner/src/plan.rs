@@ -11,6 +11,37 @@
 //! The text form and re-planning are `agent-goal`'s ([`GoalTree::plan_text`],
 //! [`agent_goal::parse_plan`], [`GoalTree::replan`]); this module only reads and writes traces,
 //! so the command line and the HTTP API add nothing but their own input and output.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use agent_execution::InMemoryTraceStore;
+//! use agent_llm::{ScriptedClient, ScriptedTurn};
+//! use agent_runner::agents::PLAN;
+//! use agent_runner::plan::{self, PlanOutcome};
+//! use agent_runner::{AgentRunner, RunnerOptions};
+//! use agent_tools::ToolRegistry;
+//! use serde_json::json;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = Arc::new(InMemoryTraceStore::new());
+//! let model = ScriptedClient::new(vec![
+//!     ScriptedTurn::tool_call("goal", json!({"add": "Read the code, Write the cache"})),
+//!     ScriptedTurn::text("Two goals: read, then write."),
+//! ]);
+//! let options = RunnerOptions::new("scripted", std::env::temp_dir()).with_agent(PLAN)?;
+//! let runner = AgentRunner::new(store.clone(), Arc::new(model), ToolRegistry::new(), options);
+//! let PlanOutcome::Planned { trace_id, .. } = plan::plan(&runner, "Add a cache").await? else {
+//!     panic!("the planning run stopped");
+//! };
+//! let text = "Read the code\nWrite the cache\n  Test it\n";
+//! let tree = plan::edit(store.as_ref(), &trace_id, text).await?;
+//! assert_eq!(tree.find_by_display("2.1").map(|g| g.description.as_str()), Some("Test it"));
+//! assert!(plan::text(store.as_ref(), &trace_id).await?.ends_with(text));
+//! # Ok(())
+//! # }
+//! ```
 
 use agent_execution::{
     NewMessage, StoreError, Trace, TraceStatus, TraceStore, TraceUpdate, WriteOp,
