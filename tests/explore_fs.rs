@@ -188,12 +188,12 @@ async fn three_concurrent_branches_land_as_sibling_traces_and_merge_into_the_mai
     // The main goal tree: 1 → explore_start (the branch ids) → explore_merge (the report).
     let tree = store.get_goal_tree(&main).await.unwrap().unwrap();
     let start = tree
-        .goals
+        .goals()
         .iter()
         .find(|g| g.goal_type == GoalType::ExploreStart)
         .unwrap();
     let merge = tree
-        .goals
+        .goals()
         .iter()
         .find(|g| g.goal_type == GoalType::ExploreMerge)
         .unwrap();
@@ -204,7 +204,7 @@ async fn three_concurrent_branches_land_as_sibling_traces_and_merge_into_the_mai
         &folders[1..].to_vec()[..]
     );
     assert_eq!(merge.explore_start_id.as_deref(), Some(start.id.as_str()));
-    assert_eq!(tree.goals[0].status, GoalStatus::Completed);
+    assert_eq!(tree.goals()[0].status, GoalStatus::Completed);
     for sub in &subs {
         assert_eq!(sub.parent_goal_id.as_deref(), Some(start.id.as_str()));
     }
@@ -382,9 +382,9 @@ async fn a_process_killed_mid_exploration_is_finished_by_the_next_one() {
     assert_eq!(subs.len(), 3);
     assert!(subs.iter().all(|s| s.status == TraceStatus::Completed));
     let tree = store.get_goal_tree(&main).await.unwrap().unwrap();
-    let start = &tree.goals[0];
+    let start = &tree.goals()[0];
     assert_eq!(start.branch_ids.as_deref().unwrap(), &branches[..]);
-    let merge = &tree.goals[1];
+    let merge = &tree.goals()[1];
     assert_eq!(merge.goal_type, GoalType::ExploreMerge);
     let report = merge.merge_summary.as_deref().unwrap();
     for answer in [

@@ -84,7 +84,7 @@ async fn a_run_is_recorded_in_the_contract_layout_and_survives_reopening() {
         .await
         .unwrap()
         .unwrap();
-    let statuses: Vec<GoalStatus> = tree.goals.iter().map(|g| g.status).collect();
+    let statuses: Vec<GoalStatus> = tree.goals().iter().map(|g| g.status).collect();
     assert_eq!(
         statuses,
         vec![

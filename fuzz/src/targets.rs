@@ -159,14 +159,14 @@ pub fn goal_command_from(bytes: &mut Bytes<'_>) -> GoalCommand {
 /// Checks the invariants a plan keeps after every command.
 pub fn check_plan(tree: &GoalTree) {
     let mut ids = HashSet::new();
-    for goal in &tree.goals {
+    for goal in tree.goals() {
         assert!(
             ids.insert(goal.id.as_str()),
             "duplicate goal id {}",
             goal.id
         );
     }
-    for goal in &tree.goals {
+    for goal in tree.goals() {
         if let Some(parent) = &goal.parent_id {
             assert!(
                 ids.contains(parent.as_str()),
@@ -197,7 +197,7 @@ pub fn check_plan(tree: &GoalTree) {
             );
         }
     } else {
-        assert!(tree.current_id.is_none(), "current_id names no goal");
+        assert!(tree.current_id().is_none(), "current_id names no goal");
     }
     // Display numbers name exactly the visible goals, and find them back.
     for (number, goal) in tree.numbered() {
@@ -397,7 +397,7 @@ pub fn context_builder(data: &[u8]) {
     while bytes.more() && messages.len() < 200 {
         let goal_id = match bytes.below(3) {
             0 => None,
-            1 => tree.current_id.clone(),
+            1 => tree.current_id().map(str::to_owned),
             _ => Some(format!("{}", bytes.below(12))),
         };
         match bytes.below(8) {

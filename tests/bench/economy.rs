@@ -122,7 +122,7 @@ async fn run(
         .context("the model recorded no request")?;
     let seen = render_transcript(&last.messages);
     let finished: Vec<String> = tree
-        .goals
+        .goals()
         .iter()
         .filter(|g| g.goal_type == GoalType::Normal)
         .filter(|g| matches!(g.status, GoalStatus::Completed | GoalStatus::Abandoned))

@@ -104,7 +104,7 @@ async fn cancel_stops_a_run_and_resume_continues_it_under_the_same_id() {
         .await
         .unwrap()
         .unwrap()
-        .goals
+        .goals()
         .is_empty()
     {
         assert!(tokio::time::Instant::now() < deadline);

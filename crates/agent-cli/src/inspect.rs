@@ -146,7 +146,7 @@ pub(crate) fn render(
     }
 
     out.push_str("## Goals\n");
-    if tree.goals.is_empty() {
+    if tree.goals().is_empty() {
         out.push_str("(no goals)\n");
     }
     goal_level(tree, messages, None, "", &mut out);
@@ -242,7 +242,7 @@ fn goal_line(tree: &GoalTree, goal: &Goal) -> String {
         .display_number(&goal.id)
         .map(|n| format!("{n}. "))
         .unwrap_or_default();
-    let current = if tree.current_id.as_deref() == Some(goal.id.as_str()) {
+    let current = if tree.current_id() == Some(goal.id.as_str()) {
         " ← current"
     } else {
         ""

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use agent_execution::{NewMessage, TraceStatus, TraceStore, TraceUpdate, watch};
+use agent_execution::{TraceStatus, TraceStore, watch};
 use agent_runner::agents::DEFAULT;
 use agent_runner::{AgentRunner, RunOutcome, RunnerOptions, StopReason, recorded_agents};
 use agent_store_fs::FileSystemTraceStore;
@@ -18,10 +18,6 @@ use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
 use crate::progress::{self, ProgressMode, status_word};
 use crate::{agents, approve, mcp, plan, provider};
-
-/// The message that starts the execution of a reviewed plan.
-pub(crate) const EXECUTE_PLAN: &str = "The plan above has been reviewed. Carry it out now: focus \
-the first goal, work through the goals in order, and finish each with a summary.";
 
 /// Everything a run needs, resolved from flags, environment and agent.toml.
 pub(crate) struct Setup {
@@ -88,17 +84,8 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
     let store = setup.store.clone();
     let trace_id = match (&args.trace, &args.task) {
         (Some(trace_id), _) => {
-            plan::check_is_plan(store.as_ref(), trace_id).await?;
             // The plan runs as this run's profile, whichever wrote it, and resumes as it.
-            let profile = setup.runner.options().agent.clone();
-            let executing = TraceUpdate {
-                agent_type: Some(profile.filter(|name| name != DEFAULT)),
-                ..TraceUpdate::default()
-            };
-            store.update_trace(trace_id, executing).await?;
-            store
-                .add_message(trace_id, NewMessage::user(EXECUTE_PLAN))
-                .await?;
+            plan::prepare_run(&setup.runner, trace_id).await?;
             trace_id.clone()
         }
         (None, Some(task)) => {

@@ -30,7 +30,7 @@
 //!     .unwrap();
 //! assert_eq!(message.description, "tool call: read_file");
 //! let tree = store.get_goal_tree(&trace.trace_id).await.unwrap().unwrap();
-//! assert_eq!(tree.goals[0].self_stats.total_tokens, 120);
+//! assert_eq!(tree.goals()[0].self_stats.total_tokens, 120);
 //! # }
 //! ```
 

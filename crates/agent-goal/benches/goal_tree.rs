@@ -4,49 +4,49 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use agent_goal::{Goal, GoalStatus, GoalTree, StatsDelta};
+use agent_goal::{GoalCommand, GoalTree, PlanItem, StatsDelta};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 const NOW: &str = "2026-01-01T00:00:00Z";
 const FAN_OUT: usize = 3;
 const DEPTH: usize = 8;
 
-/// A full tree built level by level, so ids grow with creation order as the tool would make
-/// them; the first goal of every level is in progress and the deepest one is current.
+/// A full tree, built as plan mode builds one (a plan of pending goals, depth first, so ids
+/// grow with creation order as the tool would make them), then the deepest goal of the first
+/// branch focused: it is current and its ancestors are in progress.
 fn big_tree() -> GoalTree {
-    let mut tree = GoalTree::new("Benchmark mission");
-    let mut level: Vec<Option<String>> = vec![None];
-    let mut next = 1u64;
-    for depth in 0..DEPTH {
-        let mut below = Vec::new();
-        for parent in &level {
-            for child in 0..FAN_OUT {
-                let id = next.to_string();
-                next += 1;
-                let mut goal = Goal::new(
-                    id.clone(),
-                    parent.clone(),
-                    format!("Goal at depth {depth}, child {child}"),
-                    NOW,
-                );
-                if below.is_empty() {
-                    goal.status = GoalStatus::InProgress;
-                    tree.current_id = Some(id.clone());
-                }
-                tree.goals.push(goal);
-                below.push(Some(id));
-            }
-        }
-        level = below;
+    let mut items = Vec::new();
+    plan_level(&mut items, 0);
+    let mut tree = GoalTree::new("Benchmark mission").replan_at(&items, NOW);
+    let deepest = ["1"; DEPTH].join(".");
+    let focus = GoalCommand {
+        focus: Some(deepest),
+        ..GoalCommand::default()
+    };
+    if let Err(error) = tree.apply_at(&focus, NOW) {
+        panic!("cannot focus the deepest goal: {error}");
     }
-    tree.next_id = next;
     tree
+}
+
+/// Appends the goals at `depth` and everything under them, `FAN_OUT` per parent.
+fn plan_level(items: &mut Vec<PlanItem>, depth: usize) {
+    if depth == DEPTH {
+        return;
+    }
+    for child in 0..FAN_OUT {
+        items.push(PlanItem {
+            depth,
+            description: format!("Goal at depth {depth}, child {child}"),
+        });
+        plan_level(items, depth + 1);
+    }
 }
 
 fn benches(c: &mut Criterion) {
     let mut tree = big_tree();
-    assert_eq!(tree.goals.len(), 9_840);
-    let leaf = tree.current_id.clone().unwrap_or_default();
+    assert_eq!(tree.goals().len(), 9_840);
+    let leaf = tree.current_id().unwrap_or_default().to_owned();
     assert_eq!(tree.ancestors(&leaf).len(), DEPTH - 1);
     let delta = StatsDelta {
         tokens: 1_000,

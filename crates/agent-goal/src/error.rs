@@ -1,4 +1,5 @@
-//! The error of every refused goal operation, worded so the model can correct its call.
+//! The errors of this crate: [`GoalError`] for every refused goal operation, worded so the model
+//! can correct its call, and [`PlanParseError`] for a plan text that cannot be read.
 //!
 //! A refused operation never changes the tree, so the caller can hand the error's text to the
 //! model as the tool result and carry on.
@@ -100,6 +101,23 @@ pub enum GoalError {
         /// Why it cannot be merged, as the end of a sentence ("is not an explore_start goal").
         reason: &'static str,
     },
+    /// `insert` of a goal whose id is already taken.
+    DuplicateId {
+        /// The id of the goal.
+        id: String,
+    },
+    /// `insert` of a goal whose parent is not in the tree.
+    UnknownParent {
+        /// The id of the goal.
+        id: String,
+        /// The parent id it names.
+        parent: String,
+    },
+    /// `replace` of a goal with a version under another parent.
+    ParentChanged {
+        /// The id of the goal.
+        id: String,
+    },
 }
 
 impl fmt::Display for GoalError {
@@ -178,8 +196,60 @@ impl fmt::Display for GoalError {
                 "{label} already has recorded messages; abandon it instead of deleting it"
             ),
             Self::NotOpenExploration { id, reason } => write!(f, "goal {id} {reason}"),
+            Self::DuplicateId { id } => write!(f, "goal {id} exists already"),
+            Self::UnknownParent { id, parent } => {
+                write!(f, "goal {id} has an unknown parent {parent}")
+            }
+            Self::ParentChanged { id } => {
+                write!(f, "goal {id}: parent_id cannot be changed")
+            }
         }
     }
 }
 
 impl std::error::Error for GoalError {}
+
+/// Why a plan text (see [`parse_plan`](crate::parse_plan)) cannot be read; the text names the
+/// line, counted from 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PlanParseError {
+    /// A line is indented with a tab.
+    TabIndent {
+        /// The line.
+        line: usize,
+    },
+    /// A line is indented by a number of spaces that is not a multiple of two.
+    OddIndent {
+        /// The line.
+        line: usize,
+        /// How many spaces it is indented by.
+        spaces: usize,
+    },
+    /// A line is indented more than one level below the goal above it.
+    TooDeep {
+        /// The line.
+        line: usize,
+    },
+    /// The text has no goal line, only blank lines and comments.
+    NoGoals,
+}
+
+impl fmt::Display for PlanParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TabIndent { line } => write!(f, "line {line}: indent with spaces, not tabs"),
+            Self::OddIndent { line, spaces } => write!(
+                f,
+                "line {line}: indent by two spaces per level (found {spaces} spaces)"
+            ),
+            Self::TooDeep { line } => write!(
+                f,
+                "line {line}: indented more than one level below the goal above it"
+            ),
+            Self::NoGoals => f.write_str("the plan has no goals"),
+        }
+    }
+}
+
+impl std::error::Error for PlanParseError {}

@@ -3,9 +3,17 @@
 //! This crate owns [`Goal`], [`GoalTree`] and [`GoalStats`], display numbering, the plan text
 //! appended to every system prompt ([`GoalTree::to_prompt`]), the goal tool's semantics
 //! ([`GoalTree::apply`] with a [`GoalCommand`], described there), cascade completion,
-//! exploration goals and the O(depth) roll-up of message statistics
-//! ([`GoalTree::record_message`]). It is pure: no I/O and no async runtime, and it depends on
-//! nothing but serde. It must not depend on any other crate of the workspace.
+//! exploration goals, the O(depth) roll-up of message statistics
+//! ([`GoalTree::record_message`]), the direct edits of a store ([`GoalTree::insert`],
+//! [`GoalTree::replace`]) and the plan's text form for people ([`GoalTree::plan_text`],
+//! [`parse_plan`], [`GoalTree::replan`]).
+//!
+//! A tree's fields are private, so these operations are the only way to change one, and the
+//! invariants they all keep — ids unique and never handed out twice, parents that exist — hold
+//! for every tree built through them.
+//!
+//! It is pure: no I/O and no async runtime, and it depends on nothing but serde. It must not
+//! depend on any other crate of the workspace.
 //!
 //! ```
 //! use agent_goal::{GoalCommand, GoalTree};
@@ -23,10 +31,12 @@
 //! ```
 
 mod command;
+mod edits;
 mod error;
 mod explore;
 mod model;
 mod numbering;
+mod plan_text;
 mod prompt;
 mod stats;
 mod steps;
@@ -37,9 +47,10 @@ mod tree;
 mod test_support;
 
 pub use command::{GoalCommand, GoalOutcome};
-pub use error::GoalError;
+pub use error::{GoalError, PlanParseError};
 pub use explore::MERGE_DESCRIPTION;
 pub use model::{Goal, GoalStats, GoalStatus, GoalTree, GoalType};
+pub use plan_text::{PlanItem, parse_plan};
 pub use prompt::MERGE_SUMMARY_PROMPT_CHARS;
 pub use stats::{PREVIEW_MAX_SEGMENTS, StatsDelta};
 pub use time::now_rfc3339;

@@ -145,17 +145,25 @@ impl Goal {
 }
 
 /// The plan of one trace: a mission and a flat list of goals linked by `parent_id`.
+///
+/// The fields are private: they are read through [`GoalTree::mission`],
+/// [`GoalTree::current_id`], [`GoalTree::goals`] and [`GoalTree::next_id`], and a tree changes
+/// only through this crate's operations — the goal tool ([`GoalTree::apply`]), explorations,
+/// message statistics, [`GoalTree::insert`], [`GoalTree::replace`], [`GoalTree::replan`] — so
+/// ids stay unique and are never handed out twice, and every parent exists. The JSON form is
+/// unchanged by this (it is the `goal.json` Contract); a tree read from JSON is taken as it
+/// is, and every operation stays correct on a damaged one.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GoalTree {
     /// The overall task.
-    pub mission: String,
+    pub(crate) mission: String,
     /// The goal the agent is working on, if any.
-    pub current_id: Option<String>,
+    pub(crate) current_id: Option<String>,
     /// Every goal ever created, abandoned ones included, in creation order.
-    pub goals: Vec<Goal>,
+    pub(crate) goals: Vec<Goal>,
     /// The next id to hand out; ids are never reused, even after a pending goal is deleted.
     #[serde(default)]
-    pub next_id: u64,
+    pub(crate) next_id: u64,
 }
 
 #[cfg(test)]

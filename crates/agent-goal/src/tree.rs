@@ -22,6 +22,28 @@ impl GoalTree {
         }
     }
 
+    /// The overall task the plan serves.
+    pub fn mission(&self) -> &str {
+        &self.mission
+    }
+
+    /// The internal id of the goal the agent is working on, if any.
+    pub fn current_id(&self) -> Option<&str> {
+        self.current_id.as_deref()
+    }
+
+    /// Every goal ever created, abandoned ones included, in creation order, so a parent comes
+    /// before its children.
+    pub fn goals(&self) -> &[Goal] {
+        &self.goals
+    }
+
+    /// The counter the next id is taken from: every numeric id of the tree is below it (for a
+    /// tree built by this crate). Ids are never reused, even after a goal is deleted.
+    pub fn next_id(&self) -> u64 {
+        self.next_id
+    }
+
     /// The goal with internal id `id`, abandoned ones included.
     pub fn get(&self, id: &str) -> Option<&Goal> {
         self.index_of(id).map(|index| &self.goals[index])

@@ -1,10 +1,11 @@
-//! Property test: random sequences of goal commands, messages and explorations never panic and
-//! never break the tree's invariants, and a refused operation leaves the tree unchanged.
+//! Property test: random sequences of goal commands, messages, explorations and re-plans never
+//! panic and never break the tree's invariants, and a refused operation leaves the tree
+//! unchanged.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashSet;
 
-use agent_goal::{GoalCommand, GoalStatus, GoalTree, StatsDelta};
+use agent_goal::{GoalCommand, GoalStatus, GoalTree, StatsDelta, parse_plan};
 use proptest::prelude::*;
 
 const NOW: &str = "2026-01-01T00:00:00Z";
@@ -26,6 +27,8 @@ enum Op {
     StartExplore { branches: usize },
     /// The exploration at this position among explore_start goals merged.
     FinishExplore { pick: usize, summary: String },
+    /// The tree replaced by a fresh plan read from its own plan text (plan mode's edit).
+    Replan,
 }
 
 fn number() -> impl Strategy<Value = String> {
@@ -116,6 +119,7 @@ fn op() -> impl Strategy<Value = Op> {
         ),
         1 => (0usize..3).prop_map(|branches| Op::StartExplore { branches }),
         1 => (any::<usize>(), text()).prop_map(|(pick, summary)| Op::FinishExplore { pick, summary }),
+        1 => Just(Op::Replan),
     ]
 }
 
@@ -144,10 +148,10 @@ fn run(tree: &mut GoalTree, op: &Op) -> Option<Vec<String>> {
             cost,
             tools,
         } => {
-            let id = if tree.goals.is_empty() {
+            let id = if tree.goals().is_empty() {
                 "999".to_owned()
             } else {
-                tree.goals[pick % tree.goals.len()].id.clone()
+                tree.goals()[pick % tree.goals().len()].id.clone()
             };
             let delta = StatsDelta {
                 tokens: *tokens,
@@ -171,7 +175,7 @@ fn run(tree: &mut GoalTree, op: &Op) -> Option<Vec<String>> {
         }
         Op::FinishExplore { pick, summary } => {
             let starts: Vec<String> = tree
-                .goals
+                .goals()
                 .iter()
                 .filter(|g| g.branch_ids.is_some())
                 .map(|g| g.id.clone())
@@ -185,19 +189,35 @@ fn run(tree: &mut GoalTree, op: &Op) -> Option<Vec<String>> {
                 .ok()
                 .map(|merge| vec![merge])
         }
+        Op::Replan => {
+            let text = tree.plan_text();
+            let items = parse_plan(&text).ok()?;
+            let fresh = tree.replan_at(&items, NOW);
+            assert_eq!(fresh.plan_text(), text, "the text survives a re-plan");
+            assert_eq!(fresh.mission(), tree.mission());
+            assert_eq!(fresh.current_id(), None);
+            assert!(
+                fresh
+                    .goals()
+                    .iter()
+                    .all(|g| g.status == GoalStatus::Pending)
+            );
+            *tree = fresh;
+            Some(tree.goals().iter().map(|g| g.id.clone()).collect())
+        }
     }
 }
 
 fn check_invariants(tree: &GoalTree, ever: &HashSet<String>) {
     // Ids are unique, numeric, below next_id, and every one was handed out exactly once.
-    let ids: HashSet<&str> = tree.goals.iter().map(|g| g.id.as_str()).collect();
-    assert_eq!(ids.len(), tree.goals.len(), "duplicate ids");
-    for goal in &tree.goals {
+    let ids: HashSet<&str> = tree.goals().iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(ids.len(), tree.goals().len(), "duplicate ids");
+    for goal in tree.goals() {
         let n: u64 = goal.id.parse().expect("numeric id");
         assert!(
-            n < tree.next_id,
+            n < tree.next_id(),
             "id {n} not below next_id {}",
-            tree.next_id
+            tree.next_id()
         );
         assert!(
             ever.contains(&goal.id),
@@ -231,7 +251,7 @@ fn check_invariants(tree: &GoalTree, ever: &HashSet<String>) {
         }
     }
     let numbered: HashSet<&str> = tree.numbered().iter().map(|(_, g)| g.id.as_str()).collect();
-    for goal in &tree.goals {
+    for goal in tree.goals() {
         let hidden = goal.status == GoalStatus::Abandoned
             || tree
                 .ancestors(&goal.id)
@@ -247,7 +267,7 @@ fn check_invariants(tree: &GoalTree, ever: &HashSet<String>) {
     }
 
     // Cumulative statistics are the goal's own plus its children's.
-    for goal in &tree.goals {
+    for goal in tree.goals() {
         let children: Vec<_> = tree.children(Some(&goal.id)).collect();
         let count: u64 = children
             .iter()
@@ -283,7 +303,7 @@ fn check_invariants(tree: &GoalTree, ever: &HashSet<String>) {
     }
 
     // The current goal and all its ancestors are in progress.
-    if let Some(id) = &tree.current_id {
+    if let Some(id) = tree.current_id() {
         let current = tree.get(id).expect("current goal exists");
         assert_eq!(current.status, GoalStatus::InProgress);
         for ancestor in tree.ancestors(id) {
@@ -296,19 +316,22 @@ fn check_invariants(tree: &GoalTree, ever: &HashSet<String>) {
         }
     }
 
-    // A completed goal has a summary and no open descendant; a finished goal has a summary.
-    for goal in &tree.goals {
+    // A finished goal has a summary, and no open goal sits under a finished one.
+    for goal in tree.goals() {
         if goal.status.is_finished() {
             assert!(
                 goal.summary.as_deref().is_some_and(|s| !s.is_empty()),
                 "{goal:?}"
             );
         }
+        // A pending goal never started, so nothing under it did (a re-plan gives pending goals
+        // pending children; the goal tool adds children only under the goal in progress).
         if goal.status == GoalStatus::Pending {
-            assert_eq!(
-                tree.children(Some(&goal.id)).count(),
-                0,
-                "pending goal with children"
+            assert!(
+                tree.children(Some(&goal.id))
+                    .all(|child| child.status == GoalStatus::Pending),
+                "a goal under pending goal {} has started",
+                goal.id
             );
         }
         for ancestor in tree.ancestors(&goal.id) {
@@ -333,7 +356,7 @@ fn check_invariants(tree: &GoalTree, ever: &HashSet<String>) {
 
     // The texts render without panicking and agree on the current goal.
     let prompt = tree.to_prompt();
-    assert_eq!(prompt.contains(" ← current"), tree.current_id.is_some());
+    assert_eq!(prompt.contains(" ← current"), tree.current_id().is_some());
     let _ = tree.to_todo_string();
 }
 
@@ -361,7 +384,7 @@ proptest! {
         let back: GoalTree = serde_json::from_str(&text).unwrap();
         prop_assert_eq!(back.to_prompt(), tree.to_prompt());
         prop_assert_eq!(back.to_todo_string(), tree.to_todo_string());
-        prop_assert_eq!(back.next_id, tree.next_id);
-        prop_assert_eq!(back.goals.len(), tree.goals.len());
+        prop_assert_eq!(back.next_id(), tree.next_id());
+        prop_assert_eq!(back.goals().len(), tree.goals().len());
     }
 }

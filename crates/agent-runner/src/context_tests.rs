@@ -220,7 +220,7 @@ fn an_abandoned_goal_is_replaced_by_its_reason_before_the_next_goal() {
     apply(&mut tree, json!({"abandon": "no redis here"}));
     apply(&mut tree, json!({"add": "Use an in-memory map"}));
     let number = tree
-        .goals
+        .goals()
         .iter()
         .find(|g| g.description == "Use an in-memory map")
         .unwrap()

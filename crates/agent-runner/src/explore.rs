@@ -110,7 +110,7 @@ async fn explore(
     };
     if let Some((start_id, ids)) = &adopted
         && let Some(merge) = tree
-            .goals
+            .goals()
             .iter()
             .find(|g| g.explore_start_id.as_deref() == Some(start_id.as_str()))
     {
@@ -247,7 +247,7 @@ async fn adopt(
     tasks: &[String],
     adoption: &mut Adoption,
 ) -> Result<Option<(String, Vec<String>)>, StoreError> {
-    for goal in &tree.goals {
+    for goal in tree.goals() {
         let Some(ids) = goal.branch_ids.as_ref() else {
             continue;
         };

@@ -67,7 +67,7 @@ impl GoalTool {
             )));
         }
         let existing = match self.store.get_goal_tree(trace_id).await {
-            Ok(tree) => tree.map_or(0, |t| t.goals.len()),
+            Ok(tree) => tree.map_or(0, |t| t.goals().len()),
             Err(error) => {
                 return Err(ToolError::failed(format!(
                     "could not read the plan: {error}"

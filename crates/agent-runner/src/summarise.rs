@@ -45,7 +45,7 @@ pub(crate) async fn compact(
     let usage = model::usage_of(&response, view.estimated_tokens);
     let cost = engine.root.prices.cost(&summariser_model, &usage);
     let summary = response.text.unwrap_or_default();
-    let message = summary_message(&summary, tree.current_id.clone())
+    let message = summary_message(&summary, tree.current_id().map(str::to_owned))
         .usage(usage.prompt_tokens + usage.completion_tokens, cost)
         .duration_ms(started.elapsed().as_millis() as u64);
     let recorded = record(agent.store(), trace_id, vec![WriteOp::AddMessage(message)]).await?;

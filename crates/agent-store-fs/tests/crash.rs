@@ -213,7 +213,11 @@ async fn verify(
         assert_eq!(message.content.text(), text, "seed {seed}");
     }
     let tree = store.get_goal_tree(trace).await.unwrap().unwrap();
-    let descriptions: HashSet<_> = tree.goals.iter().map(|g| g.description.as_str()).collect();
+    let descriptions: HashSet<_> = tree
+        .goals()
+        .iter()
+        .map(|g| g.description.as_str())
+        .collect();
     for goal in goals {
         assert!(
             descriptions.contains(goal.as_str()),

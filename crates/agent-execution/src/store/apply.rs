@@ -201,7 +201,11 @@ impl Planner<'_> {
                 })
                 .map(|()| WriteOutput::Done),
             WriteOp::AddGoal(goal) => self
-                .change_tree(|tree, _| add_goal(tree, goal))
+                .change_tree(|tree, _| {
+                    // Refusals stay `Invalid`: an id or parent given by the caller, not the model.
+                    tree.insert(goal)
+                        .map_err(|error| StoreError::Invalid(error.to_string()))
+                })
                 .map(|()| WriteOutput::Done),
             WriteOp::UpdateGoal { goal_id, updates } => self
                 .change_tree(|tree, now| update_goal(tree, &goal_id, updates, now))
@@ -308,11 +312,8 @@ impl Planner<'_> {
                 goal_tree: self.state.goal_tree.clone(),
             });
         }
-        if self.state.trace.current_goal_id != self.state.goal_tree.current_id {
-            self.state
-                .trace
-                .current_goal_id
-                .clone_from(&self.state.goal_tree.current_id);
+        if self.state.trace.current_goal_id.as_deref() != self.state.goal_tree.current_id() {
+            self.state.trace.current_goal_id = self.state.goal_tree.current_id().map(str::to_owned);
             self.trace_changed();
         }
         Ok(output)
@@ -384,28 +385,7 @@ impl Planner<'_> {
     }
 }
 
-fn add_goal(tree: &mut GoalTree, goal: Goal) -> Result<(), StoreError> {
-    if tree.get(&goal.id).is_some() {
-        return Err(StoreError::Invalid(format!(
-            "goal {} exists already",
-            goal.id
-        )));
-    }
-    if let Some(parent) = &goal.parent_id
-        && tree.get(parent).is_none()
-    {
-        return Err(StoreError::Invalid(format!(
-            "goal {} has an unknown parent {parent}",
-            goal.id
-        )));
-    }
-    if let Ok(number) = goal.id.parse::<u64>() {
-        tree.next_id = tree.next_id.max(number + 1);
-    }
-    tree.goals.push(goal);
-    Ok(())
-}
-
+/// Changes fields of a goal given by their JSON names; the goal keeps its id and parent.
 fn update_goal(
     tree: &mut GoalTree,
     goal_id: &str,
@@ -413,16 +393,12 @@ fn update_goal(
     now: &str,
 ) -> Result<Goal, StoreError> {
     let invalid = |detail: String| StoreError::Invalid(format!("goal {goal_id}: {detail}"));
-    let slot = tree
-        .goals
-        .iter_mut()
-        .find(|goal| goal.id == goal_id)
-        .ok_or_else(|| {
-            StoreError::Goal(agent_goal::GoalError::UnknownId {
-                id: goal_id.to_owned(),
-            })
-        })?;
-    let mut value = serde_json::to_value(&*slot).map_err(|e| invalid(e.to_string()))?;
+    let current = tree.get(goal_id).ok_or_else(|| {
+        StoreError::Goal(agent_goal::GoalError::UnknownId {
+            id: goal_id.to_owned(),
+        })
+    })?;
+    let mut value = serde_json::to_value(current).map_err(|e| invalid(e.to_string()))?;
     let Some(fields) = value.as_object_mut() else {
         return Err(invalid("a goal must serialise as an object".to_owned()));
     };
@@ -434,6 +410,6 @@ fn update_goal(
     }
     fields.insert("updated_at".to_owned(), Value::String(now.to_owned()));
     let goal: Goal = serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
-    *slot = goal.clone();
+    tree.replace(goal.clone())?;
     Ok(goal)
 }

@@ -14,10 +14,10 @@ use crate::event::{AffectedGoal, EventKind};
 
 /// The goal events that turn `before` into `after`.
 pub(crate) fn tree_events(before: &GoalTree, after: &GoalTree) -> Vec<EventKind> {
-    let old: HashMap<&str, &Goal> = before.goals.iter().map(|g| (g.id.as_str(), g)).collect();
-    let new: HashMap<&str, &Goal> = after.goals.iter().map(|g| (g.id.as_str(), g)).collect();
+    let old: HashMap<&str, &Goal> = before.goals().iter().map(|g| (g.id.as_str(), g)).collect();
+    let new: HashMap<&str, &Goal> = after.goals().iter().map(|g| (g.id.as_str(), g)).collect();
     let mut events = Vec::new();
-    for goal in &before.goals {
+    for goal in before.goals() {
         if !new.contains_key(goal.id.as_str()) {
             events.push(EventKind::GoalRemoved {
                 goal_id: goal.id.clone(),
@@ -25,7 +25,7 @@ pub(crate) fn tree_events(before: &GoalTree, after: &GoalTree) -> Vec<EventKind>
         }
     }
     let mut updated = Vec::new();
-    for goal in &after.goals {
+    for goal in after.goals() {
         match old.get(goal.id.as_str()) {
             None => events.push(EventKind::GoalAdded {
                 goal: goal.clone(),
@@ -116,23 +116,27 @@ fn changed_fields(before: &Goal, after: &Goal) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_goal::GoalStatus;
+    use agent_goal::GoalCommand;
+    use serde_json::json;
+
+    /// Applies a goal command given as the model's JSON.
+    fn apply(tree: &mut GoalTree, command: serde_json::Value) {
+        let command: GoalCommand = serde_json::from_value(command).unwrap();
+        tree.apply_at(&command, "2026-01-01T00:00:00Z").unwrap();
+    }
 
     #[test]
     fn cascades_report_the_child_before_the_parent() {
-        let now = "2026-01-01T00:00:00Z";
         let mut before = GoalTree::new("mission");
-        before.goals.push(Goal::new("1", None, "parent", now));
-        before
-            .goals
-            .push(Goal::new("2", Some("1".into()), "child", now));
-        before.goals.push(Goal::new("3", None, "deleted", now));
+        apply(&mut before, json!({"add": "parent, deleted"}));
+        apply(&mut before, json!({"focus": "1"}));
+        apply(&mut before, json!({"add": "child", "focus": "1.1"}));
         let mut after = before.clone();
-        after.goals.retain(|g| g.id != "3");
-        for goal in &mut after.goals {
-            goal.status = GoalStatus::Completed;
-        }
-        after.goals.push(Goal::new("4", None, "new", now));
+        // The child completes and its parent with it; the pending goal goes; a new one comes.
+        apply(
+            &mut after,
+            json!({"done": "written", "delete": "2", "add": "new"}),
+        );
         let events = tree_events(&before, &after);
         let names: Vec<_> = events
             .iter()
@@ -147,9 +151,9 @@ mod tests {
         assert_eq!(
             names,
             [
-                "goal_removed 3",
+                "goal_removed 2",
                 "goal_added 4",
-                "goal_updated 2",
+                "goal_updated 3",
                 "goal_updated 1"
             ]
         );
@@ -161,9 +165,11 @@ mod tests {
         else {
             panic!("expected goal_updated");
         };
+        // Only the changed fields: the time stamp is the same.
+        let changed: Vec<&str> = updates.keys().map(String::as_str).collect();
+        assert_eq!(changed, ["status", "summary"], "{updates:?}");
         assert_eq!(updates.get("status"), Some(&Value::from("completed")));
-        assert_eq!(updates.len(), 1, "{updates:?}");
         let ids: Vec<_> = affected_goals.iter().map(|a| a.goal_id.as_str()).collect();
-        assert_eq!(ids, ["2", "1"]);
+        assert_eq!(ids, ["3", "1"]);
     }
 }

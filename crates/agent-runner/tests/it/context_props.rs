@@ -84,7 +84,7 @@ fn play(ops: &[Op]) -> (GoalTree, Vec<Message>) {
     let mut messages = vec![message(1, Role::User, None, json!("THE TASK"))];
     let mut call = 0;
     for op in ops {
-        let goal = tree.current_id.clone();
+        let goal = tree.current_id().map(str::to_owned);
         let next = |messages: &mut Vec<Message>, role, content| -> usize {
             let seq = messages.len() as u64 + 1;
             messages.push(message(seq, role, goal.clone(), content));

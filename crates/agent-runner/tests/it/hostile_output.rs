@@ -785,10 +785,13 @@ async fn every_invalid_goal_combination_is_refused_without_changing_the_plan() {
         }
     }
     // The plan is exactly as the two valid calls left it.
-    assert_eq!(ran.tree.goals.len(), 1, "{:?}", ran.tree.goals);
-    assert_eq!(ran.tree.current_id, None);
-    assert_eq!(ran.tree.goals[0].description, "Only goal");
-    assert_eq!(ran.tree.goals[0].summary.as_deref(), Some("finished first"));
+    assert_eq!(ran.tree.goals().len(), 1, "{:?}", ran.tree.goals());
+    assert_eq!(ran.tree.current_id(), None);
+    assert_eq!(ran.tree.goals()[0].description, "Only goal");
+    assert_eq!(
+        ran.tree.goals()[0].summary.as_deref(),
+        Some("finished first")
+    );
 }
 
 #[tokio::test]

@@ -94,9 +94,11 @@ async fn a_three_goal_task_runs_to_completion() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(tree.goals.len(), 3);
+    assert_eq!(tree.goals().len(), 3);
     assert!(
-        tree.goals.iter().all(|g| g.status == GoalStatus::Completed),
+        tree.goals()
+            .iter()
+            .all(|g| g.status == GoalStatus::Completed),
         "{tree:#?}"
     );
     // The write and the read were tied to the goals that were current when they were made.

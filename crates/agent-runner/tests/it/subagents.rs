@@ -96,13 +96,13 @@ async fn three_branches_run_at_once_one_fails_and_the_merge_reports_all_three() 
 
     // The goal tree: explore_start with the branch ids, then explore_merge pointing at it.
     let tree = f.store.get_goal_tree(&main).await.unwrap().unwrap();
-    assert_eq!(tree.goals.len(), 2, "{tree:#?}");
-    let (start, merge) = (&tree.goals[0], &tree.goals[1]);
+    assert_eq!(tree.goals().len(), 2, "{tree:#?}");
+    let (start, merge) = (&tree.goals()[0], &tree.goals()[1]);
     assert_eq!(start.goal_type, GoalType::ExploreStart);
     assert_eq!(start.status, GoalStatus::Completed);
     assert_eq!(merge.goal_type, GoalType::ExploreMerge);
     assert_eq!(merge.explore_start_id.as_deref(), Some(start.id.as_str()));
-    assert_eq!(tree.current_id, None, "focus returns to where it was");
+    assert_eq!(tree.current_id(), None, "focus returns to where it was");
     let branch_ids = start.branch_ids.clone().unwrap();
     let mut by_seq: Vec<_> = subs.iter().collect();
     by_seq.sort_by(|a, b| a.trace_id.cmp(&b.trace_id));
@@ -264,7 +264,7 @@ async fn branches_start_from_the_main_context_or_the_background_given() {
         .unwrap()
         .unwrap();
     let kinds: Vec<(GoalType, Option<&str>)> = tree
-        .goals
+        .goals()
         .iter()
         .map(|g| (g.goal_type, g.parent_id.as_deref()))
         .collect();
@@ -278,9 +278,9 @@ async fn branches_start_from_the_main_context_or_the_background_given() {
             (GoalType::ExploreMerge, Some("1")),
         ]
     );
-    assert_eq!(tree.current_id.as_deref(), Some("1"));
+    assert_eq!(tree.current_id(), Some("1"));
     // Sub-trace numbers go on across explorations of one trace.
-    let ids = tree.goals[3].branch_ids.clone().unwrap();
+    let ids = tree.goals()[3].branch_ids.clone().unwrap();
     assert!(ids[0].ends_with("-003"), "{ids:?}");
 }
 

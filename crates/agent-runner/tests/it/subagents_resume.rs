@@ -110,9 +110,9 @@ async fn cancelling_the_run_cancels_every_branch_and_resuming_finishes_the_explo
     // The call is left without a result and the exploration stays open, to be finished.
     assert!(tool_results(f.store.as_ref(), &main).await.is_empty());
     let tree = f.store.get_goal_tree(&main).await.unwrap().unwrap();
-    assert_eq!(tree.goals.len(), 1);
-    assert_eq!(tree.goals[0].goal_type, GoalType::ExploreStart);
-    assert_eq!(tree.current_id.as_deref(), Some(tree.goals[0].id.as_str()));
+    assert_eq!(tree.goals().len(), 1);
+    assert_eq!(tree.goals()[0].goal_type, GoalType::ExploreStart);
+    assert_eq!(tree.current_id(), Some(tree.goals()[0].id.as_str()));
 
     let resumed = f.runner.resume(&main).await.unwrap();
     assert_eq!(resumed.status, TraceStatus::Completed, "{resumed:?}");
@@ -130,8 +130,8 @@ async fn cancelling_the_run_cancels_every_branch_and_resuming_finishes_the_explo
         assert!(results[0].contains(answer), "{}", results[0]);
     }
     let tree = f.store.get_goal_tree(&main).await.unwrap().unwrap();
-    assert_eq!(tree.goals[1].goal_type, GoalType::ExploreMerge);
-    assert_eq!(tree.goals[0].status, GoalStatus::Completed);
+    assert_eq!(tree.goals()[1].goal_type, GoalType::ExploreMerge);
+    assert_eq!(tree.goals()[0].status, GoalStatus::Completed);
 }
 
 #[tokio::test]
@@ -230,7 +230,7 @@ async fn a_crash_mid_exploration_keeps_finished_branches_resumes_others_and_crea
     }
     let tree = store.get_goal_tree(&main).await.unwrap().unwrap();
     let merge = tree
-        .goals
+        .goals()
         .iter()
         .find(|g| g.goal_type == GoalType::ExploreMerge)
         .unwrap();
@@ -285,7 +285,7 @@ async fn an_exploration_merged_before_the_crash_is_answered_from_the_record() {
         ["## Exploration results\nthe recorded report".to_owned()]
     );
     let tree = store.get_goal_tree(&main).await.unwrap().unwrap();
-    assert_eq!(tree.goals.len(), 2, "no second exploration: {tree:#?}");
+    assert_eq!(tree.goals().len(), 2, "no second exploration: {tree:#?}");
     assert_eq!(f.llm.requests().len(), 1);
 }
 

@@ -15,7 +15,7 @@ pub use structure::{
 
 use std::sync::Arc;
 
-use agent_goal::{GoalCommand, GoalStatus, GoalType};
+use agent_goal::{Goal, GoalCommand, GoalStatus, GoalType};
 use serde_json::{Map, Value, json};
 
 use crate::event::{Event, EventKind};
@@ -109,8 +109,8 @@ pub async fn traces_are_created_and_read<S: TraceStore>(store: Arc<S>) {
         Some(trace.clone())
     );
     let tree = store.get_goal_tree(&trace.trace_id).await.unwrap().unwrap();
-    assert_eq!(tree.mission, "Explore the code");
-    assert!(tree.goals.is_empty());
+    assert_eq!(tree.mission(), "Explore the code");
+    assert!(tree.goals().is_empty());
     let events = store.get_events(&trace.trace_id, 0).await.unwrap();
     assert_eq!(names(&events), ["trace_created"]);
     assert!(store.get_trace("no-such-trace").await.unwrap().is_none());
@@ -430,10 +430,12 @@ pub async fn goal_commands_emit_events<S: TraceStore>(store: Arc<S>) {
     assert_eq!(tree.get(&merge).unwrap().goal_type, GoalType::ExploreMerge);
 
     // Direct edits of the tree.
-    let mut goal = tree.get("2").unwrap().clone();
-    goal.id = "50".into();
-    goal.parent_id = Some("2".into());
-    goal.status = GoalStatus::Pending;
+    let goal = Goal::new(
+        "50",
+        Some("2".into()),
+        "planned elsewhere",
+        &tree.get("2").unwrap().created_at,
+    );
     store.add_goal(&id, goal.clone()).await.unwrap();
     assert!(matches!(
         store.add_goal(&id, goal).await,
@@ -454,7 +456,8 @@ pub async fn goal_commands_emit_events<S: TraceStore>(store: Arc<S>) {
         Err(StoreError::Invalid(_))
     ));
     let mut tree = store.get_goal_tree(&id).await.unwrap().unwrap();
-    tree.goals.retain(|g| g.id != "50");
+    let number = tree.display_number("50").unwrap();
+    tree.apply(&command(json!({ "delete": number }))).unwrap();
     store.update_goal_tree(&id, tree.clone()).await.unwrap();
     assert_eq!(store.get_goal_tree(&id).await.unwrap().unwrap(), tree);
     let last = store.get_events(&id, 0).await.unwrap();

@@ -60,7 +60,7 @@ pub async fn sub_traces_report_to_their_parent<S: TraceStore>(store: Arc<S>) {
             .await
             .unwrap()
             .unwrap()
-            .mission,
+            .mission(),
         "branch A"
     );
 
@@ -362,7 +362,7 @@ pub async fn concurrent_writers_lose_nothing<S: TraceStore + 'static>(store: Arc
         tree.get("1").unwrap().self_stats.message_count,
         (WRITERS * EACH) as u64
     );
-    assert_eq!(tree.goals.len(), 1 + WRITERS * EACH / 5);
+    assert_eq!(tree.goals().len(), 1 + WRITERS * EACH / 5);
     let mut call_ids: Vec<_> = store
         .get_messages_by_goal(&id, "1")
         .await

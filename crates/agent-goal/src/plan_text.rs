@@ -1,0 +1,168 @@
+//! The plan's text form, which people read, edit and save as templates (plan mode).
+//!
+//! One goal a line, two spaces of indent per level; blank lines and lines starting with `#`
+//! are ignored:
+//!
+//! ```text
+//! # Plan: Add a cache
+//! Read the code
+//! Implement
+//!   Design the interface
+//!   Write it
+//! Test
+//! ```
+//!
+//! [`GoalTree::plan_text`] writes it, [`parse_plan`] reads it back as [`PlanItem`]s, and
+//! [`GoalTree::replan`] turns items into a fresh tree of pending goals.
+
+use crate::error::PlanParseError;
+use crate::model::{Goal, GoalStatus, GoalTree, GoalType};
+use crate::numbering::Fold;
+use crate::time::now_rfc3339;
+
+/// The comment on the format that follows the `# Plan: <mission>` line of a plan text.
+const HINT: &str =
+    "# One goal a line; indent two spaces per level. Lines starting with # are ignored.\n";
+
+/// One line of a plan: a goal's description and its depth (0 at top level).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanItem {
+    /// How deep the goal sits: 0 at top level, 1 under a top-level goal, ...
+    pub depth: usize,
+    /// What the goal is, on one line.
+    pub description: String,
+}
+
+impl GoalTree {
+    /// The plan as text: a `# Plan: <mission>` line, a comment on the format, then every
+    /// visible normal goal, nested by indentation. Abandoned goals, exploration goals and
+    /// everything under them are left out; runs of white space (line breaks included) in the
+    /// mission and the descriptions become one space. Ends with a newline.
+    pub fn plan_text(&self) -> String {
+        let mut out = format!("# Plan: {}\n{HINT}", one_line(&self.mission));
+        for item in self.plan_items() {
+            for _ in 0..item.depth {
+                out.push_str("  ");
+            }
+            out.push_str(&item.description);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// A fresh plan for `items`, stamped with the current time; see [`GoalTree::replan_at`].
+    ///
+    /// ```
+    /// use agent_goal::{GoalTree, parse_plan};
+    ///
+    /// let old = GoalTree::new("Add a cache");
+    /// let items = parse_plan("# Plan: Add a cache\nRead the code\nImplement\n  Design it\n")?;
+    /// let plan = old.replan(&items);
+    /// assert_eq!(plan.display_number("3").as_deref(), Some("2.1"));
+    /// assert!(plan.plan_text().ends_with("\nRead the code\nImplement\n  Design it\n"));
+    /// # Ok::<(), agent_goal::PlanParseError>(())
+    /// ```
+    pub fn replan(&self, items: &[PlanItem]) -> GoalTree {
+        self.replan_at(items, &now_rfc3339())
+    }
+
+    /// A fresh plan for `items`, created at `now`: the same mission, one pending goal per item
+    /// in order, nothing focused, no statistics. The ids continue after this tree's, so none
+    /// that was ever handed out here is reused.
+    ///
+    /// An item is a child of the nearest item before it that is one level less deep; an item
+    /// more than one level deeper than the one before it (which [`parse_plan`] refuses) goes
+    /// one level below that one.
+    pub fn replan_at(&self, items: &[PlanItem], now: &str) -> GoalTree {
+        let highest = self
+            .goals
+            .iter()
+            .filter_map(|goal| goal.id.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        let mut next = self.next_id.max(highest.saturating_add(1)).max(1);
+        let mut tree = GoalTree::new(self.mission.clone());
+        tree.goals.reserve(items.len());
+        let mut parents: Vec<String> = Vec::new();
+        for item in items {
+            parents.truncate(item.depth);
+            let id = next.to_string();
+            next = next.saturating_add(1);
+            let parent = parents.last().cloned();
+            tree.goals
+                .push(Goal::new(id.clone(), parent, item.description.clone(), now));
+            parents.push(id);
+        }
+        tree.next_id = next;
+        tree
+    }
+
+    /// The lines of [`GoalTree::plan_text`]: visible normal goals in display order.
+    fn plan_items(&self) -> Vec<PlanItem> {
+        let mut items = Vec::new();
+        // Depth of a left-out goal whose descendants are being skipped.
+        let mut skipping: Option<usize> = None;
+        for row in self.outline(Fold::Nothing) {
+            if skipping.is_some_and(|depth| row.depth > depth) {
+                continue;
+            }
+            skipping = None;
+            let goal = &self.goals[row.index];
+            if goal.status == GoalStatus::Abandoned || goal.goal_type != GoalType::Normal {
+                skipping = Some(row.depth);
+                continue;
+            }
+            items.push(PlanItem {
+                depth: row.depth,
+                description: one_line(&goal.description),
+            });
+        }
+        items
+    }
+}
+
+/// Reads a plan text (see the [module docs](self)) as items, refusing tabs in the indent, an
+/// indent that is not a multiple of two spaces, a line indented more than one level below the
+/// goal above it, and a plan without goals. Errors name the line (counted from 1).
+pub fn parse_plan(text: &str) -> Result<Vec<PlanItem>, PlanParseError> {
+    let mut items: Vec<PlanItem> = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        if line[..indent].contains('\t') {
+            return Err(PlanParseError::TabIndent { line: number });
+        }
+        if indent % 2 != 0 {
+            return Err(PlanParseError::OddIndent {
+                line: number,
+                spaces: indent,
+            });
+        }
+        let depth = indent / 2;
+        let allowed = items.last().map_or(0, |last| last.depth + 1);
+        if depth > allowed {
+            return Err(PlanParseError::TooDeep { line: number });
+        }
+        items.push(PlanItem {
+            depth,
+            description: trimmed.to_owned(),
+        });
+    }
+    if items.is_empty() {
+        return Err(PlanParseError::NoGoals);
+    }
+    Ok(items)
+}
+
+/// `text` with every run of white space turned into one space, and trimmed.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+#[path = "plan_text_tests.rs"]
+mod tests;
