@@ -5,12 +5,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use agent_execution::GoalTree;
 use agent_execution::ids::{message_id, split_message_id};
 use agent_execution::{
     Commit, Event, EventBus, EventKind, Message, StoreError, Trace, TraceFilter, TraceState,
     TraceStore, TraceTxn, validate_trace_id,
 };
-use agent_goal::GoalTree;
 use async_trait::async_trait;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 

@@ -1,23 +1,32 @@
 //! One trace folder: opening it (replaying `events.jsonl` once into state and an index), taking
-//! its writer lock, committing, and reading messages and events through the index.
+//! its writer lock and committing.
+//!
+//! This module owns the folder's life: the cold open and its consistency checks, creation, the
+//! lock that makes a process the writer, and appending a commit. Following the log and indexing
+//! it lives in `index`, the mirror files in `mirrors`, and the reads through the index in
+//! `reads`.
 //!
 //! Everything here is blocking file I/O; the store runs it on the blocking thread pool while it
 //! holds the trace's async mutex.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use agent_execution::ids::message_id;
-use agent_execution::{Event, EventKind, StoreError, Trace, TraceState};
-use agent_goal::GoalTree;
+use agent_execution::GoalTree;
+use agent_execution::{StoreError, Trace, TraceState};
 
 use crate::Durability;
+use crate::files::{sync_dir, write_atomic};
 
+mod index;
+mod mirrors;
 mod reads;
-use crate::files::{pretty, sync_dir, write_atomic};
-use crate::log::{ScanError, scan};
+
+pub(crate) use index::IndexNote;
+pub(crate) use mirrors::MIRROR_DELAY;
+use mirrors::check_mirror;
 
 /// File names inside a trace folder (the Contract layout, plus the lock file).
 pub(crate) const META: &str = "meta.json";
@@ -59,34 +68,6 @@ struct OpenTrace {
     mirrored_at: std::time::Instant,
 }
 
-/// How one event changes the message index.
-#[derive(Debug)]
-pub(crate) enum IndexNote {
-    Other,
-    Added {
-        sequence: u64,
-        goal_id: Option<String>,
-    },
-    Updated {
-        sequence: u64,
-    },
-}
-
-impl IndexNote {
-    pub(crate) fn of(event: &Event) -> Self {
-        match &event.kind {
-            EventKind::MessageAdded { message, .. } => Self::Added {
-                sequence: message.sequence,
-                goal_id: message.goal_id.clone(),
-            },
-            EventKind::MessageUpdated { message } => Self::Updated {
-                sequence: message.sequence,
-            },
-            _ => Self::Other,
-        }
-    }
-}
-
 /// A commit serialised and ready to be written.
 #[derive(Debug)]
 pub(crate) struct Prepared {
@@ -106,113 +87,6 @@ pub(crate) struct Prepared {
     /// `meta.json` and `goal.json` are written at once rather than at most every
     /// [`MIRROR_DELAY`].
     pub(crate) structural: bool,
-}
-
-/// How long `meta.json` and `goal.json` may lag behind the log when only message statistics
-/// changed. The log is always current; readers of this store never see the lag.
-pub(crate) const MIRROR_DELAY: std::time::Duration = std::time::Duration::from_millis(250);
-
-impl OpenTrace {
-    fn empty(log: Option<File>) -> Self {
-        Self {
-            state: None,
-            log,
-            len: 0,
-            events: Vec::new(),
-            messages: Vec::new(),
-            by_goal: HashMap::new(),
-            lock: None,
-            meta_dirty: false,
-            goal_dirty: false,
-            mirrored_at: std::time::Instant::now(),
-        }
-    }
-
-    fn index(&mut self, note: IndexNote, offset: u64, length: u64) {
-        self.events.push(offset);
-        match note {
-            IndexNote::Other => {}
-            IndexNote::Added { sequence, goal_id } => {
-                self.messages.push((offset, length));
-                if let Some(goal_id) = goal_id {
-                    self.by_goal.entry(goal_id).or_default().push(sequence);
-                }
-            }
-            IndexNote::Updated { sequence } => {
-                if let Some(location) = position(sequence).and_then(|i| self.messages.get_mut(i)) {
-                    *location = (offset, length);
-                }
-            }
-        }
-    }
-
-    /// Replays an event read from the log and indexes it.
-    fn replay(&mut self, event: Event, offset: u64, length: u64) -> Result<(), String> {
-        match &mut self.state {
-            None => {
-                self.state = Some(TraceState::from_first_event(&event).map_err(|e| e.to_string())?)
-            }
-            Some(state) => state.replay(&event).map_err(|e| e.to_string())?,
-        }
-        self.index(IndexNote::of(&event), offset, length);
-        Ok(())
-    }
-
-    /// Reads complete commits appended after `len` (by another process, or left by a crash).
-    fn catch_up(&mut self, path: &Path) -> Result<(), StoreError> {
-        let Some(log) = self.log.take() else {
-            return Ok(());
-        };
-        let result = self.catch_up_with(&log, path);
-        self.log = Some(log);
-        result
-    }
-
-    fn catch_up_with(&mut self, log: &File, path: &Path) -> Result<(), StoreError> {
-        let size = log.metadata().map_err(|e| StoreError::io(path, e))?.len();
-        if size <= self.len {
-            return Ok(());
-        }
-        let first_line = self.events.len() as u64 + 1;
-        let end = scan(log, self.len, first_line, |event, offset, length| {
-            self.replay(event, offset, length)
-        })
-        .map_err(|error| scan_error(path, error))?;
-        self.len = end;
-        Ok(())
-    }
-}
-
-fn scan_error(path: &Path, error: ScanError) -> StoreError {
-    match error {
-        ScanError::Io(source) => StoreError::io(path, source),
-        ScanError::Corrupt { line, detail } => StoreError::Corrupt {
-            path: path.to_owned(),
-            detail: format!("line {line}: {detail}"),
-        },
-    }
-}
-
-/// The vector position of a sequence or event id (both count from 1).
-fn position(id: u64) -> Option<usize> {
-    usize::try_from(id).ok()?.checked_sub(1)
-}
-
-/// Checks that a mirror file, if present, parses; a damaged one is reported by name.
-fn check_mirror<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, StoreError> {
-    let bytes = match fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(StoreError::io(path, error)),
-    };
-    serde_json::from_slice(&bytes)
-        .map(Some)
-        .map_err(|e| StoreError::Corrupt {
-            path: path.to_owned(),
-            detail: format!(
-                "{e}; events.jsonl holds the trace, remove this file to have it rebuilt"
-            ),
-        })
 }
 
 impl Slot {
@@ -374,42 +248,6 @@ impl Slot {
         self.repair_mirrors()
     }
 
-    /// Rewrites `meta.json` and `goal.json` when they differ from the log, and message files
-    /// that are missing.
-    fn repair_mirrors(&self) -> Result<(), StoreError> {
-        let Some(open) = &self.open else {
-            return Ok(());
-        };
-        let Some(state) = &open.state else {
-            return Ok(());
-        };
-        let meta_path = self.dir.join(META);
-        if check_mirror::<Trace>(&meta_path)?.as_ref() != Some(&state.trace) {
-            write_atomic(&meta_path, &pretty(&state.trace, &meta_path)?)?;
-        }
-        let goal_path = self.dir.join(GOAL);
-        if check_mirror::<GoalTree>(&goal_path)?.as_ref() != Some(&state.goal_tree) {
-            write_atomic(&goal_path, &pretty(&state.goal_tree, &goal_path)?)?;
-        }
-        let messages_dir = self.dir.join(MESSAGES);
-        fs::create_dir_all(&messages_dir).map_err(|e| StoreError::io(&messages_dir, e))?;
-        let present: HashSet<String> = fs::read_dir(&messages_dir)
-            .map_err(|e| StoreError::io(&messages_dir, e))?
-            .filter_map(|entry| entry.ok())
-            .map(|entry| entry.file_name().to_string_lossy().into_owned())
-            .collect();
-        for sequence in 1..=state.last_sequence {
-            let name = format!("{}.json", message_id(&state.trace.trace_id, sequence));
-            if !present.contains(&name)
-                && let Some(message) = self.message_at(open, sequence)?
-            {
-                let path = messages_dir.join(name);
-                write_atomic(&path, &pretty(&message, &path)?)?;
-            }
-        }
-        Ok(())
-    }
-
     /// Writes a prepared commit: one append (and in `Fsync` mode one sync) of `events.jsonl`,
     /// then the mirror files.
     pub(crate) fn commit(&mut self, prepared: Prepared) -> Result<(), StoreError> {
@@ -464,38 +302,8 @@ impl Slot {
         Ok(())
     }
 
-    /// Writes `meta.json` and `goal.json` if they are behind the state.
-    pub(crate) fn flush_mirrors(&mut self) -> Result<(), StoreError> {
-        let Some(open) = self.open.as_mut() else {
-            return Ok(());
-        };
-        let Some(state) = &open.state else {
-            return Ok(());
-        };
-        if open.meta_dirty {
-            let path = self.dir.join(META);
-            write_atomic(&path, &pretty(&state.trace, &path)?)?;
-            open.meta_dirty = false;
-        }
-        if open.goal_dirty {
-            let path = self.dir.join(GOAL);
-            write_atomic(&path, &pretty(&state.goal_tree, &path)?)?;
-            open.goal_dirty = false;
-        }
-        open.mirrored_at = std::time::Instant::now();
-        Ok(())
-    }
-
     /// The state of a trace being written (`None` while it is being created).
     pub(crate) fn state(&self) -> Option<&TraceState> {
         self.open.as_ref().and_then(|open| open.state.as_ref())
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        if let Err(error) = self.flush_mirrors() {
-            tracing::warn!(%error, "could not bring the mirror files up to date");
-        }
     }
 }

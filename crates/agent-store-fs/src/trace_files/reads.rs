@@ -4,7 +4,8 @@ use std::path::Path;
 
 use agent_execution::{Event, EventKind, Message, StoreError};
 
-use super::{EVENTS, OpenTrace, Slot, position};
+use super::index::position;
+use super::{EVENTS, OpenTrace, Slot};
 use crate::log::read_at;
 
 impl Slot {

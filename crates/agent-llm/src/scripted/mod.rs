@@ -1,277 +1,30 @@
 //! A deterministic client that answers from a script: for tests and offline demos.
 //!
-//! The script format is documented in the crate docs. Requests are answered from one queue of
-//! turns, in order, unless a route claims them: a route has its own queue and answers the
-//! requests whose task (first user message) contains its text, so concurrent conversations (the
-//! branches of an exploration) each get their own turns whatever order they arrive in.
+//! This module owns the client: the position in each queue, the recorded requests, and turning
+//! a scripted turn into the events of a streamed answer. What a script is (its types, its JSON
+//! and which route claims a request) lives in the `script` module. Requests are answered from
+//! one queue of turns, in order, unless a route claims them: a route has its own queue and
+//! answers the requests whose task (first user message) contains its text, so concurrent
+//! conversations (the branches of an exploration) each get their own turns whatever order they
+//! arrive in.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::client::{ChatStream, LlmClient, stream_of};
-use crate::error::{LlmError, TimeoutKind};
+use crate::error::LlmError;
 use crate::models::ModelInfo;
 use crate::tokens::{estimate_request_tokens, estimate_tokens};
-use crate::types::{ChatEvent, ChatMessage, ChatRequest, Usage};
+use crate::types::{ChatEvent, ChatRequest, Usage};
 
-/// One tool call of a scripted turn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScriptedToolCall {
-    /// The call id; `call_<turn>_<position>` (both from 1) when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// The tool's name.
-    pub name: String,
-    /// The arguments: a JSON value is sent as its JSON text, a string is sent as it is (so a
-    /// script can produce malformed arguments).
-    #[serde(default)]
-    pub arguments: serde_json::Value,
-}
+mod script;
 
-/// The kinds of error a script can make the client return.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ScriptedErrorKind {
-    /// [`LlmError::Authentication`].
-    Authentication,
-    /// [`LlmError::RateLimited`].
-    RateLimited,
-    /// [`LlmError::ContextWindowExceeded`].
-    ContextWindowExceeded,
-    /// [`LlmError::BadRequest`].
-    BadRequest,
-    /// [`LlmError::Server`].
-    Server,
-    /// [`LlmError::Network`].
-    Network,
-    /// [`LlmError::Timeout`].
-    Timeout,
-    /// [`LlmError::MalformedResponse`].
-    MalformedResponse,
-}
+pub use script::{
+    Script, ScriptRoute, ScriptedError, ScriptedErrorKind, ScriptedToolCall, ScriptedTurn,
+};
 
-/// An error a scripted turn returns instead of an answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScriptedError {
-    /// Which error.
-    pub kind: ScriptedErrorKind,
-    /// Its message.
-    #[serde(default)]
-    pub message: String,
-    /// For `rate_limited`: the `retry_after` to report, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_after_ms: Option<u64>,
-}
-
-impl ScriptedError {
-    /// The error the client returns.
-    pub fn to_error(&self) -> LlmError {
-        let message = self.message.clone();
-        match self.kind {
-            ScriptedErrorKind::Authentication => LlmError::Authentication {
-                status: 401,
-                message,
-            },
-            ScriptedErrorKind::RateLimited => LlmError::RateLimited {
-                retry_after: self.retry_after_ms.map(Duration::from_millis),
-                message,
-            },
-            ScriptedErrorKind::ContextWindowExceeded => LlmError::ContextWindowExceeded { message },
-            ScriptedErrorKind::BadRequest => LlmError::BadRequest {
-                status: 400,
-                message,
-            },
-            ScriptedErrorKind::Server => LlmError::Server {
-                status: 500,
-                message,
-            },
-            ScriptedErrorKind::Network => LlmError::Network { message },
-            ScriptedErrorKind::Timeout => LlmError::Timeout {
-                kind: TimeoutKind::Request,
-                after: Duration::ZERO,
-            },
-            ScriptedErrorKind::MalformedResponse => LlmError::MalformedResponse { message },
-        }
-    }
-}
-
-/// One scripted model turn: text and/or tool calls, or an error.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ScriptedTurn {
-    /// The assistant's text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// The tool calls, in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<ScriptedToolCall>,
-    /// The usage to report; estimated from the request and the answer when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-    /// The finish reason; `tool_calls` when there are tool calls, else `stop`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finish_reason: Option<String>,
-    /// An error to return instead of an answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<ScriptedError>,
-    /// How long to wait before answering, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delay_ms: Option<u64>,
-}
-
-impl ScriptedTurn {
-    /// A turn that answers with text only.
-    pub fn text(text: impl Into<String>) -> Self {
-        ScriptedTurn {
-            text: Some(text.into()),
-            ..ScriptedTurn::default()
-        }
-    }
-
-    /// A turn that makes one tool call; `arguments` is usually a `json!` object.
-    pub fn tool_call(name: impl Into<String>, arguments: serde_json::Value) -> Self {
-        ScriptedTurn::default().with_tool_call(name, arguments)
-    }
-
-    /// A turn that returns `kind` of error with `message`.
-    pub fn error(kind: ScriptedErrorKind, message: impl Into<String>) -> Self {
-        ScriptedTurn {
-            error: Some(ScriptedError {
-                kind,
-                message: message.into(),
-                retry_after_ms: None,
-            }),
-            ..ScriptedTurn::default()
-        }
-    }
-
-    /// The same turn with one more tool call.
-    pub fn with_tool_call(mut self, name: impl Into<String>, arguments: serde_json::Value) -> Self {
-        self.tool_calls.push(ScriptedToolCall {
-            id: None,
-            name: name.into(),
-            arguments,
-        });
-        self
-    }
-
-    /// The same turn with this text.
-    pub fn with_text(mut self, text: impl Into<String>) -> Self {
-        self.text = Some(text.into());
-        self
-    }
-
-    /// The same turn reporting this usage.
-    pub fn with_usage(mut self, usage: Usage) -> Self {
-        self.usage = Some(usage);
-        self
-    }
-
-    /// The same turn answering after `delay`.
-    pub fn with_delay(mut self, delay: Duration) -> Self {
-        self.delay_ms = Some(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
-        self
-    }
-}
-
-/// A queue of turns for the requests whose task contains a text.
-///
-/// The task of a request is its first user message. When several routes match, the one whose
-/// text ends latest in the task wins (the first listed on a tie), so a task that states its own
-/// assignment after quoted background (which may name other routes' texts) selects its own
-/// route. An empty text matches nothing.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ScriptRoute {
-    /// The text the task must contain.
-    pub when_task_contains: String,
-    /// The turns answered to matching requests, in order.
-    #[serde(default)]
-    pub turns: Vec<ScriptedTurn>,
-    /// The final answer repeated once this route's turns run out; the script's `fallback`
-    /// when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fallback: Option<String>,
-}
-
-impl ScriptRoute {
-    /// A route answering `turns` to the requests whose task contains `text`.
-    pub fn new(text: impl Into<String>, turns: Vec<ScriptedTurn>) -> Self {
-        ScriptRoute {
-            when_task_contains: text.into(),
-            turns,
-            fallback: None,
-        }
-    }
-
-    /// Where the route's text ends in `task` at its last occurrence, if it occurs.
-    fn match_end(&self, task: &str) -> Option<usize> {
-        if self.when_task_contains.is_empty() {
-            return None;
-        }
-        task.rfind(&self.when_task_contains)
-            .map(|start| start + self.when_task_contains.len())
-    }
-}
-
-/// A whole script: turns answered in order, and what to answer once they run out.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(from = "ScriptForm")]
-pub struct Script {
-    /// The turns, in order, for requests no route claims.
-    pub turns: Vec<ScriptedTurn>,
-    /// Routes with their own queues, for requests whose task contains their text.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub routes: Vec<ScriptRoute>,
-    /// The final answer repeated once the turns run out; without one the client returns
-    /// [`LlmError::ScriptExhausted`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fallback: Option<String>,
-    /// The context window the client reports for every model (the built-in table otherwise).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context_window: Option<usize>,
-}
-
-/// The accepted JSON forms of a script: an object, or just the array of turns.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum ScriptForm {
-    Turns(Vec<ScriptedTurn>),
-    Full {
-        #[serde(default)]
-        turns: Vec<ScriptedTurn>,
-        #[serde(default)]
-        routes: Vec<ScriptRoute>,
-        #[serde(default)]
-        fallback: Option<String>,
-        #[serde(default)]
-        context_window: Option<usize>,
-    },
-}
-
-impl From<ScriptForm> for Script {
-    fn from(form: ScriptForm) -> Self {
-        match form {
-            ScriptForm::Turns(turns) => Script {
-                turns,
-                ..Script::default()
-            },
-            ScriptForm::Full {
-                turns,
-                routes,
-                fallback,
-                context_window,
-            } => Script {
-                turns,
-                routes,
-                fallback,
-                context_window,
-            },
-        }
-    }
-}
-
+/// The client's progress: where each queue stands and what it was asked.
 #[derive(Debug, Default)]
 struct State {
     next: usize,
@@ -282,6 +35,7 @@ struct State {
     answered_by: Vec<Option<usize>>,
 }
 
+/// What the clones of one client share: the script and the progress through it.
 #[derive(Debug)]
 struct Inner {
     script: Script,
@@ -318,16 +72,12 @@ impl ScriptedClient {
 
     /// A client from a JSON script value (see the crate docs for the format).
     pub fn from_json(value: serde_json::Value) -> Result<Self, LlmError> {
-        let script = serde_json::from_value(value)
-            .map_err(|err| LlmError::config(format!("invalid script: {err}")))?;
-        Ok(ScriptedClient::from_script(script))
+        Ok(ScriptedClient::from_script(Script::from_json_value(value)?))
     }
 
     /// A client from JSON script text.
     pub fn from_json_str(json: &str) -> Result<Self, LlmError> {
-        let script = serde_json::from_str(json)
-            .map_err(|err| LlmError::config(format!("invalid script: {err}")))?;
-        Ok(ScriptedClient::from_script(script))
+        Ok(ScriptedClient::from_script(Script::from_json_text(json)?))
     }
 
     /// A client from a JSON script file.
@@ -414,26 +164,9 @@ impl ScriptedClient {
         total.saturating_sub(next)
     }
 
-    /// The route that claims `request`, if any: the one whose text ends latest in the task.
-    fn route_for(&self, request: &ChatRequest) -> Option<usize> {
-        let task = request.messages.iter().find_map(|message| match message {
-            ChatMessage::User(text) => Some(text.as_str()),
-            _ => None,
-        })?;
-        let mut best: Option<(usize, usize)> = None;
-        for (index, route) in self.inner.script.routes.iter().enumerate() {
-            if let Some(end) = route.match_end(task)
-                && best.is_none_or(|(_, best_end)| end > best_end)
-            {
-                best = Some((index, end));
-            }
-        }
-        best.map(|(index, _)| index)
-    }
-
     /// Records `request` and picks the turn that answers it.
     fn take_turn(&self, request: &ChatRequest) -> Result<(usize, ScriptedTurn), LlmError> {
-        let route = self.route_for(request);
+        let route = self.inner.script.route_for(request);
         let mut state = self.state();
         state.requests.push(request.clone());
         state.answered_by.push(route);
@@ -550,6 +283,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use crate::types::ChatMessage;
 
     fn ask(task: &str) -> ChatRequest {
         ChatRequest::new(
