@@ -9,7 +9,8 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     /// Which workspace crates each crate may depend on (normal dependencies).
-    /// This is the Architecture Invariant of `docs/architecture.md`.
+    /// This is the Architecture Invariant of `docs/architecture.md`. No entry names
+    /// `agent-test-support`: it is only ever a dev-dependency.
     const ALLOWED: &[(&str, &[&str])] = &[
         ("agent-goal", &[]),
         ("agent-llm", &[]),

@@ -1,0 +1,152 @@
+//! A temporary environment for running the `agent` binary as a user would: a root folder with
+//! `home/` (the isolated `HOME` and `XDG_CONFIG_HOME`), `work/` (a workspace) and `traces/`
+//! (`AGENT_TRACE_DIR`), and commands that start in the root with no keys, no user
+//! configuration, no editor and no terminal.
+//!
+//! The binary's path is a parameter: agent-cli's tests pass `env!("CARGO_BIN_EXE_agent")`, and
+//! other test crates build it with [`build_agent`].
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::sync::OnceLock;
+
+/// Variables of the caller's environment that would change what `agent` does.
+const CLEARED: [&str; 9] = [
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "AGENT_MODEL",
+    "AGENT_TOKEN",
+    "RUST_LOG",
+    "EDITOR",
+    "VISUAL",
+];
+
+/// A temporary home, workspace and trace folder, and the `agent` commands to run in them.
+pub struct CliEnv {
+    root: tempfile::TempDir,
+    binary: PathBuf,
+}
+
+impl CliEnv {
+    /// A fresh environment for the `agent` binary at `binary`.
+    pub fn new(binary: impl Into<PathBuf>) -> Self {
+        let root = tempfile::tempdir().expect("cannot create a temporary folder");
+        for dir in ["home", "work", "traces"] {
+            std::fs::create_dir(root.path().join(dir)).expect("cannot create a folder");
+        }
+        Self {
+            root,
+            binary: binary.into(),
+        }
+    }
+
+    /// The root folder (the commands' current folder).
+    pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// A path under the root.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.root.path().join(name)
+    }
+
+    /// A path under the root, as a command-line argument.
+    pub fn arg(&self, name: &str) -> String {
+        self.path(name).to_string_lossy().into_owned()
+    }
+
+    /// The workspace folder, as a command-line argument.
+    pub fn work(&self) -> String {
+        self.arg("work")
+    }
+
+    /// The trace folder (also `AGENT_TRACE_DIR`).
+    pub fn traces(&self) -> PathBuf {
+        self.path("traces")
+    }
+
+    /// Writes a file under the root (creating its folders) and returns its path as an argument.
+    pub fn write(&self, name: &str, text: &str) -> String {
+        let path = self.path(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("cannot create a folder");
+        }
+        std::fs::write(&path, text).expect("cannot write a file");
+        path.to_string_lossy().into_owned()
+    }
+
+    /// `agent <args>` as a blocking command: current folder the root, `HOME` and
+    /// `XDG_CONFIG_HOME` the `home/` folder, `AGENT_TRACE_DIR` the `traces/` folder,
+    /// `NO_COLOR`, no standard input, and none of the caller's keys, model, token, log filter
+    /// or editor.
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(&self.binary);
+        command
+            .args(args)
+            .current_dir(self.root.path())
+            .env("HOME", self.path("home"))
+            .env("XDG_CONFIG_HOME", self.path("home"))
+            .env("AGENT_TRACE_DIR", self.traces())
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null());
+        for var in CLEARED {
+            command.env_remove(var);
+        }
+        command
+    }
+
+    /// [`CliEnv::command`] as a tokio command.
+    pub fn agent(&self, args: &[&str]) -> tokio::process::Command {
+        self.command(args).into()
+    }
+
+    /// Runs `agent <args>` to the end and returns what it printed.
+    pub async fn run(&self, args: &[&str]) -> Output {
+        self.agent(args)
+            .output()
+            .await
+            .expect("the agent binary could not start")
+    }
+}
+
+/// What a command printed on stdout.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// What a command printed on stderr.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A command's exit code (-1 when a signal ended it).
+pub fn code(output: &Output) -> i32 {
+    output.status.code().unwrap_or(-1)
+}
+
+/// The `agent` binary of this workspace, built once per process with `cargo build -p agent-cli`
+/// (for test crates other than agent-cli, which have no `CARGO_BIN_EXE_agent`). It lands next
+/// to the calling test binary's folder: `<target>/debug/agent` for `<target>/debug/deps/*`.
+pub fn build_agent() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "--quiet", "-p", "agent-cli", "--bin", "agent"])
+            .current_dir(root)
+            .status()
+            .expect("cargo build could not start");
+        assert!(status.success(), "building the agent binary failed");
+        let exe = std::env::current_exe().expect("the test binary has a path");
+        let binary = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("the test binary is in <target>/<profile>/deps")
+            .join("agent");
+        assert!(binary.is_file(), "no agent binary at {}", binary.display());
+        binary
+    })
+}

@@ -1,0 +1,23 @@
+//! What the workspace's tests share, in one place:
+//!
+//! - [`mock_model`]: one mock model server speaking the OpenAI-compatible chat-completions and
+//!   the Anthropic Messages wire formats (JSON and server-sent events), answering from a queue
+//!   of scripted replies and recording every request;
+//! - [`conformance`]: the `TraceStore` conformance suite, re-exported from `agent-execution`
+//!   (where it lives behind the `conformance` feature, so store implementers outside the
+//!   workspace can run it too);
+//! - [`cli`]: a temporary environment for running the `agent` binary (workspace, trace folder,
+//!   isolated home and configuration).
+//!
+//! Only dev-dependencies and test crates may depend on this crate; no library or binary of the
+//! workspace may. Its public API names no type of `agent-llm` (requests and replies are
+//! `serde_json::Value`s and plain structs), because `agent-llm`'s own tests use it and a
+//! dev-dependency cycle that shared types would give them two copies of each type.
+// Test support: a broken precondition (a port that cannot be bound, a temporary folder that
+// cannot be made) is a failed test, so it panics.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod cli;
+pub mod mock_model;
+
+pub use agent_execution::store::conformance;

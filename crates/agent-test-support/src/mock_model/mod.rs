@@ -1,0 +1,451 @@
+//! The mock model server: an axum app on 127.0.0.1, port 0, that speaks the OpenAI-compatible
+//! chat-completions format (`POST {base}/chat/completions`) and the Anthropic Messages format
+//! (`POST /v1/messages`), answers each request with the next scripted [`Reply`] (or a fallback
+//! when the queue is empty), and records every request for assertions.
+//!
+//! ```no_run
+//! # async fn example() {
+//! use agent_test_support::mock_model::{MockModelServer, Turn, Usage};
+//! use serde_json::json;
+//!
+//! let server = MockModelServer::start().await;
+//! server.push(Turn::tool_call("call_1", "read_file", json!({"path": "a.rs"})));
+//! server.push(Turn::text("Done.").with_usage(Usage::new(120, 8)));
+//! // ... point a client at server.openai_base() or server.anthropic_base() ...
+//! assert_eq!(server.requests()[0].path, "/v1/chat/completions");
+//! # }
+//! ```
+//!
+//! A [`Turn`] is rendered in the request's format: JSON, or a stream (fragmented text and tool
+//! arguments, `usage` only when asked for with `stream_options.include_usage`) when the request
+//! says `"stream": true`. Raw replies ([`Reply::json`], [`Reply::sse`], ...) are sent as they
+//! are. Requests that break a provider's documented rules get that provider's 400 (see
+//! `rules.rs`) and consume no reply.
+
+mod reply;
+mod rules;
+mod turn;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, Uri};
+use axum::response::Response;
+use futures::Stream;
+use serde_json::{Value, json};
+
+pub use reply::{Reply, SSE_DONE, sse_data, sse_event};
+pub use turn::{Turn, Usage};
+
+use reply::{End, StreamShape};
+
+/// The wire format of a request, told by its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireFormat {
+    /// OpenAI-compatible chat completions: a path ending in `/chat/completions`.
+    OpenAi,
+    /// Anthropic Messages: `/v1/messages`.
+    Anthropic,
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    /// Its position among the requests, from 0.
+    pub index: usize,
+    /// The HTTP method.
+    pub method: String,
+    /// The path, without the query.
+    pub path: String,
+    /// The headers, names in lower case, in the order received.
+    pub headers: Vec<(String, String)>,
+    /// The body parsed as JSON (`Null` when it is not JSON).
+    pub body: Value,
+}
+
+impl RecordedRequest {
+    /// The first value of a header (the name in any case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The wire format its path names.
+    pub fn format(&self) -> Option<WireFormat> {
+        if self.path.ends_with("/chat/completions") {
+            Some(WireFormat::OpenAi)
+        } else if self.path == "/v1/messages" {
+            Some(WireFormat::Anthropic)
+        } else {
+            None
+        }
+    }
+
+    /// Whether it asked for a streamed answer.
+    pub fn is_stream(&self) -> bool {
+        self.body["stream"] == Value::Bool(true)
+    }
+}
+
+type Fallback = Box<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>;
+
+#[derive(Default)]
+struct Shared {
+    replies: Mutex<VecDeque<Reply>>,
+    fallback: Mutex<Option<Arc<Fallback>>>,
+    requests: Mutex<Vec<RecordedRequest>>,
+    disconnects: AtomicUsize,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A running mock model server; it stops when dropped.
+pub struct MockModelServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl MockModelServer {
+    /// Starts a server with no reply queued.
+    pub async fn start() -> Self {
+        let shared = Arc::new(Shared::default());
+        let app = axum::Router::new()
+            .fallback(handle)
+            .with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("the mock model server cannot bind 127.0.0.1:0");
+        let addr = listener
+            .local_addr()
+            .expect("a bound listener has an address");
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self { addr, shared, task }
+    }
+
+    /// Starts a server with these replies queued.
+    pub async fn with_replies<R: Into<Reply>>(replies: impl IntoIterator<Item = R>) -> Self {
+        let server = Self::start().await;
+        for reply in replies {
+            server.push(reply);
+        }
+        server
+    }
+
+    /// Queues a reply.
+    pub fn push(&self, reply: impl Into<Reply>) {
+        lock(&self.shared.replies).push_back(reply.into());
+    }
+
+    /// What to answer once the queue is empty (by default a 418 error saying so).
+    pub fn when_empty(&self, fallback: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static) {
+        *lock(&self.shared.fallback) = Some(Arc::new(Box::new(fallback)));
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The OpenAI-style base URL (with `/v1`).
+    pub fn openai_base(&self) -> String {
+        format!("{}/v1", self.url())
+    }
+
+    /// The Anthropic-style base URL (without `/v1`).
+    pub fn anthropic_base(&self) -> String {
+        self.url()
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.requests).clone()
+    }
+
+    /// How many requests it received.
+    pub fn request_count(&self) -> usize {
+        lock(&self.shared.requests).len()
+    }
+
+    /// How many queued replies are left.
+    pub fn replies_left(&self) -> usize {
+        lock(&self.shared.replies).len()
+    }
+
+    /// How many streamed bodies the client dropped before they ended.
+    pub fn disconnects(&self) -> usize {
+        self.shared.disconnects.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for MockModelServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let request = {
+        let mut requests = lock(&shared.requests);
+        let request = RecordedRequest {
+            index: requests.len(),
+            method: method.to_string(),
+            path: uri.path().to_owned(),
+            headers: headers
+                .iter()
+                .map(|(n, v)| {
+                    (
+                        n.as_str().to_owned(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect(),
+            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        };
+        requests.push(request.clone());
+        request
+    };
+    if let Some(refusal) = refusal(&request) {
+        return refusal;
+    }
+    let next = lock(&shared.replies).pop_front();
+    let reply = match next {
+        Some(reply) => reply,
+        None => {
+            let fallback = lock(&shared.fallback).clone();
+            match fallback {
+                Some(fallback) => fallback(&request),
+                None => Reply::error(
+                    418,
+                    error_body(&request, "mock", "the mock model server has no reply left"),
+                ),
+            }
+        }
+    };
+    respond(reply, &request, &shared).await
+}
+
+/// The answer to a request that breaks the HTTP rules (route, method, JSON body) or the
+/// provider's documented request rules.
+fn refusal(request: &RecordedRequest) -> Option<Response> {
+    let Some(format) = request.format() else {
+        return Some(plain(404, "no such route on the mock model server"));
+    };
+    if request.method != "POST" {
+        return Some(plain(405, "method not allowed"));
+    }
+    if !request
+        .header("content-type")
+        .is_some_and(|t| t.starts_with("application/json"))
+    {
+        return Some(plain(415, "expected content-type: application/json"));
+    }
+    if !request.body.is_object() {
+        return Some(json_response(
+            400,
+            &[],
+            &error_body(
+                request,
+                "invalid_request_error",
+                "the body is not a JSON object",
+            ),
+        ));
+    }
+    let broken = match format {
+        WireFormat::OpenAi => rules::openai(request),
+        WireFormat::Anthropic => rules::anthropic(request),
+    };
+    broken.err().map(|message| {
+        json_response(
+            400,
+            &[],
+            &error_body(request, "invalid_request_error", &message),
+        )
+    })
+}
+
+/// An error body in the request's format.
+fn error_body(request: &RecordedRequest, kind: &str, message: &str) -> Value {
+    match request.format() {
+        Some(WireFormat::Anthropic) => {
+            json!({"type": "error", "error": {"type": kind, "message": message}})
+        }
+        _ => json!({"error": {"message": message, "type": kind, "param": null, "code": null}}),
+    }
+}
+
+fn plain(status: u16, text: &'static str) -> Response {
+    Response::builder()
+        .status(status)
+        .body(Body::from(text))
+        .expect("a valid plain response")
+}
+
+fn json_response(status: u16, headers: &[(String, String)], body: &Value) -> Response {
+    let mut builder = Response::builder()
+        .status(status)
+        .header("content-type", "application/json");
+    for (name, value) in headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    builder
+        .body(Body::from(body.to_string()))
+        .expect("a valid JSON response")
+}
+
+async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) -> Response {
+    if !reply.delay.is_zero() {
+        tokio::time::sleep(reply.delay).await;
+    }
+    let pieces = match reply.body {
+        reply::Body::Hang => futures::future::pending().await,
+        reply::Body::Json(body) => return json_response(reply.status, &reply.headers, &body),
+        reply::Body::Turn(turn) => {
+            let turn = turn.or_model(request.body["model"].as_str());
+            match (request.format(), request.is_stream()) {
+                (Some(WireFormat::Anthropic), false) => {
+                    return json_response(reply.status, &reply.headers, &turn.anthropic_message());
+                }
+                (Some(WireFormat::Anthropic), true) => turn
+                    .anthropic_events()
+                    .iter()
+                    .map(|e| Bytes::from(sse_event(e)))
+                    .collect(),
+                (_, false) => {
+                    return json_response(reply.status, &reply.headers, &turn.openai_completion());
+                }
+                (_, true) => {
+                    let usage = request.body["stream_options"]["include_usage"] == true;
+                    let mut pieces: Vec<Bytes> = turn
+                        .openai_chunks()
+                        .iter()
+                        // The usage chunk is the one without choices; it comes only on request.
+                        .filter(|c| usage || c["choices"] != json!([]))
+                        .map(|c| Bytes::from(sse_data(c)))
+                        .collect();
+                    pieces.push(Bytes::from_static(SSE_DONE.as_bytes()));
+                    pieces
+                }
+            }
+        }
+        reply::Body::Sse(pieces) => pieces,
+    };
+    let pieces = match reply.stream.split_every {
+        Some(bytes) => reply::recut(pieces, bytes),
+        None => pieces,
+    };
+    let mut builder = Response::builder()
+        .status(reply.status)
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache");
+    for (name, value) in &reply.headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    builder
+        .body(Body::from_stream(stream(
+            pieces,
+            reply.stream,
+            shared.clone(),
+        )))
+        .expect("a valid event-stream response")
+}
+
+/// Counts a disconnect when dropped before [`Watch::finish`].
+struct Watch {
+    shared: Arc<Shared>,
+    finished: bool,
+}
+
+impl Watch {
+    /// The body was sent to its end.
+    fn finish(&mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.shared.disconnects.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// The state of a streamed body being sent.
+struct Sending {
+    pieces: std::vec::IntoIter<Bytes>,
+    shape: StreamShape,
+    watch: Watch,
+}
+
+/// The body stream of a streamed reply: its pieces, each after a pause, then (after one more)
+/// its end.
+fn stream(
+    pieces: Vec<Bytes>,
+    shape: StreamShape,
+    shared: Arc<Shared>,
+) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send {
+    let sending = Sending {
+        pieces: pieces.into_iter(),
+        shape,
+        watch: Watch {
+            shared,
+            finished: false,
+        },
+    };
+    futures::stream::unfold(sending, |mut sending| async move {
+        if let Some(piece) = sending.pieces.next() {
+            wait(sending.shape.pause).await;
+            return Some((Ok(piece), sending));
+        }
+        // The end comes a pause after the last piece too, so that piece reaches the client.
+        if !sending.watch.finished {
+            wait(sending.shape.pause).await;
+        }
+        match &sending.shape.end {
+            End::Finish => {
+                sending.watch.finish();
+                None
+            }
+            End::Hang => futures::future::pending().await,
+            End::Reset => {
+                sending.watch.finish();
+                sending.shape.end = End::Finish;
+                let error = std::io::Error::other("the mock model server broke the connection");
+                Some((Err(error), sending))
+            }
+            End::Repeat(piece) => {
+                let piece = piece.clone();
+                Some((Ok(piece), sending))
+            }
+        }
+    })
+}
+
+async fn wait(pause: Duration) {
+    if !pause.is_zero() {
+        tokio::time::sleep(pause).await;
+    }
+}
