@@ -1,20 +1,18 @@
 //! The Anthropic client against a mock server speaking the Messages wire format: a tool-use
 //! round trip streamed and not, errors, retries and the request shape.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
 
 use std::time::Duration;
 
+use crate::fast_retry;
 use agent_llm::{
     AnthropicClient, AnthropicConfig, ChatMessage, ChatRequest, LlmClient, LlmError, TimeoutKind,
     Timeouts, ToolCall, ToolSpec, Usage,
 };
-use common::{MockResponse, MockServer, fast_retry};
+use agent_test_support::mock_model::{MockModelServer, Reply, Turn, Usage as MockUsage, sse_event};
 use serde_json::{Value, json};
 
 fn client(
-    server: &MockServer,
+    server: &MockModelServer,
     configure: impl FnOnce(AnthropicConfig) -> AnthropicConfig,
 ) -> AnthropicClient {
     let config = AnthropicConfig::new(server.anthropic_base(), Some("sk-ant-test".into()))
@@ -39,8 +37,8 @@ fn message_start(id: &str, input_tokens: u64) -> Value {
     }})
 }
 
-fn tool_use_stream() -> MockResponse {
-    MockResponse::typed_events(&[
+fn tool_use_stream() -> Reply {
+    Reply::anthropic_stream(&[
         message_start("msg_1", 400),
         json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
         json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me "}}),
@@ -58,8 +56,8 @@ fn tool_use_stream() -> MockResponse {
     ])
 }
 
-fn final_answer_stream() -> MockResponse {
-    MockResponse::typed_events(&[
+fn final_answer_stream() -> Reply {
+    Reply::anthropic_stream(&[
         message_start("msg_2", 500),
         json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
         json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Sunny, 21°C."}}),
@@ -71,7 +69,8 @@ fn final_answer_stream() -> MockResponse {
 
 #[tokio::test]
 async fn a_streamed_tool_use_round_trip() {
-    let server = MockServer::start(vec![tool_use_stream(), final_answer_stream()]).await;
+    let server =
+        MockModelServer::with_replies(vec![tool_use_stream(), final_answer_stream()]).await;
     let client = client(&server, |c| c);
     let mut messages = vec![
         ChatMessage::system("You answer weather questions."),
@@ -157,7 +156,7 @@ async fn a_streamed_tool_use_round_trip() {
 
 #[tokio::test]
 async fn a_non_streamed_tool_use() {
-    let server = MockServer::start(vec![MockResponse::json(json!({
+    let server = MockModelServer::with_replies(vec![Reply::json(json!({
         "id": "msg_9", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
         "content": [
             {"type": "text", "text": "Checking."},
@@ -194,7 +193,7 @@ async fn a_non_streamed_tool_use() {
 
 #[tokio::test]
 async fn prompt_is_too_long_maps_to_the_context_window_variant() {
-    let server = MockServer::start(vec![MockResponse::error(
+    let server = MockModelServer::with_replies(vec![Reply::error(
         400,
         json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 208310 tokens > 200000 maximum"}}),
     )])
@@ -217,10 +216,10 @@ async fn prompt_is_too_long_maps_to_the_context_window_variant() {
 
 #[tokio::test]
 async fn overloaded_is_retried_and_auth_errors_are_final() {
-    let server = MockServer::start(vec![
-        MockResponse::error(529, json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})),
+    let server = MockModelServer::with_replies(vec![
+        Reply::error(529, json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})),
         final_answer_stream(),
-        MockResponse::error(401, json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})),
+        Reply::error(401, json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})),
     ])
     .await;
     let client = client(&server, |c| c);
@@ -246,7 +245,7 @@ async fn overloaded_is_retried_and_auth_errors_are_final() {
 
 #[tokio::test]
 async fn an_error_event_mid_stream_is_reported() {
-    let server = MockServer::start(vec![MockResponse::typed_events(&[
+    let server = MockModelServer::with_replies(vec![Reply::anthropic_stream(&[
         message_start("msg_3", 10),
         json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
     ])])
@@ -269,14 +268,9 @@ async fn an_error_event_mid_stream_is_reported() {
 
 #[tokio::test]
 async fn a_silent_stream_hits_the_idle_timeout() {
-    let server = MockServer::start(vec![MockResponse::Sse {
-        pieces: vec![format!(
-            "event: message_start\ndata: {}\n\n",
-            message_start("msg_4", 10)
-        )],
-        pause: Duration::ZERO,
-        hang: true,
-    }])
+    let server = MockModelServer::with_replies(vec![
+        Reply::sse([sse_event(&message_start("msg_4", 10))]).then_hang(),
+    ])
     .await;
     let timeouts = Timeouts {
         idle: Duration::from_millis(200),
@@ -308,7 +302,7 @@ fn the_default_base_has_no_version_path() {
 #[tokio::test]
 async fn prompt_cache_breakpoints_and_cache_usage() {
     let answer = |id: &str, read: u64, written: u64| {
-        MockResponse::json(json!({
+        Reply::json(json!({
             "id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
             "content": [{"type": "text", "text": "ok"}],
             "stop_reason": "end_turn", "stop_sequence": null,
@@ -316,7 +310,9 @@ async fn prompt_cache_breakpoints_and_cache_usage() {
                 "cache_read_input_tokens": read, "cache_creation_input_tokens": written},
         }))
     };
-    let server = MockServer::start(vec![answer("msg_a", 0, 1500), answer("msg_b", 1500, 40)]).await;
+    let server =
+        MockModelServer::with_replies(vec![answer("msg_a", 0, 1500), answer("msg_b", 1500, 40)])
+            .await;
     let client = client(&server, |c| c.with_streaming(false));
     // What the runner sends: its static system prompt, then the plan as a second system message.
     let ask = |conversation: Vec<ChatMessage>| {
@@ -373,4 +369,48 @@ async fn prompt_cache_breakpoints_and_cache_usage() {
         sent[1].body["messages"][0],
         json!({"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]})
     );
+}
+
+#[tokio::test]
+async fn a_scripted_turn_reads_the_same_streamed_and_not() {
+    let turn = || {
+        Turn::text("Checking both.")
+            .with_tool_call("toolu_1", "get_weather", json!({"city": "Paris"}))
+            .with_tool_call("toolu_2", "get_weather", json!({"city": "Oslo"}))
+            .with_usage(
+                MockUsage::new(30, 9)
+                    .with_cache_read(1500)
+                    .with_cache_write(40),
+            )
+    };
+    let server = MockModelServer::with_replies([turn(), turn()]).await;
+    let request = ChatRequest::new("claude-sonnet-4-5", vec![ChatMessage::user("Weather?")])
+        .with_tools(tools());
+    let streamed = client(&server, |c| c)
+        .complete(request.clone())
+        .await
+        .unwrap();
+    let whole = client(&server, |c| c.with_streaming(false))
+        .complete(request)
+        .await
+        .unwrap();
+    for response in [&streamed, &whole] {
+        assert_eq!(response.text.as_deref(), Some("Checking both."));
+        assert_eq!(
+            response.tool_calls,
+            vec![
+                ToolCall::new("toolu_1", "get_weather", r#"{"city":"Paris"}"#),
+                ToolCall::new("toolu_2", "get_weather", r#"{"city":"Oslo"}"#),
+            ]
+        );
+        assert_eq!(
+            response.usage,
+            Some(Usage {
+                prompt_tokens: 1570,
+                completion_tokens: 9,
+                cached_tokens: 1500
+            })
+        );
+        assert_eq!(response.finish_reason.as_deref(), Some("tool_use"));
+    }
 }

@@ -1,16 +1,14 @@
 //! The OpenAI-compatible client against a mock server speaking the chat-completions wire
 //! format, streamed and not: answers, tool calls, usage, errors, retries and deadlines.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
 
 use std::time::{Duration, Instant};
 
+use crate::fast_retry;
 use agent_llm::{
     ChatEvent, ChatMessage, ChatRequest, LlmClient, LlmError, OpenAiClient, OpenAiConfig,
     RetryPolicy, TimeoutKind, Timeouts, ToolCall, ToolSpec, Usage,
 };
-use common::{MockResponse, MockServer, fast_retry};
+use agent_test_support::mock_model::{MockModelServer, Reply, Turn, Usage as MockUsage, sse_data};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
@@ -56,7 +54,7 @@ fn tool_args(index: usize, fragment: &str) -> Value {
 }
 
 fn client(
-    server: &MockServer,
+    server: &MockModelServer,
     configure: impl FnOnce(OpenAiConfig) -> OpenAiConfig,
 ) -> OpenAiClient {
     let config = OpenAiConfig::new(server.openai_base(), Some("sk-test".into()))
@@ -89,16 +87,13 @@ fn request() -> ChatRequest {
 
 #[tokio::test]
 async fn a_plain_streamed_answer_with_usage_in_the_last_chunk() {
-    let server = MockServer::start(vec![MockResponse::data_events(
-        &[
-            chunk(json!({"role": "assistant", "content": ""}), None),
-            chunk(json!({"content": "It is "}), None),
-            chunk(json!({"content": "empty."}), None),
-            chunk(json!({}), Some("stop")),
-            usage_chunk(120, 7, 100),
-        ],
-        true,
-    )])
+    let server = MockModelServer::with_replies(vec![Reply::openai_stream(&[
+        chunk(json!({"role": "assistant", "content": ""}), None),
+        chunk(json!({"content": "It is "}), None),
+        chunk(json!({"content": "empty."}), None),
+        chunk(json!({}), Some("stop")),
+        usage_chunk(120, 7, 100),
+    ])])
     .await;
     let response = client(&server, |c| c).complete(request()).await.unwrap();
     assert_eq!(response.text.as_deref(), Some("It is empty."));
@@ -155,13 +150,10 @@ async fn a_plain_streamed_answer_with_usage_in_the_last_chunk() {
 
 #[tokio::test]
 async fn the_stream_yields_events_as_they_come() {
-    let server = MockServer::start(vec![MockResponse::data_events(
-        &[
-            chunk(json!({"content": "Hi"}), None),
-            chunk(json!({}), Some("stop")),
-        ],
-        true,
-    )])
+    let server = MockModelServer::with_replies(vec![Reply::openai_stream(&[
+        chunk(json!({"content": "Hi"}), None),
+        chunk(json!({}), Some("stop")),
+    ])])
     .await;
     let events: Vec<ChatEvent> = client(&server, |c| c)
         .stream(request())
@@ -187,7 +179,7 @@ async fn the_stream_yields_events_as_they_come() {
 
 #[tokio::test]
 async fn a_non_streamed_answer() {
-    let server = MockServer::start(vec![MockResponse::json(json!({
+    let server = MockModelServer::with_replies(vec![Reply::json(json!({
         "id": "chatcmpl-7",
         "object": "chat.completion",
         "model": "gpt-4o",
@@ -219,7 +211,7 @@ async fn a_non_streamed_answer() {
 #[tokio::test]
 async fn the_static_prompt_and_the_plan_go_as_one_system_message_and_cache_reads_are_counted() {
     let answer = |cached: u64| {
-        MockResponse::json(json!({
+        Reply::json(json!({
             "id": "chatcmpl-8", "object": "chat.completion", "model": "gpt-4o",
             "choices": [{"index": 0, "finish_reason": "stop",
                 "message": {"role": "assistant", "content": "ok"}}],
@@ -227,7 +219,7 @@ async fn the_static_prompt_and_the_plan_go_as_one_system_message_and_cache_reads
                 "prompt_tokens_details": {"cached_tokens": cached}},
         }))
     };
-    let server = MockServer::start(vec![answer(0), answer(1920)]).await;
+    let server = MockModelServer::with_replies(vec![answer(0), answer(1920)]).await;
     let client = client(&server, |c| c.with_streaming(false));
     let ask = |plan: &str| {
         ChatRequest::new(
@@ -265,17 +257,14 @@ async fn the_static_prompt_and_the_plan_go_as_one_system_message_and_cache_reads
 
 #[tokio::test]
 async fn one_tool_call_with_arguments_split_mid_token() {
-    let server = MockServer::start(vec![MockResponse::data_events(
-        &[
-            chunk(json!({"role": "assistant", "content": null}), None),
-            tool_start(0, "call_a", "read_file"),
-            tool_args(0, "{\"pa"),
-            tool_args(0, "th\": \"src/li"),
-            tool_args(0, "b.rs\"}"),
-            chunk(json!({}), Some("tool_calls")),
-        ],
-        true,
-    )])
+    let server = MockModelServer::with_replies(vec![Reply::openai_stream(&[
+        chunk(json!({"role": "assistant", "content": null}), None),
+        tool_start(0, "call_a", "read_file"),
+        tool_args(0, "{\"pa"),
+        tool_args(0, "th\": \"src/li"),
+        tool_args(0, "b.rs\"}"),
+        chunk(json!({}), Some("tool_calls")),
+    ])])
     .await;
     let response = client(&server, |c| c).complete(request()).await.unwrap();
     assert_eq!(response.text, None);
@@ -309,18 +298,11 @@ async fn three_parallel_tool_calls_interleaved_and_split_across_reads() {
     ];
     // The raw body is cut every 7 bytes and sent in pieces, so lines and JSON tokens are split
     // across network reads as well as across events.
-    let mut raw: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
-    raw.push_str("data: [DONE]\n\n");
-    let pieces = raw
-        .as_bytes()
-        .chunks(7)
-        .map(|c| String::from_utf8(c.to_vec()).unwrap())
-        .collect();
-    let server = MockServer::start(vec![MockResponse::Sse {
-        pieces,
-        pause: Duration::from_micros(200),
-        hang: false,
-    }])
+    let server = MockModelServer::with_replies(vec![
+        Reply::openai_stream(&events)
+            .with_pieces_of(7)
+            .with_pause(Duration::from_micros(200)),
+    ])
     .await;
     let response = client(&server, |c| c).complete(request()).await.unwrap();
     assert_eq!(response.text.as_deref(), Some("Looking."));
@@ -340,13 +322,13 @@ async fn three_parallel_tool_calls_interleaved_and_split_across_reads() {
 
 #[tokio::test]
 async fn rate_limited_with_retry_after_then_success() {
-    let server = MockServer::start(vec![
-        MockResponse::Json {
-            status: 429,
-            headers: vec![("retry-after", "1".into())],
-            body: json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}),
-        },
-        MockResponse::data_events(&[chunk(json!({"content": "ok"}), Some("stop"))], true),
+    let server = MockModelServer::with_replies(vec![
+        Reply::error(
+            429,
+            json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}),
+        )
+        .with_header("retry-after", "1"),
+        Reply::openai_stream(&[chunk(json!({"content": "ok"}), Some("stop"))]),
     ])
     .await;
     let started = Instant::now();
@@ -367,11 +349,10 @@ async fn rate_limited_with_retry_after_then_success() {
 
 #[tokio::test]
 async fn rate_limited_without_retries_reports_retry_after() {
-    let server = MockServer::start(vec![MockResponse::Json {
-        status: 429,
-        headers: vec![("retry-after-ms", "1500".into())],
-        body: json!({"error": {"message": "slow down"}}),
-    }])
+    let server = MockModelServer::with_replies(vec![
+        Reply::error(429, json!({"error": {"message": "slow down"}}))
+            .with_header("retry-after-ms", "1500"),
+    ])
     .await;
     let error = client(&server, |c| c.with_retry(RetryPolicy::none()))
         .complete(request())
@@ -389,12 +370,13 @@ async fn rate_limited_without_retries_reports_retry_after() {
 #[tokio::test]
 async fn server_errors_three_times_then_failure() {
     let failure = || {
-        MockResponse::error(
+        Reply::error(
             500,
             json!({"error": {"message": "The server had an error", "type": "server_error"}}),
         )
     };
-    let server = MockServer::start(vec![failure(), failure(), failure(), failure()]).await;
+    let server =
+        MockModelServer::with_replies(vec![failure(), failure(), failure(), failure()]).await;
     let error = client(&server, |c| c)
         .complete(request())
         .await
@@ -411,10 +393,10 @@ async fn server_errors_three_times_then_failure() {
 
 #[tokio::test]
 async fn server_errors_then_success_are_retried() {
-    let server = MockServer::start(vec![
-        MockResponse::error(502, json!("bad gateway")),
-        MockResponse::error(503, json!({"error": {"message": "unavailable"}})),
-        MockResponse::data_events(&[chunk(json!({"content": "fine"}), Some("stop"))], true),
+    let server = MockModelServer::with_replies(vec![
+        Reply::error(502, json!("bad gateway")),
+        Reply::error(503, json!({"error": {"message": "unavailable"}})),
+        Reply::openai_stream(&[chunk(json!({"content": "fine"}), Some("stop"))]),
     ])
     .await;
     let response = client(&server, |c| c).complete(request()).await.unwrap();
@@ -424,15 +406,11 @@ async fn server_errors_then_success_are_retried() {
 
 #[tokio::test]
 async fn a_malformed_chunk_is_a_malformed_response() {
-    let server = MockServer::start(vec![MockResponse::Sse {
-        pieces: vec![
-            format!("data: {}\n\n", chunk(json!({"content": "Hel"}), None)),
-            "data: {\"choices\": [{\"delta\": {\"content\": \"lo\"\n\n".to_string(),
-            format!("data: {}\n\n", chunk(json!({}), Some("stop"))),
-        ],
-        pause: Duration::ZERO,
-        hang: false,
-    }])
+    let server = MockModelServer::with_replies(vec![Reply::sse([
+        sse_data(&chunk(json!({"content": "Hel"}), None)),
+        "data: {\"choices\": [{\"delta\": {\"content\": \"lo\"\n\n".to_string(),
+        sse_data(&chunk(json!({}), Some("stop"))),
+    ])])
     .await;
     let mut stream = client(&server, |c| c).stream(request()).await.unwrap();
     let mut texts = Vec::new();
@@ -454,14 +432,9 @@ async fn a_malformed_chunk_is_a_malformed_response() {
 
 #[tokio::test]
 async fn a_server_that_stops_sending_mid_stream_hits_the_idle_timeout() {
-    let server = MockServer::start(vec![MockResponse::Sse {
-        pieces: vec![format!(
-            "data: {}\n\n",
-            chunk(json!({"content": "Thinking"}), None)
-        )],
-        pause: Duration::ZERO,
-        hang: true,
-    }])
+    let server = MockModelServer::with_replies(vec![
+        Reply::sse([sse_data(&chunk(json!({"content": "Thinking"}), None))]).then_hang(),
+    ])
     .await;
     let timeouts = Timeouts {
         idle: Duration::from_millis(300),
@@ -484,10 +457,10 @@ async fn a_server_that_stops_sending_mid_stream_hits_the_idle_timeout() {
 
 #[tokio::test]
 async fn a_stream_cut_before_it_finished_is_a_network_error() {
-    let server = MockServer::start(vec![MockResponse::data_events(
-        &[chunk(json!({"content": "Half"}), None)],
-        false,
-    )])
+    let server = MockModelServer::with_replies(vec![Reply::sse([sse_data(&chunk(
+        json!({"content": "Half"}),
+        None,
+    ))])])
     .await;
     let error = client(&server, |c| c)
         .complete(request())
@@ -498,9 +471,9 @@ async fn a_stream_cut_before_it_finished_is_a_network_error() {
 
 #[tokio::test]
 async fn slow_response_headers_hit_the_request_timeout() {
-    let server = MockServer::start(vec![MockResponse::Slow {
-        delay: Duration::from_secs(30),
-    }])
+    let server = MockModelServer::with_replies(vec![
+        Reply::json(json!({})).with_delay(Duration::from_secs(30)),
+    ])
     .await;
     let timeouts = Timeouts {
         request: Duration::from_millis(200),
@@ -523,7 +496,7 @@ async fn slow_response_headers_hit_the_request_timeout() {
 
 #[tokio::test]
 async fn a_context_length_error_maps_to_the_context_window_variant() {
-    let server = MockServer::start(vec![MockResponse::error(
+    let server = MockModelServer::with_replies(vec![Reply::error(
         400,
         json!({"error": {
             "message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
@@ -546,12 +519,12 @@ async fn a_context_length_error_maps_to_the_context_window_variant() {
 
 #[tokio::test]
 async fn other_client_errors_are_final() {
-    let server = MockServer::start(vec![
-        MockResponse::error(
+    let server = MockModelServer::with_replies(vec![
+        Reply::error(
             401,
             json!({"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}),
         ),
-        MockResponse::error(
+        Reply::error(
             400,
             json!({"error": {"message": "Invalid value for 'temperature'"}}),
         ),
@@ -588,14 +561,9 @@ async fn connection_errors_are_retried_then_reported() {
 
 #[tokio::test]
 async fn dropping_the_stream_cancels_the_request() {
-    let server = MockServer::start(vec![MockResponse::Sse {
-        pieces: vec![format!(
-            "data: {}\n\n",
-            chunk(json!({"content": "Start"}), None)
-        )],
-        pause: Duration::ZERO,
-        hang: true,
-    }])
+    let server = MockModelServer::with_replies(vec![
+        Reply::sse([sse_data(&chunk(json!({"content": "Start"}), None))]).then_hang(),
+    ])
     .await;
     let mut stream = client(&server, |c| c).stream(request()).await.unwrap();
     while let Some(event) = stream.next().await {
@@ -603,10 +571,10 @@ async fn dropping_the_stream_cancels_the_request() {
             break;
         }
     }
-    assert!(!server.body_dropped());
+    assert_eq!(server.disconnects(), 0);
     drop(stream);
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !server.body_dropped() {
+    while server.disconnects() == 0 {
         assert!(
             Instant::now() < deadline,
             "the server never saw the client go away"
@@ -647,7 +615,7 @@ fn invalid_configs_are_rejected_and_https_works() {
 
 #[tokio::test]
 async fn a_json_answer_to_a_streaming_request_is_read_as_json() {
-    let server = MockServer::start(vec![MockResponse::json(json!({
+    let server = MockModelServer::with_replies(vec![Reply::json(json!({
         "id": "chatcmpl-8",
         "model": "llama3",
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "plain"}}],
@@ -656,4 +624,80 @@ async fn a_json_answer_to_a_streaming_request_is_read_as_json() {
     let response = client(&server, |c| c).complete(request()).await.unwrap();
     assert_eq!(response.text.as_deref(), Some("plain"));
     assert_eq!(server.requests()[0].body["stream"], true);
+}
+
+#[tokio::test]
+async fn a_scripted_turn_reads_the_same_streamed_and_not() {
+    let turn = || {
+        Turn::text("Reading both.")
+            .with_tool_call("call_1", "read_file", json!({"path": "a.rs"}))
+            .with_tool_call("call_2", "read_file", json!({"path": "b.rs"}))
+            .with_usage(MockUsage::new(100, 12).with_cache_read(900))
+    };
+    let server = MockModelServer::with_replies([turn(), turn()]).await;
+    let streamed = client(&server, |c| c).complete(request()).await.unwrap();
+    let whole = client(&server, |c| c.with_streaming(false))
+        .complete(request())
+        .await
+        .unwrap();
+    for response in [&streamed, &whole] {
+        assert_eq!(response.text.as_deref(), Some("Reading both."));
+        assert_eq!(
+            response.tool_calls,
+            vec![
+                ToolCall::new("call_1", "read_file", r#"{"path":"a.rs"}"#),
+                ToolCall::new("call_2", "read_file", r#"{"path":"b.rs"}"#),
+            ]
+        );
+        assert_eq!(
+            response.usage,
+            Some(Usage {
+                prompt_tokens: 1000,
+                completion_tokens: 12,
+                cached_tokens: 900
+            })
+        );
+        assert_eq!(response.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(
+            response.model.as_deref(),
+            Some("gpt-4o"),
+            "the request's model"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_connection_broken_mid_stream_is_a_network_error() {
+    let server = MockModelServer::with_replies([Reply::sse([sse_data(&chunk(
+        json!({"content": "Half"}),
+        None,
+    ))])
+    .with_pause(Duration::from_millis(20))
+    .then_reset()])
+    .await;
+    let error = client(&server, |c| c)
+        .complete(request())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, LlmError::Network { ref message } if message.contains("broke")),
+        "{error:?}"
+    );
+    assert_eq!(server.requests().len(), 1, "a broken stream is not retried");
+}
+
+#[tokio::test]
+async fn a_conversation_that_leaves_a_call_unanswered_is_refused_as_openai_does() {
+    let server = MockModelServer::with_replies([Turn::text("never sent")]).await;
+    let mut unanswered = request();
+    unanswered.messages.pop();
+    let error = client(&server, |c| c)
+        .complete(unanswered)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, LlmError::BadRequest { status: 400, ref message } if message.contains("tool_call_id")),
+        "{error:?}"
+    );
+    assert_eq!(server.replies_left(), 1, "a refused request takes no reply");
 }

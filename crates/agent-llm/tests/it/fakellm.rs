@@ -6,7 +6,7 @@
 //! tool call then a final answer through both clients, streamed and not, and stops the server.
 //! A missing `python3` or a failed install fails the test loudly; it never skips.
 //! `FAKELLM_PYTHON` names another interpreter.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+#![allow(clippy::print_stderr)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

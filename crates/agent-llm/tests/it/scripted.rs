@@ -1,5 +1,4 @@
 //! The scripted client: turns in order, recorded requests, fallbacks, scripted errors, files.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 use std::time::Duration;
