@@ -4,93 +4,33 @@
 //! changes only what follows the static system prompt differs; Anthropic requests carry the
 //! cache breakpoints; cache reads are recorded and priced at the cached-input rate.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use agent_execution::{InMemoryTraceStore, Role, TraceStatus, TraceStore};
 use agent_llm::{AnthropicClient, AnthropicConfig, LlmClient, OpenAiClient, OpenAiConfig};
 use agent_runner::{AgentRunner, RunnerOptions, USAGE_KEY};
+use agent_test_support::mock_model::{MockModelServer, Turn, Usage};
 use agent_tools::ToolRegistry;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
-/// A model server on 127.0.0.1 that answers each request with the next canned JSON body and
-/// records the request bodies.
-struct MockServer {
-    base: String,
-    requests: Arc<Mutex<Vec<Value>>>,
+/// The bodies of the requests the server received.
+fn bodies(server: &MockModelServer) -> Vec<Value> {
+    server.requests().into_iter().map(|r| r.body).collect()
 }
 
-impl MockServer {
-    async fn start(answers: Vec<Value>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let answers = Arc::new(Mutex::new(VecDeque::from(answers)));
-        let recorded = requests.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((mut socket, _)) = listener.accept().await else {
-                    return;
-                };
-                let recorded = recorded.clone();
-                let answers = answers.clone();
-                tokio::spawn(async move {
-                    let Some(body) = read_request(&mut socket).await else {
-                        return;
-                    };
-                    recorded.lock().unwrap().push(body);
-                    let answer = answers.lock().unwrap().pop_front();
-                    let (status, text) = match answer {
-                        Some(answer) => ("200 OK", answer.to_string()),
-                        None => ("500 Internal Server Error", "{}".to_owned()),
-                    };
-                    let response = format!(
-                        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n\
-                         content-length: {}\r\nconnection: close\r\n\r\n{text}",
-                        text.len()
-                    );
-                    let _ = socket.write_all(response.as_bytes()).await;
-                    let _ = socket.shutdown().await;
-                });
-            }
-        });
-        Self { base, requests }
-    }
-
-    fn requests(&self) -> Vec<Value> {
-        self.requests.lock().unwrap().clone()
-    }
-}
-
-/// Reads one HTTP/1.1 request with a `content-length` body; returns the body as JSON.
-async fn read_request(socket: &mut tokio::net::TcpStream) -> Option<Value> {
-    let mut data = Vec::new();
-    let mut buffer = [0u8; 8192];
-    let head_end = loop {
-        let read = socket.read(&mut buffer).await.ok()?;
-        if read == 0 {
-            return None;
-        }
-        data.extend_from_slice(&buffer[..read]);
-        if let Some(at) = data.windows(4).position(|w| w == b"\r\n\r\n") {
-            break at + 4;
-        }
-    };
-    let head = String::from_utf8_lossy(&data[..head_end]).to_lowercase();
-    let length: usize = head
-        .lines()
-        .find_map(|line| line.strip_prefix("content-length:"))
-        .and_then(|value| value.trim().parse().ok())?;
-    while data.len() < head_end + length {
-        let read = socket.read(&mut buffer).await.ok()?;
-        if read == 0 {
-            return None;
-        }
-        data.extend_from_slice(&buffer[..read]);
-    }
-    serde_json::from_slice(&data[head_end..head_end + length]).ok()
+/// The scripted turns as the model's answers, each reporting `usage(index)`.
+fn answers(prefix: &str, usage: impl Fn(usize) -> Usage) -> Vec<Turn> {
+    turns()
+        .into_iter()
+        .enumerate()
+        .map(|(index, turn)| {
+            let answer = match turn {
+                Ok((name, args)) => Turn::tool_call(format!("{prefix}_{index}"), name, args),
+                Err(text) => Turn::text(text),
+            };
+            answer.with_usage(usage(index))
+        })
+        .collect()
 }
 
 /// The turns of the run, as `(tool name, arguments)` or a final text.
@@ -120,29 +60,18 @@ const STATIC_PROMPT: &str = "You are a careful agent. These instructions never c
 
 #[tokio::test]
 async fn openai_compatible_requests_keep_a_byte_identical_prefix_while_the_plan_is_unchanged() {
-    let answers = turns()
-        .into_iter()
-        .enumerate()
-        .map(|(index, turn)| {
-            let message = match turn {
-                Ok((name, args)) => json!({"role": "assistant", "content": null, "tool_calls": [
-                    {"id": format!("call_{index}"), "type": "function",
-                     "function": {"name": name, "arguments": args.to_string()}}]}),
-                Err(text) => json!({"role": "assistant", "content": text}),
-            };
-            json!({"id": format!("chatcmpl-{index}"), "object": "chat.completion", "model": "gpt-4o",
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10_000, "completion_tokens": 100,
-                    "prompt_tokens_details": {"cached_tokens": if index == 0 { 0 } else { 8_000 }}}})
-        })
-        .collect();
-    let server = MockServer::start(answers).await;
-    let config = OpenAiConfig::new(format!("{}/v1", server.base), Some("sk-test".into()))
-        .with_streaming(false);
+    // 10,000 prompt tokens a turn, 8,000 of them read from the cache after the first.
+    let answers = answers("call", |index| {
+        let cached = if index == 0 { 0 } else { 8_000 };
+        Usage::new(10_000 - cached, 100).with_cache_read(cached)
+    });
+    let server = MockModelServer::with_replies(answers).await;
+    let config =
+        OpenAiConfig::new(server.openai_base(), Some("sk-test".into())).with_streaming(false);
     let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(config).unwrap());
     let (store, trace_id) = run_with_prompt(llm, "gpt-4o").await;
 
-    let requests = server.requests();
+    let requests = bodies(&server);
     assert_eq!(requests.len(), 5);
     for (index, pair) in requests.windows(2).enumerate() {
         let (before, after) = (&pair[0], &pair[1]);
@@ -185,30 +114,20 @@ async fn openai_compatible_requests_keep_a_byte_identical_prefix_while_the_plan_
 
 #[tokio::test]
 async fn anthropic_requests_mark_the_tools_the_static_prompt_and_the_newest_message() {
-    let answers = turns()
-        .into_iter()
-        .enumerate()
-        .map(|(index, turn)| {
-            let content = match turn {
-                Ok((name, args)) => json!([{"type": "tool_use", "id": format!("toolu_{index}"),
-                    "name": name, "input": args}]),
-                Err(text) => json!([{"type": "text", "text": text}]),
-            };
-            json!({"id": format!("msg_{index}"), "type": "message", "role": "assistant",
-                "model": "claude-sonnet-4-5", "content": content, "stop_reason": "end_turn",
-                "usage": {"input_tokens": 200, "output_tokens": 20,
-                    "cache_read_input_tokens": if index == 0 { 0 } else { 3_000 },
-                    "cache_creation_input_tokens": if index == 0 { 3_000 } else { 150 }}})
-        })
-        .collect();
-    let server = MockServer::start(answers).await;
+    let answers = answers("toolu", |index| {
+        let (read, written) = if index == 0 { (0, 3_000) } else { (3_000, 150) };
+        Usage::new(200, 20)
+            .with_cache_read(read)
+            .with_cache_write(written)
+    });
+    let server = MockModelServer::with_replies(answers).await;
     let config =
-        AnthropicConfig::new(server.base.clone(), Some("sk-ant".into())).with_streaming(false);
+        AnthropicConfig::new(server.anthropic_base(), Some("sk-ant".into())).with_streaming(false);
     let llm: Arc<dyn LlmClient> = Arc::new(AnthropicClient::new(config).unwrap());
     let (store, trace_id) = run_with_prompt(llm, "claude-sonnet-4-5").await;
 
     let marker = json!({"type": "ephemeral"});
-    let requests = server.requests();
+    let requests = bodies(&server);
     assert_eq!(requests.len(), 5);
     for (index, request) in requests.iter().enumerate() {
         let system = request["system"].as_array().unwrap();
