@@ -1,146 +1,34 @@
 //! Tests of the `agent` binary as a user runs it: against an in-process mock of an
 //! OpenAI-compatible server and with the scripted provider, checking stdout, stderr, exit codes
 //! and what lands in the trace folder.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
-use std::process::{Output, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Stdio;
 
-use axum::Json;
-use axum::extract::State;
-use axum::routing::post;
+use agent_test_support::cli::{CliEnv, code, stderr, stdout};
+use agent_test_support::mock_model::{MockModelServer, Turn, Usage};
 use serde_json::{Value, json};
-use tokio::process::Command;
 
-/// A temporary home, workspace and trace folder, and the command to run in them.
-struct Env {
-    root: tempfile::TempDir,
+use crate::agent_env;
+
+/// Writes a scripted model's turns to a file and returns its path.
+fn write_script(env: &CliEnv, name: &str, turns: Value) -> String {
+    env.write(name, &turns.to_string())
 }
 
-impl Env {
-    fn new() -> Self {
-        let root = tempfile::tempdir().unwrap();
-        for dir in ["home", "work", "traces"] {
-            std::fs::create_dir(root.path().join(dir)).unwrap();
-        }
-        Self { root }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.root.path().join(name)
-    }
-
-    /// `agent <args>` with a clean environment: no keys, no user config, cwd = the root.
-    fn agent(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_agent"));
-        command
-            .args(args)
-            .current_dir(self.root.path())
-            .env("HOME", self.path("home"))
-            .env("XDG_CONFIG_HOME", self.path("home"))
-            .env("AGENT_TRACE_DIR", self.path("traces"))
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null());
-        for var in [
-            "OPENAI_API_KEY",
-            "OPENAI_BASE_URL",
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_BASE_URL",
-            "AGENT_MODEL",
-            "RUST_LOG",
-            "EDITOR",
-            "VISUAL",
-        ] {
-            command.env_remove(var);
-        }
-        command
-    }
-
-    async fn run(&self, args: &[&str]) -> Output {
-        self.agent(args).output().await.unwrap()
-    }
-
-    fn script(&self, name: &str, turns: Value) -> String {
-        let path = self.path(name);
-        std::fs::write(&path, turns.to_string()).unwrap();
-        path.to_string_lossy().into_owned()
-    }
-
-    fn work(&self) -> String {
-        self.path("work").to_string_lossy().into_owned()
-    }
+/// A turn making one call, with the usage every answer of these tests reports.
+fn tool_call(id: &str, name: &str, args: Value) -> Turn {
+    Turn::tool_call(id, name, args).with_usage(Usage::new(50, 5))
 }
 
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn code(output: &Output) -> i32 {
-    output.status.code().unwrap_or(-1)
-}
-
-/// An OpenAI-compatible server answering from a queue of chat completions, recording requests.
-struct MockOpenAi {
-    base_url: String,
-    requests: Arc<Mutex<Vec<Value>>>,
-}
-
-async fn mock_openai(answers: Vec<Value>) -> MockOpenAi {
-    type Shared = (Arc<Mutex<Vec<Value>>>, Arc<Mutex<Vec<Value>>>);
-    async fn complete(State((queue, seen)): State<Shared>, Json(body): Json<Value>) -> Json<Value> {
-        seen.lock().unwrap().push(body);
-        let mut queue = queue.lock().unwrap();
-        let message = if queue.is_empty() {
-            json!({"role": "assistant", "content": "out of answers"})
-        } else {
-            queue.remove(0)
-        };
-        let finish = if message.get("tool_calls").is_some() {
-            "tool_calls"
-        } else {
-            "stop"
-        };
-        Json(json!({
-            "id": "chatcmpl-test",
-            "object": "chat.completion",
-            "model": "gpt-test",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55},
-        }))
-    }
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let state: Shared = (Arc::new(Mutex::new(answers)), requests.clone());
-    let app = axum::Router::new()
-        .route("/v1/chat/completions", post(complete))
-        .with_state(state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    MockOpenAi {
-        base_url: format!("http://{addr}/v1"),
-        requests,
-    }
-}
-
-fn tool_call(id: &str, name: &str, args: Value) -> Value {
-    json!({"role": "assistant", "content": null, "tool_calls": [
-        {"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}
-    ]})
-}
-
-fn text(content: &str) -> Value {
-    json!({"role": "assistant", "content": content})
+/// A final answer, with the usage every answer of these tests reports.
+fn text(content: &str) -> Turn {
+    Turn::text(content).with_usage(Usage::new(50, 5))
 }
 
 #[tokio::test]
 async fn run_against_an_openai_compatible_server_prints_one_json_object() {
-    let env = Env::new();
-    let server = mock_openai(vec![
+    let env = agent_env();
+    let server = MockModelServer::with_replies([
         tool_call(
             "c1",
             "goal",
@@ -162,7 +50,7 @@ async fn run_against_an_openai_compatible_server_prints_one_json_object() {
             "--provider",
             "openai",
             "--base-url",
-            &server.base_url,
+            &server.openai_base(),
             "--api-key",
             "sk-test",
             "--model",
@@ -192,7 +80,12 @@ async fn run_against_an_openai_compatible_server_prints_one_json_object() {
     );
 
     // The requests carried the key, the tools and the plan.
-    let requests = server.requests.lock().unwrap();
+    let sent = server.requests();
+    assert!(
+        sent.iter()
+            .all(|r| r.header("authorization") == Some("Bearer sk-test"))
+    );
+    let requests: Vec<Value> = sent.into_iter().map(|r| r.body).collect();
     assert_eq!(requests.len(), 4);
     assert_eq!(requests[0]["model"], "gpt-test");
     let tools: Vec<&str> = requests[0]["tools"]
@@ -219,10 +112,10 @@ async fn run_against_an_openai_compatible_server_prints_one_json_object() {
 
 #[tokio::test]
 async fn exit_codes_say_how_the_run_ended() {
-    let env = Env::new();
+    let env = agent_env();
     let work = env.work();
     // Completed: 0; the answer alone on stdout.
-    let script = env.script("done.json", json!([{"text": "Finished."}]));
+    let script = write_script(&env, "done.json", json!([{"text": "Finished."}]));
     let output = env
         .run(&["run", "--script", &script, "--workspace", &work, "Do it"])
         .await;
@@ -230,7 +123,8 @@ async fn exit_codes_say_how_the_run_ended() {
     assert_eq!(stdout(&output), "Finished.\n");
 
     // Failed: 1, with how to resume.
-    let script = env.script(
+    let script = write_script(
+        &env,
         "fail.json",
         json!([{"error": {"kind": "authentication", "message": "bad key"}}]),
     );
@@ -245,7 +139,8 @@ async fn exit_codes_say_how_the_run_ended() {
     );
 
     // Limit: 3.
-    let script = env.script(
+    let script = write_script(
+        &env,
         "loop.json",
         json!([
             {"tool_calls": [{"name": "read_progress", "arguments": {}}]},
@@ -287,9 +182,10 @@ async fn exit_codes_say_how_the_run_ended() {
 
 #[tokio::test]
 async fn ctrl_c_cancels_cleanly_with_exit_code_130_and_the_trace_resumes() {
-    let env = Env::new();
+    let env = agent_env();
     let work = env.work();
-    let script = env.script(
+    let script = write_script(
+        &env,
         "sleep.json",
         json!([
             {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 30"}}]},
@@ -344,7 +240,7 @@ async fn ctrl_c_cancels_cleanly_with_exit_code_130_and_the_trace_resumes() {
     assert_eq!(result["status"], "cancelled");
 
     let trace_id = result["trace_id"].as_str().unwrap().to_owned();
-    let script = env.script("after.json", json!([{"text": "Resumed."}]));
+    let script = write_script(&env, "after.json", json!([{"text": "Resumed."}]));
     let output = env
         .run(&[
             "resume",
@@ -361,12 +257,16 @@ async fn ctrl_c_cancels_cleanly_with_exit_code_130_and_the_trace_resumes() {
 
 #[tokio::test]
 async fn without_yes_and_without_a_terminal_risky_tools_are_refused() {
-    let env = Env::new();
+    let env = agent_env();
     let work = env.work();
-    let script = env.script("write.json", json!([
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "x"}}]},
-        {"text": "I could not write it."}
-    ]));
+    let script = write_script(
+        &env,
+        "write.json",
+        json!([
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "x"}}]},
+            {"text": "I could not write it."}
+        ]),
+    );
     let output = env
         .run(&[
             "run",
@@ -419,17 +319,21 @@ fn normalise(text: &str, trace_id: &str) -> String {
 
 #[tokio::test]
 async fn show_prints_the_trace_as_a_tree() {
-    let env = Env::new();
+    let env = agent_env();
     let work = env.work();
-    let script = env.script("show.json", json!([
-        {"tool_calls": [{"name": "goal", "arguments": {"add": "Look around, Try a shortcut, Report", "focus": "1"}}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
-        {"tool_calls": [{"name": "glob_files", "arguments": {"pattern": "*"}}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
-        {"tool_calls": [{"name": "goal", "arguments": {"done": "the folder is empty", "focus": "2"}}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
-        {"tool_calls": [{"name": "goal", "arguments": {"abandon": "no shortcut exists"}}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
-        {"tool_calls": [{"name": "goal", "arguments": {"focus": "2"}}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
-        {"tool_calls": [{"name": "goal", "arguments": {"done": "reported"}}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
-        {"text": "Nothing to do.", "usage": {"prompt_tokens": 100, "completion_tokens": 10}}
-    ]));
+    let script = write_script(
+        &env,
+        "show.json",
+        json!([
+            {"tool_calls": [{"name": "goal", "arguments": {"add": "Look around, Try a shortcut, Report", "focus": "1"}}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
+            {"tool_calls": [{"name": "glob_files", "arguments": {"pattern": "*"}}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
+            {"tool_calls": [{"name": "goal", "arguments": {"done": "the folder is empty", "focus": "2"}}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
+            {"tool_calls": [{"name": "goal", "arguments": {"abandon": "no shortcut exists"}}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
+            {"tool_calls": [{"name": "goal", "arguments": {"focus": "2"}}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
+            {"tool_calls": [{"name": "goal", "arguments": {"done": "reported"}}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
+            {"text": "Nothing to do.", "usage": {"prompt_tokens": 100, "completion_tokens": 10}}
+        ]),
+    );
     let output = env
         .run(&[
             "run",
@@ -501,9 +405,10 @@ summary: Nothing to do.
 
 #[tokio::test]
 async fn a_plan_is_written_edited_and_run() {
-    let env = Env::new();
+    let env = agent_env();
     let work = env.work();
-    let script = env.script(
+    let script = write_script(
+        &env,
         "plan.json",
         json!([
             {"tool_calls": [{"name": "goal", "arguments": {"add": "Write notes, Check notes"}}]},
@@ -545,14 +450,18 @@ async fn a_plan_is_written_edited_and_run() {
         .await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
 
-    let script = env.script("execute.json", json!([
-        {"tool_calls": [{"name": "goal", "arguments": {"focus": "1"}}]},
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "notes"}}]},
-        {"tool_calls": [{"name": "goal", "arguments": {"done": "written", "focus": "2.1"}}]},
-        {"tool_calls": [{"name": "goal", "arguments": {"done": "read back", "focus": "2.2"}}]},
-        {"tool_calls": [{"name": "goal", "arguments": {"done": "no typos"}}]},
-        {"text": "Notes written and reviewed."}
-    ]));
+    let script = write_script(
+        &env,
+        "execute.json",
+        json!([
+            {"tool_calls": [{"name": "goal", "arguments": {"focus": "1"}}]},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "notes"}}]},
+            {"tool_calls": [{"name": "goal", "arguments": {"done": "written", "focus": "2.1"}}]},
+            {"tool_calls": [{"name": "goal", "arguments": {"done": "read back", "focus": "2.2"}}]},
+            {"tool_calls": [{"name": "goal", "arguments": {"done": "no typos"}}]},
+            {"text": "Notes written and reviewed."}
+        ]),
+    );
     let output = env
         .run(&[
             "run",
@@ -585,7 +494,7 @@ async fn a_plan_is_written_edited_and_run() {
     );
 
     // The saved plan starts another run.
-    let script = env.script("reuse.json", json!([{"text": "Reused."}]));
+    let script = write_script(&env, "reuse.json", json!([{"text": "Reused."}]));
     let output = env
         .run(&[
             "run",
@@ -632,7 +541,7 @@ async fn a_plan_is_written_edited_and_run() {
 
 #[tokio::test]
 async fn the_demo_runs_offline_and_records_a_full_trace() {
-    let env = Env::new();
+    let env = agent_env();
     let traces = env.path("traces");
     let output = env
         .run(&[

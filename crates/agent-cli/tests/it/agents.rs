@@ -2,82 +2,24 @@
 //! profiles of `agent.toml` and `.agent/agents/`, a run as `--agent NAME` and a delegate naming
 //! a profile use it end to end, and invalid profiles are usage errors that name the file and
 //! the field.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::path::Path;
 
+use agent_test_support::cli::{CliEnv, code, stderr, stdout};
 use serde_json::{Value, json};
-use tokio::process::Command;
 
-/// A temporary home, project (`work`, with `agent.toml` beside it) and trace folder.
-struct Env {
-    root: tempfile::TempDir,
+/// A temporary home, project (`work`, with `agent.toml` beside it and an empty
+/// `.agent/agents/`) and trace folder.
+fn project() -> CliEnv {
+    let env = crate::agent_env();
+    std::fs::create_dir_all(env.path("work/.agent/agents")).unwrap();
+    env
 }
 
-impl Env {
-    fn new() -> Self {
-        let root = tempfile::tempdir().unwrap();
-        for dir in ["home", "work/.agent/agents", "traces"] {
-            std::fs::create_dir_all(root.path().join(dir)).unwrap();
-        }
-        Self { root }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.root.path().join(name)
-    }
-
-    fn write(&self, name: &str, text: &str) -> String {
-        let path = self.path(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_string_lossy().into_owned()
-    }
-
-    /// `agent <args>` in the root, with a clean environment.
-    async fn run(&self, args: &[&str]) -> Output {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_agent"));
-        command
-            .args(args)
-            .current_dir(self.root.path())
-            .env("HOME", self.path("home"))
-            .env("XDG_CONFIG_HOME", self.path("home"))
-            .env("AGENT_TRACE_DIR", self.path("traces"))
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null());
-        for var in [
-            "OPENAI_API_KEY",
-            "OPENAI_BASE_URL",
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_BASE_URL",
-            "AGENT_MODEL",
-            "RUST_LOG",
-        ] {
-            command.env_remove(var);
-        }
-        command.output().await.unwrap()
-    }
-
-    fn work(&self) -> String {
-        self.path("work").to_string_lossy().into_owned()
-    }
-
-    fn meta(&self, trace_id: &str) -> Value {
-        let path = self.path("traces").join(trace_id).join("meta.json");
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-    }
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn code(output: &Output) -> i32 {
-    output.status.code().unwrap_or(-1)
+/// The `meta.json` of a trace.
+fn trace_meta(env: &CliEnv, trace_id: &str) -> Value {
+    let path = env.traces().join(trace_id).join("meta.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 const CONFIG: &str = r#"
@@ -101,7 +43,7 @@ You run tests in {workspace}.
 
 #[tokio::test]
 async fn agents_lists_the_built_ins_and_the_profiles_of_the_file_and_the_project() {
-    let env = Env::new();
+    let env = project();
     env.write("agent.toml", CONFIG);
     env.write("work/.agent/agents/tester.md", TESTER);
     // The project's file changes the reviewer's model only.
@@ -156,7 +98,7 @@ async fn agents_lists_the_built_ins_and_the_profiles_of_the_file_and_the_project
 
 #[tokio::test]
 async fn a_run_as_a_profile_and_a_delegate_naming_one() {
-    let env = Env::new();
+    let env = project();
     env.write("agent.toml", CONFIG);
     std::fs::write(env.path("work/notes.txt"), "hello\n").unwrap();
     // As the reviewer: read-only tools, so the write is refused as an unknown tool.
@@ -183,7 +125,7 @@ async fn a_run_as_a_profile_and_a_delegate_naming_one() {
         .await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
-    let meta = env.meta(result["trace_id"].as_str().unwrap());
+    let meta = trace_meta(&env, result["trace_id"].as_str().unwrap());
     assert_eq!(meta["agent_type"], "reviewer");
     assert_eq!(meta["model"], "review-model");
     assert!(!env.path("work/x").exists());
@@ -218,20 +160,20 @@ async fn a_run_as_a_profile_and_a_delegate_naming_one() {
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
     let trace_id = result["trace_id"].as_str().unwrap();
-    assert_eq!(env.meta(trace_id)["agent_type"], Value::Null);
+    assert_eq!(trace_meta(&env, trace_id)["agent_type"], Value::Null);
     let sub = std::fs::read_dir(env.path("traces"))
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .find(|name| name.starts_with(&format!("{trace_id}@reviewer-")))
         .expect("a reviewer sub-trace");
-    let meta = env.meta(&sub);
+    let meta = trace_meta(&env, &sub);
     assert_eq!(meta["agent_type"], "reviewer");
     assert_eq!(meta["status"], "completed");
     assert_eq!(meta["model"], "review-model");
 }
 
 /// Runs `agent agents` with `file` as `agent.toml` or as a profile file, and returns stderr.
-async fn invalid(env: &Env, args: &[&str]) -> String {
+async fn invalid(env: &CliEnv, args: &[&str]) -> String {
     let output = env.run(args).await;
     assert_eq!(code(&output), 2, "{}", stdout(&output));
     stderr(&output)
@@ -239,7 +181,7 @@ async fn invalid(env: &Env, args: &[&str]) -> String {
 
 #[tokio::test]
 async fn invalid_profiles_are_usage_errors_naming_the_file_and_the_field() {
-    let env = Env::new();
+    let env = project();
     let work = env.work();
     let list = ["agents", "--workspace", work.as_str()];
 
@@ -282,7 +224,7 @@ async fn invalid_profiles_are_usage_errors_naming_the_file_and_the_field() {
 
 #[tokio::test]
 async fn a_plan_is_written_as_plan_and_executed_and_resumed_as_the_running_profile() {
-    let env = Env::new();
+    let env = project();
     let work = env.work();
     let script = env.write(
         "plan.json",
@@ -306,7 +248,7 @@ async fn a_plan_is_written_as_plan_and_executed_and_resumed_as_the_running_profi
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let planned: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     let trace_id = planned["trace_id"].as_str().unwrap().to_owned();
-    assert_eq!(env.meta(&trace_id)["agent_type"], "plan");
+    assert_eq!(trace_meta(&env, &trace_id)["agent_type"], "plan");
 
     // Executing it stops on a model error; it is now the default profile's trace.
     let failing = env.write(
@@ -326,7 +268,7 @@ async fn a_plan_is_written_as_plan_and_executed_and_resumed_as_the_running_profi
         ])
         .await;
     assert_eq!(code(&output), 1, "{}", stderr(&output));
-    assert_eq!(env.meta(&trace_id)["agent_type"], Value::Null);
+    assert_eq!(trace_meta(&env, &trace_id)["agent_type"], Value::Null);
 
     // The resume has every tool again, not only the goal tools of `plan`.
     let script = env.write(
@@ -354,7 +296,7 @@ async fn a_plan_is_written_as_plan_and_executed_and_resumed_as_the_running_profi
 
 #[tokio::test]
 async fn flags_win_over_the_profile_and_its_model_stays_with_its_provider() {
-    let env = Env::new();
+    let env = project();
     env.write(
         "agent.toml",
         "[agents.remote]\nprovider = \"openai\"\nmodel = \"gpt-remote\"\nmax_iterations = 7\n",
@@ -387,14 +329,14 @@ async fn flags_win_over_the_profile_and_its_model_stays_with_its_provider() {
         .await;
     assert_eq!(code(&output), 3, "{}", stderr(&output));
     let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
-    let meta = env.meta(result["trace_id"].as_str().unwrap());
+    let meta = trace_meta(&env, result["trace_id"].as_str().unwrap());
     assert_eq!(meta["agent_type"], "remote");
     assert_eq!(meta["model"], "scripted");
 }
 
 #[tokio::test]
 async fn a_resume_whose_profile_is_gone_says_so_and_how_to_go_on() {
-    let env = Env::new();
+    let env = project();
     let tester = env.write("work/.agent/agents/tester.md", TESTER);
     let failing = env.write(
         "fail.json",
@@ -416,7 +358,7 @@ async fn a_resume_whose_profile_is_gone_says_so_and_how_to_go_on() {
     assert_eq!(code(&output), 1, "{}", stderr(&output));
     let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
     let trace_id = result["trace_id"].as_str().unwrap().to_owned();
-    assert_eq!(env.meta(&trace_id)["agent_type"], "tester");
+    assert_eq!(trace_meta(&env, &trace_id)["agent_type"], "tester");
 
     std::fs::remove_file(&tester).unwrap();
     let done = env.write("done.json", &json!([{"text": "Done."}]).to_string());

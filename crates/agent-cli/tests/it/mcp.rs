@@ -2,14 +2,13 @@
 //! `scripts/setup-mcp.sh` (server-everything over stdio), with the scripted model: tool calls
 //! and results land in the trace, approval applies to risky MCP tools, a broken server does not
 //! stop the run, and no server process outlives the command.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::path::Path;
+use std::process::Output;
 use std::time::Duration;
 
+use agent_test_support::cli::{CliEnv, stderr};
 use serde_json::{Value, json};
-use tokio::process::Command;
 
 /// The entry point of server-everything; fails loudly when the test servers are not installed.
 fn everything_entry() -> String {
@@ -24,86 +23,47 @@ fn everything_entry() -> String {
     entry.to_string_lossy().into_owned()
 }
 
-/// A temporary folder with an agent.toml, a workspace and a trace folder.
-struct Env {
-    root: tempfile::TempDir,
+/// A temporary folder with this agent.toml, a workspace and a trace folder.
+fn site(agent_toml: &str) -> CliEnv {
+    let env = crate::agent_env();
+    env.write("agent.toml", agent_toml);
+    env
 }
 
-impl Env {
-    fn new(agent_toml: &str) -> Self {
-        let root = tempfile::tempdir().unwrap();
-        for dir in ["home", "work", "traces"] {
-            std::fs::create_dir(root.path().join(dir)).unwrap();
-        }
-        std::fs::write(root.path().join("agent.toml"), agent_toml).unwrap();
-        Self { root }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.root.path().join(name)
-    }
-
-    /// `agent <args>` in the folder, with no keys, no user config and no terminal.
-    async fn run(&self, args: &[&str]) -> Output {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_agent"));
-        command
-            .args(args)
-            .current_dir(self.root.path())
-            .env("HOME", self.path("home"))
-            .env("XDG_CONFIG_HOME", self.path("home"))
-            .env("AGENT_TRACE_DIR", self.path("traces"))
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null());
-        for var in [
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "AGENT_MODEL",
-            "RUST_LOG",
-        ] {
-            command.env_remove(var);
-        }
-        command.output().await.unwrap()
-    }
-
-    /// `agent run --script` with `turns`, then the tool messages of the trace it made.
-    async fn run_script(&self, turns: Value, extra: &[&str]) -> (Output, Vec<(String, String)>) {
-        let script = self.path("script.json");
-        std::fs::write(&script, turns.to_string()).unwrap();
-        let work = self.path("work");
-        let mut args = vec![
-            "run",
-            "--script",
-            script.to_str().unwrap(),
-            "--workspace",
-            work.to_str().unwrap(),
-            "--json",
-        ];
-        args.extend_from_slice(extra);
-        args.push("Use the MCP tools");
-        let output = self.run(&args).await;
-        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-        let result: Value = serde_json::from_slice(&output.stdout).unwrap();
-        let trace_id = result["trace_id"].as_str().unwrap();
-        let shown = self.run(&["show", trace_id, "--json"]).await;
-        let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
-        let tools = shown["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|m| m["role"] == "tool")
-            .map(|m| {
-                (
-                    m["description"].as_str().unwrap().to_owned(),
-                    m["content"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect();
-        (output, tools)
-    }
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
+/// `agent run --script` with `turns`, then the tool messages of the trace it made.
+async fn run_script(env: &CliEnv, turns: Value, extra: &[&str]) -> (Output, Vec<(String, String)>) {
+    let script = env.path("script.json");
+    std::fs::write(&script, turns.to_string()).unwrap();
+    let work = env.path("work");
+    let mut args = vec![
+        "run",
+        "--script",
+        script.to_str().unwrap(),
+        "--workspace",
+        work.to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    args.push("Use the MCP tools");
+    let output = env.run(&args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let trace_id = result["trace_id"].as_str().unwrap();
+    let shown = env.run(&["show", trace_id, "--json"]).await;
+    let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let tools = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["description"].as_str().unwrap().to_owned(),
+                m["content"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    (output, tools)
 }
 
 /// An agent.toml with server-everything (disabled unless named) and `extra` tables.
@@ -129,10 +89,8 @@ fn echo_and_sum() -> Value {
 
 #[tokio::test]
 async fn a_scripted_run_calls_mcp_tools_and_records_the_results() {
-    let env = Env::new(&config(""));
-    let (output, tools) = env
-        .run_script(echo_and_sum(), &["--mcp", "everything", "--yes"])
-        .await;
+    let env = site(&config(""));
+    let (output, tools) = run_script(&env, echo_and_sum(), &["--mcp", "everything", "--yes"]).await;
     let result: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(result["status"], "completed");
     assert_eq!(result["response"], "The sum is 5.");
@@ -150,11 +108,9 @@ async fn a_scripted_run_calls_mcp_tools_and_records_the_results() {
 
 #[tokio::test]
 async fn risky_mcp_tools_need_approval_and_read_only_ones_do_not() {
-    let env = Env::new(&config(""));
+    let env = site(&config(""));
     // No --yes and no terminal: the risky get-sum is refused, the read-only echo runs.
-    let (_, tools) = env
-        .run_script(echo_and_sum(), &["--mcp", "everything"])
-        .await;
+    let (_, tools) = run_script(&env, echo_and_sum(), &["--mcp", "everything"]).await;
     assert_eq!(tools[0].1, "Echo: hello");
     assert!(tools[1].1.contains("--yes"), "{tools:?}");
     assert!(!tools[1].1.contains("The sum"), "{tools:?}");
@@ -162,8 +118,8 @@ async fn risky_mcp_tools_need_approval_and_read_only_ones_do_not() {
 
 #[tokio::test]
 async fn a_disabled_server_is_off_unless_named() {
-    let env = Env::new(&config(""));
-    let (_, tools) = env.run_script(echo_and_sum(), &["--yes"]).await;
+    let env = site(&config(""));
+    let (_, tools) = run_script(&env, echo_and_sum(), &["--yes"]).await;
     assert!(tools[0].1.contains("unknown tool"), "{tools:?}");
 
     let output = env
@@ -179,12 +135,10 @@ async fn a_disabled_server_is_off_unless_named() {
 
 #[tokio::test]
 async fn a_server_that_fails_to_start_is_a_warning_and_the_run_goes_on() {
-    let env = Env::new(&config(
+    let env = site(&config(
         "[mcp.servers.broken]\ncommand = \"sh\"\nargs = [\"-c\", \"echo no database >&2; exit 1\"]\n",
     ));
-    let (output, tools) = env
-        .run_script(echo_and_sum(), &["--mcp", "everything", "--yes"])
-        .await;
+    let (output, tools) = run_script(&env, echo_and_sum(), &["--mcp", "everything", "--yes"]).await;
     let warning = stderr(&output);
     assert!(
         warning.contains("MCP server broken failed to start"),
@@ -196,7 +150,7 @@ async fn a_server_that_fails_to_start_is_a_warning_and_the_run_goes_on() {
 
 #[tokio::test]
 async fn no_server_process_outlives_the_run() {
-    let env = Env::new("");
+    let env = site("");
     let pid_file = env.path("server.pid");
     let script = format!(
         "echo $$ > '{}'; exec node '{}' stdio",
@@ -211,7 +165,7 @@ async fn no_server_process_outlives_the_run() {
         ),
     )
     .unwrap();
-    let (_, tools) = env.run_script(echo_and_sum(), &["--yes"]).await;
+    let (_, tools) = run_script(&env, echo_and_sum(), &["--yes"]).await;
     assert_eq!(tools[0].1, "Echo: hello");
     let pid: i32 = std::fs::read_to_string(&pid_file)
         .unwrap()
@@ -231,7 +185,7 @@ async fn no_server_process_outlives_the_run() {
 
 #[tokio::test]
 async fn mcp_list_shows_servers_their_tools_and_failures() {
-    let env = Env::new(&config(
+    let env = site(&config(
         "[mcp.servers.broken]\ncommand = \"agent-test-no-such-program\"\n",
     ));
     let output = env.run(&["mcp", "list", "--json"]).await;

@@ -1,0 +1,15 @@
+//! The integration tests of `agent-cli`, in one test binary: the `agent` binary as a user runs
+//! it, in a temporary environment with an isolated home, against the scripted provider, the
+//! workspace's mock model server or the reference MCP servers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod agents;
+mod cli;
+mod mcp;
+
+use agent_test_support::cli::CliEnv;
+
+/// A fresh environment for this crate's `agent` binary.
+fn agent_env() -> CliEnv {
+    CliEnv::new(env!("CARGO_BIN_EXE_agent"))
+}
