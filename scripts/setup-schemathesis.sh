@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs schemathesis, pinned, from PyPI into a virtualenv under the cargo target folder, for
-# tests/hostile_http.rs (which also runs this script when the virtualenv is missing).
+# tests/it/hostile_http.rs (which also runs this script when the virtualenv is missing).
 # Idempotent: does nothing when that version is already installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."

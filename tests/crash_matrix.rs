@@ -21,7 +21,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use agent_execution::{Role, TraceFilter, TraceStatus, TraceStore};
@@ -29,6 +28,7 @@ use agent_llm::ChatMessage;
 use agent_runner::ContextBudget;
 use agent_runner::context::{ContextInput, build_context};
 use agent_store_fs::FileSystemTraceStore;
+use agent_test_support::cli::{CliEnv, build_agent};
 use serde_json::{Value, json};
 
 /// The task; the routes of the branches key on their assignments.
@@ -50,26 +50,6 @@ impl Rng {
     fn below(&mut self, bound: u64) -> u64 {
         self.next() % bound.max(1)
     }
-}
-
-/// The `agent` binary, built once for the whole test.
-fn agent_binary() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "--quiet", "-p", "agent-cli", "--bin", "agent"])
-            .current_dir(root)
-            .status()
-            .expect("cargo build could not start");
-        assert!(status.success(), "building the agent binary failed");
-        // This test runs from <target>/debug/deps; the binary is in <target>/debug.
-        let exe = std::env::current_exe().unwrap();
-        let binary = exe.parent().unwrap().parent().unwrap().join("agent");
-        assert!(binary.is_file(), "no agent binary at {}", binary.display());
-        binary
-    })
 }
 
 /// The scripted model of the run: four goals, files written and read, commands, an exploration
@@ -172,50 +152,30 @@ fn resume_script() -> Value {
     })
 }
 
-/// One iteration's folders.
+/// One iteration's folders: the `agent` environment, with the run and resume scripts.
 struct Iteration {
-    root: tempfile::TempDir,
+    env: CliEnv,
 }
 
 impl Iteration {
     fn new(script: &Value) -> Self {
-        let root = tempfile::tempdir().unwrap();
-        for dir in ["home", "work", "traces"] {
-            std::fs::create_dir(root.path().join(dir)).unwrap();
-        }
-        std::fs::write(root.path().join("run.json"), script.to_string()).unwrap();
-        std::fs::write(root.path().join("resume.json"), resume_script().to_string()).unwrap();
-        Self { root }
+        let env = CliEnv::new(build_agent());
+        env.write("run.json", &script.to_string());
+        env.write("resume.json", &resume_script().to_string());
+        Self { env }
     }
 
     fn path(&self, name: &str) -> PathBuf {
-        self.root.path().join(name)
+        self.env.path(name)
     }
 
     fn arg(&self, name: &str) -> String {
-        self.path(name).to_string_lossy().into_owned()
+        self.env.arg(name)
     }
 
     /// `agent <args>` in a clean environment.
     fn agent(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(agent_binary());
-        command
-            .args(args)
-            .current_dir(self.root.path())
-            .env("HOME", self.path("home"))
-            .env("XDG_CONFIG_HOME", self.path("home"))
-            .env("NO_COLOR", "1")
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null());
-        for var in [
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "AGENT_MODEL",
-            "AGENT_TOKEN",
-        ] {
-            command.env_remove(var);
-        }
-        command
+        self.env.command(args)
     }
 
     /// The main trace's id, once its folder exists.

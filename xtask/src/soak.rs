@@ -327,8 +327,9 @@ pub(crate) fn soak(args: &[String]) -> Result<()> {
             "-p",
             "agent-e2e",
             "--test",
-            "provider_faults",
+            "it",
             "--",
+            "provider_faults::",
             "--nocapture",
         ],
         &[],
@@ -341,8 +342,9 @@ pub(crate) fn soak(args: &[String]) -> Result<()> {
             "-p",
             "agent-e2e",
             "--test",
-            "hostile_http",
+            "it",
             "--",
+            "hostile_http::",
             "--nocapture",
         ],
         &[("HOSTILE_HTTP_EXAMPLES", plan.http_examples.to_string())],
@@ -587,9 +589,10 @@ fn render(r: &Report<'_>) -> String {
     let _ = writeln!(out, "## Provider faults\n");
     let _ = writeln!(
         out,
-        "`tests/provider_faults.rs`: the runner with the OpenAI-compatible client against a \
-         raw-TCP mock server; then a resume against the healthy server, which must complete the \
-         trace with every call answered and dense event ids.\n"
+        "`tests/it/provider_faults.rs`: the runner with the OpenAI-compatible client against the \
+         mock model server of `agent-test-support` scripted to misbehave; then a resume against \
+         the healthy server, which must complete the trace with every call answered and dense \
+         event ids.\n"
     );
     let _ = writeln!(out, "| fault | first run | requests | seconds | resumed |");
     let _ = writeln!(out, "|---|---|---|---|---|");
@@ -612,7 +615,7 @@ fn render(r: &Report<'_>) -> String {
     let _ = writeln!(out, "\n## Hostile HTTP\n");
     let _ = writeln!(
         out,
-        "`tests/hostile_http.rs` against a real `agent serve` with a scripted model. \
+        "`tests/it/hostile_http.rs` against a real `agent serve` with a scripted model. \
          schemathesis {} (pinned in `scripts/setup-schemathesis.sh`) ran the examples, \
          coverage, fuzzing and stateful phases with {} examples per operation and the checks \
          `not_a_server_error`, `status_code_conformance`, `content_type_conformance`, \

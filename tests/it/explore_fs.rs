@@ -2,7 +2,6 @@
 //! (one hits its iteration limit) merged into the main trace, sibling trace folders on disk,
 //! listing by parent, the parent's events; a delegate; and a process killed in the middle of an
 //! exploration, resumed by another process.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -329,7 +328,7 @@ async fn a_process_killed_mid_exploration_is_finished_by_the_next_one() {
     let child = Command::new(exe)
         .args([
             "--exact",
-            "explore_child_process",
+            "explore_fs::explore_child_process",
             "--ignored",
             "--nocapture",
         ])

@@ -10,13 +10,13 @@
 //!
 //! `HOSTILE_HTTP_EXAMPLES` sets schemathesis' examples per operation (25 by default; `cargo
 //! xtask soak` runs more). The test prints one `HOSTILE-HTTP {json}` summary line.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use agent_test_support::cli::{CliEnv, build_agent};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -27,19 +27,6 @@ fn root() -> PathBuf {
         .parent()
         .unwrap()
         .to_path_buf()
-}
-
-/// The `agent` binary, built on first use.
-fn agent_binary() -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "agent-cli", "--bin", "agent"])
-        .current_dir(root())
-        .status()
-        .expect("cargo build could not start");
-    assert!(status.success(), "building the agent binary failed");
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().join("agent")
 }
 
 /// The schemathesis command, installed by its setup script when missing.
@@ -65,17 +52,13 @@ fn schemathesis() -> PathBuf {
 
 /// A trace folder, a workspace and a script, with one finished trace in the folder.
 struct Site {
-    dir: tempfile::TempDir,
-    agent: PathBuf,
+    env: CliEnv,
     trace_id: String,
 }
 
 impl Site {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        for sub in ["home", "work", "traces"] {
-            std::fs::create_dir(dir.path().join(sub)).unwrap();
-        }
+        let env = CliEnv::new(build_agent());
         // Runs started over HTTP plan, wait a little (so cancel and approvals find them
         // running), and finish.
         let script = json!({
@@ -86,23 +69,18 @@ impl Site {
             ],
             "fallback": "Done."
         });
-        std::fs::write(dir.path().join("script.json"), script.to_string()).unwrap();
-        let mut site = Self {
-            dir,
-            agent: agent_binary(),
-            trace_id: String::new(),
-        };
-        let output = site
-            .agent(&[
+        env.write("script.json", &script.to_string());
+        let output = env
+            .command(&[
                 "run",
                 "--provider",
                 "scripted",
                 "--script",
-                &site.arg("script.json"),
+                &env.arg("script.json"),
                 "--workspace",
-                &site.arg("work"),
+                &env.work(),
                 "--trace-dir",
-                &site.arg("traces"),
+                &env.arg("traces"),
                 "--yes",
                 "--json",
                 "A trace to read",
@@ -111,25 +89,8 @@ impl Site {
             .unwrap();
         assert!(output.status.success(), "{output:?}");
         let result: Value = serde_json::from_slice(&output.stdout).unwrap();
-        site.trace_id = result["trace_id"].as_str().unwrap().to_owned();
-        site
-    }
-
-    fn arg(&self, name: &str) -> String {
-        self.dir.path().join(name).to_string_lossy().into_owned()
-    }
-
-    fn agent(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(&self.agent);
-        command
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("HOME", self.dir.path().join("home"))
-            .env("XDG_CONFIG_HOME", self.dir.path().join("home"))
-            .env_remove("AGENT_TOKEN")
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null());
-        command
+        let trace_id = result["trace_id"].as_str().unwrap().to_owned();
+        Self { env, trace_id }
     }
 
     /// `agent serve` on a free port with `extra` flags; returns it and its address.
@@ -139,18 +100,19 @@ impl Site {
             "--port".into(),
             "0".into(),
             "--trace-dir".into(),
-            self.arg("traces"),
+            self.env.arg("traces"),
             "--provider".into(),
             "scripted".into(),
             "--script".into(),
-            self.arg("script.json"),
+            self.env.arg("script.json"),
             "--workspace".into(),
-            self.arg("work"),
+            self.env.work(),
         ];
         args.extend(extra.iter().map(|s| (*s).to_owned()));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let mut child = self
-            .agent(&args)
+            .env
+            .command(&args)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -474,14 +436,15 @@ async fn a_non_loopback_bind_needs_its_token_everywhere() {
     let site = Site::new();
     // Without a token, a public address is refused at start.
     let refused = site
-        .agent(&[
+        .env
+        .command(&[
             "serve",
             "--host",
             "0.0.0.0",
             "--port",
             "0",
             "--trace-dir",
-            &site.arg("traces"),
+            &site.env.arg("traces"),
         ])
         .output()
         .unwrap();

@@ -1,6 +1,5 @@
 //! End-to-end runs on the filesystem store: what lands on disk, reopening it, and a run killed
 //! with SIGKILL mid-tool that is then resumed under the same trace id.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
