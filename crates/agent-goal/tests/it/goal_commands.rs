@@ -1,7 +1,6 @@
 //! Property test: random sequences of goal commands, messages, explorations and re-plans never
 //! panic and never break the tree's invariants, and a refused operation leaves the tree
 //! unchanged.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashSet;
 
