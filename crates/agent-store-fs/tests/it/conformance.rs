@@ -1,11 +1,9 @@
 //! The `TraceStore` conformance suite against `FileSystemTraceStore`, in both durability modes.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::sync::Arc;
 
-use agent_execution::store::conformance;
 use agent_store_fs::{Durability, FileSystemTraceStore};
+use agent_test_support::conformance;
 
 fn store(durability: Durability) -> (Arc<FileSystemTraceStore>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();

@@ -5,8 +5,6 @@
 //!
 //! The child is this test binary run again with `CRASH_CHILD` set, executing `crash_child`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -15,12 +13,12 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use agent_execution::store::conformance::assert_consistent;
 use agent_execution::{
     AssistantContent, NewMessage, NewTrace, ToolCall, TraceStore, WriteOp, WriteOutput,
 };
 use agent_goal::GoalCommand;
 use agent_store_fs::{Durability, FileSystemTraceStore};
+use agent_test_support::conformance::assert_consistent;
 
 const ENV: &str = "CRASH_CHILD";
 const KILLS: u64 = 24;
@@ -120,7 +118,7 @@ async fn acknowledged_writes_survive_sigkill_at_random_moments() {
         let mut child = Command::new(&exe)
             .args([
                 "--exact",
-                "crash_child",
+                "crash::crash_child",
                 "--nocapture",
                 "--test-threads",
                 "1",

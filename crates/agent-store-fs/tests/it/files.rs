@@ -1,16 +1,14 @@
 //! Filesystem-specific behaviour: torn and half-written tails of `events.jsonl`, damaged files,
 //! ids that try to leave the base folder, the writer lock, and mirror files rebuilt from the log.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::fs;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_execution::store::conformance::assert_consistent;
 use agent_execution::{NewMessage, NewTrace, StoreError, TraceFilter, TraceStore};
 use agent_store_fs::{Durability, FileSystemTraceStore};
+use agent_test_support::conformance::assert_consistent;
 
 fn open(base: &Path) -> Arc<FileSystemTraceStore> {
     Arc::new(

@@ -1,7 +1,6 @@
 //! Trace folders that were tampered with: a log copied into another trace's folder must not
 //! answer for that trace (found by the `events_log` fuzz target: the store returned a trace
 //! whose id was not the one asked for, while listing left it out).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::sync::Arc;
