@@ -98,7 +98,16 @@ fn ci() -> Result<()> {
 /// `UPDATE_OPENAPI` is set.
 fn openapi() -> Result<()> {
     cargo_env(
-        &["test", "-p", "agent-api", "--test", "openapi", "--quiet"],
+        &[
+            "test",
+            "-p",
+            "agent-api",
+            "--test",
+            "it",
+            "--quiet",
+            "--",
+            "openapi::",
+        ],
         &[("UPDATE_OPENAPI", "1")],
     )?;
     eprintln!("xtask openapi: crates/agent-api/openapi.json is up to date");

@@ -1,17 +1,14 @@
 //! Regressions found by schemathesis against `agent serve` (see `tests/hostile_http.rs`): the
 //! document must describe what the server does, and the server must take what the document
 //! allows.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
 
 use std::sync::Arc;
 
+use crate::common::{get, post_json, state_with, wait_for_status};
 use agent_api::ApiConfig;
 use agent_execution::{InMemoryTraceStore, TraceStatus, TraceStore};
 use agent_llm::ScriptedTurn;
 use axum::http::StatusCode;
-use common::{get, post_json, state_with, wait_for_status};
 use serde_json::{Value, json};
 
 /// A resume body of JSON `null` means "no overrides", as the document allows (it was refused

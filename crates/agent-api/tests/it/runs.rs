@@ -1,20 +1,16 @@
 //! Run control over HTTP with a scripted model: start, cancel, resume, approvals, runs the
 //! embedding process tracks itself, and graceful shutdown.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common::{get, post_empty, post_json, short_script, state_with, wait_for_status};
 use agent_api::{ApiConfig, Server};
 use agent_execution::{InMemoryTraceStore, Role, TraceStatus, TraceStore};
 use agent_llm::{ScriptedClient, ScriptedTurn};
 use agent_runner::{AgentRunner, RunnerOptions};
 use agent_tools::ToolRegistry;
 use axum::http::{StatusCode, header};
-use common::{get, post_empty, post_json, short_script, state_with, wait_for_status};
 use serde_json::json;
 
 fn store() -> Arc<dyn TraceStore> {

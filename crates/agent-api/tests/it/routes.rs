@@ -1,18 +1,15 @@
 //! Router tests through `tower::ServiceExt::oneshot`: every read route, every error case, the
 //! body limit, and the security guards (token, host, origin, CORS).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::sync::Arc;
 
+use crate::common;
+use crate::common::{get, post_json, read_only, send};
 use agent_api::{ApiConfig, AppState};
 use agent_execution::GoalCommand;
 use agent_execution::{InMemoryTraceStore, NewMessage, NewTrace, TraceOutcome, TraceStore};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use common::{get, post_json, read_only, send};
 use serde_json::{Value, json};
 
 /// A store with a main trace (two goals, three messages), a finished one and a sub-trace.

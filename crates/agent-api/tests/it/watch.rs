@@ -2,10 +2,6 @@
 //! first, resuming from the middle while a run writes, two watchers, a slow watcher, ping/pong
 //! keepalive and shutdown.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,22 +2,19 @@
 //! and real responses match the documented schemas (no missing required field, no
 //! undocumented field, the right JSON types).
 //!
-//! `UPDATE_OPENAPI=1 cargo test -p agent-api --test openapi` (or `cargo xtask openapi`)
+//! `UPDATE_OPENAPI=1 cargo test -p agent-api --test it -- openapi::` (or `cargo xtask openapi`)
 //! rewrites the committed file.
-
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
 
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::common;
+use crate::common::{get, post_json, read_only};
 use agent_api::openapi_json;
 use agent_execution::GoalCommand;
 use agent_execution::{InMemoryTraceStore, NewMessage, NewTrace, TraceOutcome, TraceStore};
 use agent_runner::{ApprovalHandler, ApprovalRequest};
 use axum::http::StatusCode;
-use common::{get, post_json, read_only};
 use serde_json::{Value, json};
 
 fn document() -> Value {

@@ -2,17 +2,13 @@
 //! page's Content-Security-Policy, the assets reachable without a token, and a guard that the
 //! script never parses trace text as HTML.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::{get, read_only, send};
 use agent_api::{ApiConfig, AppState};
 use agent_execution::{InMemoryTraceStore, TraceStore};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use common::{get, read_only, send};
 
 fn state() -> AppState {
     read_only(Arc::new(InMemoryTraceStore::new()) as Arc<dyn TraceStore>)
@@ -123,7 +119,7 @@ async fn with_a_token_the_assets_stay_public_and_the_page_does_not() {
 
 #[test]
 fn the_script_never_parses_text_as_html() {
-    let script = include_str!("../static/app.js");
+    let script = include_str!("../../static/app.js");
     for sink in [
         "innerHTML",
         "outerHTML",
