@@ -1,7 +1,7 @@
 //! Shared helpers of the MCP integration tests: where the reference servers installed by
 //! `scripts/setup-mcp.sh` live, server configurations for them, a streamable HTTP server on a
 //! free loopback port, and process checks.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -2,9 +2,6 @@
 //! next call, a bounded number of times), one that never answers the handshake, one that never
 //! answers a call, and a run that goes on through all of it. Child processes never outlive the
 //! session.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,6 +14,8 @@ use agent_tools::{ToolContext, ToolRegistry};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::json;
+
+use crate::support;
 
 fn ctx() -> (tempfile::TempDir, ToolContext) {
     let workspace = tempfile::tempdir().unwrap();

@@ -1,14 +1,13 @@
 //! The reference MCP servers, installed from npm by `scripts/setup-mcp.sh`, as agent tools:
 //! server-everything over stdio and over streamable HTTP, server-filesystem over stdio.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
 
 use std::collections::BTreeMap;
 
 use agent_mcp::{McpServers, ServerConfig, TransportKind};
 use agent_tools::{Risk, ToolContext, ToolRegistry, ToolResult};
 use serde_json::json;
+
+use crate::support;
 
 async fn start(servers: Vec<(&str, ServerConfig)>) -> (McpServers, ToolRegistry) {
     let servers: BTreeMap<_, _> = servers
