@@ -309,12 +309,14 @@ pub(crate) fn soak(args: &[String]) -> Result<()> {
             "test",
             "--locked",
             "-p",
-            "agent-execution",
+            "agent-runner",
+            "-p",
+            "agent-tools",
             "--test",
-            "hostile_output",
-            "--test",
-            "hostile_tools",
+            "it",
             "--",
+            "hostile_output::",
+            "hostile::",
             "--nocapture",
         ],
         &[("HOSTILE_RACE_CALLS", plan.race_calls.to_string())],
@@ -562,7 +564,7 @@ fn render(r: &Report<'_>) -> String {
     let _ = writeln!(out, "## Hostile model output and tools\n");
     let _ = writeln!(
         out,
-        "`crates/agent-execution/tests/hostile_output.rs`: {cases} cases (and the runaway-plan and call-id tests) through the real runner \
+        "`crates/agent-runner/tests/it/hostile_output.rs`: {cases} cases (and the runaway-plan and call-id tests) through the real runner \
          (scripted model, in-memory store, built-in tools), each with its outcome asserted: \
          invalid and non-object JSON arguments (truncated, trailing garbage, lone surrogates, \
          100,000 levels of nesting), wrong types, unknown and nameless tools (a 1 MB name \
@@ -578,7 +580,7 @@ fn render(r: &Report<'_>) -> String {
     );
     let _ = writeln!(
         out,
-        "`crates/agent-execution/tests/hostile_tools.rs`: a thread swaps a folder of the path \
+        "`crates/agent-tools/tests/it/hostile.rs`: a thread swaps a folder of the path \
          for a symlink to outside and back while `read_file`, `grep`, `edit_file` and \
          `write_file` run {} calls each ({race_calls:.0} in all); a named pipe; a timeout with \
          grandchildren, a sub-shell tree and `nohup`; endless output on both streams, without \
@@ -689,7 +691,7 @@ Each fix has a regression test (named in brackets).\n\n\
 and `edit_file`, `write_file` and `grep` read or changed, files outside the workspace when a \
 folder of the path was replaced by a symlink after the path was checked. The file tools now \
 check the file they opened (by the path the kernel has for it) and refuse, or remove what they \
-created, when it is outside. (`hostile_tools.rs`: four races.)\n\
+created, when it is outside. (`agent-tools/tests/it/hostile.rs`: four races.)\n\
 - **A named pipe blocked a file tool** until the tool timeout, holding a blocking thread \
 forever. Files that are neither regular files nor folders are refused. \
 (`a_named_pipe_is_refused_instead_of_blocking_the_call`)\n\
@@ -711,11 +713,11 @@ at 4096 bytes. (`unknown_tools_are_named_and_bounded`, `huge_arguments_stay_boun
 - **A trace folder holding another trace's log answered for that trace** (found by the \
 `events_log` fuzz target): `get_trace` returned a trace with another id while listing showed \
 the copy under the original's id. Such a folder is now reported corrupt and left out of \
-lists. (`crates/agent-store-fs/tests/hostile_log.rs`, `fuzz/regressions/events_log/`)\n\
+lists. (`crates/agent-store-fs/tests/it/hostile_log.rs`, `fuzz/regressions/events_log/`)\n\
 - **The OpenAPI document and the server disagreed** (found by schemathesis): approvals and \
 resume answered 413 and 415 that the document did not list; a resume body of `null`, which \
 the document allows, was refused; trace id parameters and the run texts did not say what the \
-server refuses. (`crates/agent-api/tests/hostile_api.rs`)\n\n\
+server refuses. (`crates/agent-api/tests/it/hostile_api.rs`)\n\n\
 ## Known limits\n\n\
 - `bash` is not a sandbox: it runs with the user's rights and can read anything the user can \
 (approval mode is the guard). A command that detaches itself with `setsid` leaves the process \

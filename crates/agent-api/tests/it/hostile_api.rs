@@ -1,4 +1,4 @@
-//! Regressions found by schemathesis against `agent serve` (see `tests/hostile_http.rs`): the
+//! Regressions found by schemathesis against `agent serve` (see `tests/it/hostile_http.rs`): the
 //! document must describe what the server does, and the server must take what the document
 //! allows.
 

@@ -38,7 +38,8 @@ fn the_committed_document_is_up_to_date() {
             .map_or_else(|| "the length".to_owned(), |i| format!("line {}", i + 1));
         panic!(
             "crates/agent-api/openapi.json is stale (it differs at {line}): run `cargo xtask \
-             openapi` (or `UPDATE_OPENAPI=1 cargo test -p agent-api --test openapi`) and commit it"
+             openapi` (or `UPDATE_OPENAPI=1 cargo test -p agent-api --test it -- openapi::`) and \
+             commit it"
         );
     }
 }
