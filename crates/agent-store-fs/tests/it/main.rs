@@ -6,3 +6,4 @@ mod conformance;
 mod crash;
 mod files;
 mod hostile_log;
+mod old_traces;
