@@ -121,9 +121,10 @@ impl GoalTree {
     }
 }
 
-/// Reads a plan text (see the [module docs](self)) as items, refusing tabs in the indent, an
-/// indent that is not a multiple of two spaces, a line indented more than one level below the
-/// goal above it, and a plan without goals. Errors name the line (counted from 1).
+/// Reads a plan text (one goal a line, two spaces of indent per level, `#` lines ignored) as
+/// items, refusing tabs in the indent, an indent that is not a multiple of two spaces, a line
+/// indented more than one level below the goal above it, and a plan without goals. Errors name
+/// the line (counted from 1).
 pub fn parse_plan(text: &str) -> Result<Vec<PlanItem>, PlanParseError> {
     let mut items: Vec<PlanItem> = Vec::new();
     for (index, line) in text.lines().enumerate() {

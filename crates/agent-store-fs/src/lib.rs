@@ -20,7 +20,7 @@
 //! `events.jsonl` is the write-ahead record: every change is an event carrying its data
 //! (`trace_created`, `message_added` with the whole message, `goal_tree_updated` with the whole
 //! tree, `trace_updated` with the whole trace, ...), so the trace can be rebuilt from it alone.
-//! One commit (one [`TraceStore::batch`](agent_execution::TraceStore::batch), or one single-op
+//! One commit (one [`TraceStore::batch`], or one single-op
 //! method) is one `write` of its event lines, then in [`Durability::Fsync`] mode one
 //! `fdatasync`, then the mirror files (`meta.json`, `goal.json`, the message files) are
 //! rewritten through a temporary file and a rename, without syncing. A call returns after all of
