@@ -233,7 +233,9 @@ pub fn estimate_chat(chat: &[ChatMessage], estimate: &dyn Fn(&str) -> usize) -> 
 fn estimate_content(message: &ChatMessage, estimate: &dyn Fn(&str) -> usize) -> usize {
     match message {
         ChatMessage::System(text) | ChatMessage::User(text) => estimate(text),
-        ChatMessage::Assistant { text, tool_calls } => {
+        ChatMessage::Assistant {
+            text, tool_calls, ..
+        } => {
             text.as_deref().map_or(0, estimate)
                 + tool_calls
                     .iter()
@@ -248,7 +250,9 @@ fn estimate_content(message: &ChatMessage, estimate: &dyn Fn(&str) -> usize) -> 
 fn content_bytes(message: &ChatMessage) -> usize {
     match message {
         ChatMessage::System(text) | ChatMessage::User(text) => text.len(),
-        ChatMessage::Assistant { text, tool_calls } => {
+        ChatMessage::Assistant {
+            text, tool_calls, ..
+        } => {
             text.as_deref().map_or(0, str::len)
                 + tool_calls
                     .iter()
@@ -321,9 +325,15 @@ fn to_chat<'a>(
                         .as_assistant()
                         .and_then(|turn| turn.text.clone())
                         .filter(|t| !t.is_empty());
+                    let reasoning = message
+                        .content
+                        .as_assistant()
+                        .map(|turn| turn.reasoning.clone())
+                        .unwrap_or_default();
                     chat.push(ChatMessage::Assistant {
                         text,
                         tool_calls: calls,
+                        reasoning,
                     });
                     origins.push(Some(message));
                 }
@@ -369,7 +379,9 @@ pub fn render_transcript(chat: &[ChatMessage]) -> String {
         match message {
             ChatMessage::System(text) => push_block(&mut out, "system", text),
             ChatMessage::User(text) => push_block(&mut out, "user", text),
-            ChatMessage::Assistant { text, tool_calls } => {
+            ChatMessage::Assistant {
+                text, tool_calls, ..
+            } => {
                 if let Some(text) = text {
                     push_block(&mut out, "assistant", text);
                 }

@@ -181,7 +181,8 @@ async fn step(
     let usage = model::usage_of(&response, view.estimated_tokens);
     let cost = agent.engine.root.prices.cost(&spec.model, &usage);
     let goal_id = tree.current_id().map(str::to_owned);
-    let content = AssistantContent::new(response.text.clone(), response.tool_calls.clone());
+    let mut content = AssistantContent::new(response.text.clone(), response.tool_calls.clone());
+    content.reasoning = std::mem::take(&mut response.reasoning);
     let mut assistant = NewMessage::assistant(content)
         .usage(usage.prompt_tokens + usage.completion_tokens, cost)
         .duration_ms(duration_ms);

@@ -52,7 +52,9 @@ fn blocks(message: &ChatMessage) -> Option<(&'static str, Vec<Value>)> {
             };
             Some(("user", blocks))
         }
-        ChatMessage::Assistant { text, tool_calls } => {
+        ChatMessage::Assistant {
+            text, tool_calls, ..
+        } => {
             let mut blocks = Vec::new();
             if let Some(text) = text.as_deref().filter(|text| !text.trim().is_empty()) {
                 blocks.push(text_block(text));
@@ -234,6 +236,7 @@ pub(crate) fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
         finish_reason: string(&value, "stop_reason"),
         response_id: string(&value, "id"),
         model: string(&value, "model"),
+        reasoning: Vec::new(),
     })
 }
 
