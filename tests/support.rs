@@ -120,6 +120,7 @@ pub fn call(id: usize, name: &str, arguments: Value) -> ChatResponse {
         finish_reason: Some("tool_calls".into()),
         response_id: None,
         model: None,
+        reasoning: Vec::new(),
     }
 }
 
@@ -136,6 +137,7 @@ pub fn answer(text: &str) -> ChatResponse {
         finish_reason: Some("stop".into()),
         response_id: None,
         model: None,
+        reasoning: Vec::new(),
     }
 }
 

@@ -7,7 +7,7 @@
 //! is lenient, so that every trace folder written before stays loadable: an odd shape is kept as
 //! text rather than refused.
 
-pub use agent_llm::ToolCall;
+pub use agent_llm::{Reasoning, ToolCall};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -32,8 +32,9 @@ pub struct AssistantContent {
     pub text: Option<String>,
     /// The tool calls, in the order the model made them.
     pub tool_calls: Vec<ToolCall>,
-    /// The model's reasoning, when the provider reported it apart from the text.
-    pub reasoning: Option<String>,
+    /// The model's reasoning, as its provider sent it (kept apart from the text, and sent back
+    /// where the provider wants it).
+    pub reasoning: Vec<Reasoning>,
 }
 
 /// What a tool call returned.
@@ -46,12 +47,23 @@ pub struct ToolResultContent {
 }
 
 impl AssistantContent {
+    /// The readable reasoning, its pieces joined by blank lines (empty when there is none).
+    pub fn reasoning_text(&self) -> String {
+        let parts: Vec<String> = self
+            .reasoning
+            .iter()
+            .map(Reasoning::text)
+            .filter(|text| !text.is_empty())
+            .collect();
+        parts.join("\n\n")
+    }
+
     /// A turn with `text` and `tool_calls`, without reasoning.
     pub fn new(text: Option<String>, tool_calls: Vec<ToolCall>) -> Self {
         Self {
             text,
             tool_calls,
-            reasoning: None,
+            reasoning: Vec::new(),
         }
     }
 }
@@ -121,12 +133,12 @@ impl Serialize for Content {
             Self::Text(text) => serializer.serialize_str(text),
             Self::ToolResult(result) => serializer.serialize_str(&result.output),
             Self::Assistant(turn) => {
-                let len = 2 + usize::from(turn.reasoning.is_some());
+                let len = 2 + usize::from(!turn.reasoning.is_empty());
                 let mut map = serializer.serialize_map(Some(len))?;
                 map.serialize_entry("text", &turn.text)?;
                 map.serialize_entry("tool_calls", &turn.tool_calls)?;
-                if let Some(reasoning) = &turn.reasoning {
-                    map.serialize_entry("reasoning", reasoning)?;
+                if !turn.reasoning.is_empty() {
+                    map.serialize_entry("reasoning", &turn.reasoning)?;
                 }
                 map.end()
             }
@@ -168,8 +180,15 @@ fn assistant_from(value: Value) -> AssistantContent {
         Some(other) => Some(other.to_string()),
     };
     let reasoning = match map.remove("reasoning") {
-        Some(Value::String(text)) => Some(text),
-        _ => None,
+        Some(Value::Array(parts)) => parts
+            .into_iter()
+            .filter_map(|part| serde_json::from_value(part).ok())
+            .collect(),
+        Some(Value::String(text)) => vec![Reasoning::Text {
+            field: "reasoning".into(),
+            text,
+        }],
+        _ => Vec::new(),
     };
     let tool_calls = match map.remove("tool_calls") {
         Some(Value::Array(calls)) => calls.into_iter().map(call_from).collect(),
@@ -220,6 +239,23 @@ mod tests {
         );
         let back = Content::from_stored(Role::Assistant, turn.to_value(), false);
         assert_eq!(back, turn);
+        let mut thought = AssistantContent::new(Some("Done.".into()), Vec::new());
+        thought.reasoning = vec![
+            Reasoning::Text {
+                field: "reasoning_content".into(),
+                text: "Think first.".into(),
+            },
+            Reasoning::Thinking {
+                thinking: "More.".into(),
+                signature: "sig".into(),
+            },
+        ];
+        let stored = Content::Assistant(thought.clone()).to_value();
+        assert_eq!(stored["reasoning"][0]["type"], "text");
+        assert_eq!(stored["reasoning"][1]["signature"], "sig");
+        let back = Content::from_stored(Role::Assistant, stored, false);
+        assert_eq!(back, Content::Assistant(thought.clone()));
+        assert_eq!(thought.reasoning_text(), "Think first.\n\nMore.");
         let result = Content::ToolResult(ToolResultContent {
             output: "boom".into(),
             is_error: true,

@@ -122,6 +122,12 @@ pub enum EventKind {
         /// `warned`: the model was told; `stopped`: the run ended `failed` with a `stuck` error.
         action: LoopAction,
     },
+    /// Extension: a full compaction could not get a summary (the model answered without text,
+    /// twice); the run goes on with the view goal compaction and prune give.
+    CompactionFailed {
+        /// What went wrong, in words.
+        reason: String,
+    },
     /// The trace finished.
     TraceCompleted {
         /// The trace's totals.
@@ -146,6 +152,7 @@ impl EventKind {
             Self::SubTraceStarted { .. } => "sub_trace_started",
             Self::SubTraceCompleted { .. } => "sub_trace_completed",
             Self::LoopDetected { .. } => "loop_detected",
+            Self::CompactionFailed { .. } => "compaction_failed",
             Self::TraceCompleted { .. } => "trace_completed",
         }
     }

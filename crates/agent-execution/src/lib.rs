@@ -48,7 +48,7 @@ pub mod trace;
 pub use agent_goal::{GoalCommand, GoalTree};
 /// The attribute [`TraceStore`] implementations need, re-exported so they need not name the crate.
 pub use async_trait::async_trait;
-pub use content::{AssistantContent, Content, ToolCall, ToolResultContent};
+pub use content::{AssistantContent, Content, Reasoning, ToolCall, ToolResultContent};
 pub use event::{AffectedGoal, Event, EventKind, LoopAction, LoopPattern};
 pub use feed::{EventBus, EventStream, watch};
 pub use ids::{InvalidId, validate_trace_id};

@@ -8,7 +8,7 @@ use futures::{Stream, StreamExt};
 
 use crate::error::LlmError;
 use crate::models::ModelInfo;
-use crate::types::{ChatEvent, ChatRequest, ChatResponse, ToolCall, Usage};
+use crate::types::{ChatEvent, ChatRequest, ChatResponse, Reasoning, ToolCall, Usage};
 
 /// A stream of the events of one model turn. Dropping it cancels the request.
 pub type ChatStream = Pin<Box<dyn Stream<Item = Result<ChatEvent, LlmError>> + Send>>;
@@ -72,6 +72,7 @@ pub struct ResponseCollector {
     finish_reason: Option<String>,
     response_id: Option<String>,
     model: Option<String>,
+    reasoning: Vec<Reasoning>,
 }
 
 impl ResponseCollector {
@@ -110,6 +111,14 @@ impl ResponseCollector {
                     .or_insert_with(|| ToolCall::new("", "", ""));
                 call.arguments.push_str(&fragment);
             }
+            ChatEvent::ReasoningText { field, delta } => match self.reasoning.last_mut() {
+                Some(Reasoning::Text { field: last, text }) if *last == field => {
+                    text.push_str(&delta);
+                }
+                _ => self.reasoning.push(Reasoning::Text { field, text: delta }),
+            },
+            ChatEvent::ReasoningPreview(_) => {}
+            ChatEvent::ReasoningBlock(block) => self.reasoning.push(block),
             ChatEvent::Usage(usage) => self.usage = Some(usage),
             ChatEvent::Finish { reason } => self.finish_reason = Some(reason),
         }
@@ -140,6 +149,7 @@ impl ResponseCollector {
             finish_reason: self.finish_reason,
             response_id: self.response_id,
             model: self.model,
+            reasoning: self.reasoning,
         })
     }
 }
@@ -151,6 +161,12 @@ pub(crate) fn response_events(response: ChatResponse) -> Vec<ChatEvent> {
         response_id: response.response_id,
         model: response.model,
     }];
+    events.extend(
+        response
+            .reasoning
+            .into_iter()
+            .map(ChatEvent::ReasoningBlock),
+    );
     if let Some(text) = response.text {
         events.push(ChatEvent::Text(text));
     }

@@ -210,5 +210,5 @@ pub use tokens::{
     estimate_tools_tokens,
 };
 pub use types::{
-    ChatEvent, ChatMessage, ChatRequest, ChatResponse, Role, ToolCall, ToolSpec, Usage,
+    ChatEvent, ChatMessage, ChatRequest, ChatResponse, Reasoning, Role, ToolCall, ToolSpec, Usage,
 };

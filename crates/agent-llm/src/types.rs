@@ -44,12 +44,15 @@ pub enum ChatMessage {
     System(String),
     /// A user message.
     User(String),
-    /// A model turn: optional text and zero or more tool calls.
+    /// A model turn: optional text, zero or more tool calls, and the reasoning its provider
+    /// reported (sent back where the provider wants it).
     Assistant {
         /// The text the model wrote, if any.
         text: Option<String>,
         /// The tool calls the model asked for, in order.
         tool_calls: Vec<ToolCall>,
+        /// The model's reasoning, as its provider sent it.
+        reasoning: Vec<Reasoning>,
     },
     /// The result of one tool call.
     Tool {
@@ -76,12 +79,17 @@ impl ChatMessage {
         ChatMessage::Assistant {
             text: Some(text.into()),
             tool_calls: Vec::new(),
+            reasoning: Vec::new(),
         }
     }
 
     /// An assistant message with optional text and tool calls.
     pub fn assistant(text: Option<String>, tool_calls: Vec<ToolCall>) -> Self {
-        ChatMessage::Assistant { text, tool_calls }
+        ChatMessage::Assistant {
+            text,
+            tool_calls,
+            reasoning: Vec::new(),
+        }
     }
 
     /// A tool result answering the call with id `tool_call_id`.
@@ -133,6 +141,8 @@ struct WireMessage {
     tool_calls: Vec<ToolCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    reasoning: Vec<Reasoning>,
 }
 
 impl From<ChatMessage> for WireMessage {
@@ -144,14 +154,20 @@ impl From<ChatMessage> for WireMessage {
             text: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
+            reasoning: Vec::new(),
         };
         match message {
             ChatMessage::System(content) | ChatMessage::User(content) => {
                 wire.content = Some(content)
             }
-            ChatMessage::Assistant { text, tool_calls } => {
+            ChatMessage::Assistant {
+                text,
+                tool_calls,
+                reasoning,
+            } => {
                 wire.text = text;
                 wire.tool_calls = tool_calls;
+                wire.reasoning = reasoning;
             }
             ChatMessage::Tool {
                 tool_call_id,
@@ -175,6 +191,7 @@ impl TryFrom<WireMessage> for ChatMessage {
             Role::Assistant => ChatMessage::Assistant {
                 text: wire.text.or(wire.content),
                 tool_calls: wire.tool_calls,
+                reasoning: wire.reasoning,
             },
             Role::Tool => ChatMessage::Tool {
                 tool_call_id: wire
@@ -348,6 +365,8 @@ pub struct ChatResponse {
     pub response_id: Option<String>,
     /// The model that answered, as the provider reported it.
     pub model: Option<String>,
+    /// The model's reasoning, as the provider sent it (empty when it reported none).
+    pub reasoning: Vec<Reasoning>,
 }
 
 impl ChatResponse {
@@ -356,6 +375,58 @@ impl ChatResponse {
         ChatMessage::Assistant {
             text: self.text.clone(),
             tool_calls: self.tool_calls.clone(),
+            reasoning: self.reasoning.clone(),
+        }
+    }
+}
+
+/// A piece of a model's reasoning, kept as its provider sent it so that it can go back to that
+/// provider in the same form: reasoning from a server returns to it in the field it came in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reasoning {
+    /// Reasoning text of an OpenAI-compatible server (DeepSeek, Qwen, GLM, Kimi, vLLM, llama.cpp,
+    /// OpenRouter, ...), with the response field it came in (`reasoning_content` or
+    /// `reasoning`).
+    Text {
+        /// The field of the message the server used.
+        field: String,
+        /// The reasoning.
+        text: String,
+    },
+    /// An Anthropic `thinking` block with its signature.
+    Thinking {
+        /// The thinking text.
+        thinking: String,
+        /// The signature Anthropic checks when the block comes back.
+        signature: String,
+    },
+    /// An Anthropic `redacted_thinking` block.
+    RedactedThinking {
+        /// The encrypted thinking.
+        data: String,
+    },
+    /// An OpenAI Responses API reasoning item.
+    Item {
+        /// The item's id.
+        id: String,
+        /// The reasoning summary's texts.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        summary: Vec<String>,
+        /// The encrypted reasoning, returned on the next turn (with `store: false`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<String>,
+    },
+}
+
+impl Reasoning {
+    /// The readable text of this piece (empty for redacted or encrypted-only reasoning).
+    pub fn text(&self) -> String {
+        match self {
+            Self::Text { text, .. } => text.clone(),
+            Self::Thinking { thinking, .. } => thinking.clone(),
+            Self::RedactedThinking { .. } => String::new(),
+            Self::Item { summary, .. } => summary.join("\n\n"),
         }
     }
 }
@@ -391,6 +462,19 @@ pub enum ChatEvent {
         /// The next piece of the arguments text.
         fragment: String,
     },
+    /// A piece of reasoning text of an OpenAI-compatible server, in the response field it came
+    /// in; the collector joins the pieces into one [`Reasoning::Text`].
+    ReasoningText {
+        /// The field of the message (`reasoning_content` or `reasoning`).
+        field: String,
+        /// The next piece of the text.
+        delta: String,
+    },
+    /// A piece of reasoning to show as it streams, whose whole block arrives later as a
+    /// [`ChatEvent::ReasoningBlock`] (Anthropic `thinking`, a Responses reasoning summary).
+    ReasoningPreview(String),
+    /// A whole block of reasoning, kept as it is.
+    ReasoningBlock(Reasoning),
     /// Token counts so far; a later `Usage` event replaces an earlier one.
     Usage(Usage),
     /// Generation stopped.

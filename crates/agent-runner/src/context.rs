@@ -36,8 +36,10 @@ use agent_execution::message::{Message, Role};
 use agent_goal::GoalTree;
 use agent_llm::ChatMessage;
 
+pub use crate::compaction::estimate_chat;
 use crate::compaction::{
-    CompactionStrategy, ContextBudget, Item, compact_goals, is_compaction, is_same, prune,
+    CompactionStrategy, ContextBudget, Item, MESSAGE_OVERHEAD, compact_goals, estimate_content,
+    is_compaction, is_same, prune,
 };
 
 /// The result shown for a tool call whose result was never recorded.
@@ -77,9 +79,6 @@ pub struct ContextView {
     /// How many stored messages a full-compaction summary hides.
     pub summarised_messages: usize,
 }
-
-/// Tokens added per message for the chat format's framing.
-const MESSAGE_OVERHEAD: usize = 4;
 
 /// What the context builder remembers between the steps of one run: the estimated tokens of
 /// each stored message as the model sees it before any prune.
@@ -222,33 +221,13 @@ pub fn conversation(chat: &[ChatMessage]) -> &[ChatMessage] {
     &chat[start..]
 }
 
-/// Estimated tokens of a list of chat messages.
-pub fn estimate_chat(chat: &[ChatMessage], estimate: &dyn Fn(&str) -> usize) -> usize {
-    chat.iter()
-        .map(|m| MESSAGE_OVERHEAD + estimate_content(m, estimate))
-        .sum()
-}
-
-/// Estimated tokens of one message's text, without the per-message overhead.
-fn estimate_content(message: &ChatMessage, estimate: &dyn Fn(&str) -> usize) -> usize {
-    match message {
-        ChatMessage::System(text) | ChatMessage::User(text) => estimate(text),
-        ChatMessage::Assistant { text, tool_calls } => {
-            text.as_deref().map_or(0, estimate)
-                + tool_calls
-                    .iter()
-                    .map(|c| estimate(&c.name) + estimate(&c.arguments))
-                    .sum::<usize>()
-        }
-        ChatMessage::Tool { content, .. } => estimate(content),
-    }
-}
-
-/// Bytes of the texts [`estimate_content`] estimates: what a memo entry is checked against.
+/// Bytes of the texts `estimate_content` estimates: what a memo entry is checked against.
 fn content_bytes(message: &ChatMessage) -> usize {
     match message {
         ChatMessage::System(text) | ChatMessage::User(text) => text.len(),
-        ChatMessage::Assistant { text, tool_calls } => {
+        ChatMessage::Assistant {
+            text, tool_calls, ..
+        } => {
             text.as_deref().map_or(0, str::len)
                 + tool_calls
                     .iter()
@@ -321,9 +300,15 @@ fn to_chat<'a>(
                         .as_assistant()
                         .and_then(|turn| turn.text.clone())
                         .filter(|t| !t.is_empty());
+                    let reasoning = message
+                        .content
+                        .as_assistant()
+                        .map(|turn| turn.reasoning.clone())
+                        .unwrap_or_default();
                     chat.push(ChatMessage::Assistant {
                         text,
                         tool_calls: calls,
+                        reasoning,
                     });
                     origins.push(Some(message));
                 }
@@ -369,7 +354,9 @@ pub fn render_transcript(chat: &[ChatMessage]) -> String {
         match message {
             ChatMessage::System(text) => push_block(&mut out, "system", text),
             ChatMessage::User(text) => push_block(&mut out, "user", text),
-            ChatMessage::Assistant { text, tool_calls } => {
+            ChatMessage::Assistant {
+                text, tool_calls, ..
+            } => {
                 if let Some(text) = text {
                     push_block(&mut out, "assistant", text);
                 }

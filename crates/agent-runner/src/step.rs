@@ -24,7 +24,7 @@ use crate::outcome::{RunOutcome, StopReason};
 use crate::record::{check_workspace, record, tool_message};
 use crate::resume::finish_sub_agent_calls;
 use crate::stuck;
-use crate::summarise::compact;
+use crate::summarise::{Trigger, compact};
 
 /// The metadata key of the token counts a provider reported for an assistant message
 /// (`{prompt_tokens, completion_tokens, cached_tokens}`).
@@ -65,6 +65,8 @@ pub(crate) async fn run_loop(
     let mut messages = store.get_trace_messages(trace_id).await?;
     // The token estimates of the messages above and of those recorded below, kept across steps.
     let mut memo = ContextMemo::new();
+    // Set once a full compaction got no summary: the rest of the run does without.
+    let mut summariser_failed = false;
     let mut iterations = 0;
     let mut interrupted_calls_done = false;
     let (stop, outcome, response) = loop {
@@ -81,7 +83,8 @@ pub(crate) async fn run_loop(
                 break (StopReason::MaxCost, stop, None);
             }
             iterations += 1;
-            step(agent, trace_id, &mut messages, &mut memo, &cancel).await
+            let state = (&mut memo, &mut summariser_failed);
+            step(agent, trace_id, &mut messages, state, &cancel).await
         } else {
             interrupted_calls_done = true;
             finish_sub_agent_calls(agent, trace_id, &mut messages, &cancel)
@@ -145,7 +148,7 @@ async fn step(
     agent: &Agent,
     trace_id: &str,
     messages: &mut Vec<Message>,
-    memo: &mut ContextMemo,
+    (memo, summariser_failed): (&mut ContextMemo, &mut bool),
     cancel: &CancellationToken,
 ) -> Result<Next, StepError> {
     let spec = &agent.spec;
@@ -158,17 +161,24 @@ async fn step(
     let tools = model::tool_specs(&agent.tools);
 
     let mut view = view_of(agent, &tree, messages, &budget, memo);
-    if view.needs_full_compaction {
-        compact(agent, trace_id, &tree, messages, &view, cancel).await?;
-        view = view_of(agent, &tree, messages, &budget, memo);
+    if view.needs_full_compaction && !*summariser_failed {
+        let why = (&view, Trigger::Estimate);
+        if compact(agent, trace_id, &tree, messages, why, cancel).await? {
+            view = view_of(agent, &tree, messages, &budget, memo);
+        } else {
+            *summariser_failed = true;
+        }
     }
 
     let started = Instant::now();
     let request = model::request(spec, &spec.model, view.messages.clone(), tools.clone());
     let mut response = match model::call(agent.llm.as_ref(), spec, request, cancel).await {
-        Err(StepError::Llm(LlmError::ContextWindowExceeded { .. })) => {
+        Err(StepError::Llm(error @ LlmError::ContextWindowExceeded { .. })) => {
             // The estimate was too low for this provider: compact and try once more.
-            compact(agent, trace_id, &tree, messages, &view, cancel).await?;
+            let why = (&view, Trigger::Refused);
+            if !compact(agent, trace_id, &tree, messages, why, cancel).await? {
+                return Err(StepError::Llm(error));
+            }
             let view = view_of(agent, &tree, messages, &budget, memo);
             let request = model::request(spec, &spec.model, view.messages, tools);
             model::call(agent.llm.as_ref(), spec, request, cancel).await?
@@ -181,7 +191,8 @@ async fn step(
     let usage = model::usage_of(&response, view.estimated_tokens);
     let cost = agent.engine.root.prices.cost(&spec.model, &usage);
     let goal_id = tree.current_id().map(str::to_owned);
-    let content = AssistantContent::new(response.text.clone(), response.tool_calls.clone());
+    let mut content = AssistantContent::new(response.text.clone(), response.tool_calls.clone());
+    content.reasoning = std::mem::take(&mut response.reasoning);
     let mut assistant = NewMessage::assistant(content)
         .usage(usage.prompt_tokens + usage.completion_tokens, cost)
         .duration_ms(duration_ms);
@@ -223,13 +234,15 @@ async fn step(
     Ok(Next::Continue)
 }
 
-/// Gives each tool call an id that no other call of the trace has, made of at most 128 ASCII
-/// letters, digits, `_` and `-`, before the turn is recorded.
+/// Keeps each tool call's id exactly as the provider sent it, and replaces only an id that is
+/// empty or that another call of the trace already has, before the turn is recorded.
 ///
 /// Results are paired with their calls by id, in the context and on resume, and the id names
-/// the call in the API's approval path. Providers do not always deliver that: servers that send
-/// no id get `call_0` on every turn, and a model's output can carry empty, repeated or odd ids.
-/// A call whose id is already taken or unfit gets `call_t<turn>_<position>` instead.
+/// the call in the API's approval path. Providers do not always deliver unique ids: servers that
+/// send none get `call_0` on every turn, and a model's output can repeat one. Any other id goes
+/// back to the provider as it came (Kimi K2's `functions.read_file:0` included); a provider that
+/// restricts the characters of ids maps them in its own request builder. A replaced id is
+/// `call_t<turn>_<position>`.
 pub(crate) fn unique_call_ids(calls: &mut [ToolCall], messages: &[Message]) {
     let previous: Vec<&Message> = messages
         .iter()
@@ -242,12 +255,7 @@ pub(crate) fn unique_call_ids(calls: &mut [ToolCall], messages: &[Message]) {
         .collect();
     let turn = previous.len() + 1;
     for (position, call) in calls.iter_mut().enumerate() {
-        let fit = (1..=128).contains(&call.id.len())
-            && call
-                .id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if fit && used.insert(call.id.clone()) {
+        if !call.id.is_empty() && used.insert(call.id.clone()) {
             continue;
         }
         let base = format!("call_t{turn}_{}", position + 1);

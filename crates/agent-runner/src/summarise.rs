@@ -1,54 +1,121 @@
 //! The full compaction's model call: the `compaction` profile summarises the conversation, and
 //! the summary is recorded so that the view starts there.
+//!
+//! The call must not fail for the reasons the compaction is there for: the request is made to
+//! fit the summariser's window first (the largest tool outputs and arguments are shortened,
+//! oldest first, to [`SUMMARY_FILL`] of the window by the estimate), and it carries the agent's
+//! tool specs, since some providers refuse tool calls and results in a request without tools.
+//! A summariser that answers without text is asked once more; if it fails again no summary is
+//! stored (an empty one would hide the history) and a `compaction_failed` event says the run
+//! goes on with goal compaction and prune only.
 
 use std::time::Instant;
 
+use agent_execution::EventKind;
 use agent_execution::message::Message;
 use agent_execution::store::WriteOp;
 use agent_goal::GoalTree;
+use agent_llm::{ChatMessage, LlmError};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::agents::COMPACTION;
-use crate::compaction::{COMPACTION_PROMPT, summary_message, summary_request};
+use crate::compaction::{
+    COMPACTION_PROMPT, SUMMARY_FILL, fit_for_summary, summary_message, summary_request,
+};
 use crate::context::ContextView;
 use crate::error::StepError;
 use crate::model;
 use crate::record::record;
 
+/// What the summariser is told when its first answer had no text.
+const TEXT_ONLY: &str = "Your answer had no text. Answer with the summary itself, as plain \
+text, without calling any tool.";
+
+/// Why a full compaction runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trigger {
+    /// The estimate of the view nears the window.
+    Estimate,
+    /// The provider refused the view as over its window: the estimate is too low for it, so
+    /// the summary request aims at half the view's estimate.
+    Refused,
+}
+
 /// Summarises the conversation into one stored message that hides everything before it. The
-/// `compaction` profile gives the request (its prompt), the model and the client.
+/// `compaction` profile gives the request (its prompt), the model and the client. Returns
+/// whether a summary was stored.
 pub(crate) async fn compact(
     agent: &Agent,
     trace_id: &str,
     tree: &GoalTree,
     messages: &mut Vec<Message>,
-    view: &ContextView,
+    (view, trigger): (&ContextView, Trigger),
     cancel: &CancellationToken,
-) -> Result<(), StepError> {
+) -> Result<bool, StepError> {
     let engine = &agent.engine;
+    let spec = &agent.spec;
     let profile = engine.config(COMPACTION);
     let prompt = profile
         .and_then(|p| p.system_prompt.as_deref())
         .unwrap_or(COMPACTION_PROMPT);
     let summariser_model = profile
         .and_then(|p| p.model.clone())
-        .unwrap_or_else(|| agent.spec.model.clone());
+        .unwrap_or_else(|| spec.model.clone());
     let llm = match engine.root.clients.get(COMPACTION) {
         Some(llm) => llm.clone(),
         None => agent.llm.clone(),
     };
+    let window = spec
+        .context_window
+        .unwrap_or_else(|| llm.model_info(&summariser_model).context_window);
+    let full = summary_request(&view.messages, prompt);
+    let mut target = (window as f64 * SUMMARY_FILL) as usize;
+    if trigger == Trigger::Refused {
+        target = target.min(view.estimated_tokens / 2);
+    }
+    let tools = model::tool_specs(&agent.tools);
     let started = Instant::now();
-    let chat = summary_request(&view.messages, prompt);
-    let request = model::request(&agent.spec, &summariser_model, chat, Vec::new());
-    let response = model::call(llm.as_ref(), &agent.spec, request, cancel).await?;
-    let usage = model::usage_of(&response, view.estimated_tokens);
-    let cost = engine.root.prices.cost(&summariser_model, &usage);
-    let summary = response.text.unwrap_or_default();
-    let message = summary_message(&summary, tree.current_id().map(str::to_owned))
-        .usage(usage.prompt_tokens + usage.completion_tokens, cost)
-        .duration_ms(started.elapsed().as_millis() as u64);
-    let recorded = record(agent.store(), trace_id, vec![WriteOp::AddMessage(message)]).await?;
-    messages.extend(recorded);
-    Ok(())
+    let mut empty_answers = 0;
+    let mut refusals = 0;
+    while empty_answers < 2 {
+        let mut chat = full.clone();
+        fit_for_summary(&mut chat, target, &agent_llm::estimate_tokens);
+        if empty_answers > 0
+            && let Some(ChatMessage::User(last)) = chat.last_mut()
+        {
+            last.push_str("\n\n");
+            last.push_str(TEXT_ONLY);
+        }
+        let request = model::request(spec, &summariser_model, chat, tools.clone());
+        let response = match model::call(llm.as_ref(), spec, request, cancel).await {
+            Err(StepError::Llm(LlmError::ContextWindowExceeded { .. })) if refusals < 3 => {
+                // Still too long for this provider: cut harder.
+                refusals += 1;
+                target /= 4;
+                continue;
+            }
+            other => other?,
+        };
+        let summary = response.text.as_deref().unwrap_or("").trim().to_owned();
+        if summary.is_empty() {
+            empty_answers += 1;
+            continue;
+        }
+        let usage = model::usage_of(&response, view.estimated_tokens);
+        let cost = engine.root.prices.cost(&summariser_model, &usage);
+        let message = summary_message(&summary, tree.current_id().map(str::to_owned))
+            .usage(usage.prompt_tokens + usage.completion_tokens, cost)
+            .duration_ms(started.elapsed().as_millis() as u64);
+        let recorded = record(agent.store(), trace_id, vec![WriteOp::AddMessage(message)]).await?;
+        messages.extend(recorded);
+        return Ok(true);
+    }
+    let failed = EventKind::CompactionFailed {
+        reason: "the summariser answered twice without text; no summary was stored, and the \
+                 context keeps goal compaction and prune only"
+            .into(),
+    };
+    record(agent.store(), trace_id, vec![WriteOp::AppendEvent(failed)]).await?;
+    Ok(false)
 }

@@ -229,6 +229,7 @@ pub(crate) enum EventNameDoc {
     SubTraceStarted,
     SubTraceCompleted,
     LoopDetected,
+    CompactionFailed,
     TraceCompleted,
 }
 

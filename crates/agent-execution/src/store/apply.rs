@@ -376,7 +376,8 @@ impl Planner<'_> {
         match kind {
             EventKind::SubTraceStarted { .. }
             | EventKind::SubTraceCompleted { .. }
-            | EventKind::LoopDetected { .. } => Ok(self.push(kind)),
+            | EventKind::LoopDetected { .. }
+            | EventKind::CompactionFailed { .. } => Ok(self.push(kind)),
             other => Err(StoreError::Invalid(format!(
                 "{} events are produced by the store itself and cannot be appended",
                 other.name()

@@ -165,6 +165,7 @@ impl TraceState {
             | EventKind::MessageUpdated { .. }
             | EventKind::SubTraceCompleted { .. }
             | EventKind::LoopDetected { .. }
+            | EventKind::CompactionFailed { .. }
             | EventKind::TraceCompleted { .. } => {}
         }
         self.last_event_id = event.event_id;

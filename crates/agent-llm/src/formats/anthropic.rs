@@ -52,7 +52,9 @@ fn blocks(message: &ChatMessage) -> Option<(&'static str, Vec<Value>)> {
             };
             Some(("user", blocks))
         }
-        ChatMessage::Assistant { text, tool_calls } => {
+        ChatMessage::Assistant {
+            text, tool_calls, ..
+        } => {
             let mut blocks = Vec::new();
             if let Some(text) = text.as_deref().filter(|text| !text.trim().is_empty()) {
                 blocks.push(text_block(text));
@@ -60,7 +62,7 @@ fn blocks(message: &ChatMessage) -> Option<(&'static str, Vec<Value>)> {
             blocks.extend(tool_calls.iter().map(|call| {
                 json!({
                     "type": "tool_use",
-                    "id": call.id,
+                    "id": wire_id(&call.id),
                     "name": call.name,
                     "input": tool_input(&call.arguments),
                 })
@@ -72,7 +74,9 @@ fn blocks(message: &ChatMessage) -> Option<(&'static str, Vec<Value>)> {
             content,
         } => Some((
             "user",
-            vec![json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": content})],
+            vec![
+                json!({"type": "tool_result", "tool_use_id": wire_id(tool_call_id), "content": content}),
+            ],
         )),
     }
 }
@@ -234,6 +238,7 @@ pub(crate) fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
         finish_reason: string(&value, "stop_reason"),
         response_id: string(&value, "id"),
         model: string(&value, "model"),
+        reasoning: Vec::new(),
     })
 }
 
@@ -415,6 +420,24 @@ impl SseDecoder for StreamDecoder {
             ))
         }
     }
+}
+
+/// The id of a tool call as Anthropic accepts it (`^[a-zA-Z0-9_-]+$`): unchanged when it fits,
+/// else every other character replaced by `_` and a hash of the original appended, so that
+/// distinct ids stay distinct and a call and its result map alike. Ids other providers issued
+/// (Kimi K2's `functions.read_file:0`) are the ones that need it; ids Anthropic issued always
+/// fit, so nothing it returns needs mapping back.
+pub(crate) fn wire_id(id: &str) -> std::borrow::Cow<'_, str> {
+    let fits = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if !id.is_empty() && id.chars().all(fits) {
+        return std::borrow::Cow::Borrowed(id);
+    }
+    // FNV-1a: stable across runs and platforms, which a request rebuilt on resume needs.
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let cleaned: String = id.chars().map(|c| if fits(c) { c } else { '_' }).collect();
+    std::borrow::Cow::Owned(format!("{cleaned}_{hash:016x}"))
 }
 
 #[cfg(test)]

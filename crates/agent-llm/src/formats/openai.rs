@@ -25,7 +25,9 @@ fn message_json(message: &ChatMessage) -> Value {
     match message {
         ChatMessage::System(text) => json!({"role": "system", "content": text}),
         ChatMessage::User(text) => json!({"role": "user", "content": text}),
-        ChatMessage::Assistant { text, tool_calls } => {
+        ChatMessage::Assistant {
+            text, tool_calls, ..
+        } => {
             let mut object = json!({"role": "assistant", "content": text});
             if !tool_calls.is_empty() {
                 object["tool_calls"] = tool_calls
@@ -232,6 +234,7 @@ pub(crate) fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
         finish_reason: choice.finish_reason,
         response_id: wire.id,
         model: wire.model,
+        reasoning: Vec::new(),
     })
 }
 

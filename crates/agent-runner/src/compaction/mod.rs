@@ -18,8 +18,12 @@ mod goals;
 mod prune;
 
 use agent_execution::message::Message;
+use agent_llm::ChatMessage;
 
-pub use full::{COMPACTION_PROMPT, SUMMARY_PREFIX, summary_message, summary_request};
+pub use full::{
+    COMPACTION_PROMPT, SUMMARY_FILL, SUMMARY_PREFIX, fit_for_summary, summary_message,
+    summary_request,
+};
 pub use goals::goal_summary;
 pub(crate) use goals::{Item, compact_goals, is_same};
 pub(crate) use prune::prune;
@@ -85,4 +89,31 @@ pub fn is_compaction(message: &Message) -> bool {
         .metadata
         .get(COMPACTION_KEY)
         .is_some_and(|v| v.as_bool() == Some(true))
+}
+
+/// Tokens added per message for the chat format's framing.
+pub(crate) const MESSAGE_OVERHEAD: usize = 4;
+
+/// Estimated tokens of a list of chat messages.
+pub fn estimate_chat(chat: &[ChatMessage], estimate: &dyn Fn(&str) -> usize) -> usize {
+    chat.iter()
+        .map(|m| MESSAGE_OVERHEAD + estimate_content(m, estimate))
+        .sum()
+}
+
+/// Estimated tokens of one message's text, without the per-message overhead.
+pub(crate) fn estimate_content(message: &ChatMessage, estimate: &dyn Fn(&str) -> usize) -> usize {
+    match message {
+        ChatMessage::System(text) | ChatMessage::User(text) => estimate(text),
+        ChatMessage::Assistant {
+            text, tool_calls, ..
+        } => {
+            text.as_deref().map_or(0, estimate)
+                + tool_calls
+                    .iter()
+                    .map(|c| estimate(&c.name) + estimate(&c.arguments))
+                    .sum::<usize>()
+        }
+        ChatMessage::Tool { content, .. } => estimate(content),
+    }
 }

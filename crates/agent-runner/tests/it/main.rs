@@ -2,6 +2,7 @@
 //! mock model over the in-memory store.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
+mod compaction_recovery;
 mod context_props;
 mod defaults;
 mod hostile_output;
@@ -12,3 +13,4 @@ mod runner;
 mod subagents;
 mod subagents_resume;
 mod support;
+mod wire_fidelity;

@@ -102,6 +102,8 @@ struct Shared {
     fallback: Mutex<Option<Arc<Fallback>>>,
     requests: Mutex<Vec<RecordedRequest>>,
     disconnects: AtomicUsize,
+    /// The largest request body, in bytes, that fits the model's window (0: any).
+    context_bytes: AtomicUsize,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -151,6 +153,13 @@ impl MockModelServer {
     /// What to answer once the queue is empty (by default a 418 error saying so).
     pub fn when_empty(&self, fallback: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static) {
         *lock(&self.shared.fallback) = Some(Arc::new(Box::new(fallback)));
+    }
+
+    /// Gives the model a context window: a request whose body is over `bytes` is refused with
+    /// the provider's context-length error (OpenAI's `context_length_exceeded`, Anthropic's
+    /// `prompt is too long`), as real servers refuse a prompt over the window.
+    pub fn limit_context(&self, bytes: usize) {
+        self.shared.context_bytes.store(bytes, Ordering::SeqCst);
     }
 
     /// The address it listens on.
@@ -230,6 +239,10 @@ async fn handle(
     if let Some(refusal) = refusal(&request) {
         return refusal;
     }
+    let limit = shared.context_bytes.load(Ordering::SeqCst);
+    if limit > 0 && body.len() > limit {
+        return json_response(400, &[], &too_long(&request, body.len() / 4, limit / 4));
+    }
     let next = lock(&shared.replies).pop_front();
     let reply = match next {
         Some(reply) => reply,
@@ -284,6 +297,25 @@ fn refusal(request: &RecordedRequest) -> Option<Response> {
             &error_body(request, "invalid_request_error", &message),
         )
     })
+}
+
+/// The error of a prompt over the window, in the request's format.
+fn too_long(request: &RecordedRequest, tokens: usize, window: usize) -> Value {
+    match request.format() {
+        Some(WireFormat::Anthropic) => json!({"type": "error", "error": {
+            "type": "invalid_request_error",
+            "message": format!("prompt is too long: {tokens} tokens > {window} maximum"),
+        }}),
+        _ => json!({"error": {
+            "message": format!(
+                "This model's maximum context length is {window} tokens. However, your \
+                 messages resulted in {tokens} tokens. Please reduce the length of the messages."
+            ),
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }}),
+    }
 }
 
 /// An error body in the request's format.

@@ -11,7 +11,9 @@
 //! non-empty `messages` array of `user` and `assistant` messages starting with `user` (system
 //! text goes in `system`); every `tool_use` of an assistant message is answered by a
 //! `tool_result` in the next message, and a `tool_result` answers a `tool_use` of the message
-//! before it; at most four `cache_control` breakpoints; tool names as above.
+//! before it; `tool_use` ids match `^[a-zA-Z0-9_-]+$`; a request with tool blocks defines
+//! `tools`; at most four `cache_control`
+//! breakpoints; tool names as above.
 
 use std::collections::HashSet;
 
@@ -122,9 +124,32 @@ pub(super) fn anthropic(request: &RecordedRequest) -> Result<(), String> {
         }
         if message["role"] == "assistant" {
             for call in of_type("tool_use") {
-                open.insert(call["id"].as_str().unwrap_or_default().to_owned());
+                let id = call["id"].as_str().unwrap_or_default();
+                let fits = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+                if id.is_empty() || !id.chars().all(fits) {
+                    return Err(format!(
+                        "messages.{index}.content: String should match pattern \
+                         '^[a-zA-Z0-9_-]+$' (tool_use id {id:?})"
+                    ));
+                }
+                open.insert(id.to_owned());
             }
         }
+    }
+    let has_tool_blocks = messages.iter().any(|message| {
+        message["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|block| matches!(block["type"].as_str(), Some("tool_use" | "tool_result")))
+    });
+    let has_tools = body["tools"]
+        .as_array()
+        .is_some_and(|tools| !tools.is_empty());
+    if has_tool_blocks && !has_tools {
+        return Err(
+            "Requests which include `tool_use` or `tool_result` blocks must define tools.".into(),
+        );
     }
     let breakpoints = count_key(body, "cache_control");
     if breakpoints > 4 {
