@@ -57,12 +57,27 @@ pub(crate) struct TraceDirArg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum ProviderKind {
-    /// Any OpenAI-compatible chat completions server (OpenAI, DeepSeek, Qwen, Ollama, vLLM, ...).
+    /// Any OpenAI-compatible chat completions server (OpenAI, DeepSeek, Qwen, Ollama, vLLM, ...);
+    /// on OpenAI's own API, models served only on the Responses API use that API.
     Openai,
+    /// The OpenAI Responses API (the API of Codex CLI; `gpt-5-codex`, `o3-pro`, ...).
+    #[serde(rename = "openai-responses")]
+    OpenaiResponses,
     /// Anthropic Messages.
     Anthropic,
     /// A deterministic script of answers (`--script FILE`), for tests and offline use.
     Scripted,
+}
+
+impl ProviderKind {
+    /// The provider whose server, key and settings this one shares: OpenAI's two APIs share
+    /// them.
+    pub(crate) fn account(self) -> ProviderKind {
+        match self {
+            ProviderKind::OpenaiResponses => ProviderKind::Openai,
+            other => other,
+        }
+    }
 }
 
 /// How to reach the model: the provider and its settings.
