@@ -83,13 +83,15 @@ impl ProviderKind {
 /// How to reach the model: the provider and its settings.
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ProviderArgs {
-    /// The model provider [default: from agent.toml, else inferred from API keys].
+    /// The model provider [default: from agent.toml, else inferred from API keys]. With
+    /// `openai` on OpenAI's own API, the models served only on the Responses API use it.
     #[arg(long, value_enum)]
     pub(crate) provider: Option<ProviderKind>,
     /// The model name.
     #[arg(long, env = "AGENT_MODEL")]
     pub(crate) model: Option<String>,
-    /// The provider's base URL (OpenAI-compatible: including /v1; Anthropic: without it).
+    /// The provider's base URL (OpenAI and OpenAI-compatible: including /v1; Anthropic: without
+    /// it).
     #[arg(long, value_name = "URL")]
     pub(crate) base_url: Option<String>,
     /// The API key [default: OPENAI_API_KEY or ANTHROPIC_API_KEY].
