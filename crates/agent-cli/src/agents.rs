@@ -91,8 +91,9 @@ fn location(name: &str, profile: &AgentTypeConfig) -> String {
 }
 
 fn provider_kind(name: &str) -> Result<ProviderKind, String> {
-    ProviderKind::from_str(name, true)
-        .map_err(|_| format!("unknown provider {name:?}; use openai, anthropic or scripted"))
+    ProviderKind::from_str(name, true).map_err(|_| {
+        format!("unknown provider {name:?}; use openai, openai-responses, anthropic or scripted")
+    })
 }
 
 /// The profile `name`, or a usage error listing the profiles.

@@ -57,24 +57,41 @@ pub(crate) struct TraceDirArg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum ProviderKind {
-    /// Any OpenAI-compatible chat completions server (OpenAI, DeepSeek, Qwen, Ollama, vLLM, ...).
+    /// Any OpenAI-compatible chat completions server (OpenAI, DeepSeek, Qwen, Ollama, vLLM, ...);
+    /// on OpenAI's own API, models served only on the Responses API use that API.
     Openai,
+    /// The OpenAI Responses API (the API of Codex CLI; `gpt-5-codex`, `o3-pro`, ...).
+    #[serde(rename = "openai-responses")]
+    OpenaiResponses,
     /// Anthropic Messages.
     Anthropic,
     /// A deterministic script of answers (`--script FILE`), for tests and offline use.
     Scripted,
 }
 
+impl ProviderKind {
+    /// The provider whose server, key and settings this one shares: OpenAI's two APIs share
+    /// them.
+    pub(crate) fn account(self) -> ProviderKind {
+        match self {
+            ProviderKind::OpenaiResponses => ProviderKind::Openai,
+            other => other,
+        }
+    }
+}
+
 /// How to reach the model: the provider and its settings.
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ProviderArgs {
-    /// The model provider [default: from agent.toml, else inferred from API keys].
+    /// The model provider [default: from agent.toml, else inferred from API keys]. With
+    /// `openai` on OpenAI's own API, the models served only on the Responses API use it.
     #[arg(long, value_enum)]
     pub(crate) provider: Option<ProviderKind>,
     /// The model name.
     #[arg(long, env = "AGENT_MODEL")]
     pub(crate) model: Option<String>,
-    /// The provider's base URL (OpenAI-compatible: including /v1; Anthropic: without it).
+    /// The provider's base URL (OpenAI and OpenAI-compatible: including /v1; Anthropic: without
+    /// it).
     #[arg(long, value_name = "URL")]
     pub(crate) base_url: Option<String>,
     /// The API key [default: OPENAI_API_KEY or ANTHROPIC_API_KEY].

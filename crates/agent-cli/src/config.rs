@@ -5,7 +5,7 @@
 //! optional:
 //!
 //! ```toml
-//! provider = "openai"            # openai | anthropic | scripted
+//! provider = "openai"            # openai | openai-responses | anthropic | scripted
 //! model = "gpt-4o-mini"
 //! base_url = "http://localhost:11434/v1"
 //! api_key = "..."                # better: OPENAI_API_KEY / ANTHROPIC_API_KEY
@@ -158,9 +158,11 @@ Configure one of:
   OpenAI or any OpenAI-compatible server (DeepSeek, Qwen, Ollama, vLLM, llama.cpp, LM Studio):
       export OPENAI_API_KEY=sk-...            # and for a local server:
       export OPENAI_BASE_URL=http://localhost:11434/v1
+  OpenAI's Responses API (Codex models; chosen by itself for models only served there):
+      export OPENAI_API_KEY=sk-...  and pass --provider openai-responses
   Anthropic:
       export ANTHROPIC_API_KEY=sk-ant-...
-  or pass --provider openai|anthropic|scripted with --model, --base-url, --api-key, --script,
+  or pass --provider openai|openai-responses|anthropic|scripted with --model, --base-url, --api-key, --script,
   or write them in agent.toml (current folder, or ~/.config/agent/agent.toml).
 
 To see the agent work without any model, run:  agent demo";
@@ -183,6 +185,7 @@ pub(crate) fn resolve_provider(flags: &ProviderArgs, file: &FileConfig) -> Optio
         })?;
     let (key_var, url_var, default_model) = match kind {
         ProviderKind::Openai => ("OPENAI_API_KEY", "OPENAI_BASE_URL", "gpt-4o-mini"),
+        ProviderKind::OpenaiResponses => ("OPENAI_API_KEY", "OPENAI_BASE_URL", "gpt-5-codex"),
         ProviderKind::Anthropic => (
             "ANTHROPIC_API_KEY",
             "ANTHROPIC_BASE_URL",
@@ -192,9 +195,9 @@ pub(crate) fn resolve_provider(flags: &ProviderArgs, file: &FileConfig) -> Optio
     };
     let from_env = |name: &str| if name.is_empty() { None } else { env(name) };
     // The file's model, URL and key belong to the file's provider: a run on another one (by a
-    // flag or a profile) does not send them there.
+    // flag or a profile) does not send them there. OpenAI's two APIs share them.
     let own = |value: &Option<String>| match file.provider {
-        Some(file_kind) if file_kind != kind => None,
+        Some(file_kind) if file_kind.account() != kind.account() => None,
         _ => value.clone(),
     };
     Some(ProviderConfig {
@@ -250,6 +253,23 @@ mod tests {
         let config = resolve_provider(&flags, &file).unwrap();
         assert_eq!(config.model, "gpt-from-file");
         assert_eq!(config.base_url.as_deref(), Some("http://file/v1"));
+    }
+
+    #[test]
+    fn openai_settings_serve_both_openai_apis() {
+        let flags = ProviderArgs {
+            provider: Some(ProviderKind::OpenaiResponses),
+            ..ProviderArgs::default()
+        };
+        let file: FileConfig = toml::from_str("provider = \"openai\"\n").unwrap();
+        let config = resolve_provider(&flags, &file).unwrap();
+        assert_eq!(config.kind, ProviderKind::OpenaiResponses);
+        assert_eq!(config.model, "gpt-5-codex");
+        let file: FileConfig =
+            toml::from_str("provider = \"openai\"\nmodel = \"o3-pro\"\n").unwrap();
+        assert_eq!(resolve_provider(&flags, &file).unwrap().model, "o3-pro");
+        let file: FileConfig = toml::from_str("provider = \"openai-responses\"\n").unwrap();
+        assert_eq!(file.provider, Some(ProviderKind::OpenaiResponses));
     }
 
     #[test]

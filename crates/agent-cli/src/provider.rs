@@ -3,16 +3,23 @@
 use std::sync::Arc;
 
 use agent_llm::{
-    AnthropicClient, AnthropicConfig, LlmClient, OpenAiClient, OpenAiConfig, ScriptedClient,
+    AnthropicClient, AnthropicConfig, LlmClient, OPENAI_DEFAULT_BASE_URL, OpenAiClient,
+    OpenAiConfig, OpenAiResponsesClient, OpenAiResponsesConfig, ScriptedClient, responses_only,
 };
 use anyhow::{Context, Result, bail};
 
 use crate::cli::ProviderKind;
 use crate::config::ProviderConfig;
 
-/// The client for `config`.
+/// The client for `config`. The `openai` provider talks to OpenAI's own API through the
+/// Responses API for the models served only there ([`responses_only`]); any other server
+/// gets chat completions, whatever the model's name.
 pub(crate) fn client(config: &ProviderConfig) -> Result<Arc<dyn LlmClient>> {
     Ok(match config.kind {
+        ProviderKind::Openai if responses_only(&config.model) && on_openai(config) => {
+            responses_client(config)?
+        }
+        ProviderKind::OpenaiResponses => responses_client(config)?,
         ProviderKind::Openai => {
             let mut openai = OpenAiConfig::from_env();
             if let Some(url) = &config.base_url {
@@ -54,4 +61,63 @@ pub(crate) fn client(config: &ProviderConfig) -> Result<Arc<dyn LlmClient>> {
             })
         }
     })
+}
+
+/// Whether `config` reaches OpenAI's own API (no base URL, or OpenAI's).
+fn on_openai(config: &ProviderConfig) -> bool {
+    config
+        .base_url
+        .as_deref()
+        .is_none_or(|url| url.trim_end_matches('/') == OPENAI_DEFAULT_BASE_URL)
+}
+
+/// The Responses API client for `config`.
+fn responses_client(config: &ProviderConfig) -> Result<Arc<dyn LlmClient>> {
+    let mut responses = OpenAiResponsesConfig::from_env();
+    if let Some(url) = &config.base_url {
+        responses.base_url = url.clone();
+    }
+    if config.api_key.is_some() {
+        responses.api_key = config.api_key.clone();
+    }
+    responses.context_window = config.context_window.or(responses.context_window);
+    Ok(Arc::new(
+        OpenAiResponsesClient::new(responses)
+            .context("cannot set up the OpenAI Responses client")?,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(kind: ProviderKind, model: &str, base_url: Option<&str>) -> ProviderConfig {
+        ProviderConfig {
+            kind,
+            model: model.into(),
+            base_url: base_url.map(str::to_owned),
+            api_key: Some("sk-test".into()),
+            script: None,
+            context_window: None,
+        }
+    }
+
+    #[test]
+    fn only_openai_itself_is_reached_through_responses_for_responses_only_models() {
+        assert!(on_openai(&config(
+            ProviderKind::Openai,
+            "gpt-5-codex",
+            None
+        )));
+        assert!(on_openai(&config(
+            ProviderKind::Openai,
+            "gpt-5-codex",
+            Some("https://api.openai.com/v1/")
+        )));
+        assert!(!on_openai(&config(
+            ProviderKind::Openai,
+            "gpt-5-codex",
+            Some("http://localhost:11434/v1")
+        )));
+    }
 }

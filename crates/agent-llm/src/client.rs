@@ -155,7 +155,11 @@ impl ResponseCollector {
 }
 
 /// The events that replay a complete response, for providers that answered without streaming.
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "openai-responses"
+))]
 pub(crate) fn response_events(response: ChatResponse) -> Vec<ChatEvent> {
     let mut events = vec![ChatEvent::Started {
         response_id: response.response_id,

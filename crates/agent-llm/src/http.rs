@@ -14,6 +14,9 @@ use crate::formats::ErrorInfo;
 use crate::formats::sse::{SseDecoder, decode_sse};
 use crate::retry::{RetryPolicy, retry_after};
 
+/// The base URL of OpenAI's API, for both of its wire formats.
+pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
 /// The deadlines of a client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {

@@ -1,5 +1,6 @@
 //! Chat types, the LLM client trait and model providers: OpenAI-compatible chat completions,
-//! Anthropic Messages, and a scripted provider for tests and offline demos.
+//! the OpenAI Responses API, Anthropic Messages, and a scripted provider for tests and offline
+//! demos.
 //!
 //! The runner talks to models only through this crate. It owns the provider-neutral chat types
 //! ([`ChatMessage`], [`ToolCall`], [`ToolSpec`], [`Usage`], [`ChatRequest`], [`ChatResponse`]),
@@ -40,11 +41,12 @@
 //! | feature | brings |
 //! |---|---|
 //! | `openai` | [`OpenAiClient`] and the OpenAI chat-completions wire format; [`StreamFormat::OpenAi`] for [`decode_recorded_stream`]. Enables `http`. |
+//! | `openai-responses` | [`OpenAiResponsesClient`], [`responses_only`] and the OpenAI Responses wire format; [`StreamFormat::OpenAiResponses`]. Enables `http`. |
 //! | `anthropic` | [`AnthropicClient`], [`PromptCache`] and the Anthropic Messages wire format; [`StreamFormat::Anthropic`]. Enables `http`. |
 //! | `http` | the transport both providers share, on reqwest, rustls with ring, eventsource-stream and rand: [`Timeouts`], [`RetryPolicy`], [`ensure_crypto_provider`]. Implied by the providers; of no use alone. |
 //! | `tiktoken` | [`estimate_tokens`] and the functions built on it count with tiktoken's `o200k_base` encoding. Without it they estimate one token per 4 bytes of UTF-8, rounded up: deterministic and free, close for English prose, high for multi-byte scripts. |
 //!
-//! [`StreamFormat`] and [`decode_recorded_stream`] exist with either provider feature; the
+//! [`StreamFormat`] and [`decode_recorded_stream`] exist with any provider feature; the
 //! enum has a variant per enabled provider and is `#[non_exhaustive]`.
 //!
 //! # Providers
@@ -52,6 +54,11 @@
 //! - [`OpenAiClient`]: any OpenAI-compatible chat-completions server. Its base URL includes the
 //!   version path (`http://host:port/v1`) and requests go to `{base}/chat/completions`;
 //!   [`OpenAiConfig::from_env`] reads `OPENAI_BASE_URL` and `OPENAI_API_KEY`.
+//! - [`OpenAiResponsesClient`]: the OpenAI Responses API, which Codex CLI speaks and some
+//!   OpenAI models are only served on ([`responses_only`] names them). Same base URL and
+//!   environment as [`OpenAiClient`]; requests go to `{base}/responses` with `store: false`,
+//!   so the model's reasoning comes back as encrypted [`Reasoning::Item`]s that the next
+//!   request returns before the function calls they preceded.
 //! - [`AnthropicClient`]: Anthropic Messages. Its base URL has no version path
 //!   (`http://host:port`) and requests go to `{base}/v1/messages`;
 //!   [`AnthropicConfig::from_env`] reads `ANTHROPIC_BASE_URL` and `ANTHROPIC_API_KEY`.
@@ -164,18 +171,45 @@ mod error;
 // need the crates of `http`. `http` without a provider exposes only `Timeouts`, `RetryPolicy`
 // and `ensure_crypto_provider`; the rest then has no caller.
 #[cfg(feature = "http")]
-#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
+#[cfg_attr(
+    not(any(
+        feature = "openai",
+        feature = "anthropic",
+        feature = "openai-responses"
+    )),
+    allow(dead_code)
+)]
 mod formats;
 #[cfg(feature = "http")]
-#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
+#[cfg_attr(
+    not(any(
+        feature = "openai",
+        feature = "anthropic",
+        feature = "openai-responses"
+    )),
+    allow(dead_code)
+)]
 mod http;
 mod models;
 #[cfg(feature = "openai")]
 mod openai;
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "openai-responses"
+))]
 mod replay;
+#[cfg(feature = "openai-responses")]
+mod responses;
 #[cfg(feature = "http")]
-#[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
+#[cfg_attr(
+    not(any(
+        feature = "openai",
+        feature = "anthropic",
+        feature = "openai-responses"
+    )),
+    allow(dead_code)
+)]
 mod retry;
 mod scripted;
 mod tokens;
@@ -197,8 +231,14 @@ pub use http::{Timeouts, ensure_crypto_provider};
 pub use models::{DEFAULT_CONTEXT_WINDOW, ModelInfo};
 #[cfg(feature = "openai")]
 pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig};
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "openai-responses"
+))]
 pub use replay::{StreamFormat, decode_recorded_stream};
+#[cfg(feature = "openai-responses")]
+pub use responses::{OpenAiResponsesClient, OpenAiResponsesConfig, responses_only};
 #[cfg(feature = "http")]
 pub use retry::RetryPolicy;
 pub use scripted::{

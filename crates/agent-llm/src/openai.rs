@@ -10,7 +10,7 @@ use crate::retry::RetryPolicy;
 use crate::types::ChatRequest;
 
 /// The base URL of OpenAI's API.
-pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+pub const OPENAI_DEFAULT_BASE_URL: &str = crate::http::OPENAI_BASE_URL;
 
 /// How an [`OpenAiClient`] talks to its server.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,20 +8,23 @@ use crate::formats;
 use crate::formats::sse::decode_sse;
 
 /// The wire format of a streamed response: one variant per provider feature enabled
-/// (`openai`, `anthropic`), hence non-exhaustive.
+/// (`openai`, `openai-responses`, `anthropic`), hence non-exhaustive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StreamFormat {
     /// OpenAI-compatible chat completions: `data:` chunks ending with `data: [DONE]`.
     #[cfg(feature = "openai")]
     OpenAi,
+    /// The OpenAI Responses API: typed events from `response.created` to `response.completed`.
+    #[cfg(feature = "openai-responses")]
+    OpenAiResponses,
     /// Anthropic Messages: typed events from `message_start` to `message_stop`.
     #[cfg(feature = "anthropic")]
     Anthropic,
 }
 
 /// The chat events of a streamed response body given as the chunks it arrived in, decoded
-/// exactly as [`crate::OpenAiClient`] or [`crate::AnthropicClient`] decode a live one (without
+/// exactly as the provider clients decode a live one (without
 /// the idle deadline, which only a live connection has).
 ///
 /// ```
@@ -45,6 +48,10 @@ pub fn decode_recorded_stream(format: StreamFormat, chunks: Vec<Vec<u8>>) -> Cha
     match format {
         #[cfg(feature = "openai")]
         StreamFormat::OpenAi => decode_sse(bytes, formats::openai::StreamDecoder::default()),
+        #[cfg(feature = "openai-responses")]
+        StreamFormat::OpenAiResponses => {
+            decode_sse(bytes, formats::responses::StreamDecoder::default())
+        }
         #[cfg(feature = "anthropic")]
         StreamFormat::Anthropic => decode_sse(bytes, formats::anthropic::StreamDecoder::default()),
     }

@@ -7,6 +7,8 @@
 pub(crate) mod anthropic;
 #[cfg(feature = "openai")]
 pub(crate) mod openai;
+#[cfg(feature = "openai-responses")]
+pub(crate) mod responses;
 pub(crate) mod sse;
 
 /// What a provider's error body says.

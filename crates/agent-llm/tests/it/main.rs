@@ -9,6 +9,8 @@ mod anthropic;
 mod fakellm;
 #[cfg(feature = "openai")]
 mod openai;
+#[cfg(feature = "openai-responses")]
+mod responses;
 mod scripted;
 
 /// A retry policy with tiny delays for tests.

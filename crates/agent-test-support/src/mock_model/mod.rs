@@ -1,5 +1,6 @@
 //! The mock model server: an axum app on 127.0.0.1, port 0, that speaks the OpenAI-compatible
-//! chat-completions format (`POST {base}/chat/completions`) and the Anthropic Messages format
+//! chat-completions format (`POST {base}/chat/completions`), the OpenAI Responses format
+//! (`POST {base}/responses`, see `responses.rs`) and the Anthropic Messages format
 //! (`POST /v1/messages`), answers each request with the next scripted [`Reply`] (or a fallback
 //! when the queue is empty), and records every request for assertions.
 //!
@@ -23,6 +24,7 @@
 //! `rules.rs`) and consume no reply.
 
 mod reply;
+mod responses;
 mod rules;
 mod turn;
 
@@ -51,6 +53,8 @@ pub enum WireFormat {
     OpenAi,
     /// Anthropic Messages: `/v1/messages`.
     Anthropic,
+    /// OpenAI Responses: a path ending in `/responses`.
+    Responses,
 }
 
 /// A request the server received.
@@ -83,6 +87,8 @@ impl RecordedRequest {
             Some(WireFormat::OpenAi)
         } else if self.path == "/v1/messages" {
             Some(WireFormat::Anthropic)
+        } else if self.path.ends_with("/responses") {
+            Some(WireFormat::Responses)
         } else {
             None
         }
@@ -104,6 +110,7 @@ struct Shared {
     disconnects: AtomicUsize,
     /// The largest request body, in bytes, that fits the model's window (0: any).
     context_bytes: AtomicUsize,
+    issued: responses::Issued,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -236,7 +243,7 @@ async fn handle(
         requests.push(request.clone());
         request
     };
-    if let Some(refusal) = refusal(&request) {
+    if let Some(refusal) = refusal(&request, &shared) {
         return refusal;
     }
     let limit = shared.context_bytes.load(Ordering::SeqCst);
@@ -262,7 +269,7 @@ async fn handle(
 
 /// The answer to a request that breaks the HTTP rules (route, method, JSON body) or the
 /// provider's documented request rules.
-fn refusal(request: &RecordedRequest) -> Option<Response> {
+fn refusal(request: &RecordedRequest, shared: &Shared) -> Option<Response> {
     let Some(format) = request.format() else {
         return Some(plain(404, "no such route on the mock model server"));
     };
@@ -289,6 +296,7 @@ fn refusal(request: &RecordedRequest) -> Option<Response> {
     let broken = match format {
         WireFormat::OpenAi => rules::openai(request),
         WireFormat::Anthropic => rules::anthropic(request),
+        WireFormat::Responses => responses::rules(request, &shared.issued),
     };
     broken.err().map(|message| {
         json_response(
@@ -357,6 +365,14 @@ async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) 
         reply::Body::Turn(turn) => {
             let turn = turn.or_model(request.body["model"].as_str());
             match (request.format(), request.is_stream()) {
+                (Some(WireFormat::Responses), false) => {
+                    let body = responses::response(&turn, &shared.issued);
+                    return json_response(reply.status, &reply.headers, &body);
+                }
+                (Some(WireFormat::Responses), true) => responses::events(&turn, &shared.issued)
+                    .iter()
+                    .map(|e| Bytes::from(sse_event(e)))
+                    .collect(),
                 (Some(WireFormat::Anthropic), false) => {
                     return json_response(reply.status, &reply.headers, &turn.anthropic_message());
                 }

@@ -7,6 +7,8 @@
 //! message is answered before the next other message; `stream_options` only with `stream`;
 //! function names of 1 to 64 letters, digits, `_` or `-`.
 //!
+//! OpenAI Responses: see `responses.rs`.
+//!
 //! Anthropic Messages: the `anthropic-version` header; a `model`, a positive `max_tokens` and a
 //! non-empty `messages` array of `user` and `assistant` messages starting with `user` (system
 //! text goes in `system`); every `tool_use` of an assistant message is answered by a
@@ -175,7 +177,7 @@ fn count_key(value: &Value, key: &str) -> usize {
     }
 }
 
-fn non_empty_string(body: &Value, field: &str) -> Result<(), String> {
+pub(super) fn non_empty_string(body: &Value, field: &str) -> Result<(), String> {
     match body[field].as_str() {
         Some(text) if !text.is_empty() => Ok(()),
         _ => Err(format!("{field}: field required (a non-empty string)")),
@@ -189,7 +191,7 @@ fn messages(body: &Value) -> Result<&Vec<Value>, String> {
     }
 }
 
-fn tool_name(name: &Value) -> Result<(), String> {
+pub(super) fn tool_name(name: &Value) -> Result<(), String> {
     let name = name.as_str().unwrap_or_default();
     let valid = (1..=64).contains(&name.len())
         && name

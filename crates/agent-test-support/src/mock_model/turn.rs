@@ -1,6 +1,6 @@
 //! A scripted model answer (text, tool calls, usage) independent of any wire format, and its
 //! renderings: an OpenAI chat completion or its stream chunks, an Anthropic message or its
-//! stream events. Streams are fragmented the way real servers send them: text in pieces, tool
+//! stream events (the Responses renderings are in `responses.rs`). Streams are fragmented the way real servers send them: text in pieces, tool
 //! arguments split mid-token.
 
 use serde_json::{Value, json};
@@ -12,11 +12,13 @@ use serde_json::{Value, json};
 /// build partial or broken streams from.
 #[derive(Debug, Clone, Default)]
 pub struct Turn {
-    text: Option<String>,
-    tool_calls: Vec<(String, String, Value)>,
-    usage: Option<Usage>,
-    id: Option<String>,
-    model: Option<String>,
+    pub(super) text: Option<String>,
+    pub(super) tool_calls: Vec<(String, String, Value)>,
+    pub(super) usage: Option<Usage>,
+    pub(super) id: Option<String>,
+    pub(super) model: Option<String>,
+    /// The summary of a reasoning item (rendered in the Responses format only).
+    pub(super) reasoning: Option<String>,
 }
 
 /// Token counts a turn reports, in Anthropic's terms: `input_tokens` are the prompt tokens
@@ -56,7 +58,7 @@ impl Usage {
         self
     }
 
-    fn prompt_tokens(&self) -> u64 {
+    pub(super) fn prompt_tokens(&self) -> u64 {
         self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
     }
 
@@ -107,6 +109,13 @@ impl Turn {
         self
     }
 
+    /// Starts with a reasoning item with this summary and encrypted content the server
+    /// remembers (the Responses format only; the other formats leave it out).
+    pub fn with_reasoning(mut self, summary: impl Into<String>) -> Self {
+        self.reasoning = Some(summary.into());
+        self
+    }
+
     /// Reports this usage.
     pub fn with_usage(mut self, usage: Usage) -> Self {
         self.usage = Some(usage);
@@ -134,7 +143,7 @@ impl Turn {
         self
     }
 
-    fn model(&self) -> &str {
+    pub(super) fn model(&self) -> &str {
         self.model.as_deref().unwrap_or("mock-model")
     }
 
@@ -302,7 +311,7 @@ impl Turn {
 
 /// `text` cut into three pieces of about the same length, on character boundaries (fewer when
 /// it is shorter; one empty piece when it is empty).
-fn fragments(text: &str) -> Vec<&str> {
+pub(super) fn fragments(text: &str) -> Vec<&str> {
     let chars = text.chars().count();
     if chars < 3 {
         return vec![text];
