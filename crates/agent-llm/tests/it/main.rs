@@ -9,6 +9,8 @@ mod anthropic;
 mod fakellm;
 #[cfg(feature = "openai")]
 mod openai;
+#[cfg(all(feature = "openai", feature = "anthropic"))]
+mod reasoning;
 mod scripted;
 
 /// A retry policy with tiny delays for tests.

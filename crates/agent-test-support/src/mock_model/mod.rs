@@ -20,8 +20,10 @@
 //! arguments, `usage` only when asked for with `stream_options.include_usage`) when the request
 //! says `"stream": true`. Raw replies ([`Reply::json`], [`Reply::sse`], ...) are sent as they
 //! are. Requests that break a provider's documented rules get that provider's 400 (see
-//! `rules.rs`) and consume no reply.
+//! `rules.rs`, and `reasoning.rs` for the rules about reasoning sent back) and consume no
+//! reply.
 
+mod reasoning;
 mod reply;
 mod rules;
 mod turn;
@@ -39,6 +41,7 @@ use axum::response::Response;
 use futures::Stream;
 use serde_json::{Value, json};
 
+pub use reasoning::{DEFAULT_REASONING, signature as thinking_signature};
 pub use reply::{Reply, SSE_DONE, sse_data, sse_event};
 pub use turn::{Turn, Usage};
 
@@ -102,6 +105,7 @@ struct Shared {
     fallback: Mutex<Option<Arc<Fallback>>>,
     requests: Mutex<Vec<RecordedRequest>>,
     disconnects: AtomicUsize,
+    reasoning: reasoning::ReasoningState,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -140,6 +144,15 @@ impl MockModelServer {
         for reply in replies {
             server.push(reply);
         }
+        server
+    }
+
+    /// Starts a server in DeepSeek thinking mode: every answer carries `reasoning_content`, and
+    /// an assistant message with tool calls sent back without it is refused (see
+    /// `reasoning.rs`).
+    pub async fn deepseek_thinking() -> Self {
+        let server = Self::start().await;
+        server.shared.reasoning.deepseek_thinking();
         server
     }
 
@@ -227,7 +240,7 @@ async fn handle(
         requests.push(request.clone());
         request
     };
-    if let Some(refusal) = refusal(&request) {
+    if let Some(refusal) = refusal(&request, &shared) {
         return refusal;
     }
     let next = lock(&shared.replies).pop_front();
@@ -249,7 +262,7 @@ async fn handle(
 
 /// The answer to a request that breaks the HTTP rules (route, method, JSON body) or the
 /// provider's documented request rules.
-fn refusal(request: &RecordedRequest) -> Option<Response> {
+fn refusal(request: &RecordedRequest, shared: &Shared) -> Option<Response> {
     let Some(format) = request.format() else {
         return Some(plain(404, "no such route on the mock model server"));
     };
@@ -276,7 +289,8 @@ fn refusal(request: &RecordedRequest) -> Option<Response> {
     let broken = match format {
         WireFormat::OpenAi => rules::openai(request),
         WireFormat::Anthropic => rules::anthropic(request),
-    };
+    }
+    .and_then(|()| shared.reasoning.check(request));
     broken.err().map(|message| {
         json_response(
             400,
@@ -324,6 +338,7 @@ async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) 
         reply::Body::Json(body) => return json_response(reply.status, &reply.headers, &body),
         reply::Body::Turn(turn) => {
             let turn = turn.or_model(request.body["model"].as_str());
+            let turn = shared.reasoning.prepare(turn, request.format());
             match (request.format(), request.is_stream()) {
                 (Some(WireFormat::Anthropic), false) => {
                     return json_response(reply.status, &reply.headers, &turn.anthropic_message());
