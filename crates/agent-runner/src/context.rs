@@ -34,7 +34,7 @@ use std::collections::{HashMap, HashSet};
 
 use agent_execution::message::{Message, Role};
 use agent_goal::GoalTree;
-use agent_llm::ChatMessage;
+use agent_llm::{ChatMessage, Reasoning};
 
 use crate::compaction::{
     CompactionStrategy, ContextBudget, Item, compact_goals, is_compaction, is_same, prune,
@@ -234,15 +234,33 @@ fn estimate_content(message: &ChatMessage, estimate: &dyn Fn(&str) -> usize) -> 
     match message {
         ChatMessage::System(text) | ChatMessage::User(text) => estimate(text),
         ChatMessage::Assistant {
-            text, tool_calls, ..
+            text,
+            tool_calls,
+            reasoning,
         } => {
             text.as_deref().map_or(0, estimate)
                 + tool_calls
                     .iter()
                     .map(|c| estimate(&c.name) + estimate(&c.arguments))
                     .sum::<usize>()
+                + reasoning
+                    .iter()
+                    .map(|r| estimate(sent_reasoning(r)))
+                    .sum::<usize>()
         }
         ChatMessage::Tool { content, .. } => estimate(content),
+    }
+}
+
+/// The text of a piece of reasoning that goes back to its provider and takes room in the
+/// context: the reasoning text or thinking, a redacted block's data (Responses items are not
+/// sent back by any client here).
+fn sent_reasoning(reasoning: &Reasoning) -> &str {
+    match reasoning {
+        Reasoning::Text { text, .. } => text,
+        Reasoning::Thinking { thinking, .. } => thinking,
+        Reasoning::RedactedThinking { data } => data,
+        Reasoning::Item { .. } => "",
     }
 }
 
@@ -251,12 +269,18 @@ fn content_bytes(message: &ChatMessage) -> usize {
     match message {
         ChatMessage::System(text) | ChatMessage::User(text) => text.len(),
         ChatMessage::Assistant {
-            text, tool_calls, ..
+            text,
+            tool_calls,
+            reasoning,
         } => {
             text.as_deref().map_or(0, str::len)
                 + tool_calls
                     .iter()
                     .map(|c| c.name.len() + c.arguments.len())
+                    .sum::<usize>()
+                + reasoning
+                    .iter()
+                    .map(|r| sent_reasoning(r).len())
                     .sum::<usize>()
         }
         ChatMessage::Tool { content, .. } => content.len(),

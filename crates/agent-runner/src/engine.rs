@@ -126,6 +126,8 @@ impl Engine {
             strategy: root.strategy,
             temperature: root.temperature,
             max_tokens: root.max_tokens,
+            reasoning_effort: root.reasoning_effort.clone(),
+            thinking_budget: root.thinking_budget,
             approval: root.approval.clone(),
             tools: Vec::new(),
             explore: Access::Foreign,
@@ -231,6 +233,12 @@ fn apply_profile(spec: &mut AgentSpec, profile: &AgentTypeConfig, is_main: bool)
     }
     if let Some(prompt) = &profile.system_prompt {
         spec.system_prompt.clone_from(prompt);
+    }
+    if let Some(effort) = &profile.reasoning_effort {
+        spec.reasoning_effort = Some(effort.clone());
+    }
+    if let Some(budget) = profile.thinking_budget {
+        spec.thinking_budget = Some(budget);
     }
     match profile.approval {
         ApprovalPolicy::Inherit => {}
