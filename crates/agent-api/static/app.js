@@ -1033,6 +1033,17 @@ function foldable(text, what, key) {
   return h('div', {}, preview, more);
 }
 
+/** The readable text of an assistant turn's reasoning, as its provider sent it. */
+function reasoningText(reasoning) {
+  return (reasoning || []).map((r) => {
+    if (r.type === 'text') return r.text || '';
+    if (r.type === 'thinking') return r.thinking || '';
+    if (r.type === 'redacted_thinking') return '(redacted by the provider)';
+    if (r.type === 'item') return (r.summary || []).join('\n\n');
+    return '';
+  }).filter((t) => t).join('\n\n');
+}
+
 function renderMessage(m, goalTag) {
   const compaction = m.metadata && m.metadata.compaction === true;
   const meta = [
@@ -1054,13 +1065,19 @@ function renderMessage(m, goalTag) {
   if (typeof content === 'string') {
     body.push(m.role === 'tool' ? foldable(content, 'output', `${m.message_id}:output`) : h('div', { class: 'text' }, content));
   } else if (content && typeof content === 'object') {
+    const reasoning = reasoningText(content.reasoning);
+    if (reasoning) {
+      body.push(h('details', { class: 'reasoning' },
+        h('summary', {}, `Reasoning (${fmtInt(reasoning.split(/\s+/).filter((w) => w).length)} words)`),
+        h('div', { class: 'text' }, reasoning)));
+    }
     if (content.text) body.push(h('div', { class: 'text' }, content.text));
     for (const call of content.tool_calls || []) {
       body.push(h('div', { class: 'call' },
         h('div', {}, h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→ '), h('strong', {}, call.name), h('span', { class: 'muted small' }, ` ${call.id || ''}`)),
         foldable(prettyJson(call.arguments), 'arguments', `${m.message_id}:${call.id}`)));
     }
-    if (!content.text && !(content.tool_calls || []).length) body.push(foldable(JSON.stringify(content, null, 2), 'content', `${m.message_id}:content`));
+    if (!content.text && !(content.tool_calls || []).length && !reasoning) body.push(foldable(JSON.stringify(content, null, 2), 'content', `${m.message_id}:content`));
   }
   return h('article', { class: `msg r-${m.role} ${compaction ? 'compaction' : ''}`, 'data-message-id': m.message_id },
     h('header', {}, meta), body);

@@ -80,6 +80,29 @@ impl ProviderKind {
     }
 }
 
+/// How hard an OpenAI-compatible reasoning model thinks (`reasoning_effort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ReasoningEffort {
+    /// Little reasoning: faster and cheaper.
+    Low,
+    /// The usual amount.
+    Medium,
+    /// Much reasoning: slower, for hard tasks.
+    High,
+}
+
+impl ReasoningEffort {
+    /// The word sent to the server.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
+}
+
 /// How to reach the model: the provider and its settings.
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ProviderArgs {
@@ -120,6 +143,23 @@ pub(crate) struct ModelArgs {
     /// Spending limit in US dollars (exit code 3 when reached).
     #[arg(long, value_name = "USD")]
     pub(crate) max_cost: Option<f64>,
+    /// Reasoning effort of OpenAI-compatible reasoning models [default: agent.toml, else the
+    /// server's].
+    #[arg(
+        long,
+        value_enum,
+        env = "AGENT_REASONING_EFFORT",
+        value_name = "EFFORT"
+    )]
+    pub(crate) reasoning_effort: Option<ReasoningEffort>,
+    /// Anthropic extended thinking with this token budget (at least 1024) [default: agent.toml,
+    /// else off].
+    #[arg(long = "thinking", env = "AGENT_THINKING_BUDGET", value_name = "BUDGET_TOKENS",
+          value_parser = clap::value_parser!(u32).range(1024..))]
+    pub(crate) thinking_budget: Option<u32>,
+    /// Print the model's reasoning in full (dimmed) instead of a one-line summary.
+    #[arg(long)]
+    pub(crate) show_reasoning: bool,
     /// Approve every risky tool call (shell, writes) without asking.
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
@@ -245,6 +285,9 @@ pub(crate) struct ShowArgs {
     /// Print JSON: trace, goal tree, messages and sub-traces.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Print the model's reasoning in full instead of a one-line summary.
+    #[arg(long)]
+    pub(crate) show_reasoning: bool,
     /// Where traces live.
     #[command(flatten)]
     pub(crate) trace_dir: TraceDirArg,

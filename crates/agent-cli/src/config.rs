@@ -15,6 +15,9 @@
 //! max_iterations = 100
 //! max_cost = 2.5
 //! context_window = 128000
+//! reasoning_effort = "high"      # low | medium | high: OpenAI-compatible reasoning models
+//! thinking_budget = 8000         # Anthropic extended thinking, in tokens (at least 1024)
+//! show_reasoning = true          # print reasoning in full instead of a one-line summary
 //!
 //! [mcp.servers.files]            # an MCP server over stdio (see agent_mcp::ServerConfig)
 //! command = "npx"
@@ -32,6 +35,7 @@
 //! prompt_file = "prompts/reviewer.md"
 //! model = "gpt-4.1-mini"
 //! max_iterations = 20
+//! thinking_budget = 4000         # its own reasoning settings (reasoning_effort too)
 //! loop_guard = { repeated_call = 4 }
 //! ```
 //!
@@ -61,6 +65,9 @@ pub(crate) struct FileConfig {
     pub(crate) max_iterations: Option<u32>,
     pub(crate) max_cost: Option<f64>,
     pub(crate) context_window: Option<usize>,
+    pub(crate) reasoning_effort: Option<crate::cli::ReasoningEffort>,
+    pub(crate) thinking_budget: Option<u32>,
+    pub(crate) show_reasoning: Option<bool>,
     pub(crate) mcp: Option<agent_mcp::McpConfig>,
     /// Agent profiles: new ones, or changes to the built-ins.
     #[serde(default)]

@@ -58,6 +58,7 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
     let progress = tokio::spawn(progress::follow(
         watch(store.clone(), &trace_id, 0),
         ProgressMode::Auto,
+        false,
     ));
     let outcome = runner.drive(&trace_id, CancellationToken::new()).await?;
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;

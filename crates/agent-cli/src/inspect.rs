@@ -108,9 +108,22 @@ pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
             json!({"trace": trace, "goal_tree": tree, "messages": messages, "sub_traces": subs});
         print(&serde_json::to_string_pretty(&value)?);
     } else {
-        print(&render(&trace, &tree, &messages, &subs));
+        let view = View {
+            full_reasoning: args.show_reasoning,
+            color: crate::reasoning::color(false),
+        };
+        print(&render(&trace, &tree, &messages, &subs, view));
     }
     Ok(ExitCode::Completed)
+}
+
+/// How `agent show` prints reasoning: in full or summarised, dimmed or not.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct View {
+    /// The whole reasoning text instead of a summary.
+    pub(crate) full_reasoning: bool,
+    /// Whether it may be dimmed.
+    pub(crate) color: bool,
 }
 
 /// The tree form of a trace.
@@ -119,6 +132,7 @@ pub(crate) fn render(
     tree: &GoalTree,
     messages: &[Message],
     subs: &[Trace],
+    view: View,
 ) -> String {
     let rule = "=".repeat(60);
     let mut out = format!("{rule}\nTrace {}\n{rule}\n## Trace\n", trace.trace_id);
@@ -149,7 +163,7 @@ pub(crate) fn render(
     if tree.goals().is_empty() {
         out.push_str("(no goals)\n");
     }
-    goal_level(tree, messages, None, "", &mut out);
+    goal_level(tree, messages, None, "", view, &mut out);
 
     let loose: Vec<&Message> = messages.iter().filter(|m| m.goal_id.is_none()).collect();
     if !loose.is_empty() {
@@ -159,7 +173,7 @@ pub(crate) fn render(
             out.push_str(&format!(
                 "{}{}\n",
                 if last { "└── " } else { "├── " },
-                message_line(message)
+                message_line(message, view)
             ));
         }
     }
@@ -188,6 +202,7 @@ fn goal_level(
     messages: &[Message],
     parent: Option<&str>,
     indent: &str,
+    view: View,
     out: &mut String,
 ) {
     let goals: Vec<&Goal> = tree.children(parent).collect();
@@ -225,9 +240,12 @@ fn goal_level(
             .iter()
             .filter(|m| m.goal_id.as_deref() == Some(goal.id.as_str()))
         {
-            out.push_str(&format!("{child_indent}· {}\n", message_line(message)));
+            out.push_str(&format!(
+                "{child_indent}· {}\n",
+                message_line(message, view)
+            ));
         }
-        goal_level(tree, messages, Some(&goal.id), &child_indent, out);
+        goal_level(tree, messages, Some(&goal.id), &child_indent, view, out);
     }
 }
 
@@ -265,7 +283,7 @@ fn stats_text(stats: &GoalStats) -> String {
     text
 }
 
-fn message_line(message: &Message) -> String {
+fn message_line(message: &Message, view: View) -> String {
     let role = match message.role {
         Role::System => "system",
         Role::User => "user",
@@ -279,6 +297,19 @@ fn message_line(message: &Message) -> String {
     );
     if let Some(tokens) = message.tokens {
         line.push_str(&format!(" ({tokens} tokens)"));
+    }
+    let reasoning = message
+        .content
+        .as_assistant()
+        .map(agent_execution::AssistantContent::reasoning_text)
+        .unwrap_or_default();
+    let reasoning = if view.full_reasoning {
+        one_line(&reasoning)
+    } else {
+        reasoning
+    };
+    if let Some(shown) = crate::reasoning::shown(&reasoning, view.full_reasoning) {
+        line.push_str(&crate::reasoning::dim(&format!(" · {shown}"), view.color));
     }
     line
 }

@@ -19,6 +19,7 @@ mod plan;
 mod profile_files;
 mod progress;
 mod provider;
+mod reasoning;
 mod run;
 mod serve;
 

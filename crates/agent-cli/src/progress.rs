@@ -1,5 +1,6 @@
 //! Live progress of a run on stderr: the current goal, iteration, tokens and cost, and one line
-//! per tool call. On a terminal a spinner shows the state while the model thinks; without one,
+//! per tool call, and each turn's reasoning (a dimmed summary, or its whole text with
+//! `--show-reasoning`). On a terminal a spinner shows the state while the model thinks; without one,
 //! plain lines.
 
 use std::io::IsTerminal;
@@ -44,7 +45,7 @@ pub(crate) enum ProgressMode {
 }
 
 /// Follows a run's events until its `trace_completed` and shows them.
-pub(crate) async fn follow(mut events: EventStream, mode: ProgressMode) {
+pub(crate) async fn follow(mut events: EventStream, mode: ProgressMode, show_reasoning: bool) {
     let sink = match mode {
         ProgressMode::Off => Sink::Quiet,
         ProgressMode::Auto if std::io::stderr().is_terminal() => {
@@ -57,7 +58,11 @@ pub(crate) async fn follow(mut events: EventStream, mode: ProgressMode) {
         }
         ProgressMode::Auto => Sink::Lines,
     };
-    let mut state = State::default();
+    let mut state = State {
+        show_reasoning,
+        color: matches!(sink, Sink::Spinner(_)) && crate::reasoning::color(true),
+        ..State::default()
+    };
     while let Some(item) = events.next().await {
         let Ok(event) = item else { break };
         let done = matches!(event.kind, EventKind::TraceCompleted { .. });
@@ -84,6 +89,10 @@ struct State {
     iterations: u64,
     tokens: u64,
     cost: f64,
+    /// Whether reasoning is printed in full rather than summarised.
+    show_reasoning: bool,
+    /// Whether reasoning may be dimmed.
+    color: bool,
 }
 
 impl State {
@@ -137,7 +146,14 @@ impl State {
         match message.role {
             Role::Assistant => {
                 self.iterations += 1;
-                message
+                let reasoning = message
+                    .content
+                    .as_assistant()
+                    .and_then(|turn| {
+                        crate::reasoning::shown(&turn.reasoning_text(), self.show_reasoning)
+                    })
+                    .map(|shown| crate::reasoning::dim(&format!("  {shown}"), self.color));
+                let calls = message
                     .content
                     .tool_calls()
                     .iter()
@@ -148,8 +164,8 @@ impl State {
                             call.name,
                             truncate(&one_line(&call.arguments), 100)
                         )
-                    })
-                    .collect()
+                    });
+                reasoning.into_iter().chain(calls).collect()
             }
             Role::Tool => {
                 if message.content.is_error() {

@@ -24,6 +24,8 @@ pub(crate) struct Setup {
     pub(crate) store: Arc<FileSystemTraceStore>,
     pub(crate) runner: AgentRunner,
     pub(crate) provider: ProviderConfig,
+    /// Whether progress prints reasoning in full (`--show-reasoning`, or agent.toml).
+    pub(crate) show_reasoning: bool,
 }
 
 /// Resolves the configuration and builds the store and runner for `args`, running as the
@@ -67,6 +69,16 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
         options.limits.max_cost = Some(cost);
     }
     options.context_window = provider.context_window;
+    // Flags (and their environment variables), then the file; a profile's own values win for
+    // its sub-traces and fill in what the main trace leaves unset.
+    options.reasoning_effort = args
+        .reasoning_effort
+        .or(file.reasoning_effort)
+        .map(|effort| effort.as_str().to_owned());
+    options.thinking_budget = args.thinking_budget.or(file.thinking_budget);
+    if options.thinking_budget.is_some_and(|budget| budget < 1024) {
+        return Err(UsageError("thinking_budget: must be at least 1024 tokens".into()).into());
+    }
     options.approval = approve::policy(args.yes);
     options.sub_agents.enabled = true;
     let runner = AgentRunner::new(store.clone(), client, tools, options);
@@ -74,6 +86,7 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
         store,
         runner,
         provider,
+        show_reasoning: args.show_reasoning || file.show_reasoning == Some(true),
     })
 }
 
@@ -134,6 +147,7 @@ async fn execute(setup: &Setup, trace_id: &str, args: &ModelArgs) -> Result<Exit
         } else {
             ProgressMode::Auto
         },
+        setup.show_reasoning,
     ));
     let interrupt = cancel.clone();
     tokio::spawn(async move {

@@ -331,6 +331,16 @@ pub struct ChatRequest {
     /// Stop sequences.
     #[serde(default)]
     pub stop: Vec<String>,
+    /// How hard an OpenAI-compatible reasoning model thinks (`low`, `medium` or `high`), sent as
+    /// `reasoning_effort`; not sent when `None`. Anthropic ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    /// Anthropic extended thinking: the most tokens the model may think for, sent as
+    /// `thinking: {"type": "enabled", "budget_tokens": N}` (at least 1,024; `max_tokens` is
+    /// raised above it and no temperature is sent, as Anthropic requires). Off when `None`;
+    /// OpenAI-compatible servers ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u32>,
 }
 
 impl ChatRequest {

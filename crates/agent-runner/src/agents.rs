@@ -50,6 +50,11 @@ pub struct AgentTypeConfig {
     pub provider: Option<String>,
     /// How its risky tool calls are approved.
     pub approval: ApprovalPolicy,
+    /// The reasoning effort of its OpenAI-compatible reasoning model (`low`, `medium`,
+    /// `high`); the runner's when `None`.
+    pub reasoning_effort: Option<String>,
+    /// Its Anthropic extended-thinking budget in tokens; the runner's when `None`.
+    pub thinking_budget: Option<u32>,
     /// Where it was defined.
     pub origin: ProfileOrigin,
 }
@@ -101,6 +106,8 @@ impl AgentTypeConfig {
             model: None,
             provider: None,
             approval: ApprovalPolicy::Inherit,
+            reasoning_effort: None,
+            thinking_budget: None,
             origin: ProfileOrigin::BuiltIn,
         }
     }

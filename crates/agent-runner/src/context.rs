@@ -39,7 +39,7 @@ use agent_llm::ChatMessage;
 pub use crate::compaction::estimate_chat;
 use crate::compaction::{
     CompactionStrategy, ContextBudget, Item, MESSAGE_OVERHEAD, compact_goals, estimate_content,
-    is_compaction, is_same, prune,
+    is_compaction, is_same, prune, sent_reasoning,
 };
 
 /// The result shown for a tool call whose result was never recorded.
@@ -226,12 +226,18 @@ fn content_bytes(message: &ChatMessage) -> usize {
     match message {
         ChatMessage::System(text) | ChatMessage::User(text) => text.len(),
         ChatMessage::Assistant {
-            text, tool_calls, ..
+            text,
+            tool_calls,
+            reasoning,
         } => {
             text.as_deref().map_or(0, str::len)
                 + tool_calls
                     .iter()
                     .map(|c| c.name.len() + c.arguments.len())
+                    .sum::<usize>()
+                + reasoning
+                    .iter()
+                    .map(|r| sent_reasoning(r).len())
                     .sum::<usize>()
         }
         ChatMessage::Tool { content, .. } => content.len(),

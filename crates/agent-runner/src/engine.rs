@@ -126,6 +126,8 @@ impl Engine {
             strategy: root.strategy,
             temperature: root.temperature,
             max_tokens: root.max_tokens,
+            reasoning_effort: root.reasoning_effort.clone(),
+            thinking_budget: root.thinking_budget,
             approval: root.approval.clone(),
             tools: Vec::new(),
             explore: Access::Foreign,
@@ -231,6 +233,18 @@ fn apply_profile(spec: &mut AgentSpec, profile: &AgentTypeConfig, is_main: bool)
     }
     if let Some(prompt) = &profile.system_prompt {
         spec.system_prompt.clone_from(prompt);
+    }
+    // A profile's reasoning settings are its sub-traces' own; on the main trace they fill in
+    // what the run's options leave unset.
+    if let Some(effort) = &profile.reasoning_effort
+        && (!is_main || spec.reasoning_effort.is_none())
+    {
+        spec.reasoning_effort = Some(effort.clone());
+    }
+    if let Some(budget) = profile.thinking_budget
+        && (!is_main || spec.thinking_budget.is_none())
+    {
+        spec.thinking_budget = Some(budget);
     }
     match profile.approval {
         ApprovalPolicy::Inherit => {}

@@ -43,6 +43,8 @@ pub(crate) fn request(
     request.tools = tools;
     request.temperature = spec.temperature;
     request.max_tokens = spec.max_tokens;
+    request.reasoning_effort = spec.reasoning_effort.clone();
+    request.thinking_budget = spec.thinking_budget;
     request
 }
 

@@ -85,6 +85,12 @@ pub struct RunnerOptions {
     pub temperature: Option<f32>,
     /// Completion token cap per call.
     pub max_tokens: Option<u32>,
+    /// The reasoning effort asked of OpenAI-compatible reasoning models (`low`, `medium`,
+    /// `high`; sent as `reasoning_effort`); the server's default when `None`.
+    pub reasoning_effort: Option<String>,
+    /// The Anthropic extended-thinking budget in tokens (at least 1,024); no thinking when
+    /// `None`.
+    pub thinking_budget: Option<u32>,
     /// Whether and how `explore` and `delegate` run their sub-traces, and every agent profile.
     pub sub_agents: SubAgentOptions,
     /// The profile main traces run as (see [`RunnerOptions::with_agent`]); `None` runs these
@@ -111,6 +117,8 @@ impl RunnerOptions {
             approval: Approval::default(),
             temperature: None,
             max_tokens: None,
+            reasoning_effort: None,
+            thinking_budget: None,
             sub_agents: SubAgentOptions::default(),
             agent: None,
             clients: BTreeMap::new(),

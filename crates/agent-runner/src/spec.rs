@@ -47,6 +47,10 @@ pub struct AgentSpec {
     pub temperature: Option<f32>,
     /// Completion token cap per call.
     pub max_tokens: Option<u32>,
+    /// The reasoning effort asked of an OpenAI-compatible reasoning model.
+    pub reasoning_effort: Option<String>,
+    /// The Anthropic extended-thinking budget in tokens.
+    pub thinking_budget: Option<u32>,
     /// Who decides on risky tool calls.
     pub approval: Approval,
     /// The names of the tools offered to the model, sorted.

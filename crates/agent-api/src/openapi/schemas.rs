@@ -194,7 +194,11 @@ pub(crate) struct MessageDoc {
     /// Tool messages: the tool's name.
     tool_name: Option<String>,
     /// LLM API shape: `{"text", "tool_calls", "reasoning"?}` for assistant messages, a string
-    /// otherwise.
+    /// otherwise. `reasoning` (only when the provider sent some) lists the model's reasoning as
+    /// it came, kept apart from the text: `{"type": "text", "field", "text"}` (an
+    /// OpenAI-compatible server's `reasoning_content` or `reasoning`), `{"type": "thinking",
+    /// "thinking", "signature"}` and `{"type": "redacted_thinking", "data"}` (Anthropic),
+    /// `{"type": "item", "id", "summary"?, "encrypted_content"?}` (OpenAI Responses).
     content: serde_json::Value,
     /// Tool messages: present and true when the call failed.
     is_error: Option<bool>,

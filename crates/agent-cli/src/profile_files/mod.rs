@@ -96,6 +96,10 @@ pub(crate) struct ProfileSpec {
     pub(crate) model: Option<String>,
     /// The provider of the model.
     pub(crate) provider: Option<String>,
+    /// The reasoning effort of an OpenAI-compatible reasoning model.
+    pub(crate) reasoning_effort: Option<crate::cli::ReasoningEffort>,
+    /// The Anthropic extended-thinking budget in tokens (at least 1024).
+    pub(crate) thinking_budget: Option<u32>,
     /// Model calls per run.
     pub(crate) max_iterations: Option<u32>,
     /// Spending limit per trace, in US dollars.
@@ -362,6 +366,18 @@ fn define(
     }
     if let Some(provider) = &spec.provider {
         profile.provider = Some(provider.trim().to_owned()).filter(|p| !p.is_empty());
+    }
+    if let Some(effort) = spec.reasoning_effort {
+        profile.reasoning_effort = Some(effort.as_str().to_owned());
+    }
+    if let Some(budget) = spec.thinking_budget {
+        if budget < 1024 {
+            return Err(fail(
+                "thinking_budget",
+                "must be at least 1024 tokens".into(),
+            ));
+        }
+        profile.thinking_budget = Some(budget);
     }
     apply_limits(&mut profile.limits, spec).map_err(|(field, m)| fail(field, m))?;
     if let Some(depth) = spec.max_depth {

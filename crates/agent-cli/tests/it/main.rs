@@ -6,6 +6,7 @@
 mod agents;
 mod cli;
 mod mcp;
+mod reasoning;
 mod responses;
 
 use agent_test_support::cli::CliEnv;

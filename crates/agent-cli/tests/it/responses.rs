@@ -13,7 +13,7 @@ async fn a_run_carries_the_reasoning_item_across_its_tool_call() {
     let env = agent_env();
     let server = MockModelServer::with_replies([
         Turn::tool_call("call_1", "read_file", json!({"path": "notes.txt"}))
-            .with_reasoning("The notes hold the answer.")
+            .with_reasoning_item("The notes hold the answer.")
             .with_usage(Usage::new(50, 5)),
         Turn::text("The notes say 42.").with_usage(Usage::new(60, 5).with_cache_read(40)),
     ])

@@ -1,15 +1,15 @@
-//! The Anthropic Messages wire format: request bodies, responses, stream events and error
-//! bodies. No I/O here.
+//! The Anthropic Messages wire format: request bodies, responses and error bodies (the stream
+//! decoder is in `anthropic_stream.rs`). No I/O here.
 
-use std::collections::HashMap;
-
-use eventsource_stream::Event;
 use serde_json::{Map, Value, json};
 
 use crate::error::LlmError;
-use crate::formats::sse::SseDecoder;
+pub(crate) use crate::formats::anthropic_stream::StreamDecoder;
 use crate::formats::{ErrorInfo, looks_like_context_overflow};
-use crate::types::{ChatEvent, ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage};
+use crate::types::{ChatMessage, ChatRequest, ChatResponse, Reasoning, ToolCall, Usage};
+
+/// The smallest thinking budget Anthropic accepts.
+const MIN_THINKING_BUDGET: u32 = 1_024;
 
 /// Which parts of a request carry `cache_control` breakpoints.
 ///
@@ -53,9 +53,14 @@ fn blocks(message: &ChatMessage) -> Option<(&'static str, Vec<Value>)> {
             Some(("user", blocks))
         }
         ChatMessage::Assistant {
-            text, tool_calls, ..
+            text,
+            tool_calls,
+            reasoning,
         } => {
-            let mut blocks = Vec::new();
+            // Thinking blocks come first and unchanged (their signatures are checked), as
+            // Anthropic requires of the assistant turn of a tool use; reasoning of other
+            // providers is never sent.
+            let mut blocks: Vec<Value> = reasoning.iter().filter_map(thinking_block).collect();
             if let Some(text) = text.as_deref().filter(|text| !text.trim().is_empty()) {
                 blocks.push(text_block(text));
             }
@@ -79,6 +84,29 @@ fn blocks(message: &ChatMessage) -> Option<(&'static str, Vec<Value>)> {
             ],
         )),
     }
+}
+
+/// A `thinking` or `redacted_thinking` block as Anthropic sent it, or `None` for reasoning of
+/// another provider.
+fn thinking_block(reasoning: &Reasoning) -> Option<Value> {
+    match reasoning {
+        Reasoning::Thinking {
+            thinking,
+            signature,
+        } => Some(json!({"type": "thinking", "thinking": thinking, "signature": signature})),
+        Reasoning::RedactedThinking { data } => {
+            Some(json!({"type": "redacted_thinking", "data": data}))
+        }
+        Reasoning::Text { .. } | Reasoning::Item { .. } => None,
+    }
+}
+
+/// Whether a content block is thinking, which cannot carry a `cache_control` breakpoint.
+fn is_thinking(block: &Value) -> bool {
+    matches!(
+        block.get("type").and_then(Value::as_str),
+        Some("thinking" | "redacted_thinking")
+    )
 }
 
 /// The JSON body of a Messages request. System messages become the `system` blocks; tool results
@@ -117,13 +145,24 @@ pub(crate) fn request_body(
     if cache == PromptCache::Conversation
         && let Some(block) = messages
             .last_mut()
-            .and_then(|(_, content)| content.last_mut())
+            .and_then(|(_, content)| content.iter_mut().rev().find(|b| !is_thinking(b)))
     {
         block["cache_control"] = ephemeral();
     }
+    let mut max_tokens = request.max_tokens.unwrap_or(max_tokens);
+    let thinking = request
+        .thinking_budget
+        .map(|budget| budget.max(MIN_THINKING_BUDGET));
+    if let Some(budget) = thinking
+        && max_tokens <= budget
+    {
+        // The budget is part of `max_tokens`, which must exceed it: the answer gets the room it
+        // would have had without thinking.
+        max_tokens = budget.saturating_add(max_tokens);
+    }
     let mut body = json!({
         "model": request.model,
-        "max_tokens": request.max_tokens.unwrap_or(max_tokens),
+        "max_tokens": max_tokens,
         "messages": messages
             .into_iter()
             .map(|(role, content)| json!({"role": role, "content": content}))
@@ -154,8 +193,16 @@ pub(crate) fn request_body(
         }
         body["tools"] = Value::Array(tools);
     }
-    if let Some(temperature) = request.temperature {
-        body["temperature"] = json!(temperature);
+    match thinking {
+        Some(budget) => {
+            // Thinking is not compatible with a changed temperature.
+            body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+        }
+        None => {
+            if let Some(temperature) = request.temperature {
+                body["temperature"] = json!(temperature);
+            }
+        }
     }
     if !request.stop.is_empty() {
         body["stop_sequences"] = json!(request.stop);
@@ -190,7 +237,7 @@ fn system_field(system: &[&str], cache: PromptCache) -> Value {
 }
 
 /// Usage from an Anthropic `usage` object; `prompt_tokens` counts cache reads and writes too.
-fn usage_of(usage: &Value) -> Usage {
+pub(super) fn usage_of(usage: &Value) -> Usage {
     let field = |name: &str| usage.get(name).and_then(Value::as_u64).unwrap_or(0);
     let cached = field("cache_read_input_tokens");
     Usage {
@@ -200,7 +247,7 @@ fn usage_of(usage: &Value) -> Usage {
     }
 }
 
-fn string(value: &Value, key: &str) -> Option<String> {
+pub(super) fn string(value: &Value, key: &str) -> Option<String> {
     value.get(key).and_then(Value::as_str).map(str::to_string)
 }
 
@@ -217,8 +264,16 @@ pub(crate) fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
         .ok_or_else(|| LlmError::malformed("the message has no content"))?;
     let mut text = String::new();
     let mut tool_calls = Vec::new();
+    let mut reasoning = Vec::new();
     for block in content {
         match block.get("type").and_then(Value::as_str) {
+            Some("thinking") => reasoning.push(Reasoning::Thinking {
+                thinking: string(block, "thinking").unwrap_or_default(),
+                signature: string(block, "signature").unwrap_or_default(),
+            }),
+            Some("redacted_thinking") => reasoning.push(Reasoning::RedactedThinking {
+                data: string(block, "data").unwrap_or_default(),
+            }),
             Some("text") => text.push_str(block.get("text").and_then(Value::as_str).unwrap_or("")),
             Some("tool_use") => tool_calls.push(ToolCall {
                 id: string(block, "id").unwrap_or_else(|| format!("toolu_{}", tool_calls.len())),
@@ -238,12 +293,12 @@ pub(crate) fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
         finish_reason: string(&value, "stop_reason"),
         response_id: string(&value, "id"),
         model: string(&value, "model"),
-        reasoning: Vec::new(),
+        reasoning,
     })
 }
 
 /// The error an `error` event (or body) stands for.
-fn error_event(value: &Value) -> LlmError {
+pub(super) fn error_event(value: &Value) -> LlmError {
     let error = value.get("error").unwrap_or(value);
     let message = string(error, "message").unwrap_or_else(|| error.to_string());
     match error.get("type").and_then(Value::as_str) {
@@ -280,145 +335,6 @@ pub(crate) fn parse_error(body: &str) -> ErrorInfo {
     ErrorInfo {
         context_overflow: looks_like_context_overflow(None, &message),
         message,
-    }
-}
-
-/// Decodes a Messages stream: `message_start`, content blocks, `message_delta`,
-/// `message_stop`.
-#[derive(Debug, Default)]
-pub(crate) struct StreamDecoder {
-    /// Content-block index to position among this response's tool calls.
-    tool_positions: HashMap<u64, usize>,
-    usage: Usage,
-    finished: bool,
-    done: bool,
-}
-
-impl StreamDecoder {
-    fn block_start(&mut self, data: &Value, events: &mut Vec<ChatEvent>) {
-        let block_index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
-        let Some(block) = data.get("content_block") else {
-            return;
-        };
-        match block.get("type").and_then(Value::as_str) {
-            Some("text") => {
-                if let Some(text) = block
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .filter(|t| !t.is_empty())
-                {
-                    events.push(ChatEvent::Text(text.to_string()));
-                }
-            }
-            Some("tool_use") => {
-                let index = self.tool_positions.len();
-                self.tool_positions.insert(block_index, index);
-                events.push(ChatEvent::ToolCallStart {
-                    index,
-                    id: string(block, "id").unwrap_or_else(|| format!("toolu_{index}")),
-                    name: string(block, "name").unwrap_or_default(),
-                });
-                if let Some(input) = block
-                    .get("input")
-                    .filter(|input| input.as_object().is_some_and(|object| !object.is_empty()))
-                {
-                    events.push(ChatEvent::ToolCallArgs {
-                        index,
-                        fragment: input.to_string(),
-                    });
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn block_delta(&self, data: &Value, events: &mut Vec<ChatEvent>) {
-        let block_index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
-        let Some(delta) = data.get("delta") else {
-            return;
-        };
-        match delta.get("type").and_then(Value::as_str) {
-            Some("text_delta") => {
-                if let Some(text) = string(delta, "text").filter(|text| !text.is_empty()) {
-                    events.push(ChatEvent::Text(text));
-                }
-            }
-            Some("input_json_delta") => {
-                if let (Some(&index), Some(fragment)) = (
-                    self.tool_positions.get(&block_index),
-                    string(delta, "partial_json"),
-                ) {
-                    events.push(ChatEvent::ToolCallArgs { index, fragment });
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-impl SseDecoder for StreamDecoder {
-    fn decode(&mut self, event: &Event) -> Result<Vec<ChatEvent>, LlmError> {
-        let data = event.data.trim();
-        if data.is_empty() {
-            return Ok(Vec::new());
-        }
-        let value: Value = serde_json::from_str(data)
-            .map_err(|err| LlmError::malformed(format!("invalid stream event {data:?}: {err}")))?;
-        let kind = value
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or(event.event.as_str());
-        let mut events = Vec::new();
-        match kind {
-            "message_start" => {
-                let message = value.get("message").unwrap_or(&Value::Null);
-                if let Some(usage) = message.get("usage") {
-                    self.usage = usage_of(usage);
-                }
-                events.push(ChatEvent::Started {
-                    response_id: string(message, "id"),
-                    model: string(message, "model"),
-                });
-            }
-            "content_block_start" => self.block_start(&value, &mut events),
-            "content_block_delta" => self.block_delta(&value, &mut events),
-            "message_delta" => {
-                if let Some(usage) = value.get("usage") {
-                    let update = usage_of(usage);
-                    self.usage.completion_tokens = update.completion_tokens;
-                    if update.prompt_tokens > 0 {
-                        self.usage.prompt_tokens = update.prompt_tokens;
-                        self.usage.cached_tokens = update.cached_tokens;
-                    }
-                    events.push(ChatEvent::Usage(self.usage));
-                }
-                if let Some(reason) = value
-                    .get("delta")
-                    .and_then(|delta| string(delta, "stop_reason"))
-                {
-                    self.finished = true;
-                    events.push(ChatEvent::Finish { reason });
-                }
-            }
-            "message_stop" => self.done = true,
-            "error" => return Err(error_event(&value)),
-            _ => {}
-        }
-        Ok(events)
-    }
-
-    fn is_done(&self) -> bool {
-        self.done
-    }
-
-    fn end(&mut self) -> Result<Vec<ChatEvent>, LlmError> {
-        if self.finished {
-            Ok(Vec::new())
-        } else {
-            Err(LlmError::network(
-                "the stream ended before the message was complete",
-            ))
-        }
     }
 }
 

@@ -5,6 +5,8 @@
 
 #[cfg(feature = "anthropic")]
 pub(crate) mod anthropic;
+#[cfg(feature = "anthropic")]
+mod anthropic_stream;
 #[cfg(feature = "openai")]
 pub(crate) mod openai;
 #[cfg(feature = "openai-responses")]

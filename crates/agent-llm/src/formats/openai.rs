@@ -10,7 +10,11 @@ use serde_json::{Value, json};
 use crate::error::LlmError;
 use crate::formats::sse::SseDecoder;
 use crate::formats::{ErrorInfo, looks_like_context_overflow};
-use crate::types::{ChatEvent, ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage};
+use crate::types::{ChatEvent, ChatMessage, ChatRequest, ChatResponse, Reasoning, ToolCall, Usage};
+
+/// The message fields OpenAI-compatible servers carry reasoning in: `reasoning_content`
+/// (DeepSeek, Qwen, GLM, Kimi, llama.cpp, vLLM) and `reasoning` (OpenRouter, newer vLLM).
+const REASONING_FIELDS: [&str; 2] = ["reasoning_content", "reasoning"];
 
 /// Whether `model` takes `max_completion_tokens` instead of `max_tokens` (OpenAI's reasoning
 /// models and GPT-5 reject the older name).
@@ -26,9 +30,17 @@ fn message_json(message: &ChatMessage) -> Value {
         ChatMessage::System(text) => json!({"role": "system", "content": text}),
         ChatMessage::User(text) => json!({"role": "user", "content": text}),
         ChatMessage::Assistant {
-            text, tool_calls, ..
+            text,
+            tool_calls,
+            reasoning,
         } => {
             let mut object = json!({"role": "assistant", "content": text});
+            // Reasoning goes back only in the field the server sent it in: Anthropic and
+            // Responses reasoning never reach an OpenAI-compatible server, and a message without
+            // reasoning text gets no field (strict servers refuse unknown fields).
+            for (field, text) in reasoning_fields(reasoning) {
+                object[field] = Value::String(text);
+            }
             if !tool_calls.is_empty() {
                 object["tool_calls"] = tool_calls
                     .iter()
@@ -50,6 +62,21 @@ fn message_json(message: &ChatMessage) -> Value {
             json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
         }
     }
+}
+
+/// The reasoning texts of a message joined per field, in the order the fields first appear.
+fn reasoning_fields(reasoning: &[Reasoning]) -> Vec<(&str, String)> {
+    let mut fields: Vec<(&str, String)> = Vec::new();
+    for piece in reasoning {
+        let Reasoning::Text { field, text } = piece else {
+            continue;
+        };
+        match fields.iter_mut().find(|(name, _)| name == field) {
+            Some((_, joined)) => joined.push_str(text),
+            None => fields.push((field.as_str(), text.clone())),
+        }
+    }
+    fields
 }
 
 /// The messages of a request as JSON, adjacent system messages joined into one (blank line
@@ -114,6 +141,9 @@ pub(crate) fn request_body(request: &ChatRequest, stream: bool) -> Value {
     if !request.stop.is_empty() {
         body["stop"] = json!(request.stop);
     }
+    if let Some(effort) = &request.reasoning_effort {
+        body["reasoning_effort"] = json!(effort);
+    }
     body
 }
 
@@ -170,6 +200,31 @@ struct WireMessage {
     content: Option<String>,
     #[serde(default)]
     tool_calls: Option<Vec<WireToolCall>>,
+    #[serde(default)]
+    reasoning_content: Option<Value>,
+    #[serde(default)]
+    reasoning: Option<Value>,
+}
+
+impl WireMessage {
+    /// The non-empty reasoning texts of the message (or delta), with the field each came in.
+    /// `reasoning` is read only when it is a string (some servers put an object there), and
+    /// not when it repeats `reasoning_content` (servers moving from one name to the other send
+    /// both).
+    fn reasoning(&mut self) -> Vec<(String, String)> {
+        let mut values = [self.reasoning_content.take(), self.reasoning.take()];
+        if values[0].is_some() && values[0] == values[1] {
+            values[1] = None;
+        }
+        REASONING_FIELDS
+            .iter()
+            .zip(values)
+            .filter_map(|(field, value)| match value {
+                Some(Value::String(text)) if !text.is_empty() => Some((field.to_string(), text)),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 #[derive(Deserialize)]
@@ -206,9 +261,14 @@ pub(crate) fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
         .into_iter()
         .next()
         .ok_or_else(|| LlmError::malformed("the chat completion has no choices"))?;
-    let message = choice
+    let mut message = choice
         .message
         .ok_or_else(|| LlmError::malformed("the choice has no message"))?;
+    let reasoning = message
+        .reasoning()
+        .into_iter()
+        .map(|(field, text)| Reasoning::Text { field, text })
+        .collect();
     let mut tool_calls = Vec::new();
     for (position, call) in message
         .tool_calls
@@ -234,7 +294,7 @@ pub(crate) fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
         finish_reason: choice.finish_reason,
         response_id: wire.id,
         model: wire.model,
-        reasoning: Vec::new(),
+        reasoning,
     })
 }
 
@@ -349,7 +409,10 @@ impl SseDecoder for StreamDecoder {
             });
         }
         for choice in chunk.choices {
-            if let Some(delta) = choice.message {
+            if let Some(mut delta) = choice.message {
+                for (field, delta) in delta.reasoning() {
+                    events.push(ChatEvent::ReasoningText { field, delta });
+                }
                 if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
                     events.push(ChatEvent::Text(text));
                 }

@@ -9,6 +9,8 @@ mod anthropic;
 mod fakellm;
 #[cfg(feature = "openai")]
 mod openai;
+#[cfg(all(feature = "openai", feature = "anthropic"))]
+mod reasoning;
 #[cfg(feature = "openai-responses")]
 mod responses;
 mod scripted;

@@ -214,7 +214,7 @@ async fn errors_map_to_the_variants_callers_act_on() {
 async fn a_reasoning_item_is_carried_across_a_tool_call() {
     let server = MockModelServer::with_replies([
         Turn::tool_call("call_1", "read_file", json!({"path": "a.rs"}))
-            .with_reasoning("The file will say."),
+            .with_reasoning_item("The file will say."),
         Turn::text("It is empty."),
     ])
     .await;

@@ -18,7 +18,7 @@ mod goals;
 mod prune;
 
 use agent_execution::message::Message;
-use agent_llm::ChatMessage;
+use agent_llm::{ChatMessage, Reasoning};
 
 pub use full::{
     COMPACTION_PROMPT, SUMMARY_FILL, SUMMARY_PREFIX, fit_for_summary, summary_message,
@@ -106,14 +106,34 @@ pub(crate) fn estimate_content(message: &ChatMessage, estimate: &dyn Fn(&str) ->
     match message {
         ChatMessage::System(text) | ChatMessage::User(text) => estimate(text),
         ChatMessage::Assistant {
-            text, tool_calls, ..
+            text,
+            tool_calls,
+            reasoning,
         } => {
             text.as_deref().map_or(0, estimate)
                 + tool_calls
                     .iter()
                     .map(|c| estimate(&c.name) + estimate(&c.arguments))
                     .sum::<usize>()
+                + reasoning
+                    .iter()
+                    .map(|r| estimate(sent_reasoning(r)))
+                    .sum::<usize>()
         }
         ChatMessage::Tool { content, .. } => estimate(content),
+    }
+}
+
+/// The text of a piece of reasoning that goes back to its provider and takes room in the
+/// context: the reasoning text or thinking, a redacted block's data, a Responses item's
+/// encrypted content.
+pub(crate) fn sent_reasoning(reasoning: &Reasoning) -> &str {
+    match reasoning {
+        Reasoning::Text { text, .. } => text,
+        Reasoning::Thinking { thinking, .. } => thinking,
+        Reasoning::RedactedThinking { data } => data,
+        Reasoning::Item {
+            encrypted_content, ..
+        } => encrypted_content.as_deref().unwrap_or(""),
     }
 }

@@ -9,6 +9,7 @@ mod hostile_output;
 mod loop_guard;
 mod profiles;
 mod prompt_cache;
+mod reasoning;
 mod runner;
 mod subagents;
 mod subagents_resume;

@@ -21,8 +21,11 @@
 //! arguments, `usage` only when asked for with `stream_options.include_usage`) when the request
 //! says `"stream": true`. Raw replies ([`Reply::json`], [`Reply::sse`], ...) are sent as they
 //! are. Requests that break a provider's documented rules get that provider's 400 (see
-//! `rules.rs`) and consume no reply.
+//! `rules.rs`, and `reasoning.rs` for the rules about reasoning sent back) and consume no
+//! reply.
 
+mod reasoning;
+mod refuse;
 mod reply;
 mod responses;
 mod rules;
@@ -41,9 +44,11 @@ use axum::response::Response;
 use futures::Stream;
 use serde_json::{Value, json};
 
+pub use reasoning::{DEFAULT_REASONING, signature as thinking_signature};
 pub use reply::{Reply, SSE_DONE, sse_data, sse_event};
 pub use turn::{Turn, Usage};
 
+use refuse::{error_body, json_response, refusal, too_long};
 use reply::{End, StreamShape};
 
 /// The wire format of a request, told by its path.
@@ -111,6 +116,7 @@ struct Shared {
     /// The largest request body, in bytes, that fits the model's window (0: any).
     context_bytes: AtomicUsize,
     issued: responses::Issued,
+    reasoning: reasoning::ReasoningState,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -149,6 +155,15 @@ impl MockModelServer {
         for reply in replies {
             server.push(reply);
         }
+        server
+    }
+
+    /// Starts a server in DeepSeek thinking mode: every answer carries `reasoning_content`, and
+    /// an assistant message with tool calls sent back without it is refused (see
+    /// `reasoning.rs`).
+    pub async fn deepseek_thinking() -> Self {
+        let server = Self::start().await;
+        server.shared.reasoning.deepseek_thinking();
         server
     }
 
@@ -267,94 +282,6 @@ async fn handle(
     respond(reply, &request, &shared).await
 }
 
-/// The answer to a request that breaks the HTTP rules (route, method, JSON body) or the
-/// provider's documented request rules.
-fn refusal(request: &RecordedRequest, shared: &Shared) -> Option<Response> {
-    let Some(format) = request.format() else {
-        return Some(plain(404, "no such route on the mock model server"));
-    };
-    if request.method != "POST" {
-        return Some(plain(405, "method not allowed"));
-    }
-    if !request
-        .header("content-type")
-        .is_some_and(|t| t.starts_with("application/json"))
-    {
-        return Some(plain(415, "expected content-type: application/json"));
-    }
-    if !request.body.is_object() {
-        return Some(json_response(
-            400,
-            &[],
-            &error_body(
-                request,
-                "invalid_request_error",
-                "the body is not a JSON object",
-            ),
-        ));
-    }
-    let broken = match format {
-        WireFormat::OpenAi => rules::openai(request),
-        WireFormat::Anthropic => rules::anthropic(request),
-        WireFormat::Responses => responses::rules(request, &shared.issued),
-    };
-    broken.err().map(|message| {
-        json_response(
-            400,
-            &[],
-            &error_body(request, "invalid_request_error", &message),
-        )
-    })
-}
-
-/// The error of a prompt over the window, in the request's format.
-fn too_long(request: &RecordedRequest, tokens: usize, window: usize) -> Value {
-    match request.format() {
-        Some(WireFormat::Anthropic) => json!({"type": "error", "error": {
-            "type": "invalid_request_error",
-            "message": format!("prompt is too long: {tokens} tokens > {window} maximum"),
-        }}),
-        _ => json!({"error": {
-            "message": format!(
-                "This model's maximum context length is {window} tokens. However, your \
-                 messages resulted in {tokens} tokens. Please reduce the length of the messages."
-            ),
-            "type": "invalid_request_error",
-            "param": "messages",
-            "code": "context_length_exceeded",
-        }}),
-    }
-}
-
-/// An error body in the request's format.
-fn error_body(request: &RecordedRequest, kind: &str, message: &str) -> Value {
-    match request.format() {
-        Some(WireFormat::Anthropic) => {
-            json!({"type": "error", "error": {"type": kind, "message": message}})
-        }
-        _ => json!({"error": {"message": message, "type": kind, "param": null, "code": null}}),
-    }
-}
-
-fn plain(status: u16, text: &'static str) -> Response {
-    Response::builder()
-        .status(status)
-        .body(Body::from(text))
-        .expect("a valid plain response")
-}
-
-fn json_response(status: u16, headers: &[(String, String)], body: &Value) -> Response {
-    let mut builder = Response::builder()
-        .status(status)
-        .header("content-type", "application/json");
-    for (name, value) in headers {
-        builder = builder.header(name.as_str(), value.as_str());
-    }
-    builder
-        .body(Body::from(body.to_string()))
-        .expect("a valid JSON response")
-}
-
 async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) -> Response {
     if !reply.delay.is_zero() {
         tokio::time::sleep(reply.delay).await;
@@ -364,6 +291,7 @@ async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) 
         reply::Body::Json(body) => return json_response(reply.status, &reply.headers, &body),
         reply::Body::Turn(turn) => {
             let turn = turn.or_model(request.body["model"].as_str());
+            let turn = shared.reasoning.prepare(turn, request.format());
             match (request.format(), request.is_stream()) {
                 (Some(WireFormat::Responses), false) => {
                     let body = responses::response(&turn, &shared.issued);

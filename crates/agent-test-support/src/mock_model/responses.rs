@@ -49,7 +49,7 @@ impl Issued {
 /// The output items of a turn, finished: reasoning, message, function calls.
 fn output_items(turn: &Turn, issued: &Issued) -> Vec<Value> {
     let mut items = Vec::new();
-    if let Some(summary) = &turn.reasoning {
+    if let Some(summary) = &turn.reasoning_item {
         let (id, content) = issued.issue(summary);
         items.push(json!({
             "id": id,
@@ -290,7 +290,7 @@ mod tests {
     #[test]
     fn reasoning_items_need_their_follower_and_the_content_issued() {
         let issued = Issued::default();
-        let turn = Turn::tool_call("call_1", "f", json!({})).with_reasoning("why");
+        let turn = Turn::tool_call("call_1", "f", json!({})).with_reasoning_item("why");
         let output = response(&turn, &issued)["output"].clone();
         let user = json!({"type": "message", "role": "user", "content": "hi"});
         let answer = json!({"type": "function_call_output", "call_id": "call_1", "output": ""});

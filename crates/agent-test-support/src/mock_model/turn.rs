@@ -1,9 +1,13 @@
 //! A scripted model answer (text, tool calls, usage) independent of any wire format, and its
 //! renderings: an OpenAI chat completion or its stream chunks, an Anthropic message or its
-//! stream events (the Responses renderings are in `responses.rs`). Streams are fragmented the way real servers send them: text in pieces, tool
+//! stream events, with the turn's reasoning in each format's form (see `reasoning.rs`; the
+//! Responses renderings are in `responses.rs`). Streams
+//! are fragmented the way real servers send them: text in pieces, tool
 //! arguments split mid-token.
 
 use serde_json::{Value, json};
+
+use super::reasoning::{self, Thought};
 
 /// One answer of the model: text and/or tool calls, with the usage it reports.
 ///
@@ -18,7 +22,8 @@ pub struct Turn {
     pub(super) id: Option<String>,
     pub(super) model: Option<String>,
     /// The summary of a reasoning item (rendered in the Responses format only).
-    pub(super) reasoning: Option<String>,
+    pub(super) reasoning_item: Option<String>,
+    thoughts: Vec<Thought>,
 }
 
 /// Token counts a turn reports, in Anthropic's terms: `input_tokens` are the prompt tokens
@@ -111,9 +116,40 @@ impl Turn {
 
     /// Starts with a reasoning item with this summary and encrypted content the server
     /// remembers (the Responses format only; the other formats leave it out).
-    pub fn with_reasoning(mut self, summary: impl Into<String>) -> Self {
-        self.reasoning = Some(summary.into());
+    pub fn with_reasoning_item(mut self, summary: impl Into<String>) -> Self {
+        self.reasoning_item = Some(summary.into());
         self
+    }
+
+    /// Adds reasoning: `reasoning_content` of an OpenAI-compatible message, a signed `thinking`
+    /// block of an Anthropic one.
+    pub fn with_reasoning(self, text: impl Into<String>) -> Self {
+        self.with_reasoning_in("reasoning_content", text)
+    }
+
+    /// Adds reasoning in this OpenAI-compatible message field (`reasoning` for OpenRouter and
+    /// newer vLLM); a signed `thinking` block for Anthropic all the same.
+    pub fn with_reasoning_in(mut self, field: impl Into<String>, text: impl Into<String>) -> Self {
+        self.thoughts.push(Thought::Text {
+            field: field.into(),
+            text: text.into(),
+        });
+        self
+    }
+
+    /// Adds an Anthropic `redacted_thinking` block with this data (sealed by the server so that
+    /// a changed copy is refused); OpenAI-compatible renderings leave it out.
+    pub fn with_redacted_thinking(mut self, data: impl Into<String>) -> Self {
+        self.thoughts.push(Thought::Redacted(data.into()));
+        self
+    }
+
+    pub(super) fn thoughts(&self) -> &[Thought] {
+        &self.thoughts
+    }
+
+    pub(super) fn tool_call_ids(&self) -> impl Iterator<Item = &str> {
+        self.tool_calls.iter().map(|(id, _, _)| id.as_str())
     }
 
     /// Reports this usage.
@@ -158,6 +194,9 @@ impl Turn {
             })
             .collect();
         let mut message = json!({"role": "assistant", "content": self.text});
+        for (field, text) in reasoning::openai_fields(&self.thoughts) {
+            message[field] = Value::String(text);
+        }
         if !calls.is_empty() {
             message["tool_calls"] = Value::Array(calls);
         }
@@ -188,10 +227,19 @@ impl Turn {
             })
         };
         let text = self.text.as_deref().map(fragments).unwrap_or_default();
-        let mut chunks = vec![chunk(
+        let mut chunks = Vec::new();
+        // Reasoning streams first, in pieces, as thinking servers send it.
+        for (field, reasoning) in reasoning::openai_fields(&self.thoughts) {
+            for piece in fragments(&reasoning) {
+                let mut delta = json!({"role": "assistant", "content": null});
+                delta[&field] = json!(piece);
+                chunks.push(chunk(delta, None));
+            }
+        }
+        chunks.push(chunk(
             json!({"role": "assistant", "content": text.first().copied()}),
             None,
-        )];
+        ));
         for piece in text.iter().skip(1) {
             chunks.push(chunk(json!({"content": piece}), None));
         }
@@ -239,7 +287,11 @@ impl Turn {
         let calls = self.tool_calls.iter().map(
             |(id, name, args)| json!({"type": "tool_use", "id": id, "name": name, "input": args}),
         );
-        text.chain(calls).collect()
+        reasoning::anthropic_blocks(&self.thoughts)
+            .into_iter()
+            .chain(text)
+            .chain(calls)
+            .collect()
     }
 
     /// A Messages response (`"type": "message"`).
@@ -274,7 +326,17 @@ impl Turn {
             "usage": start_usage,
         }})];
         for (index, block) in self.anthropic_blocks().into_iter().enumerate() {
-            let (start, deltas) = if block["type"] == "text" {
+            let (start, deltas) = if block["type"] == "thinking" {
+                let pieces = fragments(block["thinking"].as_str().unwrap_or_default());
+                let mut deltas: Vec<Value> = pieces
+                    .into_iter()
+                    .map(|t| json!({"type": "thinking_delta", "thinking": t}))
+                    .collect();
+                deltas.push(json!({"type": "signature_delta", "signature": block["signature"]}));
+                (json!({"type": "thinking", "thinking": ""}), deltas)
+            } else if block["type"] == "redacted_thinking" {
+                (block.clone(), Vec::new())
+            } else if block["type"] == "text" {
                 let pieces = fragments(block["text"].as_str().unwrap_or_default());
                 let deltas: Vec<Value> = pieces
                     .into_iter()
