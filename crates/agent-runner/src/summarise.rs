@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::agents::COMPACTION;
+use crate::budget::Budget;
 use crate::compaction::{COMPACTION_PROMPT, summary_message, summary_request};
 use crate::context::ContextView;
 use crate::error::StepError;
@@ -24,6 +25,7 @@ pub(crate) async fn compact(
     tree: &GoalTree,
     messages: &mut Vec<Message>,
     view: &ContextView,
+    budget: &Budget,
     cancel: &CancellationToken,
 ) -> Result<(), StepError> {
     let engine = &agent.engine;
@@ -50,5 +52,6 @@ pub(crate) async fn compact(
         .duration_ms(started.elapsed().as_millis() as u64);
     let recorded = record(agent.store(), trace_id, vec![WriteOp::AddMessage(message)]).await?;
     messages.extend(recorded);
+    budget.add(cost);
     Ok(())
 }
