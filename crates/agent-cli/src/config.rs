@@ -347,6 +347,46 @@ mod tests {
     }
 
     #[test]
+    fn the_context_window_comes_from_the_flag_then_the_model_table_then_the_file() {
+        let mut file = FileConfig {
+            context_window: Some(1000),
+            ..FileConfig::default()
+        };
+        file.models.insert(
+            "scripted".into(),
+            ModelConfig {
+                context_window: Some(2000),
+                input: Some(1.0),
+                output: Some(2.0),
+                ..ModelConfig::default()
+            },
+        );
+        let mut flags = ProviderArgs {
+            script: Some("s.json".into()),
+            ..ProviderArgs::default()
+        };
+        assert_eq!(
+            resolve_provider(&flags, &file).unwrap().context_window,
+            Some(2000)
+        );
+        flags.context_window = Some(3000);
+        assert_eq!(
+            resolve_provider(&flags, &file).unwrap().context_window,
+            Some(3000)
+        );
+        flags.context_window = None;
+        flags.model = Some("other".into());
+        assert_eq!(
+            resolve_provider(&flags, &file).unwrap().context_window,
+            Some(1000)
+        );
+        let prices = file.prices().unwrap();
+        let price = prices.price("scripted").unwrap();
+        assert_eq!((price.input_per_mtok, price.output_per_mtok), (1.0, 2.0));
+        assert!(prices.price("gpt-4o").is_some(), "the built-in prices stay");
+    }
+
+    #[test]
     fn a_script_implies_the_scripted_provider() {
         let flags = ProviderArgs {
             script: Some("s.json".into()),

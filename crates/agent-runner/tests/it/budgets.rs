@@ -98,6 +98,9 @@ async fn a_resume_keeps_the_stored_budget_unless_the_caller_raises_it() {
     assert_eq!(outcome.stop, StopReason::Completed, "{outcome:?}");
     assert_eq!(outcome.iterations, 2);
     assert!((outcome.stats.total_cost - 5.0).abs() < 1e-9, "{outcome:?}");
+    // The raised budget is the trace's now: the next run of it starts from it.
+    let stored = store.get_trace(&trace_id).await.unwrap().unwrap().limits;
+    assert_eq!(stored.and_then(|l| l.max_cost), Some(10.0));
 }
 
 #[tokio::test]
