@@ -12,9 +12,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use agent_execution::{StoreError, TraceOutcome, TraceStore};
+use agent_execution::{StoreError, TraceLimits, TraceOutcome, TraceStore};
 
-use crate::agent::Agent;
 use crate::lineage::recorded_agents;
 use crate::report::stats_with_sub_traces;
 
@@ -88,28 +87,31 @@ impl Budgets {
     }
 }
 
-/// The budget of a run of `trace_id` by `agent`, registered in the engine's table while the
+/// The budget of a run of `trace_id`, registered in `budgets` (the engine's table) while the
 /// caller holds it.
 ///
-/// Its own limit is the agent's `max_cost`. Above it is the budget of the parent trace's run
-/// when that runs in this engine (an explore branch or a delegate under its caller); for a
-/// sub-trace run on its own (a resume of it alone), the main trace's budget read from the store:
-/// its stored `max_cost` unless the runner's caller overrode it.
-pub(crate) async fn open(agent: &Agent, trace_id: &str) -> Result<Arc<Budget>, StoreError> {
-    let store = agent.store();
-    let engine = &agent.engine;
+/// Its own limit is `max_cost` (the running agent's). Above it is the budget of the parent
+/// trace's run when that runs in this engine (an explore branch or a delegate under its caller);
+/// for a sub-trace run on its own (a resume of it alone), the main trace's budget read from the
+/// store: `main_max_cost` of the limits the main trace stored.
+pub(crate) async fn open(
+    budgets: &Budgets,
+    store: &dyn TraceStore,
+    trace_id: &str,
+    max_cost: Option<f64>,
+    main_max_cost: impl FnOnce(Option<&TraceLimits>) -> Option<f64>,
+) -> Result<Arc<Budget>, StoreError> {
     let trace = store
         .get_trace(trace_id)
         .await?
         .ok_or_else(|| StoreError::NotFound {
             trace_id: trace_id.to_owned(),
         })?;
-    let max_cost = agent.spec.limits.max_cost;
     let parent = match &trace.parent_trace_id {
         None => None,
-        Some(parent_id) => match engine.budgets.get(parent_id) {
+        Some(parent_id) => match budgets.get(parent_id) {
             Some(parent) => Some(parent),
-            None => main_budget(agent, trace_id).await?,
+            None => main_budget(store, trace_id, main_max_cost).await?,
         },
     };
     let spent = match max_cost {
@@ -124,22 +126,21 @@ pub(crate) async fn open(agent: &Agent, trace_id: &str) -> Result<Arc<Budget>, S
         spent: Mutex::new(spent),
         parent,
     });
-    engine.budgets.insert(&budget);
+    budgets.insert(&budget);
     Ok(budget)
 }
 
 /// The main trace's budget above a sub-trace that runs without its parent's run.
-async fn main_budget(agent: &Agent, trace_id: &str) -> Result<Option<Arc<Budget>>, StoreError> {
-    let store = agent.store();
+async fn main_budget(
+    store: &dyn TraceStore,
+    trace_id: &str,
+    main_max_cost: impl FnOnce(Option<&TraceLimits>) -> Option<f64>,
+) -> Result<Option<Arc<Budget>>, StoreError> {
     let recorded = recorded_agents(store, trace_id).await?;
     let Some(main_id) = recorded.main_trace_id.filter(|id| id != trace_id) else {
         return Ok(None);
     };
-    let root = &agent.engine.root;
-    let limits = root
-        .limits
-        .for_trace(recorded.main_limits.as_ref(), &root.overrides);
-    let Some(max_cost) = limits.max_cost else {
+    let Some(max_cost) = main_max_cost(recorded.main_limits.as_ref()) else {
         return Ok(None);
     };
     let spent = spent_by(store, &main_id).await?;

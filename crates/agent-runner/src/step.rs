@@ -67,7 +67,15 @@ pub(crate) async fn run_loop(
     let store = agent.store();
     let limits = &agent.spec.limits;
     warn_if_unpriced(agent);
-    let spending = budget::open(agent, trace_id).await?;
+    let root = &agent.engine.root;
+    let spending = budget::open(
+        &agent.engine.budgets,
+        store,
+        trace_id,
+        limits.max_cost,
+        |stored| root.limits.for_trace(stored, &root.overrides).max_cost,
+    )
+    .await?;
     let mut messages = store.get_trace_messages(trace_id).await?;
     // The token estimates of the messages above and of those recorded below, kept across steps.
     let mut memo = ContextMemo::new();
