@@ -555,6 +555,7 @@ class TraceView {
         if (!mine || !(mine.updated_at > detail.trace.updated_at)) this.model.trace = detail.trace;
         this.model.setSubTraces(detail.sub_traces);
         this.model.pendingApprovals = detail.pending_approvals || [];
+        this.model.totalWithSubs = detail.total_stats_with_sub_traces || null;
         if (this.model.goals.size === 0) this.model.setTree(detail.goal_tree);
         this.renderApprovals();
         this.schedule();
@@ -619,6 +620,16 @@ class TraceView {
     const outcome = t.error
       ? h('p', { class: 'err' }, t.error)
       : t.summary ? h('details', { class: 'summary', open: wasOpen }, h('summary', {}, 'Final answer'), h('div', { class: 'text' }, t.summary)) : null;
+    // The totals of the trace with its sub-traces (what its max_cost budget counts), when they
+    // add something to its own.
+    const all = this.model.totalWithSubs;
+    const withSubs = all && all.total_messages !== t.total_messages
+      ? h('p', { class: 'totals with-subs' },
+        h('span', {}, 'With sub-traces: '),
+        h('span', {}, `${fmtInt(all.total_messages)} messages`), ' · ',
+        h('span', {}, fmtTokens(all.total_tokens)), ' · ',
+        h('span', {}, fmtCost(all.total_cost)))
+      : null;
     this.headerEl.replaceChildren();
     append(this.headerEl, [
       h('div', { class: 'head-row' },
@@ -632,6 +643,7 @@ class TraceView {
         t.model ? ` · ${t.model}` : '',
         ` · started ${fmtAge(t.created_at)}`,
         ` · ${this.model.goals.size} goal${this.model.goals.size === 1 ? '' : 's'}`),
+      withSubs,
       outcome]);
   }
 

@@ -123,6 +123,19 @@ pub(crate) struct ProviderArgs {
     /// The script of the scripted provider (JSON; see the agent-llm docs).
     #[arg(long, value_name = "FILE")]
     pub(crate) script: Option<PathBuf>,
+    /// The model's context window in tokens [default: `[models."NAME"] context_window` or
+    /// `context_window` of agent.toml, else what the provider reports].
+    #[arg(long, value_name = "TOKENS", value_parser = parse_context_window)]
+    pub(crate) context_window: Option<usize>,
+}
+
+/// A context window: a whole number of tokens, at least 1.
+fn parse_context_window(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("the context window must be at least 1 token".into()),
+        Ok(tokens) => Ok(tokens),
+        Err(_) => Err(format!("{text:?} is not a number of tokens")),
+    }
 }
 
 /// Options shared by `run` and `resume`: the model, the workspace and the limits.
@@ -137,10 +150,12 @@ pub(crate) struct ModelArgs {
     /// Run as this agent profile (`agent agents` lists them) [default: default].
     #[arg(long, value_name = "NAME")]
     pub(crate) agent: Option<String>,
-    /// Model calls before the run stops (exit code 3).
+    /// Model calls before the run stops (exit code 3) [default: the trace's own on resume, else
+    /// the profile's].
     #[arg(long, value_name = "N")]
     pub(crate) max_iterations: Option<u32>,
-    /// Spending limit in US dollars (exit code 3 when reached).
+    /// Spending limit in US dollars of the trace and its sub-traces (exit code 3 when reached)
+    /// [default: the trace's own on resume, else the profile's].
     #[arg(long, value_name = "USD")]
     pub(crate) max_cost: Option<f64>,
     /// Reasoning effort of OpenAI-compatible reasoning models [default: agent.toml, else the

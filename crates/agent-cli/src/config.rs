@@ -19,6 +19,12 @@
 //! thinking_budget = 8000         # Anthropic extended thinking, in tokens (at least 1024)
 //! show_reasoning = true          # print reasoning in full instead of a one-line summary
 //!
+//! [models."my-local-model"]      # prices (US dollars per million tokens) and context window
+//! input = 0.20
+//! output = 0.60
+//! cached_input = 0.05            # optional: the input price when absent
+//! context_window = 32768         # optional
+//!
 //! [mcp.servers.files]            # an MCP server over stdio (see agent_mcp::ServerConfig)
 //! command = "npx"
 //! args = ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]
@@ -39,7 +45,9 @@
 //! loop_guard = { repeated_call = 4 }
 //! ```
 //!
-//! The top-level `max_iterations` and `max_cost` are the `default` profile's limits.
+//! The top-level `max_iterations` and `max_cost` are the `default` profile's limits. A model's
+//! context window is `--context-window`, else its `[models."NAME"]` entry, else the top-level
+//! `context_window`, else what the provider reports.
 
 use std::path::{Path, PathBuf};
 
@@ -69,6 +77,9 @@ pub(crate) struct FileConfig {
     pub(crate) thinking_budget: Option<u32>,
     pub(crate) show_reasoning: Option<bool>,
     pub(crate) mcp: Option<agent_mcp::McpConfig>,
+    /// Prices and context windows of models, by name.
+    #[serde(default)]
+    pub(crate) models: std::collections::BTreeMap<String, ModelConfig>,
     /// Agent profiles: new ones, or changes to the built-ins.
     #[serde(default)]
     pub(crate) agents: std::collections::BTreeMap<String, crate::profile_files::ProfileSpec>,
@@ -77,7 +88,70 @@ pub(crate) struct FileConfig {
     pub(crate) path: Option<PathBuf>,
 }
 
+/// A `[models."NAME"]` table: what a model costs and how much context it takes.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ModelConfig {
+    /// US dollars per million uncached input tokens.
+    pub(crate) input: Option<f64>,
+    /// US dollars per million output tokens.
+    pub(crate) output: Option<f64>,
+    /// US dollars per million input tokens read from the prompt cache.
+    pub(crate) cached_input: Option<f64>,
+    /// The context window in tokens.
+    pub(crate) context_window: Option<usize>,
+}
+
 impl FileConfig {
+    /// The built-in prices with the `[models."NAME"]` prices on top. A table must give both
+    /// `input` and `output`, in dollars (finite, not negative).
+    pub(crate) fn prices(&self) -> Result<agent_llm::PriceTable> {
+        let mut prices = agent_llm::PriceTable::default();
+        for (name, model) in &self.models {
+            let invalid = |field: &str, why: &str| {
+                crate::exit::UsageError(format!(
+                    "invalid configuration{}: [models.{name:?}] {field} {why}",
+                    self.path
+                        .as_ref()
+                        .map(|p| format!(" in {}", p.display()))
+                        .unwrap_or_default()
+                ))
+            };
+            for (field, value) in [
+                ("input", model.input),
+                ("output", model.output),
+                ("cached_input", model.cached_input),
+            ] {
+                if value.is_some_and(|v| !v.is_finite() || v < 0.0) {
+                    return Err(
+                        invalid(field, "must be a price in dollars per million tokens").into(),
+                    );
+                }
+            }
+            if model.context_window == Some(0) {
+                return Err(invalid("context_window", "must be at least 1").into());
+            }
+            match (model.input, model.output) {
+                (Some(input), Some(output)) => {
+                    let mut price = agent_llm::ModelPrice::new(input, output);
+                    price.cached_input_per_mtok = model.cached_input;
+                    prices.insert(name.clone(), price);
+                }
+                (None, None) if model.cached_input.is_none() => {}
+                _ => return Err(invalid("", "needs both `input` and `output` prices").into()),
+            }
+        }
+        Ok(prices)
+    }
+
+    /// The context window `[models."NAME"]` gives `model`, else the top-level one.
+    pub(crate) fn context_window(&self, model: &str) -> Option<usize> {
+        self.models
+            .get(model)
+            .and_then(|m| m.context_window)
+            .or(self.context_window)
+    }
+
     /// Reads the first `agent.toml` found, or the defaults when there is none.
     pub(crate) fn load() -> Result<Self> {
         for path in candidates() {
@@ -207,14 +281,14 @@ pub(crate) fn resolve_provider(flags: &ProviderArgs, file: &FileConfig) -> Optio
         Some(file_kind) if file_kind.account() != kind.account() => None,
         _ => value.clone(),
     };
+    // AGENT_MODEL is read by the --model flag itself.
+    let model = flags
+        .model
+        .clone()
+        .or_else(|| own(&file.model))
+        .unwrap_or_else(|| default_model.into());
     Some(ProviderConfig {
         kind,
-        // AGENT_MODEL is read by the --model flag itself.
-        model: flags
-            .model
-            .clone()
-            .or_else(|| own(&file.model))
-            .unwrap_or_else(|| default_model.into()),
         base_url: flags
             .base_url
             .clone()
@@ -226,7 +300,8 @@ pub(crate) fn resolve_provider(flags: &ProviderArgs, file: &FileConfig) -> Optio
             .or_else(|| from_env(key_var))
             .or_else(|| own(&file.api_key)),
         script: flags.script.clone().or_else(|| file.script.clone()),
-        context_window: file.context_window,
+        context_window: flags.context_window.or(file.context_window(&model)),
+        model,
     })
 }
 
@@ -296,6 +371,46 @@ mod tests {
         assert_eq!(config.kind, ProviderKind::Openai);
         assert_eq!(config.model, "from-flag");
         assert_eq!(config.base_url.as_deref(), Some("http://flag/v1"));
+    }
+
+    #[test]
+    fn the_context_window_comes_from_the_flag_then_the_model_table_then_the_file() {
+        let mut file = FileConfig {
+            context_window: Some(1000),
+            ..FileConfig::default()
+        };
+        file.models.insert(
+            "scripted".into(),
+            ModelConfig {
+                context_window: Some(2000),
+                input: Some(1.0),
+                output: Some(2.0),
+                ..ModelConfig::default()
+            },
+        );
+        let mut flags = ProviderArgs {
+            script: Some("s.json".into()),
+            ..ProviderArgs::default()
+        };
+        assert_eq!(
+            resolve_provider(&flags, &file).unwrap().context_window,
+            Some(2000)
+        );
+        flags.context_window = Some(3000);
+        assert_eq!(
+            resolve_provider(&flags, &file).unwrap().context_window,
+            Some(3000)
+        );
+        flags.context_window = None;
+        flags.model = Some("other".into());
+        assert_eq!(
+            resolve_provider(&flags, &file).unwrap().context_window,
+            Some(1000)
+        );
+        let prices = file.prices().unwrap();
+        let price = prices.price("scripted").unwrap();
+        assert_eq!((price.input_per_mtok, price.output_per_mtok), (1.0, 2.0));
+        assert!(prices.price("gpt-4o").is_some(), "the built-in prices stay");
     }
 
     #[test]

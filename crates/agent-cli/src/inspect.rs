@@ -3,7 +3,7 @@
 //! `show` prints a trace as a tree in the spirit of a debug dump: the trace's fields, then its
 //! goals with status, summary and stats, each goal's messages under it, then its sub-traces.
 
-use agent_execution::{Message, Role, Trace, TraceFilter, TraceStatus, TraceStore};
+use agent_execution::{Message, Role, Trace, TraceFilter, TraceStats, TraceStatus, TraceStore};
 use agent_goal::{Goal, GoalStats, GoalStatus, GoalTree};
 use anyhow::Result;
 use serde_json::json;
@@ -32,6 +32,11 @@ pub(crate) async fn traces(args: TracesArgs) -> Result<ExitCode> {
         ..TraceFilter::default()
     };
     let all = store.list_traces(&filter).await?;
+    // Totals with sub-traces add up every sub-trace, whatever its status.
+    let everything = match status {
+        Some(_) => store.list_traces(&TraceFilter::default()).await?,
+        None => all.clone(),
+    };
     let mains: Vec<&Trace> = all
         .iter()
         .filter(|t| t.parent_trace_id.is_none())
@@ -53,22 +58,42 @@ pub(crate) async fn traces(args: TracesArgs) -> Result<ExitCode> {
         return Ok(ExitCode::Completed);
     }
     print(&format!(
-        "{:<38} {:<10} {:>9} {:>9} {:>9}  TASK",
-        "TRACE", "STATUS", "MESSAGES", "TOKENS", "COST"
+        "{:<38} {:<10} {:>9} {:>9} {:>9} {:>11}  TASK",
+        "TRACE", "STATUS", "MESSAGES", "TOKENS", "COST", "+SUB-TRACES"
     ));
     for main in mains {
-        print(&row(main, ""));
+        let total = tree_total(&everything, main);
+        print(&row(main, "", Some(total.total_cost)));
         for sub in all
             .iter()
             .filter(|t| t.parent_trace_id.as_deref() == Some(main.trace_id.as_str()))
         {
-            print(&row(sub, "  └ "));
+            print(&row(sub, "  └ ", None));
         }
     }
     Ok(ExitCode::Completed)
 }
 
-fn row(trace: &Trace, prefix: &str) -> String {
+/// The totals of `trace` and all its sub-traces among `traces`.
+fn tree_total(traces: &[Trace], trace: &Trace) -> TraceStats {
+    let mut total = trace.stats();
+    let mut pending = vec![trace.trace_id.as_str()];
+    while let Some(id) = pending.pop() {
+        for sub in traces
+            .iter()
+            .filter(|t| t.parent_trace_id.as_deref() == Some(id))
+        {
+            total.total_messages += sub.total_messages;
+            total.total_tokens += sub.total_tokens;
+            total.total_cost += sub.total_cost;
+            pending.push(&sub.trace_id);
+        }
+    }
+    total
+}
+
+/// One line of the table; `with_subs` is the cost of a main trace with its sub-traces.
+fn row(trace: &Trace, prefix: &str, with_subs: Option<f64>) -> String {
     let id = if prefix.is_empty() {
         trace.trace_id.clone()
     } else {
@@ -78,12 +103,15 @@ fn row(trace: &Trace, prefix: &str) -> String {
         )
     };
     format!(
-        "{:<38} {:<10} {:>9} {:>9} {:>9}  {}",
+        "{:<38} {:<10} {:>9} {:>9} {:>9} {:>11}  {}",
         id,
         status_word(trace.status),
         trace.total_messages,
         trace.total_tokens,
         format!("${:.4}", trace.total_cost),
+        with_subs
+            .map(|cost| format!("${cost:.4}"))
+            .unwrap_or_default(),
         truncate(&one_line(&trace.task), 60)
     )
 }
@@ -103,16 +131,22 @@ pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
         .unwrap_or_default();
     let messages = store.get_trace_messages(&args.trace_id).await?;
     let subs = store.get_sub_traces(&args.trace_id).await?;
+    let total = agent_runner::stats_with_sub_traces(&store, &args.trace_id).await?;
     if args.json {
-        let value =
-            json!({"trace": trace, "goal_tree": tree, "messages": messages, "sub_traces": subs});
+        let value = json!({
+            "trace": trace,
+            "goal_tree": tree,
+            "messages": messages,
+            "sub_traces": subs,
+            "total_stats_with_sub_traces": total,
+        });
         print(&serde_json::to_string_pretty(&value)?);
     } else {
         let view = View {
             full_reasoning: args.show_reasoning,
             color: crate::reasoning::color(false),
         };
-        print(&render(&trace, &tree, &messages, &subs, view));
+        print(&render(&trace, &tree, &messages, &subs, view, &total));
     }
     Ok(ExitCode::Completed)
 }
@@ -133,6 +167,7 @@ pub(crate) fn render(
     messages: &[Message],
     subs: &[Trace],
     view: View,
+    total: &TraceStats,
 ) -> String {
     let rule = "=".repeat(60);
     let mut out = format!("{rule}\nTrace {}\n{rule}\n## Trace\n", trace.trace_id);
@@ -151,6 +186,27 @@ pub(crate) fn render(
     field("total_messages", &trace.total_messages.to_string());
     field("total_tokens", &trace.total_tokens.to_string());
     field("total_cost", &format!("{:.4}", trace.total_cost));
+    if !subs.is_empty() {
+        field(
+            "with_sub_traces",
+            &format!(
+                "{} messages, {} tokens, ${:.4}",
+                total.total_messages, total.total_tokens, total.total_cost
+            ),
+        );
+    }
+    if let Some(limits) = &trace.limits {
+        let mut text = Vec::new();
+        if let Some(max) = limits.max_iterations {
+            text.push(format!("max_iterations {max}"));
+        }
+        if let Some(cost) = limits.max_cost {
+            text.push(format!("max_cost ${cost:.4}"));
+        }
+        if !text.is_empty() {
+            field("limits", &text.join(", "));
+        }
+    }
     field("created_at", &trace.created_at);
     if let Some(error) = &trace.error {
         field("error", error);

@@ -57,17 +57,27 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
     let mut options = RunnerOptions::new(provider.model.clone(), workspace);
     options.clients = agents::clients(&mut profiles, Some(name), &provider, &file);
     options.sub_agents.agent_types = profiles;
-    // The profile's limits, then the flags.
+    // The profile's limits are the defaults; the flags given override them and the limits a
+    // resumed trace stored.
     let mut options = options
         .with_agent(name)
         .map_err(|error| UsageError(format!("--agent: {error}")))?;
     options.model = provider.model.clone();
     if let Some(max) = args.max_iterations {
-        options.limits.max_iterations = max;
+        if max == 0 {
+            return Err(UsageError("--max-iterations must be at least 1".into()).into());
+        }
+        options = options.with_max_iterations(max);
     }
     if let Some(cost) = args.max_cost {
-        options.limits.max_cost = Some(cost);
+        if !cost.is_finite() || cost < 0.0 {
+            return Err(
+                UsageError(format!("--max-cost {cost} is not an amount of dollars")).into(),
+            );
+        }
+        options = options.with_max_cost(cost);
     }
+    options.prices = Arc::new(file.prices()?);
     options.context_window = provider.context_window;
     // Flags (and their environment variables), then the file; a profile's own values win for
     // its sub-traces and fill in what the main trace leaves unset.
@@ -160,6 +170,7 @@ async fn execute(setup: &Setup, trace_id: &str, args: &ModelArgs) -> Result<Exit
         Some(port) => Some(crate::serve::background(setup, port).await?),
         None => None,
     };
+    warn_if_unpriced(setup, trace_id).await?;
     // A new trace has nothing to answer, so resuming it simply starts it.
     let handle = setup.runner.resume_in_background(trace_id, cancel).await?;
     let outcome = match &server {
@@ -173,6 +184,34 @@ async fn execute(setup: &Setup, trace_id: &str, args: &ModelArgs) -> Result<Exit
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
     report(&outcome, args.json, &setup.provider);
     Ok(exit_code(&outcome))
+}
+
+/// Warns on stderr when the run has a cost budget (a flag, the profile, or the one the trace
+/// stored) but its model has no price, so its spending cannot be counted.
+async fn warn_if_unpriced(setup: &Setup, trace_id: &str) -> Result<()> {
+    let options = setup.runner.options();
+    let model = &setup.runner.spec().model;
+    if options.prices.price(model).is_some() {
+        return Ok(());
+    }
+    let stored = recorded_agents(setup.store.as_ref(), trace_id)
+        .await?
+        .main_limits;
+    let limits = options
+        .limits
+        .for_trace(stored.as_ref(), &options.overrides);
+    if limits.max_cost.is_some() {
+        note(&unpriced_warning(model));
+    }
+    Ok(())
+}
+
+/// The warning for a cost budget on a model without a price.
+pub(crate) fn unpriced_warning(model: &str) -> String {
+    format!(
+        "agent: warning: the cost of model {model} is unknown: set [models.\"{model}\"] input/output \
+         prices in agent.toml; --max-cost cannot be enforced"
+    )
 }
 
 /// Prints the outcome: the answer on stdout, or one JSON object with `--json`.
@@ -190,6 +229,11 @@ fn report(outcome: &RunOutcome, as_json: bool, provider: &ProviderConfig) {
                 "tokens": outcome.stats.total_tokens,
                 "cost": outcome.stats.total_cost,
             },
+            "totals_with_sub_traces": {
+                "messages": outcome.stats_with_sub_traces.total_messages,
+                "tokens": outcome.stats_with_sub_traces.total_tokens,
+                "cost": outcome.stats_with_sub_traces.total_cost,
+            },
         });
         print(&value.to_string());
         return;
@@ -206,13 +250,18 @@ fn report(outcome: &RunOutcome, as_json: bool, provider: &ProviderConfig) {
             ));
         }
     }
-    note(&format!(
+    let total = &outcome.stats_with_sub_traces;
+    let mut line = format!(
         "trace {} · {} messages · {} tokens · ${:.4}",
-        outcome.trace_id,
-        outcome.stats.total_messages,
-        outcome.stats.total_tokens,
-        outcome.stats.total_cost
-    ));
+        outcome.trace_id, total.total_messages, total.total_tokens, total.total_cost
+    );
+    if total != &outcome.stats {
+        line.push_str(&format!(
+            " with sub-traces (the main trace alone: {} messages · ${:.4})",
+            outcome.stats.total_messages, outcome.stats.total_cost
+        ));
+    }
+    note(&line);
 }
 
 /// The exit code of an outcome: 0 completed, 1 failed, 3 limit hit, 130 cancelled.

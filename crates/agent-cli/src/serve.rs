@@ -33,6 +33,8 @@ struct CliFactory {
     context_window: Option<usize>,
     max_iterations: Option<u32>,
     max_cost: Option<f64>,
+    /// The built-in prices with those of agent.toml's `[models."NAME"]`.
+    prices: Arc<agent_llm::PriceTable>,
     /// The agent profiles `explore` and `delegate` calls may name, and their clients.
     profiles: BTreeMap<String, AgentTypeConfig>,
     clients: BTreeMap<String, Arc<dyn LlmClient>>,
@@ -51,6 +53,7 @@ impl RunnerFactory for CliFactory {
             options.limits.max_iterations = max;
         }
         options.limits.max_cost = self.max_cost;
+        options.prices = self.prices.clone();
         options
     }
 
@@ -115,6 +118,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
                 context_window: provider_config.context_window,
                 max_iterations: file.max_iterations,
                 max_cost: file.max_cost,
+                prices: Arc::new(file.prices()?),
             };
             note(&format!(
                 "runs started over HTTP use {} ({:?})",

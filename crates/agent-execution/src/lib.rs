@@ -58,6 +58,6 @@ pub use store::{
     plan_commit,
 };
 pub use trace::{
-    NewTrace, ParentLink, Trace, TraceFilter, TraceMode, TraceOutcome, TraceStats, TraceStatus,
-    TraceUpdate,
+    NewTrace, ParentLink, Trace, TraceFilter, TraceLimits, TraceMode, TraceOutcome, TraceStats,
+    TraceStatus, TraceUpdate,
 };

@@ -82,6 +82,23 @@ pub struct Trace {
     /// The final answer or summary, set when the trace is finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    /// The limits the run was started with, which later runs of the trace (resume, continue)
+    /// apply unless their caller sets others; absent on traces written before it existed and
+    /// on sub-traces (which run under their profile's limits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<TraceLimits>,
+}
+
+/// The limits stored with a trace (see [`Trace::limits`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceLimits {
+    /// Model calls per run of the trace (each resume or continue counts its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_iterations: Option<u32>,
+    /// Cost budget in US dollars of the whole trace: its own messages and those of its
+    /// sub-traces, across every run of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<f64>,
 }
 
 impl Trace {
@@ -132,6 +149,8 @@ pub struct NewTrace {
     pub parent: Option<ParentLink>,
     /// The agent profile of a main trace (a sub-trace's is in `parent`).
     pub agent_type: Option<String>,
+    /// The limits to store with the trace.
+    pub limits: Option<TraceLimits>,
 }
 
 impl NewTrace {
@@ -144,6 +163,7 @@ impl NewTrace {
             model: None,
             parent: None,
             agent_type: None,
+            limits: None,
         }
     }
 
@@ -184,6 +204,12 @@ impl NewTrace {
         self
     }
 
+    /// Stores these limits with the trace.
+    pub fn with_limits(mut self, limits: TraceLimits) -> Self {
+        self.limits = Some(limits);
+        self
+    }
+
     /// Sets an explicit trace id.
     pub fn with_id(mut self, trace_id: impl Into<String>) -> Self {
         self.trace_id = Some(trace_id.into());
@@ -205,6 +231,8 @@ pub struct TraceUpdate {
     /// `Some(Some(name))` sets the agent profile of a main trace (e.g. when a stored plan is
     /// executed by another profile than the one that wrote it), `Some(None)` clears it.
     pub agent_type: Option<Option<String>>,
+    /// `Some(Some(limits))` replaces the stored limits, `Some(None)` clears them.
+    pub limits: Option<Option<TraceLimits>>,
 }
 
 /// How a trace ended; see [`crate::TraceStore::finish_trace`].
@@ -273,5 +301,29 @@ impl TraceFilter {
             traces.truncate(limit);
         }
         traces
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_written_only_when_set_and_old_traces_load() {
+        let old = r#"{"trace_id":"t","mode":"agent","task":"x","parent_trace_id":null,
+            "parent_goal_id":null,"agent_type":null,"status":"failed","total_messages":0,
+            "total_tokens":0,"total_cost":0.0,"current_goal_id":null,
+            "created_at":"2025-01-01T00:00:00.000000Z","updated_at":"2025-01-01T00:00:00.000000Z",
+            "model":null,"error":null}"#;
+        let mut trace: Trace = serde_json::from_str(old).unwrap();
+        assert_eq!(trace.limits, None);
+        assert!(!serde_json::to_string(&trace).unwrap().contains("limits"));
+        trace.limits = Some(TraceLimits {
+            max_iterations: None,
+            max_cost: Some(0.002),
+        });
+        let json = serde_json::to_value(&trace).unwrap();
+        assert_eq!(json["limits"], serde_json::json!({"max_cost": 0.002}));
+        assert_eq!(serde_json::from_value::<Trace>(json).unwrap(), trace);
     }
 }

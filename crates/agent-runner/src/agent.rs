@@ -7,6 +7,7 @@ use agent_llm::LlmClient;
 use agent_tools::ToolRegistry;
 
 use crate::engine::Engine;
+use crate::limits::RunLimits;
 use crate::spec::{Access, AgentSpec};
 use crate::subagent_tools::{DelegateTool, ExploreTool};
 use crate::subagents::SubAgents;
@@ -51,6 +52,16 @@ impl Agent {
             llm,
             sub_agents,
         }
+    }
+
+    /// The same agent running under `limits`.
+    pub(crate) fn with_limits(mut self, limits: RunLimits) -> Self {
+        if self.spec.limits != limits {
+            let mut spec = (*self.spec).clone();
+            spec.limits = limits;
+            self.spec = Arc::new(spec);
+        }
+        self
     }
 
     /// The store the agent records into.

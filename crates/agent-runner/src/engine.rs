@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agents::{AgentTypeConfig, ApprovalPolicy, DEFAULT, DELEGATE, EXPLORE};
 use crate::approval::Approval;
+use crate::budget::Budgets;
 use crate::goal_tools::{GoalTool, ReadProgressTool};
 use crate::options::RunnerOptions;
 use crate::profiles::{PromptVars, render_prompt};
@@ -58,6 +59,8 @@ pub(crate) struct Engine {
     base_tools: Arc<ToolRegistry>,
     /// The options of the main runner, with every profile.
     pub(crate) root: RunnerOptions,
+    /// The spending of the traces being run.
+    pub(crate) budgets: Budgets,
     driver: Arc<dyn Driver>,
 }
 
@@ -75,6 +78,7 @@ impl Engine {
             llm,
             base_tools,
             root,
+            budgets: Budgets::default(),
             driver,
         }
     }
@@ -120,7 +124,7 @@ impl Engine {
             model: root.model.clone(),
             system_prompt: root.system_prompt.clone(),
             workspace: root.workspace.clone(),
-            limits: root.limits.clone(),
+            limits: root.limits.with_overrides(&root.overrides),
             tool_limits: root.tool_limits.clone(),
             context_window: root.context_window,
             strategy: root.strategy,

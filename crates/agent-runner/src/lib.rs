@@ -65,12 +65,23 @@
 //! read-only tools and cannot explore again, delegates get every tool.
 //!
 //! - **Statistics.** A trace's totals (`total_messages`, `total_tokens`, `total_cost`) count its
-//!   own messages only, so adding up traces never counts anything twice, and `max_cost` limits
-//!   each trace's own spending (a sub-trace is bounded by its agent type's limits). The work of
+//!   own messages only, so adding up traces never counts anything twice. The work of
 //!   sub-traces is visible on the parent in three places: each `sub_trace_completed` event
 //!   carries the sub-trace's totals; the tool message of the `explore` / `delegate` call has
 //!   metadata `sub_traces` (`[{trace_id, status, stats}]`) and `sub_trace_stats` (their sum),
-//!   and its text states them; [`stats_with_sub_traces`] adds a trace and all its descendants up.
+//!   and its text states them; [`stats_with_sub_traces`] adds a trace and all its descendants up
+//!   (and [`RunOutcome::stats_with_sub_traces`] carries that sum for a run).
+//! - **Budgets.** `max_cost` limits what a trace and all its sub-traces spend together: a model
+//!   call of an explore branch or a delegate counts toward its own agent type's `max_cost` and
+//!   toward the budget of every trace above it, so branches stop (`failed`, `max_cost: …`) once
+//!   the main trace's budget is spent, and the main run stops before its next model call
+//!   ([`StopReason::MaxCost`]). The running totals are kept in memory for the traces being run,
+//!   from what the store held when each run started.
+//! - **Stored limits.** A new main trace stores its `max_iterations` and `max_cost`
+//!   ([`agent_execution::TraceLimits`]); a later run of it applies them unless the caller
+//!   overrode them ([`RunnerOptions::overrides`], [`RunLimits::for_trace`]). `max_cost` is a
+//!   budget of the trace across all its runs; `max_iterations` counts the model calls of each
+//!   run.
 //! - **Cancel.** Sub-traces run under child tokens of the run's token: cancelling the run
 //!   cancels them, and each records `cancelled`.
 //! - **Resume.** A crash or a cancel in the middle of an `explore` or `delegate` call leaves the
@@ -85,6 +96,7 @@ mod act;
 mod agent;
 pub mod agents;
 pub mod approval;
+mod budget;
 pub mod compaction;
 pub mod context;
 mod delegate;
@@ -121,7 +133,7 @@ pub use goal_tools::{
     GoalTool, MAX_GOAL_TEXT_CHARS, MAX_GOALS_PER_CALL, MAX_PLAN_GOALS, ReadProgressTool,
 };
 pub use guard::LoopGuard;
-pub use limits::RunLimits;
+pub use limits::{LimitOverrides, RunLimits};
 pub use lineage::{RecordedAgents, recorded_agents};
 pub use options::{DEFAULT_SYSTEM_PROMPT, RunnerOptions, SubAgentOptions};
 pub use outcome::{RunOutcome, StopReason};

@@ -1,18 +1,23 @@
-//! The agent types a trace runs under, read from the store by following its parent links up.
+//! The agent types a trace runs under, and its main trace's id and stored limits, read from the
+//! store by following its parent links up.
 
-use agent_execution::{StoreError, TraceStore};
+use agent_execution::{StoreError, TraceLimits, TraceStore};
 
 /// The most sub-trace levels followed up from a trace to find its main trace.
 const MAX_LINEAGE: usize = 64;
 
 /// The agent types a trace runs under, read from the store by following parent links up.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RecordedAgents {
     /// The agent types of the sub-traces from the trace itself up to the main trace's child
     /// (nearest first); empty for a main trace.
     pub sub_traces: Vec<String>,
     /// The profile the main trace recorded (`None`: the default one, or no main trace found).
     pub main: Option<String>,
+    /// The main trace's id (`None`: no main trace found).
+    pub main_trace_id: Option<String>,
+    /// The limits the main trace stored (see [`agent_execution::Trace::limits`]).
+    pub main_limits: Option<TraceLimits>,
 }
 
 /// The agent types `trace_id` runs under: its own and its ancestors' up to the main trace, and
@@ -32,7 +37,11 @@ pub async fn recorded_agents(
             break;
         };
         match trace.parent_trace_id {
-            None => recorded.main = trace.agent_type,
+            None => {
+                recorded.main = trace.agent_type;
+                recorded.main_trace_id = Some(trace.trace_id);
+                recorded.main_limits = trace.limits;
+            }
             Some(parent) => {
                 recorded.sub_traces.extend(trace.agent_type);
                 next = Some(parent);

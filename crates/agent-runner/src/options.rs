@@ -15,7 +15,7 @@ use agent_tools::ToolLimits;
 use crate::agents::AgentTypeConfig;
 use crate::approval::Approval;
 use crate::compaction::CompactionStrategy;
-use crate::limits::RunLimits;
+use crate::limits::{LimitOverrides, RunLimits};
 use crate::profiles::{UnknownProfile, builtin_profiles};
 
 /// The system prompt used when none is configured. The plan is appended after it.
@@ -69,8 +69,12 @@ pub struct RunnerOptions {
     pub system_prompt: String,
     /// The folder the tools work in.
     pub workspace: PathBuf,
-    /// Limits that end a run.
+    /// Limits that end a run: the defaults (from a profile or a configuration file).
     pub limits: RunLimits,
+    /// The limits the caller chose explicitly. They win over `limits` on a new trace, which
+    /// stores the result, and over the limits a trace stored when it is run again (resume);
+    /// without them a resumed trace keeps the limits it was started with.
+    pub overrides: LimitOverrides,
     /// Output caps and the per-tool timeout.
     pub tool_limits: ToolLimits,
     /// The model's context window; `None` asks the client ([`LlmClient::model_info`]).
@@ -110,6 +114,7 @@ impl RunnerOptions {
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
             workspace: workspace.into(),
             limits: RunLimits::default(),
+            overrides: LimitOverrides::default(),
             tool_limits: ToolLimits::default(),
             context_window: None,
             strategy: CompactionStrategy::default(),
@@ -128,6 +133,20 @@ impl RunnerOptions {
     /// These options with `approval` deciding on risky tool calls.
     pub fn with_approval(mut self, approval: Approval) -> Self {
         self.approval = approval;
+        self
+    }
+
+    /// These options with the caller's `max_cost` (US dollars, sub-traces included), which also
+    /// wins over the one a resumed trace stored.
+    pub fn with_max_cost(mut self, max_cost: f64) -> Self {
+        self.overrides.max_cost = Some(max_cost);
+        self
+    }
+
+    /// These options with the caller's `max_iterations` for each run, which also wins over the
+    /// one a resumed trace stored.
+    pub fn with_max_iterations(mut self, max_iterations: u32) -> Self {
+        self.overrides.max_iterations = Some(max_iterations);
         self
     }
 

@@ -45,6 +45,9 @@ pub struct RunOutcome {
     pub error: Option<String>,
     /// Model calls made by this invocation.
     pub iterations: u32,
-    /// The trace's totals.
+    /// The trace's totals: its own messages.
     pub stats: TraceStats,
+    /// The totals of the trace and all its sub-traces (explore branches, delegates), what the
+    /// `max_cost` budget counts.
+    pub stats_with_sub_traces: TraceStats,
 }

@@ -199,6 +199,8 @@ pub async fn prepare_run(runner: &AgentRunner, trace_id: &str) -> Result<(), Pla
     let profile = runner.options().agent.clone();
     let executing = TraceUpdate {
         agent_type: Some(profile.filter(|name| name != DEFAULT)),
+        // The plan is carried out under the executing runner's limits, not the planner's.
+        limits: Some(Some(runner.spec().limits.stored())),
         ..TraceUpdate::default()
     };
     let ops = vec![

@@ -55,9 +55,17 @@ pub(crate) async fn prepare_resume(agent: &Agent, trace_id: &str) -> Result<(), 
             WriteOp::AddMessage(message)
         })
         .collect();
+    // A main trace keeps the limits this run applies (the stored ones, or those its caller
+    // set instead), so that the next run of it starts from them.
+    let limits = trace
+        .parent_trace_id
+        .is_none()
+        .then(|| Some(agent.spec.limits.stored()))
+        .filter(|limits| *limits != trace.limits);
     ops.push(WriteOp::UpdateTrace(TraceUpdate {
         status: Some(TraceStatus::Running),
         error: Some(None),
+        limits,
         ..TraceUpdate::default()
     }));
     store.batch(trace_id, ops).await?;

@@ -103,15 +103,27 @@ impl AgentRunner {
     }
 
     /// The agent of an existing trace. A main trace runs as this runner's profile
-    /// (`options.agent`), or when it has none as the profile the trace recorded; a sub-trace runs
-    /// as its agent type, at its depth, under that main profile.
+    /// (`options.agent`), or when it has none as the profile the trace recorded, under the limits
+    /// it stored ([`RunLimits::for_trace`](crate::RunLimits::for_trace)); a sub-trace runs as its
+    /// agent type, at its depth, under that main profile. Every later run of a trace gets its
+    /// agent here.
     async fn agent_for_trace(&self, trace_id: &str) -> Result<Agent, RunError> {
         let recorded = recorded_agents(self.engine.store.as_ref(), trace_id).await?;
         let mut lineage = recorded.sub_traces;
         let own = self.engine.root.agent.clone();
         let main = own.clone().or(recorded.main);
-        if lineage.is_empty() && main == own {
-            return Ok(self.agent.clone());
+        if lineage.is_empty() {
+            // A main trace runs under the limits it stored unless the caller overrode them.
+            let root = &self.engine.root;
+            let limits = root
+                .limits
+                .for_trace(recorded.main_limits.as_ref(), &root.overrides);
+            let agent = if main == own {
+                self.agent.clone()
+            } else {
+                Agent::new(self.engine.clone(), main.into_iter().collect())
+            };
+            return Ok(agent.with_limits(limits));
         }
         lineage.extend(main);
         lineage.reverse();

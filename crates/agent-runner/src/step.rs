@@ -16,12 +16,14 @@ use tokio_util::sync::CancellationToken;
 use crate::act::run_tools;
 use crate::agent::Agent;
 use crate::agents::DEFAULT;
+use crate::budget::{self, Budget};
 use crate::compaction::ContextBudget;
 use crate::context::{ContextInput, ContextMemo, ContextView, build_context_with};
 use crate::error::{RunError, StepError};
 use crate::model;
 use crate::outcome::{RunOutcome, StopReason};
 use crate::record::{check_workspace, record, tool_message};
+use crate::report::stats_with_sub_traces;
 use crate::resume::finish_sub_agent_calls;
 use crate::stuck;
 use crate::summarise::{Trigger, compact};
@@ -34,7 +36,9 @@ pub const USAGE_KEY: &str = "usage";
 pub(crate) async fn create_trace(agent: &Agent, task: &str) -> Result<String, RunError> {
     check_workspace(&agent.spec)?;
     let store = agent.store();
-    let mut new = NewTrace::agent(task).with_model(&agent.spec.model);
+    let mut new = NewTrace::agent(task)
+        .with_model(&agent.spec.model)
+        .with_limits(agent.spec.limits.stored());
     if let Some(profile) = agent.spec.lineage.last().filter(|a| *a != DEFAULT) {
         new = new.with_agent_type(profile);
     }
@@ -62,6 +66,16 @@ pub(crate) async fn run_loop(
 ) -> Result<RunOutcome, RunError> {
     let store = agent.store();
     let limits = &agent.spec.limits;
+    warn_if_unpriced(agent);
+    let root = &agent.engine.root;
+    let spending = budget::open(
+        &agent.engine.budgets,
+        store,
+        trace_id,
+        limits.max_cost,
+        |stored| root.limits.for_trace(stored, &root.overrides).max_cost,
+    )
+    .await?;
     let mut messages = store.get_trace_messages(trace_id).await?;
     // The token estimates of the messages above and of those recorded below, kept across steps.
     let mut memo = ContextMemo::new();
@@ -79,12 +93,12 @@ pub(crate) async fn run_loop(
                 let error = format!("max_iterations: reached the limit of {limit} model calls");
                 break (StopReason::MaxIterations, TraceOutcome::failed(error), None);
             }
-            if let Some(stop) = over_budget(agent, trace_id).await? {
+            if let Some(stop) = spending.exceeded() {
                 break (StopReason::MaxCost, stop, None);
             }
             iterations += 1;
             let state = (&mut memo, &mut summariser_failed);
-            step(agent, trace_id, &mut messages, state, &cancel).await
+            step(agent, trace_id, &mut messages, state, &spending, &cancel).await
         } else {
             interrupted_calls_done = true;
             finish_sub_agent_calls(agent, trace_id, &mut messages, &cancel)
@@ -108,6 +122,7 @@ pub(crate) async fn run_loop(
         }
     };
     let trace = store.finish_trace(trace_id, outcome).await?;
+    let stats_with_sub_traces = stats_with_sub_traces(store, trace_id).await?;
     Ok(RunOutcome {
         trace_id: trace.trace_id.clone(),
         status: trace.status,
@@ -116,6 +131,7 @@ pub(crate) async fn run_loop(
         error: trace.error.clone(),
         iterations,
         stats: trace.stats(),
+        stats_with_sub_traces,
     })
 }
 
@@ -127,20 +143,16 @@ fn cancelled() -> TraceOutcome {
     }
 }
 
-async fn over_budget(agent: &Agent, trace_id: &str) -> Result<Option<TraceOutcome>, RunError> {
-    let Some(max_cost) = agent.spec.limits.max_cost else {
-        return Ok(None);
-    };
-    let cost = agent
-        .store()
-        .get_trace(trace_id)
-        .await?
-        .map_or(0.0, |t| t.total_cost);
-    Ok((cost >= max_cost).then(|| {
-        TraceOutcome::failed(format!(
-            "max_cost: spent ${cost:.4} of the ${max_cost:.4} budget"
-        ))
-    }))
+/// Warns when the run has a cost budget but its model has no price: its calls would count as
+/// free and the budget could not stop the run.
+fn warn_if_unpriced(agent: &Agent) {
+    let model = &agent.spec.model;
+    if agent.spec.limits.max_cost.is_some() && agent.engine.root.prices.price(model).is_none() {
+        tracing::warn!(
+            model = %model,
+            "the cost of model {model} is unknown: max_cost cannot be enforced"
+        );
+    }
 }
 
 /// One think–act–observe step.
@@ -149,6 +161,7 @@ async fn step(
     trace_id: &str,
     messages: &mut Vec<Message>,
     (memo, summariser_failed): (&mut ContextMemo, &mut bool),
+    spending: &Budget,
     cancel: &CancellationToken,
 ) -> Result<Next, StepError> {
     let spec = &agent.spec;
@@ -163,7 +176,7 @@ async fn step(
     let mut view = view_of(agent, &tree, messages, &budget, memo);
     if view.needs_full_compaction && !*summariser_failed {
         let why = (&view, Trigger::Estimate);
-        if compact(agent, trace_id, &tree, messages, why, cancel).await? {
+        if compact(agent, trace_id, &tree, messages, why, spending, cancel).await? {
             view = view_of(agent, &tree, messages, &budget, memo);
         } else {
             *summariser_failed = true;
@@ -176,7 +189,7 @@ async fn step(
         Err(StepError::Llm(error @ LlmError::ContextWindowExceeded { .. })) => {
             // The estimate was too low for this provider: compact and try once more.
             let why = (&view, Trigger::Refused);
-            if !compact(agent, trace_id, &tree, messages, why, cancel).await? {
+            if !compact(agent, trace_id, &tree, messages, why, spending, cancel).await? {
                 return Err(StepError::Llm(error));
             }
             let view = view_of(agent, &tree, messages, &budget, memo);
@@ -206,6 +219,7 @@ async fn step(
     let store = agent.store();
     let recorded = record(store, trace_id, vec![WriteOp::AddMessage(assistant)]).await?;
     messages.extend(recorded);
+    spending.add(cost);
 
     if response.tool_calls.is_empty() {
         let text = response.text.clone().unwrap_or_default();

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::agents::COMPACTION;
+use crate::budget::Budget;
 use crate::compaction::{
     COMPACTION_PROMPT, SUMMARY_FILL, fit_for_summary, summary_message, summary_request,
 };
@@ -51,6 +52,7 @@ pub(crate) async fn compact(
     tree: &GoalTree,
     messages: &mut Vec<Message>,
     (view, trigger): (&ContextView, Trigger),
+    budget: &Budget,
     cancel: &CancellationToken,
 ) -> Result<bool, StepError> {
     let engine = &agent.engine;
@@ -109,6 +111,7 @@ pub(crate) async fn compact(
             .duration_ms(started.elapsed().as_millis() as u64);
         let recorded = record(agent.store(), trace_id, vec![WriteOp::AddMessage(message)]).await?;
         messages.extend(recorded);
+        budget.add(cost);
         return Ok(true);
     }
     let failed = EventKind::CompactionFailed {

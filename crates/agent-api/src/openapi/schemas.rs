@@ -77,6 +77,31 @@ pub(crate) struct TraceDoc {
     error: Option<String>,
     /// The final answer or summary; present once the trace is finished with one.
     summary: Option<String>,
+    /// The limits a main trace was started with, which a resume applies unless its request
+    /// sets others; absent on sub-traces and on traces written before limits were stored.
+    limits: Option<TraceLimitsDoc>,
+}
+
+/// The limits stored with a trace.
+#[derive(ToSchema)]
+#[schema(as = TraceLimits)]
+pub(crate) struct TraceLimitsDoc {
+    /// Model calls per run of the trace.
+    max_iterations: Option<u32>,
+    /// Cost budget in US dollars of the trace and its sub-traces, across all its runs.
+    max_cost: Option<f64>,
+}
+
+/// The totals of a trace.
+#[derive(ToSchema)]
+#[schema(as = TraceStats)]
+pub(crate) struct TraceStatsDoc {
+    /// Number of messages.
+    total_messages: u64,
+    /// Sum of the messages' tokens.
+    total_tokens: u64,
+    /// Sum of the messages' cost in US dollars.
+    total_cost: f64,
 }
 
 /// Where a goal is in its life.

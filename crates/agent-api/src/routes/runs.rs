@@ -42,10 +42,12 @@ pub(crate) struct RunSettings {
         pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
     )]
     model: Option<String>,
-    /// Model calls allowed for this run.
+    /// Model calls allowed for this run; absent: the limit the trace stored when it was
+    /// started.
     #[schema(minimum = 1)]
     max_iterations: Option<u32>,
-    /// Cost budget of the trace in US dollars.
+    /// Cost budget of the trace and its sub-traces in US dollars, across all its runs; absent:
+    /// the budget the trace stored when it was started.
     #[schema(minimum = 0)]
     max_cost: Option<f64>,
     /// `true`: risky tool calls wait for `POST /api/traces/{id}/approvals/{tool_call_id}`;
@@ -73,10 +75,11 @@ pub(crate) struct StartRun {
         pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
     )]
     model: Option<String>,
-    /// Model calls allowed for this run.
+    /// Model calls allowed for this run (stored with the trace: a resume keeps it).
     #[schema(minimum = 1)]
     max_iterations: Option<u32>,
-    /// Cost budget of the trace in US dollars.
+    /// Cost budget of the trace and its sub-traces in US dollars (stored with the trace: a
+    /// resume keeps it).
     #[schema(minimum = 0)]
     max_cost: Option<f64>,
     /// `true`: risky tool calls wait for `POST /api/traces/{id}/approvals/{tool_call_id}`;
@@ -348,7 +351,7 @@ fn settle(
                 "max_iterations must be at least 1",
             ));
         }
-        options.limits.max_iterations = max_iterations;
+        options = options.with_max_iterations(max_iterations);
     }
     if let Some(max_cost) = settings.max_cost {
         if !max_cost.is_finite() || max_cost < 0.0 {
@@ -357,7 +360,7 @@ fn settle(
                 "max_cost must be a non-negative number",
             ));
         }
-        options.limits.max_cost = Some(max_cost);
+        options = options.with_max_cost(max_cost);
     }
     match settings.approval {
         Some(true) => options.approval = Approval::Ask(state.approvals()),

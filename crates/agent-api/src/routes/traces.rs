@@ -2,7 +2,7 @@
 //! its messages, and its events after an id (the HTTP fallback of the live watch).
 
 use agent_execution::GoalTree;
-use agent_execution::{Event, Message, Trace, TraceFilter, TraceMode, TraceStatus};
+use agent_execution::{Event, Message, Trace, TraceFilter, TraceMode, TraceStats, TraceStatus};
 use axum::Json;
 use axum::extract::State;
 use axum::routing::get;
@@ -13,7 +13,7 @@ use crate::approvals::PendingApproval;
 use crate::error::ApiError;
 use crate::extract::{ApiQuery, TraceIdPath};
 use crate::openapi::schemas::{
-    EventDoc, GoalTreeDoc, MessageDoc, TraceDoc, TraceModeDoc, TraceStatusDoc,
+    EventDoc, GoalTreeDoc, MessageDoc, TraceDoc, TraceModeDoc, TraceStatsDoc, TraceStatusDoc,
 };
 use crate::routes::ErrorResponse;
 use crate::state::AppState;
@@ -106,6 +106,10 @@ pub(crate) struct TraceDetail {
     pub(crate) sub_traces: Vec<Trace>,
     /// Risky tool calls of a run of this server waiting for a decision, oldest first.
     pub(crate) pending_approvals: Vec<PendingApproval>,
+    /// The totals of the trace and all its sub-traces, recursively (`trace` counts its own
+    /// messages only): what its `max_cost` budget counts.
+    #[schema(value_type = TraceStatsDoc)]
+    pub(crate) total_stats_with_sub_traces: TraceStats,
 }
 
 /// A trace, its goal tree, its sub-traces and its pending approvals.
@@ -135,11 +139,14 @@ pub(crate) async fn get_trace(
         .unwrap_or_else(|| GoalTree::new(trace.task.clone()));
     let sub_traces = store.get_sub_traces(&trace_id).await?;
     let pending_approvals = state.approvals().pending(&trace_id);
+    let total_stats_with_sub_traces =
+        agent_runner::stats_with_sub_traces(store.as_ref(), &trace_id).await?;
     Ok(Json(TraceDetail {
         trace,
         goal_tree,
         sub_traces,
         pending_approvals,
+        total_stats_with_sub_traces,
     }))
 }
 

@@ -151,6 +151,11 @@ async fn the_list_filters_by_mode_status_parent_and_limit() {
 #[tokio::test]
 async fn a_trace_comes_with_its_goal_tree_sub_traces_and_pending_approvals() {
     let (store, main, sub) = sample().await;
+    let answer = agent_execution::AssistantContent::new(Some("A works.".into()), Vec::new());
+    store
+        .add_message(&sub, NewMessage::assistant(answer).usage(50, 0.02))
+        .await
+        .unwrap();
     let state = read_only(store);
     let answer = get(&state, &format!("/api/traces/{main}")).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
@@ -158,7 +163,22 @@ async fn a_trace_comes_with_its_goal_tree_sub_traces_and_pending_approvals() {
     keys.sort();
     assert_eq!(
         keys,
-        ["goal_tree", "pending_approvals", "sub_traces", "trace"]
+        [
+            "goal_tree",
+            "pending_approvals",
+            "sub_traces",
+            "total_stats_with_sub_traces",
+            "trace"
+        ]
+    );
+    // The trace's own totals, and those with its sub-traces (what its budget counts).
+    assert!((answer.json["trace"]["total_cost"].as_f64().unwrap() - 0.01).abs() < 1e-9);
+    let total = &answer.json["total_stats_with_sub_traces"];
+    assert_eq!(total["total_messages"], 4);
+    assert_eq!(total["total_tokens"], 150);
+    assert!(
+        (total["total_cost"].as_f64().unwrap() - 0.03).abs() < 1e-9,
+        "{total}"
     );
     assert_eq!(answer.json["trace"]["trace_id"], main.as_str());
     assert_eq!(answer.json["trace"]["total_messages"], 3);

@@ -361,6 +361,7 @@ model: scripted
 total_messages: 14
 total_tokens: 914
 total_cost: 0.0000
+limits: max_iterations 100
 created_at: TIME
 summary: Nothing to do.
 ## Goals

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agents;
+mod budgets;
 mod cli;
 mod mcp;
 mod reasoning;

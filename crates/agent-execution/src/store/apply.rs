@@ -345,6 +345,9 @@ impl Planner<'_> {
         if let Some(agent_type) = &update.agent_type {
             trace.agent_type.clone_from(agent_type);
         }
+        if let Some(limits) = update.limits {
+            trace.limits = limits;
+        }
         if self.state.trace != before {
             self.trace_changed();
         }

@@ -413,6 +413,7 @@ async fn create_one<S: TraceStore + ?Sized>(
         model: new.model.clone(),
         error: None,
         summary: None,
+        limits: new.limits,
     };
     let mut txn = store.begin_new(trace_id).await?;
     let commit = Commit::create(trace.clone(), GoalTree::new(new.task.clone()));

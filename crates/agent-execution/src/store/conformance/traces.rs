@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::{assert_consistent, names};
 use crate::message::NewMessage;
 use crate::store::{StoreError, TraceStore};
-use crate::trace::{NewTrace, TraceMode, TraceOutcome, TraceStatus, TraceUpdate};
+use crate::trace::{NewTrace, TraceLimits, TraceMode, TraceOutcome, TraceStatus, TraceUpdate};
 
 /// Creating, reading and the first event of a trace.
 pub async fn traces_are_created_and_read<S: TraceStore>(store: Arc<S>) {
@@ -98,4 +98,35 @@ pub async fn traces_are_created_and_read<S: TraceStore>(store: Arc<S>) {
         Err(StoreError::Invalid(_))
     ));
     assert_consistent(&*store, "my-trace").await;
+
+    // The limits a run was started with are stored with the trace and can be changed.
+    let limits = TraceLimits {
+        max_iterations: Some(7),
+        max_cost: Some(0.25),
+    };
+    let limited = store
+        .create_trace(NewTrace::agent("limited").with_limits(limits))
+        .await
+        .unwrap();
+    assert_eq!(limited.limits, Some(limits));
+    assert_eq!(trace.limits, None);
+    let read = store.get_trace(&limited.trace_id).await.unwrap().unwrap();
+    assert_eq!(read.limits, Some(limits));
+    let raised = TraceLimits {
+        max_cost: Some(1.0),
+        ..limits
+    };
+    let updated = store
+        .update_trace(
+            &limited.trace_id,
+            TraceUpdate {
+                limits: Some(Some(raised)),
+                ..TraceUpdate::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(updated.limits, Some(raised));
+    let read = store.get_trace(&limited.trace_id).await.unwrap().unwrap();
+    assert_eq!(read.limits, Some(raised));
 }
