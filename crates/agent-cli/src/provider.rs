@@ -15,12 +15,9 @@ use crate::config::ProviderConfig;
 /// Responses API for the models served only there ([`responses_only`]); any other server
 /// gets chat completions, whatever the model's name.
 pub(crate) fn client(config: &ProviderConfig) -> Result<Arc<dyn LlmClient>> {
-    Ok(match config.kind {
-        ProviderKind::Openai if responses_only(&config.model) && on_openai(config) => {
-            responses_client(config)?
-        }
-        ProviderKind::OpenaiResponses => responses_client(config)?,
-        ProviderKind::Openai => {
+    Ok(match api(config) {
+        Api::Responses => responses_client(config)?,
+        Api::ChatCompletions => {
             let mut openai = OpenAiConfig::from_env();
             if let Some(url) = &config.base_url {
                 openai.base_url = url.clone();
@@ -33,7 +30,7 @@ pub(crate) fn client(config: &ProviderConfig) -> Result<Arc<dyn LlmClient>> {
                 OpenAiClient::new(openai).context("cannot set up the OpenAI-compatible client")?,
             )
         }
-        ProviderKind::Anthropic => {
+        Api::Messages => {
             let mut anthropic = AnthropicConfig::from_env();
             if let Some(url) = &config.base_url {
                 anthropic.base_url = url.clone();
@@ -49,7 +46,7 @@ pub(crate) fn client(config: &ProviderConfig) -> Result<Arc<dyn LlmClient>> {
             anthropic.context_window = config.context_window.or(anthropic.context_window);
             Arc::new(AnthropicClient::new(anthropic).context("cannot set up the Anthropic client")?)
         }
-        ProviderKind::Scripted => {
+        Api::Script => {
             let Some(script) = &config.script else {
                 bail!("the scripted provider needs a script: pass --script FILE");
             };
@@ -61,6 +58,33 @@ pub(crate) fn client(config: &ProviderConfig) -> Result<Arc<dyn LlmClient>> {
             })
         }
     })
+}
+
+/// The API a configuration talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Api {
+    /// OpenAI-compatible chat completions.
+    ChatCompletions,
+    /// OpenAI's Responses API.
+    Responses,
+    /// Anthropic Messages.
+    Messages,
+    /// A script of answers.
+    Script,
+}
+
+/// The API of `config`: its provider's, except that `openai` on OpenAI's own API reaches the
+/// models served only on the Responses API there.
+fn api(config: &ProviderConfig) -> Api {
+    match config.kind {
+        ProviderKind::Openai if responses_only(&config.model) && on_openai(config) => {
+            Api::Responses
+        }
+        ProviderKind::Openai => Api::ChatCompletions,
+        ProviderKind::OpenaiResponses => Api::Responses,
+        ProviderKind::Anthropic => Api::Messages,
+        ProviderKind::Scripted => Api::Script,
+    }
 }
 
 /// Whether `config` reaches OpenAI's own API (no base URL, or OpenAI's).
@@ -119,5 +143,39 @@ mod tests {
             "gpt-5-codex",
             Some("http://localhost:11434/v1")
         )));
+    }
+
+    #[test]
+    fn responses_only_models_on_openai_itself_use_the_responses_api() {
+        let api_of = |kind, model, url| api(&config(kind, model, url));
+        assert_eq!(
+            api_of(ProviderKind::Openai, "gpt-5-codex", None),
+            Api::Responses
+        );
+        assert_eq!(
+            api_of(
+                ProviderKind::Openai,
+                "gpt-5-codex",
+                Some("http://localhost:8000/v1")
+            ),
+            Api::ChatCompletions,
+            "another server with a model of that name gets chat completions"
+        );
+        assert_eq!(
+            api_of(ProviderKind::Openai, "gpt-4o", None),
+            Api::ChatCompletions
+        );
+        assert_eq!(
+            api_of(
+                ProviderKind::OpenaiResponses,
+                "gpt-4o",
+                Some("http://localhost:8000/v1")
+            ),
+            Api::Responses
+        );
+        assert_eq!(
+            api_of(ProviderKind::Anthropic, "claude-sonnet-4-5", None),
+            Api::Messages
+        );
     }
 }
