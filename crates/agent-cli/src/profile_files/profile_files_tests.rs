@@ -331,3 +331,26 @@ fn options_take_the_limits_and_model_of_their_profile() {
         "{error}"
     );
 }
+
+#[test]
+fn reasoning_settings_of_a_profile_are_read_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "thinker.md",
+        "---\nreasoning_effort: high\nthinking_budget: 2048\n---\nThink hard.\n",
+    );
+    let mut profiles = builtin_profiles();
+    load_dir(&mut profiles, dir.path()).unwrap();
+    let thinker = &profiles["thinker"];
+    assert_eq!(thinker.reasoning_effort.as_deref(), Some("high"));
+    assert_eq!(thinker.thinking_budget, Some(2048));
+
+    let small = file_error("---\nthinking_budget: 512\n---\nThink.\n");
+    assert!(
+        small.contains("`thinking_budget`: must be at least 1024"),
+        "{small}"
+    );
+    let unknown = file_error("---\nreasoning_effort: extreme\n---\nThink.\n");
+    assert!(unknown.contains("`reasoning_effort`"), "{unknown}");
+}
