@@ -2,7 +2,7 @@
 //! check panics, which the fuzzer reports as a crash).
 //!
 //! The same functions run under libFuzzer (`fuzz/fuzz_targets/*.rs`, with `cargo fuzz`) and
-//! under the stable-Rust driver of the `fuzz_smoke` test of `agent-e2e`, which includes this
+//! under the stable-Rust driver of `agent-e2e` (`tests/it/fuzz_smoke.rs`), which includes this
 //! file, replays the corpus and the found crashes, and mutates the corpus for a bounded number
 //! of inputs.
 //!

@@ -143,7 +143,7 @@ pub(super) fn render(r: &Report<'_>) -> String {
     let _ = writeln!(out, "## Crash matrix\n");
     let _ = writeln!(
         out,
-        "`tests/crash_matrix.rs`, {} iterations (seed {}; `CRASH_MATRIX_SEED` replays it). Each runs a scripted task with four \
+        "`tests/it/crash_matrix.rs`, {} iterations (seed {}; `CRASH_MATRIX_SEED` replays it). Each runs a scripted task with four \
          goals, file and shell tools and a two-branch exploration, alternately with `agent run` \
          and with `agent serve` (the run started over HTTP), and kills the process with SIGKILL \
          at a random moment of an unkilled run's duration. Then: every trace folder loads, \
@@ -261,7 +261,7 @@ pub(super) fn render(r: &Report<'_>) -> String {
         "`fuzz/` holds four `cargo fuzz` targets; libFuzzer builds on the stable toolchain with \
          `RUSTC_BOOTSTRAP=1`. Seeds are in `fuzz/corpus/<target>/`, the corpus grown here in \
          `target/fuzz-corpus/`, and every crash found becomes an input in \
-         `fuzz/regressions/<target>/`, replayed by `tests/fuzz_smoke.rs` in CI.\n"
+         `fuzz/regressions/<target>/`, replayed by `tests/it/fuzz_smoke.rs` in CI.\n"
     );
     let _ = writeln!(
         out,
@@ -291,7 +291,7 @@ pub(super) fn render(r: &Report<'_>) -> String {
     }
     let _ = writeln!(
         out,
-        "\nThe stable driver (`tests/fuzz_smoke.rs`) then mutated the seeds for {} s per target: \
+        "\nThe stable driver (`tests/it/fuzz_smoke.rs`) then mutated the seeds for {} s per target: \
          {smoke_inputs:.0} inputs.\n",
         r.plan.smoke_seconds
     );

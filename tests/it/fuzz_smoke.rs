@@ -7,10 +7,9 @@
 //! Each target gets `FUZZ_SMOKE_INPUTS` mutated inputs (2000 by default) or
 //! `FUZZ_SMOKE_SECONDS` seconds (3 by default), whichever ends first; `FUZZ_SMOKE_SEED` replays
 //! a run. The test prints one `FUZZ-SMOKE {json}` summary line.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[allow(unreachable_pub, dead_code)]
-#[path = "../fuzz/src/targets.rs"]
+#[path = "../../fuzz/src/targets.rs"]
 mod targets;
 
 use std::path::{Path, PathBuf};

@@ -15,7 +15,6 @@
 //!
 //! `CRASH_MATRIX_ITERATIONS` sets the number of kills (5 by default; `cargo xtask soak` runs 50)
 //! and `CRASH_MATRIX_SEED` replays a run. The test prints one `CRASH-MATRIX {json}` summary line.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read};
