@@ -57,6 +57,9 @@ pub struct LiveDelta {
 }
 
 /// One item of the feed: a committed event or a live-only delta.
+// Events are the common item and were sent unboxed before deltas existed; boxing them would cost
+// an allocation each for the sake of the smaller variant.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum LiveEvent {
     /// A stored event.
@@ -67,6 +70,7 @@ pub enum LiveEvent {
 
 /// What travels on a trace's channel: an event, or a delta with the id of the newest event
 /// published before it (if the channel has seen one).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 enum Item {
     Event(Event),
