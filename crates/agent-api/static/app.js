@@ -350,6 +350,11 @@ class Watch {
         this.handlers.onConnected(event);
         return;
       }
+      // Live-only pieces of a model answer being generated: no id, never replayed.
+      if (event.event === 'text_delta' || event.event === 'reasoning_delta') {
+        this.handlers.onDelta?.(event);
+        return;
+      }
       const id = event.event_id;
       // Exactly once: an id at or below the last one seen was applied already.
       if (typeof id !== 'number' || id <= this.lastEventId) return;
@@ -498,6 +503,7 @@ class TraceView {
     this.expanded = new Set(); // keys `<trace_id>#<goal_id>` of expanded goals
     this.lanes = new Map(); // sub-trace id → { model, watch } of expanded lanes
     this.panel = null; // { traceId, goalIds, title, ... } of the open messages panel
+    this.typing = new Map(); // trace id → { goalId, text } of the answer being streamed
     this.frame = 0;
   }
 
@@ -507,14 +513,16 @@ class TraceView {
     this.approvalsEl = h('section', { class: 'approvals', 'aria-label': 'Pending approvals', 'aria-live': 'polite' });
     this.dagEl = h('div', { class: 'dag', role: 'region', 'aria-label': 'Goal graph: nodes are goal outcomes, edges the work that led to them', onkeydown: (e) => this.onKey(e) });
     this.panelEl = h('aside', { class: 'panel', hidden: true, 'aria-label': 'Messages' });
+    this.typingEl = h('p', { class: 'typing small', hidden: true, 'aria-label': 'The model is writing' });
     const keys = h('p', { class: 'small muted keys' },
       'Edges are the work, nodes the outcome of each goal. Keys: ↑ ↓ move · Enter opens the messages · → ← expand and collapse · Esc closes.');
     viewEl().replaceChildren(
-      this.headerEl, this.approvalsEl, keys,
+      this.headerEl, this.approvalsEl, this.typingEl, keys,
       h('div', { class: 'split' }, h('div', { class: 'dag-wrap' }, this.dagEl), this.panelEl));
     this.watch = new Watch(this.traceId, {
       onConnected: (e) => this.onConnected(this.model, e),
       onEvent: (e, fresh) => this.onEvent(this.model, e, fresh),
+      onDelta: (e) => this.onDelta(this.model, e),
       onState: (s) => setConn(s === 'live' ? '● live' : s === 'reconnecting' ? '○ reconnecting…' : s, s === 'live' ? 'ok' : 'warn'),
     });
     this.onEscape = (e) => { if (e.key === 'Escape' && this.panel) this.closePanel(); };
@@ -586,10 +594,34 @@ class TraceView {
   /** One event of `model`'s trace. `fresh`: newer than the tree `connected` carried. */
   onEvent(model, event, fresh) {
     if (fresh) model.applyToTree(event);
+    if (event.event === 'message_added' && event.message?.role === 'assistant') this.stopTyping(model.traceId);
     if (event.event === 'message_added' || event.event === 'message_updated') this.panelMessage(model.traceId, event.message);
     // Totals, statuses, sub-traces and approvals are read again; the tree comes from events.
     if (model === this.model && !['goal_added', 'goal_updated', 'goal_removed', 'goal_tree_updated'].includes(event.event)) this.refresh();
     this.schedule();
+  }
+
+  /** A piece of the answer the model of `model`'s trace is writing: the typing line grows. */
+  onDelta(model, event) {
+    if (event.event !== 'text_delta' || typeof event.delta !== 'string') return;
+    const typing = this.typing.get(model.traceId) || { goalId: event.goal_id || null, text: '' };
+    typing.text += event.delta;
+    this.typing.set(model.traceId, typing);
+    if (model === this.model) {
+      this.typingEl.hidden = false;
+      this.typingEl.replaceChildren(h('span', { class: 'muted' }, 'Writing: '), h('span', { class: 'text' }, oneLine(typing.text.slice(-400), 400)));
+    }
+    if (this.panel && this.panel.traceId === model.traceId) this.renderPanelSoon();
+  }
+
+  /** The whole message of `traceId` arrived: its typing line gives way to it. */
+  stopTyping(traceId) {
+    if (!this.typing.delete(traceId)) return;
+    if (traceId === this.traceId) {
+      this.typingEl.hidden = true;
+      this.typingEl.replaceChildren();
+    }
+    if (this.panel && this.panel.traceId === traceId) this.renderPanelSoon();
   }
 
   schedule() {
@@ -870,6 +902,7 @@ class TraceView {
       lane.watch = new Watch(subId, {
         onConnected: (e) => { lane.loaded = true; this.onConnected(model, e); },
         onEvent: (e, fresh) => this.onEvent(model, e, fresh),
+        onDelta: (e) => this.onDelta(model, e),
       });
       this.lanes.set(subId, lane);
       const watch = lane.watch;
@@ -980,9 +1013,13 @@ class TraceView {
       about.reason ? h('div', {}, h('span', { class: 'muted' }, 'why: '), about.reason) : null,
       about.summary ? h('details', { open: about.summary.length < 600 }, h('summary', {}, about.summaryLabel || 'Outcome'), h('div', { class: 'text' }, about.summary)) : null,
       goal ? h('div', { class: 'muted' }, `own: ${fmtStats(goal.self_stats)} · with sub-goals: ${fmtStats(goal.cumulative_stats)}`) : null);
+    // The answer being streamed, where its message will appear.
+    const typing = this.typing.get(p.traceId);
+    const typingHere = typing && (p.wholeTrace || (p.goalIds ? p.goalIds.includes(typing.goalId) : !typing.goalId));
+    const typingItem = typingHere ? h('li', { class: 'typing' }, h('div', { class: 'small muted' }, 'assistant · writing…'), h('div', { class: 'text' }, typing.text)) : null;
     const body = note
       ? h('p', { class: 'muted' }, note)
-      : list.length ? h('ol', { class: 'messages' }, list.map((m) => h('li', {}, renderMessage(m, p.goalIds && p.goalIds.length > 1 ? this.goalTag(p, m) : null))))
+      : list.length || typingItem ? h('ol', { class: 'messages' }, list.map((m) => h('li', {}, renderMessage(m, p.goalIds && p.goalIds.length > 1 ? this.goalTag(p, m) : null))), typingItem)
         : h('p', { class: 'muted' }, 'No messages.');
     const scroller = this.panelEl.querySelector('.panel-body');
     const atBottom = scroller && scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 4;

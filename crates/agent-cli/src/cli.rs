@@ -53,6 +53,28 @@ pub(crate) struct TraceDirArg {
     pub(crate) trace_dir: Option<PathBuf>,
 }
 
+/// What `agent run` prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OutputFormat {
+    /// The answer as text.
+    Text,
+    /// One JSON object when the run ends.
+    Json,
+    /// One JSON object per line: every event and text delta as it comes, then the result.
+    StreamJson,
+}
+
+impl ModelArgs {
+    /// The output format the flags ask for (`--json` is `json`).
+    pub(crate) fn output(&self) -> OutputFormat {
+        match self.output_format {
+            Some(format) => format,
+            None if self.json => OutputFormat::Json,
+            None => OutputFormat::Text,
+        }
+    }
+}
+
 /// The model provider behind a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -181,9 +203,14 @@ pub(crate) struct ModelArgs {
     /// Also use this MCP server of agent.toml, even when it is disabled (repeatable).
     #[arg(long = "mcp", value_name = "NAME")]
     pub(crate) mcp: Vec<String>,
-    /// Print one JSON object on stdout: trace_id, status, response, totals.
-    #[arg(long)]
+    /// Print one JSON object on stdout: trace_id, status, response, totals (the same as
+    /// `--output-format json`).
+    #[arg(long, conflicts_with = "output_format")]
     pub(crate) json: bool,
+    /// What stdout carries: `text` (the answer), `json` (one object at the end) or
+    /// `stream-json` (one JSON object per line for every event and text delta, then the result).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub(crate) output_format: Option<OutputFormat>,
     /// Also serve the API and viewer while running [default port: 8420].
     #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "8420")]
     pub(crate) serve: Option<u16>,

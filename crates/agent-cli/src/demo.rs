@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_execution::{TraceStore, watch};
+use agent_execution::{TraceStore, watch_live};
 use agent_llm::ScriptedClient;
 use agent_runner::{AgentRunner, Approval, RunnerOptions};
 use agent_tools::ToolRegistry;
@@ -56,7 +56,7 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
     ));
     let trace_id = runner.create(TASK).await?;
     let progress = tokio::spawn(progress::follow(
-        watch(store.clone(), &trace_id, 0),
+        watch_live(store.clone(), &trace_id, 0),
         ProgressMode::Auto,
         false,
     ));

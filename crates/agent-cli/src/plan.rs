@@ -70,7 +70,7 @@ async fn plan(task: &str, model: &crate::cli::ModelArgs) -> Result<ExitCode> {
             return Ok(exit_code(&outcome));
         }
     };
-    if model.json {
+    if model.output() != crate::cli::OutputFormat::Text {
         print(&json!({"trace_id": trace_id, "status": "planned", "goal_tree": tree}).to_string());
     } else {
         print(&tree.plan_text());

@@ -1,17 +1,19 @@
-//! Live progress of a run on stderr: the current goal, iteration, tokens and cost, and one line
-//! per tool call, and each turn's reasoning (a dimmed summary, or its whole text with
-//! `--show-reasoning`). On a terminal a spinner shows the state while the model thinks; without one,
-//! plain lines.
+//! Live progress of a run on stderr: the current goal, iteration, tokens and cost, the model's
+//! text as it streams, one line per tool call, and each turn's reasoning (a dimmed summary, or its
+//! whole text with `--show-reasoning`). On a terminal a spinner shows the state while the model
+//! thinks and the line of text being written; without one, plain lines, each printed once it is
+//! complete. With `--output-format stream-json` every event and text delta goes to stdout instead,
+//! one JSON object per line.
 
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use agent_execution::{EventKind, EventStream, Message, Role};
+use agent_execution::{DeltaKind, EventKind, LiveDelta, LiveEvent, LiveStream, Message, Role};
 use agent_goal::GoalTree;
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::output::{one_line, truncate};
+use crate::output::{one_line, print, truncate};
 
 /// Where progress goes.
 enum Sink {
@@ -42,12 +44,15 @@ pub(crate) enum ProgressMode {
     Auto,
     /// Nothing.
     Off,
+    /// Every event and text delta on stdout, one JSON object per line.
+    StreamJson,
 }
 
 /// Follows a run's events until its `trace_completed` and shows them.
-pub(crate) async fn follow(mut events: EventStream, mode: ProgressMode, show_reasoning: bool) {
+pub(crate) async fn follow(mut events: LiveStream, mode: ProgressMode, show_reasoning: bool) {
     let sink = match mode {
         ProgressMode::Off => Sink::Quiet,
+        ProgressMode::StreamJson => return stream_json(events).await,
         ProgressMode::Auto if std::io::stderr().is_terminal() => {
             let bar = ProgressBar::new_spinner();
             let style = ProgressStyle::with_template("{spinner} {msg}")
@@ -64,8 +69,25 @@ pub(crate) async fn follow(mut events: EventStream, mode: ProgressMode, show_rea
         ..State::default()
     };
     while let Some(item) = events.next().await {
-        let Ok(event) = item else { break };
+        let Ok(item) = item else { break };
+        let event = match item {
+            LiveEvent::Delta(delta) => {
+                for line in state.typing.push(&delta) {
+                    sink.line(&line);
+                }
+                if let Sink::Spinner(bar) = &sink {
+                    bar.set_message(state.status_line());
+                }
+                continue;
+            }
+            LiveEvent::Stored(event) => event,
+        };
         let done = matches!(event.kind, EventKind::TraceCompleted { .. });
+        if matches!(&event.kind, EventKind::MessageAdded { message, .. } if message.role == Role::Assistant)
+            && let Some(rest) = state.typing.finish()
+        {
+            sink.line(&rest);
+        }
         for line in state.apply(&event.kind) {
             sink.line(&line);
         }
@@ -81,9 +103,75 @@ pub(crate) async fn follow(mut events: EventStream, mode: ProgressMode, show_rea
     }
 }
 
+/// Prints every event and delta of the run on stdout, one JSON object per line, until its
+/// `trace_completed`. A delta is `{"event": "text_delta" | "reasoning_delta", "trace_id",
+/// "goal_id", "delta"}`, as the API's watch sends it.
+async fn stream_json(mut events: LiveStream) {
+    while let Some(item) = events.next().await {
+        let Ok(item) = item else { break };
+        let (value, done) = match &item {
+            LiveEvent::Delta(delta) => (delta_json(delta), false),
+            LiveEvent::Stored(event) => (
+                serde_json::to_value(event).unwrap_or_default(),
+                matches!(event.kind, EventKind::TraceCompleted { .. }),
+            ),
+        };
+        print(&value.to_string());
+        if done {
+            break;
+        }
+    }
+}
+
+/// A delta as one JSON object.
+fn delta_json(delta: &LiveDelta) -> serde_json::Value {
+    let event = match delta.kind {
+        DeltaKind::Text => "text_delta",
+        DeltaKind::Reasoning => "reasoning_delta",
+    };
+    serde_json::json!({
+        "event": event,
+        "trace_id": delta.trace_id,
+        "goal_id": delta.goal_id,
+        "delta": delta.delta,
+    })
+}
+
+/// The text the model is writing: complete lines are printed as they end, the line being
+/// written is shown on the spinner.
+#[derive(Default)]
+struct Typing {
+    line: String,
+}
+
+impl Typing {
+    /// Takes a delta; returns the lines it completed. Reasoning is shown with its message.
+    fn push(&mut self, delta: &LiveDelta) -> Vec<String> {
+        if delta.kind != DeltaKind::Text {
+            return Vec::new();
+        }
+        self.line.push_str(&delta.delta);
+        let mut lines = Vec::new();
+        while let Some(end) = self.line.find('\n') {
+            let rest = self.line.split_off(end + 1);
+            let line = std::mem::replace(&mut self.line, rest);
+            lines.push(line.trim_end().to_owned());
+        }
+        lines
+    }
+
+    /// The unfinished line when the message is complete, if any.
+    fn finish(&mut self) -> Option<String> {
+        let line = std::mem::take(&mut self.line);
+        (!line.trim().is_empty()).then(|| line.trim_end().to_owned())
+    }
+}
+
 /// What progress knows about the run.
 #[derive(Default)]
 struct State {
+    /// The text of the answer being streamed.
+    typing: Typing,
     tree: Option<GoalTree>,
     current: Option<String>,
     iterations: u64,
@@ -187,6 +275,11 @@ impl State {
     }
 
     fn status_line(&self) -> String {
+        if !self.typing.line.trim().is_empty() {
+            let tail: String = one_line(&self.typing.line);
+            let skip = tail.chars().count().saturating_sub(100);
+            return format!("✎ {}", tail.chars().skip(skip).collect::<String>());
+        }
         let goal = self.current_label().unwrap_or_else(|| "planning".into());
         format!(
             "step {} · {} · {} tokens · ${:.4}",

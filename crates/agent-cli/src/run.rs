@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use agent_execution::{TraceStatus, TraceStore, watch};
+use agent_execution::{TraceStatus, TraceStore, watch_live};
 use agent_runner::agents::DEFAULT;
 use agent_runner::{AgentRunner, RunOutcome, RunnerOptions, StopReason, recorded_agents};
 use agent_store_fs::FileSystemTraceStore;
@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{ModelArgs, ResumeArgs, RunArgs};
+use crate::cli::{ModelArgs, OutputFormat, ResumeArgs, RunArgs};
 use crate::config::{self, FileConfig, ProviderConfig};
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
@@ -151,11 +151,11 @@ async fn execute(setup: &Setup, trace_id: &str, args: &ModelArgs) -> Result<Exit
         .last()
         .map_or(0, |e| e.event_id);
     let progress = tokio::spawn(progress::follow(
-        watch(setup.store.clone(), trace_id, since),
-        if args.json {
-            ProgressMode::Off
-        } else {
-            ProgressMode::Auto
+        watch_live(setup.store.clone(), trace_id, since),
+        match args.output() {
+            OutputFormat::Text => ProgressMode::Auto,
+            OutputFormat::Json => ProgressMode::Off,
+            OutputFormat::StreamJson => ProgressMode::StreamJson,
         },
         setup.show_reasoning,
     ));
@@ -182,7 +182,7 @@ async fn execute(setup: &Setup, trace_id: &str, args: &ModelArgs) -> Result<Exit
     };
     // Progress ends at trace_completed; give it a moment to print the last lines.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
-    report(&outcome, args.json, &setup.provider);
+    report(&outcome, args.output(), &setup.provider);
     Ok(exit_code(&outcome))
 }
 
@@ -214,10 +214,11 @@ pub(crate) fn unpriced_warning(model: &str) -> String {
     )
 }
 
-/// Prints the outcome: the answer on stdout, or one JSON object with `--json`.
-fn report(outcome: &RunOutcome, as_json: bool, provider: &ProviderConfig) {
-    if as_json {
-        let value = json!({
+/// Prints the outcome: the answer on stdout, or one JSON object with `--json` (the last line of
+/// `stream-json`, as its `result` event).
+fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig) {
+    if format != OutputFormat::Text {
+        let mut value = json!({
             "trace_id": outcome.trace_id,
             "status": status_word(outcome.status),
             "response": outcome.response,
@@ -235,6 +236,9 @@ fn report(outcome: &RunOutcome, as_json: bool, provider: &ProviderConfig) {
                 "cost": outcome.stats_with_sub_traces.total_cost,
             },
         });
+        if format == OutputFormat::StreamJson {
+            value["event"] = json!("result");
+        }
         print(&value.to_string());
         return;
     }

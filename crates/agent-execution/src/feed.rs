@@ -7,6 +7,15 @@
 //! already yielded (by `event_id`). Stores publish while they still hold the trace's write lock,
 //! so live events arrive in id order. A subscriber that falls behind the bus's buffer reads the
 //! missed events from the store again instead of skipping them.
+//!
+//! Live-only deltas: while a model call is under way the runner publishes [`LiveDelta`]s (pieces
+//! of the assistant's text or reasoning) on the same per-trace channel. They are never stored,
+//! carry no event id and are never replayed: [`watch_live`] yields them interleaved with the
+//! stored events, in the order they were published, and [`watch`] leaves them out. A watcher
+//! that falls behind the bus's buffer may lose deltas (the complete message still arrives as a
+//! stored `message_added`), but never a stored event. A delta is dropped too when the watcher
+//! has already yielded a stored event newer than the last one committed before the delta, so a
+//! delta never follows the message it belongs to.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -16,16 +25,68 @@ use futures::stream::BoxStream;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
+use serde::{Deserialize, Serialize};
+
 use crate::event::Event;
 use crate::store::{StoreError, TraceStore};
 
 /// How many events a subscriber may fall behind before it catches up from the store.
 pub const DEFAULT_FEED_CAPACITY: usize = 1024;
 
-/// Per-trace broadcast channels of committed events.
+/// What a live delta is a piece of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeltaKind {
+    /// The assistant's text.
+    Text,
+    /// The model's reasoning, as the provider shows it while it streams.
+    Reasoning,
+}
+
+/// A piece of a model answer still being generated: live-only, never stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LiveDelta {
+    /// The trace whose model call this is.
+    pub trace_id: String,
+    /// The goal the answer will be tied to, if any.
+    pub goal_id: Option<String>,
+    /// What the piece is part of.
+    pub kind: DeltaKind,
+    /// The next piece, to be appended to the earlier ones of the same call.
+    pub delta: String,
+}
+
+/// One item of the feed: a committed event or a live-only delta.
+// Events are the common item and were sent unboxed before deltas existed; boxing them would cost
+// an allocation each for the sake of the smaller variant.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum LiveEvent {
+    /// A stored event.
+    Stored(Event),
+    /// A live-only piece of a model answer.
+    Delta(LiveDelta),
+}
+
+/// What travels on a trace's channel: an event, or a delta with the id of the newest event
+/// published before it (if the channel has seen one).
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+enum Item {
+    Event(Event),
+    Delta(Option<u64>, LiveDelta),
+}
+
+#[derive(Debug)]
+struct Channel {
+    sender: broadcast::Sender<Item>,
+    last_event_id: Option<u64>,
+}
+
+/// Per-trace broadcast channels of committed events and live deltas.
 #[derive(Debug)]
 pub struct EventBus {
-    channels: Mutex<HashMap<String, broadcast::Sender<Event>>>,
+    channels: Mutex<HashMap<String, Channel>>,
     capacity: usize,
 }
 
@@ -50,35 +111,60 @@ impl EventBus {
         }
     }
 
-    /// Subscribes to the events of a trace committed from now on.
-    pub fn subscribe(&self, trace_id: &str) -> broadcast::Receiver<Event> {
+    /// Subscribes to the events of a trace committed from now on, and its live deltas.
+    fn subscribe(&self, trace_id: &str) -> broadcast::Receiver<Item> {
         let mut channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
         channels
             .entry(trace_id.to_owned())
-            .or_insert_with(|| broadcast::channel(self.capacity).0)
+            .or_insert_with(|| Channel {
+                sender: broadcast::channel(self.capacity).0,
+                last_event_id: None,
+            })
+            .sender
             .subscribe()
+    }
+
+    /// Publishes a live-only delta to the trace's current watchers; nothing is stored and a
+    /// trace nobody watches costs nothing.
+    pub fn publish_delta(&self, delta: LiveDelta) {
+        let mut channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(channel) = channels.get(&delta.trace_id) else {
+            return;
+        };
+        if channel.sender.receiver_count() == 0 {
+            channels.remove(&delta.trace_id);
+            return;
+        }
+        // Sending fails only when every receiver is gone, which is not an error here.
+        let _ = channel
+            .sender
+            .send(Item::Delta(channel.last_event_id, delta));
     }
 
     /// Publishes committed events, in id order. Stores call this while they still hold the
     /// trace's write lock.
     pub fn publish(&self, trace_id: &str, events: &[Event]) {
         let mut channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(sender) = channels.get(trace_id) else {
+        let Some(channel) = channels.get_mut(trace_id) else {
             return;
         };
-        if sender.receiver_count() == 0 {
+        if channel.sender.receiver_count() == 0 {
             channels.remove(trace_id);
             return;
         }
         for event in events {
+            channel.last_event_id = Some(event.event_id);
             // Sending fails only when every receiver is gone, which is not an error here.
-            let _ = sender.send(event.clone());
+            let _ = channel.sender.send(Item::Event(event.clone()));
         }
     }
 }
 
 /// A stream of a trace's events; see [`watch`].
 pub type EventStream = BoxStream<'static, Result<Event, StoreError>>;
+
+/// A stream of a trace's events and live deltas; see [`watch_live`].
+pub type LiveStream = BoxStream<'static, Result<LiveEvent, StoreError>>;
 
 /// Every event of the trace after `since_event_id`: first the stored ones, then live ones as they
 /// are committed, each exactly once and in id order.
@@ -87,6 +173,37 @@ pub type EventStream = BoxStream<'static, Result<Event, StoreError>>;
 /// yields that error and ends. It does not end at `trace_completed`, so a consumer that only
 /// follows one run stops there itself.
 pub fn watch<S>(store: Arc<S>, trace_id: &str, since_event_id: u64) -> EventStream
+where
+    S: TraceStore + ?Sized + 'static,
+{
+    watcher(store, trace_id, since_event_id, false)
+        .filter_map(|item| async move {
+            match item {
+                Ok(LiveEvent::Stored(event)) => Some(Ok(event)),
+                Ok(LiveEvent::Delta(_)) => None,
+                Err(error) => Some(Err(error)),
+            }
+        })
+        .boxed()
+}
+
+/// As [`watch`], with the live-only deltas of model calls interleaved: every stored event after
+/// `since_event_id` exactly once and in id order, and the deltas published while the stream is
+/// open, in order, each before the stored message it belongs to (a late or lagging watcher may
+/// miss some deltas; see the module's documentation).
+pub fn watch_live<S>(store: Arc<S>, trace_id: &str, since_event_id: u64) -> LiveStream
+where
+    S: TraceStore + ?Sized + 'static,
+{
+    watcher(store, trace_id, since_event_id, true).boxed()
+}
+
+fn watcher<S>(
+    store: Arc<S>,
+    trace_id: &str,
+    since_event_id: u64,
+    deltas: bool,
+) -> impl futures::Stream<Item = Result<LiveEvent, StoreError>> + Send + 'static
 where
     S: TraceStore + ?Sized + 'static,
 {
@@ -99,28 +216,30 @@ where
         pending: VecDeque::new(),
         catch_up: true,
         done: false,
+        deltas,
     };
     futures::stream::unfold(watcher, |mut watcher| async move {
         let item = watcher.next().await?;
         Some((item, watcher))
     })
-    .boxed()
 }
 
 struct Watcher<S: ?Sized> {
     store: Arc<S>,
     trace_id: String,
-    receiver: broadcast::Receiver<Event>,
+    receiver: broadcast::Receiver<Item>,
     /// The id of the newest event yielded (or the starting point).
     last: u64,
     pending: VecDeque<Event>,
     /// True when the next events must be read from the store.
     catch_up: bool,
     done: bool,
+    /// Whether live deltas are yielded.
+    deltas: bool,
 }
 
 impl<S: TraceStore + ?Sized> Watcher<S> {
-    async fn next(&mut self) -> Option<Result<Event, StoreError>> {
+    async fn next(&mut self) -> Option<Result<LiveEvent, StoreError>> {
         loop {
             if self.done {
                 return None;
@@ -130,7 +249,7 @@ impl<S: TraceStore + ?Sized> Watcher<S> {
                     continue;
                 }
                 self.last = event.event_id;
-                return Some(Ok(event));
+                return Some(Ok(LiveEvent::Stored(event)));
             }
             if self.catch_up {
                 self.catch_up = false;
@@ -144,13 +263,21 @@ impl<S: TraceStore + ?Sized> Watcher<S> {
                 continue;
             }
             match self.receiver.recv().await {
-                Ok(event) if event.event_id <= self.last => {}
-                Ok(event) if event.event_id == self.last + 1 => {
+                Ok(Item::Delta(after, delta)) => {
+                    // A delta published before a stored event this watcher has already yielded
+                    // may belong to a message already shown: leave it out.
+                    let stale = after.is_some_and(|after| after < self.last);
+                    if self.deltas && !stale {
+                        return Some(Ok(LiveEvent::Delta(delta)));
+                    }
+                }
+                Ok(Item::Event(event)) if event.event_id <= self.last => {}
+                Ok(Item::Event(event)) if event.event_id == self.last + 1 => {
                     self.last = event.event_id;
-                    return Some(Ok(event));
+                    return Some(Ok(LiveEvent::Stored(event)));
                 }
                 // A hole means this subscriber missed events: read them from the store.
-                Ok(_) | Err(RecvError::Lagged(_)) => self.catch_up = true,
+                Ok(Item::Event(_)) | Err(RecvError::Lagged(_)) => self.catch_up = true,
                 Err(RecvError::Closed) => return None,
             }
         }

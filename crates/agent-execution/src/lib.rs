@@ -50,7 +50,9 @@ pub use agent_goal::{GoalCommand, GoalTree};
 pub use async_trait::async_trait;
 pub use content::{AssistantContent, Content, Reasoning, ToolCall, ToolResultContent};
 pub use event::{AffectedGoal, Event, EventKind, LoopAction, LoopPattern};
-pub use feed::{EventBus, EventStream, watch};
+pub use feed::{
+    DeltaKind, EventBus, EventStream, LiveDelta, LiveEvent, LiveStream, watch, watch_live,
+};
 pub use ids::{InvalidId, validate_trace_id};
 pub use message::{Message, MessageUpdate, NewMessage, Role, describe};
 pub use store::{

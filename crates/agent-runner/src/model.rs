@@ -1,10 +1,14 @@
 //! Calling the model: the request an agent sends, the context budget of its model, the call
-//! bounded by its timeout and the run's cancellation, and the usage of an answer.
+//! bounded by its timeout and the run's cancellation, streamed so that its text reaches watchers
+//! as live deltas while it is generated, and the usage of an answer.
 
+use agent_execution::{DeltaKind, EventBus, LiveDelta};
 use agent_llm::{
-    ChatMessage, ChatRequest, ChatResponse, LlmClient, LlmError, TimeoutKind, ToolSpec, Usage,
+    ChatEvent, ChatMessage, ChatRequest, ChatResponse, LlmClient, LlmError, ResponseCollector,
+    TimeoutKind, ToolSpec, Usage,
 };
 use agent_tools::ToolRegistry;
+use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::compaction::ContextBudget;
@@ -48,16 +52,66 @@ pub(crate) fn request(
     request
 }
 
-/// Calls the model, bounded by the agent's request timeout and the run's cancellation.
+/// Where the pieces of an answer go while it streams: the trace's live feed, tied to the goal
+/// the answer will be recorded under.
+pub(crate) struct DeltaSink<'a> {
+    pub(crate) bus: &'a EventBus,
+    pub(crate) trace_id: &'a str,
+    pub(crate) goal_id: Option<&'a str>,
+}
+
+impl DeltaSink<'_> {
+    /// Publishes the piece of text or reasoning `event` carries, if any.
+    fn publish(&self, event: &ChatEvent) {
+        let (kind, delta) = match event {
+            ChatEvent::Text(text) => (DeltaKind::Text, text),
+            ChatEvent::ReasoningText { delta, .. } => (DeltaKind::Reasoning, delta),
+            ChatEvent::ReasoningPreview(text) => (DeltaKind::Reasoning, text),
+            _ => return,
+        };
+        if delta.is_empty() {
+            return;
+        }
+        self.bus.publish_delta(LiveDelta {
+            trace_id: self.trace_id.to_owned(),
+            goal_id: self.goal_id.map(str::to_owned),
+            kind,
+            delta: delta.clone(),
+        });
+    }
+}
+
+/// Streams the answer to `request`, publishing its pieces on `sink` if any, and collects it.
+async fn stream(
+    llm: &dyn LlmClient,
+    request: ChatRequest,
+    sink: Option<&DeltaSink<'_>>,
+) -> Result<ChatResponse, LlmError> {
+    let mut events = llm.stream(request).await?;
+    let mut collector = ResponseCollector::new();
+    while let Some(event) = events.next().await {
+        let event = event?;
+        if let Some(sink) = sink {
+            sink.publish(&event);
+        }
+        collector.push(event);
+    }
+    collector.finish()
+}
+
+/// Calls the model, streaming its answer to `sink` (none for calls whose text is not the
+/// agent's, as a summary's); the whole call is bounded by the agent's
+/// request timeout and stopped by the run's cancellation.
 pub(crate) async fn call(
     llm: &dyn LlmClient,
     spec: &AgentSpec,
     request: ChatRequest,
+    sink: Option<&DeltaSink<'_>>,
     cancel: &CancellationToken,
 ) -> Result<ChatResponse, StepError> {
     let timeout = spec.limits.llm_timeout;
     tokio::select! {
-        result = tokio::time::timeout(timeout, llm.complete(request)) => match result {
+        result = tokio::time::timeout(timeout, stream(llm, request, sink)) => match result {
             Ok(Ok(response)) => Ok(response),
             Ok(Err(error)) => Err(StepError::Llm(error)),
             Err(_) => Err(StepError::Llm(LlmError::Timeout {

@@ -184,26 +184,32 @@ async fn step(
     }
 
     let started = Instant::now();
-    let request = model::request(spec, &spec.model, view.messages.clone(), tools.clone());
-    let mut response = match model::call(agent.llm.as_ref(), spec, request, cancel).await {
-        Err(StepError::Llm(error @ LlmError::ContextWindowExceeded { .. })) => {
-            // The estimate was too low for this provider: compact and try once more.
-            let why = (&view, Trigger::Refused);
-            if !compact(agent, trace_id, &tree, messages, why, spending, cancel).await? {
-                return Err(StepError::Llm(error));
-            }
-            let view = view_of(agent, &tree, messages, &budget, memo);
-            let request = model::request(spec, &spec.model, view.messages, tools);
-            model::call(agent.llm.as_ref(), spec, request, cancel).await?
-        }
-        other => other?,
+    let goal_id = tree.current_id().map(str::to_owned);
+    let sink = model::DeltaSink {
+        bus: agent.store().event_bus(),
+        trace_id,
+        goal_id: goal_id.as_deref(),
     };
+    let request = model::request(spec, &spec.model, view.messages.clone(), tools.clone());
+    let mut response =
+        match model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await {
+            Err(StepError::Llm(error @ LlmError::ContextWindowExceeded { .. })) => {
+                // The estimate was too low for this provider: compact and try once more.
+                let why = (&view, Trigger::Refused);
+                if !compact(agent, trace_id, &tree, messages, why, spending, cancel).await? {
+                    return Err(StepError::Llm(error));
+                }
+                let view = view_of(agent, &tree, messages, &budget, memo);
+                let request = model::request(spec, &spec.model, view.messages, tools);
+                model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await?
+            }
+            other => other?,
+        };
     let duration_ms = started.elapsed().as_millis() as u64;
     unique_call_ids(&mut response.tool_calls, messages);
 
     let usage = model::usage_of(&response, view.estimated_tokens);
     let cost = agent.engine.root.prices.cost(&spec.model, &usage);
-    let goal_id = tree.current_id().map(str::to_owned);
     let mut content = AssistantContent::new(response.text.clone(), response.tool_calls.clone());
     content.reasoning = std::mem::take(&mut response.reasoning);
     let mut assistant = NewMessage::assistant(content)

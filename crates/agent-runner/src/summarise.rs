@@ -90,7 +90,7 @@ pub(crate) async fn compact(
             last.push_str(TEXT_ONLY);
         }
         let request = model::request(spec, &summariser_model, chat, tools.clone());
-        let response = match model::call(llm.as_ref(), spec, request, cancel).await {
+        let response = match model::call(llm.as_ref(), spec, request, None, cancel).await {
             Err(StepError::Llm(LlmError::ContextWindowExceeded { .. })) if refusals < 3 => {
                 // Still too long for this provider: cut harder.
                 refusals += 1;

@@ -2,7 +2,11 @@
 //!
 //! The first message is `connected` (with `event_id` = N, `current_event_id`, `goal_tree`,
 //! `sub_traces`), then every stored event with an id above N, then live events as they are
-//! committed: each event exactly once, in id order, with no gap.
+//! committed: each event exactly once, in id order, with no gap. While a model call is under way,
+//! live-only `text_delta` (and `reasoning_delta`) messages `{event, trace_id, goal_id, delta}`
+//! come between the events: pieces of the answer as the model sends them, with no `event_id`,
+//! never stored and never replayed; the whole message still arrives as `message_added`, after its
+//! deltas. A client that falls behind may miss deltas, never events.
 //!
 //! **How no event is lost:** the stored events up to `current_event_id` are read before the
 //! upgrade; the live part is [`agent_execution::watch`] from `current_event_id`, which
@@ -18,7 +22,8 @@
 
 use std::time::Duration;
 
-use agent_execution::{Event, EventStream, GoalTree, Trace, watch};
+use agent_execution::watch_live;
+use agent_execution::{DeltaKind, Event, GoalTree, LiveDelta, LiveEvent, LiveStream, Trace};
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
@@ -65,7 +70,11 @@ pub(crate) fn router() -> axum::Router<AppState> {
     responses(
         (status = 101, description = "WebSocket: text messages, each one JSON event. First \
             `connected` (a ConnectedEvent), then every stored event with an id above \
-            `since_event_id`, then live ones (Event): no gap, no duplicate.", body = ConnectedEventDoc),
+            `since_event_id`, then live ones (Event): no gap, no duplicate. While a model call is \
+            under way, live-only `{\"event\": \"text_delta\", \"trace_id\", \"goal_id\", \"delta\"}` \
+            messages (and `reasoning_delta` ones for the model's reasoning) come between the \
+            events: no `event_id`, never stored nor replayed, possibly dropped for a slow client; \
+            the whole message follows as `message_added`.", body = ConnectedEventDoc),
         (status = 400, description = "The trace id or `since_event_id` is invalid, or the request is not a WebSocket upgrade", body = ErrorResponse),
         (status = 404, description = "No such trace", body = ErrorResponse),
     )
@@ -194,9 +203,21 @@ enum WriteError {
     Closed,
 }
 
+/// A live-only delta as a watch client gets it.
+#[derive(Serialize)]
+struct DeltaMessage<'a> {
+    event: &'static str,
+    trace_id: &'a str,
+    goal_id: Option<&'a str>,
+    delta: &'a str,
+}
+
 impl Outbox {
-    async fn feed(&mut self, event: &Event) -> Result<(), WriteError> {
-        self.feed_json(event, event.event_id).await
+    async fn feed(&mut self, item: &LiveEvent) -> Result<(), WriteError> {
+        match item {
+            LiveEvent::Stored(event) => self.feed_json(event, event.event_id).await,
+            LiveEvent::Delta(delta) => self.feed_json(&delta_message(delta), 0).await,
+        }
     }
 
     async fn feed_json<T: Serialize>(&mut self, item: &T, event_id: u64) -> Result<(), WriteError> {
@@ -246,6 +267,18 @@ impl Outbox {
     }
 }
 
+fn delta_message(delta: &LiveDelta) -> DeltaMessage<'_> {
+    DeltaMessage {
+        event: match delta.kind {
+            DeltaKind::Text => "text_delta",
+            DeltaKind::Reasoning => "reasoning_delta",
+        },
+        trace_id: &delta.trace_id,
+        goal_id: delta.goal_id.as_deref(),
+        delta: &delta.delta,
+    }
+}
+
 async fn session(socket: WebSocket, state: AppState, mut snapshot: Snapshot) {
     let settings: WatchConfig = state.config().watch.clone();
     let shutdown = state.shutdown_token().clone();
@@ -255,15 +288,16 @@ async fn session(socket: WebSocket, state: AppState, mut snapshot: Snapshot) {
         send_timeout: settings.send_timeout,
     };
     let connected = snapshot.connected();
-    let live = watch(
+    let live = watch_live(
         state.store().clone(),
         &snapshot.trace_id,
         snapshot.current_event_id,
     );
     let stored = std::mem::take(&mut snapshot.stored);
-    let mut feed: EventStream = futures::stream::iter(stored.into_iter().map(Ok))
-        .chain(live)
-        .boxed();
+    let mut feed: LiveStream =
+        futures::stream::iter(stored.into_iter().map(|e| Ok(LiveEvent::Stored(e))))
+            .chain(live)
+            .boxed();
     if let Err(error) = async {
         out.feed_json(&connected, connected.event_id).await?;
         out.flush().await
@@ -324,8 +358,8 @@ async fn session(socket: WebSocket, state: AppState, mut snapshot: Snapshot) {
 /// flushes. Returns a feed error met while draining, after writing the events before it.
 async fn send_batch(
     out: &mut Outbox,
-    feed: &mut EventStream,
-    first: Event,
+    feed: &mut LiveStream,
+    first: LiveEvent,
     max_batch: usize,
 ) -> Result<Option<agent_execution::StoreError>, WriteError> {
     out.feed(&first).await?;

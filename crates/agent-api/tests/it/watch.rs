@@ -92,13 +92,17 @@ async fn next_json(client: &mut Client) -> Option<Value> {
     }
 }
 
-/// Reads events until `trace_completed`, returning their ids.
+/// Reads events until `trace_completed`, returning their ids (live-only deltas have none and
+/// are left out).
 async fn ids_until_completed(client: &mut Client) -> Vec<u64> {
     let mut ids = Vec::new();
     loop {
         let event = next_json(client)
             .await
             .expect("closed before trace_completed");
+        if event.get("event_id").is_none() {
+            continue;
+        }
         ids.push(event["event_id"].as_u64().unwrap());
         if event["event"] == "trace_completed" {
             return ids;
@@ -424,5 +428,72 @@ async fn the_watch_checks_the_token_from_the_header_or_the_query() {
         next_json(&mut by_header).await.unwrap()["event"],
         "connected"
     );
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_watcher_gets_the_text_as_it_streams_before_the_message_is_added() {
+    use agent_llm::{OpenAiClient, OpenAiConfig};
+    use agent_test_support::mock_model::{MockModelServer, Reply, Turn};
+
+    let workspace = tempfile::tempdir().unwrap();
+    let answer = "Streaming reaches the watcher word by word.";
+    // Three pieces of text, 200 ms apart.
+    let server = MockModelServer::with_replies([
+        Reply::from(Turn::text(answer)).with_pause(Duration::from_millis(200))
+    ])
+    .await;
+    let openai = OpenAiConfig::new(server.openai_base(), Some("sk-test".into()));
+    let llm = Arc::new(OpenAiClient::new(openai).unwrap());
+    let store: Arc<dyn TraceStore> = Arc::new(InMemoryTraceStore::new());
+    let options = RunnerOptions::new("mock-model", workspace.path());
+    let runner = AgentRunner::new(store.clone(), llm, ToolRegistry::new(), options);
+    let trace_id = runner.create("Stream to me").await.unwrap();
+    let running = Running::start(
+        AppState::builder(store.clone())
+            .config(config())
+            .build()
+            .unwrap(),
+    )
+    .await;
+    let mut client = running.connect(&trace_id, 0).await;
+    assert_eq!(next_json(&mut client).await.unwrap()["event"], "connected");
+    let run = {
+        let id = trace_id.clone();
+        tokio::spawn(async move {
+            runner
+                .drive(&id, tokio_util::sync::CancellationToken::new())
+                .await
+        })
+    };
+
+    let mut deltas = Vec::new();
+    let mut first_delta_while_streaming = None;
+    loop {
+        let message = next_json(&mut client).await.expect("closed before the end");
+        match message["event"].as_str().unwrap() {
+            "text_delta" => {
+                assert!(message.get("event_id").is_none(), "{message}");
+                assert_eq!(message["trace_id"], trace_id.as_str());
+                if deltas.is_empty() {
+                    // The model is still sending: its last piece has not been written yet.
+                    let stored = store.get_trace_messages(&trace_id).await.unwrap();
+                    first_delta_while_streaming = Some(
+                        !run.is_finished() && !stored.iter().any(|m| m.content.text() == answer),
+                    );
+                }
+                deltas.push(message["delta"].as_str().unwrap().to_owned());
+            }
+            "message_added" if message["message"]["role"] == "assistant" => {
+                assert!(message["message"].to_string().contains(answer), "{message}");
+                break;
+            }
+            _ => assert!(message.get("event_id").is_some(), "{message}"),
+        }
+    }
+    assert!(deltas.len() >= 2, "{deltas:?}");
+    assert_eq!(deltas.concat(), answer);
+    assert_eq!(first_delta_while_streaming, Some(true));
+    run.await.unwrap().unwrap();
     running.stop().await;
 }

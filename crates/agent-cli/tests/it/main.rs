@@ -9,6 +9,7 @@ mod cli;
 mod mcp;
 mod reasoning;
 mod responses;
+mod streaming;
 
 use agent_test_support::cli::CliEnv;
 

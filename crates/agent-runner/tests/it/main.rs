@@ -12,6 +12,7 @@ mod profiles;
 mod prompt_cache;
 mod reasoning;
 mod runner;
+mod streaming;
 mod subagents;
 mod subagents_resume;
 mod support;
