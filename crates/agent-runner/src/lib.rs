@@ -122,6 +122,7 @@ mod stuck;
 mod subagent_tools;
 mod subagents;
 mod summarise;
+mod turns;
 
 pub use agents::{AgentTypeConfig, ApprovalPolicy, ProfileOrigin, RiskLimit, ToolFilter};
 pub use approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
@@ -145,3 +146,4 @@ pub use spec::{Access, AgentSpec};
 pub use step::USAGE_KEY;
 /// The cancellation token runs take ([`AgentRunner::resume_in_background`]).
 pub use tokio_util::sync::CancellationToken;
+pub use turns::TURN_KEY;
