@@ -141,7 +141,7 @@ pub use outcome::{RunOutcome, StopReason};
 pub use plan::{PlanError, PlanOutcome};
 pub use profiles::UnknownProfile;
 pub use report::stats_with_sub_traces;
-pub use runner::{AgentRunner, RunEvent, RunHandle};
+pub use runner::{AgentRunner, RunEvent, RunHandle, RunSender};
 pub use spec::{Access, AgentSpec};
 pub use step::USAGE_KEY;
 /// The cancellation token runs take ([`AgentRunner::resume_in_background`]).

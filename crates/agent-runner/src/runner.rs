@@ -69,6 +69,14 @@ impl RunHandle {
         self.engine.inbox.send(&self.trace_id, message)
     }
 
+    /// A sender of messages to this run, to keep where the handle cannot go.
+    pub fn sender(&self) -> RunSender {
+        RunSender {
+            trace_id: self.trace_id.clone(),
+            engine: self.engine.clone(),
+        }
+    }
+
     /// Waits for the run to end.
     pub async fn wait(self) -> Result<RunOutcome, RunError> {
         match self.join.await {
@@ -77,6 +85,28 @@ impl RunHandle {
                 message: join_error.to_string(),
             }),
         }
+    }
+}
+
+/// Sends messages to a run going on (see [`RunHandle::send`]); cheap to clone.
+#[derive(Clone)]
+pub struct RunSender {
+    trace_id: String,
+    engine: Arc<Engine>,
+}
+
+impl RunSender {
+    /// Queues `message` for the run's next model call; false when the run has ended.
+    pub fn send(&self, message: &str) -> bool {
+        self.engine.inbox.send(&self.trace_id, message)
+    }
+}
+
+impl std::fmt::Debug for RunSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunSender")
+            .field("trace_id", &self.trace_id)
+            .finish()
     }
 }
 
