@@ -18,10 +18,10 @@ use crate::agents::{AgentTypeConfig, ApprovalPolicy, DEFAULT, DELEGATE, EXPLORE}
 use crate::approval::Approval;
 use crate::budget::Budgets;
 use crate::goal_tools::{GoalTool, ReadProgressTool};
+use crate::inbox::Inbox;
 use crate::options::RunnerOptions;
 use crate::profiles::{PromptVars, render_prompt};
 use crate::spec::{Access, AgentSpec};
-use crate::turns::Inbox;
 
 /// How a sub-trace starts running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

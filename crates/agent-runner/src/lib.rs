@@ -105,6 +105,7 @@ mod error;
 mod explore;
 mod goal_tools;
 pub mod guard;
+mod inbox;
 mod limits;
 mod lineage;
 mod model;
