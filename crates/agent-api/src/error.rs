@@ -206,6 +206,11 @@ impl From<RunError> for ApiError {
                 "already_completed",
                 format!("trace {trace_id} has already completed; start a new run instead"),
             ),
+            RunError::Running { trace_id } => Self::conflict(
+                "run_in_progress",
+                format!("trace {trace_id} is already running in this server"),
+            ),
+            RunError::EmptyMessage => Self::bad_request("invalid_request", "the message is empty"),
             other => Self::Internal(other.to_string()),
         }
     }

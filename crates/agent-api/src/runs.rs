@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use agent_runner::{RunError, RunHandle, RunOutcome};
+use agent_runner::{RunError, RunHandle, RunOutcome, RunSender};
 use tokio::sync::{Notify, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -18,6 +18,8 @@ use crate::error::ApiError;
 struct Entry {
     generation: u64,
     cancel: CancellationToken,
+    /// Takes messages for the run, once it started.
+    sender: Option<RunSender>,
 }
 
 #[derive(Default)]
@@ -89,6 +91,7 @@ impl RunRegistry {
                 Entry {
                     generation,
                     cancel: cancel.clone(),
+                    sender: Some(handle.sender()),
                 },
             );
             (generation, runs.closed)
@@ -119,6 +122,7 @@ impl RunRegistry {
             Entry {
                 generation,
                 cancel: cancel.clone(),
+                sender: None,
             },
         );
         Ok(Reservation {
@@ -137,6 +141,17 @@ impl RunRegistry {
         } else {
             Ok(())
         }
+    }
+
+    /// Queues a message for the run of a trace, which the model sees before its next call.
+    /// False if this server runs no such trace, or its run is starting or ending.
+    pub fn send(&self, trace_id: &str, message: &str) -> bool {
+        let sender = self
+            .runs()
+            .entries
+            .get(trace_id)
+            .and_then(|entry| entry.sender.clone());
+        sender.is_some_and(|sender| sender.send(message))
     }
 
     fn watch_until_done(&self, handle: RunHandle, generation: u64) -> TrackedRun {
@@ -245,6 +260,11 @@ impl Reservation {
     /// Hands the started run over to the registry.
     pub(crate) fn attach(mut self, handle: RunHandle) -> TrackedRun {
         self.attached = true;
+        if let Some(entry) = self.registry.runs().entries.get_mut(&self.trace_id)
+            && entry.generation == self.generation
+        {
+            entry.sender = Some(handle.sender());
+        }
         self.registry.watch_until_done(handle, self.generation)
     }
 }

@@ -222,9 +222,23 @@ pub(crate) struct ModelArgs {
 /// `agent run`.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// The task. Not needed with --trace.
+    /// The task. Not needed with --trace. With --continue: the next user message.
     #[arg(required_unless_present = "trace")]
     pub(crate) task: Option<String>,
+    /// Continue this ended trace (completed, failed or cancelled; an id or a unique prefix of
+    /// one) with TASK as its next user message, under the same id; with --last and no id, the
+    /// newest trace of the folder.
+    #[arg(
+        long = "continue",
+        value_name = "TRACE_ID",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with_all = ["trace", "plan"]
+    )]
+    pub(crate) continue_trace: Option<String>,
+    /// With --continue: continue the newest main trace of the trace folder.
+    #[arg(long, requires = "continue_trace")]
+    pub(crate) last: bool,
     /// Execute the plan stored in this trace (made by `agent plan`, possibly edited).
     #[arg(long, value_name = "TRACE_ID", conflicts_with_all = ["task", "plan"])]
     pub(crate) trace: Option<String>,

@@ -119,19 +119,15 @@ fn row(trace: &Trace, prefix: &str, with_subs: Option<f64>) -> String {
 /// `agent show`.
 pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
     let store = config::store_for(&args.trace_dir)?;
-    let trace = store.get_trace(&args.trace_id).await?.ok_or_else(|| {
-        UsageError(format!(
-            "there is no trace {} in this trace folder",
-            args.trace_id
-        ))
-    })?;
-    let tree = store
-        .get_goal_tree(&args.trace_id)
+    let trace_id = crate::ids::resolve(&store, &args.trace_id).await?;
+    let trace = store
+        .get_trace(&trace_id)
         .await?
-        .unwrap_or_default();
-    let messages = store.get_trace_messages(&args.trace_id).await?;
-    let subs = store.get_sub_traces(&args.trace_id).await?;
-    let total = agent_runner::stats_with_sub_traces(&store, &args.trace_id).await?;
+        .ok_or_else(|| UsageError(format!("there is no trace {trace_id} in this trace folder")))?;
+    let tree = store.get_goal_tree(&trace_id).await?.unwrap_or_default();
+    let messages = store.get_trace_messages(&trace_id).await?;
+    let subs = store.get_sub_traces(&trace_id).await?;
+    let total = agent_runner::stats_with_sub_traces(&store, &trace_id).await?;
     if args.json {
         let value = json!({
             "trace": trace,

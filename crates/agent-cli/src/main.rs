@@ -12,6 +12,7 @@ mod cli;
 mod config;
 mod demo;
 mod exit;
+mod ids;
 mod inspect;
 mod mcp;
 mod output;

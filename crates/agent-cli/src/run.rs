@@ -17,7 +17,7 @@ use crate::config::{self, FileConfig, ProviderConfig};
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
 use crate::progress::{self, ProgressMode, status_word};
-use crate::{agents, approve, mcp, plan, provider};
+use crate::{agents, approve, ids, mcp, plan, provider};
 
 /// Everything a run needs, resolved from flags, environment and agent.toml.
 pub(crate) struct Setup {
@@ -102,6 +102,9 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
 
 /// `agent run`.
 pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
+    if let Some(given) = &args.continue_trace {
+        return continue_run(&args, given).await;
+    }
     let mcp = mcp::start(&FileConfig::load()?, &args.model.mcp).await?;
     let setup = setup(&args.model, mcp::registry(&mcp), None)?;
     let store = setup.store.clone();
@@ -122,7 +125,39 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
             return Err(UsageError("a task is needed, or --trace TRACE_ID".into()).into());
         }
     };
-    let code = execute(&setup, &trace_id, &args.model).await;
+    let code = execute(&setup, &trace_id, &args.model, None).await;
+    mcp.shutdown().await;
+    code
+}
+
+/// `agent run --continue`: the trace (named by a unique prefix, or the newest with `--last`)
+/// takes the task as its next user message and runs again under the profile it was started
+/// with, as `agent resume` would run it.
+async fn continue_run(args: &RunArgs, given: &str) -> Result<ExitCode> {
+    let message = args.task.as_deref().unwrap_or_default();
+    if message.trim().is_empty() {
+        return Err(UsageError(
+            "--continue needs a message: agent run --continue ID \"...\"".into(),
+        )
+        .into());
+    }
+    let file = FileConfig::load()?;
+    let (_, store) = config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?;
+    let trace_id = match (given.is_empty(), args.last) {
+        (true, true) => ids::last(&store).await?,
+        (false, false) => ids::resolve(&store, given).await?,
+        (true, false) => {
+            return Err(UsageError("--continue needs a trace id, or --last".into()).into());
+        }
+        (false, true) => {
+            return Err(UsageError("give --continue a trace id or --last, not both".into()).into());
+        }
+    };
+    let profile = recorded_agents(&store, &trace_id).await?.main;
+    drop(store);
+    let mcp = mcp::start(&file, &args.model.mcp).await?;
+    let setup = setup(&args.model, mcp::registry(&mcp), profile.as_deref())?;
+    let code = execute(&setup, &trace_id, &args.model, Some(message)).await;
     mcp.shutdown().await;
     code
 }
@@ -132,17 +167,24 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
 pub(crate) async fn resume(args: ResumeArgs) -> Result<ExitCode> {
     let file = FileConfig::load()?;
     let (_, store) = config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?;
-    let profile = recorded_agents(&store, &args.trace_id).await?.main;
+    let trace_id = ids::resolve(&store, &args.trace_id).await?;
+    let profile = recorded_agents(&store, &trace_id).await?.main;
     drop(store);
     let mcp = mcp::start(&file, &args.model.mcp).await?;
     let setup = setup(&args.model, mcp::registry(&mcp), profile.as_deref())?;
-    let code = execute(&setup, &args.trace_id, &args.model).await;
+    let code = execute(&setup, &trace_id, &args.model, None).await;
     mcp.shutdown().await;
     code
 }
 
-/// Runs the trace (new, or stopped and resumed) with progress and Ctrl-C handling, then reports.
-async fn execute(setup: &Setup, trace_id: &str, args: &ModelArgs) -> Result<ExitCode> {
+/// Runs the trace (new, stopped and resumed, or continued with `message`) with progress and
+/// Ctrl-C handling, then reports.
+async fn execute(
+    setup: &Setup,
+    trace_id: &str,
+    args: &ModelArgs,
+    message: Option<&str>,
+) -> Result<ExitCode> {
     let cancel = CancellationToken::new();
     let since = setup
         .store
@@ -172,7 +214,15 @@ async fn execute(setup: &Setup, trace_id: &str, args: &ModelArgs) -> Result<Exit
     };
     warn_if_unpriced(setup, trace_id).await?;
     // A new trace has nothing to answer, so resuming it simply starts it.
-    let handle = setup.runner.resume_in_background(trace_id, cancel).await?;
+    let handle = match message {
+        Some(message) => {
+            setup
+                .runner
+                .continue_in_background(trace_id, message, cancel)
+                .await?
+        }
+        None => setup.runner.resume_in_background(trace_id, cancel).await?,
+    };
     let outcome = match &server {
         Some(server) => match server.state().runs().track(handle).wait().await {
             Some(result) => result?,

@@ -18,6 +18,7 @@ use crate::agents::{AgentTypeConfig, ApprovalPolicy, DEFAULT, DELEGATE, EXPLORE}
 use crate::approval::Approval;
 use crate::budget::Budgets;
 use crate::goal_tools::{GoalTool, ReadProgressTool};
+use crate::inbox::Inbox;
 use crate::options::RunnerOptions;
 use crate::profiles::{PromptVars, render_prompt};
 use crate::spec::{Access, AgentSpec};
@@ -61,6 +62,8 @@ pub(crate) struct Engine {
     pub(crate) root: RunnerOptions,
     /// The spending of the traces being run.
     pub(crate) budgets: Budgets,
+    /// The main runs going on, with the messages sent to them.
+    pub(crate) inbox: Inbox,
     driver: Arc<dyn Driver>,
 }
 
@@ -79,6 +82,7 @@ impl Engine {
             base_tools,
             root,
             budgets: Budgets::default(),
+            inbox: Inbox::default(),
             driver,
         }
     }

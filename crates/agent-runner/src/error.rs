@@ -26,6 +26,15 @@ pub enum RunError {
         /// The trace.
         trace_id: String,
     },
+    /// A run of the trace is going on in this process: send it the message instead.
+    #[error("trace {trace_id} is running; send the message to the run instead of continuing it")]
+    Running {
+        /// The trace.
+        trace_id: String,
+    },
+    /// A message to continue a trace with was empty.
+    #[error("the message is empty")]
+    EmptyMessage,
     /// The model failed in a way the loop could not recover from.
     #[error("model error: {0}")]
     Llm(#[from] LlmError),

@@ -105,6 +105,7 @@ mod error;
 mod explore;
 mod goal_tools;
 pub mod guard;
+mod inbox;
 mod limits;
 mod lineage;
 mod model;
@@ -122,6 +123,7 @@ mod stuck;
 mod subagent_tools;
 mod subagents;
 mod summarise;
+mod turns;
 
 pub use agents::{AgentTypeConfig, ApprovalPolicy, ProfileOrigin, RiskLimit, ToolFilter};
 pub use approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
@@ -140,8 +142,9 @@ pub use outcome::{RunOutcome, StopReason};
 pub use plan::{PlanError, PlanOutcome};
 pub use profiles::UnknownProfile;
 pub use report::stats_with_sub_traces;
-pub use runner::{AgentRunner, RunEvent, RunHandle};
+pub use runner::{AgentRunner, RunEvent, RunHandle, RunSender};
 pub use spec::{Access, AgentSpec};
 pub use step::USAGE_KEY;
 /// The cancellation token runs take ([`AgentRunner::resume_in_background`]).
 pub use tokio_util::sync::CancellationToken;
+pub use turns::TURN_KEY;

@@ -24,10 +24,26 @@ use crate::error::{RunError, StepError};
 use crate::record::{check_workspace, record, tool_message};
 use crate::subagent_tools::run_call;
 use crate::subagents::Adoption;
+use crate::turns::continue_message;
 
 /// Readies a stopped trace for more work: answers dangling tool calls (but the sub-agent calls
 /// of the last turn, which the run finishes) and marks it running.
 pub(crate) async fn prepare_resume(agent: &Agent, trace_id: &str) -> Result<(), RunError> {
+    prepare(agent, trace_id, None).await
+}
+
+/// Readies an ended trace (completed included) for its next turn: answers every dangling tool
+/// call with an "interrupted" result, records `message` as the newest user message, tied to
+/// the current goal, and marks the trace running — in one commit.
+pub(crate) async fn prepare_continue(
+    agent: &Agent,
+    trace_id: &str,
+    message: &str,
+) -> Result<(), RunError> {
+    prepare(agent, trace_id, Some(message)).await
+}
+
+async fn prepare(agent: &Agent, trace_id: &str, message: Option<&str>) -> Result<(), RunError> {
     check_workspace(&agent.spec)?;
     let store = agent.store();
     let trace = store
@@ -36,16 +52,21 @@ pub(crate) async fn prepare_resume(agent: &Agent, trace_id: &str) -> Result<(), 
         .ok_or_else(|| StoreError::NotFound {
             trace_id: trace_id.to_owned(),
         })?;
-    if trace.status == TraceStatus::Completed {
+    if message.is_none() && trace.status == TraceStatus::Completed {
         return Err(RunError::AlreadyCompleted {
             trace_id: trace_id.to_owned(),
         });
     }
     let messages = store.get_trace_messages(trace_id).await?;
-    let resumable: HashSet<String> = resumable_calls(agent, &messages)
-        .into_iter()
-        .map(|call| call.id)
-        .collect();
+    // A new user message must follow the answers of every call, so a continued trace finishes
+    // no interrupted sub-agent call: the model sees it interrupted and decides.
+    let resumable: HashSet<String> = match message {
+        Some(_) => HashSet::new(),
+        None => resumable_calls(agent, &messages)
+            .into_iter()
+            .map(|call| call.id)
+            .collect(),
+    };
     let mut ops: Vec<WriteOp> = dangling_calls(&messages)
         .into_iter()
         .filter(|(call, _)| !resumable.contains(&call.id))
@@ -55,6 +76,10 @@ pub(crate) async fn prepare_resume(agent: &Agent, trace_id: &str) -> Result<(), 
             WriteOp::AddMessage(message)
         })
         .collect();
+    if let Some(message) = message {
+        let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
+        ops.push(continue_message(message, tree.current_id()));
+    }
     // A main trace keeps the limits this run applies (the stored ones, or those its caller
     // set instead), so that the next run of it starts from them.
     let limits = trace

@@ -17,9 +17,10 @@ use crate::error::RunError;
 use crate::lineage::recorded_agents;
 use crate::options::RunnerOptions;
 use crate::outcome::RunOutcome;
-use crate::resume::prepare_resume;
+use crate::resume::{prepare_continue, prepare_resume};
 use crate::spec::AgentSpec;
 use crate::step::{create_trace, run_loop};
+use crate::turns::keep_late;
 
 /// A run going on in the background.
 pub struct RunHandle {
@@ -29,6 +30,7 @@ pub struct RunHandle {
     join: tokio::task::JoinHandle<Result<RunOutcome, RunError>>,
     store: Arc<dyn TraceStore>,
     since_event_id: u64,
+    engine: Arc<Engine>,
 }
 
 impl RunHandle {
@@ -60,6 +62,21 @@ impl RunHandle {
         .boxed()
     }
 
+    /// Sends the run a message: the model sees it, as the newest user message, before its next
+    /// call — or, when the run is about to end, answers it before the run ends. False when the
+    /// run has ended (continue the trace with the message instead).
+    pub fn send(&self, message: &str) -> bool {
+        self.engine.inbox.send(&self.trace_id, message)
+    }
+
+    /// A sender of messages to this run, to keep where the handle cannot go.
+    pub fn sender(&self) -> RunSender {
+        RunSender {
+            trace_id: self.trace_id.clone(),
+            engine: self.engine.clone(),
+        }
+    }
+
     /// Waits for the run to end.
     pub async fn wait(self) -> Result<RunOutcome, RunError> {
         match self.join.await {
@@ -68,6 +85,28 @@ impl RunHandle {
                 message: join_error.to_string(),
             }),
         }
+    }
+}
+
+/// Sends messages to a run going on (see [`RunHandle::send`]); cheap to clone.
+#[derive(Clone)]
+pub struct RunSender {
+    trace_id: String,
+    engine: Arc<Engine>,
+}
+
+impl RunSender {
+    /// Queues `message` for the run's next model call; false when the run has ended.
+    pub fn send(&self, message: &str) -> bool {
+        self.engine.inbox.send(&self.trace_id, message)
+    }
+}
+
+impl std::fmt::Debug for RunSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunSender")
+            .field("trace_id", &self.trace_id)
+            .finish()
     }
 }
 
@@ -191,6 +230,60 @@ impl AgentRunner {
         Ok(self.spawn(agent, trace_id.to_owned(), cancel, since))
     }
 
+    /// Continues an ended trace (completed, failed, stopped by a limit or cancelled) with a new
+    /// user message, under the same id: the goal tree, its summaries and the compacted history
+    /// carry over, and `message` is the newest user message of the next model call.
+    pub async fn continue_trace(
+        &self,
+        trace_id: &str,
+        message: &str,
+    ) -> Result<RunOutcome, RunError> {
+        self.continue_in_background(trace_id, message, CancellationToken::new())
+            .await?
+            .wait()
+            .await
+    }
+
+    /// Like [`continue_trace`](Self::continue_trace), but returns at once with a handle to the
+    /// run. A trace whose run is going on in this process is refused ([`RunError::Running`]):
+    /// [`send`](Self::send) the message to it instead.
+    pub async fn continue_in_background(
+        &self,
+        trace_id: &str,
+        message: &str,
+        cancel: CancellationToken,
+    ) -> Result<RunHandle, RunError> {
+        if message.trim().is_empty() {
+            return Err(RunError::EmptyMessage);
+        }
+        if self.is_running(trace_id) {
+            return Err(RunError::Running {
+                trace_id: trace_id.to_owned(),
+            });
+        }
+        let since = self
+            .engine
+            .store
+            .get_events(trace_id, 0)
+            .await?
+            .last()
+            .map_or(0, |e| e.event_id);
+        let agent = self.agent_for_trace(trace_id).await?;
+        prepare_continue(&agent, trace_id, message).await?;
+        Ok(self.spawn(agent, trace_id.to_owned(), cancel, since))
+    }
+
+    /// Sends a message to the run of `trace_id` going on in this process (see
+    /// [`RunHandle::send`]); false when there is none.
+    pub fn send(&self, trace_id: &str, message: &str) -> bool {
+        self.engine.inbox.send(trace_id, message)
+    }
+
+    /// Whether a run of `trace_id` started by this runner is going on.
+    pub fn is_running(&self, trace_id: &str) -> bool {
+        self.engine.inbox.is_open(trace_id)
+    }
+
     /// Runs an existing trace (created by [`create`](Self::create) or prepared for resume) with a
     /// given cancellation token, in the calling task.
     pub async fn drive(
@@ -215,13 +308,22 @@ impl AgentRunner {
     ) -> RunHandle {
         let id = trace_id.clone();
         let token = cancel.clone();
-        let join = tokio::spawn(async move { run_loop(&agent, &id, token).await });
+        let owned = self.engine.inbox.open(&trace_id);
+        let join = tokio::spawn(async move {
+            let result = run_loop(&agent, &id, token).await;
+            if owned {
+                let late = agent.engine.inbox.close(&id);
+                keep_late(&agent, &id, late).await;
+            }
+            result
+        });
         RunHandle {
             trace_id,
             cancel,
             join,
             store: self.engine.store.clone(),
             since_event_id,
+            engine: self.engine.clone(),
         }
     }
 }

@@ -27,6 +27,7 @@ use crate::report::stats_with_sub_traces;
 use crate::resume::finish_sub_agent_calls;
 use crate::stuck;
 use crate::summarise::{Trigger, compact};
+use crate::turns::take_queued;
 
 /// The metadata key of the token counts a provider reported for an assistant message
 /// (`{prompt_tokens, completion_tokens, cached_tokens}`).
@@ -170,6 +171,8 @@ async fn step(
         .get_goal_tree(trace_id)
         .await?
         .unwrap_or_default();
+    // Messages sent while the run works are the newest user turn of this call.
+    take_queued(agent, trace_id, tree.current_id(), messages).await?;
     let budget = model::budget_for(spec, agent.llm.as_ref());
     let tools = model::tool_specs(&agent.tools);
 
@@ -228,6 +231,10 @@ async fn step(
     spending.add(cost);
 
     if response.tool_calls.is_empty() {
+        if agent.engine.inbox.has_queued(trace_id) {
+            // A message arrived during the call: the model answers it before the run ends.
+            return Ok(Next::Continue);
+        }
         let text = response.text.clone().unwrap_or_default();
         let summary = text.trim().to_owned();
         let outcome = TraceOutcome::completed(summary);

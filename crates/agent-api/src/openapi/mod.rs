@@ -31,6 +31,7 @@ use ids::TraceIdRules;
         runs::start_run,
         runs::cancel_run,
         runs::resume_run,
+        runs::send_message,
         runs::decide_approval,
         routes::openapi,
     ),

@@ -26,6 +26,7 @@ pub(crate) fn router() -> axum::Router<AppState> {
     axum::Router::new()
         .route("/api/traces/{trace_id}/cancel", post(cancel_run))
         .route("/api/traces/{trace_id}/resume", post(resume_run))
+        .route("/api/traces/{trace_id}/messages", post(send_message))
         .route(
             "/api/traces/{trace_id}/approvals/{tool_call_id}",
             post(decide_approval),
@@ -235,6 +236,94 @@ pub(crate) async fn resume_run(
     reservation.attach(handle);
     tracing::info!(%trace_id, "run resumed over HTTP");
     Ok((StatusCode::ACCEPTED, Json(RunAccepted { trace_id })))
+}
+
+/// A user message for a trace.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UserMessage {
+    /// The message.
+    #[schema(
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
+    content: String,
+}
+
+/// Where a user message went.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct MessageAccepted {
+    /// The trace; watch it at `/api/traces/{trace_id}/watch`.
+    trace_id: String,
+    /// `true`: the trace was running in this server, and its run shows the message to the
+    /// model before its next call; `false`: the trace had ended, and the message started its
+    /// next turn.
+    queued: bool,
+}
+
+/// Sends a user message to a trace: a trace running in this server gets it before its next
+/// model call; an ended one (completed, failed or cancelled) continues with it under the same
+/// id, its plan and history carried over. Either way it shows in the event stream as
+/// `message_added`.
+#[utoipa::path(
+    post,
+    path = "/api/traces/{trace_id}/messages",
+    tag = "runs",
+    params(("trace_id" = String, Path, description = "The trace")),
+    request_body = UserMessage,
+    responses(
+        (status = 202, description = "The message was queued for the run, or started the next turn", body = MessageAccepted),
+        (status = 400, description = "The trace id or body is invalid, or the message is empty", body = ErrorResponse),
+        (status = 404, description = "No such trace", body = ErrorResponse),
+        (status = 409, description = "`run_in_progress` (the run is starting or ending) or `trace_locked`", body = ErrorResponse),
+        (status = 413, description = "The body is over the size limit", body = ErrorResponse),
+        (status = 415, description = "A body that is not `application/json`", body = ErrorResponse),
+        (status = 503, description = "This server cannot run traces", body = ErrorResponse),
+    )
+)]
+pub(crate) async fn send_message(
+    State(state): State<AppState>,
+    TraceIdPath(trace_id): TraceIdPath,
+    ApiJson(message): ApiJson<UserMessage>,
+) -> Result<(StatusCode, Json<MessageAccepted>), ApiError> {
+    let factory = state.require_factory()?;
+    let content = message.content;
+    if content.trim().is_empty() {
+        return Err(ApiError::bad_request(
+            "invalid_request",
+            "the message is empty",
+        ));
+    }
+    let trace = state
+        .store()
+        .get_trace(&trace_id)
+        .await?
+        .ok_or_else(|| not_found(&trace_id))?;
+    if state.runs().send(&trace_id, &content) {
+        tracing::info!(%trace_id, "message queued for the run over HTTP");
+        let queued = true;
+        return Ok((
+            StatusCode::ACCEPTED,
+            Json(MessageAccepted { trace_id, queued }),
+        ));
+    }
+    let reservation = state.runs().reserve(&trace_id)?;
+    let options = settle(
+        &state,
+        factory.options(),
+        RunSettings::default(),
+        trace.model,
+    )?;
+    let runner = factory.build(state.store().clone(), options)?;
+    let handle = runner
+        .continue_in_background(&trace_id, &content, reservation.cancel_token())
+        .await?;
+    reservation.attach(handle);
+    tracing::info!(%trace_id, "trace continued over HTTP");
+    let queued = false;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(MessageAccepted { trace_id, queued }),
+    ))
 }
 
 /// A decision on a risky tool call.

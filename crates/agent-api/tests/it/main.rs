@@ -5,6 +5,7 @@
 
 mod common;
 mod hostile_api;
+mod messages;
 mod openapi;
 mod routes;
 mod runs;

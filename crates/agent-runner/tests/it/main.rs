@@ -5,6 +5,7 @@
 mod budgets;
 mod compaction_recovery;
 mod context_props;
+mod continue_trace;
 mod defaults;
 mod hostile_output;
 mod loop_guard;
