@@ -199,3 +199,34 @@ async fn a_branch_resumed_alone_is_held_to_the_main_budget() {
     assert_eq!(resumed.stop, StopReason::MaxCost, "{resumed:?}");
     assert_eq!(llm.served(), served, "no model call past the main budget");
 }
+
+#[tokio::test]
+async fn a_continue_keeps_the_stored_budget_unless_the_caller_raises_it() {
+    let workspace = tempfile::tempdir().unwrap();
+    let store = Arc::new(InMemoryTraceStore::new());
+    let first = Arc::new(ScriptedClient::new(vec![paid(ScriptedTurn::text("One."))]));
+    let outcome = runner(&store, &first, &workspace, |o| o.with_max_cost(1.5))
+        .run("Answer")
+        .await
+        .unwrap();
+    assert_eq!(outcome.stop, StopReason::Completed, "{outcome:?}");
+    let trace_id = outcome.trace_id;
+
+    // The follow-up's first call spends the rest of the stored budget; the run stops there.
+    let second = Arc::new(ScriptedClient::new(progress_turns(5)));
+    let outcome = runner(&store, &second, &workspace, |o| o)
+        .continue_trace(&trace_id, "And more?")
+        .await
+        .unwrap();
+    assert_eq!(outcome.stop, StopReason::MaxCost, "{outcome:?}");
+    assert_eq!(second.served(), 1, "no model call past the stored budget");
+
+    // A caller that raises the budget goes on with the same trace.
+    let third = Arc::new(ScriptedClient::new(vec![paid(ScriptedTurn::text("Two."))]));
+    let outcome = runner(&store, &third, &workspace, |o| o.with_max_cost(10.0))
+        .continue_trace(&trace_id, "Finish.")
+        .await
+        .unwrap();
+    assert_eq!(outcome.stop, StopReason::Completed, "{outcome:?}");
+    assert_eq!(outcome.trace_id, trace_id);
+}
