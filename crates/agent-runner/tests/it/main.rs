@@ -6,6 +6,7 @@ mod budgets;
 mod compaction_recovery;
 mod context_props;
 mod defaults;
+mod fork;
 mod hostile_output;
 mod loop_guard;
 mod profiles;
