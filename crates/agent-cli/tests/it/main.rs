@@ -6,6 +6,7 @@
 mod agents;
 mod budgets;
 mod cli;
+mod fork;
 mod mcp;
 mod reasoning;
 mod responses;
