@@ -796,8 +796,33 @@ class TraceView {
         onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.openPanel(model, goal, label); } },
       },
       h('div', { class: 'node-head' }, this.goalLabel(model, goal, numbers), statusChip(goal.status), current ? h('span', { class: 'here' }, '← current') : null),
-      summary));
+      summary), this.forkButton(model, goal, numbers));
     return h('div', { class: classes, 'data-goal-id': goal.id }, edge, node);
+  }
+
+  /** "Fork here" on a goal that started, of a main trace that is not running: posts the fork
+   * (a new trace with the history and plan of just before the goal started) and opens it. */
+  forkButton(model, goal, numbers) {
+    const number = numbers.get(goal.id);
+    const t = model.trace;
+    if (!number || goal.status === 'pending' || !t || t.parent_trace_id) return null;
+    if (!['completed', 'failed', 'cancelled'].includes(t.status)) return null;
+    return h('button', {
+      class: 'fork', type: 'button', 'data-fork-goal': number,
+      title: `A new trace with the history and plan of just before goal ${number} started, to do it another way`,
+      onclick: async (e) => {
+        e.stopPropagation();
+        const button = e.currentTarget;
+        button.disabled = true;
+        try {
+          const made = await api(`/api/traces/${enc(model.traceId)}/fork`, { body: { goal: number } });
+          location.hash = `#/traces/${enc(made.trace_id)}`;
+        } catch (error) {
+          button.disabled = false;
+          button.textContent = `Fork failed: ${error.message}`;
+        }
+      },
+    }, 'Fork here');
   }
 
   renderGroup(model, goal, numbers, key) {

@@ -34,6 +34,9 @@ pub(crate) enum Command {
     Show(ShowArgs),
     /// Continue a stopped trace (crash, limit, cancel) under the same id.
     Resume(ResumeArgs),
+    /// Fork a trace just before a goal started (or after a message) into a new trace that can
+    /// be continued another way; the original is untouched.
+    Fork(ForkArgs),
     /// Cancel a run going on in a server (`agent serve` or `agent run --serve`).
     Cancel(CancelArgs),
     /// Plan mode: the model writes the goal tree only; edit it, save it, run it.
@@ -344,6 +347,24 @@ pub(crate) struct ShowArgs {
     /// Print the model's reasoning in full instead of a one-line summary.
     #[arg(long)]
     pub(crate) show_reasoning: bool,
+    /// Where traces live.
+    #[command(flatten)]
+    pub(crate) trace_dir: TraceDirArg,
+}
+
+/// `agent fork`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("point").required(true).args(["goal", "message"])))]
+pub(crate) struct ForkArgs {
+    /// The trace to fork.
+    pub(crate) trace_id: String,
+    /// Fork just before this goal (its display number, e.g. `2.1`) started: the goal is pending
+    /// again and everything after it is left out.
+    #[arg(long, value_name = "N")]
+    pub(crate) goal: Option<String>,
+    /// Fork after this message (its sequence number) and the tool results of its turn.
+    #[arg(long, value_name = "SEQ")]
+    pub(crate) message: Option<u64>,
     /// Where traces live.
     #[command(flatten)]
     pub(crate) trace_dir: TraceDirArg,

@@ -28,7 +28,7 @@ pub(crate) async fn resolve(store: &dyn TraceStore, given: &str) -> Result<Strin
     match matches.as_slice() {
         [one] => Ok(one.trace_id.clone()),
         [] => Err(UsageError(format!(
-            "there is no trace {given} in this trace folder (see `agent list`)"
+            "there is no trace {given} in this trace folder (see `agent traces`)"
         ))
         .into()),
         several => {

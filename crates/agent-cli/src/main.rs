@@ -12,6 +12,7 @@ mod cli;
 mod config;
 mod demo;
 mod exit;
+mod fork;
 mod ids;
 mod inspect;
 mod mcp;
@@ -67,6 +68,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Traces(args) => inspect::traces(args).await,
         Command::Show(args) => inspect::show(args).await,
         Command::Cancel(args) => cancel::cancel(args).await,
+        Command::Fork(args) => fork::command(args).await,
         Command::Plan(args) => plan::command(args).await,
         Command::Mcp(args) => mcp::command(args).await,
         Command::Agents(args) => agents::command(args).await,

@@ -60,6 +60,6 @@ pub use store::{
     plan_commit,
 };
 pub use trace::{
-    NewTrace, ParentLink, Trace, TraceFilter, TraceLimits, TraceMode, TraceOutcome, TraceStats,
-    TraceStatus, TraceUpdate,
+    ForkOrigin, NewTrace, ParentLink, Trace, TraceFilter, TraceLimits, TraceMode, TraceOutcome,
+    TraceStats, TraceStatus, TraceUpdate,
 };

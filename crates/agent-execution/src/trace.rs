@@ -87,6 +87,23 @@ pub struct Trace {
     /// on sub-traces (which run under their profile's limits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<TraceLimits>,
+    /// A forked trace only: the trace and the point it was forked from (see `agent fork`);
+    /// absent on every other trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkOrigin>,
+}
+
+/// Where a forked trace came from (see [`Trace::forked_from`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkOrigin {
+    /// The original trace, which the fork left untouched.
+    pub trace_id: String,
+    /// The goal the fork was made at: it is pending again in the fork. `None` for a fork made
+    /// after a message.
+    pub goal_id: Option<String>,
+    /// The message the fork was made after, for a fork made after a message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_sequence: Option<u64>,
 }
 
 /// The limits stored with a trace (see [`Trace::limits`]).
@@ -151,6 +168,8 @@ pub struct NewTrace {
     pub agent_type: Option<String>,
     /// The limits to store with the trace.
     pub limits: Option<TraceLimits>,
+    /// Set for a fork: the trace it was forked from.
+    pub forked_from: Option<ForkOrigin>,
 }
 
 impl NewTrace {
@@ -164,6 +183,7 @@ impl NewTrace {
             parent: None,
             agent_type: None,
             limits: None,
+            forked_from: None,
         }
     }
 
@@ -207,6 +227,12 @@ impl NewTrace {
     /// Stores these limits with the trace.
     pub fn with_limits(mut self, limits: TraceLimits) -> Self {
         self.limits = Some(limits);
+        self
+    }
+
+    /// Marks the trace as a fork of another.
+    pub fn with_forked_from(mut self, origin: ForkOrigin) -> Self {
+        self.forked_from = Some(origin);
         self
     }
 
@@ -324,6 +350,33 @@ mod tests {
         });
         let json = serde_json::to_value(&trace).unwrap();
         assert_eq!(json["limits"], serde_json::json!({"max_cost": 0.002}));
+        assert_eq!(serde_json::from_value::<Trace>(json).unwrap(), trace);
+    }
+
+    #[test]
+    fn forked_from_is_written_only_when_set() {
+        let old = r#"{"trace_id":"t","mode":"agent","task":"x","parent_trace_id":null,
+            "parent_goal_id":null,"agent_type":null,"status":"failed","total_messages":0,
+            "total_tokens":0,"total_cost":0.0,"current_goal_id":null,
+            "created_at":"2025-01-01T00:00:00.000000Z","updated_at":"2025-01-01T00:00:00.000000Z",
+            "model":null,"error":null}"#;
+        let mut trace: Trace = serde_json::from_str(old).unwrap();
+        assert_eq!(trace.forked_from, None);
+        assert!(
+            !serde_json::to_string(&trace)
+                .unwrap()
+                .contains("forked_from")
+        );
+        trace.forked_from = Some(ForkOrigin {
+            trace_id: "o".into(),
+            goal_id: Some("2".into()),
+            message_sequence: None,
+        });
+        let json = serde_json::to_value(&trace).unwrap();
+        assert_eq!(
+            json["forked_from"],
+            serde_json::json!({"trace_id": "o", "goal_id": "2"})
+        );
         assert_eq!(serde_json::from_value::<Trace>(json).unwrap(), trace);
     }
 }

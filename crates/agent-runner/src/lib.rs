@@ -103,6 +103,7 @@ mod delegate;
 mod engine;
 mod error;
 mod explore;
+pub mod fork;
 mod goal_tools;
 pub mod guard;
 mod inbox;

@@ -8,7 +8,7 @@ pub(crate) mod schemas;
 use utoipa::OpenApi;
 
 use crate::approvals::PendingApproval;
-use crate::routes::{self, ErrorObject, ErrorResponse, runs, traces, watch};
+use crate::routes::{self, ErrorObject, ErrorResponse, fork, runs, traces, watch};
 use ids::TraceIdRules;
 
 /// The API's OpenAPI document.
@@ -18,7 +18,7 @@ use ids::TraceIdRules;
     info(
         title = "agent-api",
         description = "Traces of agent runs: list, inspect, watch live over WebSocket, start, \
-            cancel, resume, approve. Errors are `{\"error\": {\"code\", \"message\"}}`. When the \
+            cancel, resume, fork, approve. Errors are `{\"error\": {\"code\", \"message\"}}`. When the \
             server has a token, send `Authorization: Bearer <token>`.",
         license(name = "MIT OR Apache-2.0"),
     ),
@@ -32,6 +32,7 @@ use ids::TraceIdRules;
         runs::cancel_run,
         runs::resume_run,
         runs::send_message,
+        fork::fork_trace,
         runs::decide_approval,
         routes::openapi,
     ),

@@ -80,6 +80,22 @@ pub(crate) struct TraceDoc {
     /// The limits a main trace was started with, which a resume applies unless its request
     /// sets others; absent on sub-traces and on traces written before limits were stored.
     limits: Option<TraceLimitsDoc>,
+    /// A fork only (`POST /api/traces/{trace_id}/fork`): the trace it was forked from.
+    forked_from: Option<ForkOriginDoc>,
+}
+
+/// Where a forked trace came from.
+#[derive(ToSchema)]
+#[schema(as = ForkOrigin)]
+pub(crate) struct ForkOriginDoc {
+    /// The original trace, which the fork left untouched.
+    trace_id: String,
+    /// The goal the fork was made at (pending again in the fork); `null` for a fork made after
+    /// a message.
+    #[schema(required = true)]
+    goal_id: Option<String>,
+    /// The message the fork was made after, for a fork made after a message.
+    message_sequence: Option<u64>,
 }
 
 /// The limits stored with a trace.

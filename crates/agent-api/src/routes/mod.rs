@@ -3,10 +3,12 @@
 //!
 //! - [`traces`]: list, read, messages, events.
 //! - [`runs`]: start, cancel, resume, approvals.
+//! - [`fork`]: fork a trace at a goal or after a message.
 //! - [`watch`]: the live WebSocket.
 //! - [`viewer`]: `GET /` (the viewer page) and its script and style sheet under `/static/`.
 //! - here: `GET /api/openapi.json`.
 
+pub(crate) mod fork;
 pub(crate) mod runs;
 pub(crate) mod traces;
 pub(crate) mod viewer;
@@ -50,6 +52,7 @@ pub fn router(state: AppState) -> Router {
         )
         .merge(traces::router())
         .merge(runs::router())
+        .merge(fork::router())
         .merge(watch::router());
     let app = Router::new()
         .merge(viewer::router())

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod fork;
 mod hostile_api;
 mod messages;
 mod openapi;

@@ -7,6 +7,7 @@ mod agents;
 mod budgets;
 mod cli;
 mod continue_run;
+mod fork;
 mod mcp;
 mod reasoning;
 mod responses;

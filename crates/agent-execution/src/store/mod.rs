@@ -414,6 +414,7 @@ async fn create_one<S: TraceStore + ?Sized>(
         error: None,
         summary: None,
         limits: new.limits,
+        forked_from: new.forked_from.clone(),
     };
     let mut txn = store.begin_new(trace_id).await?;
     let commit = Commit::create(trace.clone(), GoalTree::new(new.task.clone()));
