@@ -7,6 +7,7 @@ mod compaction_recovery;
 mod context_props;
 mod defaults;
 mod hostile_output;
+mod instructions;
 mod loop_guard;
 mod profiles;
 mod prompt_cache;
