@@ -175,6 +175,10 @@ pub(crate) struct ModelArgs {
     /// Print the model's reasoning in full (dimmed) instead of a one-line summary.
     #[arg(long)]
     pub(crate) show_reasoning: bool,
+    /// Leave the instruction files (AGENTS.md, CLAUDE.md, ~/.config/agent/AGENTS.md) and the
+    /// environment block out of the system prompt.
+    #[arg(long)]
+    pub(crate) no_instructions: bool,
     /// Approve every risky tool call (shell, writes) without asking.
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
@@ -195,9 +199,12 @@ pub(crate) struct ModelArgs {
 /// `agent run`.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// The task. Not needed with --trace.
-    #[arg(required_unless_present = "trace")]
+    /// The task; `-` reads it from standard input. Not needed with --trace or --task-file.
+    #[arg(required_unless_present_any = ["trace", "task_file"])]
     pub(crate) task: Option<String>,
+    /// Read the task from this file (`-`: standard input).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["task", "trace"])]
+    pub(crate) task_file: Option<PathBuf>,
     /// Execute the plan stored in this trace (made by `agent plan`, possibly edited).
     #[arg(long, value_name = "TRACE_ID", conflicts_with_all = ["task", "plan"])]
     pub(crate) trace: Option<String>,

@@ -13,6 +13,7 @@ mod config;
 mod demo;
 mod exit;
 mod inspect;
+mod instructions;
 mod mcp;
 mod output;
 mod plan;
@@ -22,6 +23,7 @@ mod provider;
 mod reasoning;
 mod run;
 mod serve;
+mod task;
 
 use clap::Parser;
 

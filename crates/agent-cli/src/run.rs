@@ -17,7 +17,7 @@ use crate::config::{self, FileConfig, ProviderConfig};
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
 use crate::progress::{self, ProgressMode, status_word};
-use crate::{agents, approve, mcp, plan, provider};
+use crate::{agents, approve, instructions, mcp, plan, provider, task};
 
 /// Everything a run needs, resolved from flags, environment and agent.toml.
 pub(crate) struct Setup {
@@ -90,6 +90,15 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
         return Err(UsageError("thinking_budget: must be at least 1024 tokens".into()).into());
     }
     options.approval = approve::policy(args.yes);
+    if !args.no_instructions && file.instructions != Some(false) {
+        let today = chrono::Local::now().format("%Y-%m-%d").to_string();
+        let found =
+            instructions::gather(&options.workspace, config::user_dir().as_deref(), &today)?;
+        if let Some(warning) = &found.warning {
+            note(warning);
+        }
+        options.instructions = found.instructions;
+    }
     options.sub_agents.enabled = true;
     let runner = AgentRunner::new(store.clone(), client, tools, options);
     Ok(Setup {
@@ -102,10 +111,11 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
 
 /// `agent run`.
 pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
+    let task = task::read(args.task.as_deref(), args.task_file.as_deref()).await?;
     let mcp = mcp::start(&FileConfig::load()?, &args.model.mcp).await?;
     let setup = setup(&args.model, mcp::registry(&mcp), None)?;
     let store = setup.store.clone();
-    let trace_id = match (&args.trace, &args.task) {
+    let trace_id = match (&args.trace, &task) {
         (Some(trace_id), _) => {
             // The plan runs as this run's profile, whichever wrote it, and resumes as it.
             plan::prepare_run(&setup.runner, trace_id).await?;

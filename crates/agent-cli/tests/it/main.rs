@@ -6,6 +6,7 @@
 mod agents;
 mod budgets;
 mod cli;
+mod instructions;
 mod mcp;
 mod reasoning;
 mod responses;
