@@ -200,6 +200,10 @@ pub(crate) struct ModelArgs {
     /// Print the model's reasoning in full (dimmed) instead of a one-line summary.
     #[arg(long)]
     pub(crate) show_reasoning: bool,
+    /// Leave the instruction files (AGENTS.md, CLAUDE.md, ~/.config/agent/AGENTS.md) and the
+    /// environment block out of the system prompt.
+    #[arg(long)]
+    pub(crate) no_instructions: bool,
     /// Approve every risky tool call (shell, writes) without asking.
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
@@ -225,9 +229,13 @@ pub(crate) struct ModelArgs {
 /// `agent run`.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// The task. Not needed with --trace. With --continue: the next user message.
-    #[arg(required_unless_present = "trace")]
+    /// The task; `-` reads it from standard input. Not needed with --trace or --task-file. With
+    /// --continue: the next user message.
+    #[arg(required_unless_present_any = ["trace", "task_file"])]
     pub(crate) task: Option<String>,
+    /// Read the task (with --continue: the next message) from this file (`-`: standard input).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["task", "trace"])]
+    pub(crate) task_file: Option<PathBuf>,
     /// Continue this ended trace (completed, failed or cancelled; an id or a unique prefix of
     /// one) with TASK as its next user message, under the same id; with --last and no id, the
     /// newest trace of the folder.
@@ -306,6 +314,10 @@ pub(crate) struct ServeModelArgs {
     /// The folder runs work in [default: the current folder].
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
+    /// Leave the instruction files (AGENTS.md, CLAUDE.md, ~/.config/agent/AGENTS.md) and the
+    /// environment block out of the system prompt of runs started over HTTP.
+    #[arg(long)]
+    pub(crate) no_instructions: bool,
 }
 
 /// `agent agents`.

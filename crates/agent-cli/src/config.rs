@@ -18,6 +18,7 @@
 //! reasoning_effort = "high"      # low | medium | high: OpenAI-compatible reasoning models
 //! thinking_budget = 8000         # Anthropic extended thinking, in tokens (at least 1024)
 //! show_reasoning = true          # print reasoning in full instead of a one-line summary
+//! instructions = false           # leave AGENTS.md and the environment out of the prompt
 //!
 //! [models."my-local-model"]      # prices (US dollars per million tokens) and context window
 //! input = 0.20
@@ -76,6 +77,8 @@ pub(crate) struct FileConfig {
     pub(crate) reasoning_effort: Option<crate::cli::ReasoningEffort>,
     pub(crate) thinking_budget: Option<u32>,
     pub(crate) show_reasoning: Option<bool>,
+    /// `false` leaves the project instructions and the environment block out of the prompt.
+    pub(crate) instructions: Option<bool>,
     pub(crate) mcp: Option<agent_mcp::McpConfig>,
     /// Prices and context windows of models, by name.
     #[serde(default)]
@@ -181,13 +184,18 @@ impl FileConfig {
 /// Where `agent.toml` is looked for, in order.
 fn candidates() -> Vec<PathBuf> {
     let mut paths = vec![PathBuf::from(FILE_NAME)];
-    let config_home = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")));
-    if let Some(dir) = config_home {
-        paths.push(dir.join("agent").join(FILE_NAME));
+    if let Some(dir) = user_dir() {
+        paths.push(dir.join(FILE_NAME));
     }
     paths
+}
+
+/// The user's own folder of agent files: `$XDG_CONFIG_HOME/agent`, else `~/.config/agent`.
+pub(crate) fn user_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
+        .map(|dir| dir.join("agent"))
 }
 
 /// A non-empty environment variable.

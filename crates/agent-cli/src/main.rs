@@ -15,6 +15,7 @@ mod exit;
 mod fork;
 mod ids;
 mod inspect;
+mod instructions;
 mod mcp;
 mod output;
 mod plan;
@@ -24,6 +25,7 @@ mod provider;
 mod reasoning;
 mod run;
 mod serve;
+mod task;
 
 use clap::Parser;
 

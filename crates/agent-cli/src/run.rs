@@ -17,7 +17,7 @@ use crate::config::{self, FileConfig, ProviderConfig};
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
 use crate::progress::{self, ProgressMode, status_word};
-use crate::{agents, approve, ids, mcp, plan, provider};
+use crate::{agents, approve, ids, instructions, mcp, plan, provider, task};
 
 /// Everything a run needs, resolved from flags, environment and agent.toml.
 pub(crate) struct Setup {
@@ -90,6 +90,15 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
         return Err(UsageError("thinking_budget: must be at least 1024 tokens".into()).into());
     }
     options.approval = approve::policy(args.yes);
+    if !args.no_instructions && file.instructions != Some(false) {
+        let today = chrono::Local::now().format("%Y-%m-%d").to_string();
+        let found =
+            instructions::gather(&options.workspace, config::user_dir().as_deref(), &today)?;
+        if let Some(warning) = &found.warning {
+            note(warning);
+        }
+        options.instructions = found.instructions;
+    }
     options.sub_agents.enabled = true;
     let runner = AgentRunner::new(store.clone(), client, tools, options);
     Ok(Setup {
@@ -102,13 +111,14 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
 
 /// `agent run`.
 pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
+    let task = task::read(args.task.as_deref(), args.task_file.as_deref()).await?;
     if let Some(given) = &args.continue_trace {
-        return continue_run(&args, given).await;
+        return continue_run(&args, given, task).await;
     }
     let mcp = mcp::start(&FileConfig::load()?, &args.model.mcp).await?;
     let setup = setup(&args.model, mcp::registry(&mcp), None)?;
     let store = setup.store.clone();
-    let trace_id = match (&args.trace, &args.task) {
+    let trace_id = match (&args.trace, &task) {
         (Some(trace_id), _) => {
             // The plan runs as this run's profile, whichever wrote it, and resumes as it.
             plan::prepare_run(&setup.runner, trace_id).await?;
@@ -133,8 +143,8 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
 /// `agent run --continue`: the trace (named by a unique prefix, or the newest with `--last`)
 /// takes the task as its next user message and runs again under the profile it was started
 /// with, as `agent resume` would run it.
-async fn continue_run(args: &RunArgs, given: &str) -> Result<ExitCode> {
-    let message = args.task.as_deref().unwrap_or_default();
+async fn continue_run(args: &RunArgs, given: &str, message: Option<String>) -> Result<ExitCode> {
+    let message = message.unwrap_or_default();
     if message.trim().is_empty() {
         return Err(UsageError(
             "--continue needs a message: agent run --continue ID \"...\"".into(),
@@ -157,7 +167,7 @@ async fn continue_run(args: &RunArgs, given: &str) -> Result<ExitCode> {
     drop(store);
     let mcp = mcp::start(&file, &args.model.mcp).await?;
     let setup = setup(&args.model, mcp::registry(&mcp), profile.as_deref())?;
-    let code = execute(&setup, &trace_id, &args.model, Some(message)).await;
+    let code = execute(&setup, &trace_id, &args.model, Some(message.as_str())).await;
     mcp.shutdown().await;
     code
 }

@@ -38,6 +38,9 @@ struct CliFactory {
     /// The agent profiles `explore` and `delegate` calls may name, and their clients.
     profiles: BTreeMap<String, AgentTypeConfig>,
     clients: BTreeMap<String, Arc<dyn LlmClient>>,
+    /// Whether each run's prompt carries the instruction files of its workspace and the
+    /// environment block.
+    instructions: bool,
 }
 
 impl RunnerFactory for CliFactory {
@@ -67,6 +70,21 @@ impl RunnerFactory for CliFactory {
                 "the workspace {} is not a folder on the server",
                 options.workspace.display()
             )));
+        }
+        let mut options = options;
+        if self.instructions && options.instructions.is_empty() {
+            // Read for the run's own workspace, which a request may choose.
+            let today = chrono::Local::now().format("%Y-%m-%d").to_string();
+            let found = crate::instructions::gather(
+                &options.workspace,
+                config::user_dir().as_deref(),
+                &today,
+            )
+            .map_err(|error| FactoryError::Rejected(format!("{error:#}")))?;
+            if let Some(warning) = &found.warning {
+                tracing::warn!("{warning}");
+            }
+            options.instructions = found.instructions;
         }
         Ok(AgentRunner::new(
             store,
@@ -119,6 +137,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
                 max_iterations: file.max_iterations,
                 max_cost: file.max_cost,
                 prices: Arc::new(file.prices()?),
+                instructions: !args.model.no_instructions && file.instructions != Some(false),
             };
             note(&format!(
                 "runs started over HTTP use {} ({:?})",

@@ -19,7 +19,7 @@ use crate::approval::Approval;
 use crate::budget::Budgets;
 use crate::goal_tools::{GoalTool, ReadProgressTool};
 use crate::inbox::Inbox;
-use crate::options::RunnerOptions;
+use crate::options::{RunnerOptions, render_instructions};
 use crate::profiles::{PromptVars, render_prompt};
 use crate::spec::{Access, AgentSpec};
 
@@ -180,6 +180,15 @@ impl Engine {
             model: spec.model.clone(),
         };
         spec.system_prompt = render_prompt(&spec.system_prompt, &vars);
+        let instructions = render_instructions(&root.instructions);
+        if !instructions.is_empty() {
+            let prompt = spec.system_prompt.trim_end();
+            spec.system_prompt = if prompt.is_empty() {
+                instructions
+            } else {
+                format!("{prompt}\n\n{instructions}")
+            };
+        }
         spec.tools = names;
         (spec, tools)
     }

@@ -138,7 +138,7 @@ pub use goal_tools::{
 pub use guard::LoopGuard;
 pub use limits::{LimitOverrides, RunLimits};
 pub use lineage::{RecordedAgents, recorded_agents};
-pub use options::{DEFAULT_SYSTEM_PROMPT, RunnerOptions, SubAgentOptions};
+pub use options::{DEFAULT_SYSTEM_PROMPT, Instruction, RunnerOptions, SubAgentOptions};
 pub use outcome::{RunOutcome, StopReason};
 pub use plan::{PlanError, PlanOutcome};
 pub use profiles::UnknownProfile;

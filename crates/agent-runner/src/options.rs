@@ -1,5 +1,5 @@
-//! What an embedder configures: [`RunnerOptions`] (model, prompt, workspace, limits, compaction,
-//! approvals, profiles) and [`SubAgentOptions`].
+//! What an embedder configures: [`RunnerOptions`] (model, prompt, project instructions,
+//! workspace, limits, compaction, approvals, profiles) and [`SubAgentOptions`].
 //!
 //! Two defaults fail closed: without [`RunnerOptions::approval`] set, risky tools are refused
 //! (the model is told why), and `explore` / `delegate` are offered only when
@@ -60,6 +60,37 @@ impl Default for SubAgentOptions {
     }
 }
 
+/// A block of text appended to every agent's system prompt under its own heading: a project's
+/// instructions (an `AGENTS.md`) or a description of the environment. The runner reads no
+/// files; the embedder gathers these (the `agent` binary reads `AGENTS.md` files).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instruction {
+    /// The heading, e.g. `Instructions from /repo/AGENTS.md` or `Environment`.
+    pub title: String,
+    /// The text, as given.
+    pub text: String,
+}
+
+impl Instruction {
+    /// A block titled `title`.
+    pub fn new(title: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            title: title.into(),
+            text: text.into(),
+        }
+    }
+}
+
+/// The instructions as they follow the system prompt: each under a `## ` heading, separated by
+/// blank lines; empty when there are none.
+pub(crate) fn render_instructions(instructions: &[Instruction]) -> String {
+    instructions
+        .iter()
+        .map(|i| format!("## {}\n\n{}", i.title.trim(), i.text.trim()))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
 /// How a runner behaves: model, prompt, workspace, limits, compaction and approvals.
 #[derive(Clone)]
 pub struct RunnerOptions {
@@ -67,6 +98,12 @@ pub struct RunnerOptions {
     pub model: String,
     /// The system prompt; the plan is appended to it on every call.
     pub system_prompt: String,
+    /// Blocks appended to the system prompt of every agent but the compaction summariser (main
+    /// traces, plan mode, `explore` and `delegate` sub-traces, which work in the same
+    /// workspace), after its template variables are filled in (the blocks' own braces are
+    /// left as they are). They belong to the static first system message, so they must not
+    /// change during a run: render anything dated once. None by default.
+    pub instructions: Vec<Instruction>,
     /// The folder the tools work in.
     pub workspace: PathBuf,
     /// Limits that end a run: the defaults (from a profile or a configuration file).
@@ -112,6 +149,7 @@ impl RunnerOptions {
         Self {
             model: model.into(),
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
+            instructions: Vec::new(),
             workspace: workspace.into(),
             limits: RunLimits::default(),
             overrides: LimitOverrides::default(),

@@ -102,12 +102,116 @@ impl CliEnv {
         self.command(args).into()
     }
 
+    /// Starts `agent serve --port 0 <args>` and waits (up to a minute) for the address it logs.
+    /// Its stdout is discarded and the rest of its stderr kept in [`Served::log`]; the process
+    /// is killed when the value is dropped.
+    pub fn serve(&self, args: &[&str]) -> Served {
+        let mut all = vec!["serve", "--port", "0"];
+        all.extend_from_slice(args);
+        let mut child = self
+            .command(&all)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the agent binary could not start");
+        let mut reader = std::io::BufReader::new(child.stderr.take().expect("piped stderr"));
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let url = loop {
+            let mut line = String::new();
+            let read = std::io::BufRead::read_line(&mut reader, &mut line).unwrap_or(0);
+            log.lock().expect("log").push_str(&line);
+            assert!(read > 0, "agent serve exited: {}", log.lock().expect("log"));
+            if let Some(at) = line.find("http://") {
+                let url: String = line[at..]
+                    .chars()
+                    .take_while(|c| !c.is_whitespace())
+                    .collect();
+                break url.trim_end_matches('/').to_owned();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no address in the log"
+            );
+        };
+        let kept = log.clone();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while std::io::BufRead::read_line(&mut reader, &mut line).unwrap_or(0) > 0 {
+                kept.lock().expect("log").push_str(&line);
+                line.clear();
+            }
+        });
+        Served { child, url, log }
+    }
+
     /// Runs `agent <args>` to the end and returns what it printed.
     pub async fn run(&self, args: &[&str]) -> Output {
         self.agent(args)
             .output()
             .await
             .expect("the agent binary could not start")
+    }
+}
+
+/// A running `agent serve` (see [`CliEnv::serve`]), killed when dropped.
+pub struct Served {
+    child: std::process::Child,
+    /// The base URL, `http://127.0.0.1:<port>`.
+    pub url: String,
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Served {
+    /// What the server wrote on stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().expect("log").clone()
+    }
+
+    /// Sends one HTTP/1.1 request (`Connection: close`, a JSON body when given) and returns the
+    /// status and the body parsed as JSON (`Value::Null` when it is not JSON). Blocking: call it
+    /// from `spawn_blocking` when the test's runtime must keep serving a mock model.
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        use std::io::{Read, Write};
+        let address = self.url.trim_start_matches("http://");
+        let mut stream =
+            std::net::TcpStream::connect(address).expect("cannot connect to agent serve");
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("cannot send the request");
+        let mut response = String::new();
+        stream
+            .read_to_string(&mut response)
+            .expect("cannot read the response");
+        let status = response
+            .split(' ')
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .unwrap_or_else(|| panic!("not an HTTP response: {response}"));
+        let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        (status, serde_json::from_str(body).unwrap_or_default())
+    }
+
+    /// The process, to signal or wait for.
+    pub fn child(&mut self) -> &mut std::process::Child {
+        &mut self.child
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

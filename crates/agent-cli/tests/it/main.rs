@@ -8,6 +8,7 @@ mod budgets;
 mod cli;
 mod continue_run;
 mod fork;
+mod instructions;
 mod mcp;
 mod reasoning;
 mod responses;

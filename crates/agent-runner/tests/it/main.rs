@@ -9,6 +9,7 @@ mod continue_trace;
 mod defaults;
 mod fork;
 mod hostile_output;
+mod instructions;
 mod loop_guard;
 mod profiles;
 mod prompt_cache;
