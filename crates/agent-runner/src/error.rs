@@ -35,6 +35,9 @@ pub enum RunError {
     /// A message to continue a trace with was empty.
     #[error("the message is empty")]
     EmptyMessage,
+    /// The work was cancelled before it was done.
+    #[error("cancelled")]
+    Cancelled,
     /// The model failed in a way the loop could not recover from.
     #[error("model error: {0}")]
     Llm(#[from] LlmError),

@@ -98,6 +98,7 @@ pub mod agents;
 pub mod approval;
 mod budget;
 pub mod compaction;
+mod compact_now;
 pub mod context;
 mod delegate;
 mod engine;

@@ -273,6 +273,24 @@ impl AgentRunner {
         Ok(self.spawn(agent, trace_id.to_owned(), cancel, since))
     }
 
+    /// Summarises the conversation of an idle trace now, as the loop does when the context
+    /// nears the model's window: the summary is stored as a message that the next turn's view
+    /// starts from (the goal tree and the messages stay in the trace). Returns whether a summary
+    /// was stored. A trace running in this process is refused ([`RunError::Running`]).
+    pub async fn compact(
+        &self,
+        trace_id: &str,
+        cancel: &CancellationToken,
+    ) -> Result<bool, RunError> {
+        if self.is_running(trace_id) {
+            return Err(RunError::Running {
+                trace_id: trace_id.to_owned(),
+            });
+        }
+        let agent = self.agent_for_trace(trace_id).await?;
+        crate::compact_now::compact_now(&agent, trace_id, cancel).await
+    }
+
     /// Sends a message to the run of `trace_id` going on in this process (see
     /// [`RunHandle::send`]); false when there is none.
     pub fn send(&self, trace_id: &str, message: &str) -> bool {

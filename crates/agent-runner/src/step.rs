@@ -298,7 +298,7 @@ pub(crate) fn unique_call_ids(calls: &mut [ToolCall], messages: &[Message]) {
 }
 
 /// The context the model would see now; `memo` keeps token estimates between steps.
-fn view_of(
+pub(crate) fn view_of(
     agent: &Agent,
     tree: &GoalTree,
     messages: &[Message],
