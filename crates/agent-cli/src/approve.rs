@@ -38,11 +38,13 @@ impl ApprovalHandler for TerminalApprover {
             truncate(&one_line(&request.arguments), 300)
         );
         let answer = tokio::task::spawn_blocking(move || {
-            let mut stderr = std::io::stderr();
-            let _ = stderr.write_all(question.as_bytes());
-            let _ = stderr.flush();
-            let mut line = String::new();
-            std::io::stdin().lock().read_line(&mut line).map(|_| line)
+            crate::progress::suspended(|| {
+                let mut stderr = std::io::stderr();
+                let _ = stderr.write_all(question.as_bytes());
+                let _ = stderr.flush();
+                let mut line = String::new();
+                std::io::stdin().lock().read_line(&mut line).map(|_| line)
+            })
         })
         .await;
         match answer {

@@ -142,7 +142,9 @@ pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
             full_reasoning: args.show_reasoning,
             color: crate::reasoning::color(false),
         };
-        print(&render(&trace, &tree, &messages, &subs, view, &total));
+        print(&crate::output::clean(&render(
+            &trace, &tree, &messages, &subs, view, &total,
+        )));
     }
     Ok(ExitCode::Completed)
 }

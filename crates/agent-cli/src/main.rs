@@ -8,6 +8,7 @@
 mod agents;
 mod approve;
 mod cancel;
+mod chat;
 mod cli;
 mod config;
 mod demo;
@@ -64,6 +65,7 @@ fn main() -> std::process::ExitCode {
 async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(args) => run::run(args).await,
+        Command::Chat(args) => chat::chat(args).await,
         Command::Resume(args) => run::resume(args).await,
         Command::Demo(args) => demo::demo(args).await,
         Command::Serve(args) => serve::serve(args).await,

@@ -1,8 +1,53 @@
 //! Small text helpers shared by the commands' output.
 
-/// The text on one line: line breaks and runs of spaces become one space.
+/// The text on one line: line breaks and runs of spaces become one space, and terminal control
+/// sequences are dropped (see [`clean`]).
 pub(crate) fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    clean(text).split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The text without what would drive a terminal: escape sequences (CSI such as colours and
+/// cursor moves, OSC such as titles and links, DCS and the like), C1 controls and every other
+/// control character but line feeds and tabs. Model output and tool output go through it
+/// before they are printed, so a model cannot colour, move or retitle the user's terminal.
+pub(crate) fn clean(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            '\u{1b}' => match chars.next() {
+                // CSI: parameters and intermediates up to a final byte in @..~.
+                Some('[') => {
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                // OSC, DCS, SOS, PM, APC: up to BEL or the string terminator ESC \.
+                Some(']' | 'P' | 'X' | '^' | '_') => {
+                    while let Some(c) = chars.next() {
+                        if c == '\u{7}' || (c == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
+                            break;
+                        }
+                    }
+                }
+                // Two-character sequences (ESC c, ESC 7, ...): both dropped.
+                _ => {}
+            },
+            '\u{9b}' => {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// At most `max` characters, with `…` when cut.
@@ -21,15 +66,25 @@ pub(crate) fn print(text: &str) {
     println!("{text}");
 }
 
-/// Prints a line on stderr (messages for people).
+/// Prints a line on stderr (messages for people), above the run's spinner when one is shown,
+/// so that the spinner leaves no debris.
 #[allow(clippy::print_stderr)]
 pub(crate) fn note(text: &str) {
-    eprintln!("{text}");
+    crate::progress::suspended(|| eprintln!("{text}"));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_control_sequences_are_dropped() {
+        let hostile = "\u{1b}[31mred\u{1b}[0m \u{1b}]0;title\u{7}x\u{1b}]8;;http://e\u{1b}\\link\
+                       \u{1b}]8;;\u{1b}\\ \u{1b}[2J\u{1b}[Hhome\r\u{8}\u{7}\u{1b}cok\u{9b}1mz\ttab\nline";
+        assert_eq!(clean(hostile), "red xlink homeokz\ttab\nline");
+        assert_eq!(one_line("a\u{1b}[1mb"), "ab");
+        assert_eq!(clean("plain ünïcode ✓"), "plain ünïcode ✓");
+    }
 
     #[test]
     fn text_is_folded_and_cut() {

@@ -73,7 +73,7 @@ async fn plan(task: &str, model: &crate::cli::ModelArgs) -> Result<ExitCode> {
     if model.output() != crate::cli::OutputFormat::Text {
         print(&json!({"trace_id": trace_id, "status": "planned", "goal_tree": tree}).to_string());
     } else {
-        print(&tree.plan_text());
+        print(&crate::output::clean(&tree.plan_text()));
         note(&format!(
             "plan stored in trace {trace_id}\n  edit it:  agent plan edit {trace_id}\n  run it:   agent run --trace {trace_id}"
         ));
@@ -130,7 +130,7 @@ async fn edit(trace_id: &str, trace_dir: &TraceDirArg) -> Result<ExitCode> {
     let edited = plan_mode::edit(&store, trace_id, &text)
         .await
         .map_err(pointing_to_resume)?;
-    print(&edited.plan_text());
+    print(&crate::output::clean(&edited.plan_text()));
     note(&format!(
         "plan updated; run it with `agent run --trace {trace_id}`"
     ));

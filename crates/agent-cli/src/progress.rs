@@ -9,11 +9,11 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use agent_execution::{DeltaKind, EventKind, LiveDelta, LiveEvent, LiveStream, Message, Role};
-use agent_goal::GoalTree;
+use agent_goal::{GoalStatus, GoalTree};
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::output::{one_line, print, truncate};
+use crate::output::{clean, one_line, print, truncate};
 
 /// Where progress goes.
 enum Sink {
@@ -35,6 +35,58 @@ impl Sink {
 #[allow(clippy::print_stderr)]
 fn eprintln_safe(text: &str) {
     eprintln!("{text}");
+}
+
+/// The spinner of the run being shown, for [`suspended`].
+static SPINNER: std::sync::Mutex<Option<ProgressBar>> = std::sync::Mutex::new(None);
+
+/// Runs `f` with the run's spinner (if one is shown) cleared and held still, so that what `f`
+/// prints — an approval question — stays on the screen whole while the user answers.
+pub(crate) fn suspended<R>(f: impl FnOnce() -> R) -> R {
+    let bar = SPINNER.lock().ok().and_then(|bar| bar.clone());
+    match bar {
+        Some(bar) => bar.suspend(f),
+        None => f(),
+    }
+}
+
+/// The terminal mode of standard input before the spinner turned off the echo of control keys,
+/// to put back when the spinner ends (or the process exits on Ctrl-C).
+static SAVED_MODE: std::sync::Mutex<Option<nix::sys::termios::Termios>> =
+    std::sync::Mutex::new(None);
+
+/// Stops the terminal from echoing `^C` while the spinner is drawn: the spinner keeps the
+/// cursor at the end of a full line, so an echo would wrap under it and leave the spinner's
+/// line behind when it is cleared. Ctrl-C still interrupts. Nothing happens off a terminal.
+fn quiet_control_keys() {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return;
+    }
+    let Ok(mode) = nix::sys::termios::tcgetattr(&stdin) else {
+        return;
+    };
+    let mut quiet = mode.clone();
+    quiet
+        .local_flags
+        .remove(nix::sys::termios::LocalFlags::ECHOCTL);
+    if nix::sys::termios::tcsetattr(&stdin, nix::sys::termios::SetArg::TCSANOW, &quiet).is_ok()
+        && let Ok(mut saved) = SAVED_MODE.lock()
+    {
+        *saved = Some(mode);
+    }
+}
+
+/// Puts back the terminal mode [`quiet_control_keys`] changed, if it did.
+pub(crate) fn restore_terminal() {
+    let saved = SAVED_MODE.lock().ok().and_then(|mut saved| saved.take());
+    if let Some(mode) = saved {
+        let _ = nix::sys::termios::tcsetattr(
+            std::io::stdin(),
+            nix::sys::termios::SetArg::TCSANOW,
+            &mode,
+        );
+    }
 }
 
 /// Whether progress is shown, and how.
@@ -59,6 +111,10 @@ pub(crate) async fn follow(mut events: LiveStream, mode: ProgressMode, show_reas
                 .unwrap_or_else(|_| ProgressStyle::default_spinner());
             bar.set_style(style);
             bar.enable_steady_tick(Duration::from_millis(120));
+            if let Ok(mut shown) = SPINNER.lock() {
+                *shown = Some(bar.clone());
+            }
+            quiet_control_keys();
             Sink::Spinner(bar)
         }
         ProgressMode::Auto => Sink::Lines,
@@ -99,7 +155,11 @@ pub(crate) async fn follow(mut events: LiveStream, mode: ProgressMode, show_reas
         }
     }
     if let Sink::Spinner(bar) = &sink {
+        if let Ok(mut shown) = SPINNER.lock() {
+            *shown = None;
+        }
         bar.finish_and_clear();
+        restore_terminal();
     }
 }
 
@@ -155,7 +215,7 @@ impl Typing {
         while let Some(end) = self.line.find('\n') {
             let rest = self.line.split_off(end + 1);
             let line = std::mem::replace(&mut self.line, rest);
-            lines.push(line.trim_end().to_owned());
+            lines.push(clean(line.trim_end()));
         }
         lines
     }
@@ -163,7 +223,7 @@ impl Typing {
     /// The unfinished line when the message is complete, if any.
     fn finish(&mut self) -> Option<String> {
         let line = std::mem::take(&mut self.line);
-        (!line.trim().is_empty()).then(|| line.trim_end().to_owned())
+        (!line.trim().is_empty()).then(|| clean(line.trim_end()))
     }
 }
 
@@ -190,6 +250,9 @@ impl State {
         match kind {
             EventKind::TraceCreated { goal_tree, .. }
             | EventKind::GoalTreeUpdated { goal_tree } => {
+                if let Some(before) = &self.tree {
+                    lines.extend(finished_goals(before, goal_tree));
+                }
                 self.tree = Some(goal_tree.clone());
                 let current = goal_tree.current().map(|g| g.id.clone());
                 if current != self.current {
@@ -289,6 +352,35 @@ impl State {
             self.cost
         )
     }
+}
+
+/// One line per goal that `after` finished and `before` had open: `✓ 1 Read the code — <its
+/// summary>` or `✗ 2 Try the cache — abandoned: <why>`.
+fn finished_goals(before: &GoalTree, after: &GoalTree) -> Vec<String> {
+    after
+        .goals()
+        .iter()
+        .filter(|goal| goal.status.is_finished())
+        .filter(|goal| {
+            before
+                .get(&goal.id)
+                .is_none_or(|was| !was.status.is_finished())
+        })
+        .map(|goal| {
+            let number = after.display_number(&goal.id).unwrap_or_default();
+            let summary = goal.summary.as_deref().map(one_line).unwrap_or_default();
+            let (mark, said) = match goal.status {
+                GoalStatus::Abandoned => ("✗", format!("abandoned: {summary}")),
+                _ => ("✓", summary),
+            };
+            let line = format!("{mark} {number} {}", one_line(&goal.description));
+            if said.is_empty() {
+                line
+            } else {
+                format!("{line} — {}", truncate(&said, 160))
+            }
+        })
+        .collect()
 }
 
 /// A status as its JSON word (`completed`, `failed`, ...).

@@ -32,7 +32,7 @@ pub(crate) fn shown(text: &str, full: bool) -> Option<String> {
         return None;
     }
     if full {
-        return Some(format!("thinking: {text}"));
+        return Some(format!("thinking: {}", crate::output::clean(text)));
     }
     let words = text.split_whitespace().count();
     let unit = if words == 1 { "word" } else { "words" };

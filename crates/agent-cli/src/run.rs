@@ -214,7 +214,7 @@ async fn execute(
     let interrupt = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            note("\ncancelling the run (the trace can be resumed)...");
+            note("cancelling the run (the trace can be resumed)...");
             interrupt.cancel();
         }
     });
@@ -303,7 +303,9 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
         return;
     }
     match outcome.status {
-        TraceStatus::Completed => print(outcome.response.as_deref().unwrap_or_default()),
+        TraceStatus::Completed => print(&crate::output::clean(
+            outcome.response.as_deref().unwrap_or_default(),
+        )),
         _ => {
             let error = outcome.error.as_deref().unwrap_or("no error recorded");
             note(&format!(

@@ -37,7 +37,17 @@ pub(crate) async fn compact_now(
     let window = model::budget_for(&agent.spec, agent.llm.as_ref());
     let view = view_of(agent, &tree, &messages, &window, &mut ContextMemo::new());
     let why = (&view, Trigger::Estimate);
-    match compact(agent, trace_id, &tree, &mut messages, why, &spending, cancel).await {
+    match compact(
+        agent,
+        trace_id,
+        &tree,
+        &mut messages,
+        why,
+        &spending,
+        cancel,
+    )
+    .await
+    {
         Ok(stored) => Ok(stored),
         Err(StepError::Llm(error)) => Err(RunError::Llm(error)),
         Err(StepError::Cancelled) => Err(RunError::Cancelled),

@@ -7,7 +7,8 @@
 //!   (where it lives behind the `conformance` feature, so store implementers outside the
 //!   workspace can run it too);
 //! - [`cli`]: a temporary environment for running the `agent` binary (workspace, trace folder,
-//!   isolated home and configuration).
+//!   isolated home and configuration), and `agent serve` as a child process;
+//! - [`pty`]: a pseudo-terminal with a terminal emulator, to test what a user sees and types.
 //!
 //! Only dev-dependencies and test crates may depend on this crate; no library or binary of the
 //! workspace may. Its public API names no type of `agent-llm` (requests and replies are
@@ -19,5 +20,6 @@
 
 pub mod cli;
 pub mod mock_model;
+pub mod pty;
 
 pub use agent_execution::store::conformance;

@@ -28,6 +28,8 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Run a task to the end and print the final answer.
     Run(RunArgs),
+    /// An interactive session: each line is a user turn of one trace, shown as it runs.
+    Chat(ChatArgs),
     /// Run a realistic task offline with a built-in scripted model, then serve the viewer.
     Demo(DemoArgs),
     /// Serve the HTTP API and the trace viewer.
@@ -58,6 +60,26 @@ pub(crate) struct TraceDirArg {
     /// The folder traces are stored in [default: .trace].
     #[arg(long, env = "AGENT_TRACE_DIR", value_name = "DIR")]
     pub(crate) trace_dir: Option<PathBuf>,
+}
+
+/// `agent chat`.
+#[derive(Debug, Args)]
+pub(crate) struct ChatArgs {
+    /// Continue this trace (an id or a unique prefix of one) instead of starting a new one;
+    /// with --last and no id, the newest trace of the folder.
+    #[arg(
+        long = "continue",
+        value_name = "TRACE_ID",
+        num_args = 0..=1,
+        default_missing_value = ""
+    )]
+    pub(crate) continue_trace: Option<String>,
+    /// With --continue: continue the newest main trace of the trace folder.
+    #[arg(long, requires = "continue_trace")]
+    pub(crate) last: bool,
+    /// Model, workspace, limits.
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
 }
 
 /// `agent run`.

@@ -5,6 +5,7 @@
 
 mod agents;
 mod budgets;
+mod chat;
 mod cli;
 mod continue_run;
 mod fork;

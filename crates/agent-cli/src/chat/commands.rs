@@ -1,0 +1,166 @@
+//! The chat's slash commands: look at the session (`/plan`, `/cost`, `/trace`), steer it
+//! (`/compact`, `/fork`, `/new`) and leave it (`/quit`). A mistake is printed with what would
+//! work; it never ends the session.
+
+use agent_execution::TraceStore;
+use agent_runner::fork::{self, ForkError, ForkPoint};
+use agent_runner::stats_with_sub_traces;
+use anyhow::Result;
+use tokio_util::sync::CancellationToken;
+
+use super::Session;
+use crate::output::{clean, note};
+
+/// What the session does after a command.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Read the next line.
+    Prompt,
+    /// End the session.
+    Quit,
+}
+
+/// The commands, as `/help` prints them.
+const HELP: &str = "\
+/plan           the goal tree of the conversation
+/cost           messages, tokens and cost so far (with sub-agents)
+/compact        summarise the conversation now; the next turn starts from the summary
+/fork N         a new conversation from just before goal N started (`/fork m SEQ`: after message SEQ)
+/trace          the trace id, for agent show, resume and the viewer
+/new            start a new conversation (a new trace)
+/help           this list
+/quit           leave (also /exit, Ctrl-D)
+Anything else is your next message; Ctrl-C stops a turn.";
+
+/// Runs the command `line` (without its `/`).
+pub(crate) async fn run(session: &mut Session, line: &str) -> Result<Next> {
+    let mut words = line.split_whitespace();
+    let name = words.next().unwrap_or_default();
+    let rest: Vec<&str> = words.collect();
+    match name {
+        "quit" | "exit" | "q" => return Ok(Next::Quit),
+        "help" | "?" => note(HELP),
+        "new" => {
+            session.trace_id = None;
+            note("a new conversation starts with your next message");
+        }
+        "trace" => match &session.trace_id {
+            Some(trace_id) => note(trace_id),
+            None => note("no trace yet: it starts with your first message"),
+        },
+        "plan" => plan(session).await?,
+        "cost" => cost(session).await?,
+        "compact" => compact(session).await?,
+        "fork" => fork_at(session, &rest).await?,
+        other => note(&format!("unknown command /{other}; /help lists them")),
+    }
+    Ok(Next::Prompt)
+}
+
+/// The trace of the session, or a note that there is none yet.
+fn trace_of(session: &Session) -> Option<String> {
+    if session.trace_id.is_none() {
+        note("no conversation yet: type a message first");
+    }
+    session.trace_id.clone()
+}
+
+async fn plan(session: &Session) -> Result<()> {
+    let Some(trace_id) = trace_of(session) else {
+        return Ok(());
+    };
+    let tree = session
+        .setup
+        .store
+        .get_goal_tree(&trace_id)
+        .await?
+        .unwrap_or_default();
+    note(clean(&tree.to_todo_string()).trim_end());
+    Ok(())
+}
+
+async fn cost(session: &Session) -> Result<()> {
+    let Some(trace_id) = trace_of(session) else {
+        return Ok(());
+    };
+    let store = session.setup.store.as_ref();
+    let total = stats_with_sub_traces(store, &trace_id).await?;
+    let own = store
+        .get_trace(&trace_id)
+        .await?
+        .map(|t| t.stats())
+        .unwrap_or_default();
+    let mut line = format!(
+        "{} messages · {} tokens · ${:.4}",
+        total.total_messages, total.total_tokens, total.total_cost
+    );
+    if total != own {
+        line.push_str(&format!(
+            " with sub-agents (this conversation alone: {} messages · ${:.4})",
+            own.total_messages, own.total_cost
+        ));
+    }
+    note(&line);
+    Ok(())
+}
+
+async fn compact(session: &Session) -> Result<()> {
+    let Some(trace_id) = trace_of(session) else {
+        return Ok(());
+    };
+    let before = session
+        .setup
+        .store
+        .get_trace(&trace_id)
+        .await?
+        .map(|t| t.total_tokens);
+    match session
+        .setup
+        .runner
+        .compact(&trace_id, &CancellationToken::new())
+        .await
+    {
+        Ok(true) => note(&format!(
+            "compacted: the next turn starts from a summary of the {} tokens so far",
+            before.unwrap_or_default()
+        )),
+        Ok(false) => note("the summariser gave no summary; the conversation is unchanged"),
+        Err(error) => note(&format!("agent: cannot compact: {error}")),
+    }
+    Ok(())
+}
+
+async fn fork_at(session: &mut Session, args: &[&str]) -> Result<()> {
+    let Some(trace_id) = trace_of(session) else {
+        return Ok(());
+    };
+    let point = match args {
+        [number] => ForkPoint::Goal((*number).to_owned()),
+        ["m", sequence] => match sequence.parse() {
+            Ok(sequence) => ForkPoint::Message(sequence),
+            Err(_) => {
+                note("/fork m SEQ takes a message number (see agent show)");
+                return Ok(());
+            }
+        },
+        _ => {
+            note("/fork N forks before goal N (see /plan); /fork m SEQ after message SEQ");
+            return Ok(());
+        }
+    };
+    let store: &dyn TraceStore = session.setup.store.as_ref();
+    match fork::fork(store, &trace_id, &point).await {
+        Ok(forked) => {
+            note(&format!(
+                "forked {trace_id} into {} ({} messages); this conversation goes on there \
+                 (the original is untouched)",
+                forked.trace_id, forked.messages
+            ));
+            session.trace_id = Some(forked.trace_id);
+        }
+        Err(error @ ForkError::NotFound { .. }) => note(&format!("agent: {error}")),
+        Err(error) if error.is_bad_request() => note(&format!("agent: {error}")),
+        Err(error) => return Err(error.into()),
+    }
+    Ok(())
+}

@@ -1,0 +1,252 @@
+//! `agent chat`: an interactive session over one trace. Each line typed is a user turn — the
+//! first starts the trace, the next ones continue it under the same id — shown as it runs: the
+//! model's text as it streams, tool calls and their approvals, the plan's changes, and the cost
+//! of the turn. Ctrl-C stops the turn and returns to the prompt; a second one (or one at an empty
+//! prompt, twice) quits. Slash commands (`/help`) look at and steer the session.
+//!
+//! On a terminal the prompt is a line editor (history, editing keys); from a pipe or a file each
+//! line is a turn and each answer is printed on stdout as well.
+
+mod commands;
+mod input;
+
+use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
+
+use agent_execution::{TraceStatus, TraceStore, watch_live};
+use agent_runner::{RunOutcome, recorded_agents};
+use anyhow::Result;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::{ChatArgs, OutputFormat};
+use crate::config::{self, FileConfig};
+use crate::exit::{ExitCode, UsageError};
+use crate::output::{clean, note, print};
+use crate::progress::{self, ProgressMode, status_word};
+use crate::run::{Setup, setup};
+use crate::{ids, mcp};
+
+use self::input::{Input, Read};
+
+/// The session: the runner and the trace the next turn goes to.
+pub(crate) struct Session {
+    setup: Setup,
+    /// The trace of the conversation; `None` until the first turn (or after `/new`).
+    trace_id: Option<String>,
+    /// Whether the answers are printed on stdout too (stdout is not the terminal).
+    answers_on_stdout: bool,
+}
+
+/// The token of the turn going on, for the Ctrl-C handler.
+type CurrentTurn = Arc<Mutex<Option<CancellationToken>>>;
+
+/// `agent chat`.
+pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
+    if args.model.output() != OutputFormat::Text {
+        return Err(UsageError(
+            "agent chat prints text; for JSON use agent run --output-format json|stream-json"
+                .into(),
+        )
+        .into());
+    }
+    let file = FileConfig::load()?;
+    let (_, store) = config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?;
+    let (trace_id, profile) = match (&args.continue_trace, args.last) {
+        (None, _) => (None, None),
+        (Some(given), last) => {
+            let id = match (given.is_empty(), last) {
+                (true, true) => ids::last(&store).await?,
+                (false, false) => ids::resolve(&store, given).await?,
+                (true, false) => {
+                    return Err(UsageError("--continue needs a trace id, or --last".into()).into());
+                }
+                (false, true) => {
+                    return Err(UsageError(
+                        "give --continue a trace id or --last, not both".into(),
+                    )
+                    .into());
+                }
+            };
+            let profile = recorded_agents(&store, &id).await?.main;
+            (Some(id), profile)
+        }
+    };
+    drop(store);
+    let mcp = mcp::start(&file, &args.model.mcp).await?;
+    let setup = setup(&args.model, mcp::registry(&mcp), profile.as_deref())?;
+    let _server = match args.model.serve {
+        Some(port) => Some(crate::serve::background(&setup, port).await?),
+        None => None,
+    };
+    let mut session = Session {
+        setup,
+        trace_id,
+        answers_on_stdout: !std::io::stdout().is_terminal(),
+    };
+    let terminal = std::io::stdin().is_terminal();
+    let current: CurrentTurn = Arc::default();
+    let interrupts = tokio::spawn(watch_interrupts(current.clone()));
+    greet(&session, terminal).await;
+    let mut input = Input::new(terminal)?;
+    let mut interrupted_prompt = false;
+    loop {
+        match input.read("› ").await? {
+            Read::Eof => break,
+            Read::Interrupted if interrupted_prompt => break,
+            Read::Interrupted => {
+                note("(Ctrl-C again, Ctrl-D or /quit to leave)");
+                interrupted_prompt = true;
+            }
+            Read::Line(line) => {
+                interrupted_prompt = false;
+                let line = line.trim();
+                if line.is_empty() {
+                    continue;
+                }
+                if let Some(command) = line.strip_prefix('/') {
+                    if commands::run(&mut session, command).await? == commands::Next::Quit {
+                        break;
+                    }
+                    continue;
+                }
+                input.remember(line);
+                turn(&mut session, line, &current).await?;
+            }
+        }
+    }
+    interrupts.abort();
+    mcp.shutdown().await;
+    Ok(ExitCode::Completed)
+}
+
+/// The first lines: the model, the workspace, the trace when one is continued, and how to
+/// get help.
+async fn greet(session: &Session, terminal: bool) {
+    let spec = session.setup.runner.spec();
+    let mut line = format!(
+        "agent chat · {} · {}",
+        spec.model,
+        session.setup.runner.options().workspace.display()
+    );
+    if let Some(trace_id) = &session.trace_id {
+        line.push_str(&format!(" · continuing {trace_id}"));
+        if let Ok(Some(trace)) = session.setup.store.get_trace(trace_id).await {
+            line.push_str(&format!(
+                " ({}, {} messages)",
+                status_word(trace.status),
+                trace.total_messages
+            ));
+        }
+    }
+    note(&line);
+    if terminal {
+        note("/help lists the commands · Ctrl-C stops a turn · Ctrl-D quits");
+    }
+}
+
+/// One user turn: a new trace for the first, the next message of the trace otherwise; shown
+/// as it runs, with the cost of the turn at the end. Errors that leave the session usable
+/// (a provider that fails, a trace that cannot continue) are printed, not returned.
+async fn turn(session: &mut Session, message: &str, current: &CurrentTurn) -> Result<()> {
+    let runner = &session.setup.runner;
+    let store = session.setup.store.clone();
+    let cancel = CancellationToken::new();
+    let (trace_id, before) = match &session.trace_id {
+        Some(trace_id) => {
+            let before = store.get_trace(trace_id).await?.map(|t| t.stats());
+            (trace_id.clone(), before)
+        }
+        None => (runner.create(message).await?, None),
+    };
+    session.trace_id = Some(trace_id.clone());
+    let since = store
+        .get_events(&trace_id, 0)
+        .await?
+        .last()
+        .map_or(0, |e| e.event_id);
+    let progress = tokio::spawn(progress::follow(
+        watch_live(store.clone(), &trace_id, since),
+        ProgressMode::Auto,
+        session.setup.show_reasoning,
+    ));
+    set_turn(current, Some(cancel.clone()));
+    let started = match before {
+        Some(_) => {
+            runner
+                .continue_in_background(&trace_id, message, cancel)
+                .await
+        }
+        None => runner.resume_in_background(&trace_id, cancel).await,
+    };
+    let outcome = match started {
+        Ok(handle) => handle.wait().await,
+        Err(error) => Err(error),
+    };
+    set_turn(current, None);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
+    match outcome {
+        Ok(outcome) => report(session, &outcome, before.as_ref()),
+        Err(error) => note(&format!("agent: {error}")),
+    }
+    Ok(())
+}
+
+/// After a turn: the answer on stdout when stdout is not the terminal, how the turn ended when
+/// it did not complete, and what the turn cost.
+fn report(session: &Session, outcome: &RunOutcome, before: Option<&agent_execution::TraceStats>) {
+    match outcome.status {
+        TraceStatus::Completed => {
+            if session.answers_on_stdout {
+                print(&clean(outcome.response.as_deref().unwrap_or_default()));
+            }
+        }
+        TraceStatus::Cancelled => note("stopped; what was done is kept — type to go on"),
+        status => note(&format!(
+            "the turn ended {}: {}",
+            status_word(status),
+            outcome.error.as_deref().unwrap_or("no error recorded")
+        )),
+    }
+    let now = &outcome.stats;
+    let (messages, tokens, cost) = match before {
+        Some(before) => (
+            now.total_messages.saturating_sub(before.total_messages),
+            now.total_tokens.saturating_sub(before.total_tokens),
+            now.total_cost - before.total_cost,
+        ),
+        None => (now.total_messages, now.total_tokens, now.total_cost),
+    };
+    note(&format!(
+        "· {messages} messages · {tokens} tokens · ${cost:.4} this turn · ${:.4} in all",
+        outcome.stats_with_sub_traces.total_cost
+    ));
+}
+
+/// Records the token of the turn going on (`None` between turns).
+fn set_turn(current: &CurrentTurn, turn: Option<CancellationToken>) {
+    *current
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = turn;
+}
+
+/// Ctrl-C while a turn runs stops it; a second one, or one with no turn running (from a pipe,
+/// where the prompt is not a line editor), quits with 130.
+async fn watch_interrupts(current: CurrentTurn) {
+    while tokio::signal::ctrl_c().await.is_ok() {
+        let turn = current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        match turn {
+            Some(cancel) if !cancel.is_cancelled() => {
+                note("stopping the turn (Ctrl-C again to quit)...");
+                cancel.cancel();
+            }
+            _ => {
+                note("");
+                progress::restore_terminal();
+                std::process::exit(ExitCode::Cancelled as i32);
+            }
+        }
+    }
+}
