@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
+use crate::approval_rules::RuleVerdict;
 use crate::error::StepError;
 use crate::record::Answer;
 use crate::spec::AgentSpec;
@@ -100,7 +101,16 @@ async fn run_one(
     if let Some(outcome) = run_call(&agent.sub_agents, call, ctx, None).await {
         return Ok(outcome.into_answer());
     }
-    if agent.tools.risk(&call.name) == Some(Risk::Risky) {
+    let rules = &agent.engine.root.approval_rules;
+    let verdict = rules.verdict(&call.name, &call.arguments, &ctx.workspace);
+    if let Some(RuleVerdict::Deny(rule)) = &verdict {
+        return Ok(Some(error_result(format!(
+            "{} was not run: the approval rule `{rule}` denies it",
+            call.name
+        ))));
+    }
+    let allowed = matches!(verdict, Some(RuleVerdict::Allow(_)));
+    if !allowed && agent.tools.risk(&call.name) == Some(Risk::Risky) {
         match &agent.spec.approval {
             Approval::Allow => {}
             Approval::Refuse(reason) => {

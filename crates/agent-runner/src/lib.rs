@@ -96,6 +96,7 @@ mod act;
 mod agent;
 pub mod agents;
 pub mod approval;
+pub mod approval_rules;
 mod budget;
 mod compact_now;
 pub mod compaction;
@@ -129,6 +130,7 @@ mod turns;
 
 pub use agents::{AgentTypeConfig, ApprovalPolicy, ProfileOrigin, RiskLimit, ToolFilter};
 pub use approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
+pub use approval_rules::{ApprovalRules, RuleError, RuleVerdict};
 /// The attribute [`ApprovalHandler`] implementations need.
 pub use async_trait::async_trait;
 pub use compaction::{COMPACTION_PROMPT, CompactionStrategy, ContextBudget};

@@ -14,6 +14,7 @@ use agent_tools::ToolLimits;
 
 use crate::agents::AgentTypeConfig;
 use crate::approval::Approval;
+use crate::approval_rules::ApprovalRules;
 use crate::compaction::CompactionStrategy;
 use crate::limits::{LimitOverrides, RunLimits};
 use crate::profiles::{UnknownProfile, builtin_profiles};
@@ -122,6 +123,9 @@ pub struct RunnerOptions {
     pub prices: Arc<PriceTable>,
     /// Who approves risky tool calls; by default they are refused.
     pub approval: Approval,
+    /// Calls allowed or denied before `approval` is asked (`[approvals]` of `agent.toml`): a
+    /// deny rule refuses any call it matches, an allow rule runs a risky call without asking.
+    pub approval_rules: ApprovalRules,
     /// Sampling temperature.
     pub temperature: Option<f32>,
     /// Completion token cap per call.
@@ -158,6 +162,7 @@ impl RunnerOptions {
             strategy: CompactionStrategy::default(),
             prices: Arc::new(PriceTable::default()),
             approval: Approval::default(),
+            approval_rules: ApprovalRules::default(),
             temperature: None,
             max_tokens: None,
             reasoning_effort: None,

@@ -114,3 +114,36 @@ async fn a_panicking_run_is_reported_as_panicked() {
     assert!(matches!(error, RunError::Panicked { .. }), "{error:?}");
     assert!(error.to_string().contains("ended abnormally"), "{error}");
 }
+
+#[tokio::test]
+async fn approval_rules_run_allowed_calls_without_asking_and_refuse_denied_ones() {
+    let workspace = tempfile::tempdir().unwrap();
+    let turns = vec![
+        ScriptedTurn::tool_call("bash", json!({"command": "echo allowed > a.txt"})),
+        ScriptedTurn::tool_call("bash", json!({"command": "touch b.txt"})),
+        ScriptedTurn::tool_call("write_file", json!({"path": "notes/c.md", "content": "c"})),
+        ScriptedTurn::tool_call("read_file", json!({"path": ".env"})),
+        ScriptedTurn::text("Done."),
+    ];
+    let mut options = RunnerOptions::new("scripted", workspace.path());
+    // No approval policy: only what the rules allow runs.
+    options.approval_rules = agent_runner::ApprovalRules::parse(
+        &["bash(echo)", "write_file(notes/**)"],
+        &["read_file(.env)"],
+    )
+    .unwrap();
+    std::fs::write(workspace.path().join(".env"), "SECRET=1").unwrap();
+    let (runner, store) = runner_with(turns, options);
+    let outcome = runner.run("Try things").await.unwrap();
+    let results = tool_results(store.as_ref(), &outcome.trace_id).await;
+    // `echo ... > a.txt` redirects: a prefix never allows it, so the policy refuses it.
+    assert_eq!(results[0], format!("error: bash was not run: {NO_POLICY}"));
+    assert_eq!(results[1], format!("error: bash was not run: {NO_POLICY}"));
+    assert!(results[2].starts_with("wrote 1 bytes"), "{results:?}");
+    assert_eq!(
+        results[3],
+        "error: read_file was not run: the approval rule `read_file(.env)` denies it"
+    );
+    assert!(workspace.path().join("notes/c.md").is_file());
+    assert!(!workspace.path().join("a.txt").exists());
+}
