@@ -80,6 +80,8 @@ pub(crate) struct FileConfig {
     /// `false` leaves the project instructions and the environment block out of the prompt.
     pub(crate) instructions: Option<bool>,
     pub(crate) mcp: Option<agent_mcp::McpConfig>,
+    /// Tool calls allowed or denied before anyone is asked.
+    pub(crate) approvals: Option<crate::approve::ApprovalsConfig>,
     /// Prices and context windows of models, by name.
     #[serde(default)]
     pub(crate) models: std::collections::BTreeMap<String, ModelConfig>,

@@ -140,7 +140,7 @@ pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
     } else {
         let view = View {
             full_reasoning: args.show_reasoning,
-            color: crate::reasoning::color(false),
+            color: crate::output::color(false),
         };
         print(&crate::output::clean(&render(
             &trace, &tree, &messages, &subs, view, &total,

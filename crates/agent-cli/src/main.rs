@@ -35,6 +35,7 @@ use crate::exit::{ExitCode, UsageError};
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    output::set_color(cli.color);
     init_logging(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -90,11 +91,34 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let color = std::env::var_os("NO_COLOR").is_none()
-        && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(color)
+        .with_writer(|| LogLine(Vec::new()))
+        .with_ansi(output::color(true))
         .try_init();
+}
+
+/// One log record, written to stderr whole when it is complete, above the run's spinner (so
+/// log lines leave no spinner debris).
+struct LogLine(Vec<u8>);
+
+impl std::io::Write for LogLine {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        if !self.0.is_empty() {
+            progress::suspended(|| {
+                let _ = std::io::Write::write_all(&mut std::io::stderr(), &self.0);
+            });
+        }
+    }
 }

@@ -60,6 +60,43 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
     out
 }
 
+/// When output is coloured (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set (to anything but an empty string).
+    #[default]
+    Auto,
+    /// Always, even into a file or a pipe.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The `--color` of this process, set once at start.
+static COLOR: std::sync::OnceLock<ColorChoice> = std::sync::OnceLock::new();
+
+/// Records the `--color` choice (the first call wins).
+pub(crate) fn set_color(choice: ColorChoice) {
+    let _ = COLOR.set(choice);
+}
+
+/// Whether text written to stderr (`stderr: true`) or stdout may be coloured: as `--color`
+/// says; with `auto`, when it is a terminal and `NO_COLOR` is unset.
+pub(crate) fn color(stderr: bool) -> bool {
+    match COLOR.get().copied().unwrap_or_default() {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            let terminal = if stderr {
+                std::io::IsTerminal::is_terminal(&std::io::stderr())
+            } else {
+                std::io::IsTerminal::is_terminal(&std::io::stdout())
+            };
+            terminal && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
+        }
+    }
+}
+
 /// Prints a line on stdout (the machine-readable channel).
 #[allow(clippy::print_stdout)]
 pub(crate) fn print(text: &str) {

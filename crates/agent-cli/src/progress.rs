@@ -121,7 +121,7 @@ pub(crate) async fn follow(mut events: LiveStream, mode: ProgressMode, show_reas
     };
     let mut state = State {
         show_reasoning,
-        color: matches!(sink, Sink::Spinner(_)) && crate::reasoning::color(true),
+        color: matches!(sink, Sink::Spinner(_)) && crate::output::color(true),
         ..State::default()
     };
     while let Some(item) = events.next().await {

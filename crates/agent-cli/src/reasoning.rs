@@ -2,19 +2,6 @@
 //! (`thinking… (123 words)`), the whole text with `--show-reasoning`; dimmed only on a
 //! terminal and when `NO_COLOR` is unset.
 
-use std::io::IsTerminal;
-
-/// Whether text written to stderr (`stderr: true`) or stdout may be dimmed: it is a terminal and
-/// `NO_COLOR` is unset.
-pub(crate) fn color(stderr: bool) -> bool {
-    let terminal = if stderr {
-        std::io::stderr().is_terminal()
-    } else {
-        std::io::stdout().is_terminal()
-    };
-    terminal && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
-}
-
 /// `text` in ANSI dim when `color`, else as it is.
 pub(crate) fn dim(text: &str, color: bool) -> String {
     if color {

@@ -26,6 +26,28 @@ pub(crate) struct Setup {
     pub(crate) provider: ProviderConfig,
     /// Whether progress prints reasoning in full (`--show-reasoning`, or agent.toml).
     pub(crate) show_reasoning: bool,
+    /// The terminal approver, when risky calls are asked about (not with `--yes`).
+    pub(crate) approver: Option<Arc<approve::TerminalApprover>>,
+}
+
+impl Setup {
+    /// Says on stderr how many risky calls were refused for lack of a terminal since the last
+    /// time, and how to allow them.
+    pub(crate) fn report_refusals(&self) {
+        let refused = self.approver.as_ref().map_or(0, |a| a.take_refused());
+        if refused > 0 {
+            let calls = if refused == 1 {
+                "call was"
+            } else {
+                "calls were"
+            };
+            note(&format!(
+                "agent: {refused} risky tool {calls} refused: there was no terminal to ask on. \
+                 Rerun with --yes to approve them, or allow them in agent.toml, e.g. \
+                 [approvals] allow = [\"bash(cargo test)\", \"write_file(src/**)\"]"
+            ));
+        }
+    }
 }
 
 /// Resolves the configuration and builds the store and runner for `args`, running as the
@@ -89,7 +111,9 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
     if options.thinking_budget.is_some_and(|budget| budget < 1024) {
         return Err(UsageError("thinking_budget: must be at least 1024 tokens".into()).into());
     }
-    options.approval = approve::policy(args.yes);
+    let (approval, approver) = approve::policy(args.yes, options.workspace.clone());
+    options.approval = approval;
+    options.approval_rules = approve::rules(file.approvals.as_ref(), file.path.as_deref())?;
     if !args.no_instructions && file.instructions != Some(false) {
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
         let found =
@@ -106,6 +130,7 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
         runner,
         provider,
         show_reasoning: args.show_reasoning || file.show_reasoning == Some(true),
+        approver,
     })
 }
 
@@ -243,6 +268,7 @@ async fn execute(
     // Progress ends at trace_completed; give it a moment to print the last lines.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
     report(&outcome, args.output(), &setup.provider);
+    setup.report_refusals();
     Ok(exit_code(&outcome))
 }
 

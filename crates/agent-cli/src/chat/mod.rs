@@ -188,6 +188,7 @@ async fn turn(session: &mut Session, message: &str, current: &CurrentTurn) -> Re
         Ok(outcome) => report(session, &outcome, before.as_ref()),
         Err(error) => note(&format!("agent: {error}")),
     }
+    session.setup.report_refusals();
     Ok(())
 }
 

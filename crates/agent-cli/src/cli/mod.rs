@@ -18,6 +18,10 @@ pub(crate) struct Cli {
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
 
+    /// Colours: `auto` (on a terminal, unless NO_COLOR is set), `always` or `never`.
+    #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
+    pub(crate) color: crate::output::ColorChoice,
+
     /// What to do.
     #[command(subcommand)]
     pub(crate) command: Command,

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agents;
+mod approvals;
 mod budgets;
 mod chat;
 mod cli;
