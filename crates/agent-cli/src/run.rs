@@ -247,6 +247,9 @@ async fn execute(
         Some(port) => Some(crate::serve::background(setup, port).await?),
         None => None,
     };
+    if let Some(server) = &server {
+        note(&format!("this run: {}", server.page(trace_id)));
+    }
     warn_if_unpriced(setup, trace_id).await?;
     // A new trace has nothing to answer, so resuming it simply starts it.
     let handle = match message {
@@ -269,6 +272,14 @@ async fn execute(
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
     report(&outcome, args.output(), &setup.provider);
     setup.report_refusals();
+    if let Some(server) = &server {
+        // The open viewer keeps the result: serve until Ctrl-C.
+        note(&format!(
+            "the run ended; still serving {} — Ctrl-C to stop",
+            server.page(trace_id)
+        ));
+        let _ = tokio::signal::ctrl_c().await;
+    }
     Ok(exit_code(&outcome))
 }
 

@@ -172,12 +172,18 @@ async fn ctrl_c() {
 pub(crate) struct Background {
     stop: CancellationToken,
     state: AppState,
+    url: String,
 }
 
 impl Background {
     /// The server's state, to track the run and take HTTP approvals.
     pub(crate) fn state(&self) -> &AppState {
         &self.state
+    }
+
+    /// The viewer's page of a trace.
+    pub(crate) fn page(&self, trace_id: &str) -> String {
+        format!("{}/#/traces/{trace_id}", self.url)
     }
 }
 
@@ -201,11 +207,12 @@ pub(crate) async fn background(setup: &Setup, port: u16) -> Result<Background> {
     let server = Server::bind(state.clone())
         .await
         .with_context(|| format!("cannot serve on port {port}; pick another with --serve PORT"))?;
-    note(&format!("serving the API and viewer on {}", server.url()));
+    let url = server.url().trim_end_matches('/').to_owned();
+    note(&format!("serving the API and viewer on {url}/"));
     let stop = CancellationToken::new();
     let stopped = stop.clone();
     tokio::spawn(async move { server.run(async move { stopped.cancelled().await }).await });
-    Ok(Background { stop, state })
+    Ok(Background { stop, state, url })
 }
 
 /// Serves a finished trace's folder read-only until Ctrl-C (the demo's last step).
@@ -227,7 +234,7 @@ pub(crate) async fn viewer(
         .await
         .with_context(|| format!("cannot serve on port {port}; pass --port PORT or --no-serve"))?;
     note(&format!(
-        "viewer: {url}/   trace: {url}/api/traces/{trace_id}   — Ctrl-C to stop",
+        "viewer: {url}/#/traces/{trace_id}   — Ctrl-C to stop",
         url = server.url().trim_end_matches('/')
     ));
     server.run(ctrl_c()).await?;

@@ -14,6 +14,7 @@ mod instructions;
 mod mcp;
 mod reasoning;
 mod responses;
+mod run_serve;
 mod streaming;
 
 use agent_test_support::cli::CliEnv;
