@@ -319,11 +319,11 @@ impl State {
                 reasoning.into_iter().chain(calls).collect()
             }
             Role::Tool => {
+                let text = message.content.text();
                 if message.content.is_error() {
-                    let text = message.content.text();
                     vec![format!("    ✗ {}", truncate(&one_line(text), 120))]
                 } else {
-                    Vec::new()
+                    result_summary(text).into_iter().collect()
                 }
             }
             _ => Vec::new(),
@@ -352,6 +352,27 @@ impl State {
             self.cost
         )
     }
+}
+
+/// A tool result in one line: its first line that says something (the bash tool's `exit code`
+/// header skipped), and how many lines follow.
+fn result_summary(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with("--- "))
+        .collect();
+    let (first, rest) = match lines.as_slice() {
+        [] => return None,
+        [header, first, rest @ ..] if header.starts_with("exit code: 0") => (*first, rest.len()),
+        [first, rest @ ..] => (*first, rest.len()),
+    };
+    let more = match rest {
+        0 => String::new(),
+        1 => " (+1 line)".to_owned(),
+        n => format!(" (+{n} lines)"),
+    };
+    Some(format!("    ↳ {}{more}", truncate(&one_line(first), 100)))
 }
 
 /// One line per goal that `after` finished and `before` had open: `✓ 1 Read the code — <its
@@ -389,4 +410,27 @@ pub(crate) fn status_word(status: agent_execution::TraceStatus) -> String {
         .ok()
         .and_then(|value| value.as_str().map(str::to_owned))
         .unwrap_or_else(|| format!("{status:?}").to_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_result_is_one_line_with_a_count_of_the_rest() {
+        assert_eq!(
+            result_summary("wrote 5 bytes to a.txt (created)").as_deref(),
+            Some("    ↳ wrote 5 bytes to a.txt (created)")
+        );
+        assert_eq!(
+            result_summary("exit code: 0\n--- stdout ---\nhello\nworld\n\u{1b}[31mred\n")
+                .as_deref(),
+            Some("    ↳ hello (+2 lines)")
+        );
+        assert_eq!(
+            result_summary("exit code: 2\n--- stderr ---\nno such file\n").as_deref(),
+            Some("    ↳ exit code: 2 (+1 line)")
+        );
+        assert_eq!(result_summary("  \n"), None);
+    }
 }
