@@ -20,12 +20,17 @@ const TEXT_KEYS: &[&str] = &[
 ];
 
 /// Splits a profile file into its front-matter fields and its body. A file that does not start
-/// with a `---` line has no fields: all of it is the body.
+/// with a `---` line is refused: a stray Markdown file in an agents folder is not a profile.
 pub(super) fn parse(text: &str) -> Result<(Map<String, Value>, &str), ParseError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let first_end = text.find('\n').map_or(text.len(), |i| i + 1);
     if text[..first_end].trim_end() != "---" {
-        return Ok((Map::new(), text));
+        return Err((
+            None,
+            "has no front matter: a profile file starts with a `---` line, its fields \
+             (`description: ...` at least), a closing `---` line, then the system prompt"
+                .into(),
+        ));
     }
     let mut offset = first_end;
     let mut number = 1;

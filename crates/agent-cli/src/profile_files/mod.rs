@@ -416,6 +416,21 @@ fn apply_tools(filter: &mut ToolFilter, spec: &ProfileSpec) -> Result<(), (&'sta
     Ok(())
 }
 
+/// The tools the runner adds to the registry's.
+const RUNNER_TOOLS: [&str; 4] = ["goal", "read_progress", "explore", "delegate"];
+
+/// Whether a profile may name `name`: a built-in tool, one the runner adds, an MCP tool, a
+/// pattern, or every tool.
+fn known_tool(name: &str) -> bool {
+    name.ends_with('*')
+        || name.starts_with("mcp__")
+        || matches!(name, "all")
+        || RUNNER_TOOLS.contains(&name)
+        || agent_tools::ToolRegistry::with_builtins()
+            .get(name)
+            .is_some()
+}
+
 /// Tool names with Claude Code's mapped to ours; checked for characters model APIs refuse.
 fn tool_names(list: &NameList, field: &'static str) -> Result<Vec<String>, (&'static str, String)> {
     let mut names = Vec::new();
@@ -434,6 +449,19 @@ fn tool_names(list: &NameList, field: &'static str) -> Result<Vec<String>, (&'st
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if !valid || name.len() > 64 {
             return Err((field, format!("{name:?} is not a tool name")));
+        }
+        if !known_tool(&name) {
+            let mut known = agent_tools::ToolRegistry::with_builtins().names();
+            known.extend(RUNNER_TOOLS.iter().map(|t| (*t).to_owned()));
+            known.sort();
+            return Err((
+                field,
+                format!(
+                    "unknown tool {name:?}; the tools are {}, MCP tools (`mcp__<server>__<tool>`) \
+                     and patterns ending in `*`",
+                    known.join(", ")
+                ),
+            ));
         }
         names.push(name);
     }

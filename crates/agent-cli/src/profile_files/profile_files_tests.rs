@@ -257,15 +257,35 @@ fn the_front_matter_subset() {
     assert_eq!(writer.limits.max_cost, Some(1.25));
     assert_eq!(writer.model.as_deref(), Some("gpt-4.1"));
 
-    // A file without front matter is all prompt, named after the file.
+    // A file without front matter is refused, named; so is a tool that does not exist.
     let plain = tempfile::tempdir().unwrap();
     write(plain.path(), "terse.md", "Answer in one line.\n");
-    let mut profiles = builtin_profiles();
-    load_dir(&mut profiles, plain.path()).unwrap();
-    assert_eq!(
-        profiles["terse"].system_prompt.as_deref(),
-        Some("Answer in one line.")
+    let error = load_dir(&mut builtin_profiles(), plain.path())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("terse.md"), "{error}");
+    assert!(error.contains("has no front matter"), "{error}");
+    let unknown = tempfile::tempdir().unwrap();
+    write(
+        unknown.path(),
+        "bad.md",
+        "---\ndescription: x\ntools: read_file, frobnicate\n---\nHi.\n",
     );
+    let error = load_dir(&mut builtin_profiles(), unknown.path())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("bad.md") && error.contains("tools"),
+        "{error}"
+    );
+    assert!(error.contains("unknown tool \"frobnicate\""), "{error}");
+    // MCP tools, patterns and Claude Code's tools without a counterpart stay accepted.
+    write(
+        unknown.path(),
+        "bad.md",
+        "---\ndescription: x\ntools: mcp__gh__issues, mcp__fs__*, WebFetch, grep\n---\nHi.\n",
+    );
+    load_dir(&mut builtin_profiles(), unknown.path()).unwrap();
 }
 
 #[test]
