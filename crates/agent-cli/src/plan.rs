@@ -14,6 +14,7 @@
 //! Test
 //! ```
 
+use std::io::IsTerminal;
 use std::path::Path;
 
 use agent_execution::TraceStore;
@@ -106,35 +107,82 @@ fn pointing_to_resume(error: PlanError) -> anyhow::Error {
     }
 }
 
-/// `agent plan edit`: the plan in $VISUAL / $EDITOR, read back into the trace.
+/// `agent plan edit`: the plan in $VISUAL / $EDITOR, read back into the trace. What the user
+/// typed is never lost: a plan that cannot be read reopens the editor with the error as a `#`
+/// comment on top (on a terminal), or is saved to a file that the error names.
 async fn edit(trace_id: &str, trace_dir: &TraceDirArg) -> Result<ExitCode> {
     let store = config::store_for(trace_dir)?;
     check_is_plan(&store, trace_id).await?;
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("plan.txt");
-    std::fs::write(&path, plan_mode::text(&store, trace_id).await?)?;
+    let original = plan_mode::text(&store, trace_id).await?;
+    std::fs::write(&path, &original)?;
     let editor = config::env("VISUAL")
         .or_else(|| config::env("EDITOR"))
         .unwrap_or_else(|| "vi".into());
+    loop {
+        run_editor(&editor, &path)?;
+        let text = std::fs::read_to_string(&path)?;
+        let text = without_error_comment(&text);
+        if text == original {
+            note("the plan is unchanged");
+            return Ok(ExitCode::Completed);
+        }
+        match plan_mode::edit(&store, trace_id, &text).await {
+            Ok(edited) => {
+                print(&crate::output::clean(&edited.plan_text()));
+                note(&format!(
+                    "plan updated; run it with `agent run --trace {trace_id}`"
+                ));
+                return Ok(ExitCode::Completed);
+            }
+            Err(PlanError::Parse(error)) if std::io::stdin().is_terminal() => {
+                std::fs::write(&path, format!("{ERROR_MARK}{error}\n{text}"))?;
+            }
+            Err(PlanError::Parse(error)) => {
+                let kept = std::env::current_dir()?.join(format!(
+                    "plan-{}.txt",
+                    trace_id.chars().take(8).collect::<String>()
+                ));
+                std::fs::write(&kept, &text).with_context(|| {
+                    format!("cannot save the edited plan to {}", kept.display())
+                })?;
+                return Err(UsageError(format!(
+                    "the edited plan cannot be read: {error}; the plan is unchanged and your text \
+                     is saved in {}",
+                    kept.display()
+                ))
+                .into());
+            }
+            Err(error) => return Err(pointing_to_resume(error)),
+        }
+    }
+}
+
+/// The comment line put on top of a plan the editor reopens with.
+const ERROR_MARK: &str = "# error (fix the plan and save; this line is ignored): ";
+
+/// The text without the error comment a previous round put on top.
+fn without_error_comment(text: &str) -> String {
+    text.lines()
+        .filter(|line| !line.starts_with(ERROR_MARK))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
+/// Runs the editor on `path` and waits for it.
+fn run_editor(editor: &str, path: &Path) -> Result<()> {
     let status = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!("{editor} \"$1\""))
         .arg("sh")
-        .arg(&path)
+        .arg(path)
         .status()
         .with_context(|| format!("cannot start the editor {editor:?}"))?;
     if !status.success() {
         bail!("the editor {editor:?} exited with {status}; the plan is unchanged");
     }
-    let text = std::fs::read_to_string(&path)?;
-    let edited = plan_mode::edit(&store, trace_id, &text)
-        .await
-        .map_err(pointing_to_resume)?;
-    print(&crate::output::clean(&edited.plan_text()));
-    note(&format!(
-        "plan updated; run it with `agent run --trace {trace_id}`"
-    ));
-    Ok(ExitCode::Completed)
+    Ok(())
 }
 
 /// `agent plan save`: the plan as a text file, reusable with `agent run --plan FILE`.

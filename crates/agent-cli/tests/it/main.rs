@@ -12,6 +12,7 @@ mod continue_run;
 mod fork;
 mod instructions;
 mod mcp;
+mod plan_edit;
 mod reasoning;
 mod responses;
 mod run_serve;
