@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::cli::ProviderKind;
 use crate::config::ProviderConfig;
+use crate::exit::UsageError;
 
 /// The client for `config`. The `openai` provider talks to OpenAI's own API through the
 /// Responses API for the models served only there ([`responses_only`]); any other server
@@ -50,8 +51,18 @@ pub(crate) fn client(config: &ProviderConfig) -> Result<Arc<dyn LlmClient>> {
             let Some(script) = &config.script else {
                 bail!("the scripted provider needs a script: pass --script FILE");
             };
-            let client = ScriptedClient::from_file(script)
-                .with_context(|| format!("cannot load the script {}", script.display()))?;
+            // A script that cannot be read or parsed is the user's configuration (exit 2).
+            let text = std::fs::read_to_string(script).map_err(|error| {
+                UsageError(format!(
+                    "cannot read the script {}: {error}",
+                    script.display()
+                ))
+            })?;
+            let client = ScriptedClient::from_json_str(&text).map_err(|error| {
+                let why = error.to_string();
+                let why = why.strip_prefix("invalid configuration: ").unwrap_or(&why);
+                UsageError(format!("the script {}: {why}", script.display()))
+            })?;
             Arc::new(match config.context_window {
                 Some(window) => client.with_context_window(window),
                 None => client,

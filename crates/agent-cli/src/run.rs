@@ -58,6 +58,7 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
         Some(dir) => dir,
         None => std::env::current_dir().context("cannot read the current folder")?,
     };
+    check_workspace(&workspace)?;
     let mut profiles = agents::load(&file, &workspace)?;
     let name = args.agent.as_deref().or(agent).unwrap_or(DEFAULT);
     if args.agent.is_none()
@@ -132,6 +133,25 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
         show_reasoning: args.show_reasoning || file.show_reasoning == Some(true),
         approver,
     })
+}
+
+/// A workspace that is missing or not a folder is a usage error (exit 2) that says which.
+pub(crate) fn check_workspace(workspace: &std::path::Path) -> Result<(), UsageError> {
+    match std::fs::metadata(workspace) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(UsageError(format!(
+            "the workspace {} is not a folder",
+            workspace.display()
+        ))),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Err(UsageError(format!(
+            "the workspace {} does not exist",
+            workspace.display()
+        ))),
+        Err(error) => Err(UsageError(format!(
+            "the workspace {} cannot be read: {error}",
+            workspace.display()
+        ))),
+    }
 }
 
 /// `agent run`.

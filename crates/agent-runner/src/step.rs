@@ -149,7 +149,8 @@ fn cancelled() -> TraceOutcome {
 fn warn_if_unpriced(agent: &Agent) {
     let model = &agent.spec.model;
     if agent.spec.limits.max_cost.is_some() && agent.engine.root.prices.price(model).is_none() {
-        tracing::warn!(
+        // Info, not a warning: front ends say it their own way (the CLI before the run).
+        tracing::info!(
             model = %model,
             "the cost of model {model} is unknown: max_cost cannot be enforced"
         );

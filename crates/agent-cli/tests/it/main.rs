@@ -17,6 +17,7 @@ mod reasoning;
 mod responses;
 mod run_serve;
 mod streaming;
+mod usage_errors;
 
 use agent_test_support::cli::CliEnv;
 

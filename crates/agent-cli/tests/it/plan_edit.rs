@@ -115,6 +115,9 @@ async fn on_a_terminal_the_editor_reopens_with_the_error_on_top() {
     let second = std::fs::read_to_string(format!("{}.second", seen.display())).unwrap();
     let mut lines = second.lines();
     let first = lines.next().unwrap();
-    assert!(first.starts_with("# error") && first.contains("tab"), "{second}");
+    assert!(
+        first.starts_with("# error") && first.contains("tab"),
+        "{second}"
+    );
     assert_eq!(lines.collect::<Vec<_>>(), ["Write notes", "\tbad"]);
 }
