@@ -121,7 +121,7 @@ pub(crate) async fn follow(mut events: LiveStream, mode: ProgressMode, show_reas
     };
     let mut state = State {
         show_reasoning,
-        color: matches!(sink, Sink::Spinner(_)) && crate::output::color(true),
+        color: crate::output::color(true),
         ..State::default()
     };
     while let Some(item) = events.next().await {
@@ -241,6 +241,8 @@ struct State {
     show_reasoning: bool,
     /// Whether reasoning may be dimmed.
     color: bool,
+    /// The ids of `goal` calls, whose results the goal lines already say.
+    goal_calls: std::collections::HashSet<String>,
 }
 
 impl State {
@@ -251,7 +253,7 @@ impl State {
             EventKind::TraceCreated { goal_tree, .. }
             | EventKind::GoalTreeUpdated { goal_tree } => {
                 if let Some(before) = &self.tree {
-                    lines.extend(finished_goals(before, goal_tree));
+                    lines.extend(finished_goals(before, goal_tree, self.color));
                 }
                 self.tree = Some(goal_tree.clone());
                 let current = goal_tree.current().map(|g| g.id.clone());
@@ -304,6 +306,11 @@ impl State {
                         crate::reasoning::shown(&turn.reasoning_text(), self.show_reasoning)
                     })
                     .map(|shown| crate::reasoning::dim(&format!("  {shown}"), self.color));
+                for call in message.content.tool_calls() {
+                    if call.name == "goal" {
+                        self.goal_calls.insert(call.id.clone());
+                    }
+                }
                 let calls = message
                     .content
                     .tool_calls()
@@ -320,7 +327,13 @@ impl State {
             }
             Role::Tool => {
                 let text = message.content.text();
-                if message.content.is_error() {
+                let goal = message
+                    .tool_call_id
+                    .as_ref()
+                    .is_some_and(|id| self.goal_calls.contains(id));
+                if goal && !message.content.is_error() {
+                    Vec::new()
+                } else if message.content.is_error() {
                     vec![format!("    ✗ {}", truncate(&one_line(text), 120))]
                 } else {
                     result_summary(text).into_iter().collect()
@@ -377,7 +390,7 @@ fn result_summary(text: &str) -> Option<String> {
 
 /// One line per goal that `after` finished and `before` had open: `✓ 1 Read the code — <its
 /// summary>` or `✗ 2 Try the cache — abandoned: <why>`.
-fn finished_goals(before: &GoalTree, after: &GoalTree) -> Vec<String> {
+fn finished_goals(before: &GoalTree, after: &GoalTree, color: bool) -> Vec<String> {
     after
         .goals()
         .iter()
@@ -393,6 +406,11 @@ fn finished_goals(before: &GoalTree, after: &GoalTree) -> Vec<String> {
             let (mark, said) = match goal.status {
                 GoalStatus::Abandoned => ("✗", format!("abandoned: {summary}")),
                 _ => ("✓", summary),
+            };
+            let mark = match (color, goal.status) {
+                (false, _) => mark.to_owned(),
+                (true, GoalStatus::Abandoned) => format!("\x1b[31m{mark}\x1b[0m"),
+                (true, _) => format!("\x1b[32m{mark}\x1b[0m"),
             };
             let line = format!("{mark} {number} {}", one_line(&goal.description));
             if said.is_empty() {

@@ -1,6 +1,7 @@
 //! `agent run` and `agent resume`: build a runner from the configuration, run or continue a
 //! trace with live progress, print the answer, and exit with a code that says how it ended.
 
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 use agent_execution::{TraceStatus, TraceStore, watch_live};
@@ -360,6 +361,10 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
         return;
     }
     match outcome.status {
+        // When stdout and stderr are both the terminal, the answer was just shown as it
+        // streamed: printing it again would show it twice. Piped, stdout carries it.
+        TraceStatus::Completed
+            if std::io::stdout().is_terminal() && std::io::stderr().is_terminal() => {}
         TraceStatus::Completed => print(&crate::output::clean(
             outcome.response.as_deref().unwrap_or_default(),
         )),

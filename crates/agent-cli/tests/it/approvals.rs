@@ -76,6 +76,10 @@ async fn always_for_a_prefix_stops_the_next_question_and_a_reason_reaches_the_mo
     assert_eq!(screen.matches("wants to run").count(), 2, "{screen}");
     terminal.send("n: say it in French\r");
     assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
+    // The answer streamed once; it is not printed again on the same terminal.
+    let screen = terminal.screen();
+    assert_eq!(screen.matches("Done.").count(), 1, "{screen}");
+    assert!(screen.contains("    ↳ hello one"), "{screen}");
     let results = tool_results(&server);
     assert!(results[0].ends_with("hello one\n"), "{results:?}");
     assert!(results[1].ends_with("hello two\n"), "{results:?}");
