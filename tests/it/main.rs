@@ -9,5 +9,6 @@ mod crash_matrix;
 mod explore_fs;
 mod fuzz_smoke;
 mod hostile_http;
+mod live_across;
 mod provider_faults;
 mod runner_fs;

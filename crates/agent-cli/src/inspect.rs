@@ -3,15 +3,17 @@
 //! `show` prints a trace as a tree in the spirit of a debug dump: the trace's fields, then its
 //! goals with status, summary and stats, each goal's messages under it, then its sub-traces.
 
+use std::collections::HashSet;
+
 use agent_execution::{Message, Role, Trace, TraceFilter, TraceStats, TraceStatus, TraceStore};
 use agent_goal::{Goal, GoalStats, GoalStatus, GoalTree};
 use anyhow::Result;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::cli::{ShowArgs, TracesArgs};
 use crate::config;
 use crate::exit::{ExitCode, UsageError};
-use crate::output::{one_line, print, truncate};
+use crate::output::{note, one_line, print, truncate};
 use crate::progress::status_word;
 
 /// `agent traces`.
@@ -42,13 +44,15 @@ pub(crate) async fn traces(args: TracesArgs) -> Result<ExitCode> {
         .filter(|t| t.parent_trace_id.is_none())
         .take(args.limit)
         .collect();
+    let interrupted = interrupted(&store, &all).await?;
     if args.json {
-        let shown: Vec<&Trace> = all
+        let shown: Vec<Value> = all
             .iter()
             .filter(|t| match &t.parent_trace_id {
                 None => mains.iter().any(|m| m.trace_id == t.trace_id),
                 Some(parent) => mains.iter().any(|m| &m.trace_id == parent),
             })
+            .map(|t| with_interrupted(t, &interrupted))
             .collect();
         print(&serde_json::to_string_pretty(&shown)?);
         return Ok(ExitCode::Completed);
@@ -58,20 +62,48 @@ pub(crate) async fn traces(args: TracesArgs) -> Result<ExitCode> {
         return Ok(ExitCode::Completed);
     }
     print(&format!(
-        "{:<38} {:<10} {:>9} {:>9} {:>9} {:>11}  TASK",
+        "{:<38} {:<11} {:>9} {:>9} {:>9} {:>11}  TASK",
         "TRACE", "STATUS", "MESSAGES", "TOKENS", "COST", "+SUB-TRACES"
     ));
     for main in mains {
         let total = tree_total(&everything, main);
-        print(&row(main, "", Some(total.total_cost)));
+        print(&row(main, "", Some(total.total_cost), &interrupted));
         for sub in all
             .iter()
             .filter(|t| t.parent_trace_id.as_deref() == Some(main.trace_id.as_str()))
         {
-            print(&row(sub, "  └ ", None));
+            print(&row(sub, "  └ ", None, &interrupted));
         }
     }
+    if !interrupted.is_empty() {
+        note(
+            "interrupted: the process that ran it is gone (no one holds its lock); \
+             `agent resume <TRACE>` continues it",
+        );
+    }
     Ok(ExitCode::Completed)
+}
+
+/// The traces among `traces` stored as running or waiting whose writer is gone.
+async fn interrupted(store: &dyn TraceStore, traces: &[Trace]) -> Result<HashSet<String>> {
+    let mut gone = HashSet::new();
+    for trace in traces {
+        if matches!(trace.status, TraceStatus::Running | TraceStatus::Waiting)
+            && store.writer_alive(&trace.trace_id).await? == Some(false)
+        {
+            gone.insert(trace.trace_id.clone());
+        }
+    }
+    Ok(gone)
+}
+
+/// A trace as JSON, with `"interrupted": true` when its writer is gone.
+fn with_interrupted(trace: &Trace, interrupted: &HashSet<String>) -> Value {
+    let mut value = json!(trace);
+    if interrupted.contains(&trace.trace_id) {
+        value["interrupted"] = json!(true);
+    }
+    value
 }
 
 /// The totals of `trace` and all its sub-traces among `traces`.
@@ -93,7 +125,12 @@ fn tree_total(traces: &[Trace], trace: &Trace) -> TraceStats {
 }
 
 /// One line of the table; `with_subs` is the cost of a main trace with its sub-traces.
-fn row(trace: &Trace, prefix: &str, with_subs: Option<f64>) -> String {
+fn row(
+    trace: &Trace,
+    prefix: &str,
+    with_subs: Option<f64>,
+    interrupted: &HashSet<String>,
+) -> String {
     let id = if prefix.is_empty() {
         trace.trace_id.clone()
     } else {
@@ -102,10 +139,15 @@ fn row(trace: &Trace, prefix: &str, with_subs: Option<f64>) -> String {
             trace.trace_id.rsplit('@').next().unwrap_or(&trace.trace_id)
         )
     };
+    let status = if interrupted.contains(&trace.trace_id) {
+        "interrupted".to_owned()
+    } else {
+        status_word(trace.status)
+    };
     format!(
-        "{:<38} {:<10} {:>9} {:>9} {:>9} {:>11}  {}",
+        "{:<38} {:<11} {:>9} {:>9} {:>9} {:>11}  {}",
         id,
-        status_word(trace.status),
+        status,
         trace.total_messages,
         trace.total_tokens,
         format!("${:.4}", trace.total_cost),
@@ -128,9 +170,10 @@ pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
     let messages = store.get_trace_messages(&trace_id).await?;
     let subs = store.get_sub_traces(&trace_id).await?;
     let total = agent_runner::stats_with_sub_traces(&store, &trace_id).await?;
+    let gone = interrupted(&store, std::slice::from_ref(&trace)).await?;
     if args.json {
         let value = json!({
-            "trace": trace,
+            "trace": with_interrupted(&trace, &gone),
             "goal_tree": tree,
             "messages": messages,
             "sub_traces": subs,
@@ -145,6 +188,13 @@ pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
         print(&crate::output::clean(&render(
             &trace, &tree, &messages, &subs, view, &total,
         )));
+        if !gone.is_empty() {
+            note(&format!(
+                "interrupted: the trace is stored as {} but no process runs it any more; \
+                 `agent resume {trace_id}` continues it",
+                status_word(trace.status)
+            ));
+        }
     }
     Ok(ExitCode::Completed)
 }

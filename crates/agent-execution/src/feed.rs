@@ -16,6 +16,12 @@
 //! stored `message_added`), but never a stored event. A delta is dropped too when the watcher
 //! has already yielded a stored event newer than the last one committed before the delta, so a
 //! delta never follows the message it belongs to.
+//!
+//! Commits made elsewhere (another process on the same trace folder, another node of a shared
+//! store) are not on this bus: a store that can see them offers a doorbell
+//! ([`TraceStore::changes`]), and a watcher that hears it reads the store after its last event,
+//! the same read as its catch-up — replay and live are one query, so a missed ring loses
+//! nothing. Deltas of a model call made elsewhere are not seen.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -208,7 +214,9 @@ where
     S: TraceStore + ?Sized + 'static,
 {
     let receiver = store.event_bus().subscribe(trace_id);
+    let doorbell = store.changes(trace_id);
     let watcher = Watcher {
+        doorbell,
         store,
         trace_id: trace_id.to_owned(),
         receiver,
@@ -225,6 +233,8 @@ where
 }
 
 struct Watcher<S: ?Sized> {
+    /// Rings when the trace may have changed elsewhere.
+    doorbell: Option<crate::store::Doorbell>,
     store: Arc<S>,
     trace_id: String,
     receiver: broadcast::Receiver<Item>,
@@ -262,7 +272,21 @@ impl<S: TraceStore + ?Sized> Watcher<S> {
                 }
                 continue;
             }
-            match self.receiver.recv().await {
+            let received = match &mut self.doorbell {
+                None => self.receiver.recv().await,
+                Some(doorbell) => tokio::select! {
+                    received = self.receiver.recv() => received,
+                    rang = doorbell.next() => {
+                        match rang {
+                            Some(()) => self.catch_up = true,
+                            // A doorbell that stopped: go on with the bus alone.
+                            None => self.doorbell = None,
+                        }
+                        continue;
+                    }
+                },
+            };
+            match received {
                 Ok(Item::Delta(after, delta)) => {
                     // A delta published before a stored event this watcher has already yielded
                     // may belong to a message already shown: leave it out.

@@ -56,8 +56,8 @@ pub use feed::{
 pub use ids::{InvalidId, validate_trace_id};
 pub use message::{Message, MessageUpdate, NewMessage, Role, describe};
 pub use store::{
-    Commit, InMemoryTraceStore, StoreError, TraceState, TraceStore, TraceTxn, WriteOp, WriteOutput,
-    plan_commit,
+    Commit, Doorbell, InMemoryTraceStore, StoreError, TraceState, TraceStore, TraceTxn, WriteOp,
+    WriteOutput, plan_commit,
 };
 pub use trace::{
     ForkOrigin, NewTrace, ParentLink, Trace, TraceFilter, TraceLimits, TraceMode, TraceOutcome,

@@ -44,7 +44,11 @@
 //! second process (or second store instance) that tries to write gets
 //! [`StoreError::Locked`](agent_execution::StoreError::Locked). Other processes may read a trace
 //! that is being written: each read picks up the commits appended since its last read.
-//! Live events ([`agent_execution::watch`]) are only delivered within the writing process.
+//! Watchers in other processes follow it live too: the store's doorbell
+//! ([`TraceStore::changes`](agent_execution::TraceStore::changes)) rings when `events.jsonl`
+//! grows (file notifications, polling where there are none) and the watcher reads the appended
+//! commits. [`TraceStore::writer_alive`](agent_execution::TraceStore::writer_alive) probes
+//! `.lock`: a trace left `running` by a process that died has no writer, and can be resumed.
 //!
 //! # Scale
 //!
@@ -71,6 +75,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod files;
+mod follow;
 mod log;
 mod store;
 mod trace_files;

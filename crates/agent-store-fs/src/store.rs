@@ -3,13 +3,14 @@
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_execution::GoalTree;
 use agent_execution::ids::{message_id, split_message_id};
 use agent_execution::{
-    Commit, Event, EventBus, EventKind, Message, StoreError, Trace, TraceFilter, TraceState,
-    TraceStore, TraceTxn, validate_trace_id,
+    Commit, Doorbell, Event, EventBus, EventKind, Message, StoreError, Trace, TraceFilter,
+    TraceState, TraceStore, TraceTxn, validate_trace_id,
 };
 use async_trait::async_trait;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
@@ -27,6 +28,8 @@ pub struct FileSystemTraceStore {
     base: PathBuf,
     durability: Durability,
     slots: Mutex<HashMap<String, Arc<AsyncMutex<Slot>>>>,
+    /// Per trace: whether this instance holds its write lock.
+    writing: Mutex<HashMap<String, Arc<AtomicBool>>>,
     bus: EventBus,
 }
 
@@ -39,6 +42,7 @@ impl FileSystemTraceStore {
             base,
             durability: Durability::Fsync,
             slots: Mutex::new(HashMap::new()),
+            writing: Mutex::new(HashMap::new()),
             bus: EventBus::new(),
         })
     }
@@ -73,9 +77,16 @@ impl FileSystemTraceStore {
                 Arc::new(AsyncMutex::new(Slot::new(
                     self.base.join(trace_id),
                     self.durability,
+                    self.writing_flag(trace_id),
                 )))
             })
             .clone()
+    }
+
+    /// Whether this instance writes the trace, as a flag shared with its slot.
+    fn writing_flag(&self, trace_id: &str) -> Arc<AtomicBool> {
+        let mut writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
+        writing.entry(trace_id.to_owned()).or_default().clone()
     }
 
     /// Locks a trace's slot and runs blocking work on it off the async threads.
@@ -229,6 +240,26 @@ impl TraceStore for FileSystemTraceStore {
 
     fn event_bus(&self) -> &EventBus {
         &self.bus
+    }
+
+    fn changes(&self, trace_id: &str) -> Option<Doorbell> {
+        validate_trace_id(trace_id).ok()?;
+        let dir = self.base.join(trace_id);
+        dir.is_dir()
+            .then(|| crate::follow::doorbell(dir, self.writing_flag(trace_id)))
+    }
+
+    async fn writer_alive(&self, trace_id: &str) -> Result<Option<bool>, StoreError> {
+        validate_trace_id(trace_id)?;
+        if self.writing_flag(trace_id).load(Ordering::Relaxed) {
+            return Ok(Some(true));
+        }
+        let dir = self.base.join(trace_id);
+        tokio::task::spawn_blocking(move || {
+            crate::follow::writer_alive(&dir).map_err(|e| StoreError::io(&dir, e))
+        })
+        .await
+        .unwrap_or(Ok(None))
     }
 
     async fn get_trace(&self, trace_id: &str) -> Result<Option<Trace>, StoreError> {

@@ -11,6 +11,7 @@ mod cli;
 mod continue_run;
 mod fork;
 mod instructions;
+mod interrupted;
 mod mcp;
 mod plan_edit;
 mod reasoning;

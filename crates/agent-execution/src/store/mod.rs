@@ -36,6 +36,9 @@ use crate::ids::{new_trace_id, now_rfc3339, split_message_id, sub_trace_id, vali
 use crate::message::{Message, MessageUpdate, NewMessage};
 use crate::trace::{NewTrace, Trace, TraceFilter, TraceOutcome, TraceStatus, TraceUpdate};
 
+/// See [`TraceStore::changes`].
+pub type Doorbell = futures::stream::BoxStream<'static, ()>;
+
 /// A trace locked for one write. Dropping it without committing writes nothing.
 #[async_trait]
 pub trait TraceTxn: Send {
@@ -66,6 +69,22 @@ pub trait TraceStore: Send + Sync {
 
     /// The bus committed events are published on (see [`crate::watch`]).
     fn event_bus(&self) -> &EventBus;
+
+    /// A doorbell for commits this store instance does not publish: it rings (yields `()`)
+    /// when the trace may have changed through another process or node, and the watchers of
+    /// [`crate::watch`] then read the store after the last event they yielded — so a missed or
+    /// extra ring loses or repeats nothing. `None` (the default) when every commit goes through
+    /// this instance's [`EventBus`].
+    fn changes(&self, _trace_id: &str) -> Option<Doorbell> {
+        None
+    }
+
+    /// Whether a writer is at work on the trace: `Some(false)` when the store can tell that
+    /// none is (a trace left `running` by a process that died), `Some(true)` when one is, `None`
+    /// (the default) when the store cannot tell.
+    async fn writer_alive(&self, _trace_id: &str) -> Result<Option<bool>, StoreError> {
+        Ok(None)
+    }
 
     /// A trace.
     async fn get_trace(&self, trace_id: &str) -> Result<Option<Trace>, StoreError>;

@@ -41,6 +41,8 @@ pub(crate) struct Slot {
     pub(crate) dir: PathBuf,
     pub(crate) durability: Durability,
     open: Option<OpenTrace>,
+    /// Set once this slot holds the trace's lock (the doorbell of `follow.rs` then stays quiet).
+    writing: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// An opened trace: its state and the index into `events.jsonl`.
@@ -90,11 +92,16 @@ pub(crate) struct Prepared {
 }
 
 impl Slot {
-    pub(crate) fn new(dir: PathBuf, durability: Durability) -> Self {
+    pub(crate) fn new(
+        dir: PathBuf,
+        durability: Durability,
+        writing: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Self {
         Self {
             dir,
             durability,
             open: None,
+            writing,
         }
     }
 
@@ -206,7 +213,11 @@ impl Slot {
             .open(&path)
             .map_err(|e| StoreError::io(&path, e))?;
         match file.try_lock() {
-            Ok(()) => Ok(file),
+            Ok(()) => {
+                self.writing
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                Ok(file)
+            }
             Err(TryLockError::WouldBlock) => Err(StoreError::Locked {
                 trace_id: self.trace_id(),
                 path,

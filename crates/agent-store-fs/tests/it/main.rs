@@ -5,5 +5,6 @@
 mod conformance;
 mod crash;
 mod files;
+mod follow;
 mod hostile_log;
 mod old_traces;
