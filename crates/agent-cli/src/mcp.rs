@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use agent_mcp::{McpConfig, McpError, McpServers, TransportKind};
+use agent_runner::Instruction;
 use agent_tools::{Risk, Tool, ToolRegistry};
 use anyhow::Result;
 use serde_json::json;
@@ -27,6 +28,43 @@ pub(crate) fn registry(servers: &McpServers) -> ToolRegistry {
     let mut registry = ToolRegistry::with_builtins();
     servers.register(&mut registry);
     registry
+}
+
+/// The tools of a run and what their servers said about using them.
+pub(crate) struct RunTools {
+    /// The built-in tools and the MCP servers' tools.
+    pub(crate) registry: ToolRegistry,
+    /// The `instructions` of each MCP server that gave some, for the system prompt.
+    pub(crate) instructions: Vec<Instruction>,
+}
+
+impl From<ToolRegistry> for RunTools {
+    fn from(registry: ToolRegistry) -> Self {
+        Self {
+            registry,
+            instructions: Vec::new(),
+        }
+    }
+}
+
+/// The tools of `servers` with the built-ins, and the servers' instructions.
+pub(crate) fn tools(servers: &McpServers) -> RunTools {
+    let instructions = servers
+        .servers()
+        .iter()
+        .filter_map(|server| {
+            server.instructions().map(|text| {
+                Instruction::new(
+                    format!("Instructions of the MCP server {}", server.name()),
+                    text,
+                )
+            })
+        })
+        .collect();
+    RunTools {
+        registry: registry(servers),
+        instructions,
+    }
 }
 
 fn usage(error: McpError) -> anyhow::Error {

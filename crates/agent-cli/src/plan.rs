@@ -56,7 +56,7 @@ pub(crate) async fn command(args: PlanArgs) -> Result<ExitCode> {
 async fn plan(task: &str, model: &crate::cli::ModelArgs) -> Result<ExitCode> {
     // The `plan` profile (or the one `--agent` names): the goal tools only, unless the profile
     // admits others.
-    let setup = setup(model, ToolRegistry::with_builtins(), Some(PLAN))?;
+    let setup = setup(model, ToolRegistry::with_builtins().into(), Some(PLAN))?;
     let (trace_id, tree) = match plan_mode::plan(&setup.runner, task).await? {
         PlanOutcome::Planned {
             trace_id,

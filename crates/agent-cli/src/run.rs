@@ -8,7 +8,6 @@ use agent_execution::{TraceStatus, TraceStore, watch_live};
 use agent_runner::agents::DEFAULT;
 use agent_runner::{AgentRunner, RunOutcome, RunnerOptions, StopReason, recorded_agents};
 use agent_store_fs::FileSystemTraceStore;
-use agent_tools::ToolRegistry;
 use anyhow::{Context, Result};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -53,7 +52,7 @@ impl Setup {
 
 /// Resolves the configuration and builds the store and runner for `args`, running as the
 /// profile `--agent` names, else `agent`, else `default`.
-pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) -> Result<Setup> {
+pub(crate) fn setup(args: &ModelArgs, tools: mcp::RunTools, agent: Option<&str>) -> Result<Setup> {
     let file = FileConfig::load()?;
     let workspace = match args.workspace.clone().or_else(|| file.workspace.clone()) {
         Some(dir) => dir,
@@ -125,8 +124,10 @@ pub(crate) fn setup(args: &ModelArgs, tools: ToolRegistry, agent: Option<&str>) 
         }
         options.instructions = found.instructions;
     }
+    // What the MCP servers say about their tools goes with the tools, whatever --no-instructions.
+    options.instructions.extend(tools.instructions);
     options.sub_agents.enabled = true;
-    let runner = AgentRunner::new(store.clone(), client, tools, options);
+    let runner = AgentRunner::new(store.clone(), client, tools.registry, options);
     Ok(Setup {
         store,
         runner,
@@ -162,7 +163,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
         return continue_run(&args, given, task).await;
     }
     let mcp = mcp::start(&FileConfig::load()?, &args.model.mcp).await?;
-    let setup = setup(&args.model, mcp::registry(&mcp), None)?;
+    let setup = setup(&args.model, mcp::tools(&mcp), None)?;
     let store = setup.store.clone();
     let trace_id = match (&args.trace, &task) {
         (Some(trace_id), _) => {
@@ -212,7 +213,7 @@ async fn continue_run(args: &RunArgs, given: &str, message: Option<String>) -> R
     let profile = recorded_agents(&store, &trace_id).await?.main;
     drop(store);
     let mcp = mcp::start(&file, &args.model.mcp).await?;
-    let setup = setup(&args.model, mcp::registry(&mcp), profile.as_deref())?;
+    let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref())?;
     let code = execute(&setup, &trace_id, &args.model, Some(message.as_str())).await;
     mcp.shutdown().await;
     code
@@ -227,7 +228,7 @@ pub(crate) async fn resume(args: ResumeArgs) -> Result<ExitCode> {
     let profile = recorded_agents(&store, &trace_id).await?.main;
     drop(store);
     let mcp = mcp::start(&file, &args.model.mcp).await?;
-    let setup = setup(&args.model, mcp::registry(&mcp), profile.as_deref())?;
+    let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref())?;
     let code = execute(&setup, &trace_id, &args.model, None).await;
     mcp.shutdown().await;
     code

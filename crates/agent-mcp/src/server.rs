@@ -38,6 +38,8 @@ pub struct McpServer {
     config: ServerConfig,
     kind: TransportKind,
     tools: Vec<McpToolInfo>,
+    /// What the server said about using it in its handshake (`instructions`).
+    instructions: Option<String>,
     state: tokio::sync::Mutex<State>,
 }
 
@@ -92,11 +94,17 @@ impl McpServer {
             }
         };
         tracing::debug!(server = name, tools = tools.len(), "MCP server started");
+        let instructions = connection
+            .service
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
+            .filter(|text| !text.trim().is_empty());
         Ok(Arc::new(Self {
             name: name.to_owned(),
             config,
             kind,
             tools,
+            instructions,
             state: tokio::sync::Mutex::new(State {
                 connection: Some(Arc::new(connection)),
                 restarts: 0,
@@ -104,6 +112,12 @@ impl McpServer {
                 shut_down: false,
             }),
         }))
+    }
+
+    /// The instructions the server gave in its handshake, if any: how to use its tools, for
+    /// the system prompt.
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
     }
 
     /// The server's name.

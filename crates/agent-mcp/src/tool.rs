@@ -1,5 +1,7 @@
-//! An MCP server's tool as an agent tool: named `mcp__<server>__<tool>`, described by the server,
-//! risky unless the configuration lists it as read-only, and bounded by the server's timeout.
+//! An MCP server's tool as an agent tool: named `mcp__<server>__<tool>`, described by the server
+//! (its title, description and whether it reaches the open world), read-only when the
+//! configuration lists it or the server annotates it so (risky otherwise), and bounded by the
+//! server's timeout.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +21,19 @@ const MAX_TOOL_NAME_LEN: usize = 64;
 /// timeout error comes first.
 const TIMEOUT_GRACE: Duration = Duration::from_secs(2);
 
+/// How risky a tool is: read-only when the configuration lists it so, or when the server
+/// annotates it `readOnlyHint: true` (and not `destructiveHint: true`); risky otherwise,
+/// without annotations included, as the MCP specification advises.
+fn risk_of(configured_read_only: bool, annotations: Option<&rmcp::model::ToolAnnotations>) -> Risk {
+    let hinted = annotations
+        .is_some_and(|a| a.read_only_hint == Some(true) && a.destructive_hint != Some(true));
+    if configured_read_only || hinted {
+        Risk::ReadOnly
+    } else {
+        Risk::Risky
+    }
+}
+
 /// One tool of an MCP server, ready for a `ToolRegistry`.
 #[derive(Debug, Clone)]
 pub struct McpTool {
@@ -33,25 +48,32 @@ impl McpTool {
     /// The agent tool for `info`, a tool `server` listed.
     pub fn new(server: Arc<McpServer>, info: &rmcp::model::Tool) -> Self {
         let mcp_name = info.name.to_string();
-        let description = info
+        let annotations = info.annotations.as_ref();
+        let title = info
+            .title
+            .as_deref()
+            .or(annotations.and_then(|a| a.title.as_deref()))
+            .filter(|title| !title.trim().is_empty());
+        let described = info
             .description
             .as_deref()
-            .or(info.title.as_deref())
-            .map_or_else(
-                || format!("The {mcp_name} tool of the MCP server {}.", server.name()),
-                str::to_owned,
-            );
+            .filter(|text| !text.trim().is_empty());
+        let mut description = match (title, described) {
+            (Some(title), Some(text)) if !text.starts_with(title) => format!("{title}: {text}"),
+            (_, Some(text)) => text.to_owned(),
+            (Some(title), None) => title.to_owned(),
+            (None, None) => format!("The {mcp_name} tool of the MCP server {}.", server.name()),
+        };
+        if annotations.and_then(|a| a.open_world_hint) == Some(true) {
+            description.push_str(" (Reaches outside this machine.)");
+        }
         let mut parameters = Value::Object(info.input_schema.as_ref().clone());
         if let Some(object) = parameters.as_object_mut() {
             object
                 .entry("type")
                 .or_insert_with(|| Value::String("object".into()));
         }
-        let risk = if server.config().is_read_only(&mcp_name) {
-            Risk::ReadOnly
-        } else {
-            Risk::Risky
-        };
+        let risk = risk_of(server.config().is_read_only(&mcp_name), annotations);
         let definition = ToolDefinition {
             name: tool_name(server.name(), &mcp_name),
             description,

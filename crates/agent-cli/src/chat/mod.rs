@@ -73,7 +73,7 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
     };
     drop(store);
     let mcp = mcp::start(&file, &args.model.mcp).await?;
-    let setup = setup(&args.model, mcp::registry(&mcp), profile.as_deref())?;
+    let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref())?;
     let _server = match args.model.serve {
         Some(port) => Some(crate::serve::background(&setup, port).await?),
         None => None,

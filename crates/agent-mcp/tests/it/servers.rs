@@ -41,11 +41,37 @@ async fn check_everything(config: ServerConfig) {
         assert!(names.contains(&expected.to_owned()), "{names:?}");
     }
     let echo = registry.get("mcp__everything__echo").unwrap().definition();
-    assert_eq!(echo.description, "Echoes back the input string");
+    // The tool's title leads its description.
+    assert_eq!(echo.description, "Echo Tool: Echoes back the input string");
     assert_eq!(echo.parameters["type"], "object");
     assert_eq!(echo.parameters["properties"]["message"]["type"], "string");
+    // `echo` is read-only by the configuration and by its annotations; `get-sum` by its
+    // annotations (readOnlyHint) alone; `gzip-file-as-resource` says it writes and reaches out.
     assert_eq!(registry.risk("mcp__everything__echo"), Some(Risk::ReadOnly));
-    assert_eq!(registry.risk("mcp__everything__get-sum"), Some(Risk::Risky));
+    assert_eq!(
+        registry.risk("mcp__everything__get-sum"),
+        Some(Risk::ReadOnly)
+    );
+    if let Some(gzip) = registry.get("mcp__everything__gzip-file-as-resource") {
+        assert_eq!(
+            registry.risk("mcp__everything__gzip-file-as-resource"),
+            Some(Risk::Risky)
+        );
+        assert!(
+            gzip.definition()
+                .description
+                .ends_with("(Reaches outside this machine.)"),
+            "{}",
+            gzip.definition().description
+        );
+    }
+    // The server's handshake instructions are kept for the system prompt.
+    let server = session.server("everything").unwrap();
+    assert!(
+        server.instructions().is_some_and(|text| text.len() > 20),
+        "{:?}",
+        server.instructions()
+    );
 
     let result = call(
         &registry,

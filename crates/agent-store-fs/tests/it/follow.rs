@@ -40,7 +40,13 @@ async fn a_watcher_of_another_instance_gets_every_commit_live() {
         })
     };
     writing.await.unwrap();
-    let newest = writer.get_events(&id, 0).await.unwrap().last().unwrap().event_id;
+    let newest = writer
+        .get_events(&id, 0)
+        .await
+        .unwrap()
+        .last()
+        .unwrap()
+        .event_id;
     while seen.last() != Some(&newest) {
         let event = tokio::time::timeout(Duration::from_secs(10), events.next())
             .await
