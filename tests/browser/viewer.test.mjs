@@ -4,7 +4,7 @@
 // trace (node count, expanding an edge, explore lanes, abandoned goals), the messages of an
 // edge, keyboard use, then a live run started over HTTP that the page follows without a reload
 // (goals appearing, a dropped WebSocket resumed without a duplicate or missing event, an
-// approval decided from the page).
+// approval decided from the page). After the screenshots: status icons that the fonts have.
 //
 // Environment: AGENT_BIN (default: <repo>/target/debug/agent), VIEWER_SCREENSHOTS (a folder
 // for the screenshots; default: a temporary folder). `cargo test -p agent-e2e --test browser`
@@ -294,4 +294,54 @@ test('screenshots of the list and of a trace at 1280x800', async () => {
     assert.equal(png.readUInt32BE(16), VIEWPORT.width);
     assert.equal(png.readUInt32BE(20), VIEWPORT.height);
   }
+});
+
+// ---- after the screenshots, so that the traces these tests add stay out of them ----
+
+/** Starts a run over HTTP and waits until the API says it has `status`. */
+async function startRun(task, status = 'completed') {
+  const { trace_id: id } = await getJson('/api/traces', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ task }),
+  });
+  if (status) await waitFor(`${task}: ${status}`, async () => (await getJson(`/api/traces/${encodeURIComponent(id)}`)).trace.status === status, 20000);
+  return id;
+}
+
+async function openTrace(id) {
+  await page.evaluate((hash) => { location.hash = hash; }, `#/traces/${encodeURIComponent(id)}`);
+  await waitFor('the trace page', async () => page.evaluate((traceId) => window.__viewer?.model.traceId === traceId && window.__viewer.watch.connects > 0, id));
+}
+
+test('every status icon is drawn from the fonts Debian has, not as an empty box', async () => {
+  // The icons chosen from DejaVu Sans (regular and bold), Debian's default font.
+  const DEJAVU_ICONS = new Set(['○', '◐', '✓', '✕', '‖', '⊘', '•']);
+  await openTrace(demoId);
+  await page.waitForSelector('.chip');
+  const icons = await page.evaluate(() => window.__viewer.statusIcons);
+  for (const status of ['pending', 'in_progress', 'completed', 'abandoned', 'running', 'waiting', 'failed', 'cancelled', 'planned', 'other']) {
+    assert.ok(DEJAVU_ICONS.has(icons[status]), `${status}: ${icons[status]}`);
+  }
+  const chips = await page.$$eval('.chip', (els) => els.map((e) => [...e.textContent][0]));
+  for (const icon of chips) assert.ok(DEJAVU_ICONS.has(icon), `a chip starts with ${icon}`);
+  // Drawn with the chips' font, no icon may look like a character no font has (U+0378).
+  const tofu = await page.evaluate((list) => {
+    const chip = getComputedStyle(document.querySelector('.chip'));
+    return list.filter((icon) => {
+      const draw = (text, weight) => {
+        const canvas = document.createElement('canvas');
+        canvas.width = 48;
+        canvas.height = 48;
+        const g = canvas.getContext('2d');
+        g.font = `${weight} 24px ${chip.fontFamily}`;
+        g.fillText(text, 8, 34);
+        return g.getImageData(0, 0, 48, 48).data.join(',');
+      };
+      return ['400', chip.fontWeight].some((weight) => draw(icon, weight) === draw('\u0378', weight));
+    });
+  }, [...new Set(Object.values(icons))]);
+  assert.deepEqual(tofu, [], 'icons drawn as an empty box');
+});
+
+test('no errors on the page', () => {
+  assert.deepEqual(pageErrors, [], 'errors on the page');
 });

@@ -128,13 +128,17 @@ function plain(text) {
   return String(text || '').replace(/^#+\s*/gm, '').replace(/^-{3,}$/gm, '');
 }
 
+/** The icon of each status. Every one is a character of DejaVu Sans, regular and bold
+ * (Debian's default font, often the only one), so none renders as an empty box: ⏸ (U+23F8),
+ * the usual pause sign, is in no DejaVu font; ‖ (U+2016) is. The browser test checks them. */
 const STATUS_ICON = {
   pending: '○', in_progress: '◐', completed: '✓', abandoned: '✕',
-  running: '◐', waiting: '⏸', failed: '✕', cancelled: '⊘', planned: '○',
+  running: '◐', waiting: '‖', failed: '✕', cancelled: '⊘', planned: '○',
 };
+const OTHER_STATUS_ICON = '•';
 
 function statusChip(status) {
-  return h('span', { class: `chip st-${status}` }, `${STATUS_ICON[status] || '•'} ${String(status).replace('_', ' ')}`);
+  return h('span', { class: `chip st-${status}` }, `${STATUS_ICON[status] || OTHER_STATUS_ICON} ${String(status).replace('_', ' ')}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -527,8 +531,9 @@ class TraceView {
     });
     this.onEscape = (e) => { if (e.key === 'Escape' && this.panel) this.closePanel(); };
     document.addEventListener('keydown', this.onEscape);
-    // Test hook: the state a browser test checks (event ids applied, the socket to drop).
-    window.__viewer = { view: this, watch: this.watch, model: this.model };
+    // Test hook: the state a browser test checks (event ids applied, the socket to drop, the
+    // status icons).
+    window.__viewer = { view: this, watch: this.watch, model: this.model, statusIcons: { ...STATUS_ICON, other: OTHER_STATUS_ICON } };
     this.refresh();
     this.watch.start();
   }
