@@ -4,7 +4,8 @@
 // trace (node count, expanding an edge, explore lanes, abandoned goals), the messages of an
 // edge, keyboard use, then a live run started over HTTP that the page follows without a reload
 // (goals appearing, a dropped WebSocket resumed without a duplicate or missing event, an
-// approval decided from the page). After the screenshots: status icons that the fonts have.
+// approval decided from the page). After the screenshots: file contents in tool arguments as lines,
+// and status icons that the fonts have.
 //
 // Environment: AGENT_BIN (default: <repo>/target/debug/agent), VIEWER_SCREENSHOTS (a folder
 // for the screenshots; default: a temporary folder). `cargo test -p agent-e2e --test browser`
@@ -340,6 +341,28 @@ test('every status icon is drawn from the fonts Debian has, not as an empty box'
     });
   }, [...new Set(Object.values(icons))]);
   assert.deepEqual(tofu, [], 'icons drawn as an empty box');
+});
+
+test('file contents in tool arguments show as lines, not \\n escapes', async () => {
+  const { goal_tree: tree } = await getJson(`/api/traces/${encodeURIComponent(demoId)}`);
+  const { messages } = await getJson(`/api/traces/${encodeURIComponent(demoId)}/messages`);
+  const call = messages.flatMap((m) => (m.role === 'assistant' ? m.content.tool_calls || [] : []).map((c) => ({ m, c })))
+    .find(({ c }) => c.name === 'write_file' && JSON.parse(c.arguments).content.includes('\n'));
+  const content = JSON.parse(call.c.arguments).content;
+  const goal = tree.goals.find((g) => g.id === call.m.goal_id && g.parent_id === null);
+  await openTrace(demoId);
+  await page.click(`.dag .seq.root > .step[data-goal-id="${goal.id}"] .edge-label`);
+  const pre = page.locator(`.panel .msg[data-message-id="${call.m.message_id}"] .call pre`).first();
+  await pre.waitFor();
+  const shown = await pre.evaluate((e) => e.innerText);
+  assert.ok(!shown.includes('\\n'), `an escaped line break: ${shown}`);
+  const lines = shown.split('\n');
+  assert.ok(lines.includes('content: |'), shown);
+  for (const line of content.split('\n').filter((l) => l)) assert.ok(lines.includes(`  ${line}`), `${line} is not a line of:\n${shown}`);
+  // Drawn as lines too: the <pre> is as tall as its lines.
+  const { height, lineHeight } = await pre.evaluate((e) => ({ height: e.clientHeight, lineHeight: parseFloat(getComputedStyle(e).lineHeight) || 15 }));
+  assert.ok(height >= content.split('\n').length * lineHeight, `${height}px for ${content.split('\n').length} lines`);
+  await page.keyboard.press('Escape');
 });
 
 test('no errors on the page', () => {

@@ -712,7 +712,7 @@ class TraceView {
         };
         return h('div', { class: 'approval', 'data-tool-call-id': p.tool_call_id },
           h('div', {}, h('strong', {}, p.tool_name), h('span', { class: 'small muted' }, ` asked ${fmtAge(p.requested_at)}`)),
-          foldable(prettyJson(p.arguments), 'arguments', `approval:${p.tool_call_id}`),
+          foldable(argumentsText(p.arguments), 'arguments', `approval:${p.tool_call_id}`),
           h('div', { class: 'approval-actions' },
             h('button', { class: 'approve', type: 'button', onclick: (e) => decide(true, e.currentTarget) }, 'Approve'),
             h('button', { class: 'reject', type: 'button', onclick: (e) => decide(false, e.currentTarget) }, 'Reject'),
@@ -1093,9 +1093,52 @@ function prefixed(numbers, letter) {
 
 // ----- messages -------------------------------------------------------------------------------
 
-function prettyJson(text) {
-  if (typeof text !== 'string') return JSON.stringify(text, null, 2);
-  try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; }
+/** Tool arguments as text to read, for a <pre>: a JSON object or array one field a line
+ * (`key: value`, `- item`, nested ones indented), and a string with line breaks as its lines,
+ * indented under `key: |` as YAML writes it, so file contents and commands show real line
+ * breaks instead of `\n` escapes. Other strings are bare when that is unambiguous and JSON
+ * quoted otherwise; arguments that are not JSON are shown as they are. */
+function argumentsText(args) {
+  let value = args;
+  if (typeof args === 'string') {
+    try { value = JSON.parse(args); } catch { return args; }
+  }
+  if (value && typeof value === 'object' && Object.keys(value).length) return layoutValue(value, '').slice(1);
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** `value` laid out at `indent`: a scalar on the current line, or a block starting on a new
+ * line (so the caller writes `key:` or `-` before it). */
+function layoutValue(value, indent) {
+  if (typeof value === 'string' && /\r?\n/.test(value)) {
+    const lines = value.split(/\r?\n/);
+    if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+    return ` |\n${lines.map((line) => (line ? indent + line : '')).join('\n')}`;
+  }
+  if (Array.isArray(value)) {
+    if (!value.length) return ' []';
+    const inner = `${indent}  `;
+    return `\n${value.map((item) => {
+      const laid = layoutValue(item, inner);
+      // A nested block starts on the dash's line: `- key: value`.
+      return laid.startsWith(`\n${inner}`) ? `${indent}- ${laid.slice(inner.length + 1)}` : `${indent}-${laid}`;
+    }).join('\n')}`;
+  }
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value);
+    if (!entries.length) return ' {}';
+    return `\n${entries.map(([key, item]) => `${indent}${bareOrQuoted(key)}:${layoutValue(item, `${indent}  `)}`).join('\n')}`;
+  }
+  return ` ${typeof value === 'string' ? bareOrQuoted(value) : JSON.stringify(value)}`;
+}
+
+/** A one-line string as it is when it cannot be read as anything else, else JSON-quoted. */
+function bareOrQuoted(text) {
+  const bare = text !== '' && text === text.trim()
+    && !/^(true|false|null|~|[-+]?\.?\d)/i.test(text)
+    && !/^[-?:,[\]{}#&*!|>'"%@`]/.test(text)
+    && !/: |\s#|:$|[\u0000-\u001f\u007f]/.test(text);
+  return bare ? text : JSON.stringify(text);
 }
 
 /** Text in a <pre>; long text is folded to its first lines with a control to show it all. */
@@ -1154,7 +1197,7 @@ function renderMessage(m, goalTag) {
     for (const call of content.tool_calls || []) {
       body.push(h('div', { class: 'call' },
         h('div', {}, h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→ '), h('strong', {}, call.name), h('span', { class: 'muted small' }, ` ${call.id || ''}`)),
-        foldable(prettyJson(call.arguments), 'arguments', `${m.message_id}:${call.id}`)));
+        foldable(argumentsText(call.arguments), 'arguments', `${m.message_id}:${call.id}`)));
     }
     if (!content.text && !(content.tool_calls || []).length && !reasoning) body.push(foldable(JSON.stringify(content, null, 2), 'content', `${m.message_id}:content`));
   }
