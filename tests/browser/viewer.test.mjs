@@ -4,8 +4,8 @@
 // trace (node count, expanding an edge, explore lanes, abandoned goals), the messages of an
 // edge, keyboard use, then a live run started over HTTP that the page follows without a reload
 // (goals appearing, a dropped WebSocket resumed without a duplicate or missing event, an
-// approval decided from the page). After the screenshots: file contents in tool arguments as lines,
-// and status icons that the fonts have.
+// approval decided from the page). After the screenshots: a trace without goals, file contents in
+// tool arguments as lines, and status icons that the fonts have.
 //
 // Environment: AGENT_BIN (default: <repo>/target/debug/agent), VIEWER_SCREENSHOTS (a folder
 // for the screenshots; default: a temporary folder). `cargo test -p agent-e2e --test browser`
@@ -313,6 +313,11 @@ async function openTrace(id) {
   await waitFor('the trace page', async () => page.evaluate((traceId) => window.__viewer?.model.traceId === traceId && window.__viewer.watch.connects > 0, id));
 }
 
+/** The texts of the messages the panel shows, by role. */
+async function panelTexts(role) {
+  return page.$$eval(`.panel .msg.r-${role} .text`, (els) => els.map((e) => e.textContent));
+}
+
 test('every status icon is drawn from the fonts Debian has, not as an empty box', async () => {
   // The icons chosen from DejaVu Sans (regular and bold), Debian's default font.
   const DEJAVU_ICONS = new Set(['○', '◐', '✓', '✕', '‖', '⊘', '•']);
@@ -363,6 +368,22 @@ test('file contents in tool arguments show as lines, not \\n escapes', async () 
   const { height, lineHeight } = await pre.evaluate((e) => ({ height: e.clientHeight, lineHeight: parseFloat(getComputedStyle(e).lineHeight) || 15 }));
   assert.ok(height >= content.split('\n').length * lineHeight, `${height}px for ${content.split('\n').length} lines`);
   await page.keyboard.press('Escape');
+});
+
+test('a trace without goals shows its messages', async () => {
+  const id = await startRun('Viewer plain question: what is 2 + 2?');
+  const { messages } = await getJson(`/api/traces/${encodeURIComponent(id)}/messages`);
+  assert.equal((await getJson(`/api/traces/${encodeURIComponent(id)}`)).goal_tree.goals.length, 0);
+  await openTrace(id);
+  await waitFor('the messages', async () => (await page.locator('.panel .msg').count()) === messages.length);
+  assert.deepEqual(await page.$$eval('.panel .msg', (els) => els.map((e) => e.dataset.messageId)), messages.map((m) => m.message_id));
+  assert.ok((await panelTexts('assistant')).includes('A plain answer,\nwith no plan.'));
+  assert.doesNotMatch(await page.textContent('.dag'), /No goals yet/);
+  assert.match(await page.textContent('.dag .no-goals'), /no goals: every message/);
+  // Its one edge opens them again after the panel was closed.
+  await page.click('.panel .close');
+  await page.click('.dag .no-goals .edge-label');
+  await waitFor('the messages again', async () => (await page.locator('.panel .msg').count()) === messages.length);
 });
 
 test('no errors on the page', () => {

@@ -593,7 +593,13 @@ class TraceView {
     model.setTree(event.goal_tree);
     model.setSubTraces(event.sub_traces);
     this.schedule();
-    if (model === this.model) this.refresh();
+    if (model !== this.model) return;
+    this.refresh();
+    // A trace without goals has no edge to open: its messages are shown at once.
+    if (model.goals.size === 0 && !this.shownUnplanned) {
+      this.shownUnplanned = true;
+      this.openConversation({ focus: false });
+    }
   }
 
   /** One event of `model`'s trace. `fresh`: newer than the tree `connected` carried. */
@@ -679,9 +685,22 @@ class TraceView {
         h('span', {}, fmtCost(t.total_cost)),
         t.model ? ` · ${t.model}` : '',
         ` · started ${fmtAge(t.created_at)}`,
-        ` · ${this.model.goals.size} goal${this.model.goals.size === 1 ? '' : 's'}`),
+        ` · ${this.model.goals.size} goal${this.model.goals.size === 1 ? '' : 's'} · `,
+        h('button', { type: 'button', class: 'link all-messages', onclick: () => this.openConversation() }, 'all messages')),
       withSubs,
       outcome]);
+  }
+
+  /** The messages panel on every message of the trace, scrolled to the newest; it follows the
+   * run. Left as it is when it shows them already. */
+  openConversation({ focus = true } = {}) {
+    const p = this.panel;
+    if (p && p.wholeTrace && p.traceId === this.traceId) {
+      const body = this.panelEl.querySelector('.panel-body');
+      if (body) body.scrollTop = body.scrollHeight;
+      return;
+    }
+    this.openPanel(this.model, null, 'All messages', { wholeTrace: true, newest: true, focus });
   }
 
   renderApprovals() {
@@ -728,14 +747,25 @@ class TraceView {
         title: 'Open the task and the messages not attached to a goal',
         onclick: () => this.openPanel(model, null, 'Task and messages outside any goal', { about: { summary: model.trace?.summary, summaryLabel: 'Final answer' } }),
       }, h('span', { class: 'num' }, 'START'), ' ', h('span', { class: 'desc' }, oneLine(model.mission || t?.task || '', 200))));
-    const items = [start, ...this.renderSeq(model, null, model.numbers())];
-    if (t && ['completed', 'failed', 'cancelled'].includes(t.status)) {
+    const ended = t && ['completed', 'failed', 'cancelled'].includes(t.status);
+    const items = [start];
+    if (model.goals.size) items.push(...this.renderSeq(model, null, model.numbers()));
+    else {
+      // A trace that kept no plan: its work is one edge, every message.
+      const stats = { message_count: t?.total_messages, total_tokens: t?.total_tokens, total_cost: t?.total_cost };
+      items.push(h('div', { class: 'step no-goals' }, h('div', { class: 'edge' }, h('button', {
+        class: 'edge-label nav', type: 'button', 'data-key': `all:${model.traceId}`,
+        title: 'The trace has no goals: this is all its work. Enter: messages.',
+        'aria-label': `All the work, no goals: ${fmtStats(stats)}`,
+        onclick: () => this.openConversation(),
+      }, h('span', { class: 'preview' }, ended ? 'no goals: every message' : 'no goals yet: every message'), h('span', { class: 'stats' }, fmtStats(stats))))));
+    }
+    if (ended) {
       items.push(h('div', { class: `step end st-${t.status}` },
         h('div', { class: 'edge plain' }),
         h('div', { class: 'node' }, h('div', { class: 'card' }, h('span', { class: 'num' }, 'END'), ' ', statusChip(t.status), ' ',
           h('span', { class: 'desc' }, oneLine(t.error || t.summary || '', 200))))));
     }
-    if (model.goals.size === 0) items.push(h('p', { class: 'muted empty' }, 'No goals yet.'));
     return h('div', { class: 'seq root' }, items);
   }
 
@@ -976,12 +1006,13 @@ class TraceView {
 
   /** Opens the messages of `goal` (and its sub-goals unless `ownOnly`), of the messages outside
    * any goal when `goal` is null, or of the whole trace when `wholeTrace`. `about`: a status
-   * and summary to show above them. */
-  async openPanel(model, goal, title, { ownOnly = false, wholeTrace = false, about = null } = {}) {
+   * and summary to show above them. `newest`: scrolled to the newest message at first;
+   * `focus`: the keyboard moves to the panel. */
+  async openPanel(model, goal, title, { ownOnly = false, wholeTrace = false, about = null, newest = false, focus = true } = {}) {
     const goalIds = goal ? (ownOnly ? [goal.id] : model.subtree(goal.id).map((g) => g.id)) : null;
     const panel = {
-      traceId: model.traceId, goalIds, wholeTrace, title, goal, about, fresh: true,
-      messages: new Map(), returnFocus: document.activeElement,
+      traceId: model.traceId, goalIds, wholeTrace, title, goal, model, about, fresh: true, newest,
+      messages: new Map(), returnFocus: focus ? document.activeElement : null,
     };
     this.panel = panel;
     this.panelEl.hidden = false;
@@ -1001,7 +1032,7 @@ class TraceView {
     } catch (error) {
       if (this.panel === panel) this.renderPanel(`Cannot load the messages: ${error.message}`);
     }
-    this.panelEl.querySelector('.panel-title')?.focus();
+    if (focus && this.panel === panel) this.panelEl.querySelector('.panel-title')?.focus();
   }
 
   closePanel() {
@@ -1062,9 +1093,12 @@ class TraceView {
       h('div', { class: 'panel-body' }, info, h('p', { class: 'small muted count' }, `${list.length} message${list.length === 1 ? '' : 's'}`), body));
     for (const d of this.panelEl.querySelectorAll('details[data-fold]')) if (unfolded.has(d.dataset.fold)) d.open = true;
     const next = this.panelEl.querySelector('.panel-body');
-    // Follow new messages at the bottom, unless the panel was just opened or scrolled up.
-    if (!note && p.fresh) p.fresh = false;
-    else next.scrollTop = atBottom && !note ? next.scrollHeight : keepTop;
+    // Follow new messages at the bottom, unless the panel was just opened (at the top, or at
+    // the newest message) or scrolled up.
+    if (!note && p.fresh) {
+      p.fresh = false;
+      if (p.newest) next.scrollTop = next.scrollHeight;
+    } else next.scrollTop = atBottom && !note ? next.scrollHeight : keepTop;
   }
 
   goalTag(p, m) {
