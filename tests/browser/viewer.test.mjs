@@ -5,7 +5,8 @@
 // edge, keyboard use, then a live run started over HTTP that the page follows without a reload
 // (goals appearing, a dropped WebSocket resumed without a duplicate or missing event, an
 // approval decided from the page). After the screenshots: a trace without goals, file contents in
-// tool arguments as lines, and status icons that the fonts have.
+// tool arguments as lines, status icons that the fonts have, and an exploration summed up by what
+// its branches found.
 //
 // Environment: AGENT_BIN (default: <repo>/target/debug/agent), VIEWER_SCREENSHOTS (a folder
 // for the screenshots; default: a temporary folder). `cargo test -p agent-e2e --test browser`
@@ -384,6 +385,30 @@ test('a trace without goals shows its messages', async () => {
   await page.click('.panel .close');
   await page.click('.dag .no-goals .edge-label');
   await waitFor('the messages again', async () => (await page.locator('.panel .msg').count()) === messages.length);
+});
+
+test('an exploration is summed up by what its branches found', async () => {
+  const { goal_tree: tree, sub_traces: subs } = await getJson(`/api/traces/${encodeURIComponent(demoId)}`);
+  const start = tree.goals.find((g) => g.type === 'explore_start');
+  await openTrace(demoId);
+  await page.click(`[data-toggle="${demoId}#${start.parent_id}"]`);
+  const node = page.locator(`.dag .step[data-goal-id="${start.id}"] .node .outcome`);
+  await node.waitFor();
+  const shown = await node.textContent();
+  for (const id of start.branch_ids) assert.ok(!shown.includes(id), `a sub-trace id in ${shown}`);
+  const first = subs.find((t) => t.trace_id === start.branch_ids[0]);
+  assert.ok(shown.includes(first.summary.split('; ')[0]), `${shown} lacks what branch A found`);
+  // The parent, collapsed, does not list sub-trace ids either.
+  await page.click(`.dag .group[data-goal-id="${start.parent_id}"] > .group-head [data-toggle]`);
+  const parent = await page.textContent(`.dag .seq.root > .step[data-goal-id="${start.parent_id}"] .node .outcome`);
+  for (const id of start.branch_ids) assert.ok(!parent.includes(id), `a sub-trace id in ${parent}`);
+  // The ids are links in the goal's panel, below what was found.
+  await page.click(`[data-toggle="${demoId}#${start.parent_id}"]`);
+  await page.click(`.dag .step[data-goal-id="${start.id}"] .node .card`);
+  await page.waitForSelector('.panel .branches a');
+  assert.deepEqual(await page.$$eval('.panel .branches a', (els) => els.map((e) => e.textContent)), start.branch_ids);
+  assert.ok((await page.textContent('.panel .goal-info details')).includes(first.summary.split('; ')[0]));
+  await page.keyboard.press('Escape');
 });
 
 test('no errors on the page', () => {

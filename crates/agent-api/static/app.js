@@ -817,16 +817,17 @@ class TraceView {
         class: 'toggle', type: 'button', 'data-toggle': key, 'aria-label': `Expand ${label} into its ${kids} sub-goals`,
         onclick: () => this.toggle(key, true),
       }, `▸ ${kids} sub-goal${kids === 1 ? '' : 's'}`) : null);
+    const shown = goalSummary(model, goal);
     const summary = goal.status === 'abandoned'
       ? h('div', { class: 'why' }, `abandoned: ${goal.summary || goal.reason || 'no reason given'}`)
-      : goal.type === 'explore_start' ? h('div', { class: 'outcome' }, `${model.branchesOf(goal).length} parallel branches`)
+      : goal.type === 'explore_start' && goal.status !== 'completed' ? h('div', { class: 'outcome' }, `${model.branchesOf(goal).length} parallel branches`)
         : goal.type === 'explore_merge' && goal.status === 'completed' ? h('div', { class: 'outcome' }, mergeLine(model, goal))
-        : goal.summary ? h('div', { class: 'outcome' }, oneLine(plain(goal.summary), 220)) : null;
+        : shown ? h('div', { class: 'outcome' }, oneLine(plain(shown), 220)) : null;
     const node = h('div', { class: 'node' },
       h('div', {
         class: 'card nav', tabindex: '0', role: 'button', 'data-key': `node:${key}`, 'data-goal-id': goal.id,
         'aria-current': current ? 'step' : null,
-        title: goal.summary || goal.description,
+        title: shown || goal.description,
         onclick: () => this.openPanel(model, goal, label),
         onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.openPanel(model, goal, label); } },
       },
@@ -886,7 +887,7 @@ class TraceView {
 
   renderLanes(model, goal, branches) {
     return h('div', { class: 'lanes', 'data-explore': goal.id },
-      branches.map((id, i) => this.renderLane(model, id, String.fromCharCode(65 + (i % 26)))));
+      branches.map((id, i) => this.renderLane(model, id, branchLetter(i))));
   }
 
   /** One branch of an exploration: collapsed, an edge (the whole sub-trace) to its outcome;
@@ -1066,13 +1067,20 @@ class TraceView {
     const p = this.panel;
     const list = [...p.messages.values()].sort((a, b) => a.sequence - b.sequence);
     const goal = p.goal;
+    const explore = goal && (goal.type === 'explore_start' ? goal : goal.type === 'explore_merge' ? p.model.goals.get(goal.explore_start_id) : null);
     const about = goal
-      ? { status: goal.status, reason: goal.reason, summary: goal.summary, summaryLabel: goal.status === 'abandoned' ? 'Why it was abandoned' : 'Outcome' }
+      ? {
+        status: goal.status, reason: goal.reason, summaryLabel: goal.status === 'abandoned' ? 'Why it was abandoned' : 'Outcome',
+        summary: goal.status === 'abandoned' ? goal.summary : goalSummary(p.model, goal),
+        branches: explore ? p.model.branchesOf(explore) : null,
+      }
       : p.about || {};
     const info = h('div', { class: 'goal-info small' },
       about.status ? statusChip(about.status) : null,
       about.reason ? h('div', {}, h('span', { class: 'muted' }, 'why: '), about.reason) : null,
       about.summary ? h('details', { open: about.summary.length < 600 }, h('summary', {}, about.summaryLabel || 'Outcome'), h('div', { class: 'text' }, about.summary)) : null,
+      about.branches?.length ? h('div', { class: 'muted branches' }, 'Sub-traces: ', about.branches.flatMap((id, i) => [
+        i ? ', ' : '', `${branchLetter(i)} `, h('a', { href: `#/traces/${enc(id)}`, class: 'branch-link' }, id)])) : null,
       goal ? h('div', { class: 'muted' }, `own: ${fmtStats(goal.self_stats)} · with sub-goals: ${fmtStats(goal.cumulative_stats)}`) : null);
     // The answer being streamed, where its message will appear.
     const typing = this.typing.get(p.traceId);
@@ -1107,6 +1115,52 @@ class TraceView {
     const goal = model?.goals.get(m.goal_id);
     return goal ? oneLine(goal.description, 60) : null;
   }
+}
+
+/** The letter of the `i`-th branch of an exploration: A, B, … */
+function branchLetter(i) {
+  return String.fromCharCode(65 + (i % 26));
+}
+
+/** The first sentence of a text, on one line (at most 200 characters). */
+function firstSentence(text) {
+  const line = oneLine(plain(text), 4000);
+  const end = line.search(/[.!?](\s|$)/);
+  return oneLine(end >= 0 ? line.slice(0, end + 1) : line, 200);
+}
+
+/** What the branches of an exploration found, a sentence each: "A (its task): the first
+ * sentence of its result." (An explore_start goal's stored summary only lists the branches'
+ * sub-trace ids; the panel shows those as links below this.) */
+function explorationFindings(model, start) {
+  const ids = model.branchesOf(start);
+  if (!ids.length) return 'An exploration without branches.';
+  const said = ids.map((id, i) => {
+    const sub = model.subTraces.get(id) || {};
+    const task = sub.task ? ` (${oneLine(sub.task, 80)})` : '';
+    const result = sub.summary || sub.error;
+    const open = !sub.status || sub.status === 'running' || sub.status === 'waiting';
+    let text = result ? firstSentence(result) : open ? 'still running' : `${sub.status}, with no result`;
+    if (!/[.!?…]$/.test(text)) text += '.';
+    return `${branchLetter(i)}${task}: ${text}`;
+  });
+  return `${ids.length === 1 ? 'One branch' : `${ids.length} branches`} explored. ${said.join(' ')}`;
+}
+
+/** The summary shown for a goal. A finished exploration's is what its branches found. A goal
+ * completed because all its sub-goals were carries their summaries joined ("description:
+ * summary; …"): it is joined again from what is shown for each, the exploration's start
+ * standing for its merge (whose summary is the whole report). */
+function goalSummary(model, goal) {
+  if (goal.type === 'explore_start' && goal.status === 'completed') return explorationFindings(model, goal);
+  const kids = model.children(goal.id).filter((c) => c.status !== 'abandoned');
+  const joined = kids.map((c) => (c.summary ? `${c.description}: ${c.summary}` : c.description)).join('; ');
+  if (!kids.length || goal.summary !== joined) return goal.summary || null;
+  return kids.filter((c) => c.type !== 'explore_merge').map((c) => {
+    const said = goalSummary(model, c);
+    if (c.type === 'explore_start') return said;
+    return said ? `${c.description}: ${said}` : c.description;
+  }).join('; ');
 }
 
 /** One line for a merge goal: how many branches it merged and which one was picked; the
