@@ -4,9 +4,10 @@
 // trace (node count, expanding an edge, explore lanes, abandoned goals), the messages of an
 // edge, keyboard use, then a live run started over HTTP that the page follows without a reload
 // (goals appearing, a dropped WebSocket resumed without a duplicate or missing event, an
-// approval decided from the page). After the screenshots: a trace without goals, file contents in
-// tool arguments as lines, status icons that the fonts have, and an exploration summed up by what
-// its branches found.
+// approval decided from the page). After the screenshots: the message box (an ended trace continued
+// and followed live, a message queued for a running one, an error of a server without a model), a
+// trace without goals, file contents in tool arguments as lines, status icons that the fonts have,
+// and an exploration summed up by what its branches found.
 //
 // Environment: AGENT_BIN (default: <repo>/target/debug/agent), VIEWER_SCREENSHOTS (a folder
 // for the screenshots; default: a temporary folder). `cargo test -p agent-e2e --test browser`
@@ -409,6 +410,88 @@ test('an exploration is summed up by what its branches found', async () => {
   assert.deepEqual(await page.$$eval('.panel .branches a', (els) => els.map((e) => e.textContent)), start.branch_ids);
   assert.ok((await page.textContent('.panel .goal-info details')).includes(first.summary.split('; ')[0]));
   await page.keyboard.press('Escape');
+});
+
+test('the message box continues an ended trace, and the page follows the new turn live', async () => {
+  const id = await startRun('Viewer continue test: greet me');
+  const before = await getJson(`/api/traces/${encodeURIComponent(id)}`);
+  await openTrace(id);
+  await page.waitForSelector('.dag .seq.root > .end.st-completed');
+  await page.evaluate(() => { window.__notReloaded = true; });
+  assert.match(await page.textContent('.composer .hint'), /starts its next turn/);
+  await page.fill('.composer textarea', 'Please say more');
+  await page.press('.composer textarea', 'Enter');
+  // The trace runs again (the answer takes 1.5 s), then ends again, on the same page.
+  await waitFor('the trace running again', async () => (await page.locator('.trace-head .chip.st-running').count()) === 1);
+  assert.equal(await page.locator('.dag .seq.root > .end').count(), 0, 'no END while the new turn runs');
+  assert.match(await page.textContent('.composer .note'), /^Sent/);
+  assert.equal(await page.inputValue('.composer textarea'), '');
+  await waitFor('the user message on the page', async () => (await panelTexts('user')).includes('Please say more'));
+  await waitFor('the answer on the page', async () => (await panelTexts('assistant')).includes('Here is more,\nas you asked.'));
+  await waitFor('the end again', async () => (await page.locator('.dag .seq.root > .end.st-completed').count()) === 1);
+  assert.equal(await page.evaluate(() => window.__notReloaded), true);
+  // The answer shows its line break as one.
+  const answer = page.locator('.panel .msg.r-assistant .text', { hasText: 'Here is more' });
+  assert.ok((await answer.evaluate((e) => e.getClientRects()[0].height)) > 1.5 * parseFloat(await answer.evaluate((e) => getComputedStyle(e).lineHeight)));
+  // The API agrees: completed again, with the message and the answer.
+  const after = await getJson(`/api/traces/${encodeURIComponent(id)}`);
+  assert.equal(after.trace.status, 'completed');
+  assert.equal(after.trace.total_messages, before.trace.total_messages + 2);
+  const { messages } = await getJson(`/api/traces/${encodeURIComponent(id)}/messages`);
+  const sent = messages.find((m) => m.role === 'user' && m.content === 'Please say more');
+  assert.equal(sent.metadata?.turn, 'continue');
+  // Every event of both turns applied once, in order.
+  const { events } = await getJson(`/api/traces/${encodeURIComponent(id)}/events`);
+  assert.deepEqual(await page.evaluate(() => window.__viewer.watch.appliedIds), events.map((e) => e.event_id));
+});
+
+test('a message sent while the trace runs is queued, then shows as a user message', async () => {
+  const id = await startRun('Viewer queue test: take your time', null);
+  await openTrace(id);
+  await waitFor('the running trace', async () => (await page.locator('.trace-head .chip.st-running').count()) === 1);
+  assert.match(await page.textContent('.composer .hint'), /queued/);
+  await page.fill('.composer textarea', 'A note while you work');
+  await page.click('.composer button.send');
+  await waitFor('the answer', async () => /Queued/.test(await page.textContent('.composer .note')));
+  assert.equal(await page.inputValue('.composer textarea'), '');
+  await waitFor('the queued message on the page', async () => (await panelTexts('user')).includes('A note while you work'), 20000);
+  await waitFor('the note that it reached the model', async () => /reached the model/.test(await page.textContent('.composer .note')));
+  await waitFor('the run to complete', async () => (await page.locator('.dag .seq.root > .end.st-completed').count()) === 1, 20000);
+  const { messages } = await getJson(`/api/traces/${encodeURIComponent(id)}/messages`);
+  const queued = messages.find((m) => m.role === 'user' && m.content === 'A note while you work');
+  assert.equal(queued?.metadata?.turn, 'queued');
+});
+
+test('an error from the API is shown by the box, and the typed text stays', async () => {
+  // The same traces served by a server without a model: it refuses runs.
+  const port = await freePort();
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/API_KEY|BASE_URL|^AGENT_|^OPENAI|^ANTHROPIC/.test(k)));
+  const home = join(work, 'home');
+  mkdirSync(home, { recursive: true });
+  const readOnly = spawn(AGENT, ['serve', '--port', String(port), '--trace-dir', join(work, 'traces')], {
+    cwd: home, env: { ...env, HOME: home, XDG_CONFIG_HOME: join(home, '.config') }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  readOnly.stderr.on('data', (d) => { log += d; });
+  try {
+    const other = `http://127.0.0.1:${port}`;
+    await waitFor('the read-only server', async () => (await fetch(`${other}/api/traces`)).ok);
+    assert.match(log, /read-only/);
+    await page.goto(`${other}/#/traces/${encodeURIComponent(demoId)}`);
+    await page.waitForSelector('.dag .seq.root > .end.st-completed');
+    await page.fill('.composer textarea', 'Try again\nwith two lines');
+    await page.press('.composer textarea', 'Enter');
+    await waitFor('the error', async () => /runs cannot be started on this server/.test(await page.textContent('.composer .note')));
+    assert.equal(await page.getAttribute('.composer .note', 'role'), 'alert');
+    assert.equal(await page.inputValue('.composer textarea'), 'Try again\nwith two lines');
+    // An empty message is not sent at all.
+    await page.fill('.composer textarea', '   ');
+    await page.press('.composer textarea', 'Enter');
+    assert.match(await page.textContent('.composer .note'), /Type a message first/);
+  } finally {
+    readOnly.kill('SIGTERM');
+    await page.goto(`${base}/`);
+  }
 });
 
 test('no errors on the page', () => {

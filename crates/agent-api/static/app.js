@@ -53,7 +53,8 @@ function authHeaders(extra) {
   return headers;
 }
 
-/** GET or POST JSON; throws an Error with the API's message on failure. */
+/** GET or POST JSON; throws an Error with the API's message on failure, its HTTP `status`
+ * and the API's error `code` attached. */
 async function api(path, options = {}) {
   const init = { headers: authHeaders(options.body ? { 'Content-Type': 'application/json' } : {}) };
   if (options.body) {
@@ -66,12 +67,22 @@ async function api(path, options = {}) {
   try { json = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
   if (!response.ok) {
     const message = json && json.error ? json.error.message : `${response.status} ${response.statusText}`;
-    throw new Error(message);
+    const error = new Error(message);
+    error.status = response.status;
+    error.code = json && json.error ? json.error.code : null;
+    throw error;
   }
   return json;
 }
 
 const enc = encodeURIComponent;
+
+/** What to say when a message was refused, from the API's error. */
+function sendError(error) {
+  if (error.code === 'runs_unavailable') return `Not sent: runs cannot be started on this server (${error.message}). Your message is still in the box.`;
+  if (error.code === 'run_in_progress') return `Not sent: the run is starting or ending (${error.message}); send it again in a moment.`;
+  return `Not sent: ${error.message}. Your message is still in the box.`;
+}
 
 function watchUrl(traceId, since) {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
@@ -518,10 +529,11 @@ class TraceView {
     this.dagEl = h('div', { class: 'dag', role: 'region', 'aria-label': 'Goal graph: nodes are goal outcomes, edges the work that led to them', onkeydown: (e) => this.onKey(e) });
     this.panelEl = h('aside', { class: 'panel', hidden: true, 'aria-label': 'Messages' });
     this.typingEl = h('p', { class: 'typing small', hidden: true, 'aria-label': 'The model is writing' });
+    this.composer = this.buildComposer();
     const keys = h('p', { class: 'small muted keys' },
       'Edges are the work, nodes the outcome of each goal. Keys: ↑ ↓ move · Enter opens the messages · → ← expand and collapse · Esc closes.');
     viewEl().replaceChildren(
-      this.headerEl, this.approvalsEl, this.typingEl, keys,
+      this.headerEl, this.approvalsEl, this.composer.form, this.typingEl, keys,
       h('div', { class: 'split' }, h('div', { class: 'dag-wrap' }, this.dagEl), this.panelEl));
     this.watch = new Watch(this.traceId, {
       onConnected: (e) => this.onConnected(this.model, e),
@@ -607,6 +619,7 @@ class TraceView {
     if (fresh) model.applyToTree(event);
     if (event.event === 'message_added' && event.message?.role === 'assistant') this.stopTyping(model.traceId);
     if (event.event === 'message_added' || event.event === 'message_updated') this.panelMessage(model.traceId, event.message);
+    if (model === this.model && event.event === 'message_added') this.queuedArrived(event.message);
     // Totals, statuses, sub-traces and approvals are read again; the tree comes from events.
     if (model === this.model && !['goal_added', 'goal_updated', 'goal_removed', 'goal_tree_updated'].includes(event.event)) this.refresh();
     this.schedule();
@@ -653,6 +666,7 @@ class TraceView {
     }
     rerender(this.dagEl, () => this.renderDag(this.model));
     this.dagEl.dataset.lastEventId = String(this.watch.lastEventId);
+    this.updateComposer();
   }
 
   renderHeader(t) {
@@ -689,6 +703,107 @@ class TraceView {
         h('button', { type: 'button', class: 'link all-messages', onclick: () => this.openConversation() }, 'all messages')),
       withSubs,
       outcome]);
+  }
+
+  // --- the message box ---
+
+  /** The box under the header that sends a user message to the trace: a running trace gets it
+   * queued for its next model call, an ended one continues with it under the same id. What is
+   * typed stays until the API has taken it. */
+  buildComposer() {
+    const box = h('textarea', {
+      class: 'message-input', rows: '2', 'aria-label': 'Message to the trace',
+      placeholder: 'A message to the model: Enter sends, Shift+Enter starts a new line',
+      onkeydown: (e) => {
+        if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+          e.preventDefault();
+          this.send();
+        }
+      },
+    });
+    const button = h('button', { type: 'submit', class: 'send' }, 'Send');
+    const hint = h('p', { class: 'small muted hint' });
+    const note = h('p', { class: 'small note', role: 'status', 'aria-live': 'polite', hidden: true });
+    const form = h('form', {
+      class: 'composer', 'aria-label': 'Send a message',
+      onsubmit: (e) => { e.preventDefault(); this.send(); },
+    }, h('div', { class: 'composer-row' }, box, button), hint, note);
+    this.queuedTexts = [];
+    return { form, box, button, hint, note };
+  }
+
+  /** Why the box takes no message now (null when it does), and what a message will do. */
+  composerState() {
+    const t = this.model.trace;
+    if (!t) return { refused: 'Loading…', hint: '' };
+    const running = t.status === 'running' || t.status === 'waiting';
+    // The run of a branch is part of its main trace's run, which has no way to hand it a
+    // message: the API would start a second run of the same trace.
+    if (t.parent_trace_id && running) {
+      return { refused: 'This sub-trace runs as part of its main trace and takes no message while it runs.', hint: '' };
+    }
+    if (running) return { refused: null, hint: 'The run is going on: a message is queued and the model reads it before its next call.' };
+    if (t.parent_trace_id) return { refused: null, hint: 'A message continues this sub-trace on its own, under the same id; its main trace is not told.' };
+    return { refused: null, hint: `The trace has ${t.status === 'completed' ? 'completed' : 'stopped'}: a message starts its next turn, under the same id, with its plan and history.` };
+  }
+
+  updateComposer() {
+    const { box, button, hint } = this.composer;
+    const state = this.composerState();
+    box.disabled = Boolean(state.refused);
+    button.disabled = Boolean(state.refused) || this.sending;
+    hint.textContent = state.refused || state.hint;
+  }
+
+  /** Shows what became of the last message; `kind`: `ok`, `err` or nothing. */
+  composerNote(text, kind) {
+    const { note } = this.composer;
+    note.hidden = !text;
+    note.textContent = text || '';
+    note.className = `small note ${kind || ''}`;
+    note.setAttribute('role', kind === 'err' ? 'alert' : 'status');
+  }
+
+  /** Posts the typed message; the box is emptied only once the API took it. */
+  async send() {
+    const { box } = this.composer;
+    if (this.sending || this.composerState().refused) return;
+    const text = box.value;
+    if (!text.trim()) {
+      this.composerNote('Type a message first.', 'err');
+      return;
+    }
+    this.sending = true;
+    this.updateComposer();
+    this.composerNote('Sending…');
+    try {
+      const answer = await api(`/api/traces/${enc(this.traceId)}/messages`, { body: { content: text } });
+      if (this.stopped) return;
+      // Text typed while the request was out is kept.
+      if (box.value === text) box.value = '';
+      if (answer.queued) {
+        this.queuedTexts.push(text);
+        this.composerNote('Queued: the run shows your message to the model before its next call.', 'ok');
+      } else {
+        this.composerNote('Sent: the next turn has started, and the page follows it.', 'ok');
+      }
+      this.openConversation({ focus: false });
+    } catch (error) {
+      if (this.stopped) return;
+      this.composerNote(sendError(error), 'err');
+    } finally {
+      this.sending = false;
+      this.updateComposer();
+    }
+  }
+
+  /** A user message of the run: when it is one this page queued, say it reached the model. */
+  queuedArrived(message) {
+    if (!message || message.role !== 'user' || message.metadata?.turn !== 'queued') return;
+    const i = this.queuedTexts.indexOf(message.content);
+    if (i < 0) return;
+    this.queuedTexts.splice(i, 1);
+    this.composerNote(`Your queued message reached the model (message #${message.sequence}).`, 'ok');
   }
 
   /** The messages panel on every message of the trace, scrolled to the newest; it follows the
