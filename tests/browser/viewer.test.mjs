@@ -5,9 +5,9 @@
 // edge, keyboard use, then a live run started over HTTP that the page follows without a reload
 // (goals appearing, a dropped WebSocket resumed without a duplicate or missing event, an
 // approval decided from the page). After the screenshots: the message box (an ended trace continued
-// and followed live, a message queued for a running one, an error of a server without a model), a
-// trace without goals, file contents in tool arguments as lines, status icons that the fonts have,
-// and an exploration summed up by what its branches found.
+// and followed live, a message queued for a running one, an error of a server without a model),
+// Fork here, a trace without goals, file contents in tool arguments as lines, status icons that the
+// fonts have, and an exploration summed up by what its branches found.
 //
 // Environment: AGENT_BIN (default: <repo>/target/debug/agent), VIEWER_SCREENSHOTS (a folder
 // for the screenshots; default: a temporary folder). `cargo test -p agent-e2e --test browser`
@@ -492,6 +492,22 @@ test('an error from the API is shown by the box, and the typed text stays', asyn
     readOnly.kill('SIGTERM');
     await page.goto(`${base}/`);
   }
+});
+
+test('Fork here opens the fork, which names the trace it came from', async () => {
+  await openTrace(demoId);
+  await page.waitForSelector('.dag button.fork[data-fork-goal="2"]');
+  await page.click('.dag button.fork[data-fork-goal="2"]');
+  await waitFor('the fork', async () => page.evaluate((original) => !!window.__viewer && window.__viewer.model.traceId !== original, demoId));
+  const forkId = await page.evaluate(() => window.__viewer.model.traceId);
+  const { trace } = await getJson(`/api/traces/${encodeURIComponent(forkId)}`);
+  assert.equal(trace.forked_from.trace_id, demoId);
+  await waitFor('the fork header', async () => (await page.locator('.trace-head .forked a').count()) === 1);
+  assert.equal(await page.textContent('.trace-head .forked a'), demoId);
+  assert.equal(await page.getAttribute('.trace-head .forked a', 'href'), `#/traces/${encodeURIComponent(demoId)}`);
+  assert.match(await page.textContent('.trace-head .forked'), /at goal 2\b/);
+  // Goal 2 is pending again in the fork.
+  await waitFor('goal 2 pending', async () => /st-pending/.test(await page.getAttribute('.dag .seq.root > .step[data-goal-id="2"]', 'class') ?? ''));
 });
 
 test('no errors on the page', () => {

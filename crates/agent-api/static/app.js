@@ -673,6 +673,13 @@ class TraceView {
     const parent = t.parent_trace_id
       ? h('p', { class: 'small' }, `${t.agent_type || 'sub'}-trace of `, h('a', { href: `#/traces/${enc(t.parent_trace_id)}` }, t.parent_trace_id), t.parent_goal_id ? ` (goal ${t.parent_goal_id})` : '')
       : null;
+    const origin = t.forked_from;
+    const forked = origin
+      ? h('p', { class: 'small forked' }, 'Forked from ',
+        h('a', { href: `#/traces/${enc(origin.trace_id)}`, class: 'forked-from' }, origin.trace_id),
+        origin.goal_id ? ` at goal ${this.model.numbers().get(origin.goal_id) || origin.goal_id}, which is pending again here` : '',
+        origin.message_sequence != null ? ` after message #${origin.message_sequence}` : '')
+      : null;
     const wasOpen = this.headerEl.querySelector('details.summary')?.open;
     const outcome = t.error
       ? h('p', { class: 'err' }, t.error)
@@ -701,6 +708,7 @@ class TraceView {
         ` · started ${fmtAge(t.created_at)}`,
         ` · ${this.model.goals.size} goal${this.model.goals.size === 1 ? '' : 's'} · `,
         h('button', { type: 'button', class: 'link all-messages', onclick: () => this.openConversation() }, 'all messages')),
+      forked,
       withSubs,
       outcome]);
   }
