@@ -4,7 +4,10 @@
 // trace (node count, expanding an edge, explore lanes, abandoned goals), the messages of an
 // edge, keyboard use, then a live run started over HTTP that the page follows without a reload
 // (goals appearing, a dropped WebSocket resumed without a duplicate or missing event, an
-// approval decided from the page).
+// approval decided from the page). After the screenshots: the message box (an ended trace continued
+// and followed live, a message queued for a running one, an error of a server without a model),
+// Fork here, a trace without goals, file contents in tool arguments as lines, status icons that the
+// fonts have, and an exploration summed up by what its branches found.
 //
 // Environment: AGENT_BIN (default: <repo>/target/debug/agent), VIEWER_SCREENSHOTS (a folder
 // for the screenshots; default: a temporary folder). `cargo test -p agent-e2e --test browser`
@@ -294,4 +297,219 @@ test('screenshots of the list and of a trace at 1280x800', async () => {
     assert.equal(png.readUInt32BE(16), VIEWPORT.width);
     assert.equal(png.readUInt32BE(20), VIEWPORT.height);
   }
+});
+
+// ---- after the screenshots, so that the traces these tests add stay out of them ----
+
+/** Starts a run over HTTP and waits until the API says it has `status`. */
+async function startRun(task, status = 'completed') {
+  const { trace_id: id } = await getJson('/api/traces', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ task }),
+  });
+  if (status) await waitFor(`${task}: ${status}`, async () => (await getJson(`/api/traces/${encodeURIComponent(id)}`)).trace.status === status, 20000);
+  return id;
+}
+
+async function openTrace(id) {
+  await page.evaluate((hash) => { location.hash = hash; }, `#/traces/${encodeURIComponent(id)}`);
+  await waitFor('the trace page', async () => page.evaluate((traceId) => window.__viewer?.model.traceId === traceId && window.__viewer.watch.connects > 0, id));
+}
+
+/** The texts of the messages the panel shows, by role. */
+async function panelTexts(role) {
+  return page.$$eval(`.panel .msg.r-${role} .text`, (els) => els.map((e) => e.textContent));
+}
+
+test('every status icon is drawn from the fonts Debian has, not as an empty box', async () => {
+  // The icons chosen from DejaVu Sans (regular and bold), Debian's default font.
+  const DEJAVU_ICONS = new Set(['○', '◐', '✓', '✕', '‖', '⊘', '•']);
+  await openTrace(demoId);
+  await page.waitForSelector('.chip');
+  const icons = await page.evaluate(() => window.__viewer.statusIcons);
+  for (const status of ['pending', 'in_progress', 'completed', 'abandoned', 'running', 'waiting', 'failed', 'cancelled', 'planned', 'other']) {
+    assert.ok(DEJAVU_ICONS.has(icons[status]), `${status}: ${icons[status]}`);
+  }
+  const chips = await page.$$eval('.chip', (els) => els.map((e) => [...e.textContent][0]));
+  for (const icon of chips) assert.ok(DEJAVU_ICONS.has(icon), `a chip starts with ${icon}`);
+  // Drawn with the chips' font, no icon may look like a character no font has (U+0378).
+  const tofu = await page.evaluate((list) => {
+    const chip = getComputedStyle(document.querySelector('.chip'));
+    return list.filter((icon) => {
+      const draw = (text, weight) => {
+        const canvas = document.createElement('canvas');
+        canvas.width = 48;
+        canvas.height = 48;
+        const g = canvas.getContext('2d');
+        g.font = `${weight} 24px ${chip.fontFamily}`;
+        g.fillText(text, 8, 34);
+        return g.getImageData(0, 0, 48, 48).data.join(',');
+      };
+      return ['400', chip.fontWeight].some((weight) => draw(icon, weight) === draw('\u0378', weight));
+    });
+  }, [...new Set(Object.values(icons))]);
+  assert.deepEqual(tofu, [], 'icons drawn as an empty box');
+});
+
+test('file contents in tool arguments show as lines, not \\n escapes', async () => {
+  const { goal_tree: tree } = await getJson(`/api/traces/${encodeURIComponent(demoId)}`);
+  const { messages } = await getJson(`/api/traces/${encodeURIComponent(demoId)}/messages`);
+  const call = messages.flatMap((m) => (m.role === 'assistant' ? m.content.tool_calls || [] : []).map((c) => ({ m, c })))
+    .find(({ c }) => c.name === 'write_file' && JSON.parse(c.arguments).content.includes('\n'));
+  const content = JSON.parse(call.c.arguments).content;
+  const goal = tree.goals.find((g) => g.id === call.m.goal_id && g.parent_id === null);
+  await openTrace(demoId);
+  await page.click(`.dag .seq.root > .step[data-goal-id="${goal.id}"] .edge-label`);
+  const pre = page.locator(`.panel .msg[data-message-id="${call.m.message_id}"] .call pre`).first();
+  await pre.waitFor();
+  const shown = await pre.evaluate((e) => e.innerText);
+  assert.ok(!shown.includes('\\n'), `an escaped line break: ${shown}`);
+  const lines = shown.split('\n');
+  assert.ok(lines.includes('content: |'), shown);
+  for (const line of content.split('\n').filter((l) => l)) assert.ok(lines.includes(`  ${line}`), `${line} is not a line of:\n${shown}`);
+  // Drawn as lines too: the <pre> is as tall as its lines.
+  const { height, lineHeight } = await pre.evaluate((e) => ({ height: e.clientHeight, lineHeight: parseFloat(getComputedStyle(e).lineHeight) || 15 }));
+  assert.ok(height >= content.split('\n').length * lineHeight, `${height}px for ${content.split('\n').length} lines`);
+  await page.keyboard.press('Escape');
+});
+
+test('a trace without goals shows its messages', async () => {
+  const id = await startRun('Viewer plain question: what is 2 + 2?');
+  const { messages } = await getJson(`/api/traces/${encodeURIComponent(id)}/messages`);
+  assert.equal((await getJson(`/api/traces/${encodeURIComponent(id)}`)).goal_tree.goals.length, 0);
+  await openTrace(id);
+  await waitFor('the messages', async () => (await page.locator('.panel .msg').count()) === messages.length);
+  assert.deepEqual(await page.$$eval('.panel .msg', (els) => els.map((e) => e.dataset.messageId)), messages.map((m) => m.message_id));
+  assert.ok((await panelTexts('assistant')).includes('A plain answer,\nwith no plan.'));
+  assert.doesNotMatch(await page.textContent('.dag'), /No goals yet/);
+  assert.match(await page.textContent('.dag .no-goals'), /no goals: every message/);
+  // Its one edge opens them again after the panel was closed.
+  await page.click('.panel .close');
+  await page.click('.dag .no-goals .edge-label');
+  await waitFor('the messages again', async () => (await page.locator('.panel .msg').count()) === messages.length);
+});
+
+test('an exploration is summed up by what its branches found', async () => {
+  const { goal_tree: tree, sub_traces: subs } = await getJson(`/api/traces/${encodeURIComponent(demoId)}`);
+  const start = tree.goals.find((g) => g.type === 'explore_start');
+  await openTrace(demoId);
+  await page.click(`[data-toggle="${demoId}#${start.parent_id}"]`);
+  const node = page.locator(`.dag .step[data-goal-id="${start.id}"] .node .outcome`);
+  await node.waitFor();
+  const shown = await node.textContent();
+  for (const id of start.branch_ids) assert.ok(!shown.includes(id), `a sub-trace id in ${shown}`);
+  const first = subs.find((t) => t.trace_id === start.branch_ids[0]);
+  assert.ok(shown.includes(first.summary.split('; ')[0]), `${shown} lacks what branch A found`);
+  // The parent, collapsed, does not list sub-trace ids either.
+  await page.click(`.dag .group[data-goal-id="${start.parent_id}"] > .group-head [data-toggle]`);
+  const parent = await page.textContent(`.dag .seq.root > .step[data-goal-id="${start.parent_id}"] .node .outcome`);
+  for (const id of start.branch_ids) assert.ok(!parent.includes(id), `a sub-trace id in ${parent}`);
+  // The ids are links in the goal's panel, below what was found.
+  await page.click(`[data-toggle="${demoId}#${start.parent_id}"]`);
+  await page.click(`.dag .step[data-goal-id="${start.id}"] .node .card`);
+  await page.waitForSelector('.panel .branches a');
+  assert.deepEqual(await page.$$eval('.panel .branches a', (els) => els.map((e) => e.textContent)), start.branch_ids);
+  assert.ok((await page.textContent('.panel .goal-info details')).includes(first.summary.split('; ')[0]));
+  await page.keyboard.press('Escape');
+});
+
+test('the message box continues an ended trace, and the page follows the new turn live', async () => {
+  const id = await startRun('Viewer continue test: greet me');
+  const before = await getJson(`/api/traces/${encodeURIComponent(id)}`);
+  await openTrace(id);
+  await page.waitForSelector('.dag .seq.root > .end.st-completed');
+  await page.evaluate(() => { window.__notReloaded = true; });
+  assert.match(await page.textContent('.composer .hint'), /starts its next turn/);
+  await page.fill('.composer textarea', 'Please say more');
+  await page.press('.composer textarea', 'Enter');
+  // The trace runs again (the answer takes 1.5 s), then ends again, on the same page.
+  await waitFor('the trace running again', async () => (await page.locator('.trace-head .chip.st-running').count()) === 1);
+  assert.equal(await page.locator('.dag .seq.root > .end').count(), 0, 'no END while the new turn runs');
+  assert.match(await page.textContent('.composer .note'), /^Sent/);
+  assert.equal(await page.inputValue('.composer textarea'), '');
+  await waitFor('the user message on the page', async () => (await panelTexts('user')).includes('Please say more'));
+  await waitFor('the answer on the page', async () => (await panelTexts('assistant')).includes('Here is more,\nas you asked.'));
+  await waitFor('the end again', async () => (await page.locator('.dag .seq.root > .end.st-completed').count()) === 1);
+  assert.equal(await page.evaluate(() => window.__notReloaded), true);
+  // The answer shows its line break as one.
+  const answer = page.locator('.panel .msg.r-assistant .text', { hasText: 'Here is more' });
+  assert.ok((await answer.evaluate((e) => e.getClientRects()[0].height)) > 1.5 * parseFloat(await answer.evaluate((e) => getComputedStyle(e).lineHeight)));
+  // The API agrees: completed again, with the message and the answer.
+  const after = await getJson(`/api/traces/${encodeURIComponent(id)}`);
+  assert.equal(after.trace.status, 'completed');
+  assert.equal(after.trace.total_messages, before.trace.total_messages + 2);
+  const { messages } = await getJson(`/api/traces/${encodeURIComponent(id)}/messages`);
+  const sent = messages.find((m) => m.role === 'user' && m.content === 'Please say more');
+  assert.equal(sent.metadata?.turn, 'continue');
+  // Every event of both turns applied once, in order.
+  const { events } = await getJson(`/api/traces/${encodeURIComponent(id)}/events`);
+  assert.deepEqual(await page.evaluate(() => window.__viewer.watch.appliedIds), events.map((e) => e.event_id));
+});
+
+test('a message sent while the trace runs is queued, then shows as a user message', async () => {
+  const id = await startRun('Viewer queue test: take your time', null);
+  await openTrace(id);
+  await waitFor('the running trace', async () => (await page.locator('.trace-head .chip.st-running').count()) === 1);
+  assert.match(await page.textContent('.composer .hint'), /queued/);
+  await page.fill('.composer textarea', 'A note while you work');
+  await page.click('.composer button.send');
+  await waitFor('the answer', async () => /Queued/.test(await page.textContent('.composer .note')));
+  assert.equal(await page.inputValue('.composer textarea'), '');
+  await waitFor('the queued message on the page', async () => (await panelTexts('user')).includes('A note while you work'), 20000);
+  await waitFor('the note that it reached the model', async () => /reached the model/.test(await page.textContent('.composer .note')));
+  await waitFor('the run to complete', async () => (await page.locator('.dag .seq.root > .end.st-completed').count()) === 1, 20000);
+  const { messages } = await getJson(`/api/traces/${encodeURIComponent(id)}/messages`);
+  const queued = messages.find((m) => m.role === 'user' && m.content === 'A note while you work');
+  assert.equal(queued?.metadata?.turn, 'queued');
+});
+
+test('an error from the API is shown by the box, and the typed text stays', async () => {
+  // The same traces served by a server without a model: it refuses runs.
+  const port = await freePort();
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/API_KEY|BASE_URL|^AGENT_|^OPENAI|^ANTHROPIC/.test(k)));
+  const home = join(work, 'home');
+  mkdirSync(home, { recursive: true });
+  const readOnly = spawn(AGENT, ['serve', '--port', String(port), '--trace-dir', join(work, 'traces')], {
+    cwd: home, env: { ...env, HOME: home, XDG_CONFIG_HOME: join(home, '.config') }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  readOnly.stderr.on('data', (d) => { log += d; });
+  try {
+    const other = `http://127.0.0.1:${port}`;
+    await waitFor('the read-only server', async () => (await fetch(`${other}/api/traces`)).ok);
+    assert.match(log, /read-only/);
+    await page.goto(`${other}/#/traces/${encodeURIComponent(demoId)}`);
+    await page.waitForSelector('.dag .seq.root > .end.st-completed');
+    await page.fill('.composer textarea', 'Try again\nwith two lines');
+    await page.press('.composer textarea', 'Enter');
+    await waitFor('the error', async () => /runs cannot be started on this server/.test(await page.textContent('.composer .note')));
+    assert.equal(await page.getAttribute('.composer .note', 'role'), 'alert');
+    assert.equal(await page.inputValue('.composer textarea'), 'Try again\nwith two lines');
+    // An empty message is not sent at all.
+    await page.fill('.composer textarea', '   ');
+    await page.press('.composer textarea', 'Enter');
+    assert.match(await page.textContent('.composer .note'), /Type a message first/);
+  } finally {
+    readOnly.kill('SIGTERM');
+    await page.goto(`${base}/`);
+  }
+});
+
+test('Fork here opens the fork, which names the trace it came from', async () => {
+  await openTrace(demoId);
+  await page.waitForSelector('.dag button.fork[data-fork-goal="2"]');
+  await page.click('.dag button.fork[data-fork-goal="2"]');
+  await waitFor('the fork', async () => page.evaluate((original) => !!window.__viewer && window.__viewer.model.traceId !== original, demoId));
+  const forkId = await page.evaluate(() => window.__viewer.model.traceId);
+  const { trace } = await getJson(`/api/traces/${encodeURIComponent(forkId)}`);
+  assert.equal(trace.forked_from.trace_id, demoId);
+  await waitFor('the fork header', async () => (await page.locator('.trace-head .forked a').count()) === 1);
+  assert.equal(await page.textContent('.trace-head .forked a'), demoId);
+  assert.equal(await page.getAttribute('.trace-head .forked a', 'href'), `#/traces/${encodeURIComponent(demoId)}`);
+  assert.match(await page.textContent('.trace-head .forked'), /at goal 2\b/);
+  // Goal 2 is pending again in the fork.
+  await waitFor('goal 2 pending', async () => /st-pending/.test(await page.getAttribute('.dag .seq.root > .step[data-goal-id="2"]', 'class') ?? ''));
+});
+
+test('no errors on the page', () => {
+  assert.deepEqual(pageErrors, [], 'errors on the page');
 });

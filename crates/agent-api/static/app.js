@@ -53,7 +53,8 @@ function authHeaders(extra) {
   return headers;
 }
 
-/** GET or POST JSON; throws an Error with the API's message on failure. */
+/** GET or POST JSON; throws an Error with the API's message on failure, its HTTP `status`
+ * and the API's error `code` attached. */
 async function api(path, options = {}) {
   const init = { headers: authHeaders(options.body ? { 'Content-Type': 'application/json' } : {}) };
   if (options.body) {
@@ -66,12 +67,22 @@ async function api(path, options = {}) {
   try { json = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
   if (!response.ok) {
     const message = json && json.error ? json.error.message : `${response.status} ${response.statusText}`;
-    throw new Error(message);
+    const error = new Error(message);
+    error.status = response.status;
+    error.code = json && json.error ? json.error.code : null;
+    throw error;
   }
   return json;
 }
 
 const enc = encodeURIComponent;
+
+/** What to say when a message was refused, from the API's error. */
+function sendError(error) {
+  if (error.code === 'runs_unavailable') return `Not sent: runs cannot be started on this server (${error.message}). Your message is still in the box.`;
+  if (error.code === 'run_in_progress') return `Not sent: the run is starting or ending (${error.message}); send it again in a moment.`;
+  return `Not sent: ${error.message}. Your message is still in the box.`;
+}
 
 function watchUrl(traceId, since) {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
@@ -128,13 +139,17 @@ function plain(text) {
   return String(text || '').replace(/^#+\s*/gm, '').replace(/^-{3,}$/gm, '');
 }
 
+/** The icon of each status. Every one is a character of DejaVu Sans, regular and bold
+ * (Debian's default font, often the only one), so none renders as an empty box: ⏸ (U+23F8),
+ * the usual pause sign, is in no DejaVu font; ‖ (U+2016) is. The browser test checks them. */
 const STATUS_ICON = {
   pending: '○', in_progress: '◐', completed: '✓', abandoned: '✕',
-  running: '◐', waiting: '⏸', failed: '✕', cancelled: '⊘', planned: '○',
+  running: '◐', waiting: '‖', failed: '✕', cancelled: '⊘', planned: '○',
 };
+const OTHER_STATUS_ICON = '•';
 
 function statusChip(status) {
-  return h('span', { class: `chip st-${status}` }, `${STATUS_ICON[status] || '•'} ${String(status).replace('_', ' ')}`);
+  return h('span', { class: `chip st-${status}` }, `${STATUS_ICON[status] || OTHER_STATUS_ICON} ${String(status).replace('_', ' ')}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -514,10 +529,11 @@ class TraceView {
     this.dagEl = h('div', { class: 'dag', role: 'region', 'aria-label': 'Goal graph: nodes are goal outcomes, edges the work that led to them', onkeydown: (e) => this.onKey(e) });
     this.panelEl = h('aside', { class: 'panel', hidden: true, 'aria-label': 'Messages' });
     this.typingEl = h('p', { class: 'typing small', hidden: true, 'aria-label': 'The model is writing' });
+    this.composer = this.buildComposer();
     const keys = h('p', { class: 'small muted keys' },
       'Edges are the work, nodes the outcome of each goal. Keys: ↑ ↓ move · Enter opens the messages · → ← expand and collapse · Esc closes.');
     viewEl().replaceChildren(
-      this.headerEl, this.approvalsEl, this.typingEl, keys,
+      this.headerEl, this.approvalsEl, this.composer.form, this.typingEl, keys,
       h('div', { class: 'split' }, h('div', { class: 'dag-wrap' }, this.dagEl), this.panelEl));
     this.watch = new Watch(this.traceId, {
       onConnected: (e) => this.onConnected(this.model, e),
@@ -527,8 +543,9 @@ class TraceView {
     });
     this.onEscape = (e) => { if (e.key === 'Escape' && this.panel) this.closePanel(); };
     document.addEventListener('keydown', this.onEscape);
-    // Test hook: the state a browser test checks (event ids applied, the socket to drop).
-    window.__viewer = { view: this, watch: this.watch, model: this.model };
+    // Test hook: the state a browser test checks (event ids applied, the socket to drop, the
+    // status icons).
+    window.__viewer = { view: this, watch: this.watch, model: this.model, statusIcons: { ...STATUS_ICON, other: OTHER_STATUS_ICON } };
     this.refresh();
     this.watch.start();
   }
@@ -588,7 +605,13 @@ class TraceView {
     model.setTree(event.goal_tree);
     model.setSubTraces(event.sub_traces);
     this.schedule();
-    if (model === this.model) this.refresh();
+    if (model !== this.model) return;
+    this.refresh();
+    // A trace without goals has no edge to open: its messages are shown at once.
+    if (model.goals.size === 0 && !this.shownUnplanned) {
+      this.shownUnplanned = true;
+      this.openConversation({ focus: false });
+    }
   }
 
   /** One event of `model`'s trace. `fresh`: newer than the tree `connected` carried. */
@@ -596,6 +619,7 @@ class TraceView {
     if (fresh) model.applyToTree(event);
     if (event.event === 'message_added' && event.message?.role === 'assistant') this.stopTyping(model.traceId);
     if (event.event === 'message_added' || event.event === 'message_updated') this.panelMessage(model.traceId, event.message);
+    if (model === this.model && event.event === 'message_added') this.queuedArrived(event.message);
     // Totals, statuses, sub-traces and approvals are read again; the tree comes from events.
     if (model === this.model && !['goal_added', 'goal_updated', 'goal_removed', 'goal_tree_updated'].includes(event.event)) this.refresh();
     this.schedule();
@@ -642,11 +666,19 @@ class TraceView {
     }
     rerender(this.dagEl, () => this.renderDag(this.model));
     this.dagEl.dataset.lastEventId = String(this.watch.lastEventId);
+    this.updateComposer();
   }
 
   renderHeader(t) {
     const parent = t.parent_trace_id
       ? h('p', { class: 'small' }, `${t.agent_type || 'sub'}-trace of `, h('a', { href: `#/traces/${enc(t.parent_trace_id)}` }, t.parent_trace_id), t.parent_goal_id ? ` (goal ${t.parent_goal_id})` : '')
+      : null;
+    const origin = t.forked_from;
+    const forked = origin
+      ? h('p', { class: 'small forked' }, 'Forked from ',
+        h('a', { href: `#/traces/${enc(origin.trace_id)}`, class: 'forked-from' }, origin.trace_id),
+        origin.goal_id ? ` at goal ${this.model.numbers().get(origin.goal_id) || origin.goal_id}, which is pending again here` : '',
+        origin.message_sequence != null ? ` after message #${origin.message_sequence}` : '')
       : null;
     const wasOpen = this.headerEl.querySelector('details.summary')?.open;
     const outcome = t.error
@@ -674,9 +706,124 @@ class TraceView {
         h('span', {}, fmtCost(t.total_cost)),
         t.model ? ` · ${t.model}` : '',
         ` · started ${fmtAge(t.created_at)}`,
-        ` · ${this.model.goals.size} goal${this.model.goals.size === 1 ? '' : 's'}`),
+        ` · ${this.model.goals.size} goal${this.model.goals.size === 1 ? '' : 's'} · `,
+        h('button', { type: 'button', class: 'link all-messages', onclick: () => this.openConversation() }, 'all messages')),
+      forked,
       withSubs,
       outcome]);
+  }
+
+  // --- the message box ---
+
+  /** The box under the header that sends a user message to the trace: a running trace gets it
+   * queued for its next model call, an ended one continues with it under the same id. What is
+   * typed stays until the API has taken it. */
+  buildComposer() {
+    const box = h('textarea', {
+      class: 'message-input', rows: '2', 'aria-label': 'Message to the trace',
+      placeholder: 'A message to the model: Enter sends, Shift+Enter starts a new line',
+      onkeydown: (e) => {
+        if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+          e.preventDefault();
+          this.send();
+        }
+      },
+    });
+    const button = h('button', { type: 'submit', class: 'send' }, 'Send');
+    const hint = h('p', { class: 'small muted hint' });
+    const note = h('p', { class: 'small note', role: 'status', 'aria-live': 'polite', hidden: true });
+    const form = h('form', {
+      class: 'composer', 'aria-label': 'Send a message',
+      onsubmit: (e) => { e.preventDefault(); this.send(); },
+    }, h('div', { class: 'composer-row' }, box, button), hint, note);
+    this.queuedTexts = [];
+    return { form, box, button, hint, note };
+  }
+
+  /** Why the box takes no message now (null when it does), and what a message will do. */
+  composerState() {
+    const t = this.model.trace;
+    if (!t) return { refused: 'Loading…', hint: '' };
+    const running = t.status === 'running' || t.status === 'waiting';
+    // The run of a branch is part of its main trace's run, which has no way to hand it a
+    // message: the API would start a second run of the same trace.
+    if (t.parent_trace_id && running) {
+      return { refused: 'This sub-trace runs as part of its main trace and takes no message while it runs.', hint: '' };
+    }
+    if (running) return { refused: null, hint: 'The run is going on: a message is queued and the model reads it before its next call.' };
+    if (t.parent_trace_id) return { refused: null, hint: 'A message continues this sub-trace on its own, under the same id; its main trace is not told.' };
+    return { refused: null, hint: `The trace has ${t.status === 'completed' ? 'completed' : 'stopped'}: a message starts its next turn, under the same id, with its plan and history.` };
+  }
+
+  updateComposer() {
+    const { box, button, hint } = this.composer;
+    const state = this.composerState();
+    box.disabled = Boolean(state.refused);
+    button.disabled = Boolean(state.refused) || this.sending;
+    hint.textContent = state.refused || state.hint;
+  }
+
+  /** Shows what became of the last message; `kind`: `ok`, `err` or nothing. */
+  composerNote(text, kind) {
+    const { note } = this.composer;
+    note.hidden = !text;
+    note.textContent = text || '';
+    note.className = `small note ${kind || ''}`;
+    note.setAttribute('role', kind === 'err' ? 'alert' : 'status');
+  }
+
+  /** Posts the typed message; the box is emptied only once the API took it. */
+  async send() {
+    const { box } = this.composer;
+    if (this.sending || this.composerState().refused) return;
+    const text = box.value;
+    if (!text.trim()) {
+      this.composerNote('Type a message first.', 'err');
+      return;
+    }
+    this.sending = true;
+    this.updateComposer();
+    this.composerNote('Sending…');
+    try {
+      const answer = await api(`/api/traces/${enc(this.traceId)}/messages`, { body: { content: text } });
+      if (this.stopped) return;
+      // Text typed while the request was out is kept.
+      if (box.value === text) box.value = '';
+      if (answer.queued) {
+        this.queuedTexts.push(text);
+        this.composerNote('Queued: the run shows your message to the model before its next call.', 'ok');
+      } else {
+        this.composerNote('Sent: the next turn has started, and the page follows it.', 'ok');
+      }
+      this.openConversation({ focus: false });
+    } catch (error) {
+      if (this.stopped) return;
+      this.composerNote(sendError(error), 'err');
+    } finally {
+      this.sending = false;
+      this.updateComposer();
+    }
+  }
+
+  /** A user message of the run: when it is one this page queued, say it reached the model. */
+  queuedArrived(message) {
+    if (!message || message.role !== 'user' || message.metadata?.turn !== 'queued') return;
+    const i = this.queuedTexts.indexOf(message.content);
+    if (i < 0) return;
+    this.queuedTexts.splice(i, 1);
+    this.composerNote(`Your queued message reached the model (message #${message.sequence}).`, 'ok');
+  }
+
+  /** The messages panel on every message of the trace, scrolled to the newest; it follows the
+   * run. Left as it is when it shows them already. */
+  openConversation({ focus = true } = {}) {
+    const p = this.panel;
+    if (p && p.wholeTrace && p.traceId === this.traceId) {
+      const body = this.panelEl.querySelector('.panel-body');
+      if (body) body.scrollTop = body.scrollHeight;
+      return;
+    }
+    this.openPanel(this.model, null, 'All messages', { wholeTrace: true, newest: true, focus });
   }
 
   renderApprovals() {
@@ -707,7 +854,7 @@ class TraceView {
         };
         return h('div', { class: 'approval', 'data-tool-call-id': p.tool_call_id },
           h('div', {}, h('strong', {}, p.tool_name), h('span', { class: 'small muted' }, ` asked ${fmtAge(p.requested_at)}`)),
-          foldable(prettyJson(p.arguments), 'arguments', `approval:${p.tool_call_id}`),
+          foldable(argumentsText(p.arguments), 'arguments', `approval:${p.tool_call_id}`),
           h('div', { class: 'approval-actions' },
             h('button', { class: 'approve', type: 'button', onclick: (e) => decide(true, e.currentTarget) }, 'Approve'),
             h('button', { class: 'reject', type: 'button', onclick: (e) => decide(false, e.currentTarget) }, 'Reject'),
@@ -723,14 +870,25 @@ class TraceView {
         title: 'Open the task and the messages not attached to a goal',
         onclick: () => this.openPanel(model, null, 'Task and messages outside any goal', { about: { summary: model.trace?.summary, summaryLabel: 'Final answer' } }),
       }, h('span', { class: 'num' }, 'START'), ' ', h('span', { class: 'desc' }, oneLine(model.mission || t?.task || '', 200))));
-    const items = [start, ...this.renderSeq(model, null, model.numbers())];
-    if (t && ['completed', 'failed', 'cancelled'].includes(t.status)) {
+    const ended = t && ['completed', 'failed', 'cancelled'].includes(t.status);
+    const items = [start];
+    if (model.goals.size) items.push(...this.renderSeq(model, null, model.numbers()));
+    else {
+      // A trace that kept no plan: its work is one edge, every message.
+      const stats = { message_count: t?.total_messages, total_tokens: t?.total_tokens, total_cost: t?.total_cost };
+      items.push(h('div', { class: 'step no-goals' }, h('div', { class: 'edge' }, h('button', {
+        class: 'edge-label nav', type: 'button', 'data-key': `all:${model.traceId}`,
+        title: 'The trace has no goals: this is all its work. Enter: messages.',
+        'aria-label': `All the work, no goals: ${fmtStats(stats)}`,
+        onclick: () => this.openConversation(),
+      }, h('span', { class: 'preview' }, ended ? 'no goals: every message' : 'no goals yet: every message'), h('span', { class: 'stats' }, fmtStats(stats))))));
+    }
+    if (ended) {
       items.push(h('div', { class: `step end st-${t.status}` },
         h('div', { class: 'edge plain' }),
         h('div', { class: 'node' }, h('div', { class: 'card' }, h('span', { class: 'num' }, 'END'), ' ', statusChip(t.status), ' ',
           h('span', { class: 'desc' }, oneLine(t.error || t.summary || '', 200))))));
     }
-    if (model.goals.size === 0) items.push(h('p', { class: 'muted empty' }, 'No goals yet.'));
     return h('div', { class: 'seq root' }, items);
   }
 
@@ -782,16 +940,17 @@ class TraceView {
         class: 'toggle', type: 'button', 'data-toggle': key, 'aria-label': `Expand ${label} into its ${kids} sub-goals`,
         onclick: () => this.toggle(key, true),
       }, `▸ ${kids} sub-goal${kids === 1 ? '' : 's'}`) : null);
+    const shown = goalSummary(model, goal);
     const summary = goal.status === 'abandoned'
       ? h('div', { class: 'why' }, `abandoned: ${goal.summary || goal.reason || 'no reason given'}`)
-      : goal.type === 'explore_start' ? h('div', { class: 'outcome' }, `${model.branchesOf(goal).length} parallel branches`)
+      : goal.type === 'explore_start' && goal.status !== 'completed' ? h('div', { class: 'outcome' }, `${model.branchesOf(goal).length} parallel branches`)
         : goal.type === 'explore_merge' && goal.status === 'completed' ? h('div', { class: 'outcome' }, mergeLine(model, goal))
-        : goal.summary ? h('div', { class: 'outcome' }, oneLine(plain(goal.summary), 220)) : null;
+        : shown ? h('div', { class: 'outcome' }, oneLine(plain(shown), 220)) : null;
     const node = h('div', { class: 'node' },
       h('div', {
         class: 'card nav', tabindex: '0', role: 'button', 'data-key': `node:${key}`, 'data-goal-id': goal.id,
         'aria-current': current ? 'step' : null,
-        title: goal.summary || goal.description,
+        title: shown || goal.description,
         onclick: () => this.openPanel(model, goal, label),
         onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.openPanel(model, goal, label); } },
       },
@@ -851,7 +1010,7 @@ class TraceView {
 
   renderLanes(model, goal, branches) {
     return h('div', { class: 'lanes', 'data-explore': goal.id },
-      branches.map((id, i) => this.renderLane(model, id, String.fromCharCode(65 + (i % 26)))));
+      branches.map((id, i) => this.renderLane(model, id, branchLetter(i))));
   }
 
   /** One branch of an exploration: collapsed, an edge (the whole sub-trace) to its outcome;
@@ -971,12 +1130,13 @@ class TraceView {
 
   /** Opens the messages of `goal` (and its sub-goals unless `ownOnly`), of the messages outside
    * any goal when `goal` is null, or of the whole trace when `wholeTrace`. `about`: a status
-   * and summary to show above them. */
-  async openPanel(model, goal, title, { ownOnly = false, wholeTrace = false, about = null } = {}) {
+   * and summary to show above them. `newest`: scrolled to the newest message at first;
+   * `focus`: the keyboard moves to the panel. */
+  async openPanel(model, goal, title, { ownOnly = false, wholeTrace = false, about = null, newest = false, focus = true } = {}) {
     const goalIds = goal ? (ownOnly ? [goal.id] : model.subtree(goal.id).map((g) => g.id)) : null;
     const panel = {
-      traceId: model.traceId, goalIds, wholeTrace, title, goal, about, fresh: true,
-      messages: new Map(), returnFocus: document.activeElement,
+      traceId: model.traceId, goalIds, wholeTrace, title, goal, model, about, fresh: true, newest,
+      messages: new Map(), returnFocus: focus ? document.activeElement : null,
     };
     this.panel = panel;
     this.panelEl.hidden = false;
@@ -996,7 +1156,7 @@ class TraceView {
     } catch (error) {
       if (this.panel === panel) this.renderPanel(`Cannot load the messages: ${error.message}`);
     }
-    this.panelEl.querySelector('.panel-title')?.focus();
+    if (focus && this.panel === panel) this.panelEl.querySelector('.panel-title')?.focus();
   }
 
   closePanel() {
@@ -1030,13 +1190,20 @@ class TraceView {
     const p = this.panel;
     const list = [...p.messages.values()].sort((a, b) => a.sequence - b.sequence);
     const goal = p.goal;
+    const explore = goal && (goal.type === 'explore_start' ? goal : goal.type === 'explore_merge' ? p.model.goals.get(goal.explore_start_id) : null);
     const about = goal
-      ? { status: goal.status, reason: goal.reason, summary: goal.summary, summaryLabel: goal.status === 'abandoned' ? 'Why it was abandoned' : 'Outcome' }
+      ? {
+        status: goal.status, reason: goal.reason, summaryLabel: goal.status === 'abandoned' ? 'Why it was abandoned' : 'Outcome',
+        summary: goal.status === 'abandoned' ? goal.summary : goalSummary(p.model, goal),
+        branches: explore ? p.model.branchesOf(explore) : null,
+      }
       : p.about || {};
     const info = h('div', { class: 'goal-info small' },
       about.status ? statusChip(about.status) : null,
       about.reason ? h('div', {}, h('span', { class: 'muted' }, 'why: '), about.reason) : null,
       about.summary ? h('details', { open: about.summary.length < 600 }, h('summary', {}, about.summaryLabel || 'Outcome'), h('div', { class: 'text' }, about.summary)) : null,
+      about.branches?.length ? h('div', { class: 'muted branches' }, 'Sub-traces: ', about.branches.flatMap((id, i) => [
+        i ? ', ' : '', `${branchLetter(i)} `, h('a', { href: `#/traces/${enc(id)}`, class: 'branch-link' }, id)])) : null,
       goal ? h('div', { class: 'muted' }, `own: ${fmtStats(goal.self_stats)} · with sub-goals: ${fmtStats(goal.cumulative_stats)}`) : null);
     // The answer being streamed, where its message will appear.
     const typing = this.typing.get(p.traceId);
@@ -1057,9 +1224,12 @@ class TraceView {
       h('div', { class: 'panel-body' }, info, h('p', { class: 'small muted count' }, `${list.length} message${list.length === 1 ? '' : 's'}`), body));
     for (const d of this.panelEl.querySelectorAll('details[data-fold]')) if (unfolded.has(d.dataset.fold)) d.open = true;
     const next = this.panelEl.querySelector('.panel-body');
-    // Follow new messages at the bottom, unless the panel was just opened or scrolled up.
-    if (!note && p.fresh) p.fresh = false;
-    else next.scrollTop = atBottom && !note ? next.scrollHeight : keepTop;
+    // Follow new messages at the bottom, unless the panel was just opened (at the top, or at
+    // the newest message) or scrolled up.
+    if (!note && p.fresh) {
+      p.fresh = false;
+      if (p.newest) next.scrollTop = next.scrollHeight;
+    } else next.scrollTop = atBottom && !note ? next.scrollHeight : keepTop;
   }
 
   goalTag(p, m) {
@@ -1068,6 +1238,52 @@ class TraceView {
     const goal = model?.goals.get(m.goal_id);
     return goal ? oneLine(goal.description, 60) : null;
   }
+}
+
+/** The letter of the `i`-th branch of an exploration: A, B, … */
+function branchLetter(i) {
+  return String.fromCharCode(65 + (i % 26));
+}
+
+/** The first sentence of a text, on one line (at most 200 characters). */
+function firstSentence(text) {
+  const line = oneLine(plain(text), 4000);
+  const end = line.search(/[.!?](\s|$)/);
+  return oneLine(end >= 0 ? line.slice(0, end + 1) : line, 200);
+}
+
+/** What the branches of an exploration found, a sentence each: "A (its task): the first
+ * sentence of its result." (An explore_start goal's stored summary only lists the branches'
+ * sub-trace ids; the panel shows those as links below this.) */
+function explorationFindings(model, start) {
+  const ids = model.branchesOf(start);
+  if (!ids.length) return 'An exploration without branches.';
+  const said = ids.map((id, i) => {
+    const sub = model.subTraces.get(id) || {};
+    const task = sub.task ? ` (${oneLine(sub.task, 80)})` : '';
+    const result = sub.summary || sub.error;
+    const open = !sub.status || sub.status === 'running' || sub.status === 'waiting';
+    let text = result ? firstSentence(result) : open ? 'still running' : `${sub.status}, with no result`;
+    if (!/[.!?…]$/.test(text)) text += '.';
+    return `${branchLetter(i)}${task}: ${text}`;
+  });
+  return `${ids.length === 1 ? 'One branch' : `${ids.length} branches`} explored. ${said.join(' ')}`;
+}
+
+/** The summary shown for a goal. A finished exploration's is what its branches found. A goal
+ * completed because all its sub-goals were carries their summaries joined ("description:
+ * summary; …"): it is joined again from what is shown for each, the exploration's start
+ * standing for its merge (whose summary is the whole report). */
+function goalSummary(model, goal) {
+  if (goal.type === 'explore_start' && goal.status === 'completed') return explorationFindings(model, goal);
+  const kids = model.children(goal.id).filter((c) => c.status !== 'abandoned');
+  const joined = kids.map((c) => (c.summary ? `${c.description}: ${c.summary}` : c.description)).join('; ');
+  if (!kids.length || goal.summary !== joined) return goal.summary || null;
+  return kids.filter((c) => c.type !== 'explore_merge').map((c) => {
+    const said = goalSummary(model, c);
+    if (c.type === 'explore_start') return said;
+    return said ? `${c.description}: ${said}` : c.description;
+  }).join('; ');
 }
 
 /** One line for a merge goal: how many branches it merged and which one was picked; the
@@ -1088,9 +1304,52 @@ function prefixed(numbers, letter) {
 
 // ----- messages -------------------------------------------------------------------------------
 
-function prettyJson(text) {
-  if (typeof text !== 'string') return JSON.stringify(text, null, 2);
-  try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; }
+/** Tool arguments as text to read, for a <pre>: a JSON object or array one field a line
+ * (`key: value`, `- item`, nested ones indented), and a string with line breaks as its lines,
+ * indented under `key: |` as YAML writes it, so file contents and commands show real line
+ * breaks instead of `\n` escapes. Other strings are bare when that is unambiguous and JSON
+ * quoted otherwise; arguments that are not JSON are shown as they are. */
+function argumentsText(args) {
+  let value = args;
+  if (typeof args === 'string') {
+    try { value = JSON.parse(args); } catch { return args; }
+  }
+  if (value && typeof value === 'object' && Object.keys(value).length) return layoutValue(value, '').slice(1);
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** `value` laid out at `indent`: a scalar on the current line, or a block starting on a new
+ * line (so the caller writes `key:` or `-` before it). */
+function layoutValue(value, indent) {
+  if (typeof value === 'string' && /\r?\n/.test(value)) {
+    const lines = value.split(/\r?\n/);
+    if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+    return ` |\n${lines.map((line) => (line ? indent + line : '')).join('\n')}`;
+  }
+  if (Array.isArray(value)) {
+    if (!value.length) return ' []';
+    const inner = `${indent}  `;
+    return `\n${value.map((item) => {
+      const laid = layoutValue(item, inner);
+      // A nested block starts on the dash's line: `- key: value`.
+      return laid.startsWith(`\n${inner}`) ? `${indent}- ${laid.slice(inner.length + 1)}` : `${indent}-${laid}`;
+    }).join('\n')}`;
+  }
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value);
+    if (!entries.length) return ' {}';
+    return `\n${entries.map(([key, item]) => `${indent}${bareOrQuoted(key)}:${layoutValue(item, `${indent}  `)}`).join('\n')}`;
+  }
+  return ` ${typeof value === 'string' ? bareOrQuoted(value) : JSON.stringify(value)}`;
+}
+
+/** A one-line string as it is when it cannot be read as anything else, else JSON-quoted. */
+function bareOrQuoted(text) {
+  const bare = text !== '' && text === text.trim()
+    && !/^(true|false|null|~|[-+]?\.?\d)/i.test(text)
+    && !/^[-?:,[\]{}#&*!|>'"%@`]/.test(text)
+    && !/: |\s#|:$|[\u0000-\u001f\u007f]/.test(text);
+  return bare ? text : JSON.stringify(text);
 }
 
 /** Text in a <pre>; long text is folded to its first lines with a control to show it all. */
@@ -1149,7 +1408,7 @@ function renderMessage(m, goalTag) {
     for (const call of content.tool_calls || []) {
       body.push(h('div', { class: 'call' },
         h('div', {}, h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→ '), h('strong', {}, call.name), h('span', { class: 'muted small' }, ` ${call.id || ''}`)),
-        foldable(prettyJson(call.arguments), 'arguments', `${m.message_id}:${call.id}`)));
+        foldable(argumentsText(call.arguments), 'arguments', `${m.message_id}:${call.id}`)));
     }
     if (!content.text && !(content.tool_calls || []).length && !reasoning) body.push(foldable(JSON.stringify(content, null, 2), 'content', `${m.message_id}:content`));
   }
