@@ -1,3 +1,6 @@
+//! Tests of the approval rules: command prefixes (and the chained commands they never allow),
+//! path globs inside the workspace, wildcards, deny over allow, and rules that cannot be read.
+
 use std::path::Path;
 
 use super::*;

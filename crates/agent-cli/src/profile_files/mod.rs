@@ -45,26 +45,16 @@ use agent_runner::{AgentTypeConfig, LoopGuard, ProfileOrigin, RiskLimit, RunLimi
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use self::tool_names::tool_names;
+
 mod front_matter;
+mod tool_names;
 
 /// Where project profile files live, relative to the workspace.
 pub(crate) const AGENTS_DIR: &str = ".agent/agents";
 
 /// The longest profile name: it becomes part of sub-trace ids.
 const MAX_NAME_LEN: usize = 40;
-
-/// Claude Code's tool names and ours.
-const CLAUDE_TOOLS: &[(&str, &str)] = &[
-    ("Read", "read_file"),
-    ("Write", "write_file"),
-    ("Edit", "edit_file"),
-    ("MultiEdit", "edit_file"),
-    ("Glob", "glob_files"),
-    ("LS", "glob_files"),
-    ("Grep", "grep"),
-    ("Bash", "bash"),
-    ("Task", "delegate"),
-];
 
 /// Claude Code's model aliases, which mean the runner's model here.
 const INHERITED_MODELS: &[&str] = &["inherit", "sonnet", "opus", "haiku"];
@@ -414,58 +404,6 @@ fn apply_tools(filter: &mut ToolFilter, spec: &ProfileSpec) -> Result<(), (&'sta
         filter.mcp_servers = Some(servers.names().into_iter().collect());
     }
     Ok(())
-}
-
-/// The tools the runner adds to the registry's.
-const RUNNER_TOOLS: [&str; 4] = ["goal", "read_progress", "explore", "delegate"];
-
-/// Whether a profile may name `name`: a built-in tool, one the runner adds, an MCP tool, a
-/// pattern, or every tool.
-fn known_tool(name: &str) -> bool {
-    name.ends_with('*')
-        || name.starts_with("mcp__")
-        || matches!(name, "all")
-        || RUNNER_TOOLS.contains(&name)
-        || agent_tools::ToolRegistry::with_builtins()
-            .get(name)
-            .is_some()
-}
-
-/// Tool names with Claude Code's mapped to ours; checked for characters model APIs refuse.
-fn tool_names(list: &NameList, field: &'static str) -> Result<Vec<String>, (&'static str, String)> {
-    let mut names = Vec::new();
-    for name in list.names() {
-        if let Some((_, ours)) = CLAUDE_TOOLS.iter().find(|(claude, _)| *claude == name) {
-            names.push((*ours).to_owned());
-            continue;
-        }
-        if name.starts_with(|c: char| c.is_ascii_uppercase()) {
-            // Another Claude Code tool (WebFetch, TodoWrite, ...): no counterpart here.
-            continue;
-        }
-        let plain = name.strip_suffix('*').unwrap_or(&name);
-        let valid = plain
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-        if !valid || name.len() > 64 {
-            return Err((field, format!("{name:?} is not a tool name")));
-        }
-        if !known_tool(&name) {
-            let mut known = agent_tools::ToolRegistry::with_builtins().names();
-            known.extend(RUNNER_TOOLS.iter().map(|t| (*t).to_owned()));
-            known.sort();
-            return Err((
-                field,
-                format!(
-                    "unknown tool {name:?}; the tools are {}, MCP tools (`mcp__<server>__<tool>`) \
-                     and patterns ending in `*`",
-                    known.join(", ")
-                ),
-            ));
-        }
-        names.push(name);
-    }
-    Ok(names)
 }
 
 /// Applies the limit fields of a spec.

@@ -109,11 +109,25 @@ async fn a_scripted_run_calls_mcp_tools_and_records_the_results() {
 #[tokio::test]
 async fn risky_mcp_tools_need_approval_and_read_only_ones_do_not() {
     let env = site(&config(""));
-    // No --yes and no terminal: the risky get-sum is refused, the read-only echo runs.
-    let (_, tools) = run_script(&env, echo_and_sum(), &["--mcp", "everything"]).await;
+    // No --yes and no terminal: echo (read-only by the configuration) and get-sum (read-only
+    // by its readOnlyHint annotation) run; toggle-simulated-logging, annotated as not
+    // read-only, is refused.
+    let script = json!([
+        {"tool_calls": [
+            {"name": "mcp__everything__echo", "arguments": {"message": "hello"}},
+        ]},
+        {"tool_calls": [
+            {"name": "mcp__everything__get-sum", "arguments": {"a": 2, "b": 3}},
+        ]},
+        {"tool_calls": [
+            {"name": "mcp__everything__toggle-simulated-logging", "arguments": {}},
+        ]},
+        {"text": "Done."}
+    ]);
+    let (_, tools) = run_script(&env, script, &["--mcp", "everything"]).await;
     assert_eq!(tools[0].1, "Echo: hello");
-    assert!(tools[1].1.contains("--yes"), "{tools:?}");
-    assert!(!tools[1].1.contains("The sum"), "{tools:?}");
+    assert_eq!(tools[1].1, "The sum of 2 and 3 is 5.");
+    assert!(tools[2].1.contains("--yes"), "{tools:?}");
 }
 
 #[tokio::test]
@@ -210,11 +224,20 @@ async fn mcp_list_shows_servers_their_tools_and_failures() {
         .find(|t| t["name"] == "mcp__everything__echo")
         .unwrap();
     assert_eq!(echo["read_only"], true);
-    assert_eq!(echo["description"], "Echoes back the input string");
+    assert_eq!(
+        echo["description"],
+        "Echo Tool: Echoes back the input string"
+    );
+    // Read-only by its annotation; risky by its annotation.
     assert!(
         tools
             .iter()
-            .any(|t| t["mcp_name"] == "get-sum" && t["read_only"] == false)
+            .any(|t| t["mcp_name"] == "get-sum" && t["read_only"] == true)
+    );
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["mcp_name"] == "toggle-simulated-logging" && t["read_only"] == false)
     );
 
     // One server by name, as text.
