@@ -5,17 +5,79 @@
 //! leaves the list when it is decided, or when its run stops waiting (e.g. it was cancelled).
 //! The ids of recently decided calls are remembered, so a second decision gets 409 rather
 //! than 404.
+//!
+//! [`policy`] turns the server's [`ApprovalMode`] (and the [`ApprovalRules`] it was given) into
+//! the runner's [`Approval`] for each run started over HTTP.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use agent_execution::ids::now_rfc3339;
-use agent_runner::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
+use agent_runner::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
 use async_trait::async_trait;
 use serde::Serialize;
 use tokio::sync::oneshot;
 
+use crate::config::ApprovalMode;
 use crate::error::ApiError;
+
+/// What the model reads when a server in [`ApprovalMode::Never`] refuses a risky call.
+pub const NEVER_REASON: &str = "this server runs no risky tool calls (its approval mode is \
+    `never`); do the task with read-only tools, or say what you would have run";
+
+/// Rules that decide some risky calls before the server's [`ApprovalMode`] does, such as a
+/// configuration's allow and deny lists. The composition root gives them to
+/// [`AppStateBuilder::approval_rules`](crate::AppStateBuilder::approval_rules).
+///
+/// A call a rule refuses is refused in every mode; a call a rule approves runs without asking
+/// in [`ApprovalMode::Ask`]; in [`ApprovalMode::Never`] nothing risky runs, whatever the rules
+/// say. Calls no rule decides (`None`) follow the mode.
+pub trait ApprovalRules: Send + Sync {
+    /// The decision of the first rule that matches the call, if any.
+    fn decide(&self, request: &ApprovalRequest) -> Option<ApprovalDecision>;
+}
+
+/// The runner's approval policy for a run started over HTTP in `mode`: `never` refuses risky
+/// calls with [`NEVER_REASON`], `auto` runs them, `ask` parks them on `http` for a client to
+/// decide; `rules`, when given, decide first (see [`ApprovalRules`]).
+pub(crate) fn policy(
+    mode: ApprovalMode,
+    rules: Option<&Arc<dyn ApprovalRules>>,
+    http: Arc<HttpApprovals>,
+) -> Approval {
+    match (mode, rules) {
+        (ApprovalMode::Never, _) => Approval::Refuse(NEVER_REASON.to_owned()),
+        (ApprovalMode::Auto, None) => Approval::Allow,
+        (ApprovalMode::Ask, None) => Approval::Ask(http),
+        (ApprovalMode::Auto, Some(rules)) => Approval::Ask(Arc::new(Ruled {
+            rules: rules.clone(),
+            otherwise: None,
+        })),
+        (ApprovalMode::Ask, Some(rules)) => Approval::Ask(Arc::new(Ruled {
+            rules: rules.clone(),
+            otherwise: Some(http),
+        })),
+    }
+}
+
+/// Rules first; then the HTTP board, or approval when there is none (`auto`).
+struct Ruled {
+    rules: Arc<dyn ApprovalRules>,
+    otherwise: Option<Arc<HttpApprovals>>,
+}
+
+#[async_trait]
+impl ApprovalHandler for Ruled {
+    async fn decide(&self, request: ApprovalRequest) -> ApprovalDecision {
+        if let Some(decision) = self.rules.decide(&request) {
+            return decision;
+        }
+        match &self.otherwise {
+            Some(http) => http.decide(request).await,
+            None => ApprovalDecision::Approve,
+        }
+    }
+}
 
 /// How many decided call ids are remembered per trace.
 const DECIDED_MEMORY: usize = 1024;

@@ -1,5 +1,6 @@
 //! `AppState`: what every route shares — the store, the optional runner factory, the
-//! configuration, the runs this server owns and the pending approvals.
+//! configuration (with its workspace roots resolved), the runs this server owns and the pending
+//! approvals.
 
 use std::sync::Arc;
 
@@ -7,17 +8,20 @@ use agent_execution::TraceStore;
 use agent_runner::{AgentRunner, RunnerOptions};
 use tokio_util::sync::CancellationToken;
 
-use crate::approvals::HttpApprovals;
+use crate::approvals::{ApprovalRules, HttpApprovals};
 use crate::config::ApiConfig;
 use crate::error::ApiError;
 use crate::runs::RunRegistry;
+use crate::workspace::WorkspaceRoots;
 
 /// Builds runners for runs started or resumed over HTTP. The composition root (the CLI)
 /// implements it, so the API never knows which model provider or tools are used.
 ///
 /// The API asks for [`options`](RunnerFactory::options), copies the fields a request sets
-/// (model, limits, workspace, approval handler) onto them, and calls
-/// [`build`](RunnerFactory::build). Fields it does not know keep the factory's defaults.
+/// (model, limits, workspace) onto them, sets the approval policy of the server's
+/// [`ApprovalMode`](crate::ApprovalMode) and the workspace (canonical, checked against the
+/// workspace roots), and calls [`build`](RunnerFactory::build). Fields it does not know keep
+/// the factory's defaults; the factory's `approval` is not used.
 pub trait RunnerFactory: Send + Sync {
     /// The options a run gets when a request sets nothing.
     fn options(&self) -> RunnerOptions;
@@ -59,6 +63,8 @@ struct Inner {
     store: Arc<dyn TraceStore>,
     factory: Option<Arc<dyn RunnerFactory>>,
     config: ApiConfig,
+    workspace_roots: WorkspaceRoots,
+    approval_rules: Option<Arc<dyn ApprovalRules>>,
     runs: RunRegistry,
     approvals: Arc<HttpApprovals>,
     shutdown: CancellationToken,
@@ -87,6 +93,7 @@ impl AppState {
             store,
             factory: None,
             config: ApiConfig::default(),
+            approval_rules: None,
         }
     }
 
@@ -110,10 +117,21 @@ impl AppState {
         &self.inner.runs
     }
 
-    /// The approval handler of runs started with `approval: true`. Give it to a run started
-    /// elsewhere (as `RunnerOptions::approval`) to let HTTP clients decide its calls too.
+    /// The approval handler of runs started over HTTP in
+    /// [`ApprovalMode::Ask`](crate::ApprovalMode::Ask). Give it to a run started elsewhere (as `RunnerOptions::approval`)
+    /// to let HTTP clients decide its calls too.
     pub fn approvals(&self) -> Arc<HttpApprovals> {
         self.inner.approvals.clone()
+    }
+
+    /// The rules that decide risky calls before the approval mode, if any.
+    pub(crate) fn approval_rules(&self) -> Option<&Arc<dyn ApprovalRules>> {
+        self.inner.approval_rules.as_ref()
+    }
+
+    /// The canonical workspace roots (empty: the factory's workspace is the only one).
+    pub(crate) fn workspace_roots(&self) -> &WorkspaceRoots {
+        &self.inner.workspace_roots
     }
 
     /// Cancelled when the server shuts down; live watches close on it.
@@ -121,15 +139,20 @@ impl AppState {
         &self.inner.shutdown
     }
 
-    /// The factory, or 503 `runs_unavailable` on a read-only server.
+    /// The factory, or 403 `runs_unavailable` on a read-only server.
     pub(crate) fn require_factory(&self) -> Result<&Arc<dyn RunnerFactory>, ApiError> {
         self.inner.factory.as_ref().ok_or_else(|| {
-            ApiError::RunsUnavailable(
-                "this server is read-only: it was started without a model, so it cannot start \
-                 or resume runs"
-                    .into(),
+            ApiError::refused(
+                "runs_unavailable",
+                "this server is read-only: it was started without a model, so it cannot start, \
+                 resume or continue runs",
             )
         })
+    }
+
+    /// True when the server has no runner factory.
+    pub(crate) fn is_read_only(&self) -> bool {
+        self.inner.factory.is_none()
     }
 }
 
@@ -138,11 +161,13 @@ pub struct AppStateBuilder {
     store: Arc<dyn TraceStore>,
     factory: Option<Arc<dyn RunnerFactory>>,
     config: ApiConfig,
+    approval_rules: Option<Arc<dyn ApprovalRules>>,
 }
 
 impl AppStateBuilder {
     /// Lets the server start and resume runs with runners from this factory. Without one the
-    /// server is read-only and run control answers 503 `runs_unavailable`.
+    /// server is read-only and starting, resuming or continuing a run answers 403
+    /// `runs_unavailable`.
     pub fn runner_factory(mut self, factory: Arc<dyn RunnerFactory>) -> Self {
         self.factory = Some(factory);
         self
@@ -154,14 +179,26 @@ impl AppStateBuilder {
         self
     }
 
-    /// The state; fails if the configuration is unsafe (see [`ApiConfig::validate`]).
+    /// Rules that decide risky calls of runs started over HTTP before the approval mode does
+    /// (see [`ApprovalRules`]).
+    pub fn approval_rules(mut self, rules: Arc<dyn ApprovalRules>) -> Self {
+        self.approval_rules = Some(rules);
+        self
+    }
+
+    /// The state; fails if the configuration is unsafe (see [`ApiConfig::validate`]) or a
+    /// workspace root is not an existing folder.
     pub fn build(self) -> Result<AppState, ApiError> {
         self.config.validate()?;
+        let workspace_roots = WorkspaceRoots::new(&self.config.workspace_roots)
+            .map_err(|error| ApiError::Config(error.to_string()))?;
         Ok(AppState {
             inner: Arc::new(Inner {
                 store: self.store,
                 factory: self.factory,
                 config: self.config,
+                workspace_roots,
+                approval_rules: self.approval_rules,
                 runs: RunRegistry::new(),
                 approvals: Arc::new(HttpApprovals::new()),
                 shutdown: CancellationToken::new(),
