@@ -470,16 +470,22 @@ fn tool_names(list: &NameList, field: &'static str) -> Result<Vec<String>, (&'st
 
 /// Applies the limit fields of a spec.
 fn apply_limits(limits: &mut RunLimits, spec: &ProfileSpec) -> Result<(), (&'static str, String)> {
+    // The same checks as the command line's and the API's.
     if let Some(max) = spec.max_iterations {
-        if max == 0 {
-            return Err(("max_iterations", "must be at least 1".into()));
-        }
-        limits.max_iterations = max;
+        limits.max_iterations = agent_runner::check_max_iterations(max).map_err(|error| {
+            (
+                error.field(),
+                format!("{} (got {})", error.requirement(), error.value()),
+            )
+        })?;
     }
     if let Some(cost) = spec.max_cost {
-        if !cost.is_finite() || cost < 0.0 {
-            return Err(("max_cost", format!("{cost} is not an amount of dollars")));
-        }
+        let cost = agent_runner::check_max_cost(cost).map_err(|error| {
+            (
+                error.field(),
+                format!("{} (got {})", error.requirement(), error.value()),
+            )
+        })?;
         limits.max_cost = Some(cost);
     }
     if let Some(secs) = spec.llm_timeout_secs {

@@ -12,6 +12,7 @@ mod continue_run;
 mod fork;
 mod instructions;
 mod interrupted;
+mod limits;
 mod mcp;
 mod plan_edit;
 mod reasoning;
