@@ -18,6 +18,7 @@ mod plan_edit;
 mod reasoning;
 mod responses;
 mod run_serve;
+mod serve;
 mod streaming;
 mod usage_errors;
 
