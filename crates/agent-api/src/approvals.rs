@@ -6,14 +6,14 @@
 //! The ids of recently decided calls are remembered, so a second decision gets 409 rather
 //! than 404.
 //!
-//! [`policy`] turns the server's [`ApprovalMode`] (and the [`ApprovalRules`] it was given) into
-//! the runner's [`Approval`] for each run started over HTTP.
+//! [`apply`] turns the server's [`ApprovalMode`] into the runner's [`Approval`] for each run
+//! started over HTTP.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use agent_execution::ids::now_rfc3339;
-use agent_runner::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
+use agent_runner::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest, RunnerOptions};
 use async_trait::async_trait;
 use serde::Serialize;
 use tokio::sync::oneshot;
@@ -25,58 +25,20 @@ use crate::error::ApiError;
 pub const NEVER_REASON: &str = "this server runs no risky tool calls (its approval mode is \
     `never`); do the task with read-only tools, or say what you would have run";
 
-/// Rules that decide some risky calls before the server's [`ApprovalMode`] does, such as a
-/// configuration's allow and deny lists. The composition root gives them to
-/// [`AppStateBuilder::approval_rules`](crate::AppStateBuilder::approval_rules).
-///
-/// A call a rule refuses is refused in every mode; a call a rule approves runs without asking
-/// in [`ApprovalMode::Ask`]; in [`ApprovalMode::Never`] nothing risky runs, whatever the rules
-/// say. Calls no rule decides (`None`) follow the mode.
-pub trait ApprovalRules: Send + Sync {
-    /// The decision of the first rule that matches the call, if any.
-    fn decide(&self, request: &ApprovalRequest) -> Option<ApprovalDecision>;
-}
-
-/// The runner's approval policy for a run started over HTTP in `mode`: `never` refuses risky
-/// calls with [`NEVER_REASON`], `auto` runs them, `ask` parks them on `http` for a client to
-/// decide; `rules`, when given, decide first (see [`ApprovalRules`]).
-pub(crate) fn policy(
-    mode: ApprovalMode,
-    rules: Option<&Arc<dyn ApprovalRules>>,
-    http: Arc<HttpApprovals>,
-) -> Approval {
-    match (mode, rules) {
-        (ApprovalMode::Never, _) => Approval::Refuse(NEVER_REASON.to_owned()),
-        (ApprovalMode::Auto, None) => Approval::Allow,
-        (ApprovalMode::Ask, None) => Approval::Ask(http),
-        (ApprovalMode::Auto, Some(rules)) => Approval::Ask(Arc::new(Ruled {
-            rules: rules.clone(),
-            otherwise: None,
-        })),
-        (ApprovalMode::Ask, Some(rules)) => Approval::Ask(Arc::new(Ruled {
-            rules: rules.clone(),
-            otherwise: Some(http),
-        })),
-    }
-}
-
-/// Rules first; then the HTTP board, or approval when there is none (`auto`).
-struct Ruled {
-    rules: Arc<dyn ApprovalRules>,
-    otherwise: Option<Arc<HttpApprovals>>,
-}
-
-#[async_trait]
-impl ApprovalHandler for Ruled {
-    async fn decide(&self, request: ApprovalRequest) -> ApprovalDecision {
-        if let Some(decision) = self.rules.decide(&request) {
-            return decision;
+/// Sets the approval of a run started over HTTP in `mode`: `never` refuses risky calls with
+/// [`NEVER_REASON`] (and keeps only the deny rules of the options' `approval_rules`, so no allow
+/// rule runs a risky call unasked), `auto` runs them, `ask` parks them on `http` for a client to
+/// decide. The runner applies the rules before the approval: a deny refuses in every mode, an
+/// allow runs without asking.
+pub(crate) fn apply(options: &mut RunnerOptions, mode: ApprovalMode, http: Arc<HttpApprovals>) {
+    options.approval = match mode {
+        ApprovalMode::Never => {
+            options.approval_rules = options.approval_rules.deny_only();
+            Approval::Refuse(NEVER_REASON.to_owned())
         }
-        match &self.otherwise {
-            Some(http) => http.decide(request).await,
-            None => ApprovalDecision::Approve,
-        }
-    }
+        ApprovalMode::Auto => Approval::Allow,
+        ApprovalMode::Ask => Approval::Ask(http),
+    };
 }
 
 /// How many decided call ids are remembered per trace.

@@ -43,7 +43,7 @@ mod server;
 mod state;
 pub mod workspace;
 
-pub use approvals::{ApprovalRules, HttpApprovals, PendingApproval};
+pub use approvals::{HttpApprovals, PendingApproval};
 pub use config::{ApiConfig, ApprovalMode, WatchConfig};
 pub use error::ApiError;
 pub use openapi::{ApiDoc, openapi_json};

@@ -8,7 +8,7 @@ use agent_execution::TraceStore;
 use agent_runner::{AgentRunner, RunnerOptions};
 use tokio_util::sync::CancellationToken;
 
-use crate::approvals::{ApprovalRules, HttpApprovals};
+use crate::approvals::HttpApprovals;
 use crate::config::ApiConfig;
 use crate::error::ApiError;
 use crate::runs::RunRegistry;
@@ -21,7 +21,8 @@ use crate::workspace::WorkspaceRoots;
 /// (model, limits, workspace) onto them, sets the approval policy of the server's
 /// [`ApprovalMode`](crate::ApprovalMode) and the workspace (canonical, checked against the
 /// workspace roots), and calls [`build`](RunnerFactory::build). Fields it does not know keep
-/// the factory's defaults; the factory's `approval` is not used.
+/// the factory's defaults; the factory's `approval` is not used, its `approval_rules` are (a
+/// server in `never` mode keeps only their deny rules).
 pub trait RunnerFactory: Send + Sync {
     /// The options a run gets when a request sets nothing.
     fn options(&self) -> RunnerOptions;
@@ -64,7 +65,6 @@ struct Inner {
     factory: Option<Arc<dyn RunnerFactory>>,
     config: ApiConfig,
     workspace_roots: WorkspaceRoots,
-    approval_rules: Option<Arc<dyn ApprovalRules>>,
     runs: RunRegistry,
     approvals: Arc<HttpApprovals>,
     shutdown: CancellationToken,
@@ -93,7 +93,6 @@ impl AppState {
             store,
             factory: None,
             config: ApiConfig::default(),
-            approval_rules: None,
         }
     }
 
@@ -122,11 +121,6 @@ impl AppState {
     /// to let HTTP clients decide its calls too.
     pub fn approvals(&self) -> Arc<HttpApprovals> {
         self.inner.approvals.clone()
-    }
-
-    /// The rules that decide risky calls before the approval mode, if any.
-    pub(crate) fn approval_rules(&self) -> Option<&Arc<dyn ApprovalRules>> {
-        self.inner.approval_rules.as_ref()
     }
 
     /// The canonical workspace roots (empty: the factory's workspace is the only one).
@@ -161,7 +155,6 @@ pub struct AppStateBuilder {
     store: Arc<dyn TraceStore>,
     factory: Option<Arc<dyn RunnerFactory>>,
     config: ApiConfig,
-    approval_rules: Option<Arc<dyn ApprovalRules>>,
 }
 
 impl AppStateBuilder {
@@ -179,13 +172,6 @@ impl AppStateBuilder {
         self
     }
 
-    /// Rules that decide risky calls of runs started over HTTP before the approval mode does
-    /// (see [`ApprovalRules`]).
-    pub fn approval_rules(mut self, rules: Arc<dyn ApprovalRules>) -> Self {
-        self.approval_rules = Some(rules);
-        self
-    }
-
     /// The state; fails if the configuration is unsafe (see [`ApiConfig::validate`]) or a
     /// workspace root is not an existing folder.
     pub fn build(self) -> Result<AppState, ApiError> {
@@ -198,7 +184,6 @@ impl AppStateBuilder {
                 factory: self.factory,
                 config: self.config,
                 workspace_roots,
-                approval_rules: self.approval_rules,
                 runs: RunRegistry::new(),
                 approvals: Arc::new(HttpApprovals::new()),
                 shutdown: CancellationToken::new(),

@@ -11,7 +11,6 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use utoipa::ToSchema;
 
-use crate::approvals::policy;
 use crate::config::ApprovalMode;
 use crate::error::ApiError;
 use crate::extract::json_rejection;
@@ -204,7 +203,7 @@ pub(crate) fn settle(
         options = options.with_max_cost(max_cost);
     }
     let mode = approval_mode(state.config().approval, settings.approval)?;
-    options.approval = policy(mode, state.approval_rules(), state.approvals());
+    crate::approvals::apply(&mut options, mode, state.approvals());
     options.workspace = crate::workspace::resolve(
         state.workspace_roots(),
         &options.workspace,

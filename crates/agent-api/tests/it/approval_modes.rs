@@ -1,15 +1,16 @@
 //! The server's approval mode for runs started over HTTP: `ask` (the default) parks risky calls
 //! until a client decides, `auto` runs them, `never` refuses them with a reason the model reads;
-//! a request may ask for a stricter mode, never a looser one; approval rules decide first.
+//! a request may ask for a stricter mode, never a looser one; the factory's approval rules
+//! decide first (a deny in every mode, an allow but in `never`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::common::{ScriptedFactory, get, post_json, wait_for_status};
-use agent_api::{ApiConfig, AppState, ApprovalMode, ApprovalRules};
+use agent_api::{ApiConfig, AppState, ApprovalMode, FactoryError, RunnerFactory};
 use agent_execution::{InMemoryTraceStore, Role, TraceStatus, TraceStore};
 use agent_llm::{ScriptedClient, ScriptedTurn};
-use agent_runner::{ApprovalDecision, ApprovalRequest};
+use agent_runner::{AgentRunner, ApprovalRules, RunnerOptions};
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
@@ -33,7 +34,29 @@ struct Server {
 /// risky script of its own.
 const RUNS: usize = 8;
 
-fn server(mode: ApprovalMode, rules: Option<Arc<dyn ApprovalRules>>) -> Server {
+/// A scripted factory whose runs carry approval rules, as `agent serve` gives agent.toml's.
+struct RuledFactory {
+    inner: ScriptedFactory,
+    rules: ApprovalRules,
+}
+
+impl RunnerFactory for RuledFactory {
+    fn options(&self) -> RunnerOptions {
+        let mut options = self.inner.options();
+        options.approval_rules = self.rules.clone();
+        options
+    }
+
+    fn build(
+        &self,
+        store: Arc<dyn TraceStore>,
+        options: RunnerOptions,
+    ) -> Result<AgentRunner, FactoryError> {
+        self.inner.build(store, options)
+    }
+}
+
+fn server(mode: ApprovalMode, rules: Option<ApprovalRules>) -> Server {
     let workspace = tempfile::tempdir().unwrap();
     let store: Arc<dyn TraceStore> = Arc::new(InMemoryTraceStore::new());
     let mut client = ScriptedClient::new(Vec::new()).with_fallback("done");
@@ -48,14 +71,20 @@ fn server(mode: ApprovalMode, rules: Option<Arc<dyn ApprovalRules>>) -> Server {
         approval: mode,
         ..ApiConfig::default()
     };
-    let mut builder = AppState::builder(store.clone())
-        .runner_factory(Arc::new(factory))
-        .config(config);
-    if let Some(rules) = rules {
-        builder = builder.approval_rules(rules);
-    }
+    let factory: Arc<dyn RunnerFactory> = match rules {
+        Some(rules) => Arc::new(RuledFactory {
+            inner: factory,
+            rules,
+        }),
+        None => Arc::new(factory),
+    };
+    let state = AppState::builder(store.clone())
+        .runner_factory(factory)
+        .config(config)
+        .build()
+        .unwrap();
     Server {
-        state: builder.build().unwrap(),
+        state,
         store,
         workspace,
         started: AtomicUsize::new(0),
@@ -231,44 +260,40 @@ async fn a_request_may_ask_for_a_stricter_mode_but_not_a_looser_one() {
 }
 
 /// Refuses `bash`, approves `write_file`, leaves the rest to the mode.
-struct Rules;
-
-impl ApprovalRules for Rules {
-    fn decide(&self, request: &ApprovalRequest) -> Option<ApprovalDecision> {
-        match request.tool_name.as_str() {
-            "bash" => Some(ApprovalDecision::Reject {
-                reason: "denied by rule bash".into(),
-            }),
-            "write_file" => Some(ApprovalDecision::Approve),
-            _ => None,
-        }
-    }
+fn rules() -> Option<ApprovalRules> {
+    Some(ApprovalRules::parse(&["write_file"], &["bash"]).unwrap())
 }
 
 #[tokio::test]
 async fn approval_rules_decide_before_the_mode() {
     // `ask`: the allowed write runs without asking, the denied shell is refused.
-    let ask = server(ApprovalMode::Ask, Some(Arc::new(Rules)));
+    let ask = server(ApprovalMode::Ask, rules());
     let trace_id = ask.start(json!({"task": "Write"})).await;
     wait_for_status(&ask.store, &trace_id, TraceStatus::Completed).await;
     assert!(ask.wrote());
     let results = ask.tool_results(&trace_id).await;
     assert!(!results[0].1, "{results:?}");
     assert!(
-        results[1].1 && results[1].0.contains("denied by rule bash"),
+        results[1].1 && results[1].0.contains("`bash` denies it"),
         "{results:?}"
     );
 
     // `auto`: a deny still holds.
-    let auto = server(ApprovalMode::Auto, Some(Arc::new(Rules)));
+    let auto = server(ApprovalMode::Auto, rules());
     let trace_id = auto.start(json!({"task": "Write"})).await;
     wait_for_status(&auto.store, &trace_id, TraceStatus::Completed).await;
     let results = auto.tool_results(&trace_id).await;
     assert!(results[1].1, "{results:?}");
 
     // `never`: nothing risky runs, whatever the rules allow.
-    let never = server(ApprovalMode::Never, Some(Arc::new(Rules)));
+    let never = server(ApprovalMode::Never, rules());
     let trace_id = never.start(json!({"task": "Write"})).await;
     wait_for_status(&never.store, &trace_id, TraceStatus::Completed).await;
     assert!(!never.wrote());
+    let results = never.tool_results(&trace_id).await;
+    assert!(
+        results[0].0.contains(agent_api::approvals::NEVER_REASON),
+        "the allow rule does not run it: {results:?}"
+    );
+    assert!(results[1].0.contains("`bash` denies it"), "{results:?}");
 }
