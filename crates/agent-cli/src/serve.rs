@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_api::{
-    ApiConfig, AppState, ApprovalMode, ApprovalRules, FactoryError, RunnerFactory, Server,
-    WorkspaceRoots,
+    ApiConfig, AppState, ApprovalMode, FactoryError, RunnerFactory, Server, WorkspaceRoots,
 };
 use agent_execution::TraceStore;
 use agent_llm::LlmClient;
 use agent_mcp::McpServers;
+use agent_runner::approval_rules::ApprovalRules;
 use agent_runner::{AgentRunner, AgentTypeConfig, RunnerOptions};
 use agent_store_fs::FileSystemTraceStore;
 use anyhow::{Context, Result};
@@ -48,6 +48,9 @@ struct CliFactory {
     /// Whether each run's prompt carries the instruction files of its workspace and the
     /// environment block.
     instructions: bool,
+    /// `[approvals]` of agent.toml: calls allowed or denied before the `--approval` mode is
+    /// asked (in `never` mode the API keeps only the deny rules).
+    approval_rules: ApprovalRules,
 }
 
 impl RunnerFactory for CliFactory {
@@ -56,7 +59,8 @@ impl RunnerFactory for CliFactory {
         options.sub_agents.agent_types = self.profiles.clone();
         options.sub_agents.enabled = true;
         // The approval policy is the API's: the server's --approval mode, or a stricter one a
-        // request asks for.
+        // request asks for; the rules of agent.toml apply before it.
+        options.approval_rules = self.approval_rules.clone();
         options.clients = self.clients.clone();
         options.context_window = self.context_window;
         if let Some(max) = self.max_iterations {
@@ -122,10 +126,8 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         workspace_roots: roots.roots().to_vec(),
         ..ApiConfig::default()
     };
+    let approval_rules = crate::approve::rules(file.approvals.as_ref(), file.path.as_deref())?;
     let mut builder = AppState::builder(store).config(config);
-    if let Some(rules) = approval_rules(&file) {
-        builder = builder.approval_rules(rules);
-    }
     let mut mcp = Arc::new(McpServers::default());
     let provider = config::resolve_provider(&args.model.llm, &file);
     let writable = writable(&trace_dir);
@@ -146,6 +148,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
                 max_cost: file.max_cost,
                 prices: Arc::new(file.prices()?),
                 instructions: !args.model.no_instructions && file.instructions != Some(false),
+                approval_rules,
             };
             note(&format!(
                 "runs started over HTTP use {} ({:?}) in {}; risky tool calls {}",
@@ -232,17 +235,6 @@ fn writable(dir: &Path) -> bool {
         .prefix(".agent-write-check")
         .tempfile_in(dir)
         .is_ok()
-}
-
-/// The rules that decide risky calls of runs started over HTTP before the `--approval` mode
-/// does (see [`ApprovalRules`]).
-///
-/// This is where agent.toml's `[approvals] allow = [...]` and `deny = [...]` lists reach the
-/// server once the configuration has them: build an [`ApprovalRules`] from them here (a deny
-/// refuses in every mode, an allow runs without asking in `ask` mode). Until then there are no
-/// rules, and the mode decides alone.
-fn approval_rules(_file: &FileConfig) -> Option<Arc<dyn ApprovalRules>> {
-    None
 }
 
 async fn ctrl_c() {

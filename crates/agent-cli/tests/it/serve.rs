@@ -481,3 +481,59 @@ async fn a_trace_folder_the_user_cannot_write_is_listed_shown_and_served() {
     }
     chmod_tree(&env.traces(), 0o755, 0o644);
 }
+
+#[test]
+fn approval_rules_of_agent_toml_apply_to_runs_started_over_http() {
+    let env = agent_env();
+    env.write(
+        "agent.toml",
+        "[approvals]\nallow = [\"bash(touch)\"]\ndeny = [\"bash(rm)\"]\n",
+    );
+    let run = |command: &str| {
+        [
+            json!({"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}),
+            json!({"text": "Done."}),
+        ]
+    };
+    let turns: Vec<Value> = [run("touch allowed.txt"), run("rm -f work.txt")]
+        .into_iter()
+        .flatten()
+        .collect();
+    let script = env.write("rules.json", &json!({"turns": turns}).to_string());
+    let work = env.work();
+    let server = env.serve(&["--script", &script, "--workspace", &work]);
+    // Allowed: runs without waiting for a decision, although the mode is `ask`.
+    let allowed = start(&server, &json!({"task": "Touch"}));
+    wait_until(&server, &allowed, status_is("completed"));
+    assert!(env.path("work/allowed.txt").exists());
+    // Denied: refused with the rule named, without asking.
+    let denied = start(&server, &json!({"task": "Remove"}));
+    wait_until(&server, &denied, status_is("completed"));
+    let (_, messages) = server.request("GET", &format!("/api/traces/{denied}/messages"), None);
+    let tool = messages["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert!(
+        tool["content"].as_str().unwrap().contains("bash(rm)"),
+        "{tool}"
+    );
+    drop(server);
+
+    // In `never` mode an allow rule runs nothing.
+    std::fs::remove_file(env.path("work/allowed.txt")).unwrap();
+    let never = env.serve(&[
+        "--script",
+        &script,
+        "--workspace",
+        &work,
+        "--approval",
+        "never",
+    ]);
+    let refused = start(&never, &json!({"task": "Touch"}));
+    wait_until(&never, &refused, status_is("completed"));
+    assert!(!env.path("work/allowed.txt").exists());
+}
