@@ -187,33 +187,46 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
     Ok(ExitCode::Completed)
 }
 
-/// The server's own workspace (canonical) and the workspace roots: `--workspace` (or
-/// agent.toml's) must be an existing folder under one of the `--workspace-root` folders (the
-/// current folder when none is given). Every failure is a usage error (exit code 2).
+/// The server's own workspace (canonical) and the workspace roots. `--workspace` (else
+/// agent.toml's, else the current folder) must be an existing folder (a usage error, exit code 2,
+/// otherwise); the roots are the `--workspace-root` folders, under one of which it must then lie,
+/// or, when none is given, that workspace itself (so the default is the folder `agent serve` was
+/// started in, and naming a workspace never opens more than that folder to requests).
 fn workspaces(args: &ServeArgs, file: &FileConfig) -> Result<(PathBuf, WorkspaceRoots)> {
-    let current = std::env::current_dir().context("cannot read the current folder")?;
-    let roots = if args.model.workspace_roots.is_empty() {
-        vec![current.clone()]
-    } else {
-        args.model.workspace_roots.clone()
-    };
-    let roots = WorkspaceRoots::new(&roots)
-        .map_err(|error| UsageError(format!("--workspace-root: {error}")))?;
     let (workspace, flag) = match (&args.model.workspace, &file.workspace) {
         (Some(dir), _) => (dir.clone(), "--workspace"),
         (None, Some(dir)) => (dir.clone(), "agent.toml's `workspace`"),
-        (None, None) => (current, "the current folder"),
+        (None, None) => (
+            std::env::current_dir().context("cannot read the current folder")?,
+            "the current folder",
+        ),
     };
     let shown = workspace.display().to_string();
+    let usage = |error: agent_api::WorkspaceError| UsageError(format!("{flag}: {error}"));
+    // Itself first: a missing or non-folder workspace is said as such.
+    let own = WorkspaceRoots::new(std::slice::from_ref(&workspace)).map_err(|_| {
+        usage(if workspace.is_file() {
+            agent_api::WorkspaceError::NotAFolder(shown.clone())
+        } else {
+            agent_api::WorkspaceError::Missing(shown.clone())
+        })
+    })?;
+    if args.model.workspace_roots.is_empty() {
+        let workspace = own.roots().first().cloned().unwrap_or(workspace);
+        return Ok((workspace, own));
+    }
+    let roots = WorkspaceRoots::new(&args.model.workspace_roots)
+        .map_err(|error| UsageError(format!("--workspace-root: {error}")))?;
     let workspace = roots.check(&workspace, &shown).map_err(|error| {
-        let hint = match error {
-            agent_api::WorkspaceError::Outside(_) => format!(
+        let outside = matches!(error, agent_api::WorkspaceError::Outside(_));
+        let mut message = usage(error).0;
+        if outside {
+            message.push_str(&format!(
                 " ({}); add `--workspace-root {shown}` to let runs work there",
                 roots_text(&roots)
-            ),
-            _ => String::new(),
-        };
-        UsageError(format!("{flag}: {error}{hint}"))
+            ));
+        }
+        UsageError(message)
     })?;
     Ok((workspace, roots))
 }

@@ -171,12 +171,13 @@ pub(crate) struct ServeModelArgs {
     /// The provider and its settings.
     #[command(flatten)]
     pub(crate) llm: ProviderArgs,
-    /// The folder runs work in when a request names none; it must lie under a
-    /// --workspace-root [default: the current folder].
+    /// The folder runs work in when a request names none; with --workspace-root it must lie
+    /// under one of them [default: the current folder].
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
     /// A folder runs started over HTTP may work in, with every folder under it (repeatable);
-    /// a request's `workspace` outside all of them is refused [default: the current folder].
+    /// a request's `workspace` outside all of them is refused [default: --workspace, that is
+    /// the current folder unless it is given].
     #[arg(long = "workspace-root", value_name = "DIR")]
     pub(crate) workspace_roots: Vec<PathBuf>,
     /// How runs started over HTTP treat risky tool calls (shell, writes, MCP tools not marked

@@ -130,7 +130,15 @@ fn a_run_workspace_must_lie_under_a_workspace_root() {
     std::fs::create_dir_all(env.path("elsewhere")).unwrap();
     std::os::unix::fs::symlink(env.path("elsewhere"), env.path("work/link")).unwrap();
     let work = env.work();
-    // The roots default to the folder `agent serve` was started in: the environment's root.
+    let refused = |server: &Served, workspaces: &[&str]| {
+        for workspace in workspaces {
+            let body = json!({"task": "Run it", "workspace": workspace});
+            let (status, answer) = server.request("POST", "/api/traces", Some(&body));
+            assert_eq!(status, 403, "{workspace}: {answer}");
+            assert_eq!(answer["error"]["code"], "workspace_not_allowed");
+        }
+    };
+    // Without --workspace-root the server's own workspace is the only root.
     let server = env.serve(&[
         "--script",
         &script,
@@ -140,41 +148,46 @@ fn a_run_workspace_must_lie_under_a_workspace_root() {
         "auto",
     ]);
     let elsewhere = env.arg("elsewhere");
-    for workspace in ["../../../etc", "/etc", "../..", "/"] {
-        let body = json!({"task": "Run it", "workspace": workspace});
-        let (status, answer) = server.request("POST", "/api/traces", Some(&body));
-        assert_eq!(status, 403, "{workspace}: {answer}");
-        assert_eq!(answer["error"]["code"], "workspace_not_allowed");
-    }
-    // `..` that stays under the root and a link to a folder under it are fine.
-    start(
+    refused(
         &server,
-        &json!({"task": "Run it", "workspace": "../elsewhere"}),
+        &[
+            "../../../etc",
+            "/etc",
+            "../..",
+            "/",
+            "..",
+            "../elsewhere",
+            &elsewhere,
+            "link",
+        ],
     );
-    start(&server, &json!({"task": "Run it", "workspace": "link"}));
+    let trace_id = start(&server, &json!({"task": "Run it", "workspace": "sub"}));
+    wait_until(&server, &trace_id, status_is("completed"));
+    assert!(env.path("work/sub/shell.txt").exists());
     drop(server);
 
-    // With --workspace-root, only those folders.
+    // With --workspace-root, the folders under it: `..` that stays under it and a link to a
+    // folder under it are fine.
+    let root = env.root().to_string_lossy().into_owned();
     let roots = [
         "--script",
         &script,
         "--workspace",
         &work,
         "--workspace-root",
-        &work,
+        &root,
         "--approval",
         "auto",
     ];
     let server = env.serve(&roots);
-    for workspace in ["../elsewhere", elsewhere.as_str(), "link", ".."] {
-        let body = json!({"task": "Run it", "workspace": workspace});
-        let (status, answer) = server.request("POST", "/api/traces", Some(&body));
-        assert_eq!(status, 403, "{workspace}: {answer}");
-        assert_eq!(answer["error"]["code"], "workspace_not_allowed");
-    }
-    let trace_id = start(&server, &json!({"task": "Run it", "workspace": "sub"}));
+    refused(&server, &["../../../etc", "/etc", "../..", "/"]);
+    let trace_id = start(
+        &server,
+        &json!({"task": "Run it", "workspace": "../elsewhere"}),
+    );
     wait_until(&server, &trace_id, status_is("completed"));
-    assert!(env.path("work/sub/shell.txt").exists());
+    assert!(env.path("elsewhere/shell.txt").exists());
+    start(&server, &json!({"task": "Run it", "workspace": "link"}));
 }
 
 /// Runs `agent <args>`, which must end by itself within a minute.
@@ -195,15 +208,16 @@ async fn a_bad_serve_workspace_or_root_is_a_usage_error() {
     let missing = env.arg("missing");
     let file = env.arg("file.txt");
     let model = ["--script", script.as_str()];
+    let elsewhere = env.arg("elsewhere");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--workspace", &missing], "does not exist"),
         (vec!["--workspace", &file], "not a folder"),
-        (vec!["--workspace", &outside], "--workspace-root"),
-        (vec!["--workspace-root", &missing], "--workspace-root"),
         (
-            vec!["--workspace-root", &file, "--workspace", &file],
+            vec!["--workspace", &outside, "--workspace-root", &elsewhere],
             "--workspace-root",
         ),
+        (vec!["--workspace-root", &missing], "--workspace-root"),
+        (vec!["--workspace-root", &file], "--workspace-root"),
     ];
     for (flags, says) in cases {
         for with_model in [false, true] {
@@ -221,8 +235,11 @@ async fn a_bad_serve_workspace_or_root_is_a_usage_error() {
             );
         }
     }
-    // A folder outside the current one, once it is a root, serves.
-    let elsewhere = env.arg("elsewhere");
+    // A workspace outside the current folder is its own root; with roots, it lies under one.
+    let server = env.serve(&["--script", &script, "--workspace", &outside]);
+    let (status, _) = server.request("GET", "/api/traces", None);
+    assert_eq!(status, 200);
+    drop(server);
     let server = env.serve(&[
         "--script",
         &script,
