@@ -42,11 +42,10 @@ pub(crate) fn check_limits(file: &FileConfig) -> Result<(), UsageError> {
             .clone()
             .unwrap_or_else(|| PathBuf::from(config::FILE_NAME));
         UsageError(format!(
-            "invalid configuration in {}: `{}` {} (got {})",
+            "invalid configuration in {}: `{}` {}",
             path.display(),
             error.field(),
-            error.requirement(),
-            error.value()
+            error.reason()
         ))
     })
 }

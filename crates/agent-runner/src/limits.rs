@@ -54,7 +54,7 @@ pub struct LimitOverrides {
 /// A limit whose value cannot be a limit (the value refused, as given). Its text names the
 /// field, for the user: `max_cost must be a positive, finite amount of US dollars (got NaN)`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{} {} (got {})", self.field(), self.requirement(), self.value())]
+#[error("{} {}", self.field(), self.reason())]
 pub enum LimitError {
     /// `max_iterations` is not a whole number of model calls of at least 1.
     MaxIterations(String),
@@ -84,6 +84,12 @@ impl LimitError {
         match self {
             Self::MaxIterations(value) | Self::MaxCost(value) => value,
         }
+    }
+
+    /// What is wrong, without the field's name: `must be ... (got NaN)`, for messages that name
+    /// the field their own way.
+    pub fn reason(&self) -> String {
+        format!("{} (got {})", self.requirement(), self.value())
     }
 }
 

@@ -471,22 +471,12 @@ fn tool_names(list: &NameList, field: &'static str) -> Result<Vec<String>, (&'st
 /// Applies the limit fields of a spec.
 fn apply_limits(limits: &mut RunLimits, spec: &ProfileSpec) -> Result<(), (&'static str, String)> {
     // The same checks as the command line's and the API's.
+    let refused = |error: agent_runner::LimitError| (error.field(), error.reason());
     if let Some(max) = spec.max_iterations {
-        limits.max_iterations = agent_runner::check_max_iterations(max).map_err(|error| {
-            (
-                error.field(),
-                format!("{} (got {})", error.requirement(), error.value()),
-            )
-        })?;
+        limits.max_iterations = agent_runner::check_max_iterations(max).map_err(refused)?;
     }
     if let Some(cost) = spec.max_cost {
-        let cost = agent_runner::check_max_cost(cost).map_err(|error| {
-            (
-                error.field(),
-                format!("{} (got {})", error.requirement(), error.value()),
-            )
-        })?;
-        limits.max_cost = Some(cost);
+        limits.max_cost = Some(agent_runner::check_max_cost(cost).map_err(refused)?);
     }
     if let Some(secs) = spec.llm_timeout_secs {
         if secs == 0 {
