@@ -291,6 +291,9 @@ fn start(iteration: &Iteration, mode: Mode) -> Child {
                     &iteration.arg("run.json"),
                     "--workspace",
                     &iteration.arg("work"),
+                    // As `agent run --yes`: the kills land in work, not in a wait for approval.
+                    "--approval",
+                    "auto",
                 ])
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())

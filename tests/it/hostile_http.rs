@@ -1,9 +1,10 @@
-//! Hostile HTTP against a real `agent serve` (a scripted model, so run control works):
+//! Hostile HTTP against a real `agent serve`, with a scripted model (so run control works) and
+//! read-only (without a model), over a trace folder holding a finished trace and a damaged one:
 //!
 //! - schemathesis (PyPI, pinned in `scripts/setup-schemathesis.sh`, in a virtualenv under the
 //!   target folder) generates requests from the served OpenAPI document, stateful phase
-//!   included, and checks that no response is a 5xx and that every response matches the
-//!   document (status, content type, headers, body schema);
+//!   included, against both servers, and checks that no response is a 5xx and that every
+//!   response matches the document (status, content type, headers, body schema);
 //! - hand-written requests over raw TCP: path traversal in trace ids (plain, encoded, double
 //!   encoded), oversized bodies (with a length and chunked), oversized headers and URLs, garbage,
 //!   WebSocket upgrades with bad `since_event_id`, and a non-loopback bind that needs its token.
@@ -50,10 +51,12 @@ fn schemathesis() -> PathBuf {
     target.join("schemathesis-venv/bin/schemathesis")
 }
 
-/// A trace folder, a workspace and a script, with one finished trace in the folder.
+/// A trace folder, a workspace and a script, with one finished trace in the folder and one
+/// whose event log is damaged.
 struct Site {
     env: CliEnv,
     trace_id: String,
+    damaged_id: String,
 }
 
 impl Site {
@@ -90,21 +93,43 @@ impl Site {
         assert!(output.status.success(), "{output:?}");
         let result: Value = serde_json::from_slice(&output.stdout).unwrap();
         let trace_id = result["trace_id"].as_str().unwrap().to_owned();
-        Self { env, trace_id }
+        // A copy of the trace under another id, its event log cut by garbage after one line.
+        let damaged_id = "0d4a7a6e-0000-4000-8000-00000000dead".to_owned();
+        let damaged = env.path("traces").join(&damaged_id);
+        std::fs::create_dir_all(damaged.join("messages")).unwrap();
+        let log = std::fs::read_to_string(env.path("traces").join(&trace_id).join("events.jsonl"))
+            .unwrap()
+            .replace(&trace_id, &damaged_id);
+        let first = log.split_inclusive('\n').next().unwrap();
+        std::fs::write(damaged.join("events.jsonl"), format!("{first}{{garbage\n")).unwrap();
+        Self {
+            env,
+            trace_id,
+            damaged_id,
+        }
     }
 
-    /// `agent serve` on a free port with `extra` flags; returns it and its address.
+    /// `agent serve` on a free port with the scripted model and `extra` flags.
     fn serve(&self, extra: &[&str]) -> Server {
+        let mut args = vec![
+            "--provider".to_owned(),
+            "scripted".into(),
+            "--script".into(),
+            self.env.arg("script.json"),
+        ];
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.serve_without_model(&args)
+    }
+
+    /// `agent serve` on a free port with `extra` flags (read-only unless they name a model).
+    fn serve_without_model(&self, extra: &[&str]) -> Server {
         let mut args = vec![
             "serve".to_owned(),
             "--port".into(),
             "0".into(),
             "--trace-dir".into(),
             self.env.arg("traces"),
-            "--provider".into(),
-            "scripted".into(),
-            "--script".into(),
-            self.env.arg("script.json"),
             "--workspace".into(),
             self.env.work(),
         ];
@@ -212,24 +237,37 @@ fn assert_refused(what: &str, (status, body): &(u16, String), allowed: &[u16]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn schemathesis_finds_no_server_error_and_no_schema_mismatch() {
-    let st = schemathesis();
     let site = Site::new();
-    let mut server = site.serve(&[]);
+    let server = site.serve(&[]);
+    run_schemathesis(&site, server, "scripted model").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schemathesis_finds_no_server_error_on_a_read_only_server() {
+    let site = Site::new();
+    let server = site.serve_without_model(&[]);
+    run_schemathesis(&site, server, "read-only").await;
+}
+
+/// Runs schemathesis against `server` and checks it found nothing.
+async fn run_schemathesis(site: &Site, mut server: Server, what: &str) {
+    let st = schemathesis();
     let examples: u32 = std::env::var("HOSTILE_HTTP_EXAMPLES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(25);
-    // Half the generated trace ids are the real one, so requests also reach the routes' logic
-    // (messages, events, resume of a finished trace) rather than stopping at 404.
+    // Half the generated trace ids are a real one (the finished trace or the damaged one), so
+    // requests also reach the routes' logic (messages, events, resume of a finished trace, a
+    // trace that cannot be read) rather than stopping at 404.
     let config = tempfile::tempdir().unwrap();
     let config_file = config.path().join("schemathesis.toml");
     std::fs::write(
         &config_file,
         format!(
-            "[dictionaries.trace_ids]\nvalues = [\"{}\"]\n\n[parameters]\n\
+            "[dictionaries.trace_ids]\nvalues = [\"{}\", \"{}\"]\n\n[parameters]\n\
              \"path.trace_id\" = {{ dictionary = \"trace_ids\", probability = 0.5 }}\n\
              \"query.parent_trace_id\" = {{ dictionary = \"trace_ids\", probability = 0.5 }}\n",
-            site.trace_id
+            site.trace_id, site.damaged_id
         ),
     )
     .unwrap();
@@ -263,7 +301,7 @@ async fn schemathesis_finds_no_server_error_and_no_schema_mismatch() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
-        "schemathesis found problems:\n{stdout}\n{}",
+        "schemathesis found problems ({what} server):\n{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
     server.assert_alive();
@@ -276,7 +314,7 @@ async fn schemathesis_finds_no_server_error_and_no_schema_mismatch() {
     assert!(generated > 0, "schemathesis generated nothing:\n{stdout}");
     println!(
         "HOSTILE-HTTP {}",
-        json!({"schemathesis_examples_per_operation": examples, "schemathesis_requests": generated, "server_errors": 0, "schema_mismatches": 0})
+        json!({"server": what, "schemathesis_examples_per_operation": examples, "schemathesis_requests": generated, "server_errors": 0, "schema_mismatches": 0})
     );
 }
 

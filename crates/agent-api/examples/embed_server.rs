@@ -18,10 +18,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_api::{ApiConfig, AppState, FactoryError, RunnerFactory, Server};
+use agent_api::{ApiConfig, AppState, ApprovalMode, FactoryError, RunnerFactory, Server};
 use agent_execution::{InMemoryTraceStore, TraceStore};
 use agent_llm::{ScriptedClient, ScriptedTurn};
-use agent_runner::{AgentRunner, Approval, RunnerOptions};
+use agent_runner::{AgentRunner, RunnerOptions};
 use agent_tools::ToolRegistry;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -35,13 +35,11 @@ struct ScriptedFactory {
 
 impl RunnerFactory for ScriptedFactory {
     fn options(&self) -> RunnerOptions {
-        // The defaults of a run; a request may change the model, limits, approval and
-        // workspace, and `build` decides whether to accept them.
+        // The defaults of a run; a request may change the model, limits and workspace (under
+        // the server's workspace roots), and `build` decides whether to accept them. Approvals
+        // are the server's (`ApiConfig::approval`), not the factory's.
         let mut options = RunnerOptions::new("scripted", &self.workspace);
         options.limits.max_iterations = 10;
-        // Risky tools are refused unless the embedder chooses: this one lets them run, and a
-        // request with `"approval": true` makes each one wait for `POST .../approvals/{id}`.
-        options.approval = Approval::Allow;
         options
     }
 
@@ -160,6 +158,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
         // Port 0 picks a free port; loopback needs no token.
         port: 0,
         shutdown_grace: Duration::from_secs(1),
+        // Risky calls (the write of hello.txt) wait for `POST .../approvals/{id}` by default;
+        // this offline example lets them run. A request may still ask for `"approval": "ask"`.
+        approval: ApprovalMode::Auto,
         ..ApiConfig::default()
     };
     let state = AppState::builder(store)

@@ -5,17 +5,41 @@
 //! leaves the list when it is decided, or when its run stops waiting (e.g. it was cancelled).
 //! The ids of recently decided calls are remembered, so a second decision gets 409 rather
 //! than 404.
+//!
+//! [`apply`] turns the server's [`ApprovalMode`] into the runner's [`Approval`] for each run
+//! started over HTTP.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use agent_execution::ids::now_rfc3339;
-use agent_runner::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
+use agent_runner::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest, RunnerOptions};
 use async_trait::async_trait;
 use serde::Serialize;
 use tokio::sync::oneshot;
 
+use crate::config::ApprovalMode;
 use crate::error::ApiError;
+
+/// What the model reads when a server in [`ApprovalMode::Never`] refuses a risky call.
+pub const NEVER_REASON: &str = "this server runs no risky tool calls (its approval mode is \
+    `never`); do the task with read-only tools, or say what you would have run";
+
+/// Sets the approval of a run started over HTTP in `mode`: `never` refuses risky calls with
+/// [`NEVER_REASON`] (and keeps only the deny rules of the options' `approval_rules`, so no allow
+/// rule runs a risky call unasked), `auto` runs them, `ask` parks them on `http` for a client to
+/// decide. The runner applies the rules before the approval: a deny refuses in every mode, an
+/// allow runs without asking.
+pub(crate) fn apply(options: &mut RunnerOptions, mode: ApprovalMode, http: Arc<HttpApprovals>) {
+    options.approval = match mode {
+        ApprovalMode::Never => {
+            options.approval_rules = options.approval_rules.deny_only();
+            Approval::Refuse(NEVER_REASON.to_owned())
+        }
+        ApprovalMode::Auto => Approval::Allow,
+        ApprovalMode::Ask => Approval::Ask(http),
+    };
+}
 
 /// How many decided call ids are remembered per trace.
 const DECIDED_MEMORY: usize = 1024;

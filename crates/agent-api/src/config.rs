@@ -1,12 +1,20 @@
-//! `ApiConfig`: where the server listens and how it protects itself.
+//! `ApiConfig`: where the server listens, how it protects itself, and what runs started over
+//! HTTP may do.
 //!
 //! **Security rule:** the server binds 127.0.0.1 by default. Binding any other address requires
 //! a bearer token; [`ApiConfig::validate`] refuses the configuration otherwise, so an unsafe
 //! server never starts.
+//!
+//! **Safe defaults for runs:** risky tool calls of runs started over HTTP wait for a decision
+//! ([`ApprovalMode::Ask`]), and a run's workspace must lie under one of
+//! [`ApiConfig::workspace_roots`] (by default, the runner factory's own workspace).
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 
@@ -36,6 +44,13 @@ pub struct ApiConfig {
     pub watch: WatchConfig,
     /// On shutdown, how long to wait for cancelled runs to record their end.
     pub shutdown_grace: Duration,
+    /// How runs started over HTTP treat risky tool calls; a request may ask for stricter
+    /// handling, never looser. [`ApprovalMode::Ask`] by default.
+    pub approval: ApprovalMode,
+    /// The folders runs started over HTTP may work in: a run's workspace (after `..` and
+    /// symbolic links are resolved) must be one of them or lie under one. Empty, the default:
+    /// only the runner factory's workspace and the folders under it.
+    pub workspace_roots: Vec<PathBuf>,
 }
 
 impl Default for ApiConfig {
@@ -48,6 +63,8 @@ impl Default for ApiConfig {
             cors_origins: Vec::new(),
             watch: WatchConfig::default(),
             shutdown_grace: Duration::from_secs(5),
+            approval: ApprovalMode::default(),
+            workspace_roots: Vec::new(),
         }
     }
 }
@@ -62,6 +79,8 @@ impl fmt::Debug for ApiConfig {
             .field("cors_origins", &self.cors_origins)
             .field("watch", &self.watch)
             .field("shutdown_grace", &self.shutdown_grace)
+            .field("approval", &self.approval)
+            .field("workspace_roots", &self.workspace_roots)
             .finish()
     }
 }
@@ -102,6 +121,50 @@ impl ApiConfig {
             ));
         }
         Ok(())
+    }
+}
+
+/// How runs started over HTTP treat risky tool calls (`bash`, writes, MCP tools not marked
+/// read-only), from the loosest to the strictest.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Default,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalMode {
+    /// Risky calls run without asking.
+    Auto,
+    /// Each risky call waits for `POST /api/traces/{id}/approvals/{tool_call_id}`; the trace is
+    /// `waiting` meanwhile.
+    #[default]
+    Ask,
+    /// Risky calls are refused without asking, with a reason the model reads.
+    Never,
+}
+
+impl ApprovalMode {
+    /// The mode's name: `auto`, `ask` or `never`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Ask => "ask",
+            Self::Never => "never",
+        }
+    }
+}
+
+impl fmt::Display for ApprovalMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

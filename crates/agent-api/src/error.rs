@@ -20,7 +20,7 @@ pub enum ApiError {
     #[error("{0}")]
     InvalidTraceId(String),
     /// 400 with a code (`invalid_json`, `invalid_request`, `invalid_query`, `invalid_path`,
-    /// `invalid_workspace`): the request is malformed.
+    /// `invalid_workspace`, `invalid_approval`): the request is malformed.
     #[error("{message}")]
     BadRequest {
         /// The error code sent to the client.
@@ -35,6 +35,18 @@ pub enum ApiError {
     /// this server does not answer to.
     #[error("{0}")]
     Forbidden(String),
+    /// 403 with a code: the server refuses what the request asks for, and asking again will not
+    /// change that. `runs_unavailable`: the server is read-only (it has no runner factory);
+    /// `workspace_not_allowed`: the workspace lies outside the server's workspace roots;
+    /// `approval_not_allowed`: the request asks for looser approvals than the server's mode;
+    /// `not_writable`: the trace folder cannot be written.
+    #[error("{message}")]
+    Refused {
+        /// The error code sent to the client.
+        code: &'static str,
+        /// Why, for the client.
+        message: String,
+    },
     /// 404 `not_found`: no such trace, approval or route.
     #[error("{0}")]
     NotFound(String),
@@ -42,7 +54,8 @@ pub enum ApiError {
     #[error("method not allowed")]
     MethodNotAllowed,
     /// 409 with a code (`run_in_progress`, `not_running`, `already_completed`,
-    /// `already_decided`, `trace_locked`): the request conflicts with the trace's state.
+    /// `already_decided`, `not_waiting`, `trace_locked`): the request conflicts with the trace's
+    /// state.
     #[error("{message}")]
     Conflict {
         /// The error code sent to the client.
@@ -50,14 +63,19 @@ pub enum ApiError {
         /// What conflicts, for the client.
         message: String,
     },
+    /// 410 `trace_unreadable`: the trace exists but its files cannot be read (a damaged event
+    /// log, a `meta.json` that does not parse, a file the server may not read). The message
+    /// says which file and why; the trace's other routes answer the same until it is repaired.
+    #[error("{0}")]
+    TraceUnreadable(String),
     /// 413 `payload_too_large`: the body is over the configured limit.
     #[error("{0}")]
     PayloadTooLarge(String),
     /// 415 `unsupported_media_type`: a body that is not `application/json`.
     #[error("{0}")]
     UnsupportedMediaType(String),
-    /// 503 `runs_unavailable`: this server cannot start or resume runs (it has no runner
-    /// factory, or it is shutting down).
+    /// 503 `runs_unavailable`: this server is shutting down and takes no new runs (a server
+    /// that never runs anything answers [`ApiError::Refused`] instead).
     #[error("{0}")]
     RunsUnavailable(String),
     /// 500 `internal`: a failure on the server's side; logged, never sent.
@@ -85,6 +103,14 @@ impl ApiError {
         }
     }
 
+    /// A 403 error with this code: the server refuses, for good.
+    pub fn refused(code: &'static str, message: impl Into<String>) -> Self {
+        Self::Refused {
+            code,
+            message: message.into(),
+        }
+    }
+
     /// A 409 error with this code.
     pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
         Self::Conflict {
@@ -98,10 +124,11 @@ impl ApiError {
         match self {
             Self::InvalidTraceId(_) | Self::BadRequest { .. } => StatusCode::BAD_REQUEST,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::Forbidden(_) | Self::Refused { .. } => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict { .. } => StatusCode::CONFLICT,
+            Self::TraceUnreadable(_) => StatusCode::GONE,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::RunsUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -115,11 +142,14 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::InvalidTraceId(_) => "invalid_trace_id",
-            Self::BadRequest { code, .. } | Self::Conflict { code, .. } => code,
+            Self::BadRequest { code, .. }
+            | Self::Refused { code, .. }
+            | Self::Conflict { code, .. } => code,
             Self::Unauthorized => "unauthorized",
             Self::Forbidden(_) => "forbidden",
             Self::NotFound(_) => "not_found",
             Self::MethodNotAllowed => "method_not_allowed",
+            Self::TraceUnreadable(_) => "trace_unreadable",
             Self::PayloadTooLarge(_) => "payload_too_large",
             Self::UnsupportedMediaType(_) => "unsupported_media_type",
             Self::RunsUnavailable(_) => "runs_unavailable",
@@ -189,8 +219,81 @@ impl From<StoreError> for ApiError {
                 Self::conflict("already_exists", format!("trace {trace_id} already exists"))
             }
             StoreError::Invalid(message) => Self::bad_request("invalid_request", message),
+            StoreError::Corrupt { path, detail } => Self::TraceUnreadable(format!(
+                "the trace cannot be read: {} is damaged: {detail}",
+                trace_file(&path)
+            )),
+            StoreError::Io { path, source }
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+                ) =>
+            {
+                Self::refused(
+                    "not_writable",
+                    format!(
+                        "the server may not write {}: its trace folder is read-only to it",
+                        trace_file(&path)
+                    ),
+                )
+            }
             other => Self::Internal(other.to_string()),
         }
+    }
+}
+
+impl ApiError {
+    /// The error of a failed read of trace `trace_id`: a trace whose files are damaged or cannot
+    /// be read is 410 `trace_unreadable` with the reason, never a server error (its files are
+    /// data the server was given, not a failure of the server).
+    pub(crate) fn reading(trace_id: &str, error: StoreError) -> Self {
+        match error {
+            StoreError::Corrupt { path, detail } => Self::TraceUnreadable(format!(
+                "trace {trace_id} cannot be read: {} is damaged: {detail}",
+                trace_file(&path)
+            )),
+            StoreError::Io { path, source } => Self::TraceUnreadable(format!(
+                "trace {trace_id} cannot be read: {}: {}",
+                trace_file(&path),
+                io_reason(&source)
+            )),
+            other => other.into(),
+        }
+    }
+}
+
+/// Reads of a trace, whose failures become [`ApiError::reading`].
+pub(crate) trait ReadTrace<T> {
+    /// This result, its error as a failed read of trace `trace_id`.
+    fn reading(self, trace_id: &str) -> Result<T, ApiError>;
+}
+
+impl<T> ReadTrace<T> for Result<T, StoreError> {
+    fn reading(self, trace_id: &str) -> Result<T, ApiError> {
+        self.map_err(|error| ApiError::reading(trace_id, error))
+    }
+}
+
+/// A file of a trace as a client may see it: its trace folder and name, never the server's
+/// folders above them.
+fn trace_file(path: &std::path::Path) -> String {
+    let mut parts: Vec<String> = path
+        .components()
+        .rev()
+        .take(2)
+        .map(|part| part.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.reverse();
+    parts.join("/")
+}
+
+/// An I/O error as a short reason, without the OS's error number.
+fn io_reason(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::PermissionDenied => "the server may not read it".into(),
+        std::io::ErrorKind::IsADirectory => "it is a folder, not a file".into(),
+        std::io::ErrorKind::NotADirectory => "it is a file, not a folder".into(),
+        kind => format!("it cannot be read ({kind})"),
     }
 }
 

@@ -31,7 +31,8 @@ where
     }
 }
 
-fn json_rejection(rejection: &JsonRejection) -> ApiError {
+/// The error of a body the JSON extractor refused.
+pub(crate) fn json_rejection(rejection: &JsonRejection) -> ApiError {
     let text = rejection.body_text();
     match rejection.status() {
         StatusCode::PAYLOAD_TOO_LARGE => {

@@ -4,7 +4,8 @@
 //! It takes an `Arc<dyn TraceStore>` and never names a concrete store; runs are built by a
 //! [`RunnerFactory`] the composition root provides, so it never names a model provider either.
 //!
-//! - [`ApiConfig`]: address, token, body limit, CORS, watch keepalive ([`config`]).
+//! - [`ApiConfig`]: address, token, body limit, CORS, watch keepalive, the [`ApprovalMode`] and
+//!   the workspace roots of runs started over HTTP ([`config`], [`workspace`]).
 //! - [`AppState`]: store, factory, configuration, [`RunRegistry`], [`HttpApprovals`].
 //! - [`router`]: every route of SPEC §7 plus run control; [`serve`] / [`Server`] listen and
 //!   shut down gracefully.
@@ -40,9 +41,10 @@ pub mod runs;
 mod security;
 mod server;
 mod state;
+pub mod workspace;
 
 pub use approvals::{HttpApprovals, PendingApproval};
-pub use config::{ApiConfig, WatchConfig};
+pub use config::{ApiConfig, ApprovalMode, WatchConfig};
 pub use error::ApiError;
 pub use openapi::{ApiDoc, openapi_json};
 pub use routes::router;
@@ -50,3 +52,4 @@ pub use routes::watch::Connected;
 pub use runs::{RunRegistry, TrackedRun};
 pub use server::{Server, serve};
 pub use state::{AppState, AppStateBuilder, FactoryError, RunnerFactory};
+pub use workspace::{WorkspaceError, WorkspaceRoots};

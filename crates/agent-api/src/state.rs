@@ -1,5 +1,6 @@
 //! `AppState`: what every route shares — the store, the optional runner factory, the
-//! configuration, the runs this server owns and the pending approvals.
+//! configuration (with its workspace roots resolved), the runs this server owns and the pending
+//! approvals.
 
 use std::sync::Arc;
 
@@ -11,13 +12,17 @@ use crate::approvals::HttpApprovals;
 use crate::config::ApiConfig;
 use crate::error::ApiError;
 use crate::runs::RunRegistry;
+use crate::workspace::WorkspaceRoots;
 
 /// Builds runners for runs started or resumed over HTTP. The composition root (the CLI)
 /// implements it, so the API never knows which model provider or tools are used.
 ///
 /// The API asks for [`options`](RunnerFactory::options), copies the fields a request sets
-/// (model, limits, workspace, approval handler) onto them, and calls
-/// [`build`](RunnerFactory::build). Fields it does not know keep the factory's defaults.
+/// (model, limits, workspace) onto them, sets the approval policy of the server's
+/// [`ApprovalMode`](crate::ApprovalMode) and the workspace (canonical, checked against the
+/// workspace roots), and calls [`build`](RunnerFactory::build). Fields it does not know keep
+/// the factory's defaults; the factory's `approval` is not used, its `approval_rules` are (a
+/// server in `never` mode keeps only their deny rules).
 pub trait RunnerFactory: Send + Sync {
     /// The options a run gets when a request sets nothing.
     fn options(&self) -> RunnerOptions;
@@ -59,6 +64,7 @@ struct Inner {
     store: Arc<dyn TraceStore>,
     factory: Option<Arc<dyn RunnerFactory>>,
     config: ApiConfig,
+    workspace_roots: WorkspaceRoots,
     runs: RunRegistry,
     approvals: Arc<HttpApprovals>,
     shutdown: CancellationToken,
@@ -110,10 +116,16 @@ impl AppState {
         &self.inner.runs
     }
 
-    /// The approval handler of runs started with `approval: true`. Give it to a run started
-    /// elsewhere (as `RunnerOptions::approval`) to let HTTP clients decide its calls too.
+    /// The approval handler of runs started over HTTP in
+    /// [`ApprovalMode::Ask`](crate::ApprovalMode::Ask). Give it to a run started elsewhere (as `RunnerOptions::approval`)
+    /// to let HTTP clients decide its calls too.
     pub fn approvals(&self) -> Arc<HttpApprovals> {
         self.inner.approvals.clone()
+    }
+
+    /// The canonical workspace roots (empty: the factory's workspace is the only one).
+    pub(crate) fn workspace_roots(&self) -> &WorkspaceRoots {
+        &self.inner.workspace_roots
     }
 
     /// Cancelled when the server shuts down; live watches close on it.
@@ -121,15 +133,20 @@ impl AppState {
         &self.inner.shutdown
     }
 
-    /// The factory, or 503 `runs_unavailable` on a read-only server.
+    /// The factory, or 403 `runs_unavailable` on a read-only server.
     pub(crate) fn require_factory(&self) -> Result<&Arc<dyn RunnerFactory>, ApiError> {
         self.inner.factory.as_ref().ok_or_else(|| {
-            ApiError::RunsUnavailable(
-                "this server is read-only: it was started without a model, so it cannot start \
-                 or resume runs"
-                    .into(),
+            ApiError::refused(
+                "runs_unavailable",
+                "this server is read-only: it was started without a model, so it cannot start, \
+                 resume or continue runs",
             )
         })
+    }
+
+    /// True when the server has no runner factory.
+    pub(crate) fn is_read_only(&self) -> bool {
+        self.inner.factory.is_none()
     }
 }
 
@@ -142,7 +159,8 @@ pub struct AppStateBuilder {
 
 impl AppStateBuilder {
     /// Lets the server start and resume runs with runners from this factory. Without one the
-    /// server is read-only and run control answers 503 `runs_unavailable`.
+    /// server is read-only and starting, resuming or continuing a run answers 403
+    /// `runs_unavailable`.
     pub fn runner_factory(mut self, factory: Arc<dyn RunnerFactory>) -> Self {
         self.factory = Some(factory);
         self
@@ -154,14 +172,18 @@ impl AppStateBuilder {
         self
     }
 
-    /// The state; fails if the configuration is unsafe (see [`ApiConfig::validate`]).
+    /// The state; fails if the configuration is unsafe (see [`ApiConfig::validate`]) or a
+    /// workspace root is not an existing folder.
     pub fn build(self) -> Result<AppState, ApiError> {
         self.config.validate()?;
+        let workspace_roots = WorkspaceRoots::new(&self.config.workspace_roots)
+            .map_err(|error| ApiError::Config(error.to_string()))?;
         Ok(AppState {
             inner: Arc::new(Inner {
                 store: self.store,
                 factory: self.factory,
                 config: self.config,
+                workspace_roots,
                 runs: RunRegistry::new(),
                 approvals: Arc::new(HttpApprovals::new()),
                 shutdown: CancellationToken::new(),

@@ -28,11 +28,34 @@ use crate::exit::{ExitCode, UsageError};
 use crate::output::print;
 use crate::provider;
 
+/// Checks the top-level `max_iterations` and `max_cost` of agent.toml as the command line and
+/// the API check theirs (a usage error naming the file and the field).
+pub(crate) fn check_limits(file: &FileConfig) -> Result<(), UsageError> {
+    let checked = file
+        .max_iterations
+        .map(agent_runner::check_max_iterations)
+        .transpose()
+        .and(file.max_cost.map(agent_runner::check_max_cost).transpose());
+    checked.map(drop).map_err(|error| {
+        let path = file
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(config::FILE_NAME));
+        UsageError(format!(
+            "invalid configuration in {}: `{}` {}",
+            path.display(),
+            error.field(),
+            error.reason()
+        ))
+    })
+}
+
 /// Every profile, for runs in `workspace`. Errors name the file and the field.
 pub(crate) fn load(
     file: &FileConfig,
     workspace: &Path,
 ) -> Result<BTreeMap<String, AgentTypeConfig>> {
+    check_limits(file)?;
     let mut profiles = builtin_profiles();
     if let Some(default) = profiles.get_mut(DEFAULT) {
         if let Some(max) = file.max_iterations {

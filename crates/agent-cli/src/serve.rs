@@ -1,17 +1,24 @@
 //! `agent serve`, `agent run --serve` and the demo's viewer: the HTTP API and the viewer over a
-//! trace folder, with a runner factory when a model is configured so runs can be started and
-//! resumed over HTTP.
+//! trace folder, with a runner factory when a model is configured (and the folder can be
+//! written) so runs can be started and resumed over HTTP.
+//!
+//! Runs started over HTTP get the server's `--approval` mode (`ask` by default: risky calls wait
+//! for a decision over the API) and work only under the `--workspace-root` folders (the current
+//! folder by default), which the server's own workspace must lie under too.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_api::{ApiConfig, AppState, FactoryError, RunnerFactory, Server};
+use agent_api::{
+    ApiConfig, AppState, ApprovalMode, FactoryError, RunnerFactory, Server, WorkspaceRoots,
+};
 use agent_execution::TraceStore;
 use agent_llm::LlmClient;
 use agent_mcp::McpServers;
-use agent_runner::{AgentRunner, AgentTypeConfig, Approval, RunnerOptions};
+use agent_runner::approval_rules::ApprovalRules;
+use agent_runner::{AgentRunner, AgentTypeConfig, RunnerOptions};
 use agent_store_fs::FileSystemTraceStore;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
@@ -41,6 +48,9 @@ struct CliFactory {
     /// Whether each run's prompt carries the instruction files of its workspace and the
     /// environment block.
     instructions: bool,
+    /// `[approvals]` of agent.toml: calls allowed or denied before the `--approval` mode is
+    /// asked (in `never` mode the API keeps only the deny rules).
+    approval_rules: ApprovalRules,
 }
 
 impl RunnerFactory for CliFactory {
@@ -48,8 +58,9 @@ impl RunnerFactory for CliFactory {
         let mut options = RunnerOptions::new(self.model.clone(), self.workspace.clone());
         options.sub_agents.agent_types = self.profiles.clone();
         options.sub_agents.enabled = true;
-        // Runs started over HTTP run risky tools unless the request asks for approvals.
-        options.approval = Approval::Allow;
+        // The approval policy is the API's: the server's --approval mode, or a stricter one a
+        // request asks for; the rules of agent.toml apply before it.
+        options.approval_rules = self.approval_rules.clone();
         options.clients = self.clients.clone();
         options.context_window = self.context_window;
         if let Some(max) = self.max_iterations {
@@ -98,31 +109,30 @@ impl RunnerFactory for CliFactory {
 /// `agent serve`: serves until Ctrl-C.
 pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
     let file = FileConfig::load()?;
+    crate::agents::check_limits(&file)?;
+    let (workspace, roots) = workspaces(&args, &file)?;
     let (trace_dir, store) = config::open_store(args.trace_dir.trace_dir.as_ref(), &file)?;
     let store: Arc<dyn TraceStore> = Arc::new(store);
     let host: IpAddr = args
         .host
         .parse()
         .map_err(|_| UsageError(format!("--host {:?} is not an IP address", args.host)))?;
+    let approval = ApprovalMode::from(args.model.approval);
     let config = ApiConfig {
         host,
         port: args.port,
         token: args.token.clone(),
+        approval,
+        workspace_roots: roots.roots().to_vec(),
         ..ApiConfig::default()
     };
+    let approval_rules = crate::approve::rules(file.approvals.as_ref(), file.path.as_deref())?;
     let mut builder = AppState::builder(store).config(config);
     let mut mcp = Arc::new(McpServers::default());
-    match config::resolve_provider(&args.model.llm, &file) {
-        Some(provider_config) => {
-            let workspace = match args
-                .model
-                .workspace
-                .clone()
-                .or_else(|| file.workspace.clone())
-            {
-                Some(dir) => dir,
-                None => std::env::current_dir()?,
-            };
+    let provider = config::resolve_provider(&args.model.llm, &file);
+    let writable = writable(&trace_dir);
+    match provider {
+        Some(provider_config) if writable => {
             let mut profiles = crate::agents::load(&file, &workspace)?;
             let clients = crate::agents::clients(&mut profiles, None, &provider_config, &file);
             mcp = Arc::new(crate::mcp::start(&file, &[]).await?);
@@ -138,13 +148,26 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
                 max_cost: file.max_cost,
                 prices: Arc::new(file.prices()?),
                 instructions: !args.model.no_instructions && file.instructions != Some(false),
+                approval_rules,
             };
             note(&format!(
-                "runs started over HTTP use {} ({:?})",
-                provider_config.model, provider_config.kind
+                "runs started over HTTP use {} ({:?}) in {}; risky tool calls {}",
+                provider_config.model,
+                provider_config.kind,
+                roots_text(&roots),
+                match approval {
+                    ApprovalMode::Ask => "wait for approval over the API (--approval ask)",
+                    ApprovalMode::Auto => "run without asking (--approval auto)",
+                    ApprovalMode::Never => "are refused (--approval never)",
+                }
             ));
             builder = builder.runner_factory(Arc::new(factory));
         }
+        Some(_) => note(&format!(
+            "the trace folder {} cannot be written: the server is read-only (runs cannot be \
+             started over HTTP)",
+            trace_dir.display()
+        )),
         None => note(
             "no model is configured: the server is read-only (runs cannot be started over HTTP)",
         ),
@@ -162,6 +185,69 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
     mcp.shutdown().await;
     served?;
     Ok(ExitCode::Completed)
+}
+
+/// The server's own workspace (canonical) and the workspace roots. `--workspace` (else
+/// agent.toml's, else the current folder) must be an existing folder (a usage error, exit code 2,
+/// otherwise); the roots are the `--workspace-root` folders, under one of which it must then lie,
+/// or, when none is given, that workspace itself (so the default is the folder `agent serve` was
+/// started in, and naming a workspace never opens more than that folder to requests).
+fn workspaces(args: &ServeArgs, file: &FileConfig) -> Result<(PathBuf, WorkspaceRoots)> {
+    let (workspace, flag) = match (&args.model.workspace, &file.workspace) {
+        (Some(dir), _) => (dir.clone(), "--workspace"),
+        (None, Some(dir)) => (dir.clone(), "agent.toml's `workspace`"),
+        (None, None) => (
+            std::env::current_dir().context("cannot read the current folder")?,
+            "the current folder",
+        ),
+    };
+    let shown = workspace.display().to_string();
+    let usage = |error: agent_api::WorkspaceError| UsageError(format!("{flag}: {error}"));
+    // Itself first: a missing or non-folder workspace is said as such.
+    let own = WorkspaceRoots::new(std::slice::from_ref(&workspace)).map_err(|_| {
+        usage(if workspace.is_file() {
+            agent_api::WorkspaceError::NotAFolder(shown.clone())
+        } else {
+            agent_api::WorkspaceError::Missing(shown.clone())
+        })
+    })?;
+    if args.model.workspace_roots.is_empty() {
+        let workspace = own.roots().first().cloned().unwrap_or(workspace);
+        return Ok((workspace, own));
+    }
+    let roots = WorkspaceRoots::new(&args.model.workspace_roots)
+        .map_err(|error| UsageError(format!("--workspace-root: {error}")))?;
+    let workspace = roots.check(&workspace, &shown).map_err(|error| {
+        let outside = matches!(error, agent_api::WorkspaceError::Outside(_));
+        let mut message = usage(error).0;
+        if outside {
+            message.push_str(&format!(
+                " ({}); add `--workspace-root {shown}` to let runs work there",
+                roots_text(&roots)
+            ));
+        }
+        UsageError(message)
+    })?;
+    Ok((workspace, roots))
+}
+
+/// The roots, for messages.
+fn roots_text(roots: &WorkspaceRoots) -> String {
+    let names: Vec<String> = roots
+        .roots()
+        .iter()
+        .map(|root| root.display().to_string())
+        .collect();
+    format!("workspace roots {}", names.join(", "))
+}
+
+/// Whether this process may create files in the trace folder (a folder shared read-only is
+/// served read-only).
+fn writable(dir: &Path) -> bool {
+    tempfile::Builder::new()
+        .prefix(".agent-write-check")
+        .tempfile_in(dir)
+        .is_ok()
 }
 
 async fn ctrl_c() {

@@ -87,6 +87,16 @@ impl ApprovalRules {
         self.allow.is_empty() && self.deny.is_empty()
     }
 
+    /// These rules without their allow rules: what still holds where nothing risky may run
+    /// unasked (a server whose approval mode is `never` refuses every risky call, yet a deny
+    /// rule still refuses the calls it names that are not risky).
+    pub fn deny_only(&self) -> Self {
+        Self {
+            allow: Vec::new(),
+            deny: self.deny.clone(),
+        }
+    }
+
     /// Adds an allow rule (an "always" answer).
     pub fn allow(&mut self, rule: &str) -> Result<(), RuleError> {
         self.allow.push(Rule::parse(rule)?);

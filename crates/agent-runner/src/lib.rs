@@ -139,7 +139,10 @@ pub use goal_tools::{
     GoalTool, MAX_GOAL_TEXT_CHARS, MAX_GOALS_PER_CALL, MAX_PLAN_GOALS, ReadProgressTool,
 };
 pub use guard::LoopGuard;
-pub use limits::{LimitOverrides, RunLimits};
+pub use limits::{
+    LimitError, LimitOverrides, RunLimits, check_max_cost, check_max_iterations, parse_max_cost,
+    parse_max_iterations,
+};
 pub use lineage::{RecordedAgents, recorded_agents};
 pub use options::{DEFAULT_SYSTEM_PROMPT, Instruction, RunnerOptions, SubAgentOptions};
 pub use outcome::{RunOutcome, StopReason};

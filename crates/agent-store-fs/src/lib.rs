@@ -49,6 +49,8 @@
 //! grows (file notifications, polling where there are none) and the watcher reads the appended
 //! commits. [`TraceStore::writer_alive`](agent_execution::TraceStore::writer_alive) probes
 //! `.lock`: a trace left `running` by a process that died has no writer, and can be resumed.
+//! A trace folder this process may not write (shared read-only, another user's) is still read:
+//! only writing it fails, with an I/O error of kind `PermissionDenied` (or `ReadOnlyFilesystem`).
 //!
 //! # Scale
 //!

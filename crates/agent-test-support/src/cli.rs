@@ -106,10 +106,21 @@ impl CliEnv {
     /// Its stdout is discarded and the rest of its stderr kept in [`Served::log`]; the process
     /// is killed when the value is dropped.
     pub fn serve(&self, args: &[&str]) -> Served {
+        self.serve_with(args, |_| {})
+    }
+
+    /// [`CliEnv::serve`] with the command changed by `configure` first (e.g. run as another
+    /// user).
+    pub fn serve_with(
+        &self,
+        args: &[&str],
+        configure: impl FnOnce(&mut std::process::Command),
+    ) -> Served {
         let mut all = vec!["serve", "--port", "0"];
         all.extend_from_slice(args);
-        let mut child = self
-            .command(&all)
+        let mut command = self.command(&all);
+        configure(&mut command);
+        let mut child = command
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

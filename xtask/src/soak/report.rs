@@ -236,7 +236,8 @@ pub(super) fn render(r: &Report<'_>) -> String {
     let _ = writeln!(out, "\n## Hostile HTTP\n");
     let _ = writeln!(
         out,
-        "`tests/it/hostile_http.rs` against a real `agent serve` with a scripted model. \
+        "`tests/it/hostile_http.rs` against a real `agent serve`, with a scripted model and \
+         read-only, over a folder holding a damaged trace. \
          schemathesis {} (pinned in `scripts/setup-schemathesis.sh`) ran the examples, \
          coverage, fuzzing and stateful phases with {} examples per operation and the checks \
          `not_a_server_error`, `status_code_conformance`, `content_type_conformance`, \

@@ -12,7 +12,7 @@ use axum::routing::post;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ReadTrace};
 use crate::extract::{ApiJson, TraceIdPath};
 use crate::routes::ErrorResponse;
 use crate::routes::traces::not_found;
@@ -52,8 +52,10 @@ pub(crate) struct ForkCreated {
     responses(
         (status = 201, description = "The fork was created", body = ForkCreated),
         (status = 400, description = "The trace id or body is invalid, or the goal or message is unknown (`unknown_fork_point`) or the goal never started", body = ErrorResponse),
+        (status = 403, description = "`not_writable`: the trace folder is read-only to the server", body = ErrorResponse),
         (status = 404, description = "No such trace", body = ErrorResponse),
         (status = 409, description = "`run_in_progress`: the trace is running in this server", body = ErrorResponse),
+        (status = 410, description = "`trace_unreadable`: the trace's files are damaged or cannot be read", body = ErrorResponse),
         (status = 413, description = "The body is over the size limit", body = ErrorResponse),
         (status = 415, description = "A body that is not `application/json`", body = ErrorResponse),
     )
@@ -73,6 +75,16 @@ pub(crate) async fn fork_trace(
             ));
         }
     };
+    // A trace that cannot be read is told as such, before the fork writes anything.
+    if state
+        .store()
+        .get_trace(&trace_id)
+        .await
+        .reading(&trace_id)?
+        .is_none()
+    {
+        return Err(not_found(&trace_id));
+    }
     if state.runs().is_running(&trace_id) {
         return Err(ApiError::conflict(
             "run_in_progress",
@@ -87,6 +99,9 @@ pub(crate) async fn fork_trace(
                 "unknown_fork_point",
                 error.to_string(),
             ));
+        }
+        Err(error @ ForkError::Damaged { .. }) => {
+            return Err(ApiError::TraceUnreadable(error.to_string()));
         }
         Err(ForkError::Store(error)) => return Err(error.into()),
         Err(error) => return Err(ApiError::Internal(error.to_string())),

@@ -2,13 +2,15 @@
 //! unknown routes and methods.
 //!
 //! - [`traces`]: list, read, messages, events.
-//! - [`runs`]: start, cancel, resume, approvals.
+//! - [`runs`]: start, cancel, resume, messages, approvals; [`run_settings`]: what a request may
+//!   set about a run (limits, approval mode, workspace) and how it is checked.
 //! - [`fork`]: fork a trace at a goal or after a message.
 //! - [`watch`]: the live WebSocket.
 //! - [`viewer`]: `GET /` (the viewer page) and its script and style sheet under `/static/`.
 //! - here: `GET /api/openapi.json`.
 
 pub(crate) mod fork;
+pub(crate) mod run_settings;
 pub(crate) mod runs;
 pub(crate) mod traces;
 pub(crate) mod viewer;

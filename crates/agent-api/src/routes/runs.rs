@@ -1,11 +1,14 @@
-//! Run control: start a run, cancel it, resume a stopped trace, and decide on a risky tool
-//! call. Starting and resuming need a runner factory (503 `runs_unavailable` without one);
-//! cancel and approvals act on the runs this server owns.
-
-use std::path::PathBuf;
+//! Run control: start a run, cancel it, resume a stopped trace, continue one with a message,
+//! and decide on a risky tool call. Starting, resuming and continuing need a runner factory
+//! (403 `runs_unavailable` without one); cancel and approvals act on the runs this server owns.
+//!
+//! Every run started here gets the server's approval mode (a request may ask for a stricter
+//! one, never a looser one: 403 `approval_not_allowed`) and a workspace under the server's
+//! workspace roots (403 `workspace_not_allowed`); its limits are checked as the command line
+//! checks them (400 naming the field). The settings themselves are `run_settings`.
 
 use agent_execution::TraceStatus;
-use agent_runner::{Approval, ApprovalDecision, RunnerOptions};
+use agent_runner::ApprovalDecision;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -15,9 +18,10 @@ use axum::routing::post;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ReadTrace};
 use crate::extract::{ApiJson, ApprovalPath, TraceIdPath};
 use crate::routes::ErrorResponse;
+use crate::routes::run_settings::{RunSettings, StartRun, optional_settings, settle};
 use crate::routes::traces::not_found;
 use crate::state::AppState;
 
@@ -31,80 +35,6 @@ pub(crate) fn router() -> axum::Router<AppState> {
             "/api/traces/{trace_id}/approvals/{tool_call_id}",
             post(decide_approval),
         )
-}
-
-/// What a resumed run may change about the server's defaults (the fields of a new run but
-/// the task).
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RunSettings {
-    /// The model; the server's default when absent.
-    #[schema(
-        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
-    )]
-    model: Option<String>,
-    /// Model calls allowed for this run; absent: the limit the trace stored when it was
-    /// started.
-    #[schema(minimum = 1)]
-    max_iterations: Option<u32>,
-    /// Cost budget of the trace and its sub-traces in US dollars, across all its runs; absent:
-    /// the budget the trace stored when it was started.
-    #[schema(minimum = 0)]
-    max_cost: Option<f64>,
-    /// `true`: risky tool calls wait for `POST /api/traces/{id}/approvals/{tool_call_id}`;
-    /// `false`: they run without asking; absent: the server's default.
-    approval: Option<bool>,
-    /// The folder the tools work in; a relative path is taken from the server's default
-    /// workspace.
-    #[schema(
-        pattern = r"^[^\u0000]*[^\u0000\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$"
-    )]
-    workspace: Option<String>,
-}
-
-/// A new run.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct StartRun {
-    /// The task.
-    #[schema(
-        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
-    )]
-    task: String,
-    /// The model; the server's default when absent.
-    #[schema(
-        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
-    )]
-    model: Option<String>,
-    /// Model calls allowed for this run (stored with the trace: a resume keeps it).
-    #[schema(minimum = 1)]
-    max_iterations: Option<u32>,
-    /// Cost budget of the trace and its sub-traces in US dollars (stored with the trace: a
-    /// resume keeps it).
-    #[schema(minimum = 0)]
-    max_cost: Option<f64>,
-    /// `true`: risky tool calls wait for `POST /api/traces/{id}/approvals/{tool_call_id}`;
-    /// `false`: they run without asking; absent: the server's default.
-    approval: Option<bool>,
-    /// The folder the tools work in; a relative path is taken from the server's default
-    /// workspace.
-    #[schema(
-        pattern = r"^[^\u0000]*[^\u0000\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$"
-    )]
-    workspace: Option<String>,
-}
-
-impl StartRun {
-    fn settings(self) -> (String, RunSettings) {
-        let settings = RunSettings {
-            model: self.model,
-            max_iterations: self.max_iterations,
-            max_cost: self.max_cost,
-            approval: self.approval,
-            workspace: self.workspace,
-        };
-        (self.task, settings)
-    }
 }
 
 /// A run the server accepted; it goes on in the background.
@@ -123,10 +53,11 @@ pub(crate) struct RunAccepted {
     responses(
         (status = 201, description = "The run started", body = RunAccepted,
             headers(("Location" = String, description = "The new trace's URL"))),
-        (status = 400, description = "The body is malformed or the run was refused", body = ErrorResponse),
+        (status = 400, description = "The body is malformed (a limit that is not a positive number names its field), the workspace is not a folder (`invalid_workspace`), or the run was refused (`run_rejected`)", body = ErrorResponse),
+        (status = 403, description = "`runs_unavailable`: this server is read-only (started without a model); `workspace_not_allowed`: the workspace is outside the server's workspace roots; `approval_not_allowed`: the request asks for looser approvals than the server's mode; `not_writable`: the trace folder is read-only", body = ErrorResponse),
         (status = 413, description = "The body is over the size limit", body = ErrorResponse),
         (status = 415, description = "The body is not `application/json`", body = ErrorResponse),
-        (status = 503, description = "This server cannot start runs", body = ErrorResponse),
+        (status = 503, description = "`runs_unavailable`: this server is shutting down", body = ErrorResponse),
     )
 )]
 pub(crate) async fn start_run(
@@ -166,6 +97,7 @@ pub(crate) async fn start_run(
         (status = 400, description = "The trace id is invalid", body = ErrorResponse),
         (status = 404, description = "No such trace", body = ErrorResponse),
         (status = 409, description = "`not_running`: this server runs no such trace", body = ErrorResponse),
+        (status = 410, description = "`trace_unreadable`: the trace's files are damaged or cannot be read", body = ErrorResponse),
     )
 )]
 pub(crate) async fn cancel_run(
@@ -179,12 +111,18 @@ pub(crate) async fn cancel_run(
     let trace = state
         .store()
         .get_trace(&trace_id)
-        .await?
+        .await
+        .reading(&trace_id)?
         .ok_or_else(|| not_found(&trace_id))?;
+    let read_only = if state.is_read_only() {
+        "; this server is read-only and runs nothing of its own"
+    } else {
+        ""
+    };
     Err(ApiError::conflict(
         "not_running",
         format!(
-            "trace {trace_id} is not running in this server (its status is {})",
+            "trace {trace_id} is not running in this server (its status is {}){read_only}",
             status_name(trace.status)
         ),
     ))
@@ -200,12 +138,14 @@ pub(crate) async fn cancel_run(
     request_body(content = Option<RunSettings>, description = "Optional overrides; may be empty"),
     responses(
         (status = 202, description = "The run resumed", body = RunAccepted),
-        (status = 400, description = "The trace id or body is invalid", body = ErrorResponse),
+        (status = 400, description = "The trace id or body is invalid (a limit that is not a positive number names its field), or the workspace is not a folder (`invalid_workspace`)", body = ErrorResponse),
+        (status = 403, description = "`runs_unavailable`: this server is read-only (started without a model); `workspace_not_allowed`, `approval_not_allowed` or `not_writable`, as for a new run", body = ErrorResponse),
         (status = 404, description = "No such trace", body = ErrorResponse),
         (status = 409, description = "`run_in_progress`, `already_completed` or `trace_locked`", body = ErrorResponse),
+        (status = 410, description = "`trace_unreadable`: the trace's files are damaged or cannot be read", body = ErrorResponse),
         (status = 413, description = "The body is over the size limit", body = ErrorResponse),
         (status = 415, description = "A body that is not `application/json`", body = ErrorResponse),
-        (status = 503, description = "This server cannot resume runs", body = ErrorResponse),
+        (status = 503, description = "`runs_unavailable`: this server is shutting down", body = ErrorResponse),
     )
 )]
 pub(crate) async fn resume_run(
@@ -219,7 +159,8 @@ pub(crate) async fn resume_run(
     let trace = state
         .store()
         .get_trace(&trace_id)
-        .await?
+        .await
+        .reading(&trace_id)?
         .ok_or_else(|| not_found(&trace_id))?;
     if trace.status == TraceStatus::Completed {
         return Err(ApiError::conflict(
@@ -273,11 +214,13 @@ pub(crate) struct MessageAccepted {
     responses(
         (status = 202, description = "The message was queued for the run, or started the next turn", body = MessageAccepted),
         (status = 400, description = "The trace id or body is invalid, or the message is empty", body = ErrorResponse),
+        (status = 403, description = "`runs_unavailable`: this server is read-only (started without a model); `workspace_not_allowed` or `not_writable`, as for a new run", body = ErrorResponse),
         (status = 404, description = "No such trace", body = ErrorResponse),
         (status = 409, description = "`run_in_progress` (the run is starting or ending) or `trace_locked`", body = ErrorResponse),
+        (status = 410, description = "`trace_unreadable`: the trace's files are damaged or cannot be read", body = ErrorResponse),
         (status = 413, description = "The body is over the size limit", body = ErrorResponse),
         (status = 415, description = "A body that is not `application/json`", body = ErrorResponse),
-        (status = 503, description = "This server cannot run traces", body = ErrorResponse),
+        (status = 503, description = "`runs_unavailable`: this server is shutting down", body = ErrorResponse),
     )
 )]
 pub(crate) async fn send_message(
@@ -296,7 +239,8 @@ pub(crate) async fn send_message(
     let trace = state
         .store()
         .get_trace(&trace_id)
-        .await?
+        .await
+        .reading(&trace_id)?
         .ok_or_else(|| not_found(&trace_id))?;
     if state.runs().send(&trace_id, &content) {
         tracing::info!(%trace_id, "message queued for the run over HTTP");
@@ -360,7 +304,7 @@ pub(crate) struct DecisionRecorded {
     responses(
         (status = 200, description = "The decision was delivered", body = DecisionRecorded),
         (status = 400, description = "The trace id or body is invalid", body = ErrorResponse),
-        (status = 404, description = "No such call is waiting", body = ErrorResponse),
+        (status = 404, description = "No such call is waiting (a read-only server runs nothing, so none ever is)", body = ErrorResponse),
         (status = 409, description = "`already_decided` or `not_waiting`", body = ErrorResponse),
         (status = 413, description = "The body is over the size limit", body = ErrorResponse),
         (status = 415, description = "The body is not `application/json`", body = ErrorResponse),
@@ -380,7 +324,13 @@ pub(crate) async fn decide_approval(
     };
     state
         .approvals()
-        .resolve(&path.trace_id, &path.tool_call_id, verdict)?;
+        .resolve(&path.trace_id, &path.tool_call_id, verdict)
+        .map_err(|error| match error {
+            ApiError::NotFound(message) if state.is_read_only() => ApiError::NotFound(format!(
+                "{message}: this server is read-only and runs nothing of its own"
+            )),
+            other => other,
+        })?;
     tracing::info!(trace_id = %path.trace_id, tool_call_id = %path.tool_call_id,
         approved = decision.approve, "tool call decided over HTTP");
     Ok(Json(DecisionRecorded {
@@ -388,88 +338,6 @@ pub(crate) async fn decide_approval(
         tool_call_id: path.tool_call_id,
         approved: decision.approve,
     }))
-}
-
-/// The optional JSON body of a resume: empty means no overrides.
-fn optional_settings(headers: &HeaderMap, body: &Bytes) -> Result<RunSettings, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(RunSettings::default());
-    }
-    let json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.starts_with("application/json"));
-    if !json {
-        return Err(ApiError::UnsupportedMediaType(
-            "the request body must be JSON with `Content-Type: application/json`".into(),
-        ));
-    }
-    // `null` says "no overrides" as well as an empty body does (the document allows it).
-    serde_json::from_slice::<Option<RunSettings>>(body)
-        .map(Option::unwrap_or_default)
-        .map_err(|error| {
-            let code = if error.is_data() {
-                "invalid_request"
-            } else {
-                "invalid_json"
-            };
-            ApiError::bad_request(code, format!("invalid request body: {error}"))
-        })
-}
-
-/// The factory's defaults with the request's overrides on top.
-fn settle(
-    state: &AppState,
-    mut options: RunnerOptions,
-    settings: RunSettings,
-    trace_model: Option<String>,
-) -> Result<RunnerOptions, ApiError> {
-    if let Some(model) = settings.model.or(trace_model) {
-        if model.trim().is_empty() {
-            return Err(ApiError::bad_request(
-                "invalid_request",
-                "the model is empty",
-            ));
-        }
-        options.model = model;
-    }
-    if let Some(max_iterations) = settings.max_iterations {
-        if max_iterations == 0 {
-            return Err(ApiError::bad_request(
-                "invalid_request",
-                "max_iterations must be at least 1",
-            ));
-        }
-        options = options.with_max_iterations(max_iterations);
-    }
-    if let Some(max_cost) = settings.max_cost {
-        if !max_cost.is_finite() || max_cost < 0.0 {
-            return Err(ApiError::bad_request(
-                "invalid_request",
-                "max_cost must be a non-negative number",
-            ));
-        }
-        options = options.with_max_cost(max_cost);
-    }
-    match settings.approval {
-        Some(true) => options.approval = Approval::Ask(state.approvals()),
-        Some(false) => options.approval = Approval::Allow,
-        None => {}
-    }
-    if let Some(workspace) = settings.workspace {
-        options.workspace = resolve_workspace(&options.workspace, &workspace)?;
-    }
-    Ok(options)
-}
-
-fn resolve_workspace(default: &std::path::Path, requested: &str) -> Result<PathBuf, ApiError> {
-    if requested.trim().is_empty() || requested.contains('\0') {
-        return Err(ApiError::bad_request(
-            "invalid_workspace",
-            "the workspace path is empty or malformed",
-        ));
-    }
-    Ok(default.join(requested))
 }
 
 fn status_name(status: TraceStatus) -> String {

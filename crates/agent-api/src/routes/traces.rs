@@ -1,5 +1,8 @@
 //! Reading traces: the list, one trace with its goal tree, sub-traces and pending approvals,
 //! its messages, and its events after an id (the HTTP fallback of the live watch).
+//!
+//! A trace whose files are damaged or cannot be read is 410 `trace_unreadable` with the
+//! reason, on every route that reads it; the list leaves such traces out.
 
 use agent_execution::GoalTree;
 use agent_execution::{Event, Message, Trace, TraceFilter, TraceMode, TraceStats, TraceStatus};
@@ -10,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::approvals::PendingApproval;
-use crate::error::ApiError;
+use crate::error::{ApiError, ReadTrace};
 use crate::extract::{ApiQuery, TraceIdPath};
 use crate::openapi::schemas::{
     EventDoc, GoalTreeDoc, MessageDoc, TraceDoc, TraceModeDoc, TraceStatsDoc, TraceStatusDoc,
@@ -122,6 +125,7 @@ pub(crate) struct TraceDetail {
         (status = 200, description = "The trace", body = TraceDetail),
         (status = 400, description = "The trace id is invalid", body = ErrorResponse),
         (status = 404, description = "No such trace", body = ErrorResponse),
+        (status = 410, description = "`trace_unreadable`: the trace's files are damaged or cannot be read", body = ErrorResponse),
     )
 )]
 pub(crate) async fn get_trace(
@@ -131,16 +135,20 @@ pub(crate) async fn get_trace(
     let store = state.store();
     let trace = store
         .get_trace(&trace_id)
-        .await?
+        .await
+        .reading(&trace_id)?
         .ok_or_else(|| not_found(&trace_id))?;
     let goal_tree = store
         .get_goal_tree(&trace_id)
-        .await?
+        .await
+        .reading(&trace_id)?
         .unwrap_or_else(|| GoalTree::new(trace.task.clone()));
     let sub_traces = store.get_sub_traces(&trace_id).await?;
     let pending_approvals = state.approvals().pending(&trace_id);
     let total_stats_with_sub_traces =
-        agent_runner::stats_with_sub_traces(store.as_ref(), &trace_id).await?;
+        agent_runner::stats_with_sub_traces(store.as_ref(), &trace_id)
+            .await
+            .reading(&trace_id)?;
     Ok(Json(TraceDetail {
         trace,
         goal_tree,
@@ -176,6 +184,7 @@ pub(crate) struct MessageList {
         (status = 200, description = "The messages, in sequence order", body = MessageList),
         (status = 400, description = "The trace id is invalid", body = ErrorResponse),
         (status = 404, description = "No such trace", body = ErrorResponse),
+        (status = 410, description = "`trace_unreadable`: the trace's files are damaged or cannot be read", body = ErrorResponse),
     )
 )]
 pub(crate) async fn list_messages(
@@ -184,13 +193,19 @@ pub(crate) async fn list_messages(
     ApiQuery(query): ApiQuery<MessagesQuery>,
 ) -> Result<Json<MessageList>, ApiError> {
     let store = state.store();
-    if store.get_trace(&trace_id).await?.is_none() {
+    if store
+        .get_trace(&trace_id)
+        .await
+        .reading(&trace_id)?
+        .is_none()
+    {
         return Err(not_found(&trace_id));
     }
     let messages = match &query.goal_id {
-        Some(goal_id) => store.get_messages_by_goal(&trace_id, goal_id).await?,
-        None => store.get_trace_messages(&trace_id).await?,
-    };
+        Some(goal_id) => store.get_messages_by_goal(&trace_id, goal_id).await,
+        None => store.get_trace_messages(&trace_id).await,
+    }
+    .reading(&trace_id)?;
     Ok(Json(MessageList { messages }))
 }
 
@@ -221,6 +236,7 @@ pub(crate) struct EventList {
         (status = 200, description = "The events after `since_event_id`, in id order", body = EventList),
         (status = 400, description = "The trace id or `since_event_id` is invalid", body = ErrorResponse),
         (status = 404, description = "No such trace", body = ErrorResponse),
+        (status = 410, description = "`trace_unreadable`: the trace's files are damaged or cannot be read", body = ErrorResponse),
     )
 )]
 pub(crate) async fn list_events(
@@ -231,7 +247,8 @@ pub(crate) async fn list_events(
     let events = state
         .store()
         .get_events(&trace_id, query.since_event_id.unwrap_or(0))
-        .await?;
+        .await
+        .reading(&trace_id)?;
     Ok(Json(EventList { events }))
 }
 

@@ -35,7 +35,7 @@ use serde::Serialize;
 use tokio::time::{Instant, timeout};
 
 use crate::config::WatchConfig;
-use crate::error::ApiError;
+use crate::error::{ApiError, ReadTrace};
 use crate::extract::{ApiQuery, TraceIdPath};
 use crate::openapi::schemas::ConnectedEventDoc;
 use crate::routes::ErrorResponse;
@@ -77,6 +77,7 @@ pub(crate) fn router() -> axum::Router<AppState> {
             the whole message follows as `message_added`.", body = ConnectedEventDoc),
         (status = 400, description = "The trace id or `since_event_id` is invalid, or the request is not a WebSocket upgrade", body = ErrorResponse),
         (status = 404, description = "No such trace", body = ErrorResponse),
+        (status = 410, description = "`trace_unreadable`: the trace's files are damaged or cannot be read", body = ErrorResponse),
     )
 )]
 pub(crate) async fn watch_trace(
@@ -114,17 +115,19 @@ impl Snapshot {
         let store = state.store();
         let trace = store
             .get_trace(trace_id)
-            .await?
+            .await
+            .reading(trace_id)?
             .ok_or_else(|| not_found(trace_id))?;
         // Events first, then the tree: the tree is then at least as new as the events.
-        let stored = store.get_events(trace_id, since).await?;
+        let stored = store.get_events(trace_id, since).await.reading(trace_id)?;
         let current_event_id = match stored.last() {
             Some(last) => last.event_id,
             None => newest_at_most(state, trace_id, since).await?,
         };
         let goal_tree = store
             .get_goal_tree(trace_id)
-            .await?
+            .await
+            .reading(trace_id)?
             .unwrap_or_else(|| GoalTree::new(trace.task.clone()));
         let sub_traces = store.get_sub_traces(trace_id).await?;
         Ok(Self {
@@ -175,12 +178,18 @@ async fn newest_at_most(state: &AppState, trace_id: &str, since: u64) -> Result<
         return Ok(0);
     }
     let store = state.store();
-    if !store.get_events(trace_id, since - 1).await?.is_empty() {
+    if !store
+        .get_events(trace_id, since - 1)
+        .await
+        .reading(trace_id)?
+        .is_empty()
+    {
         return Ok(since);
     }
     let newest = store
         .get_events(trace_id, 0)
-        .await?
+        .await
+        .reading(trace_id)?
         .last()
         .map_or(0, |event| event.event_id);
     Err(ApiError::bad_request(

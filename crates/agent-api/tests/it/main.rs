@@ -1,9 +1,11 @@
 //! The integration tests of `agent-api`, in one test binary: the routes through `oneshot`, run
-//! control, the live watch over a real listener, the viewer's files, the OpenAPI document and
-//! the regressions schemathesis found.
+//! control (approval modes, workspace roots, limits), damaged traces, the live watch over a real
+//! listener, the viewer's files, the OpenAPI document and the regressions schemathesis found.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod approval_modes;
 mod common;
+mod damaged_traces;
 mod fork;
 mod hostile_api;
 mod messages;
@@ -12,3 +14,4 @@ mod routes;
 mod runs;
 mod viewer;
 mod watch;
+mod workspace_roots;

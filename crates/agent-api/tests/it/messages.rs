@@ -108,5 +108,6 @@ async fn empty_unknown_and_read_only_messages_are_refused() {
     assert_eq!(unknown.status, StatusCode::NOT_FOUND, "{}", unknown.text);
     let read_only = read_only(store);
     let refused = post_json(&read_only, &uri, json!({"content": "hi"})).await;
-    assert_eq!(refused.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.text);
+    assert_eq!(refused.code(), "runs_unavailable");
 }

@@ -486,24 +486,55 @@ async fn malformed_bodies_get_the_error_shape() {
 }
 
 #[tokio::test]
-async fn a_read_only_server_refuses_to_start_or_resume_runs_with_503() {
+async fn a_read_only_server_refuses_every_run_route_with_a_4xx_that_says_why() {
     let (store, main, _) = sample().await;
     let state = read_only(store);
+    let said_why = |answer: &common::Answer, why: &str| {
+        let message = answer.json["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(why), "the client is told why: {message}");
+    };
     let start = post_json(&state, "/api/traces", json!({"task": "Do it"})).await;
-    assert_eq!(start.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(start.status, StatusCode::FORBIDDEN);
     assert_eq!(start.code(), "runs_unavailable");
-    let message = start.json["error"]["message"].as_str().unwrap_or_default();
-    assert!(
-        message.contains("read-only"),
-        "the client is told why: {message}"
-    );
-    let resume = common::post_empty(&state, &format!("/api/traces/{main}/resume")).await;
-    assert_eq!(resume.status, StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(resume.code(), "runs_unavailable");
-    // Cancel needs no factory: this server runs nothing, so the trace is not running here.
+    said_why(&start, "read-only");
+    for (uri, body) in [
+        (format!("/api/traces/{main}/resume"), None),
+        (
+            format!("/api/traces/{main}/resume"),
+            Some(json!({"max_iterations": 3})),
+        ),
+        (
+            format!("/api/traces/{main}/messages"),
+            Some(json!({"content": "Go on"})),
+        ),
+    ] {
+        let answer = match body {
+            Some(body) => post_json(&state, &uri, body).await,
+            None => common::post_empty(&state, &uri).await,
+        };
+        assert_eq!(
+            answer.status,
+            StatusCode::FORBIDDEN,
+            "{uri}: {}",
+            answer.text
+        );
+        assert_eq!(answer.code(), "runs_unavailable");
+        said_why(&answer, "read-only");
+    }
+    // Cancel and approvals need no factory: this server runs nothing, so the trace is not
+    // running here and no call waits.
     let cancel = common::post_empty(&state, &format!("/api/traces/{main}/cancel")).await;
     assert_eq!(cancel.status, StatusCode::CONFLICT);
     assert_eq!(cancel.code(), "not_running");
+    said_why(&cancel, "read-only");
+    let approval = post_json(
+        &state,
+        &format!("/api/traces/{main}/approvals/call_1"),
+        json!({"approve": true}),
+    )
+    .await;
+    assert_eq!(approval.status, StatusCode::NOT_FOUND);
+    said_why(&approval, "read-only");
 }
 
 fn with_token() -> ApiConfig {

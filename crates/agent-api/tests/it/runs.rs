@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::{get, post_empty, post_json, short_script, state_with, wait_for_status};
-use agent_api::{ApiConfig, Server};
+use agent_api::{ApiConfig, ApprovalMode, Server};
 use agent_execution::{InMemoryTraceStore, Role, TraceStatus, TraceStore};
 use agent_llm::{ScriptedClient, ScriptedTurn};
 use agent_runner::{AgentRunner, RunnerOptions};
@@ -65,7 +65,11 @@ async fn request_fields_override_the_factory_defaults() {
         "write_file",
         json!({"path": "out.txt", "content": "hi"}),
     )];
-    let state = state_with(store.clone(), turns, workspace.path(), ApiConfig::default());
+    let auto = ApiConfig {
+        approval: ApprovalMode::Auto,
+        ..ApiConfig::default()
+    };
+    let state = state_with(store.clone(), turns, workspace.path(), auto);
     let body = json!({"task": "Write", "model": "other-model", "max_iterations": 1, "workspace": "sub", "approval": false});
     let answer = post_json(&state, "/api/traces", body).await;
     assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.text);
@@ -358,4 +362,83 @@ async fn a_server_refuses_to_bind_a_public_address_without_a_token() {
             .build()
             .is_ok()
     );
+}
+
+#[tokio::test]
+async fn limits_that_are_not_positive_numbers_are_refused_naming_the_field() {
+    let store = store();
+    let workspace = tempfile::tempdir().unwrap();
+    let state = state_with(
+        store.clone(),
+        short_script(),
+        workspace.path(),
+        ApiConfig::default(),
+    );
+    let bad = [
+        ("max_iterations", json!(0)),
+        ("max_iterations", json!(-1)),
+        ("max_iterations", json!(1.5)),
+        ("max_iterations", json!("3")),
+        ("max_iterations", json!(4_294_967_296_u64)),
+        ("max_iterations", json!(true)),
+        ("max_cost", json!(0)),
+        ("max_cost", json!(0.0)),
+        ("max_cost", json!(-0.5)),
+        ("max_cost", json!("1")),
+        ("max_cost", json!([1])),
+    ];
+    let finished = post_json(&state, "/api/traces", json!({"task": "Read"})).await;
+    let finished = finished.json["trace_id"].as_str().unwrap().to_owned();
+    wait_for_status(&store, &finished, TraceStatus::Completed).await;
+    let stopped = agent_execution::TraceUpdate {
+        status: Some(TraceStatus::Cancelled),
+        ..agent_execution::TraceUpdate::default()
+    };
+    store.update_trace(&finished, stopped).await.unwrap();
+    for (field, value) in bad {
+        let start = post_json(
+            &state,
+            "/api/traces",
+            json!({"task": "Read", field: value.clone()}),
+        )
+        .await;
+        let resume = post_json(
+            &state,
+            &format!("/api/traces/{finished}/resume"),
+            json!({field: value.clone()}),
+        )
+        .await;
+        for (route, answer) in [("start", start), ("resume", resume)] {
+            assert_eq!(
+                answer.status,
+                StatusCode::BAD_REQUEST,
+                "{route} {field}={value}: {}",
+                answer.text
+            );
+            let message = answer.json["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains(field),
+                "{route} {field}={value}: {message}"
+            );
+        }
+    }
+    // Numbers JSON cannot hold are malformed bodies.
+    let huge = common_raw_post(&state, r#"{"task": "Read", "max_cost": 1e400}"#).await;
+    assert_eq!(huge.status, StatusCode::BAD_REQUEST, "{}", huge.text);
+    // Good values start.
+    let good = post_json(
+        &state,
+        "/api/traces",
+        json!({"task": "Read", "max_iterations": 1, "max_cost": 0.0001}),
+    )
+    .await;
+    assert_eq!(good.status, StatusCode::CREATED, "{}", good.text);
+}
+
+async fn common_raw_post(state: &agent_api::AppState, body: &str) -> crate::common::Answer {
+    let request = axum::http::Request::post("/api/traces")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(axum::body::Body::from(body.to_owned()))
+        .unwrap();
+    crate::common::send(state, request).await
 }

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod model;
 
@@ -171,13 +171,45 @@ pub(crate) struct ServeModelArgs {
     /// The provider and its settings.
     #[command(flatten)]
     pub(crate) llm: ProviderArgs,
-    /// The folder runs work in [default: the current folder].
+    /// The folder runs work in when a request names none; with --workspace-root it must lie
+    /// under one of them [default: the current folder].
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
+    /// A folder runs started over HTTP may work in, with every folder under it (repeatable);
+    /// a request's `workspace` outside all of them is refused [default: --workspace, that is
+    /// the current folder unless it is given].
+    #[arg(long = "workspace-root", value_name = "DIR")]
+    pub(crate) workspace_roots: Vec<PathBuf>,
+    /// How runs started over HTTP treat risky tool calls (shell, writes, MCP tools not marked
+    /// read-only). A request may ask for a stricter mode, not a looser one.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = ServeApproval::Ask)]
+    pub(crate) approval: ServeApproval,
     /// Leave the instruction files (AGENTS.md, CLAUDE.md, ~/.config/agent/AGENTS.md) and the
     /// environment block out of the system prompt of runs started over HTTP.
     #[arg(long)]
     pub(crate) no_instructions: bool,
+}
+
+/// `agent serve --approval`: how runs started over HTTP treat risky tool calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ServeApproval {
+    /// Each risky call waits for `POST /api/traces/{id}/approvals/{tool_call_id}` (the viewer
+    /// shows them).
+    Ask,
+    /// Risky calls run without asking.
+    Auto,
+    /// Risky calls are refused; the model is told why.
+    Never,
+}
+
+impl From<ServeApproval> for agent_api::ApprovalMode {
+    fn from(mode: ServeApproval) -> Self {
+        match mode {
+            ServeApproval::Ask => Self::Ask,
+            ServeApproval::Auto => Self::Auto,
+            ServeApproval::Never => Self::Never,
+        }
+    }
 }
 
 /// `agent agents`.

@@ -128,11 +128,11 @@ pub(crate) struct ModelArgs {
     pub(crate) agent: Option<String>,
     /// Model calls before the run stops (exit code 3) [default: the trace's own on resume, else
     /// the profile's].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = agent_runner::parse_max_iterations)]
     pub(crate) max_iterations: Option<u32>,
     /// Spending limit in US dollars of the trace and its sub-traces (exit code 3 when reached)
     /// [default: the trace's own on resume, else the profile's].
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", value_parser = agent_runner::parse_max_cost)]
     pub(crate) max_cost: Option<f64>,
     /// Reasoning effort of OpenAI-compatible reasoning models [default: agent.toml, else the
     /// server's].

@@ -408,17 +408,13 @@ fn apply_tools(filter: &mut ToolFilter, spec: &ProfileSpec) -> Result<(), (&'sta
 
 /// Applies the limit fields of a spec.
 fn apply_limits(limits: &mut RunLimits, spec: &ProfileSpec) -> Result<(), (&'static str, String)> {
+    // The same checks as the command line's and the API's.
+    let refused = |error: agent_runner::LimitError| (error.field(), error.reason());
     if let Some(max) = spec.max_iterations {
-        if max == 0 {
-            return Err(("max_iterations", "must be at least 1".into()));
-        }
-        limits.max_iterations = max;
+        limits.max_iterations = agent_runner::check_max_iterations(max).map_err(refused)?;
     }
     if let Some(cost) = spec.max_cost {
-        if !cost.is_finite() || cost < 0.0 {
-            return Err(("max_cost", format!("{cost} is not an amount of dollars")));
-        }
-        limits.max_cost = Some(cost);
+        limits.max_cost = Some(agent_runner::check_max_cost(cost).map_err(refused)?);
     }
     if let Some(secs) = spec.llm_timeout_secs {
         if secs == 0 {

@@ -184,7 +184,15 @@ fn errors_name_the_file_and_the_field() {
         ),
         (
             "---\nmax_iterations: 0\n---\n",
-            "`max_iterations`: must be at least 1",
+            "`max_iterations`: must be a whole number of model calls, at least 1",
+        ),
+        (
+            "---\nmax_cost: 0\n---\n",
+            "`max_cost`: must be a positive, finite amount of US dollars",
+        ),
+        (
+            "---\nmax_cost: -2\n---\n",
+            "`max_cost`: must be a positive, finite amount of US dollars",
         ),
         ("---\nname: no/slash\n---\n", "`name`: invalid profile name"),
         (

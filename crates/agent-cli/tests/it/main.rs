@@ -12,11 +12,13 @@ mod continue_run;
 mod fork;
 mod instructions;
 mod interrupted;
+mod limits;
 mod mcp;
 mod plan_edit;
 mod reasoning;
 mod responses;
 mod run_serve;
+mod serve;
 mod streaming;
 mod usage_errors;
 

@@ -46,6 +46,7 @@ impl OpenTrace {
         Self {
             state: None,
             log,
+            appendable: true,
             len: 0,
             events: Vec::new(),
             messages: Vec::new(),

@@ -50,8 +50,11 @@ pub(crate) struct Slot {
 struct OpenTrace {
     /// `None` only while the trace is being created.
     state: Option<TraceState>,
-    /// `events.jsonl`, opened for reading and appending; `None` until the trace is created.
+    /// `events.jsonl`, opened for reading and, when the process may write it, appending; `None`
+    /// until the trace is created.
     log: Option<File>,
+    /// `log` was opened for appending too (a trace this process may not write is still read).
+    appendable: bool,
     /// Bytes of `events.jsonl` that hold complete commits.
     len: u64,
     /// Byte offset of every event, by id − 1.
@@ -68,6 +71,23 @@ struct OpenTrace {
     goal_dirty: bool,
     /// When `meta.json` and `goal.json` were last brought up to date.
     mirrored_at: std::time::Instant,
+}
+
+/// Opens `events.jsonl` to read and append, or only to read when this process may not write it
+/// (a trace folder shared read-only); the flag says whether it may append.
+fn open_log(path: &std::path::Path) -> std::io::Result<(File, bool)> {
+    match OpenOptions::new().read(true).append(true).open(path) {
+        Ok(log) => Ok((log, true)),
+        Err(error)
+            if matches!(
+                error.kind(),
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+            ) =>
+        {
+            Ok((File::open(path)?, false))
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// A commit serialised and ready to be written.
@@ -140,8 +160,8 @@ impl Slot {
         let meta: Option<Trace> = check_mirror(&self.dir.join(META))?;
         check_mirror::<GoalTree>(&self.dir.join(GOAL))?;
         let log_path = self.dir.join(EVENTS);
-        let log = match OpenOptions::new().read(true).append(true).open(&log_path) {
-            Ok(log) => log,
+        let (log, appendable) = match open_log(&log_path) {
+            Ok(opened) => opened,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 return Err(StoreError::Corrupt {
                     path: log_path,
@@ -151,6 +171,7 @@ impl Slot {
             Err(error) => return Err(StoreError::io(&log_path, error)),
         };
         let mut open = OpenTrace::empty(Some(log));
+        open.appendable = appendable;
         open.catch_up(&log_path)?;
         let Some(state) = &open.state else {
             return Err(StoreError::Corrupt {
@@ -238,6 +259,16 @@ impl Slot {
         let Some(open) = self.open.as_mut() else {
             return Err(self.not_found());
         };
+        if !open.appendable {
+            // Opened by a reader that could not write it then; a writer must append.
+            let log = OpenOptions::new()
+                .read(true)
+                .append(true)
+                .open(&log_path)
+                .map_err(|e| StoreError::io(&log_path, e))?;
+            open.log = Some(log);
+            open.appendable = true;
+        }
         open.catch_up(&log_path)?;
         if let Some(log) = &open.log {
             let size = log
@@ -278,6 +309,7 @@ impl Slot {
                 .open(&log_path)
                 .map_err(|e| StoreError::io(&log_path, e))?;
             open.log = Some(log);
+            open.appendable = true;
         }
         let Some(log) = open.log.as_mut() else {
             return Err(StoreError::Internal("event log not open".into()));

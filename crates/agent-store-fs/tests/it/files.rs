@@ -257,3 +257,57 @@ async fn missing_mirror_files_are_rebuilt_from_the_log() {
         );
     }
 }
+
+/// Makes `path` and everything under it read-only (or writable again).
+fn set_read_only(path: &Path, read_only: bool) {
+    use std::os::unix::fs::PermissionsExt;
+    if path.is_dir() {
+        for entry in fs::read_dir(path).unwrap() {
+            set_read_only(&entry.unwrap().path(), read_only);
+        }
+    }
+    let mode = match (path.is_dir(), read_only) {
+        (true, true) => 0o555,
+        (true, false) => 0o755,
+        (false, true) => 0o444,
+        (false, false) => 0o644,
+    };
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[tokio::test]
+async fn a_trace_folder_this_process_may_not_write_is_still_read() {
+    let base = tempfile::tempdir().unwrap();
+    let store = open(base.path());
+    let id = trace_with_messages(&store).await;
+    drop(store);
+    set_read_only(base.path(), true);
+    // A privileged user (root in a container) writes whatever the permissions say: nothing to
+    // check then (the agent-cli tests run the binary as another user for that case).
+    let probe = fs::OpenOptions::new()
+        .append(true)
+        .open(base.path().join(&id).join("events.jsonl"));
+    if probe.is_ok() {
+        set_read_only(base.path(), false);
+        eprintln!("skipped: this process writes read-only files (it is privileged)");
+        return;
+    }
+    let store = open(base.path());
+    let trace = store.get_trace(&id).await.unwrap().unwrap();
+    assert_eq!(trace.total_messages, 3);
+    assert_eq!(store.get_trace_messages(&id).await.unwrap().len(), 3);
+    assert!(!store.get_events(&id, 0).await.unwrap().is_empty());
+    let listed = store.list_traces(&TraceFilter::default()).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    // Writing is what fails, as a permission error.
+    let error = store
+        .add_message(&id, NewMessage::user("more"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, StoreError::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied),
+        "{error:?}"
+    );
+    drop(store);
+    set_read_only(base.path(), false);
+}

@@ -1,0 +1,239 @@
+//! The settings of a run a request may give (a new run's fields, a resume's optional body) and
+//! how they land on the runner factory's defaults: limits checked as the command line checks
+//! them (400 naming the field), the server's approval mode or a stricter one the request asks
+//! for (403 `approval_not_allowed` for a looser one), and a workspace under the server's roots
+//! (403 `workspace_not_allowed`).
+
+use agent_runner::RunnerOptions;
+use axum::body::Bytes;
+use axum::http::{HeaderMap, header};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
+use utoipa::ToSchema;
+
+use crate::config::ApprovalMode;
+use crate::error::ApiError;
+use crate::extract::json_rejection;
+use crate::state::AppState;
+
+/// What a resumed run may change about the server's defaults (the fields of a new run but
+/// the task).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunSettings {
+    /// The model; the server's default when absent.
+    #[schema(
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
+    model: Option<String>,
+    /// Model calls allowed for this run, a whole number of at least 1; absent: the limit the
+    /// trace stored when it was started.
+    #[serde(default, deserialize_with = "max_iterations")]
+    #[schema(minimum = 1, maximum = 4294967295_u64)]
+    max_iterations: Option<u32>,
+    /// Cost budget of the trace and its sub-traces in US dollars across all its runs, positive
+    /// and finite; absent: the budget the trace stored when it was started.
+    #[serde(default, deserialize_with = "max_cost")]
+    #[schema(exclusive_minimum = 0)]
+    max_cost: Option<f64>,
+    /// How risky tool calls (shell, writes, MCP tools not marked read-only) are handled:
+    /// `"ask"` (or `true`) waits for `POST /api/traces/{id}/approvals/{tool_call_id}`, `"auto"`
+    /// (or `false`) runs them, `"never"` refuses them; absent: the server's mode. A request may
+    /// ask for a stricter mode than the server's (`auto` < `ask` < `never`), not a looser one
+    /// (403 `approval_not_allowed`).
+    approval: Option<RequestedApproval>,
+    /// The folder the tools work in; a relative path is taken from the server's default
+    /// workspace. It must lie under one of the server's workspace roots (after `..` and symbolic
+    /// links are resolved): 403 `workspace_not_allowed` otherwise.
+    #[schema(
+        pattern = r"^[^\u0000]*[^\u0000\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$"
+    )]
+    workspace: Option<String>,
+}
+
+/// A new run.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StartRun {
+    /// The task.
+    #[schema(
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
+    task: String,
+    /// The model; the server's default when absent.
+    #[schema(
+        pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
+    model: Option<String>,
+    /// Model calls allowed for this run, a whole number of at least 1 (stored with the trace: a
+    /// resume keeps it).
+    #[serde(default, deserialize_with = "max_iterations")]
+    #[schema(minimum = 1, maximum = 4294967295_u64)]
+    max_iterations: Option<u32>,
+    /// Cost budget of the trace and its sub-traces in US dollars, positive and finite (stored
+    /// with the trace: a resume keeps it).
+    #[serde(default, deserialize_with = "max_cost")]
+    #[schema(exclusive_minimum = 0)]
+    max_cost: Option<f64>,
+    /// How risky tool calls (shell, writes, MCP tools not marked read-only) are handled:
+    /// `"ask"` (or `true`) waits for `POST /api/traces/{id}/approvals/{tool_call_id}`, `"auto"`
+    /// (or `false`) runs them, `"never"` refuses them; absent: the server's mode. A request may
+    /// ask for a stricter mode than the server's (`auto` < `ask` < `never`), not a looser one
+    /// (403 `approval_not_allowed`).
+    approval: Option<RequestedApproval>,
+    /// The folder the tools work in; a relative path is taken from the server's default
+    /// workspace. It must lie under one of the server's workspace roots (after `..` and symbolic
+    /// links are resolved): 403 `workspace_not_allowed` otherwise.
+    #[schema(
+        pattern = r"^[^\u0000]*[^\u0000\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$"
+    )]
+    workspace: Option<String>,
+}
+
+/// The `approval` of a request: a mode, or the older boolean form (`true`: `ask`, `false`:
+/// `auto`).
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub(crate) enum RequestedApproval {
+    /// `true`: `ask`; `false`: `auto`.
+    Flag(bool),
+    /// The mode asked for.
+    Mode(ApprovalMode),
+}
+
+impl RequestedApproval {
+    fn mode(self) -> ApprovalMode {
+        match self {
+            Self::Flag(true) => ApprovalMode::Ask,
+            Self::Flag(false) => ApprovalMode::Auto,
+            Self::Mode(mode) => mode,
+        }
+    }
+}
+
+/// `max_iterations`, checked as the command line checks it; the error names the field.
+fn max_iterations<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u32>, D::Error> {
+    let Some(value) = Option::<serde_json::Value>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    value
+        .as_u64()
+        .and_then(|max| u32::try_from(max).ok())
+        .ok_or_else(|| agent_runner::LimitError::MaxIterations(value.to_string()))
+        .and_then(agent_runner::check_max_iterations)
+        .map(Some)
+        .map_err(D::Error::custom)
+}
+
+/// `max_cost`, checked as the command line checks it; the error names the field.
+fn max_cost<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
+    let Some(value) = Option::<serde_json::Value>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    value
+        .as_f64()
+        .ok_or_else(|| agent_runner::LimitError::MaxCost(value.to_string()))
+        .and_then(agent_runner::check_max_cost)
+        .map(Some)
+        .map_err(D::Error::custom)
+}
+
+impl StartRun {
+    pub(crate) fn settings(self) -> (String, RunSettings) {
+        let settings = RunSettings {
+            model: self.model,
+            max_iterations: self.max_iterations,
+            max_cost: self.max_cost,
+            approval: self.approval,
+            workspace: self.workspace,
+        };
+        (self.task, settings)
+    }
+}
+
+/// The optional JSON body of a resume: empty means no overrides.
+pub(crate) fn optional_settings(
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<RunSettings, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(RunSettings::default());
+    }
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"));
+    if !json {
+        return Err(ApiError::UnsupportedMediaType(
+            "the request body must be JSON with `Content-Type: application/json`".into(),
+        ));
+    }
+    // `null` says "no overrides" as well as an empty body does (the document allows it). Read
+    // as the JSON extractor reads bodies, so errors name the field as they do for a new run.
+    axum::Json::<Option<RunSettings>>::from_bytes(body)
+        .map(|axum::Json(settings)| settings.unwrap_or_default())
+        .map_err(|rejection| json_rejection(&rejection))
+}
+
+/// The factory's defaults with the request's overrides on top, the approval policy of the
+/// server's mode (or the stricter one the request asks for) and a workspace under the roots.
+pub(crate) fn settle(
+    state: &AppState,
+    mut options: RunnerOptions,
+    settings: RunSettings,
+    trace_model: Option<String>,
+) -> Result<RunnerOptions, ApiError> {
+    if let Some(model) = settings.model.or(trace_model) {
+        if model.trim().is_empty() {
+            return Err(ApiError::bad_request(
+                "invalid_request",
+                "the model is empty",
+            ));
+        }
+        options.model = model;
+    }
+    // Checked when the body was read; checked again for settings built otherwise.
+    if let Some(max_iterations) = settings.max_iterations {
+        let max_iterations =
+            agent_runner::check_max_iterations(max_iterations).map_err(invalid_limit)?;
+        options = options.with_max_iterations(max_iterations);
+    }
+    if let Some(max_cost) = settings.max_cost {
+        let max_cost = agent_runner::check_max_cost(max_cost).map_err(invalid_limit)?;
+        options = options.with_max_cost(max_cost);
+    }
+    let mode = approval_mode(state.config().approval, settings.approval)?;
+    crate::approvals::apply(&mut options, mode, state.approvals());
+    options.workspace = crate::workspace::resolve(
+        state.workspace_roots(),
+        &options.workspace,
+        settings.workspace.as_deref(),
+    )?;
+    Ok(options)
+}
+
+fn invalid_limit(error: agent_runner::LimitError) -> ApiError {
+    ApiError::bad_request("invalid_request", error.to_string())
+}
+
+/// The mode a run gets: the server's, or the stricter one a request asks for. A looser one is
+/// refused rather than quietly tightened, so a client never believes its run goes on unattended
+/// while it waits for approvals.
+fn approval_mode(
+    server: ApprovalMode,
+    requested: Option<RequestedApproval>,
+) -> Result<ApprovalMode, ApiError> {
+    let Some(requested) = requested.map(RequestedApproval::mode) else {
+        return Ok(server);
+    };
+    if requested < server {
+        return Err(ApiError::refused(
+            "approval_not_allowed",
+            format!(
+                "this server's approval mode is `{server}`: a request may ask for a stricter one \
+                 (auto < ask < never), not `{requested}`"
+            ),
+        ));
+    }
+    Ok(requested)
+}
