@@ -326,7 +326,7 @@ test('every status icon is drawn from the fonts Debian has, not as an empty box'
   await openTrace(demoId);
   await page.waitForSelector('.chip');
   const icons = await page.evaluate(() => window.__viewer.statusIcons);
-  for (const status of ['pending', 'in_progress', 'completed', 'abandoned', 'running', 'waiting', 'failed', 'cancelled', 'planned', 'other']) {
+  for (const status of ['pending', 'in_progress', 'completed', 'abandoned', 'running', 'waiting', 'interrupted', 'failed', 'cancelled', 'planned', 'other']) {
     assert.ok(DEJAVU_ICONS.has(icons[status]), `${status}: ${icons[status]}`);
   }
   const chips = await page.$$eval('.chip', (els) => els.map((e) => [...e.textContent][0]));

@@ -145,6 +145,8 @@ function plain(text) {
 const STATUS_ICON = {
   pending: '○', in_progress: '◐', completed: '✓', abandoned: '✕',
   running: '◐', waiting: '‖', failed: '✕', cancelled: '⊘', planned: '○',
+  // Stored as running, but the process that ran it is gone (the API's `interrupted`).
+  interrupted: '‖',
 };
 const OTHER_STATUS_ICON = '•';
 
@@ -448,8 +450,9 @@ class ListView {
     if (this.stopped) return;
     if (!document.hidden) {
       try {
-        const { traces } = await api('/api/traces?limit=500');
+        const { traces, interrupted } = await api('/api/traces?limit=500');
         if (this.stopped) return;
+        this.interrupted = new Set(interrupted || []);
         rerender(this.table, () => this.render(traces));
         setConn(`updated ${new Date().toLocaleTimeString()}`, 'ok');
       } catch (error) {
@@ -493,8 +496,9 @@ class ListView {
 
   row(t, depth) {
     const kind = t.agent_type ? h('span', { class: 'kind' }, t.agent_type) : null;
-    return h('tr', { class: depth ? 'sub' : '', 'data-trace-id': t.trace_id, 'data-status': t.status },
-      h('td', {}, statusChip(t.status)),
+    const shown = this.interrupted?.has(t.trace_id) ? 'interrupted' : t.status;
+    return h('tr', { class: depth ? 'sub' : '', 'data-trace-id': t.trace_id, 'data-status': shown },
+      h('td', {}, statusChip(shown)),
       h('td', { class: `task depth-${Math.min(depth, 4)}` },
         depth ? h('span', { class: 'branch-mark', 'aria-hidden': 'true' }, '└ ') : null,
         kind,
@@ -581,6 +585,7 @@ class TraceView {
         this.model.setSubTraces(detail.sub_traces);
         this.model.pendingApprovals = detail.pending_approvals || [];
         this.model.totalWithSubs = detail.total_stats_with_sub_traces || null;
+        this.model.interrupted = Boolean(detail.interrupted);
         if (this.model.goals.size === 0) this.model.setTree(detail.goal_tree);
         this.renderApprovals();
         this.schedule();
@@ -697,8 +702,12 @@ class TraceView {
     this.headerEl.replaceChildren();
     append(this.headerEl, [
       h('div', { class: 'head-row' },
-        statusChip(t.status),
+        statusChip(this.model.interrupted ? 'interrupted' : t.status),
         h('h1', { class: 'task' }, t.task)),
+      this.model.interrupted
+        ? h('p', { class: 'small interrupted' }, 'The process that ran this trace is gone; ',
+          h('code', {}, `agent resume ${t.trace_id}`), ' continues it.')
+        : null,
       parent,
       h('p', { class: 'totals' },
         h('span', {}, `${fmtInt(t.total_messages)} messages`), ' · ',

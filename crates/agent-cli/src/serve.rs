@@ -97,10 +97,13 @@ impl RunnerFactory for CliFactory {
             }
             options.instructions = found.instructions;
         }
+        // What the MCP servers say about their tools goes with the tools.
+        let tools = crate::mcp::tools(&self.mcp);
+        options.instructions.extend(tools.instructions);
         Ok(AgentRunner::new(
             store,
             self.llm.clone(),
-            crate::mcp::registry(&self.mcp),
+            tools.registry,
             options,
         ))
     }

@@ -58,6 +58,9 @@ pub(crate) struct TraceList {
     /// Main traces and sub-traces.
     #[schema(value_type = Vec<TraceDoc>)]
     pub(crate) traces: Vec<Trace>,
+    /// The ids of the listed traces stored as `running` or `waiting` whose writer is gone (the
+    /// process that ran them died): they can be resumed.
+    pub(crate) interrupted: Vec<String>,
 }
 
 /// Lists traces (main traces and sub-traces), newest first.
@@ -92,7 +95,26 @@ pub(crate) async fn list_traces(
         limit: Some(limit),
     };
     let traces = state.store().list_traces(&filter).await?;
-    Ok(Json(TraceList { traces }))
+    let mut interrupted = Vec::new();
+    for trace in &traces {
+        if is_interrupted(&state, trace).await {
+            interrupted.push(trace.trace_id.clone());
+        }
+    }
+    Ok(Json(TraceList {
+        traces,
+        interrupted,
+    }))
+}
+
+/// Whether `trace` is stored as running or waiting but no writer holds it any more (the store
+/// can tell: see `TraceStore::writer_alive`). A store that cannot tell, or fails to, says no.
+async fn is_interrupted(state: &AppState, trace: &Trace) -> bool {
+    matches!(trace.status, TraceStatus::Running | TraceStatus::Waiting)
+        && matches!(
+            state.store().writer_alive(&trace.trace_id).await,
+            Ok(Some(false))
+        )
 }
 
 /// One trace with everything a viewer needs to draw it.
@@ -113,6 +135,9 @@ pub(crate) struct TraceDetail {
     /// messages only): what its `max_cost` budget counts.
     #[schema(value_type = TraceStatsDoc)]
     pub(crate) total_stats_with_sub_traces: TraceStats,
+    /// True when the trace is stored as running or waiting but the process that ran it is gone:
+    /// it will not move again until it is resumed.
+    pub(crate) interrupted: bool,
 }
 
 /// A trace, its goal tree, its sub-traces and its pending approvals.
@@ -149,12 +174,14 @@ pub(crate) async fn get_trace(
         agent_runner::stats_with_sub_traces(store.as_ref(), &trace_id)
             .await
             .reading(&trace_id)?;
+    let interrupted = is_interrupted(&state, &trace).await;
     Ok(Json(TraceDetail {
         trace,
         goal_tree,
         sub_traces,
         pending_approvals,
         total_stats_with_sub_traces,
+        interrupted,
     }))
 }
 

@@ -41,7 +41,7 @@ async fn a_run_whose_process_was_killed_is_interrupted() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Running, with a live writer: not interrupted.
+    // Running, with a live writer: not interrupted, here or in a server's view of the folder.
     let deadline = Instant::now() + Duration::from_secs(60);
     let trace = loop {
         let traces = listed(&env).await;
@@ -73,4 +73,12 @@ async fn a_run_whose_process_was_killed_is_interrupted() {
     let shown: Value =
         serde_json::from_slice(&env.run(&["show", &id, "--json"]).await.stdout).unwrap();
     assert_eq!(shown["trace"]["interrupted"], true);
+
+    // A server started afterwards on the same folder says so too.
+    let served = env.serve(&[]);
+    let (status, list) = served.request("GET", "/api/traces", None);
+    assert_eq!(status, 200);
+    assert_eq!(list["interrupted"], json!([id]), "{list}");
+    let (_, detail) = served.request("GET", &format!("/api/traces/{id}"), None);
+    assert_eq!(detail["interrupted"], true, "{detail}");
 }
