@@ -165,12 +165,15 @@ async fn a_trace_comes_with_its_goal_tree_sub_traces_and_pending_approvals() {
         keys,
         [
             "goal_tree",
+            "interrupted",
             "pending_approvals",
             "sub_traces",
             "total_stats_with_sub_traces",
             "trace"
         ]
     );
+    // The in-memory store cannot tell whether a writer is alive: never interrupted.
+    assert_eq!(answer.json["interrupted"], false);
     // The trace's own totals, and those with its sub-traces (what its budget counts).
     assert!((answer.json["trace"]["total_cost"].as_f64().unwrap() - 0.01).abs() < 1e-9);
     let total = &answer.json["total_stats_with_sub_traces"];
