@@ -6,7 +6,7 @@
 //! The ids of recently decided calls are remembered, so a second decision gets 409 rather
 //! than 404.
 //!
-//! [`apply`] turns the server's [`ApprovalMode`] into the runner's [`Approval`] for each run
+//! `apply` turns the server's [`ApprovalMode`] into the runner's [`Approval`] for each run
 //! started over HTTP.
 
 use std::collections::{HashMap, VecDeque};

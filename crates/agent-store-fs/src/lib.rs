@@ -45,9 +45,9 @@
 //! [`StoreError::Locked`](agent_execution::StoreError::Locked). Other processes may read a trace
 //! that is being written: each read picks up the commits appended since its last read.
 //! Watchers in other processes follow it live too: the store's doorbell
-//! ([`TraceStore::changes`](agent_execution::TraceStore::changes)) rings when `events.jsonl`
+//! ([`TraceStore::changes`]) rings when `events.jsonl`
 //! grows (file notifications, polling where there are none) and the watcher reads the appended
-//! commits. [`TraceStore::writer_alive`](agent_execution::TraceStore::writer_alive) probes
+//! commits. [`TraceStore::writer_alive`] probes
 //! `.lock`: a trace left `running` by a process that died has no writer, and can be resumed.
 //! A trace folder this process may not write (shared read-only, another user's) is still read:
 //! only writing it fails, with an I/O error of kind `PermissionDenied` (or `ReadOnlyFilesystem`).
