@@ -8,7 +8,8 @@
 //!   `cargo test --all`, not `cargo tests`). A command that chains or redirects (`;`, `&&`,
 //!   `||`, `|`, `&`, `>`, `<`, a backquote, `$(`, a line break) is never *allowed* by a prefix —
 //!   `git status && rm -rf ~` starts with `git status` — but is *denied* when any of its parts
-//!   starts with a denied prefix;
+//!   runs a denied prefix, looking through variable assignments, wrappers such as `sudo` or
+//!   `env`, and a path before the program (`FOO=1 sudo /bin/rm -rf` runs `rm -rf`);
 //! - `write_file(src/**)`, `edit_file(*.md)`, `read_file(.env)`: files whose path, relative to
 //!   the workspace, matches the glob; a path outside the workspace never matches an allow rule.
 //!
@@ -217,7 +218,7 @@ impl Rule {
                     return false;
                 };
                 if deny {
-                    split_commands(command).any(|part| starts_with_words(part, words))
+                    split_commands(command).any(|part| runs_words(part, words))
                 } else {
                     !chains(command) && starts_with_words(command, words)
                 }
@@ -256,6 +257,46 @@ fn split_commands(command: &str) -> impl Iterator<Item = &str> {
         .split(['\n', '\r', ';', '&', '|', '`', '(', ')', '>', '<'])
         .map(|part| part.trim_start_matches('$').trim())
         .filter(|part| !part.is_empty())
+}
+
+/// Commands that run the command after them (a deny rule looks through them).
+const WRAPPERS: [&str; 9] = [
+    "sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "nice",
+];
+
+/// Whether the simple command `part` runs `words`, looking through what only changes how it
+/// runs: variable assignments (`FOO=1 rm`), wrappers and their options (`sudo -u x rm`,
+/// `env rm`), a path or a backslash before the program (`/bin/rm`, `\rm`). For deny rules.
+fn runs_words(part: &str, words: &[String]) -> bool {
+    let mut given = part.split_whitespace().peekable();
+    let mut after_wrapper = false;
+    while let Some(word) = given.peek() {
+        let assignment = word.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        let program = word.trim_start_matches('\\');
+        let program = program.rsplit('/').next().unwrap_or(program);
+        if assignment || (after_wrapper && word.starts_with('-')) {
+            given.next();
+        } else if WRAPPERS.contains(&program) {
+            after_wrapper = true;
+            given.next();
+        } else {
+            break;
+        }
+    }
+    let mut first = true;
+    words.iter().all(|word| {
+        let Some(next) = given.next() else {
+            return false;
+        };
+        if std::mem::take(&mut first) {
+            let program = next.trim_start_matches('\\');
+            program.rsplit('/').next() == Some(word.as_str()) || next == word
+        } else {
+            next == word
+        }
+    })
 }
 
 /// Whether `command`'s words start with `words`.
