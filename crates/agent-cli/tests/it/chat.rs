@@ -117,10 +117,14 @@ async fn a_chat_streams_asks_shows_the_plan_and_continues_the_same_trace() {
     );
     assert!(texts.iter().any(|t| t == "What is in it?"), "{texts:?}");
 
-    terminal.send("/cost\r");
-    terminal.wait_for("messages ·");
-    terminal.send("/quit\r");
+    // Lines typed ahead (or pasted together) are all read, one after the other.
+    terminal.send("/cost\r/quit\r");
     assert_eq!(terminal.wait_exit(), Some(0));
+    assert!(
+        terminal.screen().contains("\n10 messages · 629 tokens"),
+        "{}",
+        terminal.screen()
+    );
     let traces: Vec<_> = std::fs::read_dir(env.traces()).unwrap().collect();
     assert_eq!(traces.len(), 1, "one conversation, one trace");
 }
