@@ -38,6 +38,7 @@ fn plan_level(items: &mut Vec<PlanItem>, depth: usize) {
         items.push(PlanItem {
             depth,
             description: format!("Goal at depth {depth}, child {child}"),
+            agent: None,
         });
         plan_level(items, depth + 1);
     }

@@ -103,6 +103,11 @@ pub struct Goal {
     /// `explore_merge` only, optional: the branch whose approach was chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selected_branch: Option<String>,
+    /// Extension, optional: the agent profile that carries this goal out. When such a goal is
+    /// focused, the runner hands it to a sub-trace of that profile (plan text: `Review it
+    /// @reviewer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// Statistics of the messages attached directly to this goal.
     #[serde(default)]
     pub self_stats: GoalStats,
@@ -136,6 +141,7 @@ impl Goal {
             explore_start_id: None,
             merge_summary: None,
             selected_branch: None,
+            agent: None,
             self_stats: GoalStats::default(),
             cumulative_stats: GoalStats::default(),
             created_at: now.to_owned(),

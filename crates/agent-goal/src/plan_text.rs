@@ -1,7 +1,7 @@
 //! The plan's text form, which people read, edit and save as templates (plan mode).
 //!
 //! One goal a line, two spaces of indent per level; blank lines and lines starting with `#`
-//! are ignored:
+//! are ignored; a line may end with `@<profile>`, the agent that carries that goal out:
 //!
 //! ```text
 //! # Plan: Add a cache
@@ -9,7 +9,7 @@
 //! Implement
 //!   Design the interface
 //!   Write it
-//! Test
+//! Review the change @reviewer
 //! ```
 //!
 //! [`GoalTree::plan_text`] writes it, [`parse_plan`] reads it back as [`PlanItem`]s, and
@@ -24,13 +24,16 @@ use crate::time::now_rfc3339;
 const HINT: &str =
     "# One goal a line; indent two spaces per level. Lines starting with # are ignored.\n";
 
-/// One line of a plan: a goal's description and its depth (0 at top level).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One line of a plan: a goal's description, its depth (0 at top level) and the agent profile
+/// named at its end, if any.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PlanItem {
     /// How deep the goal sits: 0 at top level, 1 under a top-level goal, ...
     pub depth: usize,
     /// What the goal is, on one line.
     pub description: String,
+    /// The agent profile that carries the goal out (`@reviewer` at the end of the line).
+    pub agent: Option<String>,
 }
 
 impl GoalTree {
@@ -45,6 +48,10 @@ impl GoalTree {
                 out.push_str("  ");
             }
             out.push_str(&item.description);
+            if let Some(agent) = &item.agent {
+                out.push_str(" @");
+                out.push_str(agent);
+            }
             out.push('\n');
         }
         out
@@ -89,8 +96,9 @@ impl GoalTree {
             let id = next.to_string();
             next = next.saturating_add(1);
             let parent = parents.last().cloned();
-            tree.goals
-                .push(Goal::new(id.clone(), parent, item.description.clone(), now));
+            let mut goal = Goal::new(id.clone(), parent, item.description.clone(), now);
+            goal.agent = item.agent.clone();
+            tree.goals.push(goal);
             parents.push(id);
         }
         tree.next_id = next;
@@ -115,6 +123,7 @@ impl GoalTree {
             items.push(PlanItem {
                 depth: row.depth,
                 description: one_line(&goal.description),
+                agent: goal.agent.clone(),
             });
         }
         items
@@ -148,15 +157,39 @@ pub fn parse_plan(text: &str) -> Result<Vec<PlanItem>, PlanParseError> {
         if depth > allowed {
             return Err(PlanParseError::TooDeep { line: number });
         }
+        let (description, agent) = split_agent(trimmed);
         items.push(PlanItem {
             depth,
-            description: trimmed.to_owned(),
+            description: description.to_owned(),
+            agent: agent.map(str::to_owned),
         });
     }
     if items.is_empty() {
         return Err(PlanParseError::NoGoals);
     }
     Ok(items)
+}
+
+/// Splits a goal's text into its description and the agent profile named by a last word
+/// `@<profile>` (letters, digits, `-`, `_`, `.`), if any: `"Review it @reviewer"` is
+/// `("Review it", Some("reviewer"))`. A text that is only `@name` keeps it as its description.
+pub fn split_agent(text: &str) -> (&str, Option<&str>) {
+    let text = text.trim();
+    let Some((head, last)) = text.rsplit_once(char::is_whitespace) else {
+        return (text, None);
+    };
+    match last.strip_prefix('@') {
+        Some(name) if is_profile_name(name) => (head.trim_end(), Some(name)),
+        _ => (text, None),
+    }
+}
+
+/// Whether `name` can name an agent profile: non-empty, letters, digits, `-`, `_` and `.`.
+pub fn is_profile_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// `text` with every run of white space turned into one space, and trimmed.

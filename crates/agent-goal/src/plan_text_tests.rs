@@ -1,7 +1,7 @@
 //! Tests of the plan text: writing, reading back with line-numbered errors, and re-planning.
 
 use crate::test_support::{NOW, apply, build};
-use crate::{GoalStatus, GoalTree, PlanItem, parse_plan};
+use crate::{GoalStatus, GoalTree, PlanItem, parse_plan, split_agent};
 
 const HEADER: &str =
     "# One goal a line; indent two spaces per level. Lines starting with # are ignored.\n";
@@ -104,11 +104,13 @@ fn comments_blank_lines_and_trailing_space_are_ignored() {
         [
             PlanItem {
                 depth: 0,
-                description: "A".into()
+                description: "A".into(),
+                agent: None,
             },
             PlanItem {
                 depth: 1,
-                description: "B".into()
+                description: "B".into(),
+                agent: None,
             },
         ]
     );
@@ -120,10 +122,12 @@ fn an_item_too_deep_goes_one_level_below_the_one_before() {
         PlanItem {
             depth: 0,
             description: "A".into(),
+            agent: None,
         },
         PlanItem {
             depth: 3,
             description: "B".into(),
+            agent: None,
         },
     ];
     let tree = GoalTree::new("m").replan_at(&deep, NOW);
@@ -131,4 +135,23 @@ fn an_item_too_deep_goes_one_level_below_the_one_before() {
         tree.get("2").and_then(|g| g.parent_id.as_deref()),
         Some("1")
     );
+}
+
+#[test]
+fn a_line_may_name_the_agent_that_carries_the_goal_out() {
+    let read = items("Write it\n  Test it @tester\nReview the change @reviewer\nMail bob @ home\n");
+    let agents: Vec<Option<&str>> = read.iter().map(|item| item.agent.as_deref()).collect();
+    assert_eq!(agents, [None, Some("tester"), Some("reviewer"), None]);
+    assert_eq!(read[2].description, "Review the change");
+    assert_eq!(read[3].description, "Mail bob @ home");
+    let tree = GoalTree::new("m").replan_at(&read, NOW);
+    assert_eq!(
+        tree.get("3").and_then(|g| g.agent.as_deref()),
+        Some("reviewer")
+    );
+    assert!(tree.plan_text().ends_with(
+        "\nWrite it\n  Test it @tester\nReview the change @reviewer\nMail bob @ home\n"
+    ));
+    assert_eq!(split_agent("@reviewer"), ("@reviewer", None));
+    assert_eq!(split_agent("Ask @bad/name"), ("Ask @bad/name", None));
 }
