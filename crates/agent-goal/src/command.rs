@@ -60,6 +60,9 @@ pub struct GoalCommand {
     pub edit: Option<String>,
     /// `"<number>[, <number>…]"`: removes pending goals outright.
     pub delete: Option<String>,
+    /// The agent profile that carries out the added goals (a goal's own `@<profile>` at the
+    /// end of its description wins); only valid together with `add`.
+    pub agent: Option<String>,
 }
 
 /// What one applied goal command changed, for events and for the model.
@@ -116,6 +119,8 @@ pub(crate) struct Parsed<'c> {
     pub(crate) add: Vec<&'c str>,
     /// The reason for the added goals, possibly empty.
     pub(crate) reason: &'c str,
+    /// The agent profile of the added goals.
+    pub(crate) agent: Option<&'c str>,
     /// The display number of `focus`.
     pub(crate) focus: Option<&'c str>,
 }
@@ -130,8 +135,9 @@ impl<'c> Parsed<'c> {
             reason,
             edit,
             delete,
+            agent,
         } = cmd;
-        if [add, done, abandon, focus, reason, edit, delete]
+        if [add, done, abandon, focus, reason, edit, delete, agent]
             .iter()
             .all(|field| field.is_none())
         {
@@ -140,6 +146,18 @@ impl<'c> Parsed<'c> {
         if reason.is_some() && add.is_none() {
             return Err(GoalError::ReasonWithoutAdd);
         }
+        if agent.is_some() && add.is_none() {
+            return Err(GoalError::AgentWithoutAdd);
+        }
+        let agent = match agent.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(name) if crate::plan_text::is_profile_name(name) => Some(name),
+            Some(name) => {
+                return Err(GoalError::InvalidAgent {
+                    input: name.to_owned(),
+                });
+            }
+        };
         let finish = match (done, abandon) {
             (Some(_), Some(_)) => return Err(GoalError::DoneAndAbandon),
             (Some(summary), None) => Some(Finish::Done(non_empty(summary, "done")?)),
@@ -165,6 +183,7 @@ impl<'c> Parsed<'c> {
             delete,
             add,
             reason: reason.as_deref().map(str::trim).unwrap_or_default(),
+            agent,
             focus,
         })
     }

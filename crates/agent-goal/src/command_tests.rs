@@ -603,3 +603,22 @@ fn apply_stamps_changes_with_the_current_time() {
     assert!(goal.updated_at.as_str() > "2024", "{}", goal.updated_at);
     assert_eq!(goal.created_at.len(), 20);
 }
+
+#[test]
+fn added_goals_may_name_the_agent_that_carries_them_out() {
+    let mut tree = build(&[r#"{"add": "Write it, Review it @reviewer", "agent": "coder"}"#]);
+    assert_eq!(tree.get("1").unwrap().agent.as_deref(), Some("coder"));
+    assert_eq!(tree.get("2").unwrap().agent.as_deref(), Some("reviewer"));
+    assert_eq!(tree.get("2").unwrap().description, "Review it");
+    let error = tree
+        .apply_at(&serde_json::from_str(r#"{"agent": "x"}"#).unwrap(), NOW)
+        .unwrap_err();
+    assert_eq!(error, GoalError::AgentWithoutAdd);
+    let error = tree
+        .apply_at(
+            &serde_json::from_str(r#"{"add": "X", "agent": "a b"}"#).unwrap(),
+            NOW,
+        )
+        .unwrap_err();
+    assert!(matches!(error, GoalError::InvalidAgent { .. }), "{error}");
+}

@@ -26,6 +26,8 @@ pub enum GoalError {
     DoneAndAbandon,
     /// `reason` was given without `add`.
     ReasonWithoutAdd,
+    /// `agent` was given without `add`.
+    AgentWithoutAdd,
     /// `done` or `abandon` was called while no goal is current.
     NothingFocused {
         /// What the model tried to do to the current goal ("complete" or "abandon").
@@ -118,6 +120,23 @@ pub enum GoalError {
         /// The id of the goal.
         id: String,
     },
+    /// Abandoning a goal that is already completed or abandoned.
+    NotOpen {
+        /// The label of the goal.
+        label: String,
+        /// Its status.
+        status: GoalStatus,
+    },
+    /// Moving a goal under itself or one of its own sub-goals.
+    MoveUnderItself {
+        /// The label of the goal.
+        label: String,
+    },
+    /// An agent profile name with characters no profile name has.
+    InvalidAgent {
+        /// The name that was given.
+        input: String,
+    },
 }
 
 impl fmt::Display for GoalError {
@@ -143,6 +162,9 @@ impl fmt::Display for GoalError {
             Self::ReasonWithoutAdd => {
                 f.write_str("reason explains newly added goals: give it together with add")
             }
+            Self::AgentWithoutAdd => f.write_str(
+                "agent names who carries out newly added goals: give it together with add",
+            ),
             Self::NothingFocused { action } => write!(
                 f,
                 "nothing is focused, so there is no current goal to {action}; \
@@ -163,6 +185,22 @@ impl fmt::Display for GoalError {
                  use a number shown in the current plan"
             ),
             Self::UnknownId { id } => write!(f, "there is no goal with id {id}"),
+            Self::NotOpen { label, status } => {
+                write!(
+                    f,
+                    "{label} is already {status}; only an unfinished goal can be abandoned"
+                )
+            }
+            Self::MoveUnderItself { label } => {
+                write!(
+                    f,
+                    "cannot move {label} under itself or one of its sub-goals"
+                )
+            }
+            Self::InvalidAgent { input } => write!(
+                f,
+                "\"{input}\" is not an agent profile name: use letters, digits, -, _ and ."
+            ),
             Self::InvalidEdit { input } => write!(
                 f,
                 "edit must look like \"<number>: <new description>\", got \"{input}\""

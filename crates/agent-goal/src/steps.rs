@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use crate::command::{Finish, GoalOutcome, Parsed};
 use crate::error::GoalError;
 use crate::model::{Goal, GoalStatus, GoalTree};
+use crate::plan_text::split_agent;
 
 /// One command being applied to a working copy of the tree.
 pub(crate) struct Run<'t> {
@@ -37,7 +38,7 @@ impl<'t> Run<'t> {
             self.edit_and_delete(parsed.edit, &parsed.delete)?;
         }
         if !parsed.add.is_empty() {
-            self.add(&parsed.add, parsed.reason)?;
+            self.add(&parsed.add, parsed.reason, parsed.agent)?;
         }
         if let Some(number) = parsed.focus {
             self.focus(number)?;
@@ -263,7 +264,12 @@ impl<'t> Run<'t> {
         }
     }
 
-    fn add(&mut self, descriptions: &[&str], reason: &str) -> Result<(), GoalError> {
+    fn add(
+        &mut self,
+        descriptions: &[&str],
+        reason: &str,
+        agent: Option<&str>,
+    ) -> Result<(), GoalError> {
         let parent = match self.tree.current_id.as_deref() {
             None => None,
             Some(id) => {
@@ -285,7 +291,9 @@ impl<'t> Run<'t> {
         let branch_id = parent.and_then(|index| self.tree.goals[index].branch_id.clone());
         for description in descriptions {
             let id = self.tree.alloc_id();
-            let mut goal = Goal::new(id.clone(), parent_id.clone(), *description, self.now);
+            let (description, own) = split_agent(description);
+            let mut goal = Goal::new(id.clone(), parent_id.clone(), description, self.now);
+            goal.agent = own.or(agent).map(str::to_owned);
             goal.reason = reason.to_owned();
             goal.branch_id = branch_id.clone();
             self.tree.goals.push(goal);

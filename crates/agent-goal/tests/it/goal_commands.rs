@@ -70,6 +70,7 @@ fn any_command() -> impl Strategy<Value = GoalCommand> {
                 reason,
                 edit,
                 delete,
+                agent: None,
             },
         )
 }
