@@ -153,6 +153,12 @@ pub fn goal_command_from(bytes: &mut Bytes<'_>) -> GoalCommand {
         } else {
             None
         },
+        // Added last, so the seeds written before it read as they did.
+        agent: if bytes.one_in(5) {
+            goal_text(bytes)
+        } else {
+            None
+        },
     }
 }
 
