@@ -52,7 +52,7 @@ pub use error::{GoalError, PlanParseError};
 pub use explore::MERGE_DESCRIPTION;
 pub use model::{Goal, GoalStats, GoalStatus, GoalTree, GoalType};
 pub use plan_edits::PlanEdit;
-pub use plan_text::{PlanItem, is_profile_name, parse_plan, split_agent};
+pub use plan_text::{PLANNING_AGENT, PlanItem, is_profile_name, parse_plan, split_agent};
 pub use prompt::MERGE_SUMMARY_PROMPT_CHARS;
 pub use stats::{PREVIEW_MAX_SEGMENTS, StatsDelta};
 pub use time::now_rfc3339;

@@ -20,6 +20,10 @@ use crate::model::{Goal, GoalStatus, GoalTree, GoalType};
 use crate::numbering::Fold;
 use crate::time::now_rfc3339;
 
+/// The agent profile of the planning goal: the goal a planning run works under, whose
+/// sub-goals are the plan (see [`GoalTree::plan_text`] and [`GoalTree::replan_keeping`]).
+pub const PLANNING_AGENT: &str = "plan";
+
 /// The comment on the format that follows the `# Plan: <mission>` line of a plan text.
 const HINT: &str =
     "# One goal a line; indent two spaces per level. Lines starting with # are ignored.\n";
@@ -39,8 +43,10 @@ pub struct PlanItem {
 impl GoalTree {
     /// The plan as text: a `# Plan: <mission>` line, a comment on the format, then every
     /// visible normal goal, nested by indentation. Abandoned goals, exploration goals and
-    /// everything under them are left out; runs of white space (line breaks included) in the
-    /// mission and the descriptions become one space. Ends with a newline.
+    /// everything under them are left out; a planning goal (one carried out by the
+    /// [`PLANNING_AGENT`]) is left out too, its sub-goals taking its place. Runs of white space
+    /// (line breaks included) in the mission and the descriptions become one space. Ends with
+    /// a newline.
     pub fn plan_text(&self) -> String {
         let mut out = format!("# Plan: {}\n{HINT}", one_line(&self.mission));
         for item in self.plan_items() {
@@ -105,23 +111,55 @@ impl GoalTree {
         tree
     }
 
+    /// A fresh plan for `items` (see [`GoalTree::replan_at`]) that keeps the goal `keep` first,
+    /// as it is but completed with `summary` and unfocused: the planning goal, whose messages
+    /// hold the plan's reasons. Without such a goal, the same as [`GoalTree::replan_at`].
+    pub fn replan_keeping(
+        &self,
+        keep: &str,
+        items: &[PlanItem],
+        summary: &str,
+        now: &str,
+    ) -> GoalTree {
+        let mut fresh = self.replan_at(items, now);
+        if let Some(goal) = self.get(keep) {
+            let mut kept = goal.clone();
+            kept.parent_id = None;
+            if !kept.status.is_finished() {
+                kept.status = GoalStatus::Completed;
+                kept.summary = Some(summary.to_owned());
+                kept.updated_at = now.to_owned();
+            }
+            kept.cumulative_stats = kept.self_stats.clone();
+            fresh.goals.insert(0, kept);
+        }
+        fresh
+    }
+
     /// The lines of [`GoalTree::plan_text`]: visible normal goals in display order.
     fn plan_items(&self) -> Vec<PlanItem> {
         let mut items = Vec::new();
         // Depth of a left-out goal whose descendants are being skipped.
         let mut skipping: Option<usize> = None;
+        // Depths of the planning goals above the current row, whose sub-goals move up.
+        let mut lifted: Vec<usize> = Vec::new();
         for row in self.outline(Fold::Nothing) {
             if skipping.is_some_and(|depth| row.depth > depth) {
                 continue;
             }
             skipping = None;
+            lifted.retain(|&depth| depth < row.depth);
             let goal = &self.goals[row.index];
             if goal.status == GoalStatus::Abandoned || goal.goal_type != GoalType::Normal {
                 skipping = Some(row.depth);
                 continue;
             }
+            if goal.agent.as_deref() == Some(PLANNING_AGENT) {
+                lifted.push(row.depth);
+                continue;
+            }
             items.push(PlanItem {
-                depth: row.depth,
+                depth: row.depth - lifted.len(),
                 description: one_line(&goal.description),
                 agent: goal.agent.clone(),
             });

@@ -155,3 +155,31 @@ fn a_line_may_name_the_agent_that_carries_the_goal_out() {
     assert_eq!(split_agent("@reviewer"), ("@reviewer", None));
     assert_eq!(split_agent("Ask @bad/name"), ("Ask @bad/name", None));
 }
+
+#[test]
+fn the_planning_goal_is_left_out_of_the_text_and_kept_first_in_the_plan() {
+    let mut tree = build(&[
+        r#"{"add": "Plan the task", "agent": "plan", "focus": "1"}"#,
+        r#"{"add": "Read, Write"}"#,
+        r#"{"focus": "1.2"}"#,
+        r#"{"add": "Test it @tester"}"#,
+        r#"{"focus": "1"}"#,
+    ]);
+    let text = tree.plan_text();
+    assert!(
+        text.ends_with("\nRead\nWrite\n  Test it @tester\n"),
+        "{text}"
+    );
+    let items = parse_plan(&text).unwrap();
+    tree = tree.replan_keeping("1", &items, "Read first, then write.", NOW);
+    assert_eq!(
+        tree.to_todo_string(),
+        "[✓] 1. Plan the task\n[ ] 2. Read\n[ ] 3. Write\n    [ ] 3.1 Test it\n"
+    );
+    assert_eq!(
+        tree.goals()[0].summary.as_deref(),
+        Some("Read first, then write.")
+    );
+    assert_eq!(tree.current_id(), None);
+    assert_eq!(tree.plan_text(), text);
+}
