@@ -20,7 +20,7 @@ pub const EXPLORE: &str = "explore";
 pub const DELEGATE: &str = "delegate";
 /// The summariser of full compactions.
 pub const COMPACTION: &str = "compaction";
-/// Plan mode: the goal tools only.
+/// Plan mode: read-only tools and the goal tools.
 pub const PLAN: &str = "plan";
 
 /// The settings of one agent type: an agent profile.

@@ -46,7 +46,9 @@
 use agent_execution::{
     NewMessage, StoreError, Trace, TraceStatus, TraceStore, TraceUpdate, WriteOp,
 };
-use agent_goal::{GoalTree, PlanParseError, parse_plan};
+use agent_goal::{
+    GoalCommand, GoalError, GoalTree, PLANNING_AGENT, PlanParseError, now_rfc3339, parse_plan,
+};
 
 use crate::agents::DEFAULT;
 use crate::{AgentRunner, RunError, RunOutcome};
@@ -92,6 +94,9 @@ pub enum PlanError {
     /// The plan text cannot be read, or has no goal (a planning run that added none).
     #[error(transparent)]
     Parse(#[from] PlanParseError),
+    /// A change of the goal tree was refused.
+    #[error(transparent)]
+    Goal(#[from] GoalError),
     /// The planning run could not start or record what it did.
     #[error(transparent)]
     Run(#[from] RunError),
@@ -100,10 +105,11 @@ pub enum PlanError {
     Store(#[from] StoreError),
 }
 
-/// Runs `task` in a new trace with `runner` and, when the run completes, stores its goal tree
-/// as a plan: the trace gets status `planned` and a fresh tree read back from the plan's text
-/// (so what is stored is exactly what [`text`] shows and [`edit`] changes), every goal pending,
-/// nothing focused, ids continuing after the run's own. Both are one commit.
+/// The description of the planning goal, the goal a planning run works under.
+pub const PLANNING_GOAL: &str = "Plan the task";
+
+/// Runs `task` in a new trace with `runner` ([`begin`], then the run, then [`finish`]) and,
+/// when the run completes, stores its goal tree as a plan.
 ///
 /// `runner` should run as the `plan` profile ([`crate::agents::PLAN`], through
 /// [`RunnerOptions::with_agent`](crate::RunnerOptions::with_agent)) or another that only
@@ -111,16 +117,63 @@ pub enum PlanError {
 /// [`PlanOutcome::Stopped`]; a completed run whose tree has no goal is
 /// [`PlanError::Parse`] ([`PlanParseError::NoGoals`]) and leaves the trace completed.
 pub async fn plan(runner: &AgentRunner, task: &str) -> Result<PlanOutcome, PlanError> {
-    let outcome = runner.run(task).await?;
-    if outcome.status != TraceStatus::Completed {
-        return Ok(PlanOutcome::Stopped(outcome));
-    }
+    let trace_id = begin(runner, task).await?;
+    let outcome = runner
+        .drive(&trace_id, tokio_util::sync::CancellationToken::new())
+        .await?;
+    finish(runner.store().as_ref(), &outcome).await
+}
+
+/// Creates the trace of a planning run for `task` without running it: its goal tree holds the
+/// planning goal ([`PLANNING_GOAL`], carried out by [`PLANNING_AGENT`]), focused, so the
+/// planner's reading and the goals it adds are recorded under it. Run it with
+/// [`AgentRunner::drive`] (or in the background), then [`finish`] it.
+pub async fn begin(runner: &AgentRunner, task: &str) -> Result<String, PlanError> {
+    let trace_id = runner.create(task).await?;
     let store = runner.store().as_ref();
+    let mut tree = store.get_goal_tree(&trace_id).await?.unwrap_or_default();
+    let planning = GoalCommand {
+        add: Some(PLANNING_GOAL.to_owned()),
+        agent: Some(PLANNING_AGENT.to_owned()),
+        focus: Some("1".to_owned()),
+        ..GoalCommand::default()
+    };
+    tree.apply(&planning)?;
+    store.update_goal_tree(&trace_id, tree).await?;
+    Ok(trace_id)
+}
+
+/// Stores the result of a planning run that ended with `outcome` as a plan: when the run
+/// completed, the trace gets status `planned` and a fresh tree read back from the plan's text
+/// (so what is stored is exactly what [`text`] shows and [`edit`] changes): the planning goal
+/// first, completed with the planner's answer as its summary (its messages keep the plan's
+/// reasons), then every planned goal pending, nothing focused, ids continuing after the run's
+/// own. Both are one commit. A run that ended otherwise is [`PlanOutcome::Stopped`].
+pub async fn finish(
+    store: &dyn TraceStore,
+    outcome: &RunOutcome,
+) -> Result<PlanOutcome, PlanError> {
+    if outcome.status != TraceStatus::Completed {
+        return Ok(PlanOutcome::Stopped(outcome.clone()));
+    }
     let tree = store
         .get_goal_tree(&outcome.trace_id)
         .await?
         .unwrap_or_default();
-    let fresh = tree.replan(&parse_plan(&tree.plan_text())?);
+    let items = parse_plan(&tree.plan_text())?;
+    let planning = tree
+        .goals()
+        .iter()
+        .find(|goal| goal.agent.as_deref() == Some(PLANNING_AGENT) && goal.parent_id.is_none())
+        .map(|goal| goal.id.clone());
+    let summary = outcome
+        .response
+        .as_deref()
+        .unwrap_or("The plan is written.");
+    let fresh = match planning {
+        Some(id) => tree.replan_keeping(&id, &items, summary, &now_rfc3339()),
+        None => tree.replan(&items),
+    };
     let planned = TraceUpdate {
         status: Some(TraceStatus::Planned),
         ..TraceUpdate::default()
@@ -131,7 +184,7 @@ pub async fn plan(runner: &AgentRunner, task: &str) -> Result<PlanOutcome, PlanE
     ];
     store.batch(&outcome.trace_id, ops).await?;
     Ok(PlanOutcome::Planned {
-        trace_id: outcome.trace_id,
+        trace_id: outcome.trace_id.clone(),
         goal_tree: fresh,
     })
 }
@@ -219,9 +272,22 @@ async fn replace(
 ) -> Result<GoalTree, PlanError> {
     let items = parse_plan(text)?;
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
-    let fresh = tree.replan(&items);
+    let fresh = replanned(&tree, &items, "The plan is written.");
     store.update_goal_tree(trace_id, fresh.clone()).await?;
     Ok(fresh)
+}
+
+/// A fresh plan of `items` for `tree`, keeping its planning goal first (completed with
+/// `summary` if it is not yet).
+fn replanned(tree: &GoalTree, items: &[agent_goal::PlanItem], summary: &str) -> GoalTree {
+    let planning = tree
+        .goals()
+        .iter()
+        .find(|goal| goal.agent.as_deref() == Some(PLANNING_AGENT) && goal.parent_id.is_none());
+    match planning {
+        Some(goal) => tree.replan_keeping(&goal.id, items, summary, &now_rfc3339()),
+        None => tree.replan(items),
+    }
 }
 
 #[cfg(test)]
@@ -274,7 +340,7 @@ mod tests {
     #[tokio::test]
     async fn a_plan_is_stored_fresh_and_planned() {
         let (store, trace_id, tree) = planned(vec![
-            goal(json!({"add": "Write notes, Check notes", "focus": "2"})),
+            goal(json!({"add": "Write notes, Check notes", "focus": "1.2"})),
             goal(json!({"add": "Read them back"})),
             ScriptedTurn::text("Two goals."),
         ])
@@ -287,14 +353,87 @@ mod tests {
             Some(tree.clone())
         );
         assert_eq!(tree.current_id(), None);
-        assert!(tree.goals().iter().all(|g| g.status == GoalStatus::Pending));
-        let ids: Vec<&str> = tree.goals().iter().map(|g| g.id.as_str()).collect();
-        assert_eq!(ids, ["4", "5", "6"], "the run's ids are not reused");
+        let planning = &tree.goals()[0];
+        assert_eq!(
+            (planning.id.as_str(), planning.description.as_str()),
+            ("1", PLANNING_GOAL)
+        );
+        assert_eq!(planning.status, GoalStatus::Completed);
+        assert_eq!(planning.summary.as_deref(), Some("Two goals."));
+        assert!(
+            planning.self_stats.message_count > 0,
+            "it holds the planning run"
+        );
+        let rest = &tree.goals()[1..];
+        assert!(rest.iter().all(|g| g.status == GoalStatus::Pending));
+        let ids: Vec<&str> = rest.iter().map(|g| g.id.as_str()).collect();
+        assert_eq!(ids, ["5", "6", "7"], "the run's ids are not reused");
         assert!(
             text(store.as_ref(), &trace_id)
                 .await
                 .unwrap()
                 .ends_with("\nWrite notes\nCheck notes\n  Read them back\n")
+        );
+    }
+
+    #[tokio::test]
+    async fn the_planner_reads_the_code_before_it_writes_the_plan() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::write(
+            workspace.path().join("NOTES.md"),
+            "The cache lives in src/cache.rs and has no tests.",
+        )
+        .unwrap();
+        let store = Arc::new(InMemoryTraceStore::new());
+        let options = RunnerOptions::new("scripted", workspace.path())
+            .with_agent(PLAN)
+            .unwrap();
+        let llm = Arc::new(ScriptedClient::new(vec![
+            ScriptedTurn::tool_call("read_file", json!({"path": "NOTES.md"})),
+            goal(json!({"add": "Add tests to src/cache.rs, Review the tests @reviewer"})),
+            ScriptedTurn::text("NOTES.md says src/cache.rs has no tests."),
+        ]));
+        let runner = AgentRunner::new(
+            store.clone(),
+            llm.clone(),
+            ToolRegistry::with_builtins(),
+            options,
+        );
+        let PlanOutcome::Planned {
+            trace_id,
+            goal_tree,
+        } = plan(&runner, "Test the cache").await.unwrap()
+        else {
+            panic!("planning stopped");
+        };
+        let requests = llm.requests();
+        let offered: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
+        assert!(
+            offered.contains(&"read_file") && offered.contains(&"grep"),
+            "{offered:?}"
+        );
+        assert!(
+            !offered.contains(&"write_file") && !offered.contains(&"bash"),
+            "{offered:?}"
+        );
+        let second = serde_json::to_string(&requests[1].messages).unwrap();
+        assert!(
+            second.contains("has no tests"),
+            "the file reached the planner"
+        );
+        let text = text(store.as_ref(), &trace_id).await.unwrap();
+        assert!(
+            text.ends_with("\nAdd tests to src/cache.rs\nReview the tests @reviewer\n"),
+            "{text}"
+        );
+        assert_eq!(goal_tree.goals()[2].agent.as_deref(), Some("reviewer"));
+        // The reading stays in the trace, under the planning goal.
+        let reading = store.get_messages_by_goal(&trace_id, "1").await.unwrap();
+        assert!(
+            reading
+                .iter()
+                .any(|m| m.content.text().contains("has no tests")),
+            "{reading:?}"
         );
     }
 
@@ -327,8 +466,13 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(tree.mission(), old.mission());
-        assert_eq!(tree.goals()[0].id, "3");
-        assert_eq!(tree.display_number("4").as_deref(), Some("1.1"));
+        assert_eq!(
+            tree.goals()[0],
+            old.goals()[0],
+            "the planning goal stays as it was"
+        );
+        assert_eq!(tree.goals()[1].id, "4");
+        assert_eq!(tree.display_number("5").as_deref(), Some("2.1"));
         assert_eq!(
             store.get_goal_tree(&trace_id).await.unwrap(),
             Some(tree.clone())

@@ -4,7 +4,7 @@
 //! set, a model, limits (the loop guard's thresholds among them), a depth limit and an approval
 //! policy. The built-ins are `default` (the main run), `explore` (read-only branches),
 //! `delegate`, `compaction` (the summariser of full compactions: its prompt is the request for
-//! the summary) and `plan` (plan mode: the goal tools only). Reading profiles from files is the
+//! the summary) and `plan` (plan mode: read-only tools and the goal tools). Reading profiles from files is the
 //! caller's business (the `agent` binary reads `agent.toml` and `.agent/agents/*.md`); the
 //! runner takes them as data in [`SubAgentOptions::agent_types`](crate::SubAgentOptions).
 
@@ -12,13 +12,27 @@ use std::collections::BTreeMap;
 
 use crate::agents::{AgentTypeConfig, COMPACTION, DEFAULT, DELEGATE, EXPLORE, PLAN, ToolFilter};
 use crate::compaction::COMPACTION_PROMPT;
+use crate::limits::RunLimits;
 
 /// The system prompt of plan mode.
 pub const PLAN_PROMPT: &str = "You are in plan mode: write a plan for the task, do not carry it \
-out. Use the `goal` tool only: `add` the top-level goals (comma-separated), and to break a goal \
-into sub-goals, `focus` it and `add` under it. Make goals concrete and checkable, in the order \
-they should be done. When the plan is complete, answer with a one-paragraph summary of it and no \
-tool calls.";
+out. The workspace is {workspace}. First read what the plan depends on with your read-only tools \
+({tools}): find the files involved, read the relevant parts, so every goal rests on what is \
+there. Then write the plan with the `goal` tool: `add` the top-level goals (comma-separated) \
+under the planning goal that is focused, and to break a goal into sub-goals, `focus` it and \
+`add` under it, then `focus` the planning goal again. Make goals concrete and checkable, in the \
+order they should be done, naming the files and functions you found. A goal another agent \
+should carry out ends with `@<profile>` (e.g. `Review the change @reviewer`). Do not complete \
+the planning goal. When the plan is complete, answer with a short paragraph: what you found and \
+why the plan is shaped as it is, and no tool calls.";
+
+/// The limits of a planning run: enough model calls to read the code and write the plan.
+pub fn plan_limits() -> RunLimits {
+    RunLimits {
+        max_iterations: 40,
+        ..RunLimits::default()
+    }
+}
 
 /// The built-in profiles by name.
 pub fn builtin_profiles() -> BTreeMap<String, AgentTypeConfig> {
@@ -29,8 +43,13 @@ pub fn builtin_profiles() -> BTreeMap<String, AgentTypeConfig> {
         ..AgentTypeConfig::general()
     };
     let plan = AgentTypeConfig {
-        description: "Plan mode: writes the plan with the goal tools and does nothing else.".into(),
-        tools: ToolFilter::all().allowing(Vec::<String>::new()),
+        description: "Plan mode: reads the code with read-only tools and writes the plan with \
+            the goal tools; 40 model calls."
+            .into(),
+        // Read-only tools (MCP tools marked read-only among them), but no sub-agents: a plan
+        // is written by one reader.
+        tools: ToolFilter::read_only().denying(["explore", "delegate"]),
+        limits: plan_limits(),
         system_prompt: Some(PLAN_PROMPT.to_owned()),
         ..AgentTypeConfig::general()
     };

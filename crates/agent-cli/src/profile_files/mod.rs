@@ -5,7 +5,7 @@
 //! set, a model, limits (the loop guard's thresholds among them), a depth limit and an approval
 //! policy. The built-ins are `default` (the main run), `explore` (read-only branches),
 //! `delegate`, `compaction` (the summariser of full compactions: its prompt is the request for
-//! the summary) and `plan` (plan mode: the goal tools only).
+//! the summary) and `plan` (plan mode: read-only tools and the goal tools).
 //!
 //! Profiles are layered, later layers winning field by field: the built-ins, then the
 //! `[agents.<name>]` tables of `agent.toml` ([`apply_config`]), then the files of

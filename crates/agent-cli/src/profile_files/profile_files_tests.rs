@@ -36,8 +36,9 @@ fn the_built_in_profiles() {
     assert!(profiles["explore"].tools.is_read_only());
     assert_eq!(profiles["explore"].limits.max_iterations, 30);
     assert_eq!(profiles["delegate"].max_depth, 2);
-    assert_eq!(profiles["plan"].tools.allow, names(&[]));
-    assert!(!profiles["plan"].tools.admits("read_file", Risk::ReadOnly));
+    assert!(profiles["plan"].tools.admits("read_file", Risk::ReadOnly));
+    assert!(!profiles["plan"].tools.admits("write_file", Risk::Risky));
+    assert!(!profiles["plan"].tools.admits("explore", Risk::ReadOnly));
     assert_eq!(profiles["plan"].system_prompt.as_deref(), Some(PLAN_PROMPT));
     assert_eq!(
         profiles["compaction"].system_prompt.as_deref(),

@@ -455,10 +455,11 @@ async fn a_plan_is_written_edited_and_run() {
         &env,
         "execute.json",
         json!([
-            {"tool_calls": [{"name": "goal", "arguments": {"focus": "1"}}]},
+            // Goal 1 is the planning goal, completed; the plan starts at 2.
+            {"tool_calls": [{"name": "goal", "arguments": {"focus": "2"}}]},
             {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "notes"}}]},
-            {"tool_calls": [{"name": "goal", "arguments": {"done": "written", "focus": "2.1"}}]},
-            {"tool_calls": [{"name": "goal", "arguments": {"done": "read back", "focus": "2.2"}}]},
+            {"tool_calls": [{"name": "goal", "arguments": {"done": "written", "focus": "3.1"}}]},
+            {"tool_calls": [{"name": "goal", "arguments": {"done": "read back", "focus": "3.2"}}]},
             {"tool_calls": [{"name": "goal", "arguments": {"done": "no typos"}}]},
             {"text": "Notes written and reviewed."}
         ]),
@@ -491,7 +492,17 @@ async fn a_plan_is_written_edited_and_run() {
         .collect();
     assert_eq!(
         statuses,
-        ["completed", "completed", "completed", "completed"]
+        [
+            "completed",
+            "completed",
+            "completed",
+            "completed",
+            "completed"
+        ]
+    );
+    assert_eq!(
+        shown["goal_tree"]["goals"][0]["summary"],
+        "Two goals: write the notes, then check them."
     );
 
     // The saved plan starts another run.

@@ -52,6 +52,8 @@ async fn goals(env: &CliEnv, trace_id: &str) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
+        // The planning goal holds the planner's reading; the plan is what follows it.
+        .filter(|g| g["agent"] != "plan")
         .map(|g| g["description"].as_str().unwrap().to_owned())
         .collect()
 }
