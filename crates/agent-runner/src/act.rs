@@ -62,7 +62,7 @@ pub(crate) async fn run_tools(
                     .count()
         };
         let group = &calls[index..end];
-        let outputs = join_all(group.iter().map(|call| run_one(agent, call, &ctx))).await;
+        let outputs = join_all(group.iter().map(|call| run_timed(agent, call, &ctx))).await;
         for output in outputs {
             answers.push(output?);
         }
@@ -87,6 +87,21 @@ pub(crate) fn runnable_calls(spec: &AgentSpec, count: usize) -> usize {
 
 fn runs_alone(agent: &Agent, name: &str) -> bool {
     STATEFUL_TOOLS.contains(&name) || agent.tools.risk(name) == Some(Risk::Risky)
+}
+
+/// Runs one call (see [`run_one`]) and notes how long it took.
+async fn run_timed(
+    agent: &Agent,
+    call: &ToolCall,
+    ctx: &ToolContext,
+) -> Result<Option<Answer>, StepError> {
+    let started = std::time::Instant::now();
+    let mut answer = run_one(agent, call, ctx).await?;
+    if let Some(answer) = &mut answer {
+        let elapsed = started.elapsed().as_millis();
+        answer.duration_ms = Some(u64::try_from(elapsed).unwrap_or(u64::MAX));
+    }
+    Ok(answer)
 }
 
 /// Runs one call; a risky one runs only as the agent's [`Approval`] says.

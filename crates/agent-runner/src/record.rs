@@ -17,6 +17,8 @@ pub(crate) struct Answer {
     pub(crate) result: ToolResult,
     /// Metadata of the tool message (sub-trace ids and statistics, for sub-agent calls).
     pub(crate) metadata: Map<String, Value>,
+    /// How long the call took, approval wait included.
+    pub(crate) duration_ms: Option<u64>,
 }
 
 impl From<ToolResult> for Answer {
@@ -24,6 +26,7 @@ impl From<ToolResult> for Answer {
         Self {
             result,
             metadata: Map::new(),
+            duration_ms: None,
         }
     }
 }
@@ -40,6 +43,7 @@ pub(crate) fn tool_message(call: &ToolCall, answer: Answer, goal_id: Option<Stri
     message.goal_id = goal_id;
     message.tokens = Some(tokens);
     message.metadata = answer.metadata;
+    message.duration_ms = answer.duration_ms;
     WriteOp::AddMessage(message)
 }
 

@@ -67,6 +67,7 @@ impl CallOutcome {
         (!self.interrupted).then_some(Answer {
             result: self.result,
             metadata: self.metadata,
+            duration_ms: None,
         })
     }
 }

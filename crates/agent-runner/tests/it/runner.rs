@@ -113,6 +113,14 @@ async fn a_three_goal_task_runs_to_completion() {
         .find(|m| m.tool_name.as_deref() == Some("read_file"))
         .unwrap();
     assert_eq!(read.goal_id.as_deref(), Some("2"));
+    // Every tool message records how long its call took.
+    assert!(
+        messages
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .all(|m| m.duration_ms.is_some()),
+        "{messages:#?}"
+    );
     assert_eq!(messages[0].role, Role::User);
     assert_eq!(messages.len(), 1 + 7 + 6);
 
