@@ -159,6 +159,11 @@ pub fn goal_command_from(bytes: &mut Bytes<'_>) -> GoalCommand {
         } else {
             None
         },
+        select: if bytes.one_in(5) {
+            goal_text(bytes)
+        } else {
+            None
+        },
     }
 }
 

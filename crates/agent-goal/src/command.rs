@@ -63,6 +63,9 @@ pub struct GoalCommand {
     /// The agent profile that carries out the added goals (a goal's own `@<profile>` at the
     /// end of its description wins); only valid together with `add`.
     pub agent: Option<String>,
+    /// The label (`A`, `B`, ...) of the branch of the latest exploration whose approach is
+    /// chosen; recorded on its merge goal.
+    pub select: Option<String>,
 }
 
 /// What one applied goal command changed, for events and for the model.
@@ -121,6 +124,8 @@ pub(crate) struct Parsed<'c> {
     pub(crate) reason: &'c str,
     /// The agent profile of the added goals.
     pub(crate) agent: Option<&'c str>,
+    /// The branch label of `select`.
+    pub(crate) select: Option<&'c str>,
     /// The display number of `focus`.
     pub(crate) focus: Option<&'c str>,
 }
@@ -136,10 +141,13 @@ impl<'c> Parsed<'c> {
             edit,
             delete,
             agent,
+            select,
         } = cmd;
-        if [add, done, abandon, focus, reason, edit, delete, agent]
-            .iter()
-            .all(|field| field.is_none())
+        if [
+            add, done, abandon, focus, reason, edit, delete, agent, select,
+        ]
+        .iter()
+        .all(|field| field.is_none())
         {
             return Err(GoalError::EmptyCommand);
         }
@@ -184,6 +192,10 @@ impl<'c> Parsed<'c> {
             add,
             reason: reason.as_deref().map(str::trim).unwrap_or_default(),
             agent,
+            select: select
+                .as_deref()
+                .map(|label| non_empty(label, "select"))
+                .transpose()?,
             focus,
         })
     }

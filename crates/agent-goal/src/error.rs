@@ -132,6 +132,15 @@ pub enum GoalError {
         /// The label of the goal.
         label: String,
     },
+    /// `select` when no exploration has been merged.
+    NoExploration,
+    /// `select` with a label that names none of the latest exploration's branches.
+    UnknownBranch {
+        /// The label that was given.
+        label: String,
+        /// The labels of the branches there are.
+        labels: Vec<String>,
+    },
     /// An agent profile name with characters no profile name has.
     InvalidAgent {
         /// The name that was given.
@@ -191,6 +200,14 @@ impl fmt::Display for GoalError {
                     "{label} is already {status}; only an unfinished goal can be abandoned"
                 )
             }
+            Self::NoExploration => {
+                f.write_str("select names a branch of an exploration, but none has been merged")
+            }
+            Self::UnknownBranch { label, labels } => write!(
+                f,
+                "the latest exploration has no branch {label}; its branches are {}",
+                labels.join(", ")
+            ),
             Self::MoveUnderItself { label } => {
                 write!(
                     f,

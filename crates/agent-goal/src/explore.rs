@@ -147,6 +147,43 @@ impl GoalTree {
         }
         Ok(id)
     }
+
+    /// Records `label` (`A`, `B`, ...) as the branch whose approach was chosen on the latest
+    /// merged exploration and returns the merge goal's id. Refused when no exploration has been
+    /// merged or the label names none of its branches.
+    pub(crate) fn select_branch(&mut self, label: &str, now: &str) -> Result<String, GoalError> {
+        let index = self
+            .goals
+            .iter()
+            .rposition(|goal| {
+                goal.goal_type == GoalType::ExploreMerge && goal.status != GoalStatus::Abandoned
+            })
+            .ok_or(GoalError::NoExploration)?;
+        let count = self.goals[index]
+            .explore_start_id
+            .as_deref()
+            .and_then(|start| self.get(start))
+            .and_then(|start| start.branch_ids.as_ref())
+            .map_or(0, Vec::len);
+        let labels: Vec<String> = (0..count).map(branch_label).collect();
+        let label = label.trim().to_ascii_uppercase();
+        if !labels.contains(&label) {
+            return Err(GoalError::UnknownBranch { label, labels });
+        }
+        let merge = &mut self.goals[index];
+        merge.selected_branch = Some(label);
+        merge.updated_at = now.to_owned();
+        Ok(merge.id.clone())
+    }
+}
+
+/// The label of the branch at `index`: `A`, `B`, ... `Z`, then `27`, `28`, ... (as the
+/// exploration report names them).
+pub fn branch_label(index: usize) -> String {
+    match u8::try_from(index) {
+        Ok(i) if i < 26 => char::from(b'A' + i).to_string(),
+        _ => (index + 1).to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -179,3 +179,37 @@ fn start_explore_under_a_finished_goal_is_refused() {
         .expect_err("refused");
     assert!(matches!(err, GoalError::ParentFinished { .. }), "{err}");
 }
+
+#[test]
+fn the_chosen_branch_is_recorded_on_the_latest_merge() {
+    let mut tree = build(&[r#"{"add": "Pick a parser", "focus": "1"}"#]);
+    let error = tree
+        .apply_at(&serde_json::from_str(r#"{"select": "A"}"#).unwrap(), NOW)
+        .unwrap_err();
+    assert_eq!(error, GoalError::NoExploration);
+    let start = tree
+        .start_explore(
+            "Try two parsers",
+            vec!["t@explore-1".into(), "t@explore-2".into()],
+            NOW,
+        )
+        .unwrap();
+    let merge = tree
+        .finish_explore(&start, "B is faster.", None, NOW)
+        .unwrap();
+    let error = tree
+        .apply_at(&serde_json::from_str(r#"{"select": "C"}"#).unwrap(), NOW)
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the latest exploration has no branch C; its branches are A, B"
+    );
+    let outcome = tree
+        .apply_at(&serde_json::from_str(r#"{"select": "b"}"#).unwrap(), NOW)
+        .unwrap();
+    assert_eq!(outcome.updated, [merge.clone()]);
+    assert_eq!(
+        tree.get(&merge).unwrap().selected_branch.as_deref(),
+        Some("B")
+    );
+}

@@ -49,7 +49,7 @@ mod test_support;
 
 pub use command::{GoalCommand, GoalOutcome};
 pub use error::{GoalError, PlanParseError};
-pub use explore::MERGE_DESCRIPTION;
+pub use explore::{MERGE_DESCRIPTION, branch_label};
 pub use model::{Goal, GoalStats, GoalStatus, GoalTree, GoalType};
 pub use plan_edits::PlanEdit;
 pub use plan_text::{PLANNING_AGENT, PlanItem, is_profile_name, parse_plan, split_agent};

@@ -29,6 +29,13 @@ impl<'t> Run<'t> {
     }
 
     pub(crate) fn execute(mut self, parsed: &Parsed<'_>) -> Result<GoalOutcome, GoalError> {
+        if let Some(label) = parsed.select {
+            let merge = self.tree.select_branch(label, self.now)?;
+            self.outcome.updated.push(merge);
+            let chosen = label.trim().to_ascii_uppercase();
+            self.lines
+                .push(format!("Chose branch {chosen} of the latest exploration."));
+        }
         match parsed.finish {
             Some(Finish::Done(summary)) => self.done(summary)?,
             Some(Finish::Abandon(reason)) => self.abandon(reason)?,

@@ -16,7 +16,7 @@
 //! goal already names every branch: resuming finishes the exploration, creating branches that
 //! do not exist yet under the planned ids.
 
-use agent_goal::{GoalTree, GoalType};
+use agent_goal::{GoalTree, GoalType, branch_label as label};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -396,12 +396,4 @@ fn description(tasks: &[String]) -> String {
     }
     let cut: String = text.chars().take(MAX_DESCRIPTION_CHARS - 1).collect();
     format!("{}…", cut.replace('\n', " "))
-}
-
-/// `A`, `B`, ... `Z`, then `27`, `28`, ...
-fn label(index: usize) -> String {
-    match u8::try_from(index) {
-        Ok(i) if i < 26 => char::from(b'A' + i).to_string(),
-        _ => (index + 1).to_string(),
-    }
 }

@@ -20,7 +20,8 @@ pub const MAX_PLAN_GOALS: usize = 1000;
 /// Characters of one text field of a goal call (a description, a summary, a reason).
 pub const MAX_GOAL_TEXT_CHARS: usize = 4000;
 
-/// `goal(add?, done?, abandon?, focus?, reason?, edit?, delete?)`: edits the plan.
+/// `goal(add?, done?, abandon?, focus?, reason?, edit?, delete?, agent?, select?)`: edits the
+/// plan.
 pub struct GoalTool {
     store: Arc<dyn TraceStore>,
 }
@@ -42,6 +43,8 @@ impl GoalTool {
             ("abandon", &command.abandon),
             ("reason", &command.reason),
             ("edit", &command.edit),
+            ("select", &command.select),
+            ("agent", &command.agent),
         ];
         for (field, text) in texts {
             let Some(text) = text else { continue };
@@ -95,7 +98,9 @@ impl Tool for GoalTool {
                 (e.g. \"2.1\") to work on. `done`: finish the focused goal with a summary of \
                 what later goals need to know. `abandon`: give the focused goal up, with the \
                 reason. `edit`: \"<number>: <new description>\" for a goal not started yet. \
-                `delete`: numbers of goals not started yet to remove."
+                `delete`: numbers of goals not started yet to remove. `agent`: the profile that \
+                carries out the added goals (or end a goal with `@<profile>`). `select`: the \
+                branch (A, B, ...) of the latest exploration whose approach you chose."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -106,7 +111,9 @@ impl Tool for GoalTool {
                     "focus": {"type": "string", "description": "Number of the goal to work on, e.g. \"2.1\"."},
                     "reason": {"type": "string", "description": "Why the added goals are needed."},
                     "edit": {"type": "string", "description": "\"<number>: <new description>\" of a pending goal."},
-                    "delete": {"type": "string", "description": "Comma-separated numbers of pending goals to remove."}
+                    "delete": {"type": "string", "description": "Comma-separated numbers of pending goals to remove."},
+                    "agent": {"type": "string", "description": "The agent profile that carries out the added goals."},
+                    "select": {"type": "string", "description": "The chosen branch of the latest exploration, e.g. \"A\"."}
                 },
                 "additionalProperties": false
             }),

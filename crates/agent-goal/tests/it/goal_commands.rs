@@ -71,6 +71,7 @@ fn any_command() -> impl Strategy<Value = GoalCommand> {
                 edit,
                 delete,
                 agent: None,
+                select: None,
             },
         )
 }
