@@ -207,7 +207,7 @@ fn the_chosen_branch_is_recorded_on_the_latest_merge() {
     let outcome = tree
         .apply_at(&serde_json::from_str(r#"{"select": "b"}"#).unwrap(), NOW)
         .unwrap();
-    assert_eq!(outcome.updated, [merge.clone()]);
+    assert_eq!(outcome.updated, vec![merge.clone()]);
     assert_eq!(
         tree.get(&merge).unwrap().selected_branch.as_deref(),
         Some("B")
