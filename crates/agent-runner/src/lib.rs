@@ -108,6 +108,7 @@ mod explore;
 pub mod fork;
 mod goal_tools;
 pub mod guard;
+mod handoff;
 mod inbox;
 mod limits;
 mod lineage;

@@ -20,6 +20,7 @@ use crate::budget::{self, Budget};
 use crate::compaction::ContextBudget;
 use crate::context::{ContextInput, ContextMemo, ContextView, build_context_with};
 use crate::error::{RunError, StepError};
+use crate::handoff;
 use crate::model;
 use crate::outcome::{RunOutcome, StopReason};
 use crate::record::{check_workspace, record, tool_message};
@@ -256,6 +257,7 @@ async fn step(
     if cancel.is_cancelled() {
         return Err(StepError::Cancelled);
     }
+    handoff::after_turn(agent, trace_id, messages, cancel).await?;
     if let Some(stop) = stuck::after_turn(agent, trace_id, messages, goal_id).await? {
         return Ok(Next::Stop(StopReason::Stuck, stop, None));
     }

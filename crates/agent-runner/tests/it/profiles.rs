@@ -299,3 +299,69 @@ async fn full_compaction_uses_the_compaction_profile() {
     );
     assert_eq!(requests[2].model, "main-model");
 }
+
+#[tokio::test]
+async fn a_goal_that_names_an_agent_is_carried_out_by_a_sub_trace_of_that_profile() {
+    const GOAL: &str = "Review src/lib.rs";
+    let llm = ScriptedClient::new(vec![
+        call(
+            "goal",
+            json!({"add": "Write the fix, Review src/lib.rs @reviewer", "focus": "1"}),
+        ),
+        call("goal", json!({"done": "fixed", "focus": "2"})),
+        // The runner hands goal 2 to the reviewer; the model goes on after it.
+        ScriptedTurn::text("Fixed and reviewed."),
+    ])
+    .with_route(
+        GOAL,
+        vec![
+            call("read_file", json!({"path": "src/lib.rs"})),
+            call("write_file", json!({"path": "src/lib.rs", "content": ""})),
+            ScriptedTurn::text("src/lib.rs:1 still calls unwrap on x."),
+        ],
+    );
+    let f = fixture(llm, |o| o);
+    let outcome = f.runner.run("Fix and review src/lib.rs").await.unwrap();
+    assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
+
+    let subs = f.store.get_sub_traces(&outcome.trace_id).await.unwrap();
+    assert_eq!(subs.len(), 1, "handed over once");
+    let sub = &subs[0];
+    assert_eq!(sub.agent_type.as_deref(), Some("reviewer"));
+    assert_eq!(sub.parent_goal_id.as_deref(), Some("2"));
+    // The reviewer ran with its own prompt and tools: the write was not its to make.
+    let requests = f.llm.route_requests(0);
+    assert!(system_prompt(&requests[0]).contains("as `reviewer`"));
+    assert!(!tool_names(&requests[0]).contains(&"write_file".to_owned()));
+    assert!(
+        requests[0]
+            .messages
+            .iter()
+            .any(|m| m.text().contains("Fix and review src/lib.rs"))
+    );
+
+    // The goal is completed with the reviewer's answer as its summary.
+    let tree = f
+        .store
+        .get_goal_tree(&outcome.trace_id)
+        .await
+        .unwrap()
+        .unwrap();
+    let review = tree.get("2").unwrap();
+    assert_eq!(review.status, agent_goal::GoalStatus::Completed);
+    assert_eq!(
+        review.summary.as_deref(),
+        Some("src/lib.rs:1 still calls unwrap on x.")
+    );
+    // Every call of the main trace has exactly one result, the handoff's included.
+    let results = tool_results(f.store.as_ref(), &outcome.trace_id).await;
+    assert_eq!(results.len(), 4, "{results:?}");
+    // The model saw the review before its last answer.
+    let last = f.llm.requests().last().unwrap().clone();
+    assert!(
+        last.messages
+            .iter()
+            .any(|m| m.text().contains("still calls unwrap")),
+        "{last:?}"
+    );
+}
