@@ -55,6 +55,9 @@ pub struct AgentTypeConfig {
     pub reasoning_effort: Option<String>,
     /// Its Anthropic extended-thinking budget in tokens; the runner's when `None`.
     pub thinking_budget: Option<u32>,
+    /// Whether a main run of this profile ends with a closing report when its plan is done
+    /// (and the runner's options ask for reports, [`crate::RunnerOptions::closing_report`]).
+    pub closing_report: bool,
     /// Where it was defined.
     pub origin: ProfileOrigin,
 }
@@ -108,6 +111,7 @@ impl AgentTypeConfig {
             approval: ApprovalPolicy::Inherit,
             reasoning_effort: None,
             thinking_budget: None,
+            closing_report: true,
             origin: ProfileOrigin::BuiltIn,
         }
     }
@@ -124,6 +128,7 @@ impl AgentTypeConfig {
                 max_iterations: 30,
                 ..RunLimits::default()
             },
+            closing_report: false,
             ..Self::general()
         }
     }
@@ -133,6 +138,7 @@ impl AgentTypeConfig {
         Self {
             description: "Delegated tasks: every tool; a delegate may delegate once more.".into(),
             max_depth: 2,
+            closing_report: false,
             ..Self::general()
         }
     }

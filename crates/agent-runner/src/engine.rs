@@ -140,6 +140,9 @@ impl Engine {
             tools: Vec::new(),
             explore: Access::Foreign,
             delegate: Access::Foreign,
+            closing_report: root.closing_report
+                && lineage.len() <= 1
+                && own.is_none_or(|config| config.closing_report),
         };
         let mut tools = ToolRegistry::new();
         match own {

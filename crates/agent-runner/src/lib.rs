@@ -98,6 +98,7 @@ pub mod agents;
 pub mod approval;
 pub mod approval_rules;
 mod budget;
+pub mod closing;
 mod compact_now;
 pub mod compaction;
 pub mod context;

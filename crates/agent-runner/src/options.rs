@@ -144,6 +144,11 @@ pub struct RunnerOptions {
     /// Model clients by profile name, for profiles whose provider is not the runner's; the
     /// others use the runner's client.
     pub clients: BTreeMap<String, Arc<dyn LlmClient>>,
+    /// Whether a main run whose plan is done ends with a closing report: one more model call
+    /// that sums up the mission, every goal's summary and what was abandoned, recorded as the
+    /// final answer. Off by default; a profile can leave it off for its own runs
+    /// ([`AgentTypeConfig::closing_report`](crate::AgentTypeConfig)).
+    pub closing_report: bool,
 }
 
 impl RunnerOptions {
@@ -170,7 +175,15 @@ impl RunnerOptions {
             sub_agents: SubAgentOptions::default(),
             agent: None,
             clients: BTreeMap::new(),
+            closing_report: false,
         }
+    }
+
+    /// Options that end a main run whose plan is done with a closing report (see
+    /// [`RunnerOptions::closing_report`]).
+    pub fn with_closing_report(mut self, on: bool) -> Self {
+        self.closing_report = on;
+        self
     }
 
     /// These options with `approval` deciding on risky tool calls.

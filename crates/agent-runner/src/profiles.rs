@@ -40,6 +40,7 @@ pub fn builtin_profiles() -> BTreeMap<String, AgentTypeConfig> {
         description: "The summariser of full compactions; its prompt asks for the summary.".into(),
         tools: ToolFilter::all().allowing(Vec::<String>::new()),
         system_prompt: Some(COMPACTION_PROMPT.to_owned()),
+        closing_report: false,
         ..AgentTypeConfig::general()
     };
     let plan = AgentTypeConfig {
@@ -51,6 +52,7 @@ pub fn builtin_profiles() -> BTreeMap<String, AgentTypeConfig> {
         tools: ToolFilter::read_only().denying(["explore", "delegate"]),
         limits: plan_limits(),
         system_prompt: Some(PLAN_PROMPT.to_owned()),
+        closing_report: false,
         ..AgentTypeConfig::general()
     };
     [

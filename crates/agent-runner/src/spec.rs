@@ -59,6 +59,9 @@ pub struct AgentSpec {
     pub explore: Access,
     /// Whether `delegate` is offered.
     pub delegate: Access,
+    /// Whether a run whose plan is done ends with a closing report (the runner's options and
+    /// the profile both ask for it; never for a sub-trace).
+    pub closing_report: bool,
 }
 
 impl AgentSpec {

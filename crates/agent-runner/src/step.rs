@@ -17,6 +17,7 @@ use crate::act::run_tools;
 use crate::agent::Agent;
 use crate::agents::DEFAULT;
 use crate::budget::{self, Budget};
+use crate::closing;
 use crate::compaction::ContextBudget;
 use crate::context::{ContextInput, ContextMemo, ContextView, build_context_with};
 use crate::error::{RunError, StepError};
@@ -238,6 +239,9 @@ async fn step(
             return Ok(Next::Continue);
         }
         let text = response.text.clone().unwrap_or_default();
+        let text = closing::report(agent, trace_id, &text, messages, (spending, cancel))
+            .await?
+            .unwrap_or(text);
         let summary = text.trim().to_owned();
         let outcome = TraceOutcome::completed(summary);
         return Ok(Next::Stop(StopReason::Completed, outcome, Some(text)));

@@ -669,3 +669,66 @@ async fn a_model_call_over_its_timeout_fails_the_trace() {
         "{outcome:?}"
     );
 }
+
+#[tokio::test]
+async fn a_done_plan_ends_with_a_closing_report_from_every_goal() {
+    let turns = vec![
+        goal(json!({"add": "Write the file, Check it, Try a database", "focus": "1"})),
+        goal(json!({"done": "notes.txt holds hello", "focus": "2"})),
+        goal(json!({"done": "it reads back as hello", "focus": "3"})),
+        goal(json!({"abandon": "there is no database here"})),
+        ScriptedTurn::text("All done."),
+        ScriptedTurn::text("## Report\nnotes.txt holds hello; no database."),
+    ];
+    let f = fixture_with(turns, |o| o.closing_report = true);
+    let outcome = f.runner.run("Write notes.txt").await.unwrap();
+    assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
+    let report = "## Report\nnotes.txt holds hello; no database.";
+    assert_eq!(outcome.response.as_deref(), Some(report));
+    let trace = f.store.get_trace(&outcome.trace_id).await.unwrap().unwrap();
+    assert_eq!(trace.summary.as_deref(), Some(report));
+
+    // One call wrote it, from the mission, every summary and the abandoned goal's reason.
+    let request = f.llm.requests().last().unwrap().clone();
+    assert!(request.tools.is_empty());
+    assert_eq!(
+        request.messages[0].text(),
+        agent_runner::closing::REPORT_PROMPT
+    );
+    let material = request.messages[1].text();
+    for part in [
+        "Write notes.txt",
+        "1. Write the file: notes.txt holds hello",
+        "2. Check it: it reads back as hello",
+        "- Try a database: there is no database here",
+        "All done.",
+    ] {
+        assert!(material.contains(part), "{part:?} in {material}");
+    }
+    let messages = f.store.get_trace_messages(&outcome.trace_id).await.unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last.content.text(), report);
+    assert_eq!(last.metadata[agent_runner::closing::REPORT_KEY], true);
+}
+
+#[tokio::test]
+async fn a_report_that_fails_leaves_the_answer_and_a_run_without_reports_makes_none() {
+    let turns = || {
+        vec![
+            goal(json!({"add": "One, Two", "focus": "1"})),
+            goal(json!({"done": "one", "focus": "2"})),
+            goal(json!({"done": "two"})),
+            ScriptedTurn::text("All done."),
+            ScriptedTurn::error(agent_llm::ScriptedErrorKind::Server, "down"),
+        ]
+    };
+    let f = fixture_with(turns(), |o| o.closing_report = true);
+    let outcome = f.runner.run("Count").await.unwrap();
+    assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
+    assert_eq!(outcome.response.as_deref(), Some("All done."));
+
+    let f = fixture(turns());
+    let outcome = f.runner.run("Count").await.unwrap();
+    assert_eq!(outcome.response.as_deref(), Some("All done."));
+    assert_eq!(f.llm.requests().len(), 4, "no report call");
+}
