@@ -93,7 +93,14 @@ pub(crate) async fn after_turn(
         arguments: finish.to_string(),
     };
     messages.extend(assistant(agent, trace_id, &goal_id, call.clone()).await?);
-    let answers = run_tools(agent, trace_id, Some(&goal_id), &[call.clone()], cancel).await?;
+    let answers = run_tools(
+        agent,
+        trace_id,
+        Some(&goal_id),
+        std::slice::from_ref(&call),
+        cancel,
+    )
+    .await?;
     if let Some(Some(answer)) = answers.into_iter().next() {
         let op = tool_message(&call, answer, Some(goal_id));
         messages.extend(record(store, trace_id, vec![op]).await?);
