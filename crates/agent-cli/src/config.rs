@@ -19,6 +19,7 @@
 //! thinking_budget = 8000         # Anthropic extended thinking, in tokens (at least 1024)
 //! show_reasoning = true          # print reasoning in full instead of a one-line summary
 //! instructions = false           # leave AGENTS.md and the environment out of the prompt
+//! report = false                 # no closing report when a plan is done
 //!
 //! [models."my-local-model"]      # prices (US dollars per million tokens) and context window
 //! input = 0.20
@@ -79,6 +80,8 @@ pub(crate) struct FileConfig {
     pub(crate) show_reasoning: Option<bool>,
     /// `false` leaves the project instructions and the environment block out of the prompt.
     pub(crate) instructions: Option<bool>,
+    /// `false`: runs end without a closing report.
+    pub(crate) report: Option<bool>,
     pub(crate) mcp: Option<agent_mcp::McpConfig>,
     /// Tool calls allowed or denied before anyone is asked.
     pub(crate) approvals: Option<crate::approve::ApprovalsConfig>,

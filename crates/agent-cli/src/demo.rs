@@ -4,8 +4,10 @@
 //! The task: make a small word counter also report the most common word. The model plans three
 //! goals, reads the code, tries a regex tokenizer and abandons it, explores two ways of counting
 //! in parallel (two sub-traces), implements the chosen one, writes a test and runs it. Finished
-//! goals leave the model's context as their summaries (goal compaction) as it goes.
+//! goals leave the model's context as their summaries (goal compaction) as it goes, and the run
+//! ends with a closing report built from every goal's summary.
 
+use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -47,7 +49,8 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
     // The demo works in a temporary folder of its own, so its risky tools run unasked.
     let options = RunnerOptions::new("scripted-demo", workspace.path())
         .with_approval(Approval::Allow)
-        .with_sub_agents();
+        .with_sub_agents()
+        .with_closing_report(true);
     let runner = AgentRunner::new(store.clone(), llm, ToolRegistry::with_builtins(), options);
 
     note(&format!(
@@ -63,7 +66,10 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
     let outcome = runner.drive(&trace_id, CancellationToken::new()).await?;
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
 
-    print(outcome.response.as_deref().unwrap_or_default());
+    // On a terminal the answer was just shown as it streamed; piped, stdout carries it.
+    if !(std::io::stdout().is_terminal() && std::io::stderr().is_terminal()) {
+        print(outcome.response.as_deref().unwrap_or_default());
+    }
     let subs = store.get_sub_traces(&trace_id).await?;
     note(&format!(
         "\ntrace {trace_id}: {:?}, {} messages, {} sub-traces, stored in {}\n  inspect it: agent show {trace_id} --trace-dir {}",

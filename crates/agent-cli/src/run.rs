@@ -126,6 +126,7 @@ pub(crate) fn setup(args: &ModelArgs, tools: mcp::RunTools, agent: Option<&str>)
     }
     // What the MCP servers say about their tools goes with the tools, whatever --no-instructions.
     options.instructions.extend(tools.instructions);
+    options.closing_report = !args.no_report && file.report != Some(false);
     options.sub_agents.enabled = true;
     let runner = AgentRunner::new(store.clone(), client, tools.registry, options);
     Ok(Setup {

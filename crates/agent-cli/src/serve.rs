@@ -48,6 +48,8 @@ struct CliFactory {
     /// Whether each run's prompt carries the instruction files of its workspace and the
     /// environment block.
     instructions: bool,
+    /// Whether runs end with a closing report when their plan is done.
+    closing_report: bool,
     /// `[approvals]` of agent.toml: calls allowed or denied before the `--approval` mode is
     /// asked (in `never` mode the API keeps only the deny rules).
     approval_rules: ApprovalRules,
@@ -68,6 +70,7 @@ impl RunnerFactory for CliFactory {
         }
         options.limits.max_cost = self.max_cost;
         options.prices = self.prices.clone();
+        options.closing_report = self.closing_report;
         options
     }
 
@@ -151,6 +154,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
                 max_cost: file.max_cost,
                 prices: Arc::new(file.prices()?),
                 instructions: !args.model.no_instructions && file.instructions != Some(false),
+                closing_report: !args.model.no_report && file.report != Some(false),
                 approval_rules,
             };
             note(&format!(

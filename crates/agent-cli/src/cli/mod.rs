@@ -188,6 +188,9 @@ pub(crate) struct ServeModelArgs {
     /// environment block out of the system prompt of runs started over HTTP.
     #[arg(long)]
     pub(crate) no_instructions: bool,
+    /// Runs started over HTTP end without a closing report.
+    #[arg(long)]
+    pub(crate) no_report: bool,
 }
 
 /// `agent serve --approval`: how runs started over HTTP treat risky tool calls.

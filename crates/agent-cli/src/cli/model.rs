@@ -155,6 +155,10 @@ pub(crate) struct ModelArgs {
     /// environment block out of the system prompt.
     #[arg(long)]
     pub(crate) no_instructions: bool,
+    /// End without a closing report: by default a run whose plan of two goals or more is done
+    /// ends with one more model call that sums up every goal's outcome as the final answer.
+    #[arg(long)]
+    pub(crate) no_report: bool,
     /// Approve every risky tool call (shell, writes) without asking.
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,

@@ -564,10 +564,12 @@ async fn the_demo_runs_offline_and_records_a_full_trace() {
         ])
         .await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
+    // The final answer is the closing report, made from every goal's summary.
+    let answer = stdout(&output);
+    assert!(answer.starts_with("## Report"), "{answer}");
     assert!(
-        stdout(&output).contains("most common word"),
-        "{}",
-        stdout(&output)
+        answer.contains("**Abandoned:** a regex tokenizer"),
+        "{answer}"
     );
 
     let listed: Value =
@@ -595,6 +597,7 @@ async fn the_demo_runs_offline_and_records_a_full_trace() {
     let merge = by_type("explore_merge");
     assert_eq!((start.len(), merge.len()), (1, 1), "{goals:#?}");
     assert_eq!(merge[0]["explore_start_id"], start[0]["id"]);
+    assert_eq!(merge[0]["selected_branch"], "A", "the model chose Counter");
     assert!(
         merge[0]["merge_summary"]
             .as_str()
@@ -661,4 +664,39 @@ async fn the_demo_runs_offline_and_records_a_full_trace() {
     assert_eq!(count("sub_trace_started"), 2);
     assert_eq!(count("sub_trace_completed"), 2);
     assert_eq!(events.last().unwrap()["event"], "trace_completed");
+}
+
+#[tokio::test]
+async fn a_done_plan_ends_with_a_closing_report_unless_no_report() {
+    let env = agent_env();
+    let work = env.work();
+    let turns = json!([
+        {"tool_calls": [{"name": "goal", "arguments": {"add": "Count, Check", "focus": "1"}}]},
+        {"tool_calls": [{"name": "goal", "arguments": {"done": "counted 3", "focus": "2"}}]},
+        {"tool_calls": [{"name": "goal", "arguments": {"done": "checked: 3"}}]},
+        {"text": "Both done."},
+        {"text": "## Report\nCounted 3 and checked it."}
+    ]);
+    let script = write_script(&env, "report.json", turns.clone());
+    let args = [
+        "run",
+        "--script",
+        &script,
+        "--workspace",
+        &work,
+        "--json",
+        "Count",
+    ];
+    let output = env.run(&args).await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let result: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(result["response"], "## Report\nCounted 3 and checked it.");
+
+    let script = write_script(&env, "no-report.json", turns);
+    let mut args = vec!["run", "--script", &script, "--workspace", &work, "--json"];
+    args.extend(["--no-report", "Count"]);
+    let output = env.run(&args).await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let result: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(result["response"], "Both done.");
 }
