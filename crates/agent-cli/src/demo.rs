@@ -44,7 +44,9 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
     let (trace_dir, store) = config::open_store(args.trace_dir.trace_dir.as_ref(), &file)?;
     let store = Arc::new(store);
     let llm = Arc::new(
-        ScriptedClient::from_json_str(SCRIPT).context("the built-in demo script is invalid")?,
+        ScriptedClient::from_json_str(SCRIPT)
+            .context("the built-in demo script is invalid")?
+            .keeping_requests(0),
     );
     // The demo works in a temporary folder of its own, so its risky tools run unasked.
     let options = RunnerOptions::new("scripted-demo", workspace.path())

@@ -63,6 +63,8 @@ pub(crate) fn client(config: &ProviderConfig) -> Result<Arc<dyn LlmClient>> {
                 let why = why.strip_prefix("invalid configuration: ").unwrap_or(&why);
                 UsageError(format!("the script {}: {why}", script.display()))
             })?;
+            // Nobody reads what a scripted run was asked: keep none of it.
+            let client = client.keeping_requests(0);
             Arc::new(match config.context_window {
                 Some(window) => client.with_context_window(window),
                 None => client,

@@ -39,10 +39,14 @@ struct State {
 #[derive(Debug)]
 struct Inner {
     script: Script,
+    /// How many of the newest requests are kept; all when `None`.
+    keep: Option<usize>,
     state: Mutex<State>,
 }
 
-/// A client that answers from a [`Script`], in order, and records every request it got.
+/// A client that answers from a [`Script`], in order, and records every request it got (or
+/// only the newest few, [`keeping_requests`](Self::keeping_requests), for long runs where
+/// nobody reads them).
 ///
 /// Clones share the script position and the recorded requests, so a test can keep one clone
 /// and hand another (as `Arc<dyn LlmClient>`) to the code under test.
@@ -62,12 +66,24 @@ impl ScriptedClient {
 
     /// A client answering from `script`.
     pub fn from_script(script: Script) -> Self {
+        ScriptedClient::build(script, None)
+    }
+
+    fn build(script: Script, keep: Option<usize>) -> Self {
         ScriptedClient {
             inner: Arc::new(Inner {
                 script,
+                keep,
                 state: Mutex::new(State::default()),
             }),
         }
+    }
+
+    /// The same client keeping only the newest `limit` requests it gets (0: none), so a long
+    /// run's memory does not grow with every request's copy of the conversation. Like
+    /// [`with_fallback`](Self::with_fallback), this makes a new client: call it before cloning.
+    pub fn keeping_requests(self, limit: usize) -> Self {
+        ScriptedClient::build(self.inner.script.clone(), Some(limit))
     }
 
     /// A client from a JSON script value (see the crate docs for the format).
@@ -94,7 +110,7 @@ impl ScriptedClient {
     pub fn with_fallback(self, text: impl Into<String>) -> Self {
         let mut script = self.inner.script.clone();
         script.fallback = Some(text.into());
-        ScriptedClient::from_script(script)
+        ScriptedClient::build(script, self.inner.keep)
     }
 
     /// The same client with one more route: requests whose task contains `text` are answered
@@ -103,14 +119,14 @@ impl ScriptedClient {
     pub fn with_route(self, text: impl Into<String>, turns: Vec<ScriptedTurn>) -> Self {
         let mut script = self.inner.script.clone();
         script.routes.push(ScriptRoute::new(text, turns));
-        ScriptedClient::from_script(script)
+        ScriptedClient::build(script, self.inner.keep)
     }
 
     /// The same client reporting this context window for every model.
     pub fn with_context_window(self, context_window: usize) -> Self {
         let mut script = self.inner.script.clone();
         script.context_window = Some(context_window);
-        ScriptedClient::from_script(script)
+        ScriptedClient::build(script, self.inner.keep)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -120,7 +136,8 @@ impl ScriptedClient {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Every request received so far, in order.
+    /// Every request received so far (the newest ones only, with
+    /// [`keeping_requests`](Self::keeping_requests)), in order.
     pub fn requests(&self) -> Vec<ChatRequest> {
         self.state().requests.clone()
     }
@@ -168,8 +185,17 @@ impl ScriptedClient {
     fn take_turn(&self, request: &ChatRequest) -> Result<(usize, ScriptedTurn), LlmError> {
         let route = self.inner.script.route_for(request);
         let mut state = self.state();
-        state.requests.push(request.clone());
-        state.answered_by.push(route);
+        if self.inner.keep != Some(0) {
+            state.requests.push(request.clone());
+            state.answered_by.push(route);
+        }
+        if let Some(limit) = self.inner.keep
+            && state.requests.len() > limit
+        {
+            let excess = state.requests.len() - limit;
+            state.requests.drain(..excess);
+            state.answered_by.drain(..excess);
+        }
         let script = &self.inner.script;
         let (position, turns, fallback) =
             match route.and_then(|i| script.routes.get(i).map(|r| (i, r))) {
@@ -299,6 +325,33 @@ mod tests {
     async fn text(client: &ScriptedClient, task: &str) -> Result<String, LlmError> {
         let response = client.complete(ask(task)).await?;
         Ok(response.text.unwrap_or_default())
+    }
+
+    #[tokio::test]
+    async fn a_client_can_keep_only_its_newest_requests() {
+        let turns = || {
+            (1..=3)
+                .map(|n| ScriptedTurn::text(format!("main {n}")))
+                .collect()
+        };
+        let client = ScriptedClient::new(turns())
+            .with_route("alpha", vec![ScriptedTurn::text("a1")])
+            .keeping_requests(2);
+        for task in ["one", "alpha", "two"] {
+            text(&client, task).await.unwrap();
+        }
+        let kept: Vec<String> = client
+            .requests()
+            .iter()
+            .map(|r| r.messages[1].text().to_owned())
+            .collect();
+        assert_eq!(kept, ["alpha", "two"]);
+        assert_eq!(client.route_requests(0).len(), 1, "routes stay paired");
+        assert_eq!(client.served(), 2, "the script goes on as before");
+
+        let silent = ScriptedClient::new(turns()).keeping_requests(0);
+        assert_eq!(text(&silent, "one").await.unwrap(), "main 1");
+        assert!(silent.requests().is_empty());
     }
 
     #[tokio::test]
