@@ -1,6 +1,6 @@
 //! The performance peer: LangGraph running the same trajectory, through the peer script
-//! `langgraph_bench.py` (kept outside this repository, in the shared folder next to it) in the
-//! virtualenv that `cargo xtask bench` creates with pinned versions.
+//! `tests/bench/langgraph_peer.py` in the virtualenv that `cargo xtask bench` creates with
+//! pinned versions.
 //!
 //! The script prints a header line (`python … langgraph … repeats=N`), a column line, then one
 //! line per variant, checkpointer and N: `handgraph sqlite 200 0.669 299.0 599.5 (0.65, 0.67, …)`,
@@ -16,7 +16,7 @@ use crate::stats::Sample;
 
 /// Where the Python interpreter of the virtualenv is; `cargo xtask bench` sets it.
 pub(crate) const PYTHON_ENV: &str = "AGENT_BENCH_PYTHON";
-/// Where the peer script is; by default `../shared/peers/langgraph_bench.py` from the workspace.
+/// Where the peer script is; by default `tests/bench/langgraph_peer.py` in the workspace.
 pub(crate) const PEER_ENV: &str = "AGENT_BENCH_PEER";
 
 /// One line of the peer's output.
@@ -70,7 +70,7 @@ fn locations() -> (PathBuf, PathBuf) {
         .unwrap_or_else(|| root.join("target/langgraph-venv/bin/python"));
     let peer = std::env::var_os(PEER_ENV)
         .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("../shared/peers/langgraph_bench.py"));
+        .unwrap_or_else(|| root.join("tests/bench/langgraph_peer.py"));
     (python, peer)
 }
 

@@ -2,7 +2,7 @@
 //! `docs/benchmarks.md` and its plots.
 //!
 //! A full run compares the runner with LangGraph through the peer script
-//! `../shared/peers/langgraph_bench.py` (or the file named by `AGENT_BENCH_PEER`). Its Python
+//! `tests/bench/langgraph_peer.py` (or the file named by `AGENT_BENCH_PEER`). Its Python
 //! packages are installed once into a virtualenv at `target/langgraph-venv`, with the versions
 //! pinned in `tests/bench/langgraph-requirements.txt`, and reinstalled when that file changes. A
 //! quick run needs neither the virtualenv nor the network.
@@ -16,6 +16,8 @@ use crate::{cargo_env, workspace_root};
 
 /// The pinned packages of the LangGraph peer.
 const REQUIREMENTS: &str = "tests/bench/langgraph-requirements.txt";
+/// The LangGraph peer script.
+const PEER: &str = "tests/bench/langgraph_peer.py";
 /// Where the virtualenv goes.
 const VENV: &str = "target/langgraph-venv";
 /// The copy of the requirements the virtualenv was built from.
@@ -35,12 +37,7 @@ pub(crate) fn bench(quick: bool) -> Result<()> {
         ));
         let peer = std::env::var("AGENT_BENCH_PEER")
             .map(PathBuf::from)
-            .unwrap_or_else(|_| {
-                root.join("..")
-                    .join("shared")
-                    .join("peers")
-                    .join("langgraph_bench.py")
-            });
+            .unwrap_or_else(|_| root.join(PEER));
         if !peer.is_file() {
             bail!(
                 "the LangGraph peer script {} is missing; set AGENT_BENCH_PEER to its path, or run `cargo xtask bench --quick` without it",
