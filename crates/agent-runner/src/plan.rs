@@ -1,8 +1,9 @@
 //! Plan mode (JManus): the model writes only the goal tree, the plan is stored as a trace with
 //! status `planned`, people read and change it as text, and running it continues that trace.
 //!
-//! - [`plan`] runs a task as the `plan` profile and stores the result as a plan: a fresh goal
-//!   tree, every goal pending and nothing focused.
+//! - [`plan`] runs a task as the `plan` profile and stores the result as a plan: the planning
+//!   goal first (completed, its reading kept under it), then the plan's goals, every one pending
+//!   and nothing focused.
 //! - [`edit`] replaces a plan's goals by a plan text, [`load_into`] gives a new trace the goals
 //!   of a plan text (a saved template), [`text`] reads any trace's plan as text.
 //! - [`prepare_run`] readies a plan to be carried out: the trace then runs like any stopped one
@@ -35,9 +36,10 @@
 //! let PlanOutcome::Planned { trace_id, .. } = plan::plan(&runner, "Add a cache").await? else {
 //!     panic!("the planning run stopped");
 //! };
+//! // The planning goal stays first (goal 1); the plan text leaves it out.
 //! let text = "Read the code\nWrite the cache\n  Test it\n";
 //! let tree = plan::edit(store.as_ref(), &trace_id, text).await?;
-//! assert_eq!(tree.find_by_display("2.1").map(|g| g.description.as_str()), Some("Test it"));
+//! assert_eq!(tree.find_by_display("3.1").map(|g| g.description.as_str()), Some("Test it"));
 //! assert!(plan::text(store.as_ref(), &trace_id).await?.ends_with(text));
 //! # Ok(())
 //! # }
