@@ -2,7 +2,7 @@
 //! final answer, one more model call writes a report from the mission, every goal's summary and
 //! the reasons of what was abandoned, and that report is the run's final answer.
 //!
-//! It is made only when the spec asks for it ([`AgentSpec::closing_report`]), the plan has at
+//! It is made only when the spec asks for it ([`AgentSpec::closing_report`](crate::AgentSpec::closing_report)), the plan has at
 //! least [`MIN_GOALS`] goals (the planning goal not counted) and none is still open. The report
 //! streams like any answer and is recorded as the last assistant message, marked with
 //! [`REPORT_KEY`] in its metadata; its cost counts towards the run. When the call fails or
