@@ -1,10 +1,12 @@
 //! The `agent` command: the composition root that wires the filesystem store, a model provider,
 //! the runner and the HTTP server together.
 //!
-//! Commands: `run`, `demo`, `serve`, `traces`, `show`, `resume`, `cancel`, `plan`, `mcp`,
-//! `agents`. Exit
+//! Commands: `run`, `chat`, `demo`, `serve`, `traces`, `show`, `resume`, `fork`, `cancel`,
+//! `plan`, `mcp`, `agents`, `acp`. Exit
 //! codes: 0 completed, 1 failed, 2 usage or configuration error, 3 limit hit, 130 cancelled.
 
+#[cfg(feature = "acp")]
+mod acp;
 mod agents;
 mod approve;
 mod cancel;
@@ -77,6 +79,8 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Plan(args) => plan::command(args).await,
         Command::Mcp(args) => mcp::command(args).await,
         Command::Agents(args) => agents::command(args).await,
+        #[cfg(feature = "acp")]
+        Command::Acp(args) => acp::acp(args).await,
     }
 }
 

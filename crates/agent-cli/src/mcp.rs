@@ -31,6 +31,7 @@ pub(crate) fn registry(servers: &McpServers) -> ToolRegistry {
 }
 
 /// The tools of a run and what their servers said about using them.
+#[derive(Clone)]
 pub(crate) struct RunTools {
     /// The built-in tools and the MCP servers' tools.
     pub(crate) registry: ToolRegistry,

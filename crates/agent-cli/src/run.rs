@@ -53,6 +53,17 @@ impl Setup {
 /// Resolves the configuration and builds the store and runner for `args`, running as the
 /// profile `--agent` names, else `agent`, else `default`.
 pub(crate) fn setup(args: &ModelArgs, tools: mcp::RunTools, agent: Option<&str>) -> Result<Setup> {
+    setup_with(args, tools, agent, None)
+}
+
+/// Like [`setup`], with risky calls decided by `approval` when given (an editor asking its
+/// user, for `agent acp`) instead of the terminal or `--yes`.
+pub(crate) fn setup_with(
+    args: &ModelArgs,
+    tools: mcp::RunTools,
+    agent: Option<&str>,
+    approval: Option<agent_runner::Approval>,
+) -> Result<Setup> {
     let file = FileConfig::load()?;
     let workspace = match args.workspace.clone().or_else(|| file.workspace.clone()) {
         Some(dir) => dir,
@@ -112,7 +123,11 @@ pub(crate) fn setup(args: &ModelArgs, tools: mcp::RunTools, agent: Option<&str>)
     if options.thinking_budget.is_some_and(|budget| budget < 1024) {
         return Err(UsageError("thinking_budget: must be at least 1024 tokens".into()).into());
     }
-    let (approval, approver) = approve::policy(args.yes, options.workspace.clone());
+    let (policy, approver) = approve::policy(args.yes, options.workspace.clone());
+    let (approval, approver) = match approval {
+        Some(approval) if !args.yes => (approval, None),
+        _ => (policy, approver),
+    };
     options.approval = approval;
     options.approval_rules = approve::rules(file.approvals.as_ref(), file.path.as_deref())?;
     if !args.no_instructions && file.instructions != Some(false) {

@@ -196,7 +196,7 @@ impl AgentRunner {
 
     /// Creates the trace for `task` and runs it in the background.
     pub async fn start(&self, task: &str) -> Result<RunHandle, RunError> {
-        let trace_id = create_trace(&self.agent, task).await?;
+        let trace_id = create_trace(&self.agent, task, None).await?;
         Ok(self.spawn(self.agent.clone(), trace_id, CancellationToken::new(), 0))
     }
 
@@ -314,7 +314,14 @@ impl AgentRunner {
 
     /// Creates a trace for `task` without running it; [`drive`](Self::drive) runs it.
     pub async fn create(&self, task: &str) -> Result<String, RunError> {
-        create_trace(&self.agent, task).await
+        create_trace(&self.agent, task, None).await
+    }
+
+    /// Like [`create`](Self::create), under an id chosen beforehand (e.g. from
+    /// [`agent_execution::ids::new_trace_id`] when a session is named before its first message).
+    /// The store refuses an id that is malformed or taken.
+    pub async fn create_as(&self, trace_id: &str, task: &str) -> Result<String, RunError> {
+        create_trace(&self.agent, task, Some(trace_id)).await
     }
 
     fn spawn(

@@ -36,12 +36,19 @@ use crate::turns::take_queued;
 pub const USAGE_KEY: &str = "usage";
 
 /// Creates the trace for a task and records the task as its first user message.
-pub(crate) async fn create_trace(agent: &Agent, task: &str) -> Result<String, RunError> {
+pub(crate) async fn create_trace(
+    agent: &Agent,
+    task: &str,
+    trace_id: Option<&str>,
+) -> Result<String, RunError> {
     check_workspace(&agent.spec)?;
     let store = agent.store();
     let mut new = NewTrace::agent(task)
         .with_model(&agent.spec.model)
         .with_limits(agent.spec.limits.stored());
+    if let Some(id) = trace_id {
+        new = new.with_id(id);
+    }
     if let Some(profile) = agent.spec.lineage.last().filter(|a| *a != DEFAULT) {
         new = new.with_agent_type(profile);
     }

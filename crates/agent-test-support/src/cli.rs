@@ -82,7 +82,17 @@ impl CliEnv {
     /// `NO_COLOR`, no standard input, and none of the caller's keys, model, token, log filter
     /// or editor.
     pub fn command(&self, args: &[&str]) -> std::process::Command {
-        let mut command = std::process::Command::new(&self.binary);
+        self.program(&self.binary, args)
+    }
+
+    /// Another program (e.g. a client that starts `agent` itself) in the same environment as
+    /// [`CliEnv::command`], which the processes it starts inherit.
+    pub fn program(
+        &self,
+        program: impl AsRef<std::ffi::OsStr>,
+        args: &[&str],
+    ) -> std::process::Command {
+        let mut command = std::process::Command::new(program);
         command
             .args(args)
             .current_dir(self.root.path())

@@ -56,6 +56,20 @@ pub(crate) enum Command {
     /// Agent profiles (built in, `[agents.NAME]` in agent.toml, `.agent/agents/NAME.md`): list
     /// them.
     Agents(AgentsArgs),
+    /// Serve an editor over the Agent Client Protocol on stdin/stdout (Zed, JetBrains,
+    /// Neovim): sessions are traces, the goal tree is the plan.
+    #[cfg(feature = "acp")]
+    Acp(AcpArgs),
+}
+
+/// `agent acp`.
+#[cfg(feature = "acp")]
+#[derive(Debug, Args)]
+pub(crate) struct AcpArgs {
+    /// Model, limits and MCP servers for every session; each session works in the folder the
+    /// editor names.
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
 }
 
 /// Where traces live; every command takes it.

@@ -3,6 +3,7 @@
 //! workspace's mock model server or the reference MCP servers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod acp;
 mod agents;
 mod approvals;
 mod budgets;

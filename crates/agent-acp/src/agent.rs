@@ -1,0 +1,322 @@
+//! The ACP connection: the session table and a handler per request.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, CloseSessionRequest, CloseSessionResponse,
+    ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities,
+    SessionInfo, SessionListCapabilities, SessionNotification, SessionResumeCapabilities,
+};
+use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
+use agent_execution::{TraceFilter, TraceMode, ids::new_trace_id};
+use agent_runner::AgentRunner;
+use agent_runner::fork::{ForkPoint, fork};
+use tokio_util::sync::CancellationToken;
+
+use crate::Host;
+use crate::permission::Permissions;
+use crate::replay::history;
+
+/// JSON-RPC's "invalid params".
+const INVALID_PARAMS: i32 = -32602;
+/// ACP's "resource not found" (an unknown session).
+const NOT_FOUND: i32 = -32002;
+
+/// One session: a trace and the runner that works on it.
+pub(crate) struct Session {
+    /// The working directory the client named.
+    pub(crate) cwd: PathBuf,
+    /// The runner, built for `cwd`.
+    pub(crate) runner: Arc<AgentRunner>,
+    /// Whether the trace exists (a new session's trace is created by its first prompt).
+    pub(crate) created: bool,
+    /// The turn going on, if any.
+    pub(crate) turn: Option<CancellationToken>,
+    /// "Always" answers to permission questions, by tool: allowed (true) or rejected.
+    pub(crate) remembered: HashMap<String, bool>,
+}
+
+/// The sessions of one connection, by id (the trace id).
+pub(crate) type Sessions = tokio::sync::Mutex<HashMap<String, Session>>;
+
+/// What every handler shares.
+pub(crate) struct State {
+    pub(crate) host: Arc<dyn Host>,
+    pub(crate) sessions: Arc<Sessions>,
+    pub(crate) permissions: Arc<Permissions>,
+}
+
+/// Serves one client on this process's stdin and stdout until it disconnects.
+pub async fn serve_stdio(host: Arc<dyn Host>) -> Result<(), Error> {
+    serve(host, Stdio::new()).await
+}
+
+/// Serves one client on `transport` until it disconnects.
+pub async fn serve(
+    host: Arc<dyn Host>,
+    transport: impl ConnectTo<Agent> + 'static,
+) -> Result<(), Error> {
+    let sessions = Arc::new(Sessions::default());
+    let permissions = Arc::new(Permissions {
+        connection: OnceLock::new(),
+        sessions: sessions.clone(),
+    });
+    let state = Arc::new(State {
+        host,
+        sessions,
+        permissions,
+    });
+    let (s1, s2, s3, s4, s5, s6, s7, s8, s9) = (
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state,
+    );
+    Agent
+        .v1()
+        .name("agent")
+        .on_receive_request(
+            async move |_: InitializeRequest, responder, cx: ConnectionTo<Client>| {
+                let _ = s1.permissions.connection.set(cx);
+                responder.respond(initialize())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
+                let _ = s2.permissions.connection.set(cx);
+                match open(&s2, &request.cwd, new_trace_id(), false).await {
+                    Ok(id) => responder.respond(NewSessionResponse::new(id)),
+                    Err(error) => responder.respond_with_error(error),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
+                let _ = s3.permissions.connection.set(cx.clone());
+                let id = request.session_id.0.to_string();
+                if let Err(error) = attach(&s3, &request.cwd, &id).await {
+                    return responder.respond_with_error(error);
+                }
+                let store = s3.host.store();
+                match history(store.as_ref(), &id, &request.cwd).await {
+                    Ok(updates) => {
+                        for update in updates {
+                            cx.send_notification(SessionNotification::new(id.clone(), update))?;
+                        }
+                        responder.respond(LoadSessionResponse::new())
+                    }
+                    Err(error) => responder.respond_with_error(internal(&error)),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
+                let _ = s4.permissions.connection.set(cx);
+                match attach(&s4, &request.cwd, &request.session_id.0).await {
+                    Ok(()) => responder.respond(ResumeSessionResponse::new()),
+                    Err(error) => responder.respond_with_error(error),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ListSessionsRequest, responder, _cx: ConnectionTo<Client>| {
+                match list(&s5, request.cwd.as_deref()).await {
+                    Ok(sessions) => responder.respond(ListSessionsResponse::new(sessions)),
+                    Err(error) => responder.respond_with_error(error),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: PromptRequest, responder, cx: ConnectionTo<Client>| {
+                let _ = s6.permissions.connection.set(cx.clone());
+                crate::prompt::start(s6.clone(), request, responder, cx).await
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |notice: CancelNotification, _cx: ConnectionTo<Client>| {
+                if let Some(session) = s7.sessions.lock().await.get(&*notice.session_id.0)
+                    && let Some(turn) = &session.turn
+                {
+                    turn.cancel();
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |request: CloseSessionRequest, responder, _cx: ConnectionTo<Client>| match s8
+                .sessions
+                .lock()
+                .await
+                .remove(&*request.session_id.0)
+            {
+                Some(session) => {
+                    if let Some(turn) = session.turn {
+                        turn.cancel();
+                    }
+                    responder.respond(CloseSessionResponse::new())
+                }
+                None => responder.respond_with_error(unknown(&request.session_id.0)),
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ForkSessionRequest, responder, _cx: ConnectionTo<Client>| {
+                match fork_session(&s9, &request).await {
+                    Ok(id) => responder.respond(ForkSessionResponse::new(id)),
+                    Err(error) => responder.respond_with_error(error),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_to(transport)
+        .await
+}
+
+/// What this agent offers: loading sessions, listing, resuming, closing and forking them, and
+/// prompts of text with embedded files.
+fn initialize() -> InitializeResponse {
+    let sessions = SessionCapabilities::new()
+        .list(SessionListCapabilities::new())
+        .resume(SessionResumeCapabilities::new())
+        .close(SessionCloseCapabilities::new())
+        .fork(SessionForkCapabilities::new());
+    // Protocol version 1 is the one implemented, whatever the client asks for.
+    InitializeResponse::new(ProtocolVersion::V1)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+                .session_capabilities(sessions),
+        )
+        .agent_info(Implementation::new("agent", env!("CARGO_PKG_VERSION")).title("agent"))
+}
+
+/// Adds session `id` working in `cwd` (its trace exists when `created`), with a runner for it.
+async fn open(state: &State, cwd: &Path, id: String, created: bool) -> Result<String, Error> {
+    if !cwd.is_absolute() || !cwd.is_dir() {
+        return Err(Error::new(
+            INVALID_PARAMS,
+            format!("cwd {} is not an absolute path to a folder", cwd.display()),
+        ));
+    }
+    let runner = state
+        .host
+        .runner(cwd, state.permissions.clone())
+        .map_err(|error| Error::new(INVALID_PARAMS, error))?;
+    state.sessions.lock().await.insert(
+        id.clone(),
+        Session {
+            cwd: cwd.to_owned(),
+            runner: Arc::new(runner),
+            created,
+            turn: None,
+            remembered: HashMap::new(),
+        },
+    );
+    Ok(id)
+}
+
+/// Makes the stored main trace `id` a session of this connection.
+async fn attach(state: &State, cwd: &Path, id: &str) -> Result<(), Error> {
+    if state.sessions.lock().await.contains_key(id) {
+        return Ok(());
+    }
+    match state.host.store().get_trace(id).await {
+        Ok(Some(trace)) if trace.parent_trace_id.is_none() => {
+            open(state, cwd, id.to_owned(), true).await.map(drop)
+        }
+        Ok(_) => Err(unknown(id)),
+        Err(error) => Err(internal(&error)),
+    }
+}
+
+/// The main traces, newest first, as sessions (their task's first line as the title).
+async fn list(state: &State, cwd: Option<&Path>) -> Result<Vec<SessionInfo>, Error> {
+    let filter = TraceFilter {
+        mode: Some(TraceMode::Agent),
+        ..TraceFilter::default()
+    };
+    let traces = state
+        .host
+        .store()
+        .list_traces(&filter)
+        .await
+        .map_err(|error| internal(&error))?;
+    let here = match cwd {
+        Some(cwd) => cwd.to_owned(),
+        None => std::env::current_dir().unwrap_or_default(),
+    };
+    Ok(traces
+        .into_iter()
+        .filter(|trace| trace.parent_trace_id.is_none())
+        .map(|trace| {
+            let title = trace.task.lines().next().unwrap_or_default().to_owned();
+            SessionInfo::new(trace.trace_id.clone(), here.clone())
+                .title(title)
+                .updated_at(trace.updated_at.clone())
+        })
+        .collect())
+}
+
+/// `session/fork`: a copy of the session's trace, whole, or cut before a goal
+/// (`_meta: {"goal": "2.1"}`) or after a message (`_meta: {"message_sequence": 42}`).
+async fn fork_session(state: &State, request: &ForkSessionRequest) -> Result<String, Error> {
+    let store = state.host.store();
+    let original = request.session_id.0.to_string();
+    let meta = request.meta.as_ref();
+    let point = match (
+        meta.and_then(|m| m.get("goal")),
+        meta.and_then(|m| m.get("message_sequence")),
+    ) {
+        (Some(goal), _) => ForkPoint::Goal(
+            goal.as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| goal.to_string()),
+        ),
+        (None, Some(sequence)) => ForkPoint::Message(sequence.as_u64().ok_or_else(|| {
+            Error::new(INVALID_PARAMS, "_meta.message_sequence must be a number")
+        })?),
+        (None, None) => {
+            let last = store
+                .get_trace_messages(&original)
+                .await
+                .map_err(|error| internal(&error))?
+                .last()
+                .map_or(0, |m| m.sequence);
+            ForkPoint::Message(last)
+        }
+    };
+    let forked = fork(store.as_ref(), &original, &point)
+        .await
+        .map_err(|error| Error::new(INVALID_PARAMS, error.to_string()))?;
+    open(state, &request.cwd, forked.trace_id, true).await
+}
+
+/// The error for a session id that names no session.
+pub(crate) fn unknown(id: &str) -> Error {
+    Error::new(NOT_FOUND, format!("no session {id}"))
+}
+
+/// An internal error, with its message.
+pub(crate) fn internal(error: &dyn std::fmt::Display) -> Error {
+    Error::new(-32603, error.to_string())
+}

@@ -1,0 +1,89 @@
+//! The agent as an [Agent Client Protocol](https://agentclientprotocol.com) agent: editors
+//! (Zed, JetBrains IDEs, Neovim plugins) start it as a child process and drive it over stdio.
+//!
+//! This crate owns the mapping between ACP and the runtime, on the `agent-client-protocol`
+//! crate (protocol version 1, schema 1.17, plus the unstable `session/fork`):
+//!
+//! - A **session is a trace**: its id is the trace id. `session/new` names a new trace (it is
+//!   created with the first prompt, whose text becomes its task), `session/load` replays a
+//!   stored trace's history (`user_message_chunk`, `agent_message_chunk`, `agent_thought_chunk`,
+//!   tool calls with their results, the plan), `session/resume` reattaches without replay,
+//!   `session/list` lists the main traces, `session/close` ends a session's work, and
+//!   `session/fork` copies a trace (at a goal or a message through `_meta`, as `agent fork`).
+//! - `session/prompt` is a user turn: the first runs the task, later ones continue the trace
+//!   under the same id. While it runs, the text streams as `agent_message_chunk`, reasoning as
+//!   `agent_thought_chunk`, each tool call as `tool_call` then `tool_call_update`
+//!   (pending → in_progress → completed/failed, file edits as `diff` content), the goal tree as
+//!   `plan` updates (every visible goal in display order, numbered, abandoned goals left out)
+//!   and the cost as `usage_update`. `session/cancel` stops the turn (`cancelled`); the run's
+//!   `max_iterations` ends it with `max_turn_requests`.
+//! - Risky tool calls ask the client with `session/request_permission` (allow once or always
+//!   for the session, reject once or always).
+//!
+//! It depends on `agent-runner` (the loop), `agent-execution` (the store and the live feed) and
+//! `agent-goal`; it must not depend on a concrete store, a model provider, the command line or
+//! the HTTP server: the embedder gives it a [`Host`] that builds runners.
+//!
+//! ```
+//! use std::path::Path;
+//! use std::sync::Arc;
+//!
+//! use agent_acp::Host;
+//! use agent_execution::{InMemoryTraceStore, TraceStore};
+//! use agent_llm::{ScriptedClient, ScriptedTurn};
+//! use agent_runner::{AgentRunner, Approval, ApprovalHandler, RunnerOptions};
+//! use agent_tools::ToolRegistry;
+//!
+//! /// Every session answers "Hello!" from a scripted model.
+//! struct Demo(Arc<InMemoryTraceStore>);
+//!
+//! impl Host for Demo {
+//!     fn store(&self) -> Arc<dyn TraceStore> {
+//!         self.0.clone()
+//!     }
+//!     fn runner(&self, cwd: &Path, approvals: Arc<dyn ApprovalHandler>) -> Result<AgentRunner, String> {
+//!         let model = ScriptedClient::new(vec![ScriptedTurn::text("Hello!")]);
+//!         let options = RunnerOptions::new("scripted", cwd).with_approval(Approval::Ask(approvals));
+//!         Ok(AgentRunner::new(self.0.clone(), Arc::new(model), ToolRegistry::new(), options))
+//!     }
+//! }
+//!
+//! // `agent_acp::serve_stdio(Arc::new(Demo(...)))` then serves an editor on stdin/stdout.
+//! let _host: Arc<dyn Host> = Arc::new(Demo(Arc::new(InMemoryTraceStore::new())));
+//! ```
+
+mod agent;
+mod permission;
+mod plan;
+mod prompt;
+mod replay;
+mod updates;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_execution::TraceStore;
+use agent_runner::{AgentRunner, ApprovalHandler};
+
+pub use agent::{serve, serve_stdio};
+pub use plan::plan_of;
+
+/// What the ACP agent needs from its embedder: where traces are kept and how to build a
+/// runner for a session's working directory.
+pub trait Host: Send + Sync + 'static {
+    /// The store sessions are listed and loaded from.
+    fn store(&self) -> Arc<dyn TraceStore>;
+
+    /// A runner working in `cwd` (an absolute folder the client named), asking `approvals`
+    /// before risky tool calls. The error is shown to the client as it is.
+    fn runner(
+        &self,
+        cwd: &Path,
+        approvals: Arc<dyn ApprovalHandler>,
+    ) -> Result<AgentRunner, String>;
+
+    /// The model's context window in tokens, for `usage_update` (0 when unknown).
+    fn context_window(&self) -> u64 {
+        0
+    }
+}

@@ -1,0 +1,172 @@
+//! `session/prompt`: one user turn, its updates streamed to the client as the run records
+//! them, answered with how the turn ended.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, EmbeddedResourceResource, PromptRequest, PromptResponse, SessionNotification,
+    SessionUpdate, StopReason as AcpStop,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Client, Error};
+use agent_execution::{EventKind, LiveEvent, TraceStatus, watch_live};
+use agent_runner::{RunOutcome, StopReason};
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{State, internal, unknown};
+use crate::updates::{Follower, changes_goals, text};
+
+/// How long the updates of a finished run may take to arrive after it returned.
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// Starts the turn `request` asks for and returns at once: the turn runs outside the dispatch
+/// loop (it asks the client for permissions, whose answers arrive through that loop), and
+/// answers the request when it ends.
+pub(crate) async fn start(
+    state: Arc<State>,
+    request: PromptRequest,
+    responder: Responder<PromptResponse>,
+    cx: ConnectionTo<Client>,
+) -> Result<(), Error> {
+    let id = request.session_id.0.to_string();
+    let message = prompt_text(&request.prompt);
+    if message.trim().is_empty() {
+        return responder.respond_with_error(Error::new(-32602, "the prompt has no text"));
+    }
+    let cancel = CancellationToken::new();
+    {
+        let mut sessions = state.sessions.lock().await;
+        let Some(session) = sessions.get_mut(&id) else {
+            return responder.respond_with_error(unknown(&id));
+        };
+        if session.turn.is_some() {
+            return responder.respond_with_error(Error::new(
+                -32602,
+                "a turn of this session is going on; cancel it or wait for its answer",
+            ));
+        }
+        session.turn = Some(cancel.clone());
+    }
+    let task_cx = cx.clone();
+    cx.spawn(async move {
+        let result = turn(&state, &id, &message, cancel, &task_cx).await;
+        if let Some(session) = state.sessions.lock().await.get_mut(&id) {
+            session.turn = None;
+            session.created = true;
+        }
+        match result {
+            Ok(stop) => responder.respond(PromptResponse::new(stop)),
+            Err(error) => responder.respond_with_error(error),
+        }
+    })
+}
+
+/// The prompt as one user message: its text, each embedded file as a fenced block under its
+/// URI, each linked resource as its URI.
+fn prompt_text(blocks: &[ContentBlock]) -> String {
+    let mut parts = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(text) => parts.push(text.text.clone()),
+            ContentBlock::ResourceLink(link) => parts.push(format!("@{}", link.uri)),
+            ContentBlock::Resource(resource) => {
+                if let EmbeddedResourceResource::TextResourceContents(file) = &resource.resource {
+                    parts.push(format!("{}:\n```\n{}\n```", file.uri, file.text));
+                }
+            }
+            _ => {}
+        }
+    }
+    parts.join("\n\n")
+}
+
+/// Runs the turn, forwarding its updates, until it ends.
+async fn turn(
+    state: &State,
+    id: &str,
+    message: &str,
+    cancel: CancellationToken,
+    cx: &ConnectionTo<Client>,
+) -> Result<AcpStop, Error> {
+    let (runner, cwd, created) = {
+        let sessions = state.sessions.lock().await;
+        let session = sessions.get(id).ok_or_else(|| unknown(id))?;
+        (session.runner.clone(), session.cwd.clone(), session.created)
+    };
+    let store = runner.store().clone();
+    if !created {
+        runner
+            .create_as(id, message)
+            .await
+            .map_err(|e| internal(&e))?;
+    }
+    let since = store
+        .get_events(id, 0)
+        .await
+        .map_err(|e| internal(&e))?
+        .last()
+        .map_or(0, |e| e.event_id);
+    let feed = watch_live(store.clone(), id, since);
+    let started = if created {
+        runner.continue_in_background(id, message, cancel).await
+    } else {
+        runner.resume_in_background(id, cancel).await
+    };
+    let handle = started.map_err(|e| Error::new(-32602, e.to_string()))?;
+    let mut follower = Follower::new(cwd, state.host.context_window());
+    let forward = {
+        let cx = cx.clone();
+        let id = id.to_owned();
+        let store = store.clone();
+        async move {
+            let mut feed = feed;
+            while let Some(Ok(event)) = feed.next().await {
+                let mut updates = follower.updates(&event, store.as_ref()).await;
+                if changes_goals(&event)
+                    && let Some(plan) = follower.plan(&id, store.as_ref()).await
+                {
+                    updates.push(plan);
+                }
+                for update in updates {
+                    let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
+                }
+                if matches!(&event, LiveEvent::Stored(e) if matches!(e.kind, EventKind::TraceCompleted { .. }))
+                {
+                    break;
+                }
+            }
+        }
+    };
+    let forwarding = tokio::spawn(forward);
+    let outcome = handle.wait().await;
+    let _ = tokio::time::timeout(DRAIN, forwarding).await;
+    let outcome = outcome.map_err(|e| internal(&e))?;
+    stop_reason(&outcome, id, cx)
+}
+
+/// How the turn ended, in ACP's words. A run stopped by its cost budget, the loop guard or a
+/// failure ends the turn with the reason said as the agent's last words; a model that failed
+/// is an error.
+fn stop_reason(
+    outcome: &RunOutcome,
+    id: &str,
+    cx: &ConnectionTo<Client>,
+) -> Result<AcpStop, Error> {
+    let say = |words: String| {
+        let update = SessionUpdate::AgentMessageChunk(text(words));
+        let _ = cx.send_notification(SessionNotification::new(id.to_owned(), update));
+    };
+    let error = outcome.error.clone().unwrap_or_default();
+    match outcome.stop {
+        StopReason::Completed if outcome.status != TraceStatus::Failed => Ok(AcpStop::EndTurn),
+        StopReason::Cancelled => Ok(AcpStop::Cancelled),
+        StopReason::MaxIterations => Ok(AcpStop::MaxTurnRequests),
+        StopReason::MaxCost | StopReason::Stuck => {
+            say(format!("\n\n(stopped: {error})"));
+            Ok(AcpStop::EndTurn)
+        }
+        _ => Err(Error::new(-32603, format!("the run failed: {error}"))),
+    }
+}

@@ -1,0 +1,261 @@
+//! What a trace's events look like to an ACP client: the session updates of a turn as it runs
+//! ([`Follower`]) and the pieces [`crate::replay`] shares with it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, Cost, Diff, SessionUpdate, TextContent, ToolCall, ToolCallContent,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
+};
+use agent_execution::{Content, DeltaKind, Event, EventKind, LiveEvent, Message, TraceStore};
+use agent_llm::{Role, ToolCall as ModelCall};
+use serde_json::Value;
+
+use crate::plan::plan_of;
+
+/// The tool whose calls are shown as plan updates rather than as tool calls.
+pub(crate) const GOAL_TOOL: &str = "goal";
+
+/// A text chunk.
+pub(crate) fn text(text: impl Into<String>) -> ContentChunk {
+    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
+}
+
+/// The ACP kind of one of the runtime's tools (MCP tools and unknown ones are `other`).
+pub(crate) fn kind_of(tool: &str) -> ToolKind {
+    match tool {
+        "read_file" | "read_progress" => ToolKind::Read,
+        "glob_files" | "grep" => ToolKind::Search,
+        "write_file" | "edit_file" => ToolKind::Edit,
+        "bash" => ToolKind::Execute,
+        "explore" | "delegate" => ToolKind::Think,
+        _ => ToolKind::Other,
+    }
+}
+
+/// Whether calls of `kind` run without asking: their `in_progress` update follows `pending` at
+/// once, while the others wait for their approval.
+fn runs_at_once(kind: ToolKind) -> bool {
+    matches!(
+        kind,
+        ToolKind::Read | ToolKind::Search | ToolKind::Think | ToolKind::Fetch
+    )
+}
+
+/// The call's arguments as JSON (`null` when the model wrote something that is not JSON).
+fn arguments(call: &ModelCall) -> Value {
+    serde_json::from_str(&call.arguments).unwrap_or(Value::Null)
+}
+
+/// A one-line title: the tool and what it works on (`bash: cargo test`, `read_file src/a.rs`).
+pub(crate) fn title_of(call: &ModelCall) -> String {
+    let args = arguments(call);
+    let field = |name: &str| args.get(name).and_then(Value::as_str).map(str::to_owned);
+    let subject = match call.name.as_str() {
+        "bash" => field("command").map(|c| format!(": {}", first_line(&c))),
+        "grep" | "glob_files" => field("pattern").map(|p| format!(" {p}")),
+        "delegate" => field("task").map(|t| format!(": {}", first_line(&t))),
+        _ => field("path").map(|p| format!(" {p}")),
+    };
+    format!("{}{}", call.name, subject.unwrap_or_default())
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+/// The file a call works on, resolved against the workspace, if it names one.
+fn path_of(call: &ModelCall, cwd: &Path) -> Option<PathBuf> {
+    let path = arguments(call).get("path")?.as_str()?.to_owned();
+    Some(cwd.join(path))
+}
+
+/// The `tool_call` announcing `call`, pending; a file edit carries its diff (`old_text` is the
+/// file as it is now, read before the call runs, for `write_file`).
+pub(crate) fn announce(call: &ModelCall, cwd: &Path) -> ToolCall {
+    let kind = kind_of(&call.name);
+    let mut tool_call = ToolCall::new(call.id.clone(), title_of(call))
+        .kind(kind)
+        .status(ToolCallStatus::Pending)
+        .raw_input(arguments(call));
+    if let Some(path) = path_of(call, cwd) {
+        tool_call = tool_call.locations(vec![ToolCallLocation::new(path.clone())]);
+        if let Some(diff) = diff_of(call, &path) {
+            tool_call = tool_call.content(vec![ToolCallContent::Diff(diff)]);
+        }
+    }
+    tool_call
+}
+
+/// The change a `write_file` or `edit_file` call asks for.
+pub(crate) fn diff_of(call: &ModelCall, path: &Path) -> Option<Diff> {
+    let args = arguments(call);
+    let field = |name: &str| args.get(name).and_then(Value::as_str).map(str::to_owned);
+    match call.name.as_str() {
+        "write_file" => {
+            let old = std::fs::read_to_string(path).ok();
+            Some(Diff::new(path, field("content")?).old_text(old))
+        }
+        "edit_file" => Some(Diff::new(path, field("new_string")?).old_text(field("old_string"))),
+        _ => None,
+    }
+}
+
+/// The `tool_call_update` closing a call with its result.
+pub(crate) fn result_update(message: &Message) -> Option<ToolCallUpdate> {
+    let Content::ToolResult(result) = &message.content else {
+        return None;
+    };
+    let id = message.tool_call_id.clone()?;
+    let status = if result.is_error {
+        ToolCallStatus::Failed
+    } else {
+        ToolCallStatus::Completed
+    };
+    let content = ToolCallContent::Content(agent_client_protocol::v1::schema::Content::new(
+        ContentBlock::Text(TextContent::new(result.output.clone())),
+    ));
+    Some(ToolCallUpdate::new(
+        id,
+        ToolCallUpdateFields::new()
+            .status(status)
+            .content(vec![content])
+            .raw_output(Value::String(result.output.clone())),
+    ))
+}
+
+/// A call's status changed (e.g. approved: `in_progress`).
+pub(crate) fn status_update(id: &str, status: ToolCallStatus) -> ToolCallUpdate {
+    ToolCallUpdate::new(id.to_owned(), ToolCallUpdateFields::new().status(status))
+}
+
+/// Follows one turn of a session: turns the trace's live events into session updates.
+pub(crate) struct Follower {
+    /// The session's working directory, for file paths.
+    cwd: PathBuf,
+    /// Text was streamed since the last assistant message, so its stored text is not resent.
+    text_streamed: bool,
+    /// Reasoning was streamed since the last assistant message.
+    reasoning_streamed: bool,
+    /// The calls announced and not finished yet, by id.
+    open_calls: HashMap<String, ToolKind>,
+    /// The model's context window, for `usage_update`.
+    context_window: u64,
+}
+
+impl Follower {
+    /// A follower for a session working in `cwd`.
+    pub(crate) fn new(cwd: PathBuf, context_window: u64) -> Self {
+        Self {
+            cwd,
+            text_streamed: false,
+            reasoning_streamed: false,
+            open_calls: HashMap::new(),
+            context_window,
+        }
+    }
+
+    /// The updates one live event makes (none for most events).
+    pub(crate) async fn updates(
+        &mut self,
+        event: &LiveEvent,
+        store: &dyn TraceStore,
+    ) -> Vec<SessionUpdate> {
+        match event {
+            LiveEvent::Delta(delta) if delta.delta.is_empty() => Vec::new(),
+            LiveEvent::Delta(delta) => match delta.kind {
+                DeltaKind::Text => {
+                    self.text_streamed = true;
+                    vec![SessionUpdate::AgentMessageChunk(text(&delta.delta))]
+                }
+                DeltaKind::Reasoning => {
+                    self.reasoning_streamed = true;
+                    vec![SessionUpdate::AgentThoughtChunk(text(&delta.delta))]
+                }
+            },
+            LiveEvent::Stored(event) => self.stored(event, store).await,
+        }
+    }
+
+    async fn stored(&mut self, event: &Event, store: &dyn TraceStore) -> Vec<SessionUpdate> {
+        match &event.kind {
+            EventKind::MessageAdded { message, .. } => self.message(message, store).await,
+            _ => Vec::new(),
+        }
+    }
+
+    async fn message(&mut self, message: &Message, store: &dyn TraceStore) -> Vec<SessionUpdate> {
+        let mut updates = Vec::new();
+        match (&message.role, &message.content) {
+            (Role::Assistant, Content::Assistant(turn)) => {
+                let reasoning = turn.reasoning_text();
+                if !self.reasoning_streamed && !reasoning.is_empty() {
+                    updates.push(SessionUpdate::AgentThoughtChunk(text(reasoning)));
+                }
+                if let Some(answer) = turn.text.as_deref().filter(|t| !t.is_empty())
+                    && !self.text_streamed
+                {
+                    updates.push(SessionUpdate::AgentMessageChunk(text(answer)));
+                }
+                self.text_streamed = false;
+                self.reasoning_streamed = false;
+                for call in turn.tool_calls.iter().filter(|c| c.name != GOAL_TOOL) {
+                    let announced = announce(call, &self.cwd);
+                    let kind = announced.kind;
+                    updates.push(SessionUpdate::ToolCall(announced));
+                    if runs_at_once(kind) {
+                        updates.push(SessionUpdate::ToolCallUpdate(status_update(
+                            &call.id,
+                            ToolCallStatus::InProgress,
+                        )));
+                    }
+                    self.open_calls.insert(call.id.clone(), kind);
+                }
+                if let Ok(Some(trace)) = store.get_trace(&message.trace_id).await {
+                    let stats = trace.stats();
+                    let used = message.tokens.unwrap_or(stats.total_tokens);
+                    updates.push(SessionUpdate::UsageUpdate(
+                        UsageUpdate::new(used, self.context_window)
+                            .cost(Cost::new(stats.total_cost, "USD")),
+                    ));
+                }
+            }
+            (Role::Tool, _) => {
+                let known = message
+                    .tool_call_id
+                    .as_ref()
+                    .is_some_and(|id| self.open_calls.remove(id).is_some());
+                if known && let Some(update) = result_update(message) {
+                    updates.push(SessionUpdate::ToolCallUpdate(update));
+                }
+            }
+            _ => {}
+        }
+        updates
+    }
+
+    /// The plan update after a goal change.
+    pub(crate) async fn plan(
+        &self,
+        trace_id: &str,
+        store: &dyn TraceStore,
+    ) -> Option<SessionUpdate> {
+        let tree = store.get_goal_tree(trace_id).await.ok()??;
+        Some(SessionUpdate::Plan(plan_of(&tree)))
+    }
+}
+
+/// Whether `event` changes the goal tree.
+pub(crate) fn changes_goals(event: &LiveEvent) -> bool {
+    matches!(
+        event,
+        LiveEvent::Stored(Event {
+            kind: EventKind::GoalAdded { .. }
+                | EventKind::GoalUpdated { .. }
+                | EventKind::GoalRemoved { .. }
+                | EventKind::GoalTreeUpdated { .. },
+            ..
+        })
+    )
+}

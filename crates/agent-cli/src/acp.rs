@@ -1,0 +1,84 @@
+//! `agent acp`: the agent as an Agent Client Protocol agent on stdin/stdout, for editors.
+//!
+//! Every session gets a runner built as `agent run` builds one (provider, profiles, limits,
+//! `agent.toml`, the workspace's instructions, the MCP servers started once here) for the
+//! folder the editor names; risky calls are asked through the editor unless `--yes`.
+//! Nothing but protocol messages goes to stdout: notes and logs go to stderr.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_acp::Host;
+use agent_execution::TraceStore;
+use agent_runner::approval::RejectAll;
+use agent_runner::{AgentRunner, Approval, ApprovalHandler};
+use anyhow::Result;
+
+use crate::cli::{AcpArgs, ModelArgs};
+use crate::config::{self, FileConfig};
+use crate::exit::ExitCode;
+use crate::mcp::{self, RunTools};
+use crate::run::setup_with;
+
+/// Runners for the editor's sessions, from the command line's settings.
+struct CliHost {
+    args: ModelArgs,
+    tools: RunTools,
+    store: Arc<dyn TraceStore>,
+    context_window: u64,
+}
+
+impl Host for CliHost {
+    fn store(&self) -> Arc<dyn TraceStore> {
+        self.store.clone()
+    }
+
+    fn runner(
+        &self,
+        cwd: &Path,
+        approvals: Arc<dyn ApprovalHandler>,
+    ) -> Result<AgentRunner, String> {
+        let mut args = self.args.clone();
+        args.workspace = Some(cwd.to_owned());
+        setup_with(
+            &args,
+            self.tools.clone(),
+            None,
+            Some(Approval::Ask(approvals)),
+        )
+        .map(|setup| setup.runner)
+        .map_err(|error| format!("{error:#}"))
+    }
+
+    fn context_window(&self) -> u64 {
+        self.context_window
+    }
+}
+
+/// `agent acp`: serves one editor until it closes the connection.
+pub(crate) async fn acp(args: AcpArgs) -> Result<ExitCode> {
+    let file = FileConfig::load()?;
+    let servers = mcp::start(&file, &args.model.mcp).await?;
+    let tools = mcp::tools(&servers);
+    // A configuration error shows now, with exit code 2, rather than at the first session.
+    let refuse: Arc<dyn ApprovalHandler> = Arc::new(RejectAll::default());
+    let checked = setup_with(
+        &args.model,
+        tools.clone(),
+        None,
+        Some(Approval::Ask(refuse)),
+    )?;
+    let context_window = checked.provider.context_window.unwrap_or_default() as u64;
+    let (_, store) = config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?;
+    let host = CliHost {
+        args: args.model,
+        tools,
+        store: Arc::new(store),
+        context_window,
+    };
+    agent_acp::serve_stdio(Arc::new(host))
+        .await
+        .map_err(|error| anyhow::anyhow!("acp: {error}"))?;
+    drop(servers);
+    Ok(ExitCode::Completed)
+}

@@ -1,0 +1,276 @@
+//! `agent acp` driven by the official ACP TypeScript SDK (`@agentclientprotocol/sdk`, installed
+//! by `scripts/setup-acp.sh`) as an editor drives it, against the mock model server: a prompt
+//! with tool calls and permission requests, streamed chunks, plan updates that follow the goal
+//! tree, a cancelled turn, the session list, and the session loaded again by a new process.
+
+use std::path::Path;
+use std::time::Duration;
+
+use agent_test_support::mock_model::{MockModelServer, Reply, Turn, sse_data};
+use serde_json::{Value, json};
+
+/// The test client; fails loudly when the SDK is not installed.
+fn client_script() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/acp");
+    assert!(
+        root.join("node_modules/@agentclientprotocol/sdk/package.json")
+            .is_file(),
+        "the ACP client SDK is not installed in {}: run `cargo xtask setup` (or \
+         scripts/setup-acp.sh), which runs `npm ci` there.",
+        root.display()
+    );
+    root.join("client.mjs").to_string_lossy().into_owned()
+}
+
+/// Every update of `kind` in a step's updates.
+fn of_kind<'a>(step: &'a Value, kind: &str) -> Vec<&'a Value> {
+    step["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| &u["update"])
+        .filter(|u| u["sessionUpdate"] == kind)
+        .collect()
+}
+
+/// The entries of a plan update as "content [status]".
+fn entries(plan: &Value) -> Vec<String> {
+    plan["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{} [{}]",
+                e["content"].as_str().unwrap(),
+                e["status"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
+    let script = client_script();
+    let env = crate::agent_env();
+    env.write("work/notes.txt", "The answer is 42.\n");
+    let thinking = json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "delta": {"content": "Thinking"}, "finish_reason": null}],
+    });
+    let server = MockModelServer::with_replies([
+        Reply::from(Turn::tool_call(
+            "call_1",
+            "goal",
+            json!({"add": "Read the notes, Write the answer", "focus": "1"}),
+        )),
+        Reply::from(Turn::tool_call(
+            "call_2",
+            "read_file",
+            json!({"path": "notes.txt"}),
+        )),
+        Reply::from(Turn::tool_call(
+            "call_3",
+            "goal",
+            json!({"done": "The notes say 42.", "focus": "2"}),
+        )),
+        Reply::from(Turn::tool_call(
+            "call_4",
+            "write_file",
+            json!({"path": "answer.txt", "content": "42\n"}),
+        )),
+        Reply::from(Turn::tool_call(
+            "call_5",
+            "bash",
+            json!({"command": "rm answer.txt"}),
+        )),
+        Reply::from(Turn::tool_call(
+            "call_6",
+            "goal",
+            json!({"done": "Wrote answer.txt."}),
+        )),
+        Reply::from(Turn::text("The answer is 42, written to answer.txt.")),
+        // The second prompt: the model starts answering, then never finishes.
+        Reply::sse([sse_data(&thinking)]).then_hang(),
+    ])
+    .await;
+    let base = server.openai_base();
+    let work = env.work();
+    let command = env.program(
+        "node",
+        &[
+            &script,
+            &work,
+            env!("CARGO_BIN_EXE_agent"),
+            "--provider",
+            "openai",
+            "--base-url",
+            &base,
+            "--api-key",
+            "sk-test",
+            "--model",
+            "gpt-4o-mini",
+            "--no-report",
+        ],
+    );
+    let output = tokio::time::timeout(
+        Duration::from_secs(120),
+        tokio::process::Command::from(command).output(),
+    )
+    .await
+    .expect("the ACP client finished within two minutes")
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let steps: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let step = |name: &str| {
+        steps
+            .iter()
+            .find(|s| s["step"] == name)
+            .unwrap_or_else(|| panic!("no step {name} in {stdout}\n{stderr}"))
+    };
+
+    let init = &step("initialize")["response"];
+    assert_eq!(init["protocolVersion"], 1);
+    assert_eq!(init["agentCapabilities"]["loadSession"], true);
+    let session = step("new")["response"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // The first prompt: the answer streamed, each tool call announced and finished, the risky
+    // ones asked about, the plan following the goal tree.
+    let prompt = step("prompt");
+    assert_eq!(prompt["response"]["stopReason"], "end_turn", "{prompt:#}");
+    let said: String = of_kind(prompt, "agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(said, "The answer is 42, written to answer.txt.");
+    let calls = of_kind(prompt, "tool_call");
+    let titles: Vec<&str> = calls.iter().map(|c| c["title"].as_str().unwrap()).collect();
+    assert_eq!(
+        titles,
+        [
+            "read_file notes.txt",
+            "write_file answer.txt",
+            "bash: rm answer.txt"
+        ],
+        "goal calls show as the plan, not as tool calls"
+    );
+    assert_eq!(calls[0]["kind"], "read");
+    assert_eq!(calls[1]["kind"], "edit");
+    assert_eq!(calls[1]["content"][0]["type"], "diff");
+    assert_eq!(calls[1]["content"][0]["newText"], "42\n");
+    assert_eq!(calls[2]["kind"], "execute");
+    let statuses = |id: &str| -> Vec<String> {
+        let mut seen: Vec<String> = calls
+            .iter()
+            .filter(|c| c["toolCallId"] == id)
+            // `pending` is the default, left out on the wire.
+            .map(|c| c["status"].as_str().unwrap_or("pending").to_owned())
+            .collect();
+        seen.extend(
+            of_kind(prompt, "tool_call_update")
+                .iter()
+                .filter(|u| u["toolCallId"] == id && u["status"].is_string())
+                .map(|u| u["status"].as_str().unwrap().to_owned()),
+        );
+        seen
+    };
+    assert_eq!(statuses("call_2"), ["pending", "in_progress", "completed"]);
+    assert_eq!(statuses("call_4"), ["pending", "in_progress", "completed"]);
+    assert_eq!(
+        statuses("call_5"),
+        ["pending", "failed"],
+        "the rejected call never ran"
+    );
+    let asked: Vec<&str> = prompt["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["toolCall"]["toolCallId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        asked,
+        ["call_4", "call_5"],
+        "only risky calls are asked about"
+    );
+    let kinds: Vec<&str> = prompt["permissions"][0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["allow_once", "allow_always", "reject_once", "reject_always"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.path("work/answer.txt")).unwrap(),
+        "42\n",
+        "the allowed write happened and the rejected rm did not"
+    );
+    let plans: Vec<Vec<String>> = of_kind(prompt, "plan").into_iter().map(entries).collect();
+    assert_eq!(
+        plans.first().unwrap(),
+        &[
+            "1 Read the notes [in_progress]",
+            "2 Write the answer [pending]"
+        ]
+    );
+    assert!(plans.contains(&vec![
+        "1 Read the notes [completed]".to_owned(),
+        "2 Write the answer [in_progress]".to_owned()
+    ]));
+    assert_eq!(
+        plans.last().unwrap(),
+        &[
+            "1 Read the notes [completed]",
+            "2 Write the answer [completed]"
+        ]
+    );
+    assert!(!of_kind(prompt, "usage_update").is_empty());
+
+    // The second prompt is cancelled while the model is answering.
+    let cancel = step("cancel");
+    assert_eq!(cancel["response"]["stopReason"], "cancelled", "{cancel:#}");
+    assert!(
+        of_kind(cancel, "agent_message_chunk")
+            .iter()
+            .any(|u| u["content"]["text"] == "Thinking")
+    );
+
+    let listed = step("list")["response"]["sessions"].as_array().unwrap();
+    assert!(
+        listed
+            .iter()
+            .any(|s| s["sessionId"] == session.as_str() && s["title"] == "Answer from the notes")
+    );
+    assert_eq!(step("load_unknown")["error"]["code"], -32002);
+
+    // A new process loads the session: its history replayed, then its plan.
+    let load = step("load");
+    let users: Vec<&str> = of_kind(load, "user_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(users[0], "Answer from the notes");
+    assert!(users.contains(&"Now think for a long time"), "{users:?}");
+    let replayed: Vec<&str> = of_kind(load, "tool_call")
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(replayed, ["completed", "completed", "failed"]);
+    assert_eq!(
+        entries(of_kind(load, "plan").last().unwrap()),
+        [
+            "1 Read the notes [completed]",
+            "2 Write the answer [completed]"
+        ]
+    );
+}

@@ -1,0 +1,109 @@
+// Drives `agent acp` as an editor would, with the official ACP TypeScript SDK, and prints one
+// JSON line per step with everything the agent sent, for the agent-cli test to check.
+//
+// Usage: node client.mjs <workspace> <agent binary> [agent args...]
+//
+// 1. initialize, session/new, a prompt whose tool calls ask for permission (the first
+//    write_file is allowed once, a bash call is rejected);
+// 2. a second prompt, cancelled while the model is still answering;
+// 3. session/list;
+// 4. a second agent process: initialize, session/load of the same session (the replay).
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+
+import { client, methods, ndJsonStream } from "@agentclientprotocol/sdk";
+
+const [workspace, binary, ...agentArgs] = process.argv.slice(2);
+
+function print(step, value) {
+  process.stdout.write(JSON.stringify({ step, ...value }) + "\n");
+}
+
+/// One agent process and a client connected to it; `updates` and `permissions` collect what
+/// the agent sent.
+function connect() {
+  const child = spawn(binary, ["acp", ...agentArgs], {
+    cwd: workspace,
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  const seen = { updates: [], permissions: [] };
+  const app = client({ name: "acp-test-client" })
+    .onNotification(methods.client.session.update, ({ params }) => {
+      seen.updates.push(params);
+    })
+    .onRequest(methods.client.session.requestPermission, ({ params }) => {
+      seen.permissions.push(params);
+      const title = params.toolCall.title ?? "";
+      const choice = title.startsWith("bash") ? "reject_once" : "allow_once";
+      return { outcome: { outcome: "selected", optionId: choice } };
+    });
+  return { child, stream, app, seen };
+}
+
+async function firstRun() {
+  const { child, stream, app, seen } = connect();
+  let sessionId;
+  await app.connectWith(stream, async (agent) => {
+    const init = await agent.request(methods.agent.initialize, {
+      protocolVersion: 1,
+      clientCapabilities: {},
+    });
+    print("initialize", { response: init });
+
+    const created = await agent.request(methods.agent.session.new, {
+      cwd: workspace,
+      mcpServers: [],
+    });
+    sessionId = created.sessionId;
+    print("new", { response: created });
+
+    const answered = await agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "Answer from the notes" }],
+    });
+    print("prompt", { response: answered, updates: seen.updates.splice(0), permissions: seen.permissions.splice(0) });
+
+    const waiting = agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "Now think for a long time" }],
+    });
+    // Cancel once the model has started answering.
+    for (let i = 0; i < 300 && !seen.updates.some((u) => u.update.sessionUpdate === "agent_message_chunk"); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await agent.notify(methods.agent.session.cancel, { sessionId });
+    const cancelled = await waiting;
+    print("cancel", { response: cancelled, updates: seen.updates.splice(0) });
+
+    const listed = await agent.request(methods.agent.session.list, {});
+    print("list", { response: listed });
+
+    let unknown;
+    try {
+      await agent.request(methods.agent.session.load, { sessionId: "no-such-session", cwd: workspace, mcpServers: [] });
+    } catch (error) {
+      unknown = { code: error.code, message: error.message };
+    }
+    print("load_unknown", { error: unknown });
+  });
+  child.kill();
+  return sessionId;
+}
+
+async function reload(sessionId) {
+  const { child, stream, app, seen } = connect();
+  await app.connectWith(stream, async (agent) => {
+    await agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    const loaded = await agent.request(methods.agent.session.load, {
+      sessionId,
+      cwd: workspace,
+      mcpServers: [],
+    });
+    print("load", { response: loaded, updates: seen.updates.splice(0) });
+  });
+  child.kill();
+}
+
+const sessionId = await firstRun();
+await reload(sessionId);
