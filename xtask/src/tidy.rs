@@ -25,6 +25,10 @@ mod tests {
         ("agent-mcp", &["agent-tools"]),
         ("agent-api", &["agent-execution", "agent-runner"]),
         (
+            "agent-acp",
+            &["agent-execution", "agent-goal", "agent-llm", "agent-runner"],
+        ),
+        (
             "agent-test-support",
             &["agent-execution", "agent-goal", "agent-llm"],
         ),
@@ -40,6 +44,7 @@ mod tests {
                 "agent-store-pg",
                 "agent-api",
                 "agent-mcp",
+                "agent-acp",
             ],
         ),
     ];
@@ -51,7 +56,9 @@ mod tests {
         super::super::workspace_root()
     }
 
-    /// Returns the workspace crates named in the `[dependencies]` table of a manifest.
+    /// Returns the workspace crates (folders of `crates/`) named in the `[dependencies]` table
+    /// of a manifest; registry crates whose name starts the same way (`agent-client-protocol`)
+    /// are not ours.
     fn workspace_deps(manifest: &str) -> Vec<String> {
         let mut deps = Vec::new();
         let mut in_deps = false;
@@ -63,7 +70,7 @@ mod tests {
             }
             if in_deps {
                 let name = line.split(['.', '=', ' ']).next().unwrap_or("");
-                if name.starts_with("agent-") {
+                if name.starts_with("agent-") && root().join("crates").join(name).is_dir() {
                     deps.push(name.to_owned());
                 }
             }
