@@ -54,7 +54,6 @@ pub(crate) async fn start(
         let result = turn(&state, &id, &message, cancel, &task_cx).await;
         if let Some(session) = state.sessions.lock().await.get_mut(&id) {
             session.turn = None;
-            session.created = true;
         }
         match result {
             Ok(stop) => responder.respond(PromptResponse::new(stop)),
@@ -101,6 +100,9 @@ async fn turn(
             .create_as(id, message)
             .await
             .map_err(|e| internal(&e))?;
+        if let Some(session) = state.sessions.lock().await.get_mut(id) {
+            session.created = true;
+        }
     }
     let since = store
         .get_events(id, 0)
