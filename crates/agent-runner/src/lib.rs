@@ -107,6 +107,7 @@ mod engine;
 mod error;
 mod explore;
 pub mod fork;
+pub mod front_matter;
 mod goal_tools;
 pub mod guard;
 mod handoff;
