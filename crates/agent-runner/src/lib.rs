@@ -118,6 +118,7 @@ mod model;
 mod options;
 mod outcome;
 pub mod plan;
+pub mod plan_templates;
 pub mod profiles;
 mod record;
 mod report;
