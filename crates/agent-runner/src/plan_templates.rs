@@ -332,14 +332,14 @@ pub fn save(
 impl PlanTemplate {
     /// A template of the plan text `text` (as [`crate::plan::text`] gives it; its
     /// `# Plan: ...` line is left out, the mission has its own field) whose parameters are the
-    /// placeholders it and `mission` already hold, without defaults.
+    /// placeholders it and `mission` already hold, without defaults. The name is checked when
+    /// the template is saved ([`save`]).
     pub fn from_plan(
         name: &str,
         description: &str,
         mission: &str,
         text: &str,
     ) -> Result<Self, TemplateError> {
-        check_name(name)?;
         let text: String = text
             .lines()
             .filter(|line| !line.starts_with("# Plan:"))
