@@ -1,6 +1,8 @@
 //! `agent plan`: plan mode on the terminal. The model writes only the goal tree and the plan
 //! is stored as a trace with status `planned` (`agent_runner::plan`); this module prints it,
-//! opens it in an editor, saves it as a template and reads templates for `agent run --plan`.
+//! opens it in an editor, saves it as a template (`.agent/plans/NAME.md`,
+//! `agent_runner::plan_templates`), lists templates and starts runs from them for
+//! `agent run --plan NAME --var KEY=VALUE`.
 //!
 //! The text form (`agent_goal::parse_plan`) is one goal a line, two spaces of indent per level;
 //! lines starting with `#` and blank lines are ignored:
@@ -14,19 +16,21 @@
 //! Test
 //! ```
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use agent_execution::TraceStore;
 use agent_runner::AgentRunner;
 use agent_runner::agents::PLAN;
 use agent_runner::plan::{self as plan_mode, PlanError, PlanOutcome};
+use agent_runner::plan_templates::{self as templates, PlanTemplate, TemplateError};
 use agent_tools::ToolRegistry;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
 use crate::cli::{PlanAction, PlanArgs, TraceDirArg};
-use crate::config;
+use crate::config::{self, FileConfig};
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
 use crate::run::{exit_code, setup};
@@ -40,9 +44,23 @@ pub(crate) async fn command(args: PlanArgs) -> Result<ExitCode> {
         }) => edit(&trace_id, &trace_dir).await,
         Some(PlanAction::Save {
             trace_id,
-            file,
+            name,
+            description,
+            force,
+            workspace,
             trace_dir,
-        }) => save(&trace_id, &file, &trace_dir).await,
+        }) => {
+            save(SaveArgs {
+                trace_id: &trace_id,
+                name: &name,
+                description: &description,
+                force,
+                workspace: workspace.as_deref(),
+                trace_dir: &trace_dir,
+            })
+            .await
+        }
+        Some(PlanAction::List { workspace, json }) => list(workspace.as_deref(), json),
         None => {
             let task = args
                 .task
@@ -185,28 +203,193 @@ fn run_editor(editor: &str, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `agent plan save`: the plan as a text file, reusable with `agent run --plan FILE`.
-async fn save(trace_id: &str, file: &Path, trace_dir: &TraceDirArg) -> Result<ExitCode> {
-    let store = config::store_for(trace_dir)?;
-    let text = plan_mode::text(&store, trace_id).await?;
-    std::fs::write(file, text).with_context(|| format!("cannot write {}", file.display()))?;
+/// `agent plan save`: the plan as a template, `.agent/plans/NAME.md` in the workspace (or the
+/// file a path-like NAME names), to start runs from with `agent run --plan NAME`.
+async fn save(args: SaveArgs<'_>) -> Result<ExitCode> {
+    let store = config::store_for(args.trace_dir)?;
+    let text = plan_mode::text(&store, args.trace_id).await?;
+    let mission = store
+        .get_trace(args.trace_id)
+        .await?
+        .map(|trace| trace.task)
+        .unwrap_or_default();
+    if is_file(args.name) {
+        let file = Path::new(args.name);
+        let stem = file
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let template = PlanTemplate::from_plan(&stem, args.description, &mission, &text)
+            .map_err(template_error)?;
+        std::fs::write(file, template.to_file_text())
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        note(&format!(
+            "plan saved to {}; reuse it with `agent run --plan {}`",
+            file.display(),
+            file.display()
+        ));
+        return Ok(ExitCode::Completed);
+    }
+    let workspace = workspace(args.workspace)?;
+    let template = PlanTemplate::from_plan(args.name, args.description, &mission, &text)
+        .map_err(template_error)?;
+    let path = templates::save(&workspace, &template, args.force).map_err(template_error)?;
     note(&format!(
-        "plan saved to {}; reuse it with `agent run --plan {} <TASK>`",
-        file.display(),
-        file.display()
+        "plan template {:?} saved to {}\n  parameters: write {{{{name}}}} in its mission and goals and \
+         `name: default` under `params:`\n  run it:     agent run --plan {}",
+        args.name,
+        path.display(),
+        args.name
     ));
     Ok(ExitCode::Completed)
 }
 
-/// Replaces a new trace's goal tree with the plan in `file`.
-pub(crate) async fn load_into(store: &dyn TraceStore, trace_id: &str, file: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read the plan {}", file.display()))?;
-    match plan_mode::load_into(store, trace_id, &text).await {
-        Ok(_) => Ok(()),
-        Err(PlanError::Parse(error)) => {
-            Err(error).with_context(|| format!("invalid plan in {}", file.display()))
+/// What `agent plan save` was given.
+struct SaveArgs<'a> {
+    trace_id: &'a str,
+    name: &'a str,
+    description: &'a str,
+    force: bool,
+    workspace: Option<&'a Path>,
+    trace_dir: &'a TraceDirArg,
+}
+
+/// `agent plan list`: the templates of the workspace.
+fn list(workspace_arg: Option<&Path>, as_json: bool) -> Result<ExitCode> {
+    let workspace = workspace(workspace_arg)?;
+    let templates = templates::list(&workspace).map_err(template_error)?;
+    if as_json {
+        let list: Vec<_> = templates
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "description": t.description,
+                    "mission": t.mission,
+                    "params": t.params,
+                    "file": workspace.join(templates::TEMPLATES_DIR).join(format!("{}.md", t.name)),
+                })
+            })
+            .collect();
+        print(&json!({ "templates": list }).to_string());
+        return Ok(ExitCode::Completed);
+    }
+    if templates.is_empty() {
+        note(&format!(
+            "no plan templates in {}; save one with `agent plan save TRACE_ID NAME`",
+            workspace.join(templates::TEMPLATES_DIR).display()
+        ));
+        return Ok(ExitCode::Completed);
+    }
+    let rows: Vec<[String; 3]> = templates
+        .iter()
+        .map(|t| {
+            let params: Vec<String> = t
+                .params
+                .iter()
+                .map(|p| match &p.default {
+                    Some(default) => format!("{}={default}", p.name),
+                    None => p.name.clone(),
+                })
+                .collect();
+            let params = if params.is_empty() {
+                "-".to_owned()
+            } else {
+                params.join(", ")
+            };
+            [t.name.clone(), params, t.description.clone()]
+        })
+        .collect();
+    let header = ["NAME", "PARAMETERS", "DESCRIPTION"].map(str::to_owned);
+    let mut widths = [0usize; 2];
+    for row in std::iter::once(&header).chain(&rows) {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
         }
-        Err(error) => Err(error.into()),
+    }
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(&rows) {
+        for (cell, width) in row.iter().zip(widths) {
+            out.push_str(&format!("{cell:<width$}  "));
+        }
+        out.push_str(&row[2]);
+        out.push('\n');
+    }
+    print(out.trim_end());
+    Ok(ExitCode::Completed)
+}
+
+/// `agent run --plan NAME|FILE [--var KEY=VALUE ...] [TASK]`: creates a trace whose task is
+/// `task`, else the template's mission, and whose goals are the template's, placeholders
+/// filled. Template errors (unknown name, a value for no parameter, a parameter without a
+/// value) are usage errors that name what is wrong.
+pub(crate) async fn start_from_template(
+    runner: &AgentRunner,
+    plan: &str,
+    vars: &[String],
+    task: Option<String>,
+) -> Result<String> {
+    let mut values = BTreeMap::new();
+    for var in vars {
+        let Some((key, value)) = var.split_once('=') else {
+            return Err(UsageError(format!("--var {var:?}: expected KEY=VALUE")).into());
+        };
+        if values
+            .insert(key.trim().to_owned(), value.to_owned())
+            .is_some()
+        {
+            return Err(UsageError(format!("--var {:?} is given twice", key.trim())).into());
+        }
+    }
+    let workspace = &runner.options().workspace;
+    let template = if is_file(plan) {
+        templates::load_file(Path::new(plan))
+    } else {
+        match templates::load(workspace, plan) {
+            // A plan file in the current folder named without an extension, as before.
+            Err(TemplateError::NotFound { .. }) if Path::new(plan).is_file() => {
+                templates::load_file(Path::new(plan))
+            }
+            other => other,
+        }
+    }
+    .map_err(template_error)?;
+    let rendered = template.render(&values).map_err(template_error)?;
+    let Some(task) = task.or(rendered.mission) else {
+        return Err(UsageError(format!(
+            "the plan template {:?} has no mission: give the task, agent run --plan {plan} \"TASK\"",
+            template.name
+        ))
+        .into());
+    };
+    let trace_id = runner.create(&task).await?;
+    plan_mode::load_into(runner.store().as_ref(), &trace_id, &rendered.text).await?;
+    Ok(trace_id)
+}
+
+/// Whether a `--plan` or `agent plan save` value names a file rather than a template: it has a
+/// path separator or ends in `.md` or `.txt`.
+fn is_file(value: &str) -> bool {
+    value.contains(std::path::is_separator)
+        || value.contains('/')
+        || value.ends_with(".md")
+        || value.ends_with(".txt")
+}
+
+/// The workspace templates are read from and saved to: the flag, else agent.toml's, else the
+/// current folder.
+fn workspace(given: Option<&Path>) -> Result<PathBuf> {
+    let file = FileConfig::load()?;
+    match given.map(Path::to_path_buf).or(file.workspace) {
+        Some(dir) => Ok(dir),
+        None => std::env::current_dir().context("cannot read the current folder"),
+    }
+}
+
+/// A template error: a usage error (exit 2) unless a file could not be read or written.
+fn template_error(error: TemplateError) -> anyhow::Error {
+    match error {
+        TemplateError::Io { .. } => error.into(),
+        other => UsageError(other.to_string()).into(),
     }
 }

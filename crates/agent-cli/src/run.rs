@@ -180,21 +180,17 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let mcp = mcp::start(&FileConfig::load()?, &args.model.mcp).await?;
     let setup = setup(&args.model, mcp::tools(&mcp), None)?;
-    let store = setup.store.clone();
-    let trace_id = match (&args.trace, &task) {
-        (Some(trace_id), _) => {
+    let trace_id = match (&args.trace, &args.plan, task) {
+        (Some(trace_id), _, _) => {
             // The plan runs as this run's profile, whichever wrote it, and resumes as it.
             plan::prepare_run(&setup.runner, trace_id).await?;
             trace_id.clone()
         }
-        (None, Some(task)) => {
-            let trace_id = setup.runner.create(task).await?;
-            if let Some(file) = &args.plan {
-                plan::load_into(store.as_ref(), &trace_id, file).await?;
-            }
-            trace_id
+        (None, Some(template), task) => {
+            plan::start_from_template(&setup.runner, template, &args.vars, task).await?
         }
-        (None, None) => {
+        (None, None, Some(task)) => setup.runner.create(&task).await?,
+        (None, None, None) => {
             return Err(UsageError("a task is needed, or --trace TRACE_ID".into()).into());
         }
     };

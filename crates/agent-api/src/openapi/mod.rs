@@ -8,7 +8,7 @@ pub(crate) mod schemas;
 use utoipa::OpenApi;
 
 use crate::approvals::PendingApproval;
-use crate::routes::{self, ErrorObject, ErrorResponse, fork, runs, traces, watch};
+use crate::routes::{self, ErrorObject, ErrorResponse, fork, runs, templates, traces, watch};
 use ids::TraceIdRules;
 
 /// The API's OpenAPI document.
@@ -34,6 +34,8 @@ use ids::TraceIdRules;
         runs::send_message,
         fork::fork_trace,
         runs::decide_approval,
+        templates::list_templates,
+        templates::start_template_run,
         routes::openapi,
     ),
     components(schemas(

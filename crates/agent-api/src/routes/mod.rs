@@ -5,6 +5,7 @@
 //! - [`runs`]: start, cancel, resume, messages, approvals; [`run_settings`]: what a request may
 //!   set about a run (limits, approval mode, workspace) and how it is checked.
 //! - [`fork`]: fork a trace at a goal or after a message.
+//! - [`templates`]: list plan templates, start a run from one.
 //! - [`watch`]: the live WebSocket.
 //! - [`viewer`]: `GET /` (the viewer page) and its script and style sheet under `/static/`.
 //! - here: `GET /api/openapi.json`.
@@ -12,6 +13,7 @@
 pub(crate) mod fork;
 pub(crate) mod run_settings;
 pub(crate) mod runs;
+pub(crate) mod templates;
 pub(crate) mod traces;
 pub(crate) mod viewer;
 pub(crate) mod watch;
@@ -55,6 +57,7 @@ pub fn router(state: AppState) -> Router {
         .merge(traces::router())
         .merge(runs::router())
         .merge(fork::router())
+        .merge(templates::router())
         .merge(watch::router());
     let app = Router::new()
         .merge(viewer::router())

@@ -10,6 +10,7 @@ mod fork;
 mod hostile_api;
 mod messages;
 mod openapi;
+mod plan_templates;
 mod routes;
 mod runs;
 mod viewer;

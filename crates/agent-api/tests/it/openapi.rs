@@ -59,6 +59,8 @@ async fn the_document_is_served_and_lists_every_route() {
         paths,
         [
             "/api/openapi.json",
+            "/api/plan_templates",
+            "/api/plan_templates/{name}/runs",
             "/api/traces",
             "/api/traces/{trace_id}",
             "/api/traces/{trace_id}/approvals/{tool_call_id}",

@@ -103,9 +103,9 @@ pub(crate) struct ChatArgs {
 /// `agent run`.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// The task; `-` reads it from standard input. Not needed with --trace or --task-file. With
-    /// --continue: the next user message.
-    #[arg(required_unless_present_any = ["trace", "task_file"])]
+    /// The task; `-` reads it from standard input. Not needed with --trace or --task-file, nor
+    /// with --plan when the template has a mission. With --continue: the next user message.
+    #[arg(required_unless_present_any = ["trace", "task_file", "plan"])]
     pub(crate) task: Option<String>,
     /// Read the task (with --continue: the next message) from this file (`-`: standard input).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["task", "trace"])]
@@ -127,9 +127,16 @@ pub(crate) struct RunArgs {
     /// Execute the plan stored in this trace (made by `agent plan`, possibly edited).
     #[arg(long, value_name = "TRACE_ID", conflicts_with_all = ["task", "plan"])]
     pub(crate) trace: Option<String>,
-    /// Start from a saved plan (`agent plan save`) instead of an empty goal tree.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) plan: Option<PathBuf>,
+    /// Start from a plan template instead of an empty goal tree: the name of one in
+    /// `.agent/plans/` of the workspace (`agent plan save`, `agent plan list`), or a file (a
+    /// value with a path separator or ending in `.md` or `.txt`). Its mission is the task
+    /// unless TASK is given.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub(crate) plan: Option<String>,
+    /// A value for a parameter of the --plan template, filling `{{KEY}}` in its mission and
+    /// goals (repeatable; overrides the template's default).
+    #[arg(long = "var", value_name = "KEY=VALUE", requires = "plan")]
+    pub(crate) vars: Vec<String>,
     /// Model, workspace, limits and output.
     #[command(flatten)]
     pub(crate) model: ModelArgs,
@@ -333,15 +340,36 @@ pub(crate) enum PlanAction {
         #[command(flatten)]
         trace_dir: TraceDirArg,
     },
-    /// Write the plan to a file, to reuse it with `agent run --plan FILE <TASK>`.
+    /// Save the plan as a template, `.agent/plans/NAME.md` in the workspace, to start runs
+    /// from with `agent run --plan NAME`.
     Save {
-        /// The plan's trace.
+        /// The plan's trace (any trace: a finished one's plan can be saved too).
         trace_id: String,
-        /// The file to write.
-        file: PathBuf,
+        /// The template's name (letters, digits, `-`, `_`, `.`), or a file to write (a value
+        /// with a path separator or ending in `.md` or `.txt`).
+        name: String,
+        /// What the template is for, shown by `agent plan list`.
+        #[arg(long, value_name = "TEXT", default_value = "")]
+        description: String,
+        /// Replace a template of the same name.
+        #[arg(long)]
+        force: bool,
+        /// The project whose `.agent/plans/` is written [default: the current folder].
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
         /// Where traces live.
         #[command(flatten)]
         trace_dir: TraceDirArg,
+    },
+    /// List the plan templates of the workspace (`.agent/plans/*.md`): name, description,
+    /// parameters.
+    List {
+        /// The project whose `.agent/plans/` is read [default: the current folder].
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -41,13 +41,13 @@ use std::path::{Path, PathBuf};
 
 use agent_runner::ApprovalPolicy;
 use agent_runner::agents::DEFAULT;
+use agent_runner::front_matter::{self, FrontMatterError, Syntax};
 use agent_runner::{AgentTypeConfig, LoopGuard, ProfileOrigin, RiskLimit, RunLimits, ToolFilter};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use self::tool_names::tool_names;
 
-mod front_matter;
 mod tool_names;
 
 /// Where project profile files live, relative to the workspace.
@@ -55,6 +55,19 @@ pub(crate) const AGENTS_DIR: &str = ".agent/agents";
 
 /// The longest profile name: it becomes part of sub-trace ids.
 const MAX_NAME_LEN: usize = 40;
+
+/// Profile fields whose values are always text, even when they look like numbers.
+const TEXT_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "base",
+    "prompt",
+    "prompt_file",
+    "model",
+    "provider",
+    "approval",
+    "color",
+];
 
 /// Claude Code's model aliases, which mean the runner's model here.
 const INHERITED_MODELS: &[&str] = &["inherit", "sonnet", "opus", "haiku"];
@@ -258,8 +271,23 @@ pub(crate) fn read_profile_file(
     let source = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|error| ProfileError::new(&source, None, error.to_string()))?;
-    let (fields, body) = front_matter::parse(&text)
-        .map_err(|(field, message)| ProfileError::new(&source, field.as_deref(), message))?;
+    let syntax = Syntax {
+        text_keys: TEXT_KEYS,
+        ..Syntax::default()
+    };
+    let (fields, body) = front_matter::parse(&text, &syntax).map_err(|error| match error {
+        // A stray Markdown file in an agents folder is not a profile.
+        FrontMatterError::Missing => ProfileError::new(
+            &source,
+            None,
+            "has no front matter: a profile file starts with a `---` line, its fields \
+             (`description: ...` at least), a closing `---` line, then the system prompt",
+        ),
+        FrontMatterError::Invalid { field, message } => {
+            ProfileError::new(&source, field.as_deref(), message)
+        }
+        other => ProfileError::new(&source, None, other.to_string()),
+    })?;
     let spec = spec_from(fields, &source)?;
     let stem = path
         .file_stem()

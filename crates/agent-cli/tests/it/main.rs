@@ -16,6 +16,7 @@ mod interrupted;
 mod limits;
 mod mcp;
 mod plan_edit;
+mod plan_templates;
 mod reasoning;
 mod responses;
 mod run_serve;
