@@ -125,7 +125,10 @@ async fn by_default_risky_calls_wait_for_a_decision_over_http() {
     let trace_id = server.start(json!({"task": "Write"})).await;
     wait_for_status(&server.store, &trace_id, TraceStatus::Waiting).await;
     let url = format!("/api/traces/{trace_id}");
-    let pending = get(&server.state, &url).await.json["pending_approvals"].clone();
+    let pending = crate::common::wait_for_pending(&server.state, &url)
+        .await
+        .json["pending_approvals"]
+        .clone();
     assert_eq!(pending[0]["tool_name"], "write_file", "{pending}");
     assert!(!server.wrote());
     let call = pending[0]["tool_call_id"].as_str().unwrap();

@@ -139,6 +139,28 @@ pub async fn wait_for_status(store: &Arc<dyn TraceStore>, trace_id: &str, status
     }
 }
 
+/// Waits (up to 10 s) until the trace at `url` lists a pending approval, and returns its
+/// detail. The trace turns `waiting` just before the call is registered, so a test that only
+/// waits for the status can read the detail in between.
+pub async fn wait_for_pending(state: &AppState, url: &str) -> Answer {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let detail = get(state, url).await;
+        if detail.json["pending_approvals"]
+            .as_array()
+            .is_some_and(|pending| !pending.is_empty())
+        {
+            return detail;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no pending approval: {}",
+            detail.text
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// A script that plans one goal, focuses it, and finishes it, then answers.
 pub fn short_script() -> Vec<ScriptedTurn> {
     vec![

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{get, post_empty, post_json, short_script, state_with, wait_for_status};
+use crate::common::{
+    get, post_empty, post_json, short_script, state_with, wait_for_pending, wait_for_status,
+};
 use agent_api::{ApiConfig, ApprovalMode, Server};
 use agent_execution::{InMemoryTraceStore, Role, TraceStatus, TraceStore};
 use agent_llm::{ScriptedClient, ScriptedTurn};
@@ -153,7 +155,7 @@ async fn risky_calls_wait_for_a_decision_over_http() {
     let url = format!("/api/traces/{trace_id}");
 
     wait_for_status(&store, &trace_id, TraceStatus::Waiting).await;
-    let detail = get(&state, &url).await;
+    let detail = wait_for_pending(&state, &url).await;
     let pending = detail.json["pending_approvals"].as_array().unwrap().clone();
     assert_eq!(pending.len(), 1, "{}", detail.text);
     assert_eq!(pending[0]["tool_name"], "write_file");
@@ -242,7 +244,7 @@ async fn cancelling_a_waiting_run_withdraws_its_approval() {
     let trace_id = answer.json["trace_id"].as_str().unwrap().to_owned();
     wait_for_status(&store, &trace_id, TraceStatus::Waiting).await;
     let url = format!("/api/traces/{trace_id}");
-    let call = get(&state, &url).await.json["pending_approvals"][0]["tool_call_id"]
+    let call = wait_for_pending(&state, &url).await.json["pending_approvals"][0]["tool_call_id"]
         .as_str()
         .unwrap()
         .to_owned();
