@@ -5,11 +5,14 @@
 //! - [`runs`]: start, cancel, resume, messages, approvals; [`run_settings`]: what a request may
 //!   set about a run (limits, approval mode, workspace) and how it is checked.
 //! - [`fork`]: fork a trace at a goal or after a message.
+//! - [`plans`]: plan a task, run a stored plan; [`goals`]: people's edits of a plan.
 //! - [`watch`]: the live WebSocket.
 //! - [`viewer`]: `GET /` (the viewer page) and its script and style sheet under `/static/`.
 //! - here: `GET /api/openapi.json`.
 
 pub(crate) mod fork;
+pub(crate) mod goals;
+pub(crate) mod plans;
 pub(crate) mod run_settings;
 pub(crate) mod runs;
 pub(crate) mod traces;
@@ -55,6 +58,8 @@ pub fn router(state: AppState) -> Router {
         .merge(traces::router())
         .merge(runs::router())
         .merge(fork::router())
+        .merge(plans::router())
+        .merge(goals::router())
         .merge(watch::router());
     let app = Router::new()
         .merge(viewer::router())
