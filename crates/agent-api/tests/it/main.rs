@@ -10,6 +10,7 @@ mod fork;
 mod hostile_api;
 mod messages;
 mod openapi;
+mod plans;
 mod routes;
 mod runs;
 mod viewer;
