@@ -875,7 +875,8 @@ class TraceView {
     const planned = t.status === 'planned';
     const adding = this.editing?.kind === 'new';
     const note = this.planNoteState;
-    this.planBarEl.replaceChildren(
+    this.planBarEl.replaceChildren();
+    append(this.planBarEl, [
       h('div', { class: 'plan-row' },
         h('strong', {}, planned ? 'Plan' : 'Pending goals'),
         h('span', { class: 'small muted' }, planned
@@ -884,7 +885,7 @@ class TraceView {
         planned ? h('button', { type: 'button', class: 'run', onclick: (e) => this.runPlan(e.currentTarget) }, 'Run') : null,
         h('button', { type: 'button', class: 'add-goal', onclick: () => this.startEdit('new', null, '') }, '+ goal')),
       adding ? this.editor('A new goal at the end of the plan', (text) => this.planAction('Add', () => this.addGoal({ description: text }))) : null,
-      note ? h('p', { class: `small note ${note.kind || ''}`, role: note.kind === 'err' ? 'alert' : 'status' }, note.text) : null);
+      note ? h('p', { class: `small note ${note.kind || ''}`, role: note.kind === 'err' ? 'alert' : 'status' }, note.text) : null]);
   }
 
   /** The tools of a pending goal: agent, sub-goal, goal after, move, indent, outdent, delete. */
