@@ -35,8 +35,14 @@ use std::collections::HashMap;
 use agent_execution::{StoreError, TraceStatus, TraceStore, WriteOp, plan_commit};
 use agent_goal::now_rfc3339;
 
+use crate::goal_tools::{MAX_GOAL_TEXT_CHARS, MAX_PLAN_GOALS};
+
 /// What [`apply`] takes and gives, for callers that depend on this crate only.
 pub use agent_goal::{GoalError, GoalTree, PlanEdit};
+
+/// Edits one call of [`apply`] may make. Each edit is recorded with the whole tree after it, so
+/// a list must not be able to make the event log huge.
+pub const MAX_EDITS_PER_CALL: usize = 50;
 
 /// Why edits of a plan were not applied; nothing was written.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +70,11 @@ pub enum PlanEditError {
         /// Why the goal tree refused it.
         source: GoalError,
     },
+    /// The list is longer than [`MAX_EDITS_PER_CALL`], an edit's text is longer than
+    /// [`MAX_GOAL_TEXT_CHARS`](crate::MAX_GOAL_TEXT_CHARS), or the plan would hold more than
+    /// [`MAX_PLAN_GOALS`](crate::MAX_PLAN_GOALS) goals; nothing was applied.
+    #[error("{0}")]
+    TooLarge(String),
     /// The store refused or failed the read or the write.
     #[error(transparent)]
     Store(StoreError),
@@ -91,6 +102,7 @@ pub async fn apply(
     edits: &[PlanEdit],
 ) -> Result<GoalTree, PlanEditError> {
     agent_execution::validate_trace_id(trace_id).map_err(StoreError::from)?;
+    check_sizes(edits)?;
     let mut txn = store.begin(trace_id).await?;
     let Some(state) = txn.state() else {
         return Err(PlanEditError::NotFound {
@@ -111,6 +123,11 @@ pub async fn apply(
     for (index, edit) in edits.iter().enumerate() {
         tree.apply_plan_edit_at(edit, &now)
             .map_err(|source| PlanEditError::Refused { index, source })?;
+        if tree.goals().len() > MAX_PLAN_GOALS {
+            return Err(PlanEditError::TooLarge(format!(
+                "edit {index}: a plan holds at most {MAX_PLAN_GOALS} goals"
+            )));
+        }
         // One op per edit, so each edit is its own events in the one commit.
         ops.push(WriteOp::ReplaceGoalTree(tree.clone()));
     }
@@ -123,6 +140,38 @@ pub async fn apply(
         store.event_bus().publish(trace_id, &commit.events);
     }
     Ok(tree)
+}
+
+/// Refuses a list of edits, or a text in one, over the limits.
+fn check_sizes(edits: &[PlanEdit]) -> Result<(), PlanEditError> {
+    if edits.len() > MAX_EDITS_PER_CALL {
+        return Err(PlanEditError::TooLarge(format!(
+            "{} edits in one change; at most {MAX_EDITS_PER_CALL}",
+            edits.len()
+        )));
+    }
+    for (index, edit) in edits.iter().enumerate() {
+        let texts = match edit {
+            PlanEdit::Add {
+                description, agent, ..
+            } => vec![Some(description), agent.as_ref()],
+            PlanEdit::Update {
+                description, agent, ..
+            } => vec![description.as_ref(), agent.as_ref()],
+            PlanEdit::Abandon { reason, .. } => vec![Some(reason)],
+            PlanEdit::Move { .. } | PlanEdit::Delete { .. } => Vec::new(),
+        };
+        if texts
+            .into_iter()
+            .flatten()
+            .any(|text| text.chars().count() > MAX_GOAL_TEXT_CHARS)
+        {
+            return Err(PlanEditError::TooLarge(format!(
+                "edit {index}: a text is longer than {MAX_GOAL_TEXT_CHARS} characters"
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -173,6 +173,29 @@ async fn running_and_unknown_traces_are_refused() {
 }
 
 #[tokio::test]
+async fn lists_and_texts_over_the_limits_are_refused_whole() {
+    let (store, id) = plan().await;
+    let before = store.get_goal_tree(&id).await.unwrap();
+    let many: Vec<PlanEdit> = (0..=MAX_EDITS_PER_CALL)
+        .map(|i| add(&format!("Goal {i}"), None))
+        .collect();
+    let error = apply(&store, &id, &many).await.unwrap_err();
+    assert!(matches!(error, PlanEditError::TooLarge(_)), "{error:?}");
+    let long = "x".repeat(crate::MAX_GOAL_TEXT_CHARS + 1);
+    let error = apply(&store, &id, &[add("Fine", None), add(&long, None)])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "edit 1: a text is longer than {} characters",
+            crate::MAX_GOAL_TEXT_CHARS
+        )
+    );
+    assert_eq!(store.get_goal_tree(&id).await.unwrap(), before);
+}
+
+#[tokio::test]
 async fn no_edits_write_nothing() {
     let (store, id) = plan().await;
     let since = last_event_id(&store, &id).await;

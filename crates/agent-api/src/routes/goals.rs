@@ -129,7 +129,7 @@ pub(crate) struct GoalCreated {
     request_body = PlanChange,
     responses(
         (status = 200, description = "The plan was changed", body = PlanChanged),
-        (status = 400, description = "The trace id or body is invalid (not exactly one of `edits` and `plan_text`, an empty description, an invalid agent name), or the plan text cannot be read (`invalid_plan`)", body = ErrorResponse),
+        (status = 400, description = "The trace id or body is invalid (not exactly one of `edits` and `plan_text`, over 50 edits, an empty or too long text, an invalid agent name, a plan over 1000 goals), or the plan text cannot be read (`invalid_plan`)", body = ErrorResponse),
         (status = 403, description = "`not_writable`: the trace folder is read-only to the server", body = ErrorResponse),
         (status = 404, description = "No such trace, or an edit names no goal of it", body = ErrorResponse),
         (status = 409, description = "`edit_refused` (the goal tree refused an edit, e.g. of a goal that started; the message names the edit's position), `run_in_progress`, `not_a_plan` (a plan text for a trace that is not a stored plan) or `trace_locked`", body = ErrorResponse),
@@ -146,9 +146,12 @@ pub(crate) async fn replace_plan(
     check_editable(&state, &trace_id).await?;
     let goal_tree = match (change.edits, change.plan_text) {
         (Some(edits), None) => apply(&state, &trace_id, &edits, true).await?,
-        (None, Some(text)) => agent_runner::plan::edit(state.store().as_ref(), &trace_id, &text)
-            .await
-            .map_err(plan_error)?,
+        (None, Some(text)) => {
+            check_plan_text(&text)?;
+            agent_runner::plan::edit(state.store().as_ref(), &trace_id, &text)
+                .await
+                .map_err(plan_error)?
+        }
         _ => {
             return Err(ApiError::bad_request(
                 "invalid_request",
@@ -343,6 +346,37 @@ pub(crate) async fn abandon_goal(
     }))
 }
 
+/// Refuses a plan text over the limits of a plan: more goals than
+/// [`agent_runner::MAX_PLAN_GOALS`] or a line longer than [`agent_runner::MAX_GOAL_TEXT_CHARS`].
+fn check_plan_text(text: &str) -> Result<(), ApiError> {
+    let lines = text
+        .lines()
+        .filter(|line| !line.trim().is_empty() && !line.trim_start().starts_with('#'));
+    let mut goals = 0;
+    for line in lines {
+        goals += 1;
+        if line.chars().count() > agent_runner::MAX_GOAL_TEXT_CHARS {
+            return Err(ApiError::bad_request(
+                "invalid_plan",
+                format!(
+                    "a line of the plan is longer than {} characters",
+                    agent_runner::MAX_GOAL_TEXT_CHARS
+                ),
+            ));
+        }
+    }
+    if goals > agent_runner::MAX_PLAN_GOALS {
+        return Err(ApiError::bad_request(
+            "invalid_plan",
+            format!(
+                "a plan holds at most {} goals",
+                agent_runner::MAX_PLAN_GOALS
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The trace, if it exists, can be read and has no run going on (here or, by its status,
 /// elsewhere).
 pub(crate) async fn check_editable(state: &AppState, trace_id: &str) -> Result<Trace, ApiError> {
@@ -400,6 +434,7 @@ async fn apply(
             PlanEditError::Refused { index, source } => {
                 goal_error(&source, numbered.then_some(index))
             }
+            PlanEditError::TooLarge(message) => ApiError::bad_request("invalid_request", message),
             PlanEditError::Store(error) => error.into(),
             other => ApiError::Internal(other.to_string()),
         })

@@ -378,6 +378,21 @@ async fn a_plan_text_replaces_the_plan_and_mistakes_get_4xx() {
         let (status, answer) = call(addr, method, &path, Some(body)).await;
         assert_eq!(status, 400, "{method} {path} {body}: {answer}");
     }
+    // Over the limits of a plan: 400, nothing written.
+    let many: Vec<Value> = (0..51)
+        .map(|i| json!({"op": "add", "description": format!("Goal {i}")}))
+        .collect();
+    let long = "x".repeat(agent_runner::MAX_GOAL_TEXT_CHARS + 1);
+    for body in [
+        json!({"edits": many}),
+        json!({"edits": [{"op": "add", "description": long}]}),
+        json!({"plan_text": long}),
+        json!({"plan_text": "A\n".repeat(agent_runner::MAX_PLAN_GOALS + 1)}),
+    ] {
+        let (status, answer) = send(addr, "PUT", &format!("{base}/goal_tree"), body).await;
+        assert_eq!(status, 400, "{answer}");
+    }
+
     // A list of edits is all or nothing, and the refusal names the edit.
     let before = store.get_goal_tree(&trace_id).await.unwrap();
     let edits = json!({"edits": [
