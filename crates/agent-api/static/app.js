@@ -869,7 +869,9 @@ class TraceView {
     const show = this.planEditable() && (t.status === 'planned' || pending);
     this.planBarEl.hidden = !show;
     if (!show) {
+      // A run took the plan: what was said about the last change no longer holds.
       this.planBarEl.replaceChildren();
+      this.planNoteState = null;
       return;
     }
     const planned = t.status === 'planned';
@@ -1100,8 +1102,15 @@ class TraceView {
       ? this.editor('New description', (text) => this.planAction('Reword', () => this.patchGoal(goal, { description: text })))
       : editable
         ? h('span', {
-          class: 'desc editable', title: 'Click to reword this pending goal',
+          class: 'desc editable', title: 'Click (or F2) to reword this pending goal', tabindex: '0', role: 'button',
+          'aria-label': `Reword: ${goal.description}`,
           onclick: (e) => { e.stopPropagation(); this.startEdit('reword', goal.id, goal.description); },
+          onkeydown: (e) => {
+            if (e.key !== 'Enter' && e.key !== 'F2') return;
+            e.preventDefault();
+            e.stopPropagation();
+            this.startEdit('reword', goal.id, goal.description);
+          },
         }, goal.description)
         : h('span', { class: 'desc' }, goal.description);
     return [
