@@ -7,7 +7,8 @@
 // approval decided from the page). After the screenshots: the message box (an ended trace continued
 // and followed live, a message queued for a running one, an error of a server without a model),
 // Fork here, a trace without goals, file contents in tool arguments as lines, status icons that the
-// fonts have, and an exploration summed up by what its branches found.
+// fonts have, an exploration summed up by what its branches found, and a plan changed on the page
+// (reworded, a sub-goal added, a goal deleted) then run.
 //
 // Environment: AGENT_BIN (default: <repo>/target/debug/agent), VIEWER_SCREENSHOTS (a folder
 // for the screenshots; default: a temporary folder). `cargo test -p agent-e2e --test browser`
@@ -508,6 +509,59 @@ test('Fork here opens the fork, which names the trace it came from', async () =>
   assert.match(await page.textContent('.trace-head .forked'), /at goal 2\b/);
   // Goal 2 is pending again in the fork.
   await waitFor('goal 2 pending', async () => /st-pending/.test(await page.getAttribute('.dag .seq.root > .step[data-goal-id="2"]', 'class') ?? ''));
+});
+
+test('a plan is changed on the page, then run as changed', async () => {
+  const { trace_id: id } = await getJson('/api/plans', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ task: 'Viewer plan test: write a note' }),
+  });
+  const tree = async () => (await getJson(`/api/traces/${encodeURIComponent(id)}`)).goal_tree;
+  await waitFor('the plan', async () => (await getJson(`/api/traces/${encodeURIComponent(id)}`)).trace.status === 'planned', 20000);
+  const idOf = (goals, description) => goals.find((g) => g.description === description)?.id;
+  const planned = (await tree()).goals;
+  const gather = idOf(planned, 'Gather the facts');
+  const write = idOf(planned, 'Write a draft');
+  const polish = idOf(planned, 'Polish it');
+  await openTrace(id);
+  await page.waitForSelector('.plan-bar button.run');
+  const desc = (goalId) => `.dag [data-goal-id="${goalId}"] .desc`;
+
+  // Reword: click the text, type, Enter; the page shows it when the event arrives.
+  await page.click(`${desc(gather)}.editable`);
+  await page.fill('.dag .plan-input', 'Gather the facts carefully');
+  await page.press('.dag .plan-input', 'Enter');
+  await waitFor('the new wording', async () => (await page.textContent(desc(gather))) === 'Gather the facts carefully');
+
+  // A sub-goal under "Write a draft", shown open under it.
+  await page.click(`.plan-tools[data-goal-id="${write}"] [data-plan-tool="+sub"]`);
+  await page.fill('.dag .plan-input', 'Outline the draft');
+  await page.press('.dag .plan-input', 'Enter');
+  await waitFor('the sub-goal', async () => (await page.locator(`.dag .group[data-goal-id="${write}"] .desc`, { hasText: 'Outline the draft' }).count()) === 1);
+
+  // Delete "Polish it".
+  await page.click(`.plan-tools[data-goal-id="${polish}"] [data-plan-tool="✕"]`);
+  await waitFor('the deleted goal gone', async () => (await page.locator(`.dag [data-goal-id="${polish}"]`).count()) === 0);
+  await waitFor('the note on the deletion', async () => /Delete: done/.test(await page.textContent('.plan-bar .note')));
+  assert.doesNotMatch(await page.textContent('.plan-bar'), /null|undefined/);
+
+  // A started goal has no tools; the planning goal is finished.
+  assert.equal(await page.locator(`.plan-tools[data-goal-id="${planned[0].id}"]`).count(), 0);
+  const edited = (await tree()).goals.map((g) => [g.description, g.parent_id === write]);
+  assert.deepEqual(edited, [['Plan the task', false], ['Gather the facts carefully', false], ['Write a draft', false], ['Outline the draft', true]]);
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: join(shots, 'viewer-plan.png') });
+
+  // Run: the plan bar goes, and the run carries out the plan as it was left.
+  await page.click('.plan-bar button.run');
+  await waitFor('the run to complete', async () => (await page.locator('.dag .seq.root > .end.st-completed').count()) === 1, 20000);
+  assert.equal(await page.locator('.plan-bar').isHidden(), true);
+  const done = (await tree()).goals.map((g) => [g.description, g.status]);
+  assert.deepEqual(done, [
+    ['Plan the task', 'completed'], ['Gather the facts carefully', 'completed'],
+    ['Write a draft', 'completed'], ['Outline the draft', 'completed'],
+  ]);
+  await waitFor('every goal drawn completed', async () => (await page.locator('.dag .step.st-pending, .dag .group.st-pending').count()) === 0);
 });
 
 test('no errors on the page', () => {

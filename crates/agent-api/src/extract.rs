@@ -112,6 +112,26 @@ impl<S: Send + Sync> FromRequestParts<S> for ApprovalPath {
     }
 }
 
+/// The `{trace_id}` and `{goal_id}` of a goal's path, both decoded; the trace id is validated
+/// (a goal id is only looked up in the trace's tree).
+#[derive(Debug, Clone)]
+pub(crate) struct GoalPath {
+    pub(crate) trace_id: String,
+    pub(crate) goal_id: String,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for GoalPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Path((trace_id, goal_id)) = Path::<(String, String)>::from_request_parts(parts, state)
+            .await
+            .map_err(|rejection| path_rejection(&rejection))?;
+        validate_trace_id(&trace_id)?;
+        Ok(Self { trace_id, goal_id })
+    }
+}
+
 fn path_rejection(rejection: &PathRejection) -> ApiError {
     match rejection {
         // A path whose percent-encoding does not decode to UTF-8 cannot be a valid trace id.

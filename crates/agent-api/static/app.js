@@ -3,6 +3,10 @@
 //
 // Routes (in the URL fragment): `#/` the list, `#/traces/<id>` one trace.
 //
+// A trace that is not running can have its plan changed from the page (the plan bar, and the
+// tools of each pending goal); every change goes through the plan routes of the API, and the
+// page shows it when its events arrive on the watch, like any other change.
+//
 // Safety: every text from a trace (tasks, goals, messages, tool output) is put into the page as
 // text nodes (`textContent`), never parsed as HTML.
 //
@@ -53,14 +57,16 @@ function authHeaders(extra) {
   return headers;
 }
 
-/** GET or POST JSON; throws an Error with the API's message on failure, its HTTP `status`
- * and the API's error `code` attached. */
+/** Calls the API: GET, or POST with a JSON `body`, or `method` (PATCH, DELETE …); throws an
+ * Error with the API's message on failure, its HTTP `status` and the API's error `code`
+ * attached. */
 async function api(path, options = {}) {
   const init = { headers: authHeaders(options.body ? { 'Content-Type': 'application/json' } : {}) };
   if (options.body) {
     init.method = 'POST';
     init.body = JSON.stringify(options.body);
   }
+  if (options.method) init.method = options.method;
   const response = await fetch(path, init);
   const text = await response.text();
   let json = null;
@@ -156,8 +162,6 @@ function statusChip(status) {
 
 // ---------------------------------------------------------------------------------------------
 // The goal tree as the viewer needs it
-
-const byId = (a, b) => (Number(a.id) - Number(b.id)) || String(a.id).localeCompare(String(b.id));
 
 /** A trace's state: the trace, its goal tree and sub-traces, kept current by watch events. */
 class TraceModel {
@@ -256,10 +260,12 @@ class TraceModel {
     }
   }
 
+  /** The goals under `parentId` in plan order: the tree's list order, which a person's move
+   * changes (ids stay as they were). */
   children(parentId) {
     const list = [];
     for (const g of this.goals.values()) if ((g.parent_id ?? null) === parentId) list.push(g);
-    return list.sort(byId);
+    return list;
   }
 
   /** Display numbers (1, 2, 2.1 …) of the goals that are not abandoned, as in the plan text. */
@@ -520,6 +526,9 @@ class TraceView {
     this.traceId = traceId;
     this.model = new TraceModel(traceId);
     this.expanded = new Set(); // keys `<trace_id>#<goal_id>` of expanded goals
+    this.collapsed = new Set(); // keys of pending goals collapsed in an editable plan
+    this.editing = null; // { kind, goalId, text } of the plan edit being typed
+    this.planNoteState = null; // { text, kind } of the last plan change
     this.lanes = new Map(); // sub-trace id → { model, watch } of expanded lanes
     this.panel = null; // { traceId, goalIds, title, ... } of the open messages panel
     this.typing = new Map(); // trace id → { goalId, text } of the answer being streamed
@@ -534,10 +543,11 @@ class TraceView {
     this.panelEl = h('aside', { class: 'panel', hidden: true, 'aria-label': 'Messages' });
     this.typingEl = h('p', { class: 'typing small', hidden: true, 'aria-label': 'The model is writing' });
     this.composer = this.buildComposer();
+    this.planBarEl = h('section', { class: 'plan-bar', hidden: true, 'aria-label': 'Plan' });
     const keys = h('p', { class: 'small muted keys' },
       'Edges are the work, nodes the outcome of each goal. Keys: ↑ ↓ move · Enter opens the messages · → ← expand and collapse · Esc closes.');
     viewEl().replaceChildren(
-      this.headerEl, this.approvalsEl, this.composer.form, this.typingEl, keys,
+      this.headerEl, this.approvalsEl, this.planBarEl, this.composer.form, this.typingEl, keys,
       h('div', { class: 'split' }, h('div', { class: 'dag-wrap' }, this.dagEl), this.panelEl));
     this.watch = new Watch(this.traceId, {
       onConnected: (e) => this.onConnected(this.model, e),
@@ -669,9 +679,11 @@ class TraceView {
       document.title = `${oneLine(trace.task, 60)} · agent traces`;
       this.renderHeader(trace);
     }
+    this.renderPlanBar();
     rerender(this.dagEl, () => this.renderDag(this.model));
     this.dagEl.dataset.lastEventId = String(this.watch.lastEventId);
     this.updateComposer();
+    this.focusEditor();
   }
 
   renderHeader(t) {
@@ -835,6 +847,166 @@ class TraceView {
     this.openPanel(this.model, null, 'All messages', { wholeTrace: true, newest: true, focus });
   }
 
+  // --- the plan: changed by people while the trace is not running ---
+
+  /** True when people may change this trace's plan: a main trace whose run is not going on. */
+  planEditable() {
+    const t = this.model.trace;
+    return Boolean(t && !t.parent_trace_id && !['running', 'waiting'].includes(t.status) && !this.model.interrupted);
+  }
+
+  /** True for a goal of this trace's editable plan that never started: it can be reworded,
+   * given an agent, moved or deleted. */
+  goalEditable(model, goal) {
+    return model === this.model && this.planEditable() && goal.status === 'pending' && (goal.type || 'normal') === 'normal';
+  }
+
+  /** The bar over the plan of a stored plan or a trace with pending goals: Run (a stored
+   * plan), + goal, and what became of the last change. */
+  renderPlanBar() {
+    const t = this.model.trace;
+    const pending = [...this.model.goals.values()].some((g) => g.status === 'pending');
+    const show = this.planEditable() && (t.status === 'planned' || pending);
+    this.planBarEl.hidden = !show;
+    if (!show) {
+      // A run took the plan: what was said about the last change no longer holds.
+      this.planBarEl.replaceChildren();
+      this.planNoteState = null;
+      return;
+    }
+    const planned = t.status === 'planned';
+    const adding = this.editing?.kind === 'new';
+    const note = this.planNoteState;
+    this.planBarEl.replaceChildren();
+    append(this.planBarEl, [
+      h('div', { class: 'plan-row' },
+        h('strong', {}, planned ? 'Plan' : 'Pending goals'),
+        h('span', { class: 'small muted' }, planned
+          ? 'Review it: click a goal to reword it, or use its tools; Run carries it out in this trace.'
+          : 'Goals that have not started can still be changed.'),
+        planned ? h('button', { type: 'button', class: 'run', onclick: (e) => this.runPlan(e.currentTarget) }, 'Run') : null,
+        h('button', { type: 'button', class: 'add-goal', onclick: () => this.startEdit('new', null, '') }, '+ goal')),
+      adding ? this.editor('A new goal at the end of the plan', (text) => this.planAction('Add', () => this.addGoal({ description: text }))) : null,
+      note ? h('p', { class: `small note ${note.kind || ''}`, role: note.kind === 'err' ? 'alert' : 'status' }, note.text) : null]);
+  }
+
+  /** The tools of a pending goal: agent, sub-goal, goal after, move, indent, outdent, delete. */
+  goalTools(model, goal) {
+    if (!this.goalEditable(model, goal)) return null;
+    const parentId = goal.parent_id ?? null;
+    const siblings = model.children(parentId);
+    const i = siblings.findIndex((g) => g.id === goal.id);
+    const prev = siblings[i - 1];
+    const parent = parentId ? model.goals.get(parentId) : null;
+    const finished = (g) => ['completed', 'abandoned'].includes(g.status);
+    const tool = (text, title, action, disabled) => h('button', {
+      type: 'button', class: 'plan-tool', title, 'aria-label': `${title}: ${goal.description}`, 'data-plan-tool': text,
+      disabled: disabled ? true : null,
+      onclick: (e) => { e.stopPropagation(); action(); },
+    }, text);
+    const move = (body) => () => this.planAction('Move', () => this.patchGoal(goal, body));
+    const editing = this.editing && this.editing.goalId === goal.id ? this.editing.kind : null;
+    const editor = editing === 'agent'
+      ? this.editor('Agent profile (empty: none)', (text) => this.planAction('Set agent', () => this.patchGoal(goal, { agent: text.replace(/^@/, '') })), { allowEmpty: true })
+      : editing === 'sub'
+        ? this.editor('A new sub-goal', (text) => this.planAction('Add', () => this.addGoal({ description: text, parent_id: goal.id })))
+        : editing === 'after'
+          ? this.editor('A new goal after this one', (text) => this.planAction('Add', () => this.addGoal({ description: text, parent_id: parentId, index: i + 1 })))
+          : null;
+    return h('div', { class: 'plan-tools', 'data-goal-id': goal.id },
+      tool('@', 'Set the agent that carries it out', () => this.startEdit('agent', goal.id, goal.agent || '')),
+      tool('+sub', 'Add a sub-goal', () => this.startEdit('sub', goal.id, '')),
+      tool('+after', 'Add a goal after it', () => this.startEdit('after', goal.id, '')),
+      tool('↑', 'Move up', move({ index: i - 1 }), i <= 0),
+      tool('↓', 'Move down', move({ index: i + 1 }), i >= siblings.length - 1),
+      tool('→', 'Indent: make it the last sub-goal of the goal above', move({ parent_id: prev?.id }), !prev || finished(prev)),
+      tool('←', 'Outdent: put it after its parent', () => {
+        const up = model.children(parent.parent_id ?? null);
+        return move({ parent_id: parent.parent_id ?? null, index: up.findIndex((g) => g.id === parent.id) + 1 })();
+      }, !parent),
+      tool('✕', 'Delete it and its sub-goals', () => this.planAction('Delete', () => api(this.goalPath(goal), { method: 'DELETE' }))),
+      editor);
+  }
+
+  /** An input for the edit being typed (`this.editing`), whose text survives re-renders. Enter
+   * saves with `save(text)`, Escape cancels. */
+  editor(label, save, { allowEmpty = false } = {}) {
+    const editing = this.editing;
+    const input = h('input', {
+      type: 'text', class: 'plan-input', 'data-edit': `${editing.kind}:${editing.goalId || ''}`,
+      'aria-label': label, placeholder: label,
+      onclick: (e) => e.stopPropagation(),
+      oninput: (e) => { editing.text = e.currentTarget.value; },
+      onkeydown: (e) => {
+        e.stopPropagation();
+        if (e.key === 'Enter' && !e.isComposing) {
+          e.preventDefault();
+          const text = editing.text.trim();
+          this.editing = null;
+          if (text || allowEmpty) save(text);
+          this.schedule();
+        } else if (e.key === 'Escape') {
+          e.preventDefault();
+          this.editing = null;
+          this.schedule();
+        }
+      },
+    });
+    input.value = editing.text;
+    return input;
+  }
+
+  startEdit(kind, goalId, text) {
+    this.editing = { kind, goalId, text };
+    this.render();
+  }
+
+  /** Keeps the keyboard in the input of the edit being typed, across re-renders. */
+  focusEditor() {
+    const input = this.editing && this.viewInput();
+    if (input && document.activeElement !== input) {
+      input.focus({ preventScroll: true });
+      input.setSelectionRange(input.value.length, input.value.length);
+    }
+  }
+
+  viewInput() {
+    return this.planBarEl.querySelector('[data-edit]') || this.dagEl.querySelector('[data-edit]');
+  }
+
+  goalPath(goal) {
+    return `/api/traces/${enc(this.traceId)}/goals/${enc(goal.id)}`;
+  }
+
+  patchGoal(goal, body) {
+    return api(this.goalPath(goal), { method: 'PATCH', body });
+  }
+
+  addGoal(body) {
+    return api(`/api/traces/${enc(this.traceId)}/goals`, { body });
+  }
+
+  /** Runs one change of the plan and says how it went; the page shows the change itself when
+   * its events arrive. */
+  async planAction(what, call) {
+    this.planNoteState = { text: `${what}…` };
+    this.schedule();
+    try {
+      await call();
+      this.planNoteState = { text: `${what}: done.`, kind: 'ok' };
+    } catch (error) {
+      this.planNoteState = { text: `${what} refused: ${error.message}`, kind: 'err' };
+    }
+    if (!this.stopped) this.schedule();
+  }
+
+  /** Carries out the stored plan in this trace; the page follows the run. */
+  runPlan(button) {
+    button.disabled = true;
+    this.editing = null;
+    this.planAction('Run', () => api(`/api/traces/${enc(this.traceId)}/run`, { method: 'POST' }));
+  }
+
   renderApprovals() {
     const pending = this.model.pendingApprovals;
     // Drawn again only when the waiting calls change, so a reason being typed stays.
@@ -908,7 +1080,10 @@ class TraceView {
     for (const goal of model.children(parentId)) {
       const key = `${model.traceId}#${goal.id}`;
       const hasKids = model.children(goal.id).length > 0;
-      if (hasKids && this.expanded.has(key)) out.push(this.renderGroup(model, goal, numbers, key));
+      // A stored plan shows its pending goals open, so every goal can be changed.
+      const open = this.expanded.has(key)
+        || (model.trace?.status === 'planned' && this.goalEditable(model, goal) && !this.collapsed.has(key));
+      if (hasKids && open) out.push(this.renderGroup(model, goal, numbers, key));
       else out.push(this.renderStep(model, goal, numbers, key, hasKids));
       if (goal.type === 'explore_start') {
         const branches = model.branchesOf(goal);
@@ -921,10 +1096,28 @@ class TraceView {
   goalLabel(model, goal, numbers) {
     const num = numbers.get(goal.id);
     const type = goal.type === 'explore_start' ? 'explore' : goal.type === 'explore_merge' ? 'merge' : null;
+    const editable = this.goalEditable(model, goal);
+    const rewording = editable && this.editing?.kind === 'reword' && this.editing.goalId === goal.id;
+    const desc = rewording
+      ? this.editor('New description', (text) => this.planAction('Reword', () => this.patchGoal(goal, { description: text })))
+      : editable
+        ? h('span', {
+          class: 'desc editable', title: 'Click (or F2) to reword this pending goal', tabindex: '0', role: 'button',
+          'aria-label': `Reword: ${goal.description}`,
+          onclick: (e) => { e.stopPropagation(); this.startEdit('reword', goal.id, goal.description); },
+          onkeydown: (e) => {
+            if (e.key !== 'Enter' && e.key !== 'F2') return;
+            e.preventDefault();
+            e.stopPropagation();
+            this.startEdit('reword', goal.id, goal.description);
+          },
+        }, goal.description)
+        : h('span', { class: 'desc' }, goal.description);
     return [
       h('span', { class: 'num' }, num || '✕'),
       type ? h('span', { class: `kind k-${goal.type}` }, type) : null,
-      h('span', { class: 'desc' }, goal.description),
+      desc,
+      goal.agent ? h('span', { class: 'agent-badge', title: `Carried out by the ${goal.agent} profile` }, `@${goal.agent}`) : null,
     ];
   }
 
@@ -964,7 +1157,7 @@ class TraceView {
         onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.openPanel(model, goal, label); } },
       },
       h('div', { class: 'node-head' }, this.goalLabel(model, goal, numbers), statusChip(goal.status), current ? h('span', { class: 'here' }, '← current') : null),
-      summary), this.forkButton(model, goal, numbers));
+      summary), this.forkButton(model, goal, numbers), this.goalTools(model, goal));
     return h('div', { class: classes, 'data-goal-id': goal.id }, edge, node);
   }
 
@@ -1004,6 +1197,7 @@ class TraceView {
           onclick: () => this.toggle(key, false),
         }, '▾'),
         h('div', { class: 'group-title' }, this.goalLabel(model, goal, numbers), statusChip(goal.status)),
+        this.goalTools(model, goal),
         goal.status === 'abandoned' ? h('div', { class: 'why' }, `abandoned: ${goal.summary || goal.reason || ''}`) : null),
       h('div', { class: 'edge own' },
         h('button', {
@@ -1080,8 +1274,13 @@ class TraceView {
   }
 
   toggle(key, open) {
-    if (open) this.expanded.add(key);
-    else this.expanded.delete(key);
+    if (open) {
+      this.expanded.add(key);
+      this.collapsed.delete(key);
+    } else {
+      this.expanded.delete(key);
+      this.collapsed.add(key);
+    }
     this.render();
     const again = this.dagEl.querySelector(`[data-key="${CSS.escape(`edge:${key}`)}"]`);
     if (again) again.focus({ preventScroll: true });

@@ -8,7 +8,9 @@ pub(crate) mod schemas;
 use utoipa::OpenApi;
 
 use crate::approvals::PendingApproval;
-use crate::routes::{self, ErrorObject, ErrorResponse, fork, runs, templates, traces, watch};
+use crate::routes::{
+    self, ErrorObject, ErrorResponse, fork, goals, plans, runs, templates, traces, watch,
+};
 use ids::TraceIdRules;
 
 /// The API's OpenAPI document.
@@ -18,7 +20,7 @@ use ids::TraceIdRules;
     info(
         title = "agent-api",
         description = "Traces of agent runs: list, inspect, watch live over WebSocket, start, \
-            cancel, resume, fork, approve. Errors are `{\"error\": {\"code\", \"message\"}}`. When the \
+            cancel, resume, fork, approve, plan a task, edit the plan and run it. Errors are `{\"error\": {\"code\", \"message\"}}`. When the \
             server has a token, send `Authorization: Bearer <token>`.",
         license(name = "MIT OR Apache-2.0"),
     ),
@@ -36,6 +38,13 @@ use ids::TraceIdRules;
         runs::decide_approval,
         templates::list_templates,
         templates::start_template_run,
+        plans::start_plan,
+        plans::run_plan,
+        goals::replace_plan,
+        goals::add_goal,
+        goals::change_goal,
+        goals::delete_goal,
+        goals::abandon_goal,
         routes::openapi,
     ),
     components(schemas(
@@ -48,6 +57,7 @@ use ids::TraceIdRules;
     tags(
         (name = "traces", description = "Reading and watching traces"),
         (name = "runs", description = "Starting and steering runs"),
+        (name = "plans", description = "Planning a task, changing the plan, running it"),
         (name = "meta", description = "This document"),
     )
 )]

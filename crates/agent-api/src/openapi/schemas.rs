@@ -181,12 +181,63 @@ pub(crate) struct GoalDoc {
     merge_summary: Option<String>,
     /// `explore_merge` only.
     selected_branch: Option<String>,
+    /// The agent profile that carries this goal out, when one is named.
+    agent: Option<String>,
     /// Messages attached directly to this goal.
     self_stats: GoalStatsDoc,
     /// This goal and all its descendants.
     cumulative_stats: GoalStatsDoc,
     created_at: String,
     updated_at: String,
+}
+
+/// One edit of a plan by a person, chosen by `op`. Only a pending goal (never started) can be
+/// reworded, given an agent, moved or deleted; a goal that started can only be abandoned.
+#[derive(ToSchema)]
+#[schema(as = PlanEdit)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub(crate) enum PlanEditDoc {
+    /// A new pending goal.
+    Add {
+        /// What the goal is.
+        description: String,
+        /// The goal it goes under; top level when absent.
+        parent_id: Option<String>,
+        /// Its place among its siblings, from 0; last when absent or past the end.
+        index: Option<usize>,
+        /// The agent profile that carries it out.
+        agent: Option<String>,
+    },
+    /// Rewords a pending goal and/or names its agent (an empty `agent` clears it).
+    Update {
+        /// The goal's id.
+        goal_id: String,
+        /// The new description.
+        description: Option<String>,
+        /// The agent profile that carries it out.
+        agent: Option<String>,
+    },
+    /// Moves a pending goal, with its sub-goals.
+    Move {
+        /// The goal's id.
+        goal_id: String,
+        /// The new parent; top level when absent.
+        parent_id: Option<String>,
+        /// Its place among its new siblings, from 0; last when absent or past the end.
+        index: Option<usize>,
+    },
+    /// Deletes a pending goal and its sub-goals.
+    Delete {
+        /// The goal's id.
+        goal_id: String,
+    },
+    /// Abandons a goal that is not finished, with its unfinished sub-goals.
+    Abandon {
+        /// The goal's id.
+        goal_id: String,
+        /// Why it is given up.
+        reason: String,
+    },
 }
 
 /// The plan of one trace: a mission and a flat list of goals linked by `parent_id` (the
@@ -197,7 +248,8 @@ pub(crate) struct GoalTreeDoc {
     mission: String,
     #[schema(required = true)]
     current_id: Option<String>,
-    /// Every goal ever created, abandoned ones included, in creation order.
+    /// Every goal, abandoned ones included; siblings are in plan order (creation order unless
+    /// a person moved one).
     goals: Vec<GoalDoc>,
     /// The next id to hand out.
     next_id: u64,

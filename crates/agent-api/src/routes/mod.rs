@@ -6,11 +6,14 @@
 //!   set about a run (limits, approval mode, workspace) and how it is checked.
 //! - [`fork`]: fork a trace at a goal or after a message.
 //! - [`templates`]: list plan templates, start a run from one.
+//! - [`plans`]: plan a task, run a stored plan; [`goals`]: people's edits of a plan.
 //! - [`watch`]: the live WebSocket.
 //! - [`viewer`]: `GET /` (the viewer page) and its script and style sheet under `/static/`.
 //! - here: `GET /api/openapi.json`.
 
 pub(crate) mod fork;
+pub(crate) mod goals;
+pub(crate) mod plans;
 pub(crate) mod run_settings;
 pub(crate) mod runs;
 pub(crate) mod templates;
@@ -58,6 +61,8 @@ pub fn router(state: AppState) -> Router {
         .merge(runs::router())
         .merge(fork::router())
         .merge(templates::router())
+        .merge(plans::router())
+        .merge(goals::router())
         .merge(watch::router());
     let app = Router::new()
         .merge(viewer::router())

@@ -340,7 +340,8 @@ pub(crate) async fn decide_approval(
     }))
 }
 
-fn status_name(status: TraceStatus) -> String {
+/// A status as its JSON name (`planned`, `running`, ...).
+pub(crate) fn status_name(status: TraceStatus) -> String {
     serde_json::to_value(status)
         .ok()
         .and_then(|value| value.as_str().map(str::to_owned))

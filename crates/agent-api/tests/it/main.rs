@@ -11,6 +11,7 @@ mod hostile_api;
 mod messages;
 mod openapi;
 mod plan_templates;
+mod plans;
 mod routes;
 mod runs;
 mod viewer;

@@ -61,14 +61,20 @@ async fn the_document_is_served_and_lists_every_route() {
             "/api/openapi.json",
             "/api/plan_templates",
             "/api/plan_templates/{name}/runs",
+            "/api/plans",
             "/api/traces",
             "/api/traces/{trace_id}",
             "/api/traces/{trace_id}/approvals/{tool_call_id}",
             "/api/traces/{trace_id}/cancel",
             "/api/traces/{trace_id}/events",
             "/api/traces/{trace_id}/fork",
+            "/api/traces/{trace_id}/goal_tree",
+            "/api/traces/{trace_id}/goals",
+            "/api/traces/{trace_id}/goals/{goal_id}",
+            "/api/traces/{trace_id}/goals/{goal_id}/abandon",
             "/api/traces/{trace_id}/messages",
             "/api/traces/{trace_id}/resume",
+            "/api/traces/{trace_id}/run",
             "/api/traces/{trace_id}/watch",
         ]
     );
@@ -82,6 +88,10 @@ async fn the_document_is_served_and_lists_every_route() {
     };
     assert_eq!(methods("/api/traces"), ["get", "post"]);
     assert_eq!(methods("/api/traces/{trace_id}/cancel"), ["post"]);
+    assert_eq!(
+        methods("/api/traces/{trace_id}/goals/{goal_id}"),
+        ["delete", "patch"]
+    );
 }
 
 /// Checks `value` against `schema`, resolving `$ref`s in `doc`; returns what does not match.
