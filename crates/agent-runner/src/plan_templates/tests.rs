@@ -1,3 +1,6 @@
+//! Tests of plan templates: files read, rendered and written back, names, values and bad
+//! files refused.
+
 use std::collections::BTreeMap;
 
 use super::*;

@@ -43,14 +43,21 @@
 //! # Ok::<(), agent_runner::plan_templates::TemplateError>(())
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use agent_goal::{PlanParseError, parse_plan};
+use agent_goal::parse_plan;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::front_matter::{self, FrontMatterError, Syntax};
+
+mod error;
+mod text;
+
+pub use error::TemplateError;
+pub use text::placeholders;
+use text::{check_param_name, fill, quote};
 
 /// Where templates live, relative to the workspace.
 pub const TEMPLATES_DIR: &str = ".agent/plans";
@@ -96,120 +103,6 @@ pub struct RenderedPlan {
     pub mission: Option<String>,
     /// The plan text, ready for [`crate::plan::load_into`].
     pub text: String,
-}
-
-/// Why a template cannot be named, read, written or rendered.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum TemplateError {
-    /// The name is not a template name.
-    #[error("invalid template name {name:?}: {reason}")]
-    InvalidName {
-        /// The name given.
-        name: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// No template has this name.
-    #[error("there is no plan template {name:?} (looked for {})", path.display())]
-    NotFound {
-        /// The name.
-        name: String,
-        /// The file that does not exist.
-        path: PathBuf,
-    },
-    /// Saving would replace a template.
-    #[error("the plan template {name:?} exists already ({}); pass --force to replace it", path.display())]
-    Exists {
-        /// The name.
-        name: String,
-        /// Its file.
-        path: PathBuf,
-    },
-    /// A file cannot be read or written.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// What failed.
-        source: std::io::Error,
-    },
-    /// The template's front matter or placeholders are wrong.
-    #[error("plan template {template:?}: {message}")]
-    Invalid {
-        /// The template.
-        template: String,
-        /// What is wrong.
-        message: String,
-    },
-    /// The template's plan text cannot be read.
-    #[error("plan template {template:?}: {source}")]
-    Plan {
-        /// The template.
-        template: String,
-        /// What is wrong, with the line of the file.
-        source: PlanParseError,
-    },
-    /// A value was given for a parameter the template does not have.
-    #[error(
-        "plan template {template:?} has no parameter {name:?} (its parameters: {})",
-        list_or_none(known)
-    )]
-    UnknownVar {
-        /// The template.
-        template: String,
-        /// The name given.
-        name: String,
-        /// The template's parameters.
-        known: Vec<String>,
-    },
-    /// Parameters without a default were given no value.
-    #[error(
-        "plan template {template:?} needs a value for {}: pass --var NAME=VALUE",
-        names(missing)
-    )]
-    MissingVar {
-        /// The template.
-        template: String,
-        /// The parameters without a value.
-        missing: Vec<String>,
-    },
-    /// A value cannot go into a plan (it spans lines).
-    #[error("the value of {name:?} must be one line of text")]
-    InvalidValue {
-        /// The parameter.
-        name: String,
-    },
-}
-
-impl TemplateError {
-    /// Whether the error is about what was asked (a name, a value), not a file or the system:
-    /// a usage error on the command line, 400 over HTTP.
-    pub fn is_request_error(&self) -> bool {
-        matches!(
-            self,
-            Self::InvalidName { .. }
-                | Self::UnknownVar { .. }
-                | Self::MissingVar { .. }
-                | Self::InvalidValue { .. }
-        )
-    }
-}
-
-fn list_or_none(names: &[String]) -> String {
-    if names.is_empty() {
-        "none".into()
-    } else {
-        names.join(", ")
-    }
-}
-
-fn names(names: &[String]) -> String {
-    names
-        .iter()
-        .map(|name| format!("{name:?}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Checks a template name: 1 to [`MAX_NAME_LEN`] ASCII letters, digits, `-`, `_` and `.`,
@@ -545,87 +438,5 @@ impl PlanTemplate {
     }
 }
 
-/// A parameter name: ASCII letters, digits and `_`, not starting with a digit.
-fn check_param_name(name: &str) -> Result<(), String> {
-    let ok = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "`params`: {name:?} is not a parameter name (letters, digits and '_', not starting \
-             with a digit)"
-        ))
-    }
-}
-
-/// The placeholders of `text`: the names in `{{name}}` (spaces inside the braces allowed).
-pub fn placeholders(text: &str) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    scan(text, |name| {
-        found.insert(name.to_owned());
-        None
-    });
-    found
-}
-
-/// `text` with each placeholder of `values` replaced by its value, in one pass (a value is
-/// never read for placeholders).
-fn fill(text: &str, values: &BTreeMap<&str, &str>) -> String {
-    scan(text, |name| values.get(name).map(|v| (*v).to_owned()))
-}
-
-/// Walks the placeholders of `text`, giving each name to `replace`; returns the text with the
-/// placeholders `replace` answered replaced.
-fn scan(text: &str, mut replace: impl FnMut(&str) -> Option<String>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find("{{") {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 2..];
-        let placeholder = after.find("}}").and_then(|close| {
-            let name = after[..close].trim();
-            check_param_name(name)
-                .ok()
-                .map(|()| (name, &after[close + 2..]))
-        });
-        match placeholder {
-            Some((name, tail)) => {
-                match replace(name) {
-                    Some(value) => out.push_str(&value),
-                    None => out.push_str(&rest[open..rest.len() - tail.len()]),
-                }
-                rest = tail;
-            }
-            None => {
-                out.push_str("{{");
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// `text` as a double-quoted front-matter value; control characters other than line breaks
-/// and tabs become spaces.
-fn quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 #[cfg(test)]
-#[path = "plan_templates_tests.rs"]
 mod tests;
