@@ -25,7 +25,6 @@ use agent_runner::AgentRunner;
 use agent_runner::agents::PLAN;
 use agent_runner::plan::{self as plan_mode, PlanError, PlanOutcome};
 use agent_runner::plan_templates::{self as templates, PlanTemplate, TemplateError};
-use agent_tools::ToolRegistry;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
@@ -72,9 +71,11 @@ pub(crate) async fn command(args: PlanArgs) -> Result<ExitCode> {
 
 /// Runs the model in plan mode and stores the result as a `planned` trace.
 async fn plan(task: &str, model: &crate::cli::ModelArgs) -> Result<ExitCode> {
-    // The `plan` profile (or the one `--agent` names): the goal tools only, unless the profile
-    // admits others.
-    let setup = setup(model, ToolRegistry::with_builtins().into(), Some(PLAN))?;
+    // The `plan` profile (or the one `--agent` names) reads the code before it plans: the
+    // read-only built-in tools and the read-only tools of the MCP servers, as its tool filter
+    // allows.
+    let servers = crate::mcp::start(&crate::config::FileConfig::load()?, &model.mcp).await?;
+    let setup = setup(model, crate::mcp::tools(&servers), Some(PLAN))?;
     let (trace_id, tree) = match plan_mode::plan(&setup.runner, task).await? {
         PlanOutcome::Planned {
             trace_id,

@@ -249,3 +249,54 @@ async fn mcp_list_shows_servers_their_tools_and_failures() {
     assert!(text.contains("mcp__everything__get-sum"), "{text}");
     assert!(!text.contains("broken"), "{text}");
 }
+
+#[tokio::test]
+async fn the_planner_reads_through_read_only_mcp_tools_and_is_refused_the_others() {
+    let env = site(&config(""));
+    let script = json!([
+        {"tool_calls": [
+            {"name": "mcp__everything__echo", "arguments": {"message": "what is there"}},
+        ]},
+        {"tool_calls": [
+            {"name": "mcp__everything__toggle-simulated-logging", "arguments": {}},
+        ]},
+        {"tool_calls": [
+            {"name": "goal", "arguments": {"add": "Read the notes, Write the answer"}},
+        ]},
+        {"text": "Two goals."}
+    ]);
+    std::fs::write(env.path("script.json"), script.to_string()).unwrap();
+    let work = env.work();
+    let output = env
+        .run(&[
+            "plan",
+            "--script",
+            "script.json",
+            "--workspace",
+            &work,
+            "--mcp",
+            "everything",
+            "--json",
+            "Plan the answer",
+        ])
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let planned: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(planned["status"], "planned");
+    let trace_id = planned["trace_id"].as_str().unwrap();
+    let shown = env.run(&["show", trace_id, "--json"]).await;
+    let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let results: Vec<&str> = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool" && m["description"] != "goal")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(results[0], "Echo: what is there");
+    // The plan profile offers read-only tools only: the risky one is not among its tools.
+    assert!(
+        results[1].contains("unknown tool") || results[1].contains("not available"),
+        "{results:?}"
+    );
+}
