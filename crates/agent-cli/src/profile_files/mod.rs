@@ -117,6 +117,9 @@ pub(crate) struct ProfileSpec {
     pub(crate) approval: Option<ApprovalPolicy>,
     /// Loop-guard thresholds; the ones not given keep their value.
     pub(crate) loop_guard: Option<LoopGuardSpec>,
+    /// Whether a run of this profile that carries out a plan ends with a closing report (the
+    /// run's `--no-report` or `report = false` still turn reports off).
+    pub(crate) closing_report: Option<bool>,
     /// Claude Code's display colour; read and ignored.
     pub(crate) color: Option<String>,
 }
@@ -403,6 +406,9 @@ fn define(
     }
     if let Some(approval) = spec.approval {
         profile.approval = approval;
+    }
+    if let Some(report) = spec.closing_report {
+        profile.closing_report = report;
     }
     profiles.insert(name.to_owned(), profile);
     Ok(())

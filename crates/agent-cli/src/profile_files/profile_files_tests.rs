@@ -133,7 +133,11 @@ fn configuration_tables_then_files_each_change_what_they_name() {
         ),
         (
             "default".to_owned(),
-            spec(json!({"prompt": "You are {agent} on {model}.", "max_iterations": 50})),
+            spec(json!({
+                "prompt": "You are {agent} on {model}.",
+                "max_iterations": 50,
+                "closing_report": false,
+            })),
         ),
     ]
     .into_iter()
@@ -151,14 +155,20 @@ fn configuration_tables_then_files_each_change_what_they_name() {
     assert!(!reviewer.tools.admits("bash", Risk::ReadOnly));
     assert_eq!(reviewer.origin, ProfileOrigin::Config(config.clone()));
     assert_eq!(profiles["default"].limits.max_iterations, 50);
+    assert!(!profiles["default"].closing_report);
 
     // A file in the project changes the reviewer's model only.
     let agents = dir.path().join("agents");
     std::fs::create_dir(&agents).unwrap();
-    write(&agents, "reviewer.md", "---\nmodel: gpt-4.1\n---\n");
+    write(
+        &agents,
+        "reviewer.md",
+        "---\nmodel: gpt-4.1\nclosing_report: true\n---\n",
+    );
     load_dir(&mut profiles, &agents).unwrap();
     let reviewer = &profiles["reviewer"];
     assert_eq!(reviewer.model.as_deref(), Some("gpt-4.1"));
+    assert!(reviewer.closing_report);
     assert_eq!(reviewer.system_prompt.as_deref(), Some("Review carefully."));
     assert_eq!(reviewer.approval, ApprovalPolicy::Deny);
 }
