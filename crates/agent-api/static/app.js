@@ -1587,8 +1587,12 @@ function reasoningText(reasoning) {
 
 function renderMessage(m, goalTag) {
   const compaction = m.metadata && m.metadata.compaction === true;
+  const report = m.metadata && m.metadata.closing_report === true;
+  const handoff = m.metadata && m.metadata.handoff === true;
+  const role = compaction ? 'compaction summary' : report ? 'closing report' : m.role;
   const meta = [
-    h('span', { class: `role r-${m.role}` }, compaction ? 'compaction summary' : m.role),
+    h('span', { class: `role r-${m.role}` }, role),
+    handoff ? h('span', { class: 'muted', title: 'Recorded by the runner: the goal names another agent' }, 'handoff') : null,
     h('span', { class: 'muted' }, `#${m.sequence}`),
     m.tool_name ? h('span', { class: 'tool-name' }, m.tool_name) : null,
     goalTag ? h('span', { class: 'muted goal-tag' }, goalTag) : null,
@@ -1620,7 +1624,11 @@ function renderMessage(m, goalTag) {
     }
     if (!content.text && !(content.tool_calls || []).length && !reasoning) body.push(foldable(JSON.stringify(content, null, 2), 'content', `${m.message_id}:content`));
   }
-  return h('article', { class: `msg r-${m.role} ${compaction ? 'compaction' : ''}`, 'data-message-id': m.message_id },
+  if (report) {
+    body.push(h('p', { class: 'small' },
+      'Written when the plan was done, from the mission, each goal\'s summary and the abandoned goals\' reasons: the run\'s answer.'));
+  }
+  return h('article', { class: `msg r-${m.role} ${compaction ? 'compaction' : ''} ${report ? 'report' : ''}`, 'data-message-id': m.message_id },
     h('header', {}, meta), body);
 }
 
