@@ -233,7 +233,12 @@ fn warnings_in(messages: &[Message]) -> usize {
 /// Arguments as compact JSON with sorted keys, so that key order does not matter.
 fn canonical(arguments: &str) -> String {
     match serde_json::from_str::<Value>(arguments) {
-        Ok(value) => value.to_string(),
+        Ok(mut value) => {
+            // Maps keep insertion order when serde_json's `preserve_order` is on (a dependency
+            // may turn it on for the whole build): sort them here, whatever the features.
+            value.sort_all_objects();
+            value.to_string()
+        }
         Err(_) => arguments.trim().to_owned(),
     }
 }
