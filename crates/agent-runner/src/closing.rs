@@ -69,6 +69,7 @@ pub(crate) async fn report(
         trace_id,
         goal_id: None,
     };
+    let started = std::time::Instant::now();
     let response = match model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await {
         Ok(response) => response,
         Err(StepError::Llm(error)) => {
@@ -88,9 +89,16 @@ pub(crate) async fn report(
         text: Some(text.clone()),
         ..AssistantContent::default()
     };
-    let mut message =
-        NewMessage::assistant(content).usage(usage.prompt_tokens + usage.completion_tokens, cost);
+    let mut message = NewMessage::assistant(content)
+        .usage(usage.prompt_tokens + usage.completion_tokens, cost)
+        .duration_ms(started.elapsed().as_millis() as u64);
     message.metadata.insert(REPORT_KEY.to_owned(), json!(true));
+    if let Some(reported) = &response.usage {
+        // What the provider counted, as every model turn records it.
+        message
+            .metadata
+            .insert(crate::step::USAGE_KEY.to_owned(), json!(reported));
+    }
     messages.extend(record(store, trace_id, vec![WriteOp::AddMessage(message)]).await?);
     spending.add(cost);
     Ok(Some(text))
