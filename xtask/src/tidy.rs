@@ -29,6 +29,10 @@ mod tests {
             &["agent-execution", "agent-goal", "agent-llm", "agent-runner"],
         ),
         (
+            "agent-otel",
+            &["agent-execution", "agent-goal", "agent-llm"],
+        ),
+        (
             "agent-test-support",
             &["agent-execution", "agent-goal", "agent-llm"],
         ),
@@ -45,6 +49,7 @@ mod tests {
                 "agent-api",
                 "agent-mcp",
                 "agent-acp",
+                "agent-otel",
             ],
         ),
     ];

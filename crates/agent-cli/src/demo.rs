@@ -59,6 +59,8 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
         "demo task: {TASK}\nworkspace: {} (temporary)\n",
         workspace.path().display()
     ));
+    // Spans go where OTEL_EXPORTER_OTLP_ENDPOINT says, as for any run.
+    let otel = crate::otel::exporter(None, Some(crate::cli::ProviderKind::Scripted))?;
     let trace_id = runner.create(TASK).await?;
     let progress = tokio::spawn(progress::follow(
         watch_live(store.clone(), &trace_id, 0),
@@ -67,6 +69,7 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
     ));
     let outcome = runner.drive(&trace_id, CancellationToken::new()).await?;
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
+    crate::otel::send(otel.as_ref(), store.as_ref(), &trace_id).await;
 
     // On a terminal the answer was just shown as it streamed; piped, stdout carries it.
     if !(std::io::stdout().is_terminal() && std::io::stderr().is_terminal()) {

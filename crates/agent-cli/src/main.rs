@@ -2,7 +2,7 @@
 //! the runner and the HTTP server together.
 //!
 //! Commands: `run`, `chat`, `demo`, `serve`, `traces`, `show`, `resume`, `fork`, `cancel`,
-//! `plan`, `mcp`, `agents`, `acp`. Exit
+//! `plan`, `mcp`, `agents`, `export`, `acp`. Exit
 //! codes: 0 completed, 1 failed, 2 usage or configuration error, 3 limit hit, 130 cancelled.
 
 #[cfg(feature = "acp")]
@@ -20,6 +20,7 @@ mod ids;
 mod inspect;
 mod instructions;
 mod mcp;
+mod otel;
 mod output;
 mod plan;
 mod profile_files;
@@ -79,6 +80,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Plan(args) => plan::command(args).await,
         Command::Mcp(args) => mcp::command(args).await,
         Command::Agents(args) => agents::command(args).await,
+        Command::Export(args) => otel::export(args).await,
         #[cfg(feature = "acp")]
         Command::Acp(args) => acp::acp(args).await,
     }

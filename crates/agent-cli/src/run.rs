@@ -28,6 +28,8 @@ pub(crate) struct Setup {
     pub(crate) show_reasoning: bool,
     /// The terminal approver, when risky calls are asked about (not with `--yes`).
     pub(crate) approver: Option<Arc<approve::TerminalApprover>>,
+    /// Where the run's spans go when it ends (`--otel`, `OTEL_EXPORTER_OTLP_ENDPOINT`).
+    pub(crate) otel: Option<crate::otel::Exporter>,
 }
 
 impl Setup {
@@ -86,6 +88,7 @@ pub(crate) fn setup_with(
     let provider = config::resolve_provider(&agents::provider_args(&args.llm, profile), &file)
         .ok_or_else(|| UsageError(config::NO_PROVIDER.into()))?;
     let client = provider::client(&provider)?;
+    let otel = crate::otel::exporter(args.otel.as_deref(), Some(provider.kind))?;
     let (_, store) = config::open_store(args.trace_dir.trace_dir.as_ref(), &file)?;
     let store = Arc::new(store);
     let mut options = RunnerOptions::new(provider.model.clone(), workspace);
@@ -150,6 +153,7 @@ pub(crate) fn setup_with(
         provider,
         show_reasoning: args.show_reasoning || file.show_reasoning == Some(true),
         approver,
+        otel,
     })
 }
 
@@ -304,6 +308,7 @@ async fn execute(
     };
     // Progress ends at trace_completed; give it a moment to print the last lines.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
+    crate::otel::send(setup.otel.as_ref(), setup.store.as_ref(), trace_id).await;
     report(&outcome, args.output(), &setup.provider);
     setup.report_refusals();
     if let Some(server) = &server {

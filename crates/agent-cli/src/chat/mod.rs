@@ -184,6 +184,7 @@ async fn turn(session: &mut Session, message: &str, current: &CurrentTurn) -> Re
     };
     set_turn(current, None);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
+    crate::otel::send(session.setup.otel.as_ref(), store.as_ref(), &trace_id).await;
     match outcome {
         Ok(outcome) => report(session, &outcome, before.as_ref()),
         Err(error) => note(&format!("agent: {error}")),

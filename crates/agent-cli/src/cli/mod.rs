@@ -56,10 +56,29 @@ pub(crate) enum Command {
     /// Agent profiles (built in, `[agents.NAME]` in agent.toml, `.agent/agents/NAME.md`): list
     /// them.
     Agents(AgentsArgs),
+    /// Send a stored trace elsewhere: its spans to an OpenTelemetry receiver (`--otlp`).
+    Export(ExportArgs),
     /// Serve an editor over the Agent Client Protocol on stdin/stdout (Zed, JetBrains,
     /// Neovim): sessions are traces, the goal tree is the plan.
     #[cfg(feature = "acp")]
     Acp(AcpArgs),
+}
+
+/// `agent export`.
+#[derive(Debug, Args)]
+pub(crate) struct ExportArgs {
+    /// The trace (an id or a unique prefix of one).
+    #[arg(value_name = "TRACE_ID")]
+    pub(crate) trace_id: String,
+    /// As OpenTelemetry spans (GenAI conventions) over OTLP/HTTP.
+    #[arg(long)]
+    pub(crate) otlp: bool,
+    /// The OTLP/HTTP receiver, e.g. http://localhost:4318 [default: OTEL_EXPORTER_OTLP_ENDPOINT].
+    #[arg(long, value_name = "URL")]
+    pub(crate) otel: Option<String>,
+    /// Where traces live.
+    #[command(flatten)]
+    pub(crate) trace_dir: TraceDirArg,
 }
 
 /// `agent acp`.

@@ -165,6 +165,11 @@ pub(crate) struct ModelArgs {
     /// Also use this MCP server of agent.toml, even when it is disabled (repeatable).
     #[arg(long = "mcp", value_name = "NAME")]
     pub(crate) mcp: Vec<String>,
+    /// Send the run's spans (OpenTelemetry, GenAI conventions) to this OTLP/HTTP receiver when
+    /// the run ends, e.g. http://localhost:4318 [default: OTEL_EXPORTER_OTLP_ENDPOINT, else
+    /// none].
+    #[arg(long, value_name = "URL")]
+    pub(crate) otel: Option<String>,
     /// Print one JSON object on stdout: trace_id, status, response, totals (the same as
     /// `--output-format json`).
     #[arg(long, conflicts_with = "output_format")]

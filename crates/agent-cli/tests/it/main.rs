@@ -15,6 +15,7 @@ mod instructions;
 mod interrupted;
 mod limits;
 mod mcp;
+mod otel;
 mod plan_edit;
 mod plan_templates;
 mod reasoning;
