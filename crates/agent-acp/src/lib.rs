@@ -86,4 +86,10 @@ pub trait Host: Send + Sync + 'static {
     fn context_window(&self) -> u64 {
         0
     }
+
+    /// Called when a turn of the session `trace_id` ended, before the prompt is answered: e.g.
+    /// to send the trace's spans somewhere. Does nothing by default.
+    fn turn_ended(&self, trace_id: &str) {
+        let _ = trace_id;
+    }
 }

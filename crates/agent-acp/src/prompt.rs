@@ -52,6 +52,7 @@ pub(crate) async fn start(
     let task_cx = cx.clone();
     cx.spawn(async move {
         let result = turn(&state, &id, &message, cancel, &task_cx).await;
+        state.host.turn_ended(&id);
         if let Some(session) = state.sessions.lock().await.get_mut(&id) {
             session.turn = None;
         }

@@ -29,10 +29,14 @@ struct Runs {
     closed: bool,
 }
 
+/// What is called with a trace id when one of its runs ended.
+pub type EndHook = Arc<dyn Fn(&str) + Send + Sync>;
+
 #[derive(Default)]
 struct Inner {
     runs: Mutex<Runs>,
     idle: Notify,
+    ended: Option<EndHook>,
 }
 
 /// The runs this server owns. Cheap to clone; clones share the runs.
@@ -68,6 +72,16 @@ impl RunRegistry {
     /// An empty registry.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A registry that calls `hook` with the trace id after each tracked run ended.
+    pub fn with_end_hook(hook: EndHook) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                ended: Some(hook),
+                ..Inner::default()
+            }),
+        }
     }
 
     fn runs(&self) -> MutexGuard<'_, Runs> {
@@ -168,6 +182,9 @@ impl RunRegistry {
                 Err(error) => tracing::warn!(trace_id = %id, %error, "run failed"),
             }
             registry.release(&id, generation);
+            if let Some(hook) = &registry.inner.ended {
+                hook(&id);
+            }
             // Nobody may be waiting for the outcome, which is fine.
             let _ = sender.send(result);
         });

@@ -35,6 +35,13 @@ pub trait RunnerFactory: Send + Sync {
         store: Arc<dyn TraceStore>,
         options: RunnerOptions,
     ) -> Result<AgentRunner, FactoryError>;
+
+    /// Called when a run this server tracked has ended (completed, failed, stopped or
+    /// cancelled), in the task that waited for it: e.g. to send the trace's spans somewhere.
+    /// Does nothing by default.
+    fn run_ended(&self, trace_id: &str) {
+        let _ = trace_id;
+    }
 }
 
 /// Why a [`RunnerFactory`] could not build a runner.
@@ -178,13 +185,21 @@ impl AppStateBuilder {
         self.config.validate()?;
         let workspace_roots = WorkspaceRoots::new(&self.config.workspace_roots)
             .map_err(|error| ApiError::Config(error.to_string()))?;
+        // The factory hears of every run that ends, whoever started it.
+        let runs = match &self.factory {
+            Some(factory) => {
+                let factory = factory.clone();
+                RunRegistry::with_end_hook(Arc::new(move |id: &str| factory.run_ended(id)))
+            }
+            None => RunRegistry::new(),
+        };
         Ok(AppState {
             inner: Arc::new(Inner {
                 store: self.store,
                 factory: self.factory,
                 config: self.config,
                 workspace_roots,
-                runs: RunRegistry::new(),
+                runs,
                 approvals: Arc::new(HttpApprovals::new()),
                 shutdown: CancellationToken::new(),
             }),

@@ -26,6 +26,8 @@ struct CliHost {
     tools: RunTools,
     store: Arc<dyn TraceStore>,
     context_window: u64,
+    /// Where each turn's spans go (`--otel`, the OTLP environment variables).
+    otel: Option<Arc<crate::otel::Exporter>>,
 }
 
 impl Host for CliHost {
@@ -53,6 +55,15 @@ impl Host for CliHost {
     fn context_window(&self) -> u64 {
         self.context_window
     }
+
+    fn turn_ended(&self, trace_id: &str) {
+        if let Some(exporter) = &self.otel {
+            let (exporter, store, id) = (exporter.clone(), self.store.clone(), trace_id.to_owned());
+            tokio::spawn(async move {
+                crate::otel::send(Some(&exporter), store.as_ref(), &id).await;
+            });
+        }
+    }
 }
 
 /// `agent acp`: serves one editor until it closes the connection.
@@ -69,12 +80,14 @@ pub(crate) async fn acp(args: AcpArgs) -> Result<ExitCode> {
         Some(Approval::Ask(refuse)),
     )?;
     let context_window = checked.provider.context_window.unwrap_or_default() as u64;
+    let otel = checked.otel.map(Arc::new);
     let (_, store) = config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?;
     let host = CliHost {
         args: args.model,
         tools,
         store: Arc::new(store),
         context_window,
+        otel,
     };
     agent_acp::serve_stdio(Arc::new(host))
         .await

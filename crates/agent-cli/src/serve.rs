@@ -53,6 +53,8 @@ struct CliFactory {
     /// `[approvals]` of agent.toml: calls allowed or denied before the `--approval` mode is
     /// asked (in `never` mode the API keeps only the deny rules).
     approval_rules: ApprovalRules,
+    /// Where each run's spans go when it ends, and the store they are read from.
+    otel: Option<(Arc<crate::otel::Exporter>, Arc<dyn TraceStore>)>,
 }
 
 impl RunnerFactory for CliFactory {
@@ -72,6 +74,15 @@ impl RunnerFactory for CliFactory {
         options.prices = self.prices.clone();
         options.closing_report = self.closing_report;
         options
+    }
+
+    fn run_ended(&self, trace_id: &str) {
+        if let Some((exporter, store)) = &self.otel {
+            let (exporter, store, id) = (exporter.clone(), store.clone(), trace_id.to_owned());
+            tokio::spawn(async move {
+                crate::otel::send(Some(&exporter), store.as_ref(), &id).await;
+            });
+        }
     }
 
     fn build(
@@ -133,7 +144,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         ..ApiConfig::default()
     };
     let approval_rules = crate::approve::rules(file.approvals.as_ref(), file.path.as_deref())?;
-    let mut builder = AppState::builder(store).config(config);
+    let mut builder = AppState::builder(store.clone()).config(config);
     let mut mcp = Arc::new(McpServers::default());
     let provider = config::resolve_provider(&args.model.llm, &file);
     let writable = writable(&trace_dir);
@@ -156,6 +167,11 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
                 instructions: !args.model.no_instructions && file.instructions != Some(false),
                 closing_report: !args.model.no_report && file.report != Some(false),
                 approval_rules,
+                otel: crate::otel::exporter(
+                    args.model.otel.as_deref(),
+                    Some(provider_config.kind),
+                )?
+                .map(|exporter| (Arc::new(exporter), store.clone())),
             };
             note(&format!(
                 "runs started over HTTP use {} ({:?}) in {}; risky tool calls {}",

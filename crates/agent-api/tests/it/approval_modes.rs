@@ -66,6 +66,7 @@ fn server(mode: ApprovalMode, rules: Option<ApprovalRules>) -> Server {
     let factory = ScriptedFactory {
         client,
         workspace: workspace.path().to_path_buf(),
+        ended: Default::default(),
     };
     let config = ApiConfig {
         approval: mode,

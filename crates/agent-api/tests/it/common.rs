@@ -22,6 +22,8 @@ use tower::ServiceExt;
 pub struct ScriptedFactory {
     pub client: ScriptedClient,
     pub workspace: PathBuf,
+    /// The trace ids of the runs that ended, in order.
+    pub ended: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl RunnerFactory for ScriptedFactory {
@@ -46,6 +48,10 @@ impl RunnerFactory for ScriptedFactory {
             options,
         ))
     }
+
+    fn run_ended(&self, trace_id: &str) {
+        self.ended.lock().unwrap().push(trace_id.to_owned());
+    }
 }
 
 /// A state over `store` with a scripted factory and `config`.
@@ -55,15 +61,28 @@ pub fn state_with(
     workspace: &std::path::Path,
     config: ApiConfig,
 ) -> AppState {
+    state_and_ends(store, turns, workspace, config).0
+}
+
+/// Like [`state_with`], with the list of the runs that ended.
+pub fn state_and_ends(
+    store: Arc<dyn TraceStore>,
+    turns: Vec<ScriptedTurn>,
+    workspace: &std::path::Path,
+    config: ApiConfig,
+) -> (AppState, Arc<std::sync::Mutex<Vec<String>>>) {
+    let ended = Arc::new(std::sync::Mutex::new(Vec::new()));
     let factory = ScriptedFactory {
         client: ScriptedClient::new(turns).with_fallback("done"),
         workspace: workspace.to_path_buf(),
+        ended: ended.clone(),
     };
-    AppState::builder(store)
+    let state = AppState::builder(store)
         .runner_factory(Arc::new(factory))
         .config(config)
         .build()
-        .unwrap()
+        .unwrap();
+    (state, ended)
 }
 
 /// A read-only state (no factory) over `store`.

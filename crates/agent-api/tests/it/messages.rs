@@ -16,6 +16,7 @@ fn state(turns: Vec<ScriptedTurn>, workspace: &std::path::Path) -> (AppState, Sc
     let factory = ScriptedFactory {
         client: client.clone(),
         workspace: workspace.to_path_buf(),
+        ended: Default::default(),
     };
     let store: Arc<dyn TraceStore> = Arc::new(InMemoryTraceStore::new());
     let state = AppState::builder(store)

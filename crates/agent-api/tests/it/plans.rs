@@ -23,6 +23,7 @@ async fn serve(store: Arc<dyn TraceStore>, client: ScriptedClient, workspace: &P
     let factory = ScriptedFactory {
         client,
         workspace: workspace.to_path_buf(),
+        ended: Default::default(),
     };
     let config = ApiConfig {
         port: 0,

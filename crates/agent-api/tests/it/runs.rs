@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::{
-    get, post_empty, post_json, short_script, state_with, wait_for_pending, wait_for_status,
+    get, post_empty, post_json, short_script, state_and_ends, state_with, wait_for_pending,
+    wait_for_status,
 };
 use agent_api::{ApiConfig, ApprovalMode, Server};
 use agent_execution::{InMemoryTraceStore, Role, TraceStatus, TraceStore};
@@ -23,7 +24,7 @@ fn store() -> Arc<dyn TraceStore> {
 async fn a_started_run_goes_on_in_the_background_and_completes() {
     let store = store();
     let workspace = tempfile::tempdir().unwrap();
-    let state = state_with(
+    let (state, ended) = state_and_ends(
         store.clone(),
         short_script(),
         workspace.path(),
@@ -47,9 +48,11 @@ async fn a_started_run_goes_on_in_the_background_and_completes() {
     assert_eq!(detail.json["trace"]["model"], "scripted");
     assert_eq!(detail.json["trace"]["summary"], "All done.");
     assert_eq!(detail.json["goal_tree"]["goals"][0]["status"], "completed");
-    // Once it has ended, the run is no longer this server's to cancel.
+    // Once it has ended, the run is no longer this server's to cancel, and the factory heard
+    // of its end (`agent serve` sends the trace's spans then).
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!state.runs().is_running(&trace_id));
+    assert_eq!(*ended.lock().unwrap(), [trace_id.clone()]);
     let cancel = post_empty(&state, &format!("/api/traces/{trace_id}/cancel")).await;
     assert_eq!(cancel.status, StatusCode::CONFLICT);
     assert_eq!(cancel.code(), "not_running");

@@ -53,6 +53,7 @@ impl Site {
         let factory = ScriptedFactory {
             client: ScriptedClient::new(turns).with_fallback("done"),
             workspace: self.path("root/work"),
+            ended: Default::default(),
         };
         let config = ApiConfig {
             approval: ApprovalMode::Auto,

@@ -231,6 +231,10 @@ pub(crate) struct ServeModelArgs {
     /// Runs started over HTTP end without a closing report.
     #[arg(long)]
     pub(crate) no_report: bool,
+    /// Send each run's spans (OpenTelemetry) to this OTLP/HTTP receiver when it ends
+    /// [default: OTEL_EXPORTER_OTLP_ENDPOINT, else none].
+    #[arg(long, value_name = "URL")]
+    pub(crate) otel: Option<String>,
 }
 
 /// `agent serve --approval`: how runs started over HTTP treat risky tool calls.
