@@ -52,7 +52,7 @@ async fn a_started_run_goes_on_in_the_background_and_completes() {
     // of its end (`agent serve` sends the trace's spans then).
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!state.runs().is_running(&trace_id));
-    assert_eq!(*ended.lock().unwrap(), [trace_id.clone()]);
+    assert_eq!(*ended.lock().unwrap(), std::slice::from_ref(&trace_id));
     let cancel = post_empty(&state, &format!("/api/traces/{trace_id}/cancel")).await;
     assert_eq!(cancel.status, StatusCode::CONFLICT);
     assert_eq!(cancel.code(), "not_running");
