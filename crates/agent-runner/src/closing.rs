@@ -97,7 +97,7 @@ pub(crate) async fn report(
         // What the provider counted, as every model turn records it.
         message
             .metadata
-            .insert(crate::step::USAGE_KEY.to_owned(), json!(reported));
+            .insert(model::USAGE_KEY.to_owned(), json!(reported));
     }
     messages.extend(record(store, trace_id, vec![WriteOp::AddMessage(message)]).await?);
     spending.add(cost);

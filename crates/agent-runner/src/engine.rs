@@ -56,8 +56,9 @@ pub(crate) struct Engine {
     pub(crate) store: Arc<dyn TraceStore>,
     /// The runner's model client.
     llm: Arc<dyn LlmClient>,
-    /// The tools as the embedder gave them, before profiles filter them.
-    base_tools: Arc<ToolRegistry>,
+    /// The tools as the embedder gave them, before profiles filter them; replaced when the
+    /// embedder's tools change ([`crate::AgentRunner::replace_tools`]).
+    base_tools: std::sync::RwLock<Arc<ToolRegistry>>,
     /// The options of the main runner, with every profile.
     pub(crate) root: RunnerOptions,
     /// The spending of the traces being run.
@@ -79,12 +80,28 @@ impl Engine {
         Self {
             store,
             llm,
-            base_tools,
+            base_tools: std::sync::RwLock::new(base_tools),
             root,
             budgets: Budgets::default(),
             inbox: Inbox::default(),
             driver,
         }
+    }
+
+    /// The tools as the embedder gave them last.
+    pub(crate) fn base_tools(&self) -> Arc<ToolRegistry> {
+        self.base_tools
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Gives agents made from now on these tools.
+    pub(crate) fn set_base_tools(&self, tools: ToolRegistry) {
+        *self
+            .base_tools
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(tools);
     }
 
     /// The client of the profile `name`: its own when the options give one, else the runner's.
@@ -145,11 +162,12 @@ impl Engine {
                 && own.is_none_or(|config| config.closing_report),
         };
         let mut tools = ToolRegistry::new();
+        let base_tools = self.base_tools();
         match own {
             Some(config) => {
                 apply_profile(&mut spec, config, is_main);
-                for tool_name in self.base_tools.names() {
-                    if let Some(tool) = self.base_tools.get(&tool_name)
+                for tool_name in base_tools.names() {
+                    if let Some(tool) = base_tools.get(&tool_name)
                         && config.tools.admits(&tool_name, tool.risk())
                     {
                         // Names come from a registry, so they are valid and unique.
@@ -157,7 +175,7 @@ impl Engine {
                     }
                 }
             }
-            None => tools = (*self.base_tools).clone(),
+            None => tools = (*base_tools).clone(),
         }
         if tools.get("goal").is_none() {
             // Registration only fails for a duplicate name, which was just ruled out.

@@ -149,6 +149,7 @@ pub use limits::{
     parse_max_iterations,
 };
 pub use lineage::{RecordedAgents, recorded_agents};
+pub use model::USAGE_KEY;
 pub use options::{DEFAULT_SYSTEM_PROMPT, Instruction, RunnerOptions, SubAgentOptions};
 pub use outcome::{RunOutcome, StopReason};
 pub use plan::{PlanError, PlanOutcome};
@@ -157,7 +158,6 @@ pub use profiles::UnknownProfile;
 pub use report::stats_with_sub_traces;
 pub use runner::{AgentRunner, RunEvent, RunHandle, RunSender};
 pub use spec::{Access, AgentSpec};
-pub use step::USAGE_KEY;
 /// The cancellation token runs take ([`AgentRunner::resume_in_background`]).
 pub use tokio_util::sync::CancellationToken;
 pub use turns::TURN_KEY;

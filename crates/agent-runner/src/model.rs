@@ -15,6 +15,10 @@ use crate::compaction::ContextBudget;
 use crate::error::StepError;
 use crate::spec::AgentSpec;
 
+/// The metadata key of the token counts a provider reported for an assistant message
+/// (`{prompt_tokens, completion_tokens, cached_tokens}`).
+pub const USAGE_KEY: &str = "usage";
+
 /// The context budget of the agent's model.
 pub(crate) fn budget_for(spec: &AgentSpec, llm: &dyn LlmClient) -> ContextBudget {
     let window = spec

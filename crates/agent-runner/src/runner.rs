@@ -114,7 +114,8 @@ impl std::fmt::Debug for RunSender {
 #[derive(Clone)]
 pub struct AgentRunner {
     engine: Arc<Engine>,
-    agent: Agent,
+    /// The agent of main traces; rebuilt when the tools are replaced (clones share it).
+    agent: Arc<std::sync::RwLock<Agent>>,
 }
 
 impl AgentRunner {
@@ -137,8 +138,29 @@ impl AgentRunner {
             options,
             Arc::new(LoopDriver),
         ));
-        let agent = Agent::new(engine.clone(), lineage);
+        let agent = Arc::new(std::sync::RwLock::new(Agent::new(engine.clone(), lineage)));
         Self { engine, agent }
+    }
+
+    /// The agent of main traces, as it is now.
+    fn agent(&self) -> Agent {
+        self.agent
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replaces the tools the runner was given (e.g. after an MCP server said its tool list
+    /// changed): runs started from now on — the next turn of a trace included — offer the new
+    /// ones; a run going on keeps the tools it started with.
+    pub fn replace_tools(&self, tools: ToolRegistry) {
+        self.engine.set_base_tools(tools);
+        let lineage = self.engine.root.agent.iter().cloned().collect();
+        *self
+            .agent
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Agent::new(self.engine.clone(), lineage);
     }
 
     /// The agent of an existing trace. A main trace runs as this runner's profile
@@ -158,7 +180,7 @@ impl AgentRunner {
                 .limits
                 .for_trace(recorded.main_limits.as_ref(), &root.overrides);
             let agent = if main == own {
-                self.agent.clone()
+                self.agent()
             } else {
                 Agent::new(self.engine.clone(), main.into_iter().collect())
             };
@@ -171,7 +193,7 @@ impl AgentRunner {
 
     /// The names of the tools this runner offers the model, sorted.
     pub fn tool_names(&self) -> Vec<String> {
-        self.agent.spec.tools.clone()
+        self.agent().spec.tools.clone()
     }
 
     /// The store this runner records into.
@@ -185,8 +207,8 @@ impl AgentRunner {
     }
 
     /// The settings main traces run with: the options with the runner's profile applied.
-    pub fn spec(&self) -> &AgentSpec {
-        &self.agent.spec
+    pub fn spec(&self) -> Arc<AgentSpec> {
+        self.agent().spec
     }
 
     /// Runs `task` in a new trace until it ends.
@@ -196,8 +218,9 @@ impl AgentRunner {
 
     /// Creates the trace for `task` and runs it in the background.
     pub async fn start(&self, task: &str) -> Result<RunHandle, RunError> {
-        let trace_id = create_trace(&self.agent, task, None).await?;
-        Ok(self.spawn(self.agent.clone(), trace_id, CancellationToken::new(), 0))
+        let agent = self.agent();
+        let trace_id = create_trace(&agent, task, None).await?;
+        Ok(self.spawn(agent, trace_id, CancellationToken::new(), 0))
     }
 
     /// Continues a stopped trace (crash, limit, cancel, failure) under the same id: calls left
@@ -309,19 +332,19 @@ impl AgentRunner {
         trace_id: &str,
         cancel: CancellationToken,
     ) -> Result<RunOutcome, RunError> {
-        run_loop(&self.agent, trace_id, cancel).await
+        run_loop(&self.agent(), trace_id, cancel).await
     }
 
     /// Creates a trace for `task` without running it; [`drive`](Self::drive) runs it.
     pub async fn create(&self, task: &str) -> Result<String, RunError> {
-        create_trace(&self.agent, task, None).await
+        create_trace(&self.agent(), task, None).await
     }
 
     /// Like [`create`](Self::create), under an id chosen beforehand (e.g. from
     /// [`agent_execution::ids::new_trace_id`] when a session is named before its first message).
     /// The store refuses an id that is malformed or taken.
     pub async fn create_as(&self, trace_id: &str, task: &str) -> Result<String, RunError> {
-        create_trace(&self.agent, task, Some(trace_id)).await
+        create_trace(&self.agent(), task, Some(trace_id)).await
     }
 
     fn spawn(

@@ -31,9 +31,7 @@ use crate::stuck;
 use crate::summarise::{Trigger, compact};
 use crate::turns::take_queued;
 
-/// The metadata key of the token counts a provider reported for an assistant message
-/// (`{prompt_tokens, completion_tokens, cached_tokens}`).
-pub const USAGE_KEY: &str = "usage";
+use crate::model::USAGE_KEY;
 
 /// Creates the trace for a task and records the task as its first user message.
 pub(crate) async fn create_trace(
