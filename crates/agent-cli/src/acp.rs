@@ -28,6 +28,9 @@ struct CliHost {
     context_window: u64,
     /// Where each turn's spans go (`--otel`, the OTLP environment variables).
     otel: Option<Arc<crate::otel::Exporter>>,
+    /// The runners built so far (clones share their tools), to give them an MCP server's new
+    /// tools.
+    runners: Arc<std::sync::Mutex<Vec<AgentRunner>>>,
 }
 
 impl Host for CliHost {
@@ -42,14 +45,19 @@ impl Host for CliHost {
     ) -> Result<AgentRunner, String> {
         let mut args = self.args.clone();
         args.workspace = Some(cwd.to_owned());
-        setup_with(
+        let runner = setup_with(
             &args,
             self.tools.clone(),
             None,
             Some(Approval::Ask(approvals)),
         )
         .map(|setup| setup.runner)
-        .map_err(|error| format!("{error:#}"))
+        .map_err(|error| format!("{error:#}"))?;
+        self.runners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(runner.clone());
+        Ok(runner)
     }
 
     fn context_window(&self) -> u64 {
@@ -69,7 +77,7 @@ impl Host for CliHost {
 /// `agent acp`: serves one editor until it closes the connection.
 pub(crate) async fn acp(args: AcpArgs) -> Result<ExitCode> {
     let file = FileConfig::load()?;
-    let servers = mcp::start(&file, &args.model.mcp).await?;
+    let servers = Arc::new(mcp::start(&file, &args.model.mcp).await?);
     let tools = mcp::tools(&servers);
     // A configuration error shows now, with exit code 2, rather than at the first session.
     let refuse: Arc<dyn ApprovalHandler> = Arc::new(RejectAll::default());
@@ -82,16 +90,37 @@ pub(crate) async fn acp(args: AcpArgs) -> Result<ExitCode> {
     let context_window = checked.provider.context_window.unwrap_or_default() as u64;
     let otel = checked.otel.map(Arc::new);
     let (_, store) = config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?;
+    let runners: Arc<std::sync::Mutex<Vec<AgentRunner>>> = Arc::default();
+    // A server that says its tools changed is listed again; every session's next turn has them.
+    let refresh = {
+        let (servers, runners) = (servers.clone(), runners.clone());
+        tokio::spawn(async move {
+            servers
+                .follow_tool_changes(|servers| {
+                    let registry = mcp::registry(servers);
+                    for runner in runners
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .iter()
+                    {
+                        runner.replace_tools(registry.clone());
+                    }
+                })
+                .await;
+        })
+    };
     let host = CliHost {
         args: args.model,
         tools,
         store: Arc::new(store),
         context_window,
         otel,
+        runners,
     };
     agent_acp::serve_stdio(Arc::new(host))
         .await
         .map_err(|error| anyhow::anyhow!("acp: {error}"))?;
-    drop(servers);
+    refresh.abort();
+    servers.shutdown().await;
     Ok(ExitCode::Completed)
 }

@@ -153,6 +153,10 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
             let mut profiles = crate::agents::load(&file, &workspace)?;
             let clients = crate::agents::clients(&mut profiles, None, &provider_config, &file);
             mcp = Arc::new(crate::mcp::start(&file, &[]).await?);
+            // Runs take the servers' tools as listed when they start: list them again when a
+            // server says they changed.
+            let servers = mcp.clone();
+            tokio::spawn(async move { servers.follow_tool_changes(|_| {}).await });
             let factory = CliFactory {
                 profiles,
                 clients,

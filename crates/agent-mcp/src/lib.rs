@@ -41,6 +41,7 @@
 mod config;
 mod content;
 mod error;
+mod handler;
 mod process;
 mod server;
 mod servers;

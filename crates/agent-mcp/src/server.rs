@@ -8,10 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    JsonObject, Tool as McpToolInfo,
-};
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool as McpToolInfo};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -20,6 +17,7 @@ use tokio::time::Instant;
 
 use crate::config::{ServerConfig, TransportKind, expand_env, validate_name};
 use crate::error::McpError;
+use crate::handler::Handler;
 use crate::process::{ProcessGroup, StderrTail, spawn};
 
 /// How long a graceful shutdown (close stdin, wait for the exit) may take before the process
@@ -37,7 +35,10 @@ pub struct McpServer {
     name: String,
     config: ServerConfig,
     kind: TransportKind,
-    tools: Vec<McpToolInfo>,
+    /// The tools as last listed: at start, and again after the server said they changed.
+    tools: std::sync::RwLock<Vec<McpToolInfo>>,
+    /// Counts the tool list changes the server announced.
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
     /// What the server said about using it in its handshake (`instructions`).
     instructions: Option<String>,
     state: tokio::sync::Mutex<State>,
@@ -48,7 +49,7 @@ impl std::fmt::Debug for McpServer {
         f.debug_struct("McpServer")
             .field("name", &self.name)
             .field("kind", &self.kind)
-            .field("tools", &self.tools.len())
+            .field("tools", &self.listed_tools().len())
             .finish_non_exhaustive()
     }
 }
@@ -73,7 +74,8 @@ impl McpServer {
         validate_name(name)?;
         let kind = config.transport(name)?;
         let timeout = config.startup_timeout();
-        let connection = Connection::open(name, &config, kind).await?;
+        let changes = Arc::new(tokio::sync::watch::Sender::new(0));
+        let connection = Connection::open(name, &config, kind, &changes).await?;
         let listed =
             tokio::time::timeout(timeout, connection.service.peer().list_all_tools()).await;
         let tools = match listed {
@@ -103,7 +105,8 @@ impl McpServer {
             name: name.to_owned(),
             config,
             kind,
-            tools,
+            tools: std::sync::RwLock::new(tools),
+            changes,
             instructions,
             state: tokio::sync::Mutex::new(State {
                 connection: Some(Arc::new(connection)),
@@ -135,9 +138,46 @@ impl McpServer {
         self.kind
     }
 
-    /// Every tool the server listed when it started, offered or not.
-    pub fn listed_tools(&self) -> &[McpToolInfo] {
-        &self.tools
+    /// Every tool the server listed (when it started, or when [`McpServer::refresh_tools`]
+    /// last listed them), offered or not.
+    pub fn listed_tools(&self) -> Vec<McpToolInfo> {
+        self.tools
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// How many times the server said its tool list changed (`notifications/tools/list_changed`);
+    /// a receiver wakes at each change.
+    pub fn tool_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Lists the server's tools again (after it said they changed), within its startup
+    /// timeout.
+    ///
+    /// # Errors
+    ///
+    /// What a call would fail with when the server cannot be reached, or
+    /// [`McpError::StartTimeout`] when listing takes too long.
+    pub async fn refresh_tools(&self) -> Result<(), McpError> {
+        let connection = self.connection().await?;
+        let timeout = self.config.startup_timeout();
+        match tokio::time::timeout(timeout, connection.service.peer().list_all_tools()).await {
+            Ok(Ok(tools)) => {
+                *self
+                    .tools
+                    .write()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = tools;
+                Ok(())
+            }
+            Ok(Err(error)) => Err(self.failed(&connection, "listing its tools", error).await),
+            Err(_) => Err(McpError::StartTimeout {
+                server: self.name.clone(),
+                after: timeout,
+                stderr: connection.stderr(),
+            }),
+        }
     }
 
     /// The process id of the running child process (stdio servers), if it is running.
@@ -245,7 +285,7 @@ impl McpServer {
             "restarting MCP server (restart {} of {limit})",
             state.restarts
         );
-        match Connection::open(&self.name, &self.config, self.kind).await {
+        match Connection::open(&self.name, &self.config, self.kind, &self.changes).await {
             Ok(connection) => {
                 let connection = Arc::new(connection);
                 state.connection = Some(connection.clone());
@@ -313,7 +353,7 @@ fn tail_note(stderr: &str) -> String {
 
 /// A live session with a server.
 struct Connection {
-    service: RunningService<RoleClient, ClientConfig>,
+    service: RunningService<RoleClient, Handler>,
     /// The child's process group (stdio servers); killed when the connection is dropped.
     group: Option<ProcessGroup>,
     stderr: StderrTail,
@@ -325,7 +365,11 @@ impl Connection {
         name: &str,
         config: &ServerConfig,
         kind: TransportKind,
+        changes: &Arc<tokio::sync::watch::Sender<u64>>,
     ) -> Result<Self, McpError> {
+        let client = || Handler {
+            changes: changes.clone(),
+        };
         let timeout = config.startup_timeout();
         let start_error = |message: String, stderr: &StderrTail| McpError::Start {
             server: name.to_owned(),
@@ -336,12 +380,12 @@ impl Connection {
         let (service, group) = match kind {
             TransportKind::Stdio => {
                 let (transport, group) = spawn(name, config, &stderr)?;
-                let handshake = tokio::time::timeout(timeout, client_info().serve(transport)).await;
+                let handshake = tokio::time::timeout(timeout, client().serve(transport)).await;
                 (handshake, group)
             }
             TransportKind::Http => {
                 let transport = http_transport(name, config)?;
-                let handshake = tokio::time::timeout(timeout, client_info().serve(transport)).await;
+                let handshake = tokio::time::timeout(timeout, client().serve(transport)).await;
                 (handshake, None)
             }
         };
@@ -390,14 +434,6 @@ impl Connection {
             }
         }
     }
-}
-
-/// What the client tells servers about itself.
-fn client_info() -> ClientConfig {
-    ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("agent", env!("CARGO_PKG_VERSION")),
-    )
 }
 
 /// A streamable HTTP transport over a reqwest client with rustls on ring.

@@ -93,6 +93,45 @@ impl McpServers {
         names
     }
 
+    /// Follows the servers' tool list changes (`notifications/tools/list_changed`) for as
+    /// long as the servers live: at each change, lists the tools of every server that announced
+    /// one again, then calls `changed` — e.g. to give a runner the new tools before its next
+    /// turn. A server that cannot be listed keeps its previous tools (a warning says why).
+    pub async fn follow_tool_changes(&self, mut changed: impl FnMut(&Self)) {
+        let mut receivers: Vec<_> = self
+            .servers
+            .iter()
+            .map(|server| (server.clone(), server.tool_changes()))
+            .collect();
+        while !receivers.is_empty() {
+            let waits = receivers
+                .iter_mut()
+                .map(|(_, receiver)| Box::pin(receiver.changed()));
+            let (result, index, _) = futures::future::select_all(waits).await;
+            if result.is_err() {
+                // The server is gone: nothing more will come from it.
+                receivers.remove(index);
+                continue;
+            }
+            for (position, (server, receiver)) in receivers.iter_mut().enumerate() {
+                let announced = position == index || receiver.has_changed().unwrap_or(false);
+                if !announced {
+                    continue;
+                }
+                receiver.borrow_and_update();
+                match server.refresh_tools().await {
+                    Ok(()) => tracing::info!(
+                        server = server.name(),
+                        tools = server.listed_tools().len(),
+                        "MCP server's tools listed again"
+                    ),
+                    Err(error) => tracing::warn!("{error}; its previous tools stay"),
+                }
+            }
+            changed(self);
+        }
+    }
+
     /// Shuts every server down (gracefully, bounded); calls made afterwards fail.
     pub async fn shutdown(&self) {
         futures::future::join_all(self.servers.iter().map(|server| server.shutdown())).await;

@@ -72,8 +72,17 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
         }
     };
     drop(store);
-    let mcp = mcp::start(&file, &args.model.mcp).await?;
+    let mcp = Arc::new(mcp::start(&file, &args.model.mcp).await?);
     let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref())?;
+    // A server that says its tools changed is listed again, and the next turn has the new ones.
+    let refresh = {
+        let (servers, runner) = (mcp.clone(), setup.runner.clone());
+        tokio::spawn(async move {
+            servers
+                .follow_tool_changes(|servers| runner.replace_tools(mcp::registry(servers)))
+                .await;
+        })
+    };
     let _server = match args.model.serve {
         Some(port) => Some(crate::serve::background(&setup, port).await?),
         None => None,
@@ -115,6 +124,7 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
         }
     }
     interrupts.abort();
+    refresh.abort();
     mcp.shutdown().await;
     Ok(ExitCode::Completed)
 }

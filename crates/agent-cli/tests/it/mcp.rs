@@ -300,3 +300,58 @@ async fn the_planner_reads_through_read_only_mcp_tools_and_is_refused_the_others
         "{results:?}"
     );
 }
+
+#[tokio::test]
+async fn a_tool_a_server_adds_mid_session_is_there_for_the_next_chat_turn() {
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/list-changing.mjs");
+    let env = site(&format!(
+        "[mcp.servers.changing]\ncommand = \"node\"\nargs = [{:?}]\n",
+        server.to_string_lossy()
+    ));
+    let script = json!([
+        {"tool_calls": [{"name": "mcp__changing__unlock", "arguments": {}}]},
+        {"text": "Unlocked."},
+        {"tool_calls": [{"name": "mcp__changing__secret", "arguments": {}}]},
+        {"text": "The secret is 42."}
+    ]);
+    std::fs::write(env.path("script.json"), script.to_string()).unwrap();
+    let work = env.work();
+    let mut child = env
+        .agent(&["chat", "--script", "script.json", "--workspace", &work])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, b"Unlock it\nTell me the secret\n")
+        .await
+        .unwrap();
+    drop(stdin);
+    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("the chat ended within a minute")
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let listed = env.run(&["traces", "--json"]).await;
+    let traces: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let trace_id = traces[0]["trace_id"].as_str().unwrap();
+    let shown = env.run(&["show", trace_id, "--json"]).await;
+    let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let results: Vec<&str> = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        results,
+        [
+            "Unlocked: the tool `secret` is there now.",
+            "The secret is 42."
+        ],
+        "{}",
+        stderr(&output)
+    );
+}

@@ -294,7 +294,7 @@ async fn dropping_the_session_kills_the_whole_process_group() {
 fn register_all(server: &Arc<McpServer>, registry: &mut ToolRegistry) {
     for info in server.listed_tools() {
         registry
-            .register(Arc::new(McpTool::new(server.clone(), info)))
+            .register(Arc::new(McpTool::new(server.clone(), &info)))
             .unwrap();
     }
 }
