@@ -3,12 +3,14 @@
 //
 // Usage: node client.mjs <workspace> <agent binary> [agent args...]
 //
-// 1. initialize, session/new, a prompt whose tool calls ask for permission (the first
-//    write_file is allowed once, a bash call is rejected);
+// 1. initialize (offering the editor's file system), session/new, a prompt whose tool calls
+//    read and write through the editor and ask for permission (the write_file is allowed
+//    once, a bash call is rejected);
 // 2. a second prompt, cancelled while the model is still answering;
 // 3. session/list;
 // 4. a second agent process: initialize, session/load of the same session (the replay).
 import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 
 import { client, methods, ndJsonStream } from "@agentclientprotocol/sdk";
@@ -27,7 +29,7 @@ function connect() {
     stdio: ["pipe", "pipe", "inherit"],
   });
   const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-  const seen = { updates: [], permissions: [] };
+  const seen = { updates: [], permissions: [], reads: [], writes: [] };
   const app = client({ name: "acp-test-client" })
     .onNotification(methods.client.session.update, ({ params }) => {
       seen.updates.push(params);
@@ -37,6 +39,16 @@ function connect() {
       const title = params.toolCall.title ?? "";
       const choice = title.startsWith("bash") ? "reject_once" : "allow_once";
       return { outcome: { outcome: "selected", optionId: choice } };
+    })
+    // The editor's file system: what the user sees (an unsaved edit), and saves to disk.
+    .onRequest(methods.client.fs.readTextFile, ({ params }) => {
+      seen.reads.push(params);
+      return { content: "The answer is 42 (unsaved edit).\n" };
+    })
+    .onRequest(methods.client.fs.writeTextFile, ({ params }) => {
+      seen.writes.push(params);
+      writeFileSync(params.path, params.content);
+      return {};
     });
   return { child, stream, app, seen };
 }
@@ -47,7 +59,7 @@ async function firstRun() {
   await app.connectWith(stream, async (agent) => {
     const init = await agent.request(methods.agent.initialize, {
       protocolVersion: 1,
-      clientCapabilities: {},
+      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
     });
     print("initialize", { response: init });
 
@@ -62,7 +74,13 @@ async function firstRun() {
       sessionId,
       prompt: [{ type: "text", text: "Answer from the notes" }],
     });
-    print("prompt", { response: answered, updates: seen.updates.splice(0), permissions: seen.permissions.splice(0) });
+    print("prompt", {
+      response: answered,
+      updates: seen.updates.splice(0),
+      permissions: seen.permissions.splice(0),
+      reads: seen.reads.splice(0),
+      writes: seen.writes.splice(0),
+    });
 
     const waiting = agent.request(methods.agent.session.prompt, {
       sessionId,

@@ -26,7 +26,13 @@ mod tests {
         ("agent-api", &["agent-execution", "agent-runner"]),
         (
             "agent-acp",
-            &["agent-execution", "agent-goal", "agent-llm", "agent-runner"],
+            &[
+                "agent-execution",
+                "agent-goal",
+                "agent-llm",
+                "agent-runner",
+                "agent-tools",
+            ],
         ),
         (
             "agent-otel",

@@ -51,6 +51,8 @@ pub(crate) struct State {
     pub(crate) host: Arc<dyn Host>,
     pub(crate) sessions: Arc<Sessions>,
     pub(crate) permissions: Arc<Permissions>,
+    /// What the client's file system offers: reading, writing text files.
+    pub(crate) client_fs: std::sync::Mutex<(bool, bool)>,
 }
 
 /// Serves one client on this process's stdin and stdout until it disconnects.
@@ -72,6 +74,7 @@ pub async fn serve(
         host,
         sessions,
         permissions,
+        client_fs: std::sync::Mutex::new((false, false)),
     });
     let (s1, s2, s3, s4, s5, s6, s7, s8, s9) = (
         state.clone(),
@@ -88,8 +91,13 @@ pub async fn serve(
         .v1()
         .name("agent")
         .on_receive_request(
-            async move |_: InitializeRequest, responder, cx: ConnectionTo<Client>| {
+            async move |request: InitializeRequest, responder, cx: ConnectionTo<Client>| {
                 let _ = s1.permissions.connection.set(cx);
+                let fs = &request.client_capabilities.fs;
+                *s1.client_fs
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                    (fs.read_text_file, fs.write_text_file);
                 responder.respond(initialize())
             },
             agent_client_protocol::on_receive_request!(),
@@ -220,7 +228,7 @@ async fn open(state: &State, cwd: &Path, id: String, created: bool) -> Result<St
     }
     let runner = state
         .host
-        .runner(cwd, state.permissions.clone())
+        .runner(cwd, state.permissions.clone(), editor_tools(state, &id))
         .map_err(|error| Error::new(INVALID_PARAMS, error))?;
     state.sessions.lock().await.insert(
         id.clone(),
@@ -233,6 +241,38 @@ async fn open(state: &State, cwd: &Path, id: String, created: bool) -> Result<St
         },
     );
     Ok(id)
+}
+
+/// The tools that go through the client's file system, as far as it offers one.
+fn editor_tools(state: &State, id: &str) -> Vec<Arc<dyn agent_tools::Tool>> {
+    let (read, write) = *state
+        .client_fs
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(connection) = state.permissions.connection.get() else {
+        return Vec::new();
+    };
+    let builtin = |name: &str| {
+        agent_tools::builtin_tools()
+            .into_iter()
+            .find(|tool| tool.definition().name == name)
+    };
+    let mut tools: Vec<Arc<dyn agent_tools::Tool>> = Vec::new();
+    if read && let Some(builtin) = builtin("read_file") {
+        tools.push(Arc::new(crate::client_fs::EditorRead {
+            builtin,
+            connection: connection.clone(),
+            session_id: id.to_owned(),
+        }));
+    }
+    if write && let Some(builtin) = builtin("write_file") {
+        tools.push(Arc::new(crate::client_fs::EditorWrite {
+            builtin,
+            connection: connection.clone(),
+            session_id: id.to_owned(),
+        }));
+    }
+    tools
 }
 
 /// Makes the stored main trace `id` a session of this connection.

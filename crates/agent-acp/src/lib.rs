@@ -19,6 +19,8 @@
 //!   `max_iterations` ends it with `max_turn_requests`.
 //! - Risky tool calls ask the client with `session/request_permission` (allow once or always
 //!   for the session, reject once or always).
+//! - When the client offers `fs/read_text_file` / `fs/write_text_file`, `read_file` and
+//!   `write_file` go through it (unsaved buffers included), inside the session's folder.
 //!
 //! It depends on `agent-runner` (the loop), `agent-execution` (the store and the live feed) and
 //! `agent-goal`; it must not depend on a concrete store, a model provider, the command line or
@@ -32,7 +34,7 @@
 //! use agent_execution::{InMemoryTraceStore, TraceStore};
 //! use agent_llm::{ScriptedClient, ScriptedTurn};
 //! use agent_runner::{AgentRunner, Approval, ApprovalHandler, RunnerOptions};
-//! use agent_tools::ToolRegistry;
+//! use agent_tools::{Tool, ToolRegistry};
 //!
 //! /// Every session answers "Hello!" from a scripted model.
 //! struct Demo(Arc<InMemoryTraceStore>);
@@ -41,10 +43,19 @@
 //!     fn store(&self) -> Arc<dyn TraceStore> {
 //!         self.0.clone()
 //!     }
-//!     fn runner(&self, cwd: &Path, approvals: Arc<dyn ApprovalHandler>) -> Result<AgentRunner, String> {
+//!     fn runner(
+//!         &self,
+//!         cwd: &Path,
+//!         approvals: Arc<dyn ApprovalHandler>,
+//!         tools: Vec<Arc<dyn Tool>>,
+//!     ) -> Result<AgentRunner, String> {
 //!         let model = ScriptedClient::new(vec![ScriptedTurn::text("Hello!")]);
 //!         let options = RunnerOptions::new("scripted", cwd).with_approval(Approval::Ask(approvals));
-//!         Ok(AgentRunner::new(self.0.clone(), Arc::new(model), ToolRegistry::new(), options))
+//!         let mut registry = ToolRegistry::with_builtins();
+//!         for tool in tools {
+//!             registry.replace(tool).map_err(|e| e.to_string())?;
+//!         }
+//!         Ok(AgentRunner::new(self.0.clone(), Arc::new(model), registry, options))
 //!     }
 //! }
 //!
@@ -53,6 +64,7 @@
 //! ```
 
 mod agent;
+mod client_fs;
 mod permission;
 mod plan;
 mod prompt;
@@ -64,6 +76,7 @@ use std::sync::Arc;
 
 use agent_execution::TraceStore;
 use agent_runner::{AgentRunner, ApprovalHandler};
+use agent_tools::Tool;
 
 pub use agent::{serve, serve_stdio};
 pub use plan::plan_of;
@@ -75,11 +88,14 @@ pub trait Host: Send + Sync + 'static {
     fn store(&self) -> Arc<dyn TraceStore>;
 
     /// A runner working in `cwd` (an absolute folder the client named), asking `approvals`
-    /// before risky tool calls. The error is shown to the client as it is.
+    /// before risky tool calls, with `tools` in the place of its tools of the same name (the
+    /// editor's `read_file` and `write_file` when it offers its file system). The error is
+    /// shown to the client as it is.
     fn runner(
         &self,
         cwd: &Path,
         approvals: Arc<dyn ApprovalHandler>,
+        tools: Vec<Arc<dyn Tool>>,
     ) -> Result<AgentRunner, String>;
 
     /// The model's context window in tokens, for `usage_update` (0 when unknown).

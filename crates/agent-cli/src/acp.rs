@@ -12,6 +12,7 @@ use agent_acp::Host;
 use agent_execution::TraceStore;
 use agent_runner::approval::RejectAll;
 use agent_runner::{AgentRunner, Approval, ApprovalHandler};
+use agent_tools::{Tool, ToolRegistry};
 use anyhow::Result;
 
 use crate::cli::{AcpArgs, ModelArgs};
@@ -19,6 +20,19 @@ use crate::config::{self, FileConfig};
 use crate::exit::ExitCode;
 use crate::mcp::{self, RunTools};
 use crate::run::setup_with;
+
+/// Each session's runner and the editor's tools it uses instead of the built-in ones.
+type Runners = Arc<std::sync::Mutex<Vec<(AgentRunner, Vec<Arc<dyn Tool>>)>>>;
+
+/// The tools of `registry` with `editor`'s in the place of those of the same name.
+fn with_editor_tools(mut registry: ToolRegistry, editor: &[Arc<dyn Tool>]) -> ToolRegistry {
+    for tool in editor {
+        if let Err(error) = registry.replace(tool.clone()) {
+            tracing::warn!("an editor tool is not used: {error}");
+        }
+    }
+    registry
+}
 
 /// Runners for the editor's sessions, from the command line's settings.
 struct CliHost {
@@ -28,9 +42,9 @@ struct CliHost {
     context_window: u64,
     /// Where each turn's spans go (`--otel`, the OTLP environment variables).
     otel: Option<Arc<crate::otel::Exporter>>,
-    /// The runners built so far (clones share their tools), to give them an MCP server's new
-    /// tools.
-    runners: Arc<std::sync::Mutex<Vec<AgentRunner>>>,
+    /// The runners built so far (clones share their tools) with the editor's tools each uses,
+    /// to give them an MCP server's new tools.
+    runners: Runners,
 }
 
 impl Host for CliHost {
@@ -42,21 +56,19 @@ impl Host for CliHost {
         &self,
         cwd: &Path,
         approvals: Arc<dyn ApprovalHandler>,
+        editor: Vec<Arc<dyn Tool>>,
     ) -> Result<AgentRunner, String> {
         let mut args = self.args.clone();
         args.workspace = Some(cwd.to_owned());
-        let runner = setup_with(
-            &args,
-            self.tools.clone(),
-            None,
-            Some(Approval::Ask(approvals)),
-        )
-        .map(|setup| setup.runner)
-        .map_err(|error| format!("{error:#}"))?;
+        let mut tools = self.tools.clone();
+        tools.registry = with_editor_tools(tools.registry, &editor);
+        let runner = setup_with(&args, tools, None, Some(Approval::Ask(approvals)))
+            .map(|setup| setup.runner)
+            .map_err(|error| format!("{error:#}"))?;
         self.runners
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(runner.clone());
+            .push((runner.clone(), editor));
         Ok(runner)
     }
 
@@ -90,7 +102,7 @@ pub(crate) async fn acp(args: AcpArgs) -> Result<ExitCode> {
     let context_window = checked.provider.context_window.unwrap_or_default() as u64;
     let otel = checked.otel.map(Arc::new);
     let (_, store) = config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?;
-    let runners: Arc<std::sync::Mutex<Vec<AgentRunner>>> = Arc::default();
+    let runners: Runners = Arc::default();
     // A server that says its tools changed is listed again; every session's next turn has them.
     let refresh = {
         let (servers, runners) = (servers.clone(), runners.clone());
@@ -98,12 +110,12 @@ pub(crate) async fn acp(args: AcpArgs) -> Result<ExitCode> {
             servers
                 .follow_tool_changes(|servers| {
                     let registry = mcp::registry(servers);
-                    for runner in runners
+                    for (runner, editor) in runners
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
                         .iter()
                     {
-                        runner.replace_tools(registry.clone());
+                        runner.replace_tools(with_editor_tools(registry.clone(), editor));
                     }
                 })
                 .await;

@@ -99,6 +99,26 @@ impl ToolRegistry {
         Ok(())
     }
 
+    /// Adds a tool, or puts it in the place of the tool of the same name (e.g. `read_file`
+    /// reading through an editor); returns the tool it replaced.
+    ///
+    /// # Errors
+    ///
+    /// Fails when the name is not a valid tool name.
+    pub fn replace(&mut self, tool: Arc<dyn Tool>) -> Result<Option<Arc<dyn Tool>>, RegisterError> {
+        let name = tool.definition().name;
+        let previous = self.tools.remove(&name);
+        match self.register(tool) {
+            Ok(()) => Ok(previous),
+            Err(error) => {
+                if let Some(previous) = previous {
+                    self.tools.insert(name, previous);
+                }
+                Err(error)
+            }
+        }
+    }
+
     /// The tool named `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.get(name)

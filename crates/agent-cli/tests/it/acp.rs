@@ -215,6 +215,28 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
         "42\n",
         "the allowed write happened and the rejected rm did not"
     );
+    // The editor's file system: read_file showed the unsaved buffer, write_file went through
+    // the editor (which saved it).
+    let reads = prompt["reads"].as_array().unwrap();
+    assert_eq!(reads.len(), 1, "{reads:?}");
+    assert!(
+        reads[0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("/work/notes.txt")
+    );
+    let read_result = of_kind(prompt, "tool_call_update")
+        .into_iter()
+        .find(|u| u["toolCallId"] == "call_2" && u["status"] == "completed")
+        .unwrap();
+    assert!(
+        read_result["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("1\tThe answer is 42 (unsaved edit)."),
+        "{read_result:#}"
+    );
+    assert_eq!(prompt["writes"][0]["content"], "42\n");
     let plans: Vec<Vec<String>> = of_kind(prompt, "plan").into_iter().map(entries).collect();
     assert_eq!(
         plans.first().unwrap(),

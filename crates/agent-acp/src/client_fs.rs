@@ -1,0 +1,157 @@
+//! `read_file` and `write_file` through the editor, when it offers `fs/read_text_file` and
+//! `fs/write_text_file`: the model then reads what the user sees, unsaved changes included, and
+//! its writes land in the editor's buffers. Paths stay inside the session's folder; a read the
+//! editor cannot answer falls back to the disk.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{ReadTextFileRequest, WriteTextFileRequest};
+use agent_runner::async_trait;
+use agent_tools::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
+use serde_json::Value;
+
+/// How many lines a read shows when the model gives no limit (as the built-in tool).
+const DEFAULT_LIMIT: u32 = 2000;
+
+/// `path` inside `workspace`, or why not: no `..`, and an absolute path must lie under it.
+fn inside(workspace: &Path, path: &str) -> Result<PathBuf, ToolError> {
+    let given = Path::new(path);
+    let relative = match given.strip_prefix(workspace) {
+        Ok(rest) => rest,
+        Err(_) if given.is_absolute() => {
+            return Err(ToolError::failed(format!(
+                "{path:?} is outside the workspace {}",
+                workspace.display()
+            )));
+        }
+        Err(_) => given,
+    };
+    if relative
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(ToolError::failed(format!(
+            "{path:?} leaves the workspace; give a path inside it"
+        )));
+    }
+    Ok(workspace.join(relative))
+}
+
+fn string<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolError> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::failed(format!("`{key}` must be a string")))
+}
+
+/// Reads through the editor; the built-in tool's name, description and schema.
+pub(crate) struct EditorRead {
+    pub(crate) builtin: Arc<dyn Tool>,
+    pub(crate) connection: ConnectionTo<Client>,
+    pub(crate) session_id: String,
+}
+
+#[async_trait]
+impl Tool for EditorRead {
+    fn definition(&self) -> ToolDefinition {
+        self.builtin.definition()
+    }
+
+    fn risk(&self) -> Risk {
+        Risk::ReadOnly
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = inside(&ctx.workspace, string(&args, "path")?)?;
+        let first = args
+            .get("offset")
+            .and_then(Value::as_u64)
+            .unwrap_or(1)
+            .max(1);
+        let limit = args
+            .get("limit")
+            .and_then(Value::as_u64)
+            .map_or(DEFAULT_LIMIT, |l| {
+                u32::try_from(l).unwrap_or(u32::MAX).max(1)
+            });
+        let first_line = u32::try_from(first).unwrap_or(u32::MAX);
+        let request = ReadTextFileRequest::new(self.session_id.clone(), path)
+            .line(first_line)
+            .limit(limit);
+        let text = match self.connection.send_request(request).block_task().await {
+            Ok(answer) => answer.content,
+            // The editor could not read it (not a text file, say): read the disk as usual.
+            Err(_) => return self.builtin.call(args, ctx).await,
+        };
+        let mut out = String::new();
+        for (index, line) in text.lines().enumerate() {
+            out.push_str(&format!("{:>6}\t{line}\n", first as usize + index));
+        }
+        if out.is_empty() {
+            out = "(no lines there)".to_owned();
+        }
+        Ok(ToolOutput::text(out))
+    }
+}
+
+/// Writes through the editor; risky, so it is approved first like the built-in tool.
+pub(crate) struct EditorWrite {
+    pub(crate) builtin: Arc<dyn Tool>,
+    pub(crate) connection: ConnectionTo<Client>,
+    pub(crate) session_id: String,
+}
+
+#[async_trait]
+impl Tool for EditorWrite {
+    fn definition(&self) -> ToolDefinition {
+        self.builtin.definition()
+    }
+
+    fn risk(&self) -> Risk {
+        Risk::Risky
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = inside(&ctx.workspace, string(&args, "path")?)?;
+        let content = string(&args, "content")?.to_owned();
+        let bytes = content.len();
+        let request = WriteTextFileRequest::new(self.session_id.clone(), path.clone(), content);
+        self.connection
+            .send_request(request)
+            .block_task()
+            .await
+            .map_err(|error| ToolError::failed(format!("the editor did not write it: {error}")))?;
+        Ok(ToolOutput::text(format!(
+            "wrote {bytes} bytes to {} (through the editor)",
+            path.strip_prefix(&ctx.workspace).unwrap_or(&path).display()
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_stay_inside_the_workspace() {
+        let workspace = Path::new("/work/project");
+        assert_eq!(
+            inside(workspace, "src/lib.rs").unwrap(),
+            Path::new("/work/project/src/lib.rs")
+        );
+        assert_eq!(
+            inside(workspace, "/work/project/README.md").unwrap(),
+            Path::new("/work/project/README.md")
+        );
+        for outside in [
+            "../secret",
+            "src/../../secret",
+            "/etc/passwd",
+            "/work/projectx/a",
+        ] {
+            assert!(inside(workspace, outside).is_err(), "{outside}");
+        }
+    }
+}
