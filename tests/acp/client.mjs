@@ -7,7 +7,7 @@
 //    read and write through the editor and ask for permission (the write_file is allowed
 //    once, a bash call is rejected);
 // 2. a second prompt, cancelled while the model is still answering;
-// 3. session/list;
+// 3. session/fork before goal 2, session/list;
 // 4. a second agent process: initialize, session/load of the same session (the replay).
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -93,6 +93,15 @@ async function firstRun() {
     await agent.notify(methods.agent.session.cancel, { sessionId });
     const cancelled = await waiting;
     print("cancel", { response: cancelled, updates: seen.updates.splice(0) });
+
+    // The unstable session/fork, before goal 2 (through _meta, as the protocol gives no position).
+    const forked = await agent.request("session/fork", {
+      sessionId,
+      cwd: workspace,
+      mcpServers: [],
+      _meta: { goal: "2" },
+    });
+    print("fork", { response: forked });
 
     const listed = await agent.request(methods.agent.session.list, {});
     print("list", { response: listed });

@@ -267,7 +267,25 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
             .any(|u| u["content"]["text"] == "Thinking")
     );
 
+    // A fork before goal 2 is a new session cut just before the call that finished goal 1 and
+    // started goal 2: goal 1 still in progress, goal 2 pending again.
+    let fork = step("fork")["response"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_ne!(fork, session);
+    let shown = env.run(&["show", &fork, "--json"]).await;
+    let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let statuses: Vec<&str> = shown["goal_tree"]["goals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["in_progress", "pending"], "{shown:#}");
+
     let listed = step("list")["response"]["sessions"].as_array().unwrap();
+    assert!(listed.iter().any(|s| s["sessionId"] == fork.as_str()));
     assert!(
         listed
             .iter()
