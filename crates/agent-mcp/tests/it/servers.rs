@@ -93,6 +93,25 @@ async fn check_everything(config: ServerConfig) {
     // Arguments the server's schema refuses come back as an error result.
     let result = call(&registry, "mcp__everything__get-sum", json!({"a": "two"})).await;
     assert!(result.is_error, "{result:?}");
+
+    // Structured output reaches the model as JSON, once (the server repeats it as text).
+    let result = call(
+        &registry,
+        "mcp__everything__get-structured-content",
+        json!({"location": "Chicago"}),
+    )
+    .await;
+    assert!(!result.is_error, "{result:?}");
+    let start = result.content.find('{').expect("a JSON object");
+    let value: serde_json::Value =
+        serde_json::from_str(result.content[start..].trim()).expect("the structured content");
+    assert!(value["temperature"].is_number(), "{}", result.content);
+    assert_eq!(
+        result.content.matches("temperature").count(),
+        1,
+        "{}",
+        result.content
+    );
     session.shutdown().await;
 }
 
