@@ -8,7 +8,8 @@
 //    once, a bash call is rejected);
 // 2. a second prompt, cancelled while the model is still answering;
 // 3. session/fork before goal 2, session/list;
-// 4. a second agent process: initialize, session/load of the same session (the replay).
+// 4. a second agent process: initialize, session/load of the same session (the replay);
+// 5. a third one with --max-iterations 1: max_turn_requests, then session/close.
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
@@ -23,8 +24,8 @@ function print(step, value) {
 
 /// One agent process and a client connected to it; `updates` and `permissions` collect what
 /// the agent sent.
-function connect() {
-  const child = spawn(binary, ["acp", ...agentArgs], {
+function connect(extraArgs = []) {
+  const child = spawn(binary, ["acp", ...agentArgs, ...extraArgs], {
     cwd: workspace,
     stdio: ["pipe", "pipe", "inherit"],
   });
@@ -132,5 +133,29 @@ async function reload(sessionId) {
   child.kill();
 }
 
+/// A third process limited to one model call: the turn ends with max_turn_requests; then the
+/// session is closed and a prompt to it is refused.
+async function limited() {
+  const { child, stream, app, seen } = connect(["--max-iterations", "1"]);
+  await app.connectWith(stream, async (agent) => {
+    await agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    const { sessionId } = await agent.request(methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+    const answered = await agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "Read it all" }],
+    });
+    const closed = await agent.request(methods.agent.session.close, { sessionId });
+    let refused;
+    try {
+      await agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "More" }] });
+    } catch (error) {
+      refused = { code: error.code, message: error.message };
+    }
+    print("limited", { response: answered, closed, refused, updates: seen.updates.splice(0) });
+  });
+  child.kill();
+}
+
 const sessionId = await firstRun();
 await reload(sessionId);
+await limited();

@@ -142,6 +142,8 @@ pub(crate) struct Follower {
     open_calls: HashMap<String, ToolKind>,
     /// The model's context window, for `usage_update`.
     context_window: u64,
+    /// The plan last sent: a goal change that leaves the plan as it was sends nothing.
+    last_plan: Option<agent_client_protocol::v1::schema::Plan>,
 }
 
 impl Follower {
@@ -153,6 +155,7 @@ impl Follower {
             reasoning_streamed: false,
             open_calls: HashMap::new(),
             context_window,
+            last_plan: None,
         }
     }
 
@@ -235,14 +238,20 @@ impl Follower {
         updates
     }
 
-    /// The plan update after a goal change.
+    /// The plan update after a goal change, unless the plan reads as the one last sent (one
+    /// goal call records several goal events).
     pub(crate) async fn plan(
-        &self,
+        &mut self,
         trace_id: &str,
         store: &dyn TraceStore,
     ) -> Option<SessionUpdate> {
         let tree = store.get_goal_tree(trace_id).await.ok()??;
-        Some(SessionUpdate::Plan(plan_of(&tree)))
+        let plan = plan_of(&tree);
+        if self.last_plan.as_ref() == Some(&plan) {
+            return None;
+        }
+        self.last_plan = Some(plan.clone());
+        Some(SessionUpdate::Plan(plan))
     }
 }
 

@@ -92,6 +92,12 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
         Reply::from(Turn::text("The answer is 42, written to answer.txt.")),
         // The second prompt: the model starts answering, then never finishes.
         Reply::sse([sse_data(&thinking)]).then_hang(),
+        // The limited process's one model call: a tool call, and then the limit.
+        Reply::from(Turn::tool_call(
+            "call_7",
+            "read_file",
+            json!({"path": "notes.txt"}),
+        )),
     ])
     .await;
     let base = server.openai_base();
@@ -238,6 +244,10 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
     );
     assert_eq!(prompt["writes"][0]["content"], "42\n");
     let plans: Vec<Vec<String>> = of_kind(prompt, "plan").into_iter().map(entries).collect();
+    assert!(
+        plans.windows(2).all(|pair| pair[0] != pair[1]),
+        "a plan is sent when it changes, not once per goal event: {plans:#?}"
+    );
     assert_eq!(
         plans.first().unwrap(),
         &[
@@ -313,4 +323,12 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
             "2 Write the answer [completed]"
         ]
     );
+
+    // One model call allowed: the turn stops with max_turn_requests; a closed session is gone.
+    let limited = step("limited");
+    assert_eq!(
+        limited["response"]["stopReason"], "max_turn_requests",
+        "{limited:#}"
+    );
+    assert_eq!(limited["refused"]["code"], -32002, "{limited:#}");
 }
