@@ -242,9 +242,20 @@ impl Builder<'_> {
                 };
                 attributes.push(KeyValue::new(key, summary.clone()));
             }
+            let mut events = Vec::new();
             if goal.status == GoalStatus::Completed {
                 // Its messages left the model's view when it was done: only the summary stays.
                 attributes.push(KeyValue::new("agent.goal.compacted", true));
+                let after = goal
+                    .summary
+                    .as_deref()
+                    .map_or(0, agent_llm::estimate_tokens);
+                events.push(compaction_event(
+                    "goal compaction",
+                    range.1,
+                    goal.cumulative_stats.total_tokens,
+                    after as u64,
+                ));
             }
             if let Some(agent) = &goal.agent {
                 attributes.push(KeyValue::new("agent.goal.agent", agent.clone()));
@@ -255,16 +266,19 @@ impl Builder<'_> {
                 .filter(|p| goal_ranges.contains_key(p))
                 .map_or(agent_span, |p| ids::span_id(&["goal", trace_id, p]));
             let description: String = goal.description.chars().take(80).collect();
-            spans.push(self.span(
+            let mut span = self.span(
                 ids::span_id(&["goal", trace_id, &goal.id]),
                 Some(parent),
                 format!("goal {number} {description}"),
                 range,
                 attributes,
                 Status::Unset,
-            ));
+            );
+            span.events.events = events;
+            spans.push(span);
         }
         let calls = calls_by_id(messages);
+        let mut compactions: Vec<(SpanId, opentelemetry::trace::Event)> = Vec::new();
         for (index, message) in messages.iter().enumerate() {
             let parent = message
                 .goal_id
@@ -273,6 +287,22 @@ impl Builder<'_> {
                 .map_or(agent_span, |g| ids::span_id(&["goal", trace_id, g]));
             let id = ids::span_id(&["message", trace_id, &message.message_id]);
             match (&message.role, &message.content) {
+                (Role::User, Content::Text(_)) if is_compaction(message) => {
+                    // A full compaction: the summariser's call, and an event on the span the
+                    // work was under with the context's weight before and after.
+                    let earlier = &messages[..index];
+                    spans.push(self.chat(message, earlier, id, parent));
+                    let count = |key: &str| message.metadata.get(key).and_then(Value::as_u64);
+                    compactions.push((
+                        parent,
+                        compaction_event(
+                            "compaction",
+                            at(&message.created_at),
+                            count("tokens_before").unwrap_or(0),
+                            count("tokens_after").unwrap_or(0),
+                        ),
+                    ));
+                }
                 (Role::Assistant, Content::Assistant(_)) => {
                     let earlier = &messages[..index];
                     spans.push(self.chat(message, earlier, id, parent));
@@ -345,12 +375,17 @@ impl Builder<'_> {
             status,
         );
         spans.insert(0, agent_data);
+        for (on, event) in compactions {
+            if let Some(span) = spans.iter_mut().find(|s| s.span_context.span_id() == on) {
+                span.events.events.push(event);
+            }
+        }
         (spans, children)
     }
 
     /// The `chat` span of one model call; its input is what came since the model last spoke.
     fn chat(&self, message: &Message, earlier: &[Message], id: SpanId, parent: SpanId) -> SpanData {
-        let compaction = message.metadata.get("compaction") == Some(&Value::Bool(true));
+        let compaction = is_compaction(message);
         let mut attributes = self.common("chat");
         if let Some(usage) = message.metadata.get("usage") {
             let count = |key: &str| usage.get(key).and_then(Value::as_u64);
@@ -397,6 +432,29 @@ impl Builder<'_> {
             Status::Unset,
         )
     }
+}
+
+/// Whether `message` is a full compaction's summary.
+fn is_compaction(message: &Message) -> bool {
+    message.metadata.get("compaction") == Some(&Value::Bool(true))
+}
+
+/// A compaction as a span event: the context's weight before and after, in tokens.
+fn compaction_event(
+    name: &'static str,
+    when: SystemTime,
+    before: u64,
+    after: u64,
+) -> opentelemetry::trace::Event {
+    opentelemetry::trace::Event::new(
+        name,
+        when,
+        vec![
+            KeyValue::new("agent.compaction.tokens_before", before as i64),
+            KeyValue::new("agent.compaction.tokens_after", after as i64),
+        ],
+        0,
+    )
 }
 
 /// The arguments of each call the model made, by call id.

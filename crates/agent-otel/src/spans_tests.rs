@@ -4,6 +4,7 @@
 use agent_execution::{AssistantContent, InMemoryTraceStore, NewMessage, NewTrace, TraceStore};
 use agent_llm::ToolCall;
 use opentelemetry::Value as OtelValue;
+use serde_json::json;
 
 use super::*;
 
@@ -113,4 +114,43 @@ async fn an_unknown_trace_is_not_found() {
         .await
         .unwrap_err();
     assert!(matches!(error, StoreError::NotFound { .. }), "{error}");
+}
+
+#[tokio::test]
+async fn a_full_compaction_is_a_summariser_call_and_an_event_with_its_weights() {
+    let (store, id) = trace_with_a_tool_call().await;
+    let mut summary = NewMessage::user("Summary of the conversation so far:\nRead a.txt.");
+    summary.metadata.insert("compaction".into(), json!(true));
+    summary.metadata.insert("tokens_before".into(), json!(9000));
+    summary.metadata.insert("tokens_after".into(), json!(300));
+    store.add_message(&id, summary).await.unwrap();
+    let spans = spans_of(&store, &id, &SpanOptions::default())
+        .await
+        .unwrap();
+    let summariser = spans.last().unwrap();
+    assert_eq!(summariser.name, "chat gpt-4o");
+    assert_eq!(
+        attribute(summariser, "agent.compaction"),
+        Some(&OtelValue::Bool(true))
+    );
+    let event = &spans[0].events.events[0];
+    assert_eq!(event.name, "compaction");
+    let weights: Vec<(String, OtelValue)> = event
+        .attributes
+        .iter()
+        .map(|kv| (kv.key.to_string(), kv.value.clone()))
+        .collect();
+    assert_eq!(
+        weights,
+        [
+            (
+                "agent.compaction.tokens_before".to_owned(),
+                OtelValue::I64(9000)
+            ),
+            (
+                "agent.compaction.tokens_after".to_owned(),
+                OtelValue::I64(300)
+            ),
+        ]
+    );
 }

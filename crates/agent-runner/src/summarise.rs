@@ -106,9 +106,19 @@ pub(crate) async fn compact(
         }
         let usage = model::usage_of(&response, view.estimated_tokens);
         let cost = engine.root.prices.cost(&summariser_model, &usage);
-        let message = summary_message(&summary, tree.current_id().map(str::to_owned))
+        let mut message = summary_message(&summary, tree.current_id().map(str::to_owned))
             .usage(usage.prompt_tokens + usage.completion_tokens, cost)
             .duration_ms(started.elapsed().as_millis() as u64);
+        // What the view weighed before and what the summary weighs, for anyone reading the
+        // trace (the OpenTelemetry export shows them on the compaction).
+        message.metadata.insert(
+            crate::compaction::TOKENS_BEFORE_KEY.to_owned(),
+            view.estimated_tokens.into(),
+        );
+        message.metadata.insert(
+            crate::compaction::TOKENS_AFTER_KEY.to_owned(),
+            agent_llm::estimate_tokens(&summary).into(),
+        );
         let recorded = record(agent.store(), trace_id, vec![WriteOp::AddMessage(message)]).await?;
         messages.extend(recorded);
         budget.add(cost);

@@ -101,20 +101,22 @@ impl Receiver {
         value["data"].as_array().unwrap().clone()
     }
 
-    /// The spans once `count` of them arrived, waiting for the receiver to store them.
-    fn spans_when(&self, count: impl Fn(usize) -> bool) -> Vec<Value> {
+    /// The spans once some arrived and their number held still for a second: the receiver
+    /// stores a batch in parts.
+    fn settled_spans(&self) -> Vec<Value> {
         let deadline = Instant::now() + Duration::from_secs(30);
+        let mut last = 0;
+        let mut still_since = Instant::now();
         loop {
             let spans = self.spans();
-            if count(spans.len()) {
+            if spans.len() != last {
+                last = spans.len();
+                still_since = Instant::now();
+            } else if last > 0 && still_since.elapsed() >= Duration::from_secs(1) {
                 return spans;
             }
-            assert!(
-                Instant::now() < deadline,
-                "{} spans: {spans:#?}",
-                spans.len()
-            );
-            std::thread::sleep(Duration::from_millis(250));
+            assert!(Instant::now() < deadline, "{last} spans and still arriving");
+            std::thread::sleep(Duration::from_millis(200));
         }
     }
 }
@@ -156,7 +158,7 @@ async fn runs_arrive_as_genai_spans_at_a_real_receiver_and_only_when_asked() {
     let cli = crate::agent_env();
     let url = receiver.url();
     let trace_id = demo(&cli, &[("OTEL_EXPORTER_OTLP_ENDPOINT", &url)]).await;
-    let spans = receiver.spans_when(|n| n > 0);
+    let spans = receiver.settled_spans();
     let by_id: HashMap<&str, &Value> = spans
         .iter()
         .map(|s| (s["context"]["span_id"].as_str().unwrap(), s))
@@ -194,11 +196,24 @@ async fn runs_arrive_as_genai_spans_at_a_real_receiver_and_only_when_asked() {
             p["name"] == "invoke_agent agent" || p["name"].as_str().unwrap().starts_with("goal ")
         })
     }));
+    let compacted = goals
+        .iter()
+        .find(|g| attr(g, "agent.goal.compacted") == true)
+        .expect("a compacted goal");
+    // Its compaction is an event with the tokens that left the view and what stayed.
+    let event = compacted["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "goal compaction")
+        .unwrap_or_else(|| panic!("{compacted:#}"));
     assert!(
-        goals
-            .iter()
-            .any(|g| attr(g, "agent.goal.compacted") == true)
+        event["attributes"]["agent.compaction.tokens_before"]
+            .as_u64()
+            .unwrap()
+            > 0
     );
+    assert!(event["attributes"]["agent.compaction.tokens_after"].is_u64());
     assert!(goals.iter().any(|g| {
         attr(g, "agent.goal.status") == "abandoned"
             && attr(g, "agent.goal.reason")
