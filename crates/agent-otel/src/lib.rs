@@ -11,11 +11,13 @@
 //!   `gen_ai.provider.name`;
 //! - `goal {number} {description}`: one per goal that did something, nested as the goal tree
 //!   is, with its status, summary or reason (`agent.goal.*`); a finished goal's messages leave
-//!   the model's view (goal compaction), marked `agent.goal.compacted`;
+//!   the model's view (goal compaction), marked `agent.goal.compacted` and a `goal compaction`
+//!   event with `agent.compaction.tokens_before` / `tokens_after`;
 //! - `chat {model}`: one per model call, under the goal it served, timed by the call, with
 //!   `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`,
 //!   `gen_ai.usage.cache_read.input_tokens`; a full compaction's summary call is `chat` with
-//!   `agent.compaction = true`;
+//!   `agent.compaction = true`, and a `compaction` event with the tokens before and after on
+//!   the span it happened under;
 //! - `execute_tool {tool}`: one per tool call, `gen_ai.tool.name`, `gen_ai.tool.call.id`,
 //!   status error when the call failed.
 //!
