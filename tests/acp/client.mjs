@@ -9,7 +9,8 @@
 // 2. a second prompt, cancelled while the model is still answering;
 // 3. session/fork before goal 2, session/list;
 // 4. a second agent process: initialize, session/load of the same session (the replay);
-// 5. a third one with --max-iterations 1: max_turn_requests, then session/close.
+// 5. a third one with --max-iterations 1 and an MCP server named by the editor: its tool runs,
+//    the turn ends with max_turn_requests, then session/close.
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
@@ -139,7 +140,9 @@ async function limited() {
   const { child, stream, app, seen } = connect(["--max-iterations", "1"]);
   await app.connectWith(stream, async (agent) => {
     await agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-    const { sessionId } = await agent.request(methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+    // The editor hands the session an MCP server of its own (server-everything over stdio).
+    const mcpServers = [{ name: "everything", command: "node", args: [process.env.EVERYTHING_ENTRY, "stdio"], env: [] }];
+    const { sessionId } = await agent.request(methods.agent.session.new, { cwd: workspace, mcpServers });
     const answered = await agent.request(methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: "Read it all" }],

@@ -105,7 +105,8 @@ pub async fn serve(
         .on_receive_request(
             async move |request: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
                 let _ = s2.permissions.connection.set(cx);
-                match open(&s2, &request.cwd, new_trace_id(), false).await {
+                let mcp = crate::mcp::servers_of(&request.mcp_servers);
+                match open(&s2, &request.cwd, new_trace_id(), false, mcp).await {
                     Ok(id) => responder.respond(NewSessionResponse::new(id)),
                     Err(error) => responder.respond_with_error(error),
                 }
@@ -116,7 +117,8 @@ pub async fn serve(
             async move |request: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
                 let _ = s3.permissions.connection.set(cx.clone());
                 let id = request.session_id.0.to_string();
-                if let Err(error) = attach(&s3, &request.cwd, &id).await {
+                let mcp = crate::mcp::servers_of(&request.mcp_servers);
+                if let Err(error) = attach(&s3, &request.cwd, &id, mcp).await {
                     return responder.respond_with_error(error);
                 }
                 let store = s3.host.store();
@@ -135,7 +137,8 @@ pub async fn serve(
         .on_receive_request(
             async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
                 let _ = s4.permissions.connection.set(cx);
-                match attach(&s4, &request.cwd, &request.session_id.0).await {
+                let mcp = crate::mcp::servers_of(&request.mcp_servers);
+                match attach(&s4, &request.cwd, &request.session_id.0, mcp).await {
                     Ok(()) => responder.respond(ResumeSessionResponse::new()),
                     Err(error) => responder.respond_with_error(error),
                 }
@@ -218,17 +221,32 @@ fn initialize() -> InitializeResponse {
         .agent_info(Implementation::new("agent", env!("CARGO_PKG_VERSION")).title("agent"))
 }
 
-/// Adds session `id` working in `cwd` (its trace exists when `created`), with a runner for it.
-async fn open(state: &State, cwd: &Path, id: String, created: bool) -> Result<String, Error> {
+/// Adds session `id` working in `cwd` (its trace exists when `created`), with a runner for it
+/// that also has the tools of the MCP servers the client named.
+async fn open(
+    state: &State,
+    cwd: &Path,
+    id: String,
+    created: bool,
+    mcp: Vec<crate::SessionMcpServer>,
+) -> Result<String, Error> {
     if !cwd.is_absolute() || !cwd.is_dir() {
         return Err(Error::new(
             INVALID_PARAMS,
             format!("cwd {} is not an absolute path to a folder", cwd.display()),
         ));
     }
+    let mut tools = editor_tools(state, &id);
+    tools.extend(
+        state
+            .host
+            .mcp_tools(mcp)
+            .await
+            .map_err(|error| Error::new(INVALID_PARAMS, error))?,
+    );
     let runner = state
         .host
-        .runner(cwd, state.permissions.clone(), editor_tools(state, &id))
+        .runner(cwd, state.permissions.clone(), tools)
         .map_err(|error| Error::new(INVALID_PARAMS, error))?;
     state.sessions.lock().await.insert(
         id.clone(),
@@ -276,13 +294,18 @@ fn editor_tools(state: &State, id: &str) -> Vec<Arc<dyn agent_tools::Tool>> {
 }
 
 /// Makes the stored main trace `id` a session of this connection.
-async fn attach(state: &State, cwd: &Path, id: &str) -> Result<(), Error> {
+async fn attach(
+    state: &State,
+    cwd: &Path,
+    id: &str,
+    mcp: Vec<crate::SessionMcpServer>,
+) -> Result<(), Error> {
     if state.sessions.lock().await.contains_key(id) {
         return Ok(());
     }
     match state.host.store().get_trace(id).await {
         Ok(Some(trace)) if trace.parent_trace_id.is_none() => {
-            open(state, cwd, id.to_owned(), true).await.map(drop)
+            open(state, cwd, id.to_owned(), true, mcp).await.map(drop)
         }
         Ok(_) => Err(unknown(id)),
         Err(error) => Err(internal(&error)),
@@ -348,7 +371,8 @@ async fn fork_session(state: &State, request: &ForkSessionRequest) -> Result<Str
     let forked = fork(store.as_ref(), &original, &point)
         .await
         .map_err(|error| Error::new(INVALID_PARAMS, error.to_string()))?;
-    open(state, &request.cwd, forked.trace_id, true).await
+    let mcp = crate::mcp::servers_of(&request.mcp_servers);
+    open(state, &request.cwd, forked.trace_id, true, mcp).await
 }
 
 /// The error for a session id that names no session.

@@ -65,6 +65,7 @@
 
 mod agent;
 mod client_fs;
+mod mcp;
 mod permission;
 mod plan;
 mod prompt;
@@ -79,10 +80,12 @@ use agent_runner::{AgentRunner, ApprovalHandler};
 use agent_tools::Tool;
 
 pub use agent::{serve, serve_stdio};
+pub use mcp::SessionMcpServer;
 pub use plan::plan_of;
 
 /// What the ACP agent needs from its embedder: where traces are kept and how to build a
 /// runner for a session's working directory.
+#[agent_runner::async_trait]
 pub trait Host: Send + Sync + 'static {
     /// The store sessions are listed and loaded from.
     fn store(&self) -> Arc<dyn TraceStore>;
@@ -97,6 +100,22 @@ pub trait Host: Send + Sync + 'static {
         approvals: Arc<dyn ApprovalHandler>,
         tools: Vec<Arc<dyn Tool>>,
     ) -> Result<AgentRunner, String>;
+
+    /// Starts the MCP servers a client named for a session and returns their tools (which keep
+    /// the servers running as long as a runner holds them). By default the servers are not
+    /// started and their tools are not offered.
+    async fn mcp_tools(
+        &self,
+        servers: Vec<SessionMcpServer>,
+    ) -> Result<Vec<Arc<dyn Tool>>, String> {
+        if !servers.is_empty() {
+            tracing::warn!(
+                "this host starts no MCP servers for sessions; {} left out",
+                servers.len()
+            );
+        }
+        Ok(Vec::new())
+    }
 
     /// The model's context window in tokens, for `usage_update` (0 when unknown).
     fn context_window(&self) -> u64 {

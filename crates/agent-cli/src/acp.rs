@@ -8,8 +8,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_acp::Host;
+use agent_acp::{Host, SessionMcpServer};
 use agent_execution::TraceStore;
+use agent_mcp::{McpServers, ServerConfig};
 use agent_runner::approval::RejectAll;
 use agent_runner::{AgentRunner, Approval, ApprovalHandler};
 use agent_tools::{Tool, ToolRegistry};
@@ -19,6 +20,7 @@ use crate::cli::{AcpArgs, ModelArgs};
 use crate::config::{self, FileConfig};
 use crate::exit::ExitCode;
 use crate::mcp::{self, RunTools};
+use crate::output::note;
 use crate::run::setup_with;
 
 /// Each session's runner and the editor's tools it uses instead of the built-in ones.
@@ -47,7 +49,48 @@ struct CliHost {
     runners: Runners,
 }
 
+/// The configuration of a server an editor named for a session.
+fn server_config(server: &SessionMcpServer) -> (String, ServerConfig) {
+    match server {
+        SessionMcpServer::Stdio {
+            name,
+            command,
+            args,
+            env,
+        } => {
+            let mut config = ServerConfig::stdio(command.to_string_lossy(), args.clone());
+            config.env = env.iter().cloned().collect();
+            (name.clone(), config)
+        }
+        SessionMcpServer::Http { name, url, headers } => {
+            let mut config = ServerConfig::http(url.clone());
+            config.headers = headers.iter().cloned().collect();
+            (name.clone(), config)
+        }
+    }
+}
+
+#[agent_runner::async_trait]
 impl Host for CliHost {
+    async fn mcp_tools(
+        &self,
+        servers: Vec<SessionMcpServer>,
+    ) -> Result<Vec<Arc<dyn Tool>>, String> {
+        if servers.is_empty() {
+            return Ok(Vec::new());
+        }
+        let started = McpServers::start(servers.iter().map(server_config).collect()).await;
+        for failure in started.failures() {
+            note(&format!("agent: {failure}; its tools are not available"));
+        }
+        // The tools hold their servers: the servers live as long as the session's runner.
+        Ok(started
+            .tools()
+            .into_iter()
+            .map(|tool| Arc::new(tool) as Arc<dyn Tool>)
+            .collect())
+    }
+
     fn store(&self) -> Arc<dyn TraceStore> {
         self.store.clone()
     }

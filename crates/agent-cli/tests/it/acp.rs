@@ -95,14 +95,21 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
         // The limited process's one model call: a tool call, and then the limit.
         Reply::from(Turn::tool_call(
             "call_7",
-            "read_file",
-            json!({"path": "notes.txt"}),
+            "mcp__everything__echo",
+            json!({"message": "from the editor's server"}),
         )),
     ])
     .await;
     let base = server.openai_base();
     let work = env.work();
-    let command = env.program(
+    let everything = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        everything.is_file(),
+        "run scripts/setup-mcp.sh: {}",
+        everything.display()
+    );
+    let mut command = env.program(
         "node",
         &[
             &script,
@@ -119,6 +126,7 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
             "--no-report",
         ],
     );
+    command.env("EVERYTHING_ENTRY", &everything);
     let output = tokio::time::timeout(
         Duration::from_secs(120),
         tokio::process::Command::from(command).output(),
@@ -331,4 +339,12 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
         "{limited:#}"
     );
     assert_eq!(limited["refused"]["code"], -32002, "{limited:#}");
+    let echoed = of_kind(limited, "tool_call_update")
+        .into_iter()
+        .find(|u| u["toolCallId"] == "call_7" && u["status"] == "completed")
+        .unwrap_or_else(|| panic!("{limited:#}"));
+    assert_eq!(
+        echoed["content"][0]["content"]["text"],
+        "Echo: from the editor's server"
+    );
 }
