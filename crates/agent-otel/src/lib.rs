@@ -43,6 +43,7 @@
 //! ```
 
 mod ids;
+mod records;
 mod spans;
 
 use std::time::Duration;

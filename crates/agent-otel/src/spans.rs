@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::time::{Duration, SystemTime};
 
 use agent_execution::{Content, Message, StoreError, Trace, TraceFilter, TraceStatus, TraceStore};
 use agent_goal::{GoalStatus, GoalTree};
@@ -12,9 +11,13 @@ use opentelemetry::trace::{
 };
 use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::ids;
+use crate::records::{
+    Range, as_message, at, calls_by_id, compaction_event, first_line, is_compaction, started,
+    sub_traces,
+};
 
 /// What the spans carry beyond the records.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -88,34 +91,6 @@ pub async fn spans_of(
         }
     }
     Ok(spans)
-}
-
-/// When `rfc3339` was, or the epoch for a malformed time.
-fn at(rfc3339: &str) -> SystemTime {
-    chrono::DateTime::parse_from_rfc3339(rfc3339)
-        .ok()
-        .and_then(|t| u64::try_from(t.timestamp_micros()).ok())
-        .map_or(SystemTime::UNIX_EPOCH, |micros| {
-            SystemTime::UNIX_EPOCH + Duration::from_micros(micros)
-        })
-}
-
-/// When a message's work began: its model call's or tool call's start, from its duration.
-fn started(message: &Message) -> SystemTime {
-    let end = at(&message.created_at);
-    let took = Duration::from_millis(message.duration_ms.unwrap_or(0));
-    end.checked_sub(took).unwrap_or(end)
-}
-
-/// A time range, widened as things are found in it.
-#[derive(Clone, Copy)]
-struct Range(SystemTime, SystemTime);
-
-impl Range {
-    fn widen(&mut self, other: Range) {
-        self.0 = self.0.min(other.0);
-        self.1 = self.1.max(other.1);
-    }
 }
 
 /// Builds the spans of one trace.
@@ -432,94 +407,6 @@ impl Builder<'_> {
             Status::Unset,
         )
     }
-}
-
-/// Whether `message` is a full compaction's summary.
-fn is_compaction(message: &Message) -> bool {
-    message.metadata.get("compaction") == Some(&Value::Bool(true))
-}
-
-/// A compaction as a span event: the context's weight before and after, in tokens.
-fn compaction_event(
-    name: &'static str,
-    when: SystemTime,
-    before: u64,
-    after: u64,
-) -> opentelemetry::trace::Event {
-    opentelemetry::trace::Event::new(
-        name,
-        when,
-        vec![
-            KeyValue::new("agent.compaction.tokens_before", before as i64),
-            KeyValue::new("agent.compaction.tokens_after", after as i64),
-        ],
-        0,
-    )
-}
-
-/// The arguments of each call the model made, by call id.
-fn calls_by_id(messages: &[Message]) -> HashMap<&str, &str> {
-    messages
-        .iter()
-        .filter_map(|m| match &m.content {
-            Content::Assistant(turn) => Some(turn.tool_calls.iter()),
-            _ => None,
-        })
-        .flatten()
-        .map(|call| (call.id.as_str(), call.arguments.as_str()))
-        .collect()
-}
-
-/// The sub-traces a tool result names (`explore`, `delegate`).
-fn sub_traces(message: &Message) -> Vec<String> {
-    message
-        .metadata
-        .get("sub_traces")
-        .and_then(Value::as_array)
-        .map(|subs| {
-            subs.iter()
-                .filter_map(|s| s.get("trace_id")?.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// A message in the conventions' JSON shape (`role` and `parts`).
-fn as_message(message: &Message) -> Option<Value> {
-    let (role, parts) = match (&message.role, &message.content) {
-        (Role::System, Content::Text(text)) => ("system", vec![text_part(text)]),
-        (Role::User, Content::Text(text)) => ("user", vec![text_part(text)]),
-        (Role::Assistant, Content::Assistant(turn)) => {
-            let mut parts: Vec<Value> = turn.text.iter().map(|t| text_part(t)).collect();
-            parts.extend(turn.tool_calls.iter().map(|call| {
-                json!({"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments})
-            }));
-            ("assistant", parts)
-        }
-        (Role::Tool, Content::ToolResult(result)) => (
-            "tool",
-            vec![json!({
-                "type": "tool_call_response",
-                "id": message.tool_call_id,
-                "response": result.output,
-            })],
-        ),
-        _ => return None,
-    };
-    Some(json!({"role": role, "parts": parts}))
-}
-
-fn text_part(text: &str) -> Value {
-    json!({"type": "text", "content": text})
-}
-
-fn first_line(text: &str) -> String {
-    text.lines()
-        .next()
-        .unwrap_or_default()
-        .chars()
-        .take(200)
-        .collect()
 }
 
 #[cfg(test)]
