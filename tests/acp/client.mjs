@@ -103,7 +103,12 @@ async function firstRun() {
       mcpServers: [],
       _meta: { goal: "2" },
     });
-    print("fork", { response: forked });
+    // The fork takes a prompt of its own, in the same process that wrote it.
+    const forkAnswer = await agent.request(methods.agent.session.prompt, {
+      sessionId: forked.sessionId,
+      prompt: [{ type: "text", text: "Write the answer another way" }],
+    });
+    print("fork", { response: forked, answer: forkAnswer, updates: seen.updates.splice(0) });
 
     const listed = await agent.request(methods.agent.session.list, {});
     print("list", { response: listed });

@@ -37,8 +37,8 @@ pub(crate) struct Session {
     pub(crate) runner: Arc<AgentRunner>,
     /// Whether the trace exists (a new session's trace is created by its first prompt).
     pub(crate) created: bool,
-    /// The turn going on, if any.
-    pub(crate) turn: Option<CancellationToken>,
+    /// The turn going on, if any: its number and its cancellation.
+    pub(crate) turn: Option<(u64, CancellationToken)>,
     /// "Always" answers to permission questions, by tool: allowed (true) or rejected.
     pub(crate) remembered: HashMap<String, bool>,
 }
@@ -164,7 +164,7 @@ pub async fn serve(
         .on_receive_notification(
             async move |notice: CancelNotification, _cx: ConnectionTo<Client>| {
                 if let Some(session) = s7.sessions.lock().await.get(&*notice.session_id.0)
-                    && let Some(turn) = &session.turn
+                    && let Some((_, turn)) = &session.turn
                 {
                     turn.cancel();
                 }
@@ -180,9 +180,10 @@ pub async fn serve(
                 .remove(&*request.session_id.0)
             {
                 Some(session) => {
-                    if let Some(turn) = session.turn {
+                    if let Some((_, turn)) = session.turn {
                         turn.cancel();
                     }
+                    s8.host.session_closed(&request.session_id.0);
                     responder.respond(CloseSessionResponse::new())
                 }
                 None => responder.respond_with_error(unknown(&request.session_id.0)),
@@ -242,12 +243,12 @@ async fn open(
             .host
             .mcp_tools(mcp)
             .await
-            .map_err(|error| Error::new(INVALID_PARAMS, error))?,
+            .map_err(|error| internal(&error))?,
     );
     let runner = state
         .host
-        .runner(cwd, state.permissions.clone(), tools)
-        .map_err(|error| Error::new(INVALID_PARAMS, error))?;
+        .runner(&id, cwd, state.permissions.clone(), tools)
+        .map_err(|error| internal(&error))?;
     state.sessions.lock().await.insert(
         id.clone(),
         Session {
@@ -370,7 +371,10 @@ async fn fork_session(state: &State, request: &ForkSessionRequest) -> Result<Str
     };
     let forked = fork(store.as_ref(), &original, &point)
         .await
-        .map_err(|error| Error::new(INVALID_PARAMS, error.to_string()))?;
+        .map_err(|error| match error {
+            agent_runner::fork::ForkError::NotFound { .. } => unknown(&original),
+            other => Error::new(INVALID_PARAMS, other.to_string()),
+        })?;
     let mcp = crate::mcp::servers_of(&request.mcp_servers);
     open(state, &request.cwd, forked.trace_id, true, mcp).await
 }

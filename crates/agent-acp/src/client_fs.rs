@@ -3,7 +3,7 @@
 //! its writes land in the editor's buffers. Paths stay inside the session's folder; a read the
 //! editor cannot answer falls back to the disk.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_client_protocol::Client;
@@ -16,28 +16,10 @@ use serde_json::Value;
 /// How many lines a read shows when the model gives no limit (as the built-in tool).
 const DEFAULT_LIMIT: u32 = 2000;
 
-/// `path` inside `workspace`, or why not: no `..`, and an absolute path must lie under it.
+/// `path` inside `workspace`, resolved as the built-in tools resolve it (symbolic links
+/// followed, so none leads out), or why not.
 fn inside(workspace: &Path, path: &str) -> Result<PathBuf, ToolError> {
-    let given = Path::new(path);
-    let relative = match given.strip_prefix(workspace) {
-        Ok(rest) => rest,
-        Err(_) if given.is_absolute() => {
-            return Err(ToolError::failed(format!(
-                "{path:?} is outside the workspace {}",
-                workspace.display()
-            )));
-        }
-        Err(_) => given,
-    };
-    if relative
-        .components()
-        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
-    {
-        return Err(ToolError::failed(format!(
-            "{path:?} leaves the workspace; give a path inside it"
-        )));
-    }
-    Ok(workspace.join(relative))
+    agent_tools::resolve_in_workspace(workspace, path)
 }
 
 fn string<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolError> {
@@ -92,6 +74,14 @@ impl Tool for EditorRead {
         if out.is_empty() {
             out = "(no lines there)".to_owned();
         }
+        if out.len() > ctx.limits.max_output_bytes {
+            let mut cut = ctx.limits.max_output_bytes;
+            while !out.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            out.truncate(cut);
+            out.push_str("\n[output cut; use offset and limit to read the rest]");
+        }
         Ok(ToolOutput::text(out))
     }
 }
@@ -135,23 +125,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn paths_stay_inside_the_workspace() {
-        let workspace = Path::new("/work/project");
+    fn paths_stay_inside_the_workspace_even_through_links() {
+        let root = tempfile::tempdir().unwrap();
+        let workspace = root.path().join("project");
+        std::fs::create_dir_all(workspace.join("src")).unwrap();
+        std::fs::create_dir_all(root.path().join("secret")).unwrap();
+        std::os::unix::fs::symlink(root.path().join("secret"), workspace.join("link")).unwrap();
+        let canonical = workspace.canonicalize().unwrap();
         assert_eq!(
-            inside(workspace, "src/lib.rs").unwrap(),
-            Path::new("/work/project/src/lib.rs")
+            inside(&workspace, "src/lib.rs").unwrap(),
+            canonical.join("src/lib.rs")
         );
-        assert_eq!(
-            inside(workspace, "/work/project/README.md").unwrap(),
-            Path::new("/work/project/README.md")
-        );
-        for outside in [
-            "../secret",
-            "src/../../secret",
-            "/etc/passwd",
-            "/work/projectx/a",
-        ] {
-            assert!(inside(workspace, outside).is_err(), "{outside}");
+        for outside in ["../secret/a", "src/../../secret/a", "/etc/passwd", "link/a"] {
+            assert!(inside(&workspace, outside).is_err(), "{outside}");
         }
     }
 }

@@ -45,6 +45,7 @@
 //!     }
 //!     fn runner(
 //!         &self,
+//!         _session_id: &str,
 //!         cwd: &Path,
 //!         approvals: Arc<dyn ApprovalHandler>,
 //!         tools: Vec<Arc<dyn Tool>>,
@@ -90,16 +91,24 @@ pub trait Host: Send + Sync + 'static {
     /// The store sessions are listed and loaded from.
     fn store(&self) -> Arc<dyn TraceStore>;
 
-    /// A runner working in `cwd` (an absolute folder the client named), asking `approvals`
+    /// A runner for session `session_id` working in `cwd` (an absolute folder the client
+    /// named), asking `approvals`
     /// before risky tool calls, with `tools` in the place of its tools of the same name (the
     /// editor's `read_file` and `write_file` when it offers its file system). The error is
     /// shown to the client as it is.
     fn runner(
         &self,
+        session_id: &str,
         cwd: &Path,
         approvals: Arc<dyn ApprovalHandler>,
         tools: Vec<Arc<dyn Tool>>,
     ) -> Result<AgentRunner, String>;
+
+    /// Called when the client closed session `session_id`: what the host keeps for it (its
+    /// runner, its MCP servers) can go. Does nothing by default.
+    fn session_closed(&self, session_id: &str) {
+        let _ = session_id;
+    }
 
     /// Starts the MCP servers a client named for a session and returns their tools (which keep
     /// the servers running as long as a runner holds them). By default the servers are not

@@ -72,8 +72,11 @@ impl ApprovalHandler for Permissions {
             );
         if let Some(path) = serde_json::from_str::<serde_json::Value>(&request.arguments)
             .ok()
-            .and_then(|args| args.get("path")?.as_str().map(|p| cwd.join(p)))
-            && let Some(diff) = diff_of(&call, &path)
+            .and_then(|args| {
+                let path = args.get("path")?.as_str()?.to_owned();
+                agent_tools::resolve_in_workspace(&cwd, &path).ok()
+            })
+            && let Some(diff) = diff_of(&call, &path, true)
         {
             fields = fields.content(vec![ToolCallContent::Diff(diff)]);
         }

@@ -21,6 +21,9 @@ use crate::updates::{Follower, changes_goals, text};
 /// How long the updates of a finished run may take to arrive after it returned.
 const DRAIN: Duration = Duration::from_secs(2);
 
+/// Numbers the turns, so a turn that ends clears its own mark only.
+static TURNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Starts the turn `request` asks for and returns at once: the turn runs outside the dispatch
 /// loop (it asks the client for permissions, whose answers arrive through that loop), and
 /// answers the request when it ends.
@@ -36,6 +39,7 @@ pub(crate) async fn start(
         return responder.respond_with_error(Error::new(-32602, "the prompt has no text"));
     }
     let cancel = CancellationToken::new();
+    let number = TURNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     {
         let mut sessions = state.sessions.lock().await;
         let Some(session) = sessions.get_mut(&id) else {
@@ -47,20 +51,39 @@ pub(crate) async fn start(
                 "a turn of this session is going on; cancel it or wait for its answer",
             ));
         }
-        session.turn = Some(cancel.clone());
+        session.turn = Some((number, cancel.clone()));
     }
     let task_cx = cx.clone();
-    cx.spawn(async move {
-        let result = turn(&state, &id, &message, cancel, &task_cx).await;
+    let task_state = state.clone();
+    let task_id = id.clone();
+    let spawned = cx.spawn(async move {
+        let (state, id) = (task_state, task_id);
+        let result = turn(&state, &id, &message, cancel.clone(), &task_cx).await;
         state.host.turn_ended(&id);
-        if let Some(session) = state.sessions.lock().await.get_mut(&id) {
-            session.turn = None;
-        }
+        end_turn(&state, &id, number).await;
         match result {
             Ok(stop) => responder.respond(PromptResponse::new(stop)),
+            // A run cut short by the client's cancel is a cancelled turn, however it ended.
+            Err(_) if cancel.is_cancelled() => {
+                responder.respond(PromptResponse::new(AcpStop::Cancelled))
+            }
             Err(error) => responder.respond_with_error(error),
         }
-    })
+    });
+    if spawned.is_err() {
+        end_turn(&state, &id, number).await;
+    }
+    spawned
+}
+
+/// Marks turn `number` of session `id` over, unless a newer turn took its place (the session
+/// was closed and opened again meanwhile).
+async fn end_turn(state: &State, id: &str, number: u64) {
+    if let Some(session) = state.sessions.lock().await.get_mut(id)
+        && session.turn.as_ref().is_some_and(|(n, _)| *n == number)
+    {
+        session.turn = None;
+    }
 }
 
 /// The prompt as one user message: its text, each embedded file as a fenced block under its
@@ -142,9 +165,13 @@ async fn turn(
             }
         }
     };
-    let forwarding = tokio::spawn(forward);
+    let mut forwarding = tokio::spawn(forward);
     let outcome = handle.wait().await;
-    let _ = tokio::time::timeout(DRAIN, forwarding).await;
+    // The last updates go out before the answer; a feed that never says the run ended is
+    // stopped rather than left to send into the next turn.
+    if tokio::time::timeout(DRAIN, &mut forwarding).await.is_err() {
+        forwarding.abort();
+    }
     let outcome = outcome.map_err(|e| internal(&e))?;
     stop_reason(&outcome, id, cx)
 }

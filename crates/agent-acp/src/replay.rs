@@ -40,7 +40,7 @@ pub(crate) async fn history(
                 }
                 for call in turn.tool_calls.iter().filter(|c| c.name != GOAL_TOOL) {
                     let result = results.get(call.id.as_str()).and_then(|m| result_update(m));
-                    let mut announced = announce(call, cwd);
+                    let mut announced = announce(call, cwd, false);
                     if let Some(result) = result {
                         announced = announced
                             .status(result.fields.status.unwrap_or(ToolCallStatus::Completed));

@@ -65,15 +65,30 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
 
-/// The file a call works on, resolved against the workspace, if it names one.
+/// The file a call works on, resolved inside the workspace as the tools resolve it, if it
+/// names one there.
 fn path_of(call: &ModelCall, cwd: &Path) -> Option<PathBuf> {
     let path = arguments(call).get("path")?.as_str()?.to_owned();
-    Some(cwd.join(path))
+    agent_tools::resolve_in_workspace(cwd, &path).ok()
+}
+
+/// The most of a file shown as the old text of a diff.
+const MAX_OLD_TEXT: u64 = 256 * 1024;
+
+/// A regular file's text as it is now, if it is small enough to show (never a device, a pipe
+/// or a folder).
+fn current_text(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_OLD_TEXT {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
 }
 
 /// The `tool_call` announcing `call`, pending; a file edit carries its diff (`old_text` is the
-/// file as it is now, read before the call runs, for `write_file`).
-pub(crate) fn announce(call: &ModelCall, cwd: &Path) -> ToolCall {
+/// file as it is now, read before the call runs, for `write_file` when `read_old` — a replay
+/// reads nothing).
+pub(crate) fn announce(call: &ModelCall, cwd: &Path, read_old: bool) -> ToolCall {
     let kind = kind_of(&call.name);
     let mut tool_call = ToolCall::new(call.id.clone(), title_of(call))
         .kind(kind)
@@ -81,7 +96,7 @@ pub(crate) fn announce(call: &ModelCall, cwd: &Path) -> ToolCall {
         .raw_input(arguments(call));
     if let Some(path) = path_of(call, cwd) {
         tool_call = tool_call.locations(vec![ToolCallLocation::new(path.clone())]);
-        if let Some(diff) = diff_of(call, &path) {
+        if let Some(diff) = diff_of(call, &path, read_old) {
             tool_call = tool_call.content(vec![ToolCallContent::Diff(diff)]);
         }
     }
@@ -89,12 +104,12 @@ pub(crate) fn announce(call: &ModelCall, cwd: &Path) -> ToolCall {
 }
 
 /// The change a `write_file` or `edit_file` call asks for.
-pub(crate) fn diff_of(call: &ModelCall, path: &Path) -> Option<Diff> {
+pub(crate) fn diff_of(call: &ModelCall, path: &Path, read_old: bool) -> Option<Diff> {
     let args = arguments(call);
     let field = |name: &str| args.get(name).and_then(Value::as_str).map(str::to_owned);
     match call.name.as_str() {
         "write_file" => {
-            let old = std::fs::read_to_string(path).ok();
+            let old = if read_old { current_text(path) } else { None };
             Some(Diff::new(path, field("content")?).old_text(old))
         }
         "edit_file" => Some(Diff::new(path, field("new_string")?).old_text(field("old_string"))),
@@ -204,7 +219,7 @@ impl Follower {
                 self.text_streamed = false;
                 self.reasoning_streamed = false;
                 for call in turn.tool_calls.iter().filter(|c| c.name != GOAL_TOOL) {
-                    let announced = announce(call, &self.cwd);
+                    let announced = announce(call, &self.cwd, true);
                     let kind = announced.kind;
                     updates.push(SessionUpdate::ToolCall(announced));
                     if runs_at_once(kind) {

@@ -5,6 +5,7 @@
 //! folder the editor names; risky calls are asked through the editor unless `--yes`.
 //! Nothing but protocol messages goes to stdout: notes and logs go to stderr.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use agent_execution::TraceStore;
 use agent_mcp::{McpServers, ServerConfig};
 use agent_runner::approval::RejectAll;
 use agent_runner::{AgentRunner, Approval, ApprovalHandler};
+use agent_store_fs::FileSystemTraceStore;
 use agent_tools::{Tool, ToolRegistry};
 use anyhow::Result;
 
@@ -23,8 +25,9 @@ use crate::mcp::{self, RunTools};
 use crate::output::note;
 use crate::run::setup_with;
 
-/// Each session's runner and the editor's tools it uses instead of the built-in ones.
-type Runners = Arc<std::sync::Mutex<Vec<(AgentRunner, Vec<Arc<dyn Tool>>)>>>;
+/// Each session's runner and the editor's tools it uses instead of the built-in ones (and the
+/// tools of the MCP servers the editor named for it), by session.
+type Runners = Arc<std::sync::Mutex<HashMap<String, (AgentRunner, Vec<Arc<dyn Tool>>)>>>;
 
 /// The tools of `registry` with `editor`'s in the place of those of the same name.
 fn with_editor_tools(mut registry: ToolRegistry, editor: &[Arc<dyn Tool>]) -> ToolRegistry {
@@ -40,7 +43,9 @@ fn with_editor_tools(mut registry: ToolRegistry, editor: &[Arc<dyn Tool>]) -> To
 struct CliHost {
     args: ModelArgs,
     tools: RunTools,
-    store: Arc<dyn TraceStore>,
+    /// The one store of the process: sessions are listed from it and every runner records
+    /// into it.
+    store: Arc<FileSystemTraceStore>,
     context_window: u64,
     /// Where each turn's spans go (`--otel`, the OTLP environment variables).
     otel: Option<Arc<crate::otel::Exporter>>,
@@ -97,6 +102,7 @@ impl Host for CliHost {
 
     fn runner(
         &self,
+        session_id: &str,
         cwd: &Path,
         approvals: Arc<dyn ApprovalHandler>,
         editor: Vec<Arc<dyn Tool>>,
@@ -105,18 +111,32 @@ impl Host for CliHost {
         args.workspace = Some(cwd.to_owned());
         let mut tools = self.tools.clone();
         tools.registry = with_editor_tools(tools.registry, &editor);
-        let runner = setup_with(&args, tools, None, Some(Approval::Ask(approvals)))
-            .map(|setup| setup.runner)
-            .map_err(|error| format!("{error:#}"))?;
+        let runner = setup_with(
+            &args,
+            tools,
+            None,
+            Some(Approval::Ask(approvals)),
+            Some(self.store.clone()),
+        )
+        .map(|setup| setup.runner)
+        .map_err(|error| format!("{error:#}"))?;
         self.runners
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push((runner.clone(), editor));
+            .insert(session_id.to_owned(), (runner.clone(), editor));
         Ok(runner)
     }
 
     fn context_window(&self) -> u64 {
         self.context_window
+    }
+
+    fn session_closed(&self, session_id: &str) {
+        // The session's runner and the MCP servers it alone held go with it.
+        self.runners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(session_id);
     }
 
     fn turn_ended(&self, trace_id: &str) {
@@ -136,15 +156,16 @@ pub(crate) async fn acp(args: AcpArgs) -> Result<ExitCode> {
     let tools = mcp::tools(&servers);
     // A configuration error shows now, with exit code 2, rather than at the first session.
     let refuse: Arc<dyn ApprovalHandler> = Arc::new(RejectAll::default());
+    let store = Arc::new(config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?.1);
     let checked = setup_with(
         &args.model,
         tools.clone(),
         None,
         Some(Approval::Ask(refuse)),
+        Some(store.clone()),
     )?;
     let context_window = checked.provider.context_window.unwrap_or_default() as u64;
     let otel = checked.otel.map(Arc::new);
-    let (_, store) = config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?;
     let runners: Runners = Arc::default();
     // A server that says its tools changed is listed again; every session's next turn has them.
     let refresh = {
@@ -156,7 +177,7 @@ pub(crate) async fn acp(args: AcpArgs) -> Result<ExitCode> {
                     for (runner, editor) in runners
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .iter()
+                        .values()
                     {
                         runner.replace_tools(with_editor_tools(registry.clone(), editor));
                     }
@@ -167,7 +188,7 @@ pub(crate) async fn acp(args: AcpArgs) -> Result<ExitCode> {
     let host = CliHost {
         args: args.model,
         tools,
-        store: Arc::new(store),
+        store,
         context_window,
         otel,
         runners,

@@ -55,16 +55,18 @@ impl Setup {
 /// Resolves the configuration and builds the store and runner for `args`, running as the
 /// profile `--agent` names, else `agent`, else `default`.
 pub(crate) fn setup(args: &ModelArgs, tools: mcp::RunTools, agent: Option<&str>) -> Result<Setup> {
-    setup_with(args, tools, agent, None)
+    setup_with(args, tools, agent, None, None)
 }
 
 /// Like [`setup`], with risky calls decided by `approval` when given (an editor asking its
-/// user, for `agent acp`) instead of the terminal or `--yes`.
+/// user, for `agent acp`) instead of the terminal or `--yes`, and recording into `store` when
+/// given (one store per process, so no two instances hold locks on the same traces).
 pub(crate) fn setup_with(
     args: &ModelArgs,
     tools: mcp::RunTools,
     agent: Option<&str>,
     approval: Option<agent_runner::Approval>,
+    store: Option<Arc<FileSystemTraceStore>>,
 ) -> Result<Setup> {
     let file = FileConfig::load()?;
     let workspace = match args.workspace.clone().or_else(|| file.workspace.clone()) {
@@ -89,8 +91,10 @@ pub(crate) fn setup_with(
         .ok_or_else(|| UsageError(config::NO_PROVIDER.into()))?;
     let client = provider::client(&provider)?;
     let otel = crate::otel::exporter(args.otel.as_deref(), Some(provider.kind))?;
-    let (_, store) = config::open_store(args.trace_dir.trace_dir.as_ref(), &file)?;
-    let store = Arc::new(store);
+    let store = match store {
+        Some(store) => store,
+        None => Arc::new(config::open_store(args.trace_dir.trace_dir.as_ref(), &file)?.1),
+    };
     let mut options = RunnerOptions::new(provider.model.clone(), workspace);
     options.clients = agents::clients(&mut profiles, Some(name), &provider, &file);
     options.sub_agents.agent_types = profiles;

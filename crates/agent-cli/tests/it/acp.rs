@@ -92,6 +92,8 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
         Reply::from(Turn::text("The answer is 42, written to answer.txt.")),
         // The second prompt: the model starts answering, then never finishes.
         Reply::sse([sse_data(&thinking)]).then_hang(),
+        // The fork's own turn.
+        Reply::from(Turn::text("Wrote it another way.")),
         // The limited process's one model call: a tool call, and then the limit.
         Reply::from(Turn::tool_call(
             "call_7",
@@ -292,6 +294,12 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
         .unwrap()
         .to_owned();
     assert_ne!(fork, session);
+    assert_eq!(
+        step("fork")["answer"]["stopReason"],
+        "end_turn",
+        "{:#}",
+        step("fork")
+    );
     let shown = env.run(&["show", &fork, "--json"]).await;
     let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
     let statuses: Vec<&str> = shown["goal_tree"]["goals"]
