@@ -103,7 +103,25 @@ impl McpServers {
             .iter()
             .map(|server| (server.clone(), server.tool_changes()))
             .collect();
+        // A change announced before this started following is not lost.
+        let mut pending: Vec<usize> = receivers
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, receiver))| *receiver.borrow() > 0)
+            .map(|(index, _)| index)
+            .collect();
         while !receivers.is_empty() {
+            if !pending.is_empty() {
+                for index in std::mem::take(&mut pending) {
+                    if let Some((server, _)) = receivers.get(index)
+                        && let Err(error) = server.refresh_tools().await
+                    {
+                        tracing::warn!("{error}; its previous tools stay");
+                    }
+                }
+                changed(self);
+                continue;
+            }
             let waits = receivers
                 .iter_mut()
                 .map(|(_, receiver)| Box::pin(receiver.changed()));

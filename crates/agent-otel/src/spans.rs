@@ -316,8 +316,12 @@ impl Builder<'_> {
                         attributes,
                         status,
                     ));
+                    // Only this trace's own sub-traces: a fork copies its origin's results.
+                    let own = format!("{trace_id}@");
                     for sub in sub_traces(message) {
-                        children.push((sub, Some(id)));
+                        if sub.starts_with(&own) {
+                            children.push((sub, Some(id)));
+                        }
                     }
                 }
                 _ => {}
