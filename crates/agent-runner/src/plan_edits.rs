@@ -71,8 +71,8 @@ pub enum PlanEditError {
         source: GoalError,
     },
     /// The list is longer than [`MAX_EDITS_PER_CALL`], an edit's text is longer than
-    /// [`MAX_GOAL_TEXT_CHARS`](crate::MAX_GOAL_TEXT_CHARS), or the plan would hold more than
-    /// [`MAX_PLAN_GOALS`](crate::MAX_PLAN_GOALS) goals; nothing was applied.
+    /// [`MAX_GOAL_TEXT_CHARS`], or the plan would hold more than
+    /// [`MAX_PLAN_GOALS`] goals; nothing was applied.
     #[error("{0}")]
     TooLarge(String),
     /// The store refused or failed the read or the write.
