@@ -41,6 +41,8 @@ pub(crate) struct Session {
     pub(crate) turn: Option<(u64, CancellationToken)>,
     /// "Always" answers to permission questions, by tool: allowed (true) or rejected.
     pub(crate) remembered: HashMap<String, bool>,
+    /// The tool calls announced to the client (`tool_call`), so each is announced once.
+    pub(crate) announced: std::collections::HashSet<String>,
 }
 
 /// The sessions of one connection, by id (the trace id).
@@ -257,6 +259,7 @@ async fn open(
             created,
             turn: None,
             remembered: HashMap::new(),
+            announced: std::collections::HashSet::new(),
         },
     );
     Ok(id)

@@ -49,6 +49,20 @@ impl ApprovalHandler for Permissions {
                 None => (PathBuf::from("."), None),
             }
         };
+        let call = ModelCall::new(
+            request.tool_call_id.clone(),
+            request.tool_name.clone(),
+            request.arguments.clone(),
+        );
+        if let Some(connection) = self.connection.get() {
+            // The call is announced before anything is said about it, whoever gets there first.
+            let announcer = crate::updates::Announcer {
+                connection: connection.clone(),
+                session_id: session_id.clone(),
+                sessions: self.sessions.clone(),
+            };
+            announcer.announce(&call, &cwd).await;
+        }
         let connection = match (remembered, self.connection.get()) {
             (Some(true), Some(connection)) => {
                 started(connection, &session_id, &request.tool_call_id);
@@ -58,11 +72,6 @@ impl ApprovalHandler for Permissions {
             (_, None) => return rejected("no client is connected to approve it"),
             (None, Some(connection)) => connection,
         };
-        let call = ModelCall::new(
-            request.tool_call_id.clone(),
-            request.tool_name.clone(),
-            request.arguments.clone(),
-        );
         let mut fields = ToolCallUpdateFields::new()
             .title(title_of(&call))
             .kind(kind_of(&call.name))

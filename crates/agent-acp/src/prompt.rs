@@ -141,7 +141,12 @@ async fn turn(
         runner.resume_in_background(id, cancel).await
     };
     let handle = started.map_err(|e| Error::new(-32602, e.to_string()))?;
-    let mut follower = Follower::new(cwd, state.host.context_window());
+    let announcer = crate::updates::Announcer {
+        connection: cx.clone(),
+        session_id: id.to_owned(),
+        sessions: state.sessions.clone(),
+    };
+    let mut follower = Follower::new(cwd, state.host.context_window(), announcer);
     let forward = {
         let cx = cx.clone();
         let id = id.to_owned();

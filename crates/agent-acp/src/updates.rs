@@ -159,12 +159,49 @@ pub(crate) struct Follower {
     context_window: u64,
     /// The plan last sent: a goal change that leaves the plan as it was sends nothing.
     last_plan: Option<agent_client_protocol::v1::schema::Plan>,
+    /// Sends what must keep its order with the permission questions: tool call announcements.
+    announcer: Announcer,
+}
+
+/// Announces tool calls to the client once each, in order with the permission questions: the
+/// follower and the approval handler both go through the session's `announced` set under its
+/// lock, so a call's `pending` always comes before its `in_progress`.
+#[derive(Clone)]
+pub(crate) struct Announcer {
+    pub(crate) connection: agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Client>,
+    pub(crate) session_id: String,
+    pub(crate) sessions: std::sync::Arc<crate::agent::Sessions>,
+}
+
+impl Announcer {
+    /// Sends one update to the client.
+    pub(crate) fn send(&self, update: SessionUpdate) {
+        let notification = agent_client_protocol::v1::schema::SessionNotification::new(
+            self.session_id.clone(),
+            update,
+        );
+        let _ = self.connection.send_notification(notification);
+    }
+
+    /// Announces `call` (pending) unless it was announced; whether this did.
+    pub(crate) async fn announce(&self, call: &ModelCall, cwd: &Path) -> bool {
+        let mut sessions = self.sessions.lock().await;
+        let Some(session) = sessions.get_mut(&self.session_id) else {
+            return false;
+        };
+        if !session.announced.insert(call.id.clone()) {
+            return false;
+        }
+        self.send(SessionUpdate::ToolCall(announce(call, cwd, true)));
+        true
+    }
 }
 
 impl Follower {
     /// A follower for a session working in `cwd`.
-    pub(crate) fn new(cwd: PathBuf, context_window: u64) -> Self {
+    pub(crate) fn new(cwd: PathBuf, context_window: u64, announcer: Announcer) -> Self {
         Self {
+            announcer,
             cwd,
             text_streamed: false,
             reasoning_streamed: false,
@@ -218,11 +255,13 @@ impl Follower {
                 }
                 self.text_streamed = false;
                 self.reasoning_streamed = false;
+                // The words first, then the calls, which go out in order with the questions.
+                for update in updates.drain(..) {
+                    self.announcer.send(update);
+                }
                 for call in turn.tool_calls.iter().filter(|c| c.name != GOAL_TOOL) {
-                    let announced = announce(call, &self.cwd, true);
-                    let kind = announced.kind;
-                    updates.push(SessionUpdate::ToolCall(announced));
-                    if runs_at_once(kind) {
+                    let kind = kind_of(&call.name);
+                    if self.announcer.announce(call, &self.cwd).await && runs_at_once(kind) {
                         updates.push(SessionUpdate::ToolCallUpdate(status_update(
                             &call.id,
                             ToolCallStatus::InProgress,

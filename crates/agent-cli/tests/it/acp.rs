@@ -198,6 +198,21 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
         );
         seen
     };
+    // Every update of a call comes after the call was announced.
+    let mut announced = std::collections::HashSet::new();
+    for update in prompt["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| &u["update"])
+    {
+        let id = update["toolCallId"].as_str().unwrap_or_default();
+        match update["sessionUpdate"].as_str() {
+            Some("tool_call") => assert!(announced.insert(id.to_owned()), "announced twice: {id}"),
+            Some("tool_call_update") => assert!(announced.contains(id), "update before call: {id}"),
+            _ => {}
+        }
+    }
     assert_eq!(statuses("call_2"), ["pending", "in_progress", "completed"]);
     assert_eq!(statuses("call_4"), ["pending", "in_progress", "completed"]);
     assert_eq!(
