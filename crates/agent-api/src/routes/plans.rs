@@ -58,13 +58,7 @@ pub(crate) async fn start_plan(
 ) -> Result<Response, ApiError> {
     let factory = state.require_factory()?;
     state.runs().check_open()?;
-    let (task, settings) = request.settings();
-    if task.trim().is_empty() {
-        return Err(ApiError::bad_request(
-            "invalid_request",
-            "the task is empty",
-        ));
-    }
+    let (task, settings) = request.settings()?;
     let planner = factory
         .options()
         .with_agent(PLAN)

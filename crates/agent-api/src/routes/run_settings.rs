@@ -139,7 +139,14 @@ fn max_cost<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D
 }
 
 impl StartRun {
-    pub(crate) fn settings(self) -> (String, RunSettings) {
+    /// The task and the run's settings; an empty task is refused (400 `invalid_request`).
+    pub(crate) fn settings(self) -> Result<(String, RunSettings), ApiError> {
+        if self.task.trim().is_empty() {
+            return Err(ApiError::bad_request(
+                "invalid_request",
+                "the task is empty",
+            ));
+        }
         let settings = RunSettings {
             model: self.model,
             max_iterations: self.max_iterations,
@@ -147,7 +154,7 @@ impl StartRun {
             approval: self.approval,
             workspace: self.workspace,
         };
-        (self.task, settings)
+        Ok((self.task, settings))
     }
 }
 

@@ -66,13 +66,7 @@ pub(crate) async fn start_run(
 ) -> Result<Response, ApiError> {
     let factory = state.require_factory()?;
     state.runs().check_open()?;
-    let (task, settings) = request.settings();
-    if task.trim().is_empty() {
-        return Err(ApiError::bad_request(
-            "invalid_request",
-            "the task is empty",
-        ));
-    }
+    let (task, settings) = request.settings()?;
     let options = settle(&state, factory.options(), settings, None)?;
     let runner = factory.build(state.store().clone(), options)?;
     let handle = runner.start(&task).await?;
