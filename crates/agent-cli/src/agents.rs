@@ -239,21 +239,9 @@ pub(crate) async fn command(args: AgentsArgs) -> Result<ExitCode> {
             ]
         })
         .collect();
-    let header = ["NAME", "MODEL", "TOOLS", "SOURCE", "DESCRIPTION"].map(str::to_owned);
-    let mut widths = [0usize; 4];
-    for row in std::iter::once(&header).chain(&rows) {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
-        for (cell, width) in row.iter().zip(widths) {
-            out.push_str(&format!("{cell:<width$}  "));
-        }
-        out.push_str(&row[4]);
-        out.push('\n');
-    }
-    print(out.trim_end());
+    print(&crate::output::table(
+        ["NAME", "MODEL", "TOOLS", "SOURCE", "DESCRIPTION"],
+        &rows,
+    ));
     Ok(ExitCode::Completed)
 }

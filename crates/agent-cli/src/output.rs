@@ -99,6 +99,27 @@ pub(crate) fn color(stderr: bool) -> bool {
 
 /// Prints a line on stdout (the machine-readable channel).
 #[allow(clippy::print_stdout)]
+/// A plain-text table: the header, then the rows, every column but the last padded to its
+/// widest cell and followed by two spaces; no trailing blank line.
+pub(crate) fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> String {
+    let header = header.map(str::to_owned);
+    let mut widths = [0usize; N];
+    for row in std::iter::once(&header).chain(rows) {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(rows) {
+        for (cell, width) in row.iter().zip(widths).take(N - 1) {
+            out.push_str(&format!("{cell:<width$}  "));
+        }
+        out.push_str(&row[N - 1]);
+        out.push('\n');
+    }
+    out.trim_end().to_owned()
+}
+
 pub(crate) fn print(text: &str) {
     println!("{text}");
 }

@@ -301,22 +301,10 @@ fn list(workspace_arg: Option<&Path>, as_json: bool) -> Result<ExitCode> {
             [t.name.clone(), params, t.description.clone()]
         })
         .collect();
-    let header = ["NAME", "PARAMETERS", "DESCRIPTION"].map(str::to_owned);
-    let mut widths = [0usize; 2];
-    for row in std::iter::once(&header).chain(&rows) {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
-        for (cell, width) in row.iter().zip(widths) {
-            out.push_str(&format!("{cell:<width$}  "));
-        }
-        out.push_str(&row[2]);
-        out.push('\n');
-    }
-    print(out.trim_end());
+    print(&crate::output::table(
+        ["NAME", "PARAMETERS", "DESCRIPTION"],
+        &rows,
+    ));
     Ok(ExitCode::Completed)
 }
 
