@@ -43,12 +43,9 @@ pub(crate) fn exporter(
                 UsageError(format!("--otel {url:?} is not an http:// or https:// URL")).into(),
             );
         }
-        None => agent_otel::Exporter::from_env("agent").map(|found| {
-            found.map(|exporter| {
-                let endpoint = exporter.endpoint().to_owned();
-                agent_otel::Exporter::new(&endpoint, "agent", options).unwrap_or(exporter)
-            })
-        }),
+        None => agent_otel::endpoint_from_env()
+            .map(|endpoint| agent_otel::Exporter::new(&endpoint, "agent", options))
+            .transpose(),
     };
     built.map_err(|error| UsageError(error.to_string()).into())
 }

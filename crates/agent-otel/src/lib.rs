@@ -110,6 +110,20 @@ pub fn traces_endpoint(base: &str) -> String {
     }
 }
 
+/// The traces endpoint the environment names: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as it is,
+/// else `OTEL_EXPORTER_OTLP_ENDPOINT` with `/v1/traces`; `None` when neither is set.
+pub fn endpoint_from_env() -> Option<String> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    match (
+        var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+        var("OTEL_EXPORTER_OTLP_ENDPOINT"),
+    ) {
+        (Some(traces), _) => Some(traces),
+        (None, Some(base)) => Some(traces_endpoint(&base)),
+        (None, None) => None,
+    }
+}
+
 impl Exporter {
     /// An exporter to the traces endpoint `endpoint` (see [`traces_endpoint`]), naming the
     /// service `service` (`OTEL_SERVICE_NAME` wins when set).
@@ -146,24 +160,16 @@ impl Exporter {
         })
     }
 
-    /// The exporter the environment asks for: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as it is,
-    /// else `OTEL_EXPORTER_OTLP_ENDPOINT` with `/v1/traces`; `None` when neither is set.
-    /// Message contents follow [`CAPTURE_CONTENT_VAR`].
+    /// The exporter the environment asks for (see [`endpoint_from_env`]); `None` when it
+    /// names no receiver. Message contents follow [`CAPTURE_CONTENT_VAR`].
     ///
     /// # Errors
     ///
     /// [`OtelError::Setup`] when the exporter cannot be built.
     pub fn from_env(service: &str) -> Result<Option<Self>, OtelError> {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let endpoint = match (
-            var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
-            var("OTEL_EXPORTER_OTLP_ENDPOINT"),
-        ) {
-            (Some(traces), _) => traces,
-            (None, Some(base)) => traces_endpoint(&base),
-            (None, None) => return Ok(None),
-        };
-        Self::new(&endpoint, service, SpanOptions::from_env()).map(Some)
+        endpoint_from_env()
+            .map(|endpoint| Self::new(&endpoint, service, SpanOptions::from_env()))
+            .transpose()
     }
 
     /// Where the spans go.
