@@ -1,7 +1,7 @@
 //! What a trace's events look like to an ACP client: the session updates of a turn as it runs
 //! ([`Follower`]) and the pieces [`crate::replay`] shares with it.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
@@ -154,7 +154,7 @@ pub(crate) struct Follower {
     /// Reasoning was streamed since the last assistant message.
     reasoning_streamed: bool,
     /// The calls announced and not finished yet, by id.
-    open_calls: HashMap<String, ToolKind>,
+    open_calls: HashSet<String>,
     /// The model's context window, for `usage_update`.
     context_window: u64,
     /// The plan last sent: a goal change that leaves the plan as it was sends nothing.
@@ -205,7 +205,7 @@ impl Follower {
             cwd,
             text_streamed: false,
             reasoning_streamed: false,
-            open_calls: HashMap::new(),
+            open_calls: HashSet::new(),
             context_window,
             last_plan: None,
         }
@@ -267,7 +267,7 @@ impl Follower {
                             ToolCallStatus::InProgress,
                         )));
                     }
-                    self.open_calls.insert(call.id.clone(), kind);
+                    self.open_calls.insert(call.id.clone());
                 }
                 if let Ok(Some(trace)) = store.get_trace(&message.trace_id).await {
                     let stats = trace.stats();
@@ -282,7 +282,7 @@ impl Follower {
                 let known = message
                     .tool_call_id
                     .as_ref()
-                    .is_some_and(|id| self.open_calls.remove(id).is_some());
+                    .is_some_and(|id| self.open_calls.remove(id));
                 if known && let Some(update) = result_update(message) {
                     updates.push(SessionUpdate::ToolCallUpdate(update));
                 }
