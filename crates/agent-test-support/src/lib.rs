@@ -8,7 +8,8 @@
 //!   workspace can run it too);
 //! - [`cli`]: a temporary environment for running the `agent` binary (workspace, trace folder,
 //!   isolated home and configuration), and `agent serve` as a child process;
-//! - [`pty`]: a pseudo-terminal with a terminal emulator, to test what a user sees and types.
+//! - [`pty`]: a pseudo-terminal with a terminal emulator, to test what a user sees and types;
+//! - [`postgres`]: a throwaway PostgreSQL cluster on a free loopback port.
 //!
 //! Only dev-dependencies and test crates may depend on this crate; no library or binary of the
 //! workspace may. Its public API names no type of `agent-llm` (requests and replies are
@@ -20,6 +21,7 @@
 
 pub mod cli;
 pub mod mock_model;
+pub mod postgres;
 pub mod pty;
 
 pub use agent_execution::store::conformance;
