@@ -14,12 +14,11 @@ use agent_execution::TraceStore;
 use agent_mcp::{McpServers, ServerConfig};
 use agent_runner::approval::RejectAll;
 use agent_runner::{AgentRunner, Approval, ApprovalHandler};
-use agent_store_fs::FileSystemTraceStore;
 use agent_tools::{Tool, ToolRegistry};
 use anyhow::Result;
 
 use crate::cli::{AcpArgs, ModelArgs};
-use crate::config::{self, FileConfig};
+use crate::config::FileConfig;
 use crate::exit::ExitCode;
 use crate::mcp::{self, RunTools};
 use crate::output::note;
@@ -45,7 +44,7 @@ struct CliHost {
     tools: RunTools,
     /// The one store of the process: sessions are listed from it and every runner records
     /// into it.
-    store: Arc<FileSystemTraceStore>,
+    store: Arc<dyn TraceStore>,
     context_window: u64,
     /// Where each turn's spans go (`--otel`, the OTLP environment variables).
     otel: Option<Arc<crate::otel::Exporter>>,
@@ -116,7 +115,7 @@ impl Host for CliHost {
             tools,
             None,
             Some(Approval::Ask(approvals)),
-            Some(self.store.clone()),
+            self.store.clone(),
         )
         .map(|setup| setup.runner)
         .map_err(|error| format!("{error:#}"))?;
@@ -156,13 +155,15 @@ pub(crate) async fn acp(args: AcpArgs) -> Result<ExitCode> {
     let tools = mcp::tools(&servers);
     // A configuration error shows now, with exit code 2, rather than at the first session.
     let refuse: Arc<dyn ApprovalHandler> = Arc::new(RejectAll::default());
-    let store = Arc::new(config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?.1);
+    let store = crate::store::open(&args.model.trace_dir, &file)
+        .await?
+        .store;
     let checked = setup_with(
         &args.model,
         tools.clone(),
         None,
         Some(Approval::Ask(refuse)),
-        Some(store.clone()),
+        store.clone(),
     )?;
     let context_window = checked.provider.context_window.unwrap_or_default() as u64;
     let otel = checked.otel.map(Arc::new);

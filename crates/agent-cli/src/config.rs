@@ -11,6 +11,7 @@
 //! api_key = "..."                # better: OPENAI_API_KEY / ANTHROPIC_API_KEY
 //! script = "script.json"         # scripted provider
 //! trace_dir = ".trace"
+//! store = "postgres://agent@db/agent"  # or a folder; instead of trace_dir
 //! workspace = "."
 //! max_iterations = 100
 //! max_cost = 2.5
@@ -71,6 +72,8 @@ pub(crate) struct FileConfig {
     pub(crate) api_key: Option<String>,
     pub(crate) script: Option<PathBuf>,
     pub(crate) trace_dir: Option<PathBuf>,
+    /// Where traces are stored: a folder or a `postgres://` URL (see `crate::store`).
+    pub(crate) store: Option<String>,
     pub(crate) workspace: Option<PathBuf>,
     pub(crate) max_iterations: Option<u32>,
     pub(crate) max_cost: Option<f64>,
@@ -213,25 +216,6 @@ pub(crate) fn trace_dir(flag: Option<&PathBuf>, file: &FileConfig) -> PathBuf {
     flag.cloned()
         .or_else(|| file.trace_dir.clone())
         .unwrap_or_else(|| PathBuf::from(".trace"))
-}
-
-/// Opens the trace folder (see [`trace_dir`]); returns it with the store.
-pub(crate) fn open_store(
-    flag: Option<&PathBuf>,
-    file: &FileConfig,
-) -> Result<(PathBuf, agent_store_fs::FileSystemTraceStore)> {
-    let dir = trace_dir(flag, file);
-    let store = agent_store_fs::FileSystemTraceStore::open(&dir)
-        .with_context(|| format!("cannot open the trace folder {}", dir.display()))?;
-    Ok((dir, store))
-}
-
-/// Opens the trace folder a command's `--trace-dir` (or `AGENT_TRACE_DIR`, or agent.toml) names.
-pub(crate) fn store_for(
-    arg: &crate::cli::TraceDirArg,
-) -> Result<agent_store_fs::FileSystemTraceStore> {
-    let (_, store) = open_store(arg.trace_dir.as_ref(), &FileConfig::load()?)?;
-    Ok(store)
 }
 
 /// How to reach a model, once flags, environment and file are merged.

@@ -11,7 +11,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_execution::{TraceStore, watch_live};
+use agent_execution::watch_live;
 use agent_llm::ScriptedClient;
 use agent_runner::{AgentRunner, Approval, RunnerOptions};
 use agent_tools::ToolRegistry;
@@ -19,7 +19,7 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::DemoArgs;
-use crate::config::{self, FileConfig};
+use crate::config::FileConfig;
 use crate::exit::ExitCode;
 use crate::output::{note, print};
 use crate::progress::{self, ProgressMode};
@@ -41,8 +41,8 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
     let workspace = tempfile::Builder::new().prefix("agent-demo-").tempdir()?;
     seed(workspace.path())?;
     let file = FileConfig::load()?;
-    let (trace_dir, store) = config::open_store(args.trace_dir.trace_dir.as_ref(), &file)?;
-    let store = Arc::new(store);
+    let opened = crate::store::open(&args.trace_dir, &file).await?;
+    let (store, location) = (opened.store, opened.location);
     let llm = Arc::new(
         ScriptedClient::from_json_str(SCRIPT)
             .context("the built-in demo script is invalid")?
@@ -77,12 +77,15 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
     }
     let subs = store.get_sub_traces(&trace_id).await?;
     note(&format!(
-        "\ntrace {trace_id}: {:?}, {} messages, {} sub-traces, stored in {}\n  inspect it: agent show {trace_id} --trace-dir {}",
+        "\ntrace {trace_id}: {:?}, {} messages, {} sub-traces, stored in {}\n  inspect it: agent show {trace_id} {}",
         outcome.status,
         outcome.stats.total_messages,
         subs.len(),
-        trace_dir.join(&trace_id).display(),
-        trace_dir.display(),
+        match location.folder() {
+            Some(dir) => dir.join(&trace_id).display().to_string(),
+            None => location.to_string(),
+        },
+        location.flag(),
     ));
     if args.no_serve {
         return Ok(exit_code(&outcome));

@@ -5,7 +5,6 @@ use agent_runner::fork::{self, ForkError, ForkPoint};
 use anyhow::Result;
 
 use crate::cli::ForkArgs;
-use crate::config;
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
 
@@ -19,9 +18,9 @@ pub(crate) async fn command(args: ForkArgs) -> Result<ExitCode> {
             return Err(UsageError("agent fork needs --goal or --message".into()).into());
         }
     };
-    let store = config::store_for(&args.trace_dir)?;
-    let trace_id = crate::ids::resolve(&store, &args.trace_id).await?;
-    let forked = match fork::fork(&store, &trace_id, &point).await {
+    let store = crate::store::store_for(&args.trace_dir).await?;
+    let trace_id = crate::ids::resolve(store.as_ref(), &args.trace_id).await?;
+    let forked = match fork::fork(store.as_ref(), &trace_id, &point).await {
         Ok(forked) => forked,
         Err(error @ ForkError::NotFound { .. }) => return Err(UsageError(error.to_string()).into()),
         Err(error) if error.is_bad_request() => return Err(UsageError(error.to_string()).into()),

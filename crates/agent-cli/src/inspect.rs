@@ -11,14 +11,13 @@ use anyhow::Result;
 use serde_json::{Value, json};
 
 use crate::cli::{ShowArgs, TracesArgs};
-use crate::config;
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, one_line, print, truncate};
 use crate::progress::status_word;
 
 /// `agent traces`.
 pub(crate) async fn traces(args: TracesArgs) -> Result<ExitCode> {
-    let store = config::store_for(&args.trace_dir)?;
+    let store = crate::store::store_for(&args.trace_dir).await?;
     let status = match &args.status {
         Some(word) => Some(
             serde_json::from_value::<TraceStatus>(json!(word)).map_err(|_| {
@@ -44,7 +43,7 @@ pub(crate) async fn traces(args: TracesArgs) -> Result<ExitCode> {
         .filter(|t| t.parent_trace_id.is_none())
         .take(args.limit)
         .collect();
-    let interrupted = interrupted(&store, &all).await?;
+    let interrupted = interrupted(store.as_ref(), &all).await?;
     if args.json {
         let shown: Vec<Value> = all
             .iter()
@@ -160,8 +159,8 @@ fn row(
 
 /// `agent show`.
 pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
-    let store = config::store_for(&args.trace_dir)?;
-    let trace_id = crate::ids::resolve(&store, &args.trace_id).await?;
+    let store = crate::store::store_for(&args.trace_dir).await?;
+    let trace_id = crate::ids::resolve(store.as_ref(), &args.trace_id).await?;
     let trace = store
         .get_trace(&trace_id)
         .await?
@@ -169,8 +168,8 @@ pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
     let tree = store.get_goal_tree(&trace_id).await?.unwrap_or_default();
     let messages = store.get_trace_messages(&trace_id).await?;
     let subs = store.get_sub_traces(&trace_id).await?;
-    let total = agent_runner::stats_with_sub_traces(&store, &trace_id).await?;
-    let gone = interrupted(&store, std::slice::from_ref(&trace)).await?;
+    let total = agent_runner::stats_with_sub_traces(store.as_ref(), &trace_id).await?;
+    let gone = interrupted(store.as_ref(), std::slice::from_ref(&trace)).await?;
     if args.json {
         let value = json!({
             "trace": with_interrupted(&trace, &gone),

@@ -29,6 +29,7 @@ mod provider;
 mod reasoning;
 mod run;
 mod serve;
+mod store;
 mod task;
 
 use clap::Parser;

@@ -99,15 +99,15 @@ pub(crate) async fn export(args: ExportArgs) -> Result<ExitCode> {
     if !args.otlp {
         return Err(UsageError("agent export needs a format: --otlp".into()).into());
     }
-    let store = crate::config::store_for(&args.trace_dir)?;
-    let trace_id = crate::ids::resolve(&store, &args.trace_id).await?;
+    let store = crate::store::store_for(&args.trace_dir).await?;
+    let trace_id = crate::ids::resolve(store.as_ref(), &args.trace_id).await?;
     let exporter = exporter(args.otel.as_deref(), None)?.ok_or_else(|| {
         UsageError(
             "agent export --otlp needs a receiver: --otel URL or OTEL_EXPORTER_OTLP_ENDPOINT"
                 .into(),
         )
     })?;
-    let (sent, endpoint) = push(&exporter, &store, &trace_id).await?;
+    let (sent, endpoint) = push(&exporter, store.as_ref(), &trace_id).await?;
     note(&format!("sent {sent} spans of {trace_id} to {endpoint}"));
     Ok(ExitCode::Completed)
 }

@@ -75,7 +75,7 @@ async fn plan(task: &str, model: &crate::cli::ModelArgs) -> Result<ExitCode> {
     // read-only built-in tools and the read-only tools of the MCP servers, as its tool filter
     // allows.
     let servers = crate::mcp::start(&crate::config::FileConfig::load()?, &model.mcp).await?;
-    let setup = setup(model, crate::mcp::tools(&servers), Some(PLAN))?;
+    let setup = setup(model, crate::mcp::tools(&servers), Some(PLAN)).await?;
     let (trace_id, tree) = match plan_mode::plan(&setup.runner, task).await? {
         PlanOutcome::Planned {
             trace_id,
@@ -130,11 +130,11 @@ fn pointing_to_resume(error: PlanError) -> anyhow::Error {
 /// typed is never lost: a plan that cannot be read reopens the editor with the error as a `#`
 /// comment on top (on a terminal), or is saved to a file that the error names.
 async fn edit(trace_id: &str, trace_dir: &TraceDirArg) -> Result<ExitCode> {
-    let store = config::store_for(trace_dir)?;
-    check_is_plan(&store, trace_id).await?;
+    let store = crate::store::store_for(trace_dir).await?;
+    check_is_plan(store.as_ref(), trace_id).await?;
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("plan.txt");
-    let original = plan_mode::text(&store, trace_id).await?;
+    let original = plan_mode::text(store.as_ref(), trace_id).await?;
     std::fs::write(&path, &original)?;
     let editor = config::env("VISUAL")
         .or_else(|| config::env("EDITOR"))
@@ -147,7 +147,7 @@ async fn edit(trace_id: &str, trace_dir: &TraceDirArg) -> Result<ExitCode> {
             note("the plan is unchanged");
             return Ok(ExitCode::Completed);
         }
-        match plan_mode::edit(&store, trace_id, &text).await {
+        match plan_mode::edit(store.as_ref(), trace_id, &text).await {
             Ok(edited) => {
                 print(&crate::output::clean(&edited.plan_text()));
                 note(&format!(
@@ -207,8 +207,8 @@ fn run_editor(editor: &str, path: &Path) -> Result<()> {
 /// `agent plan save`: the plan as a template, `.agent/plans/NAME.md` in the workspace (or the
 /// file a path-like NAME names), to start runs from with `agent run --plan NAME`.
 async fn save(args: SaveArgs<'_>) -> Result<ExitCode> {
-    let store = config::store_for(args.trace_dir)?;
-    let text = plan_mode::text(&store, args.trace_id).await?;
+    let store = crate::store::store_for(args.trace_dir).await?;
+    let text = plan_mode::text(store.as_ref(), args.trace_id).await?;
     let mission = store
         .get_trace(args.trace_id)
         .await?

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use agent_execution::{TraceStatus, TraceStore, watch_live};
 use agent_runner::agents::DEFAULT;
 use agent_runner::{AgentRunner, RunOutcome, RunnerOptions, StopReason, recorded_agents};
-use agent_store_fs::FileSystemTraceStore;
 use anyhow::{Context, Result};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -21,7 +20,7 @@ use crate::{agents, approve, ids, instructions, mcp, plan, provider, task};
 
 /// Everything a run needs, resolved from flags, environment and agent.toml.
 pub(crate) struct Setup {
-    pub(crate) store: Arc<FileSystemTraceStore>,
+    pub(crate) store: Arc<dyn TraceStore>,
     pub(crate) runner: AgentRunner,
     pub(crate) provider: ProviderConfig,
     /// Whether progress prints reasoning in full (`--show-reasoning`, or agent.toml).
@@ -53,28 +52,72 @@ impl Setup {
 }
 
 /// Resolves the configuration and builds the store and runner for `args`, running as the
-/// profile `--agent` names, else `agent`, else `default`.
-pub(crate) fn setup(args: &ModelArgs, tools: mcp::RunTools, agent: Option<&str>) -> Result<Setup> {
-    setup_with(args, tools, agent, None, None)
+/// profile `--agent` names, else `agent`, else `default`. The store is opened last, once the
+/// configuration has been checked.
+pub(crate) async fn setup(
+    args: &ModelArgs,
+    tools: mcp::RunTools,
+    agent: Option<&str>,
+) -> Result<Setup> {
+    let file = FileConfig::load()?;
+    let prepared = prepare(args, tools, agent, None, &file)?;
+    let store = crate::store::open(&args.trace_dir, &file).await?.store;
+    Ok(prepared.with_store(store))
 }
 
 /// Like [`setup`], with risky calls decided by `approval` when given (an editor asking its
-/// user, for `agent acp`) instead of the terminal or `--yes`, and recording into `store` when
-/// given (one store per process, so no two instances hold locks on the same traces).
+/// user, for `agent acp`) instead of the terminal or `--yes`, recording into `store` (one store
+/// per process, so no two instances hold locks on the same traces).
 pub(crate) fn setup_with(
     args: &ModelArgs,
     tools: mcp::RunTools,
     agent: Option<&str>,
     approval: Option<agent_runner::Approval>,
-    store: Option<Arc<FileSystemTraceStore>>,
+    store: Arc<dyn TraceStore>,
 ) -> Result<Setup> {
     let file = FileConfig::load()?;
+    Ok(prepare(args, tools, agent, approval, &file)?.with_store(store))
+}
+
+/// A run's settings, resolved and checked, waiting for the store to record into.
+struct Prepared {
+    client: Arc<dyn agent_llm::LlmClient>,
+    registry: agent_tools::ToolRegistry,
+    options: RunnerOptions,
+    provider: ProviderConfig,
+    show_reasoning: bool,
+    approver: Option<Arc<approve::TerminalApprover>>,
+    otel: Option<crate::otel::Exporter>,
+}
+
+impl Prepared {
+    fn with_store(self, store: Arc<dyn TraceStore>) -> Setup {
+        let runner = AgentRunner::new(store.clone(), self.client, self.registry, self.options);
+        Setup {
+            store,
+            runner,
+            provider: self.provider,
+            show_reasoning: self.show_reasoning,
+            approver: self.approver,
+            otel: self.otel,
+        }
+    }
+}
+
+/// Everything of [`setup`] but the store.
+fn prepare(
+    args: &ModelArgs,
+    tools: mcp::RunTools,
+    agent: Option<&str>,
+    approval: Option<agent_runner::Approval>,
+    file: &FileConfig,
+) -> Result<Prepared> {
     let workspace = match args.workspace.clone().or_else(|| file.workspace.clone()) {
         Some(dir) => dir,
         None => std::env::current_dir().context("cannot read the current folder")?,
     };
     check_workspace(&workspace)?;
-    let mut profiles = agents::load(&file, &workspace)?;
+    let mut profiles = agents::load(file, &workspace)?;
     let name = args.agent.as_deref().or(agent).unwrap_or(DEFAULT);
     if args.agent.is_none()
         && let Some(recorded) = agent
@@ -87,16 +130,12 @@ pub(crate) fn setup_with(
         .into());
     }
     let profile = agents::get(&profiles, name)?;
-    let provider = config::resolve_provider(&agents::provider_args(&args.llm, profile), &file)
+    let provider = config::resolve_provider(&agents::provider_args(&args.llm, profile), file)
         .ok_or_else(|| UsageError(config::NO_PROVIDER.into()))?;
     let client = provider::client(&provider)?;
     let otel = crate::otel::exporter(args.otel.as_deref(), Some(provider.kind))?;
-    let store = match store {
-        Some(store) => store,
-        None => Arc::new(config::open_store(args.trace_dir.trace_dir.as_ref(), &file)?.1),
-    };
     let mut options = RunnerOptions::new(provider.model.clone(), workspace);
-    options.clients = agents::clients(&mut profiles, Some(name), &provider, &file);
+    options.clients = agents::clients(&mut profiles, Some(name), &provider, file);
     options.sub_agents.agent_types = profiles;
     // The profile's limits are the defaults; the flags given override them and the limits a
     // resumed trace stored.
@@ -150,10 +189,10 @@ pub(crate) fn setup_with(
     options.instructions.extend(tools.instructions);
     options.closing_report = !args.no_report && file.report != Some(false);
     options.sub_agents.enabled = true;
-    let runner = AgentRunner::new(store.clone(), client, tools.registry, options);
-    Ok(Setup {
-        store,
-        runner,
+    Ok(Prepared {
+        client,
+        registry: tools.registry,
+        options,
         provider,
         show_reasoning: args.show_reasoning || file.show_reasoning == Some(true),
         approver,
@@ -187,7 +226,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
         return continue_run(&args, given, task).await;
     }
     let mcp = mcp::start(&FileConfig::load()?, &args.model.mcp).await?;
-    let setup = setup(&args.model, mcp::tools(&mcp), None)?;
+    let setup = setup(&args.model, mcp::tools(&mcp), None).await?;
     let trace_id = match (&args.trace, &args.plan, task) {
         (Some(trace_id), _, _) => {
             // The plan runs as this run's profile, whichever wrote it, and resumes as it.
@@ -219,10 +258,12 @@ async fn continue_run(args: &RunArgs, given: &str, message: Option<String>) -> R
         .into());
     }
     let file = FileConfig::load()?;
-    let (_, store) = config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?;
+    let store = crate::store::open(&args.model.trace_dir, &file)
+        .await?
+        .store;
     let trace_id = match (given.is_empty(), args.last) {
-        (true, true) => ids::last(&store).await?,
-        (false, false) => ids::resolve(&store, given).await?,
+        (true, true) => ids::last(store.as_ref()).await?,
+        (false, false) => ids::resolve(store.as_ref(), given).await?,
         (true, false) => {
             return Err(UsageError("--continue needs a trace id, or --last".into()).into());
         }
@@ -230,10 +271,10 @@ async fn continue_run(args: &RunArgs, given: &str, message: Option<String>) -> R
             return Err(UsageError("give --continue a trace id or --last, not both".into()).into());
         }
     };
-    let profile = recorded_agents(&store, &trace_id).await?.main;
+    let profile = recorded_agents(store.as_ref(), &trace_id).await?.main;
     drop(store);
     let mcp = mcp::start(&file, &args.model.mcp).await?;
-    let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref())?;
+    let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref()).await?;
     let code = execute(&setup, &trace_id, &args.model, Some(message.as_str())).await;
     mcp.shutdown().await;
     code
@@ -243,12 +284,14 @@ async fn continue_run(args: &RunArgs, given: &str, message: Option<String>) -> R
 /// sub-trace keeps its own agent type below it), unless `--agent` names another.
 pub(crate) async fn resume(args: ResumeArgs) -> Result<ExitCode> {
     let file = FileConfig::load()?;
-    let (_, store) = config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?;
-    let trace_id = ids::resolve(&store, &args.trace_id).await?;
-    let profile = recorded_agents(&store, &trace_id).await?.main;
+    let store = crate::store::open(&args.model.trace_dir, &file)
+        .await?
+        .store;
+    let trace_id = ids::resolve(store.as_ref(), &args.trace_id).await?;
+    let profile = recorded_agents(store.as_ref(), &trace_id).await?.main;
     drop(store);
     let mcp = mcp::start(&file, &args.model.mcp).await?;
-    let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref())?;
+    let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref()).await?;
     let code = execute(&setup, &trace_id, &args.model, None).await;
     mcp.shutdown().await;
     code

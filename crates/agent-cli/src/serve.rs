@@ -19,7 +19,6 @@ use agent_llm::LlmClient;
 use agent_mcp::McpServers;
 use agent_runner::approval_rules::ApprovalRules;
 use agent_runner::{AgentRunner, AgentTypeConfig, RunnerOptions};
-use agent_store_fs::FileSystemTraceStore;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
@@ -128,8 +127,8 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
     let file = FileConfig::load()?;
     crate::agents::check_limits(&file)?;
     let (workspace, roots) = workspaces(&args, &file)?;
-    let (trace_dir, store) = config::open_store(args.trace_dir.trace_dir.as_ref(), &file)?;
-    let store: Arc<dyn TraceStore> = Arc::new(store);
+    let opened = crate::store::open(&args.trace_dir, &file).await?;
+    let (store, location) = (opened.store, opened.location);
     let host: IpAddr = args
         .host
         .parse()
@@ -147,7 +146,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
     let mut builder = AppState::builder(store.clone()).config(config);
     let mut mcp = Arc::new(McpServers::default());
     let provider = config::resolve_provider(&args.model.llm, &file);
-    let writable = writable(&trace_dir);
+    let writable = location.folder().is_none_or(|dir| writable(dir));
     match provider {
         Some(provider_config) if writable => {
             let mut profiles = crate::agents::load(&file, &workspace)?;
@@ -191,9 +190,8 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
             builder = builder.runner_factory(Arc::new(factory));
         }
         Some(_) => note(&format!(
-            "the trace folder {} cannot be written: the server is read-only (runs cannot be \
-             started over HTTP)",
-            trace_dir.display()
+            "the trace folder {location} cannot be written: the server is read-only (runs cannot \
+             be started over HTTP)"
         )),
         None => note(
             "no model is configured: the server is read-only (runs cannot be started over HTTP)",
@@ -204,8 +202,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         .await
         .context("cannot start the server")?;
     note(&format!(
-        "serving {} on {} — Ctrl-C to stop",
-        trace_dir.display(),
+        "serving {location} on {} — Ctrl-C to stop",
         server.url()
     ));
     let served = server.run(ctrl_c()).await;
@@ -329,12 +326,7 @@ pub(crate) async fn background(setup: &Setup, port: u16) -> Result<Background> {
 }
 
 /// Serves a finished trace's folder read-only until Ctrl-C (the demo's last step).
-pub(crate) async fn viewer(
-    store: Arc<FileSystemTraceStore>,
-    port: u16,
-    trace_id: &str,
-) -> Result<()> {
-    let store: Arc<dyn TraceStore> = store;
+pub(crate) async fn viewer(store: Arc<dyn TraceStore>, port: u16, trace_id: &str) -> Result<()> {
     let config = ApiConfig {
         port,
         ..ApiConfig::default()

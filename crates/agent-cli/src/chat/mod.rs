@@ -13,13 +13,13 @@ mod input;
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 
-use agent_execution::{TraceStatus, TraceStore, watch_live};
+use agent_execution::{TraceStatus, watch_live};
 use agent_runner::{RunOutcome, recorded_agents};
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{ChatArgs, OutputFormat};
-use crate::config::{self, FileConfig};
+use crate::config::FileConfig;
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{clean, note, print};
 use crate::progress::{self, ProgressMode, status_word};
@@ -50,13 +50,15 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
         .into());
     }
     let file = FileConfig::load()?;
-    let (_, store) = config::open_store(args.model.trace_dir.trace_dir.as_ref(), &file)?;
+    let store = crate::store::open(&args.model.trace_dir, &file)
+        .await?
+        .store;
     let (trace_id, profile) = match (&args.continue_trace, args.last) {
         (None, _) => (None, None),
         (Some(given), last) => {
             let id = match (given.is_empty(), last) {
-                (true, true) => ids::last(&store).await?,
-                (false, false) => ids::resolve(&store, given).await?,
+                (true, true) => ids::last(store.as_ref()).await?,
+                (false, false) => ids::resolve(store.as_ref(), given).await?,
                 (true, false) => {
                     return Err(UsageError("--continue needs a trace id, or --last".into()).into());
                 }
@@ -67,13 +69,13 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
                     .into());
                 }
             };
-            let profile = recorded_agents(&store, &id).await?.main;
+            let profile = recorded_agents(store.as_ref(), &id).await?.main;
             (Some(id), profile)
         }
     };
     drop(store);
     let mcp = Arc::new(mcp::start(&file, &args.model.mcp).await?);
-    let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref())?;
+    let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref()).await?;
     // A server that says its tools changed is listed again, and the next turn has the new ones.
     let refresh = {
         let (servers, runner) = (mcp.clone(), setup.runner.clone());

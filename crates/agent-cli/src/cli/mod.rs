@@ -97,6 +97,10 @@ pub(crate) struct TraceDirArg {
     /// The folder traces are stored in [default: .trace].
     #[arg(long, env = "AGENT_TRACE_DIR", value_name = "DIR")]
     pub(crate) trace_dir: Option<PathBuf>,
+    /// Where traces are stored: a folder (a path or file://PATH) or a PostgreSQL database
+    /// (postgres://USER@HOST:PORT/DB); wins over --trace-dir.
+    #[arg(long, env = "AGENT_STORE", value_name = "LOCATION")]
+    pub(crate) store: Option<String>,
 }
 
 /// `agent chat`.
