@@ -16,6 +16,9 @@ use tokio_postgres::{AsyncMessage, Config, NoTls};
 /// The channel commits notify on; the payload is the trace id.
 pub(crate) const CHANNEL: &str = "agent_trace_events";
 
+/// The channel the run queue notifies on (see `crate::queue`).
+pub(crate) const RUNS_CHANNEL: &str = "agent_runs";
+
 /// What every watcher hears after a reconnection (no trace id can be `*`).
 const EVERYONE: &str = "*";
 
@@ -26,14 +29,15 @@ pub(crate) struct Listener {
 }
 
 impl Listener {
-    /// Starts listening (connecting in the background, again after every disconnection).
-    pub(crate) fn start(config: Config) -> Self {
+    /// Starts listening on `channel` (connecting in the background, again after every
+    /// disconnection).
+    pub(crate) fn start(config: Config, channel: &'static str) -> Self {
         let (rings, _) = broadcast::channel(1024);
         let sender = rings.clone();
         let task = tokio::spawn(async move {
             let mut first = true;
             loop {
-                if let Err(error) = listen(&config, &sender, first).await {
+                if let Err(error) = listen(&config, channel, &sender, first).await {
                     tracing::warn!(%error, "listening for trace changes failed; retrying");
                 }
                 first = false;
@@ -43,10 +47,11 @@ impl Listener {
         Self { rings, task }
     }
 
-    /// Rings whenever the trace (or, after a reconnection, any trace) may have changed.
-    pub(crate) fn doorbell(&self, trace_id: &str) -> Doorbell {
+    /// Rings whenever a notification with this payload arrives (for the trace channel: the
+    /// trace may have changed), and after every reconnection.
+    pub(crate) fn doorbell(&self, payload: &str) -> Doorbell {
         let receiver = self.rings.subscribe();
-        let trace_id = trace_id.to_owned();
+        let trace_id = payload.to_owned();
         futures::stream::unfold(
             (receiver, trace_id),
             |(mut receiver, trace_id)| async move {
@@ -75,6 +80,7 @@ impl Drop for Listener {
 /// One connection's life: `LISTEN`, then forward notifications until it ends.
 async fn listen(
     config: &Config,
+    channel: &str,
     rings: &broadcast::Sender<String>,
     first: bool,
 ) -> Result<(), tokio_postgres::Error> {
@@ -88,7 +94,7 @@ async fn listen(
             }
         }
     });
-    let listened = client.batch_execute(&format!("LISTEN {CHANNEL}")).await;
+    let listened = client.batch_execute(&format!("LISTEN {channel}")).await;
     if let Err(error) = listened {
         driver.abort();
         return Err(error);

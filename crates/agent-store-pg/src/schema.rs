@@ -8,7 +8,10 @@
 use tokio_postgres::Client;
 
 /// The migrations, in order; the schema version is how many have been applied.
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/0001_traces.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_traces.sql"),
+    include_str!("../migrations/0002_runs.sql"),
+];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

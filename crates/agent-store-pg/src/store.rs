@@ -15,6 +15,7 @@ use tokio_postgres::{Config, NoTls};
 
 use crate::listen::Listener;
 use crate::locks::Locks;
+use crate::queue::ACTIVE;
 use crate::schema::{self, SchemaError};
 use crate::txn::{PgTxn, signed};
 use crate::{corrupt, db};
@@ -56,29 +57,11 @@ impl PgTraceStore {
     /// form `tokio_postgres::Config` parses), applies the migrations it lacks, and starts
     /// listening for changes made by other processes and nodes.
     pub async fn connect(url: &str) -> Result<Self, ConnectError> {
-        let config: Config = url.parse().map_err(ConnectError::Url)?;
-        let (mut client, connection) =
-            config.connect(NoTls).await.map_err(ConnectError::Connect)?;
-        let driver = tokio::spawn(connection);
-        let migrated = schema::migrate(&mut client).await;
-        drop(client);
-        let _ = driver.await;
-        migrated?;
-        let manager = Manager::from_config(
-            config.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(POOL_SIZE)
-            .build()
-            .map_err(|e| ConnectError::Schema(SchemaError::Pool(e.to_string())))?;
+        let (config, pool) = open(url).await?;
         Ok(Self {
             pool,
             bus: EventBus::new(),
-            listener: Listener::start(config.clone()),
+            listener: Listener::start(config.clone(), crate::listen::CHANNEL),
             locks: Arc::new(Locks::new(config)),
         })
     }
@@ -149,6 +132,29 @@ impl PgTraceStore {
     }
 }
 
+/// Parses `url`, applies the migrations the database lacks, and builds a connection pool.
+pub(crate) async fn open(url: &str) -> Result<(Config, Pool), ConnectError> {
+    let config: Config = url.parse().map_err(ConnectError::Url)?;
+    let (mut client, connection) = config.connect(NoTls).await.map_err(ConnectError::Connect)?;
+    let driver = tokio::spawn(connection);
+    let migrated = schema::migrate(&mut client).await;
+    drop(client);
+    let _ = driver.await;
+    migrated?;
+    let manager = Manager::from_config(
+        config.clone(),
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    let pool = Pool::builder(manager)
+        .max_size(POOL_SIZE)
+        .build()
+        .map_err(|e| ConnectError::Schema(SchemaError::Pool(e.to_string())))?;
+    Ok((config, pool))
+}
+
 #[async_trait]
 impl TraceStore for PgTraceStore {
     async fn begin(&self, trace_id: &str) -> Result<Box<dyn TraceTxn + '_>, StoreError> {
@@ -179,7 +185,20 @@ impl TraceStore for PgTraceStore {
     async fn writer_alive(&self, trace_id: &str) -> Result<Option<bool>, StoreError> {
         validate_trace_id(trace_id)?;
         let conn = self.conn().await?;
-        Locks::writer_alive(&conn, trace_id).await.map(Some)
+        if Locks::writer_alive(&conn, trace_id).await? {
+            return Ok(Some(true));
+        }
+        // A run queued for the trace, or one a worker holds a live lease on, will write it.
+        let row = conn
+            .query_one(
+                &format!(
+                    "SELECT EXISTS (SELECT 1 FROM agent_runs WHERE trace_id = $1 AND {ACTIVE})"
+                ),
+                &[&trace_id],
+            )
+            .await
+            .map_err(db)?;
+        Ok(Some(row.get(0)))
     }
 
     async fn get_trace(&self, trace_id: &str) -> Result<Option<Trace>, StoreError> {
