@@ -8,6 +8,7 @@ mod agents;
 mod approvals;
 mod budgets;
 mod chat;
+mod chat_turns;
 mod cli;
 mod continue_run;
 mod fork;
