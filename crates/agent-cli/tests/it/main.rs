@@ -24,6 +24,7 @@ mod responses;
 mod run_serve;
 mod serve;
 mod streaming;
+mod terminal_output;
 mod usage_errors;
 
 use agent_test_support::cli::CliEnv;
