@@ -1,6 +1,7 @@
 //! The integration tests of `agent-api`, in one test binary: the routes through `oneshot`, run
 //! control (approval modes, workspace roots, limits), damaged traces, the live watch over a real
-//! listener, the viewer's files, the OpenAPI document and the regressions schemathesis found.
+//! listener (with a message posted to a running trace), the viewer's files, the OpenAPI document
+//! and the regressions schemathesis found.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod approval_modes;
@@ -8,6 +9,7 @@ mod common;
 mod damaged_traces;
 mod fork;
 mod hostile_api;
+mod live_messages;
 mod messages;
 mod openapi;
 mod plan_templates;

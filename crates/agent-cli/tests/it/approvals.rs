@@ -1,7 +1,8 @@
 //! Approvals as a user meets them: the question on a pseudo-terminal (the whole command, the
-//! choices, still there while the answer is read), "always for this prefix" stopping the next
-//! question, a reason the model reads, calls refused without a terminal counted on the last
-//! line, and `[approvals]` rules of agent.toml applied before anyone is asked.
+//! choices, still there while the answer is read), "always for this prefix" and "always for this
+//! tool" stopping the next question, a reason the model reads, calls refused without a terminal
+//! counted on the last line, and `[approvals]` rules of agent.toml applied before anyone is
+//! asked.
 
 use agent_test_support::cli::{CliEnv, code, stderr, stdout};
 use agent_test_support::mock_model::{MockModelServer, Turn};
@@ -170,5 +171,49 @@ async fn agent_toml_rules_apply_before_anyone_is_asked() {
         stderr(&output).contains("bash(touch"),
         "{}",
         stderr(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_for_a_tool_stops_the_next_question_for_that_tool_only() {
+    let env = agent_env();
+    let write = |id: &str, path: &str| {
+        Turn::tool_call(id, "write_file", json!({"path": path, "content": "hi"}))
+    };
+    let server = MockModelServer::with_replies([
+        write("c1", "one.txt"),
+        write("c2", "two.txt"),
+        bash("c3", "touch three.txt"),
+        Turn::text("Done."),
+    ])
+    .await;
+    let args = run_args(&env, &server, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut terminal = Terminal::spawn(env.command(&args));
+
+    let screen = terminal.wait_for("[y/n/a]");
+    assert!(
+        screen.contains("? write_file wants to create one.txt:"),
+        "{screen}"
+    );
+    terminal.send("a\r");
+
+    // The second file is written without a question; bash is another tool and asks.
+    let screen = terminal.wait_for("touch three.txt\n");
+    assert_eq!(screen.matches("wants to").count(), 2, "{screen}");
+    assert!(!screen.contains("wants to create two.txt"), "{screen}");
+    assert!(screen.contains("? bash wants to run:"), "{screen}");
+    assert!(env.path("work/two.txt").exists());
+    terminal.send("y\r");
+    assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
+    assert_eq!(
+        std::fs::read_to_string(env.path("work/one.txt")).unwrap(),
+        "hi"
+    );
+    assert!(env.path("work/three.txt").exists());
+    assert!(
+        tool_results(&server)
+            .iter()
+            .all(|r| !r.starts_with("error"))
     );
 }

@@ -8,6 +8,7 @@ mod agents;
 mod approvals;
 mod budgets;
 mod chat;
+mod chat_turns;
 mod cli;
 mod continue_run;
 mod fork;
@@ -23,6 +24,7 @@ mod responses;
 mod run_serve;
 mod serve;
 mod streaming;
+mod terminal_output;
 mod usage_errors;
 
 use agent_test_support::cli::CliEnv;

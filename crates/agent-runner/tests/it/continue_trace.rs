@@ -1,18 +1,19 @@
 //! Continuing a trace and steering a run, against the mock model server through the real
-//! OpenAI-compatible client: a completed, a failed (max_iterations) and a cancelled trace take a
-//! new message under the same id, and a message sent to a running run reaches the model before
-//! its next call.
+//! OpenAI-compatible client: a completed, a failed (max_iterations), a cancelled and a compacted
+//! trace take a new message under the same id (recorded as an event of the current goal), and a
+//! message sent to a running run reaches the model before its next call.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_execution::{InMemoryTraceStore, Role, TraceStatus, TraceStore};
+use agent_execution::{EventKind, InMemoryTraceStore, Role, TraceStatus, TraceStore};
 use agent_llm::{LlmClient, OpenAiClient, OpenAiConfig};
 use agent_runner::{AgentRunner, RunError, RunnerOptions, TURN_KEY};
 use agent_test_support::mock_model::{MockModelServer, Reply, Turn};
 use agent_tools::ToolRegistry;
 use serde_json::{Value, json};
 use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
 
 struct Setup {
     server: MockModelServer,
@@ -163,6 +164,67 @@ async fn a_completed_trace_continues_under_its_id_with_plan_summaries_and_the_ne
         .unwrap();
     assert_eq!(user.goal_id.as_deref(), tree.current_id());
     assert!(user.goal_id.is_some());
+    assert_message_event_of_current_goal(&s.store, &first.trace_id, "Now say it in French").await;
+    assert_dense_events(&s.store, &first.trace_id).await;
+}
+
+/// Asserts the last `message_added` event of the trace records the user message `text`, tied
+/// to the goal current now.
+async fn assert_message_event_of_current_goal(
+    store: &InMemoryTraceStore,
+    trace_id: &str,
+    text: &str,
+) {
+    let events = store.get_events(trace_id, 0).await.unwrap();
+    let added = events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.kind {
+            EventKind::MessageAdded { message, .. } if message.role == Role::User => {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .expect("the user message is an event");
+    assert_eq!(added.content.text(), text);
+    let tree = store.get_goal_tree(trace_id).await.unwrap().unwrap();
+    assert!(added.goal_id.is_some(), "{added:?}");
+    assert_eq!(added.goal_id.as_deref(), tree.current_id());
+}
+
+#[tokio::test]
+async fn a_fully_compacted_trace_continues_from_its_summary() {
+    let mut replies = planned_run();
+    replies.push(Turn::text("Summary: a.txt was read and holds alpha; the report is due.").into());
+    replies.push(Turn::text("a.txt dit alpha.").into());
+    let s = setup(replies, None).await;
+    let first = s.runner.run("Read a.txt and report").await.unwrap();
+    assert_eq!(first.status, TraceStatus::Completed);
+    let compacted = s
+        .runner
+        .compact(&first.trace_id, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(compacted);
+
+    let next = s
+        .runner
+        .continue_trace(&first.trace_id, "Now say it in French")
+        .await
+        .unwrap();
+    assert_eq!(next.status, TraceStatus::Completed);
+    let requests = s.server.requests();
+    assert_eq!(requests.len(), 6);
+    let request = &requests[5].body;
+    assert_continued_request(request, "Now say it in French");
+    let all: String = messages_of(request).iter().map(text_of).collect();
+    assert!(
+        all.contains("Summary: a.txt was read and holds alpha; the report is due."),
+        "the summary is in the request: {all}"
+    );
+    // What the summary replaced is not sent again.
+    assert!(!all.contains("a.txt says alpha."), "{all}");
+    assert_message_event_of_current_goal(&s.store, &first.trace_id, "Now say it in French").await;
     assert_dense_events(&s.store, &first.trace_id).await;
 }
 

@@ -1,0 +1,182 @@
+//! What the `agent` binary writes for a terminal: the model's own control sequences (colours,
+//! screen clearing) never reach the output of `agent run`, `agent show` or `agent plan`; the
+//! runtime's colours come with `--color always`, even on a pipe, and never with `NO_COLOR` or
+//! `--color never`; a goal the model gives up is shown with its reason.
+
+use agent_test_support::cli::{CliEnv, code, stderr, stdout};
+use agent_test_support::mock_model::{MockModelServer, Reply, Turn};
+use serde_json::json;
+
+use crate::agent_env;
+
+/// Red text, a reset, and the sequence that clears the screen.
+const RED: &str = "\u{1b}[31mred\u{1b}[0m";
+const CLEAR: &str = "\u{1b}[2J";
+
+/// `agent <command> <model options on server> <extra>`, as a tokio command.
+fn on_server(
+    env: &CliEnv,
+    server: &MockModelServer,
+    command: &str,
+    extra: &[&str],
+) -> tokio::process::Command {
+    let base = server.openai_base();
+    let work = env.work();
+    let mut args = vec![
+        command,
+        "--provider",
+        "openai",
+        "--base-url",
+        &base,
+        "--api-key",
+        "sk-test",
+        "--model",
+        "gpt-4o-mini",
+        "--workspace",
+        &work,
+    ];
+    args.extend_from_slice(extra);
+    env.agent(&args)
+}
+
+/// A server with `turns`, then a plain answer to whatever else is asked (a closing report).
+async fn server_with(turns: Vec<Turn>) -> MockModelServer {
+    let server = MockModelServer::with_replies(turns).await;
+    server.when_empty(|_| Reply::from(Turn::text("Report.")));
+    server
+}
+
+#[tokio::test]
+async fn the_models_control_sequences_are_dropped_from_run_show_and_plan() {
+    let env = agent_env();
+    let server = server_with(vec![
+        Turn::tool_call(
+            "c1",
+            "goal",
+            json!({"add": format!("Paint it {RED}{CLEAR}"), "focus": "1"}),
+        ),
+        Turn::tool_call("c2", "goal", json!({"done": format!("painted {RED}")})),
+        Turn::text(format!("The wall is {RED}.{CLEAR}")),
+    ])
+    .await;
+    // Even when colours are asked for, the model's own never pass.
+    let output = on_server(&env, &server, "run", &["--color", "always", "Paint"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(stdout(&output), "The wall is red.\n");
+    let log = stderr(&output);
+    assert!(log.contains("Paint it red"), "{log}");
+    assert!(log.contains("painted red"), "{log}");
+    assert!(!log.contains(RED) && !log.contains(CLEAR), "{log:?}");
+    assert!(!log.contains("[31mred"), "{log:?}");
+
+    let trace_id = std::fs::read_dir(env.traces())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    for extra in [&[][..], &["--color", "always"][..]] {
+        let mut args = vec!["show", trace_id.as_str()];
+        args.extend_from_slice(extra);
+        let shown = env.run(&args).await;
+        assert_eq!(code(&shown), 0, "{}", stderr(&shown));
+        let text = stdout(&shown);
+        assert!(text.contains("Paint it red"), "{text}");
+        assert!(text.contains("The wall is red."), "{text}");
+        assert!(!text.contains('\u{1b}'), "{extra:?}: {text:?}");
+    }
+
+    let server = server_with(vec![
+        Turn::tool_call(
+            "p1",
+            "goal",
+            json!({"add": format!("Paint it {RED}, Clear{CLEAR} up")}),
+        ),
+        Turn::text(format!("Two goals.{CLEAR}")),
+    ])
+    .await;
+    let output = on_server(&env, &server, "plan", &["Paint"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let plan = stdout(&output);
+    assert!(plan.contains("Paint it red"), "{plan}");
+    assert!(plan.contains("Clear up"), "{plan}");
+    assert!(!plan.contains('\u{1b}'), "{plan:?}");
+    assert!(!stderr(&output).contains('\u{1b}'), "{:?}", stderr(&output));
+}
+
+/// A plan of two goals, the second given up.
+fn with_an_abandoned_goal() -> Vec<Turn> {
+    vec![
+        Turn::tool_call(
+            "c1",
+            "goal",
+            json!({"add": "Look around, Try a shortcut", "focus": "1"}),
+        ),
+        Turn::tool_call("c2", "goal", json!({"done": "looked", "focus": "2"})),
+        Turn::tool_call("c3", "goal", json!({"abandon": "no shortcut exists"})),
+        Turn::text("Stopped."),
+    ]
+}
+
+#[tokio::test]
+async fn colours_come_with_color_always_and_never_with_no_color_or_color_never() {
+    let env = agent_env();
+    let run = |server: &MockModelServer, extra: &[&str]| {
+        let mut args = extra.to_vec();
+        args.push("Find a shortcut");
+        on_server(&env, server, "run", &args)
+    };
+
+    // The environment of the tests sets NO_COLOR.
+    let server = server_with(with_an_abandoned_goal()).await;
+    let output = run(&server, &[]).output().await.unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let log = stderr(&output);
+    assert!(!log.contains('\u{1b}'), "{log:?}");
+    assert!(
+        log.lines().any(|l| l == "✓ 1 Look around — looked"),
+        "{log}"
+    );
+    let abandoned = log
+        .lines()
+        .find(|l| l.starts_with("✗ "))
+        .unwrap_or_else(|| panic!("no abandoned goal: {log}"));
+    assert!(
+        abandoned.ends_with("Try a shortcut — abandoned: no shortcut exists"),
+        "{abandoned}"
+    );
+
+    let server = server_with(with_an_abandoned_goal()).await;
+    let output = run(&server, &["--color", "always"]).output().await.unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let log = stderr(&output);
+    assert!(
+        log.contains("\u{1b}[32m✓\u{1b}[0m 1 Look around — looked"),
+        "{log:?}"
+    );
+    assert!(log.contains("\u{1b}[31m✗\u{1b}[0m "), "{log:?}");
+    // The answer on stdout is text for a program: never coloured.
+    assert!(!stdout(&output).contains('\u{1b}'), "{:?}", stdout(&output));
+
+    // Without NO_COLOR: never means never, and auto colours no pipe.
+    for extra in [&["--color", "never"][..], &[][..]] {
+        let server = server_with(with_an_abandoned_goal()).await;
+        let output = run(&server, extra)
+            .env_remove("NO_COLOR")
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        let log = stderr(&output);
+        assert!(!log.contains('\u{1b}'), "{extra:?}: {log:?}");
+        assert!(log.contains("abandoned: no shortcut exists"), "{log}");
+    }
+}
