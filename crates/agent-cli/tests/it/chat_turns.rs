@@ -83,11 +83,11 @@ fn trace_ids(env: &CliEnv) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_words_are_on_the_screen_before_the_model_has_sent_the_rest() {
     let env = agent_env();
-    // Three pieces of twelve characters, 200 ms apart.
+    // Three pieces of twelve characters, 400 ms apart, so that a loaded machine still draws them one at a time.
     let (first, middle, last) = ("Early words ", "middle words", " final words");
     let answer = format!("{first}{middle}{last}");
     let server = MockModelServer::with_replies([
-        Reply::from(Turn::text(answer.clone())).with_pause(Duration::from_millis(200))
+        Reply::from(Turn::text(answer.clone())).with_pause(Duration::from_millis(400))
     ])
     .await;
     let mut args = vec!["chat".to_owned()];
