@@ -1,7 +1,7 @@
 //! The end-to-end tests, in one test binary: runs on the filesystem store (killed and resumed),
 //! explorations on disk, the runner against a misbehaving model server, and hostile HTTP
 //! against a real `agent serve`, the crash matrix (the `agent` process killed at random moments)
-//! and the fuzz targets on stable. The browser test is a binary of its own: it runs alone (see
+//! and the fuzz targets on stable, and several nodes and workers sharing a PostgreSQL store. The browser test is a binary of its own: it runs alone (see
 //! `.config/nextest.toml`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -10,5 +10,6 @@ mod explore_fs;
 mod fuzz_smoke;
 mod hostile_http;
 mod live_across;
+mod nodes;
 mod provider_faults;
 mod runner_fs;

@@ -27,17 +27,21 @@ pub const NEVER_REASON: &str = "this server runs no risky tool calls (its approv
 
 /// Sets the approval of a run started over HTTP in `mode`: `never` refuses risky calls with
 /// [`NEVER_REASON`] (and keeps only the deny rules of the options' `approval_rules`, so no allow
-/// rule runs a risky call unasked), `auto` runs them, `ask` parks them on `http` for a client to
-/// decide. The runner applies the rules before the approval: a deny refuses in every mode, an
+/// rule runs a risky call unasked), `auto` runs them, `ask` parks them on `ask` (the server's
+/// [`HttpApprovals`], or the run queue's board for a queued run) for a client to decide. The runner applies the rules before the approval: a deny refuses in every mode, an
 /// allow runs without asking.
-pub(crate) fn apply(options: &mut RunnerOptions, mode: ApprovalMode, http: Arc<HttpApprovals>) {
+pub(crate) fn apply(
+    options: &mut RunnerOptions,
+    mode: ApprovalMode,
+    ask: Arc<dyn ApprovalHandler>,
+) {
     options.approval = match mode {
         ApprovalMode::Never => {
             options.approval_rules = options.approval_rules.deny_only();
             Approval::Refuse(NEVER_REASON.to_owned())
         }
         ApprovalMode::Auto => Approval::Allow,
-        ApprovalMode::Ask => Approval::Ask(http),
+        ApprovalMode::Ask => Approval::Ask(ask),
     };
 }
 

@@ -70,6 +70,7 @@ impl From<FactoryError> for ApiError {
 struct Inner {
     store: Arc<dyn TraceStore>,
     factory: Option<Arc<dyn RunnerFactory>>,
+    queue: Option<Arc<dyn crate::queue::RunQueue>>,
     config: ApiConfig,
     workspace_roots: WorkspaceRoots,
     runs: RunRegistry,
@@ -99,6 +100,7 @@ impl AppState {
         AppStateBuilder {
             store,
             factory: None,
+            queue: None,
             config: ApiConfig::default(),
         }
     }
@@ -111,6 +113,11 @@ impl AppState {
     /// The runner factory, if this server can start runs.
     pub fn factory(&self) -> Option<&Arc<dyn RunnerFactory>> {
         self.inner.factory.as_ref()
+    }
+
+    /// The run queue, if runs started here execute on workers.
+    pub fn queue(&self) -> Option<&Arc<dyn crate::queue::RunQueue>> {
+        self.inner.queue.as_ref()
     }
 
     /// The configuration.
@@ -151,9 +158,9 @@ impl AppState {
         })
     }
 
-    /// True when the server has no runner factory.
+    /// True when the server can neither run nor queue runs.
     pub(crate) fn is_read_only(&self) -> bool {
-        self.inner.factory.is_none()
+        self.inner.factory.is_none() && self.inner.queue.is_none()
     }
 }
 
@@ -161,6 +168,7 @@ impl AppState {
 pub struct AppStateBuilder {
     store: Arc<dyn TraceStore>,
     factory: Option<Arc<dyn RunnerFactory>>,
+    queue: Option<Arc<dyn crate::queue::RunQueue>>,
     config: ApiConfig,
 }
 
@@ -170,6 +178,14 @@ impl AppStateBuilder {
     /// `runs_unavailable`.
     pub fn runner_factory(mut self, factory: Arc<dyn RunnerFactory>) -> Self {
         self.factory = Some(factory);
+        self
+    }
+
+    /// Queues the runs this server is asked to start, resume or continue, for workers to
+    /// execute (see [`crate::queue`]); cancel requests and approval decisions for runs this
+    /// server does not own go through it too. With a queue the server needs no runner factory.
+    pub fn run_queue(mut self, queue: Arc<dyn crate::queue::RunQueue>) -> Self {
+        self.queue = Some(queue);
         self
     }
 
@@ -197,6 +213,7 @@ impl AppStateBuilder {
             inner: Arc::new(Inner {
                 store: self.store,
                 factory: self.factory,
+                queue: self.queue,
                 config: self.config,
                 workspace_roots,
                 runs,

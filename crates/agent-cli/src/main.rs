@@ -26,11 +26,14 @@ mod plan;
 mod profile_files;
 mod progress;
 mod provider;
+#[cfg(feature = "postgres")]
+mod queue;
 mod reasoning;
 mod run;
 mod serve;
 mod store;
 mod task;
+mod worker;
 
 use clap::Parser;
 
@@ -74,6 +77,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Resume(args) => run::resume(args).await,
         Command::Demo(args) => demo::demo(args).await,
         Command::Serve(args) => serve::serve(args).await,
+        Command::Worker(args) => worker::worker(args).await,
         Command::Traces(args) => inspect::traces(args).await,
         Command::Show(args) => inspect::show(args).await,
         Command::Cancel(args) => cancel::cancel(args).await,

@@ -22,7 +22,7 @@ use agent_runner::{AgentRunner, AgentTypeConfig, RunnerOptions};
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::ServeArgs;
+use crate::cli::{ServeArgs, ServeModelArgs};
 use crate::config::{self, FileConfig};
 use crate::exit::{ExitCode, UsageError};
 use crate::output::note;
@@ -31,7 +31,7 @@ use crate::run::Setup;
 
 /// Builds runners for runs started over HTTP, on the configured model and workspace, with the
 /// tools of the enabled MCP servers (started once, shared by every run).
-struct CliFactory {
+pub(crate) struct CliFactory {
     llm: Arc<dyn LlmClient>,
     mcp: Arc<McpServers>,
     model: String,
@@ -126,9 +126,17 @@ impl RunnerFactory for CliFactory {
 pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
     let file = FileConfig::load()?;
     crate::agents::check_limits(&file)?;
-    let (workspace, roots) = workspaces(&args, &file)?;
+    let (workspace, roots) = workspaces(&args.model, &file)?;
     let opened = crate::store::open(&args.trace_dir, &file).await?;
     let (store, location) = (opened.store, opened.location);
+    let queue = crate::worker::queue_for(&location).await?;
+    if args.worker && queue.is_none() {
+        return Err(UsageError(
+            "--worker executes the runs queued in a PostgreSQL store: give --store postgres://…"
+                .into(),
+        )
+        .into());
+    }
     let host: IpAddr = args
         .host
         .parse()
@@ -142,44 +150,20 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         workspace_roots: roots.roots().to_vec(),
         ..ApiConfig::default()
     };
-    let approval_rules = crate::approve::rules(file.approvals.as_ref(), file.path.as_deref())?;
     let mut builder = AppState::builder(store.clone()).config(config);
     let mut mcp = Arc::new(McpServers::default());
+    let mut factory = None;
     let provider = config::resolve_provider(&args.model.llm, &file);
     let writable = location.folder().is_none_or(|dir| writable(dir));
     match provider {
         Some(provider_config) if writable => {
-            let mut profiles = crate::agents::load(&file, &workspace)?;
-            let clients = crate::agents::clients(&mut profiles, None, &provider_config, &file);
-            mcp = Arc::new(crate::mcp::start(&file, &[]).await?);
-            // Runs take the servers' tools as listed when they start: list them again when a
-            // server says they changed.
-            let servers = mcp.clone();
-            tokio::spawn(async move { servers.follow_tool_changes(|_| {}).await });
-            let factory = CliFactory {
-                profiles,
-                clients,
-                llm: provider::client(&provider_config)?,
-                mcp: mcp.clone(),
-                model: provider_config.model.clone(),
-                workspace,
-                context_window: provider_config.context_window,
-                max_iterations: file.max_iterations,
-                max_cost: file.max_cost,
-                prices: Arc::new(file.prices()?),
-                instructions: !args.model.no_instructions && file.instructions != Some(false),
-                closing_report: !args.model.no_report && file.report != Some(false),
-                approval_rules,
-                otel: crate::otel::exporter(
-                    args.model.otel.as_deref(),
-                    Some(provider_config.kind),
-                )?
-                .map(|exporter| (Arc::new(exporter), store.clone())),
-            };
+            let kind = provider_config.kind;
+            let built =
+                build_factory(&args.model, &file, workspace, provider_config, &store).await?;
+            mcp = built.1;
             note(&format!(
-                "runs started over HTTP use {} ({:?}) in {}; risky tool calls {}",
-                provider_config.model,
-                provider_config.kind,
+                "runs started over HTTP use {} ({kind:?}) in {}; risky tool calls {}",
+                built.0.model,
                 roots_text(&roots),
                 match approval {
                     ApprovalMode::Ask => "wait for approval over the API (--approval ask)",
@@ -187,17 +171,38 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
                     ApprovalMode::Never => "are refused (--approval never)",
                 }
             ));
-            builder = builder.runner_factory(Arc::new(factory));
+            builder = builder.runner_factory(built.0.clone());
+            factory = Some(built.0);
         }
         Some(_) => note(&format!(
             "the trace folder {location} cannot be written: the server is read-only (runs cannot \
              be started over HTTP)"
         )),
+        None if queue.is_some() => note(
+            "no model is configured: runs started here are queued for the workers of the database",
+        ),
         None => note(
             "no model is configured: the server is read-only (runs cannot be started over HTTP)",
         ),
     }
+    if let Some(queue) = &queue {
+        builder = builder.run_queue(queue.clone());
+    }
     let state = builder.build().map_err(|e| UsageError(e.to_string()))?;
+    let stop_worker = CancellationToken::new();
+    let worker = match (args.worker, &queue, factory) {
+        (false, _, _) => None,
+        (true, Some(queue), Some(factory)) => Some(tokio::spawn(
+            crate::worker::worker_for(&args.work, queue.clone(), store.clone(), factory)
+                .run(stop_worker.clone()),
+        )),
+        (true, _, _) => {
+            return Err(UsageError(
+                "--worker needs a model to run with (see `agent run --help`)".into(),
+            )
+            .into());
+        }
+    };
     let server = Server::bind(state)
         .await
         .context("cannot start the server")?;
@@ -206,9 +211,50 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         server.url()
     ));
     let served = server.run(ctrl_c()).await;
+    stop_worker.cancel();
+    if let Some(worker) = worker {
+        let _ = worker.await;
+    }
     mcp.shutdown().await;
     served?;
     Ok(ExitCode::Completed)
+}
+
+/// The runner factory of runs started over HTTP or taken from the queue, with the MCP servers
+/// its runs use (started here, listed again when they say their tools changed).
+pub(crate) async fn build_factory(
+    model: &ServeModelArgs,
+    file: &FileConfig,
+    workspace: PathBuf,
+    provider_config: config::ProviderConfig,
+    store: &Arc<dyn TraceStore>,
+) -> Result<(Arc<CliFactory>, Arc<McpServers>)> {
+    let approval_rules = crate::approve::rules(file.approvals.as_ref(), file.path.as_deref())?;
+    let mut profiles = crate::agents::load(file, &workspace)?;
+    let clients = crate::agents::clients(&mut profiles, None, &provider_config, file);
+    let mcp = Arc::new(crate::mcp::start(file, &[]).await?);
+    // Runs take the servers' tools as listed when they start: list them again when a server
+    // says they changed.
+    let servers = mcp.clone();
+    tokio::spawn(async move { servers.follow_tool_changes(|_| {}).await });
+    let factory = CliFactory {
+        profiles,
+        clients,
+        llm: provider::client(&provider_config)?,
+        mcp: mcp.clone(),
+        model: provider_config.model.clone(),
+        workspace,
+        context_window: provider_config.context_window,
+        max_iterations: file.max_iterations,
+        max_cost: file.max_cost,
+        prices: Arc::new(file.prices()?),
+        instructions: !model.no_instructions && file.instructions != Some(false),
+        closing_report: !model.no_report && file.report != Some(false),
+        approval_rules,
+        otel: crate::otel::exporter(model.otel.as_deref(), Some(provider_config.kind))?
+            .map(|exporter| (Arc::new(exporter), store.clone())),
+    };
+    Ok((Arc::new(factory), mcp))
 }
 
 /// The server's own workspace (canonical) and the workspace roots. `--workspace` (else
@@ -216,8 +262,11 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
 /// otherwise); the roots are the `--workspace-root` folders, under one of which it must then lie,
 /// or, when none is given, that workspace itself (so the default is the folder `agent serve` was
 /// started in, and naming a workspace never opens more than that folder to requests).
-fn workspaces(args: &ServeArgs, file: &FileConfig) -> Result<(PathBuf, WorkspaceRoots)> {
-    let (workspace, flag) = match (&args.model.workspace, &file.workspace) {
+pub(crate) fn workspaces(
+    args: &ServeModelArgs,
+    file: &FileConfig,
+) -> Result<(PathBuf, WorkspaceRoots)> {
+    let (workspace, flag) = match (&args.workspace, &file.workspace) {
         (Some(dir), _) => (dir.clone(), "--workspace"),
         (None, Some(dir)) => (dir.clone(), "agent.toml's `workspace`"),
         (None, None) => (
@@ -235,11 +284,11 @@ fn workspaces(args: &ServeArgs, file: &FileConfig) -> Result<(PathBuf, Workspace
             agent_api::WorkspaceError::Missing(shown.clone())
         })
     })?;
-    if args.model.workspace_roots.is_empty() {
+    if args.workspace_roots.is_empty() {
         let workspace = own.roots().first().cloned().unwrap_or(workspace);
         return Ok((workspace, own));
     }
-    let roots = WorkspaceRoots::new(&args.model.workspace_roots)
+    let roots = WorkspaceRoots::new(&args.workspace_roots)
         .map_err(|error| UsageError(format!("--workspace-root: {error}")))?;
     let workspace = roots.check(&workspace, &shown).map_err(|error| {
         let outside = matches!(error, agent_api::WorkspaceError::Outside(_));

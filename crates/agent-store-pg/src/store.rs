@@ -201,6 +201,11 @@ impl TraceStore for PgTraceStore {
         Ok(Some(row.get(0)))
     }
 
+    async fn release_writer(&self, trace_id: &str) -> Result<(), StoreError> {
+        validate_trace_id(trace_id)?;
+        self.locks.release(trace_id).await
+    }
+
     async fn get_trace(&self, trace_id: &str) -> Result<Option<Trace>, StoreError> {
         self.trace_column(trace_id, "trace").await
     }

@@ -14,6 +14,7 @@
 pub(crate) mod fork;
 pub(crate) mod goals;
 pub(crate) mod plans;
+pub(crate) mod queued;
 pub(crate) mod run_settings;
 pub(crate) mod runs;
 pub(crate) mod templates;

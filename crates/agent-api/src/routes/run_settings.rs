@@ -158,6 +158,51 @@ impl StartRun {
     }
 }
 
+impl RunSettings {
+    /// The settings as a queued run carries them (see [`crate::queue`]): the model, the limits,
+    /// the approval mode (the server's or a stricter one) and a workspace relative to the
+    /// workers' workspace (403 `workspace_not_allowed` for an absolute path or one that climbs
+    /// out with `..`: the workers resolve it under their own folder).
+    pub(crate) fn queued(
+        self,
+        server: ApprovalMode,
+    ) -> Result<crate::queue::QueuedSettings, ApiError> {
+        if let Some(model) = &self.model
+            && model.trim().is_empty()
+        {
+            return Err(ApiError::bad_request(
+                "invalid_request",
+                "the model is empty",
+            ));
+        }
+        if let Some(workspace) = &self.workspace {
+            let path = std::path::Path::new(workspace);
+            let climbs = path.components().any(|part| {
+                !matches!(
+                    part,
+                    std::path::Component::Normal(_) | std::path::Component::CurDir
+                )
+            });
+            if workspace.trim().is_empty() || workspace.contains('\0') || climbs {
+                return Err(ApiError::refused(
+                    "workspace_not_allowed",
+                    format!(
+                        "the workspace {workspace:?} is not a folder under the workers' \
+                         workspace: give it relative to that folder, without `..`"
+                    ),
+                ));
+            }
+        }
+        Ok(crate::queue::QueuedSettings {
+            model: self.model,
+            max_iterations: self.max_iterations,
+            max_cost: self.max_cost,
+            approval: approval_mode(server, self.approval)?,
+            workspace: self.workspace,
+        })
+    }
+}
+
 /// The optional JSON body of a resume: empty means no overrides.
 pub(crate) fn optional_settings(
     headers: &HeaderMap,

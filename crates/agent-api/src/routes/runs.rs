@@ -21,6 +21,7 @@ use utoipa::ToSchema;
 use crate::error::{ApiError, ReadTrace};
 use crate::extract::{ApiJson, ApprovalPath, TraceIdPath};
 use crate::routes::ErrorResponse;
+use crate::routes::queued;
 use crate::routes::run_settings::{RunSettings, StartRun, optional_settings, settle};
 use crate::routes::traces::not_found;
 use crate::state::AppState;
@@ -64,13 +65,18 @@ pub(crate) async fn start_run(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<StartRun>,
 ) -> Result<Response, ApiError> {
-    let factory = state.require_factory()?;
     state.runs().check_open()?;
-    let (task, settings) = request.settings()?;
-    let options = settle(&state, factory.options(), settings, None)?;
-    let runner = factory.build(state.store().clone(), options)?;
-    let handle = runner.start(&task).await?;
-    let trace_id = state.runs().track(handle).trace_id;
+    let trace_id = if let Some(queue) = state.queue() {
+        let (task, settings) = request.settings()?;
+        queued::start(&state, queue, &task, settings).await?
+    } else {
+        let factory = state.require_factory()?;
+        let (task, settings) = request.settings()?;
+        let options = settle(&state, factory.options(), settings, None)?;
+        let runner = factory.build(state.store().clone(), options)?;
+        let handle = runner.start(&task).await?;
+        state.runs().track(handle).trace_id
+    };
     tracing::info!(%trace_id, "run started over HTTP");
     let mut headers = HeaderMap::new();
     if let Ok(location) = HeaderValue::from_str(&format!("/api/traces/{trace_id}")) {
@@ -100,6 +106,12 @@ pub(crate) async fn cancel_run(
 ) -> Result<(StatusCode, Json<RunAccepted>), ApiError> {
     if state.runs().cancel(&trace_id) {
         tracing::info!(%trace_id, "run cancelled over HTTP");
+        return Ok((StatusCode::ACCEPTED, Json(RunAccepted { trace_id })));
+    }
+    if let Some(queue) = state.queue()
+        && queued::cancel(queue, &trace_id).await?
+    {
+        tracing::info!(%trace_id, "queued run asked to stop over HTTP");
         return Ok((StatusCode::ACCEPTED, Json(RunAccepted { trace_id })));
     }
     let trace = state
@@ -148,7 +160,9 @@ pub(crate) async fn resume_run(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<(StatusCode, Json<RunAccepted>), ApiError> {
-    let factory = state.require_factory()?;
+    if state.queue().is_none() {
+        state.require_factory()?;
+    }
     let settings = optional_settings(&headers, &body)?;
     let trace = state
         .store()
@@ -162,6 +176,13 @@ pub(crate) async fn resume_run(
             format!("trace {trace_id} has already completed; start a new run instead"),
         ));
     }
+    if let Some(queue) = state.queue() {
+        state.runs().check_open()?;
+        queued::resumable(&trace)?;
+        queued::resume(&state, queue, &trace, settings).await?;
+        return Ok((StatusCode::ACCEPTED, Json(RunAccepted { trace_id })));
+    }
+    let factory = state.require_factory()?;
     let reservation = state.runs().reserve(&trace_id)?;
     let options = settle(&state, factory.options(), settings, trace.model)?;
     let runner = factory.build(state.store().clone(), options)?;
@@ -222,7 +243,9 @@ pub(crate) async fn send_message(
     TraceIdPath(trace_id): TraceIdPath,
     ApiJson(message): ApiJson<UserMessage>,
 ) -> Result<(StatusCode, Json<MessageAccepted>), ApiError> {
-    let factory = state.require_factory()?;
+    if state.queue().is_none() {
+        state.require_factory()?;
+    }
     let content = message.content;
     if content.trim().is_empty() {
         return Err(ApiError::bad_request(
@@ -244,6 +267,15 @@ pub(crate) async fn send_message(
             Json(MessageAccepted { trace_id, queued }),
         ));
     }
+    if let Some(queue) = state.queue() {
+        state.runs().check_open()?;
+        let queued = queued::message(&state, queue, &trace, &content).await?;
+        return Ok((
+            StatusCode::ACCEPTED,
+            Json(MessageAccepted { trace_id, queued }),
+        ));
+    }
+    let factory = state.require_factory()?;
     let reservation = state.runs().reserve(&trace_id)?;
     let options = settle(
         &state,
@@ -316,15 +348,21 @@ pub(crate) async fn decide_approval(
             reason: decision.reason.unwrap_or_default(),
         }
     };
-    state
+    let local = state
         .approvals()
-        .resolve(&path.trace_id, &path.tool_call_id, verdict)
-        .map_err(|error| match error {
-            ApiError::NotFound(message) if state.is_read_only() => ApiError::NotFound(format!(
-                "{message}: this server is read-only and runs nothing of its own"
-            )),
-            other => other,
-        })?;
+        .resolve(&path.trace_id, &path.tool_call_id, verdict.clone());
+    let decided = match (local, state.queue()) {
+        (Err(ApiError::NotFound(_)), Some(queue)) => {
+            queued::decide(queue, &path.trace_id, &path.tool_call_id, &verdict).await
+        }
+        (result, _) => result,
+    };
+    decided.map_err(|error| match error {
+        ApiError::NotFound(message) if state.is_read_only() => ApiError::NotFound(format!(
+            "{message}: this server is read-only and runs nothing of its own"
+        )),
+        other => other,
+    })?;
     tracing::info!(trace_id = %path.trace_id, tool_call_id = %path.tool_call_id,
         approved = decision.approve, "tool call decided over HTTP");
     Ok(Json(DecisionRecorded {

@@ -169,7 +169,8 @@ pub(crate) async fn get_trace(
         .reading(&trace_id)?
         .unwrap_or_else(|| GoalTree::new(trace.task.clone()));
     let sub_traces = store.get_sub_traces(&trace_id).await?;
-    let pending_approvals = state.approvals().pending(&trace_id);
+    let mut pending_approvals = state.approvals().pending(&trace_id);
+    pending_approvals.extend(crate::routes::queued::waiting(&state, &trace_id).await);
     let total_stats_with_sub_traces =
         agent_runner::stats_with_sub_traces(store.as_ref(), &trace_id)
             .await

@@ -38,6 +38,8 @@ pub(crate) enum Command {
     Demo(DemoArgs),
     /// Serve the HTTP API and the trace viewer.
     Serve(ServeArgs),
+    /// Execute the runs queued in a PostgreSQL store, beside any number of servers and workers.
+    Worker(WorkerArgs),
     /// List traces, newest first.
     Traces(TracesArgs),
     /// Show a trace as a tree: goals, their messages, sub-traces.
@@ -207,6 +209,40 @@ pub(crate) struct ServeArgs {
     /// The model used for runs started over HTTP (optional: without one the server is read-only).
     #[command(flatten)]
     pub(crate) model: ServeModelArgs,
+    /// With a PostgreSQL store, also execute queued runs here, as `agent worker` does (runs
+    /// started on any node are queued; without --worker this node only queues them).
+    #[arg(long)]
+    pub(crate) worker: bool,
+    /// How the worker works (with --worker).
+    #[command(flatten)]
+    pub(crate) work: WorkOptions,
+}
+
+/// `agent worker`.
+#[derive(Debug, Args)]
+pub(crate) struct WorkerArgs {
+    /// The store whose queued runs to execute: a postgres:// URL.
+    #[command(flatten)]
+    pub(crate) trace_dir: TraceDirArg,
+    /// The model and workspace runs execute with (credentials stay with the worker).
+    #[command(flatten)]
+    pub(crate) model: ServeModelArgs,
+    /// How the worker works.
+    #[command(flatten)]
+    pub(crate) work: WorkOptions,
+}
+
+/// How a worker claims and keeps runs.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct WorkOptions {
+    /// How many runs to execute at once.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub(crate) concurrency: u32,
+    /// Seconds a claimed run stays this worker's without a heartbeat (heartbeats come every
+    /// third of it); a run whose worker died is taken over once it runs out.
+    #[arg(long, env = "AGENT_WORKER_LEASE", value_name = "SECONDS", default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub(crate) lease: u64,
 }
 
 /// The model options of `agent serve`.

@@ -86,6 +86,15 @@ pub trait TraceStore: Send + Sync {
         Ok(None)
     }
 
+    /// Gives up this instance's claim to be the trace's one writer (see
+    /// [`writer_alive`](TraceStore::writer_alive)), so that another process or node may write
+    /// it — e.g. a server that created a trace for a run a worker will execute. The next write
+    /// through this instance claims it again. Does nothing (the default) in stores whose claim
+    /// lasts only as long as each write.
+    async fn release_writer(&self, _trace_id: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// A trace.
     async fn get_trace(&self, trace_id: &str) -> Result<Option<Trace>, StoreError>;
 
