@@ -5,7 +5,10 @@
 //! 2. the context economy of the compaction strategies on one long scripted task (`economy`);
 //! 3. the filesystem store on a large trace against reading and writing the same bytes raw
 //!    (`scale`);
-//! 4. the live API under load (`api`).
+//! 4. the live API under load (`api`);
+//! 5. prompt caching (`cache`);
+//! 6. PostgreSQL and workers: steps, watchers on a second node, runs through the queue
+//!    (`distributed`).
 //!
 //! Usage: `agent-bench [--quick] [--out FILE]`. The summary table goes to stdout; the whole
 //! report (summary, method, details, machine line) to FILE, with its plots as SVG files next to
@@ -22,6 +25,7 @@ use anyhow::{Context, Result, bail};
 
 mod api;
 mod cache;
+mod distributed;
 mod economy;
 mod overhead;
 mod peer;
@@ -154,9 +158,17 @@ async fn main() -> Result<()> {
         api: &api,
     };
     let caching = cache::measure(plan.goals, plan.calls).await?;
-    let (mut summary, failures) = report::summary(&results)?;
+    let distributed = distributed::measure(plan.quick, plan.runs).await?;
+    let (mut summary, mut failures) = report::summary(&results)?;
     summary.push_str(&cache::summary_rows(&caching));
-    let full = report::full(&results, &summary, &failures, &cache::section(&caching))?;
+    summary.push_str(&distributed::summary_rows(&distributed));
+    failures.extend(distributed.failures());
+    let sections = format!(
+        "{}{}",
+        cache::section(&caching),
+        distributed::section(&distributed)
+    );
+    let full = report::full(&results, &summary, &failures, &sections)?;
     match &args.out {
         Some(out) => {
             let out = Path::new(out);

@@ -125,7 +125,8 @@ fn script(steps: usize) -> Vec<agent_llm::ChatResponse> {
     script
 }
 
-fn runner(store: Arc<dyn TraceStore>, steps: usize, workspace: &Path) -> AgentRunner {
+/// The runner of the trajectory, recording into `store`.
+pub(crate) fn runner(store: Arc<dyn TraceStore>, steps: usize, workspace: &Path) -> AgentRunner {
     let llm = Arc::new(ListModel::new(script(steps), 1_000_000_000, false));
     let mut tools = ToolRegistry::new();
     // The registry is new, so the name cannot clash.

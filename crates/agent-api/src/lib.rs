@@ -49,7 +49,7 @@ pub use approvals::{HttpApprovals, PendingApproval};
 pub use config::{ApiConfig, ApprovalMode, WatchConfig};
 pub use error::ApiError;
 pub use openapi::{ApiDoc, openapi_json};
-pub use queue::{QueueError, QueuedRun, QueuedSettings, RunKind, RunQueue};
+pub use queue::{QueuedSettings, RunQueue};
 pub use routes::router;
 pub use routes::watch::Connected;
 pub use runs::{RunRegistry, TrackedRun};

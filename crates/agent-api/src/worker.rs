@@ -19,8 +19,10 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use agent_execution::queue::{ClaimedRun, QueueError, QueuedRun, RunKind, RunQueue};
+
 use crate::approvals::PendingApproval;
-use crate::queue::{ClaimedRun, QueuedRun, QueuedSettings, RunKind, RunQueue};
+use crate::queue::QueuedSettings;
 use crate::state::RunnerFactory;
 use crate::workspace::WorkspaceRoots;
 
@@ -223,7 +225,9 @@ impl Worker {
             .ok_or_else(|| StoreError::NotFound {
                 trace_id: trace_id.clone(),
             })?;
-        let options = self.options(&claimed.run.settings, trace.model)?;
+        let settings = QueuedSettings::from_json(&claimed.run.settings)
+            .map_err(|error| RunError::Store(StoreError::Invalid(error)))?;
+        let options = self.options(&settings, trace.model)?;
         let runner = self
             .factory
             .build(self.store.clone(), options)
@@ -273,7 +277,7 @@ impl Worker {
     }
 
     /// A message the run could no longer take continues the trace in a run of its own.
-    async fn requeue_message(&self, trace_id: &str, settings: &QueuedSettings, message: String) {
+    async fn requeue_message(&self, trace_id: &str, settings: &serde_json::Value, message: String) {
         let run = QueuedRun {
             trace_id: trace_id.to_owned(),
             kind: RunKind::Continue(message),
@@ -281,11 +285,11 @@ impl Worker {
         };
         // Queued only once this run is done; until then the trace is busy.
         for _ in 0..50 {
-            match self.queue.enqueue(run.clone()).await {
-                Err(crate::queue::QueueError::Busy(_)) => {
+            match self.queue.enqueue(&run).await {
+                Err(QueueError::Busy(_)) => {
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
-                result => return self.log(result),
+                result => return self.log(result.map(drop)),
             }
         }
         tracing::warn!(%trace_id, "a message for an ended run could not be queued");
@@ -340,7 +344,8 @@ impl ApprovalHandler for QueueApprovals {
             requested_at: agent_execution::ids::now_rfc3339(),
         };
         let mut bell = self.queue.run_changes(&request.trace_id);
-        if let Err(error) = self.queue.ask(&request.trace_id, &call).await {
+        let waiting_call = crate::queue::waiting_call(&call);
+        if let Err(error) = self.queue.ask(&request.trace_id, &waiting_call).await {
             return ApprovalDecision::Reject {
                 reason: format!("the approval could not be asked for: {error}"),
             };
@@ -359,7 +364,7 @@ impl ApprovalHandler for QueueApprovals {
             {
                 Ok(Some(decision)) => {
                     waiting.decided = true;
-                    return decision;
+                    return crate::queue::approval_decision(decision);
                 }
                 Ok(None) => {}
                 Err(error) => tracing::warn!(%error, "reading an approval failed"),

@@ -17,6 +17,7 @@ mod demo;
 mod exit;
 mod fork;
 mod ids;
+mod import;
 mod inspect;
 mod instructions;
 mod mcp;
@@ -26,8 +27,6 @@ mod plan;
 mod profile_files;
 mod progress;
 mod provider;
-#[cfg(feature = "postgres")]
-mod queue;
 mod reasoning;
 mod run;
 mod serve;
@@ -78,6 +77,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Demo(args) => demo::demo(args).await,
         Command::Serve(args) => serve::serve(args).await,
         Command::Worker(args) => worker::worker(args).await,
+        Command::Import(args) => import::import(args).await,
         Command::Traces(args) => inspect::traces(args).await,
         Command::Show(args) => inspect::show(args).await,
         Command::Cancel(args) => cancel::cancel(args).await,

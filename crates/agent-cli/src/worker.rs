@@ -28,7 +28,7 @@ pub(crate) async fn queue_for(location: &Location) -> Result<Option<Arc<dyn RunQ
                 .map_err(|error| {
                     anyhow::anyhow!("cannot open the run queue of {location}: {error}")
                 })?;
-            Ok(Some(Arc::new(crate::queue::PgQueue(Arc::new(queue)))))
+            Ok(Some(Arc::new(queue)))
         }
         #[cfg(not(feature = "postgres"))]
         Location::Postgres(_) => Ok(None),

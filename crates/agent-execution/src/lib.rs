@@ -7,6 +7,7 @@
 //! - [`TraceStore`]: where records live. Every write goes through [`plan_commit`], so statistics
 //!   roll-up and events are the same in every store; [`InMemoryTraceStore`] is the in-memory one.
 //! - [`watch`]: the live event feed of a trace (stored events, then live ones, no gap).
+//! - [`queue::RunQueue`]: runs queued for workers on other nodes, and how any node steers them.
 //!
 //! ```
 //! use agent_execution::{AssistantContent, InMemoryTraceStore, NewMessage, NewTrace, TraceStore};
@@ -41,6 +42,7 @@ pub mod event;
 pub mod feed;
 pub mod ids;
 pub mod message;
+pub mod queue;
 pub mod store;
 pub mod trace;
 
@@ -56,8 +58,8 @@ pub use feed::{
 pub use ids::{InvalidId, validate_trace_id};
 pub use message::{Message, MessageUpdate, NewMessage, Role, describe};
 pub use store::{
-    Commit, Doorbell, InMemoryTraceStore, StoreError, TraceState, TraceStore, TraceTxn, WriteOp,
-    WriteOutput, plan_commit,
+    Commit, Copied, Doorbell, InMemoryTraceStore, StoreError, TraceState, TraceStore, TraceTxn,
+    WriteOp, WriteOutput, copy_trace, plan_commit,
 };
 pub use trace::{
     ForkOrigin, NewTrace, ParentLink, Trace, TraceFilter, TraceLimits, TraceMode, TraceOutcome,

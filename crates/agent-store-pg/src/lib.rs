@@ -55,7 +55,7 @@ use agent_execution::StoreError;
 
 /// The trait this store implements, re-exported so that callers need not name `agent-execution`.
 pub use agent_execution::TraceStore;
-pub use queue::{ClaimedRun, Decided, Lease, NewRun, PgRunQueue, QueueError, WaitingCall};
+pub use queue::PgRunQueue;
 pub use schema::{SCHEMA_VERSION, SchemaError};
 pub use store::{ConnectError, PgTraceStore};
 

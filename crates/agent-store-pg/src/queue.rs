@@ -11,6 +11,10 @@
 use std::time::Duration;
 
 use agent_execution::Doorbell;
+use agent_execution::queue::{
+    ClaimedRun, Decided, Decision, Lease, QueueError, QueuedRun, RunKind, RunQueue, WaitingCall,
+};
+use async_trait::async_trait;
 use deadpool_postgres::{Object, Pool};
 use serde_json::Value;
 use tokio_postgres::types::Json;
@@ -22,82 +26,6 @@ use crate::store::{ConnectError, open};
 pub(crate) const ACTIVE: &str =
     "(status = 'queued' OR (status = 'running' AND lease_until > now()))";
 
-/// Why a queue operation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum QueueError {
-    /// The trace has a run queued or running already.
-    #[error("trace {0} already has a run queued or running")]
-    Busy(String),
-    /// The database failed.
-    #[error("database: {0}")]
-    Database(String),
-}
-
-impl From<tokio_postgres::Error> for QueueError {
-    fn from(error: tokio_postgres::Error) -> Self {
-        Self::Database(error.to_string())
-    }
-}
-
-/// A run to queue.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewRun {
-    /// The trace it records into (created before the run is queued).
-    pub trace_id: String,
-    /// What to do: the runner's word for it (e.g. `start`, `resume`, `continue`).
-    pub kind: String,
-    /// The message a continued run takes, if any.
-    pub input: Option<String>,
-    /// The run's settings, as the runner writes them.
-    pub settings: Value,
-}
-
-/// A run a worker claimed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClaimedRun {
-    /// The run's id in the queue.
-    pub run_id: i64,
-    /// What it was queued as.
-    pub run: NewRun,
-    /// How many times it was claimed, this time included: more than 1 after a worker died.
-    pub attempts: i32,
-    /// Whether someone asked it to stop before it was claimed.
-    pub cancel_requested: bool,
-}
-
-/// What a renewed lease says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Lease {
-    /// False when the run is no longer this worker's (its lease ran out and another took it).
-    pub kept: bool,
-    /// Whether someone asked the run to stop.
-    pub cancel_requested: bool,
-}
-
-/// A risky tool call a run waits on.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WaitingCall {
-    /// The call's id.
-    pub tool_call_id: String,
-    /// The tool.
-    pub tool_name: String,
-    /// The arguments as the model wrote them.
-    pub arguments: String,
-    /// When the run started waiting (RFC 3339).
-    pub requested_at: String,
-}
-
-/// What became of a decision sent with [`PgRunQueue::decide`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decided {
-    /// The waiting run will read it.
-    Recorded,
-    /// The call was decided before.
-    AlreadyDecided,
-    /// No such call waits.
-    NotWaiting,
-}
-
 /// The run queue of one database. Cheap to share behind an `Arc`.
 pub struct PgRunQueue {
     pool: Pool,
@@ -107,6 +35,19 @@ pub struct PgRunQueue {
 impl std::fmt::Debug for PgRunQueue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgRunQueue").finish_non_exhaustive()
+    }
+}
+
+fn failed(error: tokio_postgres::Error) -> QueueError {
+    QueueError::Unavailable(error.to_string())
+}
+
+/// A run's kind as stored: a word, and the message of a continue.
+fn kind_columns(kind: &RunKind) -> (&'static str, Option<&str>) {
+    match kind {
+        RunKind::Start => ("start", None),
+        RunKind::Resume => ("resume", None),
+        RunKind::Continue(message) => ("continue", Some(message)),
     }
 }
 
@@ -129,27 +70,29 @@ impl PgRunQueue {
         self.pool
             .get()
             .await
-            .map_err(|e| QueueError::Database(format!("no database connection: {e}")))
+            .map_err(|e| QueueError::Unavailable(format!("no database connection: {e}")))
     }
 
     async fn notify(&self, conn: &Object, payload: &str) -> Result<(), QueueError> {
         conn.execute("SELECT pg_notify($1, $2)", &[&RUNS_CHANNEL, &payload])
-            .await?;
+            .await
+            .map_err(failed)?;
         Ok(())
     }
+}
 
-    /// Rings when a run is queued (or a lease may have run out: see [`Self::claim`]).
-    pub fn queued(&self) -> Doorbell {
+#[async_trait]
+impl RunQueue for PgRunQueue {
+    fn queued(&self) -> Doorbell {
         self.listener.doorbell("queued")
     }
 
-    /// Rings when the run of a trace is asked something: to stop, a message, a decision.
-    pub fn run_changes(&self, trace_id: &str) -> Doorbell {
+    fn run_changes(&self, trace_id: &str) -> Doorbell {
         self.listener.doorbell(&format!("run:{trace_id}"))
     }
 
-    /// Queues a run; [`QueueError::Busy`] if the trace has one queued or running.
-    pub async fn enqueue(&self, run: &NewRun) -> Result<i64, QueueError> {
+    async fn enqueue(&self, run: &QueuedRun) -> Result<i64, QueueError> {
+        let (kind, input) = kind_columns(&run.kind);
         let conn = self.conn().await?;
         // A run whose lease ran out with no worker to take it over is done with: a new one
         // replaces it (the trace is resumed from where it stopped either way).
@@ -159,19 +102,16 @@ impl PgRunQueue {
              WHERE trace_id = $1 AND status = 'running' AND lease_until <= now()",
             &[&run.trace_id],
         )
-        .await?;
+        .await
+        .map_err(failed)?;
         let inserted = conn
             .query_opt(
                 "INSERT INTO agent_runs (trace_id, kind, input, settings) VALUES ($1, $2, $3, $4) \
                  ON CONFLICT (trace_id) WHERE status <> 'done' DO NOTHING RETURNING run_id",
-                &[
-                    &run.trace_id,
-                    &run.kind,
-                    &run.input.as_deref().map(text),
-                    &Json(&run.settings),
-                ],
+                &[&run.trace_id, &kind, &input.map(text), &Json(&run.settings)],
             )
-            .await?;
+            .await
+            .map_err(failed)?;
         let Some(row) = inserted else {
             return Err(QueueError::Busy(run.trace_id.clone()));
         };
@@ -179,13 +119,7 @@ impl PgRunQueue {
         Ok(row.get(0))
     }
 
-    /// Claims the oldest claimable run for `worker`: a queued one, or one whose lease ran out
-    /// (its worker died), under a lease of `lease`.
-    pub async fn claim(
-        &self,
-        worker: &str,
-        lease: Duration,
-    ) -> Result<Option<ClaimedRun>, QueueError> {
+    async fn claim(&self, worker: &str, lease: Duration) -> Result<Option<ClaimedRun>, QueueError> {
         let conn = self.conn().await?;
         let row = conn
             .query_opt(
@@ -197,13 +131,34 @@ impl PgRunQueue {
                  RETURNING run_id, trace_id, kind, input, settings, attempts, cancel_requested",
                 &[&worker, &lease.as_secs_f64()],
             )
-            .await?;
-        Ok(row.map(|row| ClaimedRun {
-            run_id: row.get(0),
-            run: NewRun {
-                trace_id: row.get(1),
-                kind: row.get(2),
-                input: row.get(3),
+            .await
+            .map_err(failed)?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let run_id: i64 = row.get(0);
+        let trace_id: String = row.get(1);
+        let kind = match (
+            row.get::<_, String>(2).as_str(),
+            row.get::<_, Option<String>>(3),
+        ) {
+            ("start", _) => RunKind::Start,
+            ("resume", _) => RunKind::Resume,
+            ("continue", Some(message)) => RunKind::Continue(message),
+            (other, _) => {
+                // Not this build's to run: record why, so that it is not claimed again.
+                let error = format!("unknown run kind {other:?}");
+                self.finish(run_id, worker, Some(&error)).await?;
+                return Err(QueueError::Unavailable(format!(
+                    "a queued run of trace {trace_id} has an {error}"
+                )));
+            }
+        };
+        Ok(Some(ClaimedRun {
+            run_id,
+            run: QueuedRun {
+                trace_id,
+                kind,
                 settings: row.get::<_, Json<Value>>(4).0,
             },
             attempts: row.get(5),
@@ -211,8 +166,7 @@ impl PgRunQueue {
         }))
     }
 
-    /// Renews the lease of a run `worker` holds.
-    pub async fn heartbeat(
+    async fn heartbeat(
         &self,
         run_id: i64,
         worker: &str,
@@ -227,7 +181,8 @@ impl PgRunQueue {
                  RETURNING cancel_requested",
                 &[&run_id, &worker, &lease.as_secs_f64()],
             )
-            .await?;
+            .await
+            .map_err(failed)?;
         Ok(match row {
             Some(row) => Lease {
                 kept: true,
@@ -240,9 +195,7 @@ impl PgRunQueue {
         })
     }
 
-    /// Marks a run done (with the error that ended it, if any). A run no longer `worker`'s is
-    /// left to its new worker.
-    pub async fn finish(
+    async fn finish(
         &self,
         run_id: i64,
         worker: &str,
@@ -254,24 +207,24 @@ impl PgRunQueue {
              WHERE run_id = $1 AND worker = $2 AND status = 'running'",
             &[&run_id, &worker, &error.map(text)],
         )
-        .await?;
+        .await
+        .map_err(failed)?;
         Ok(())
     }
 
-    /// Gives a claimed run back to the queue at once (its worker cannot run it now).
-    pub async fn release(&self, run_id: i64, worker: &str) -> Result<(), QueueError> {
+    async fn release(&self, run_id: i64, worker: &str) -> Result<(), QueueError> {
         let conn = self.conn().await?;
         conn.execute(
             "UPDATE agent_runs SET lease_until = now() \
              WHERE run_id = $1 AND worker = $2 AND status = 'running'",
             &[&run_id, &worker],
         )
-        .await?;
+        .await
+        .map_err(failed)?;
         Ok(())
     }
 
-    /// Whether the trace has a run that is queued or running under a live lease.
-    pub async fn active(&self, trace_id: &str) -> Result<bool, QueueError> {
+    async fn active(&self, trace_id: &str) -> Result<bool, QueueError> {
         let row = self
             .conn()
             .await?
@@ -281,12 +234,12 @@ impl PgRunQueue {
                 ),
                 &[&trace_id],
             )
-            .await?;
+            .await
+            .map_err(failed)?;
         Ok(row.get(0))
     }
 
-    /// Asks the trace's active run to stop; false if it has none.
-    pub async fn request_cancel(&self, trace_id: &str) -> Result<bool, QueueError> {
+    async fn cancel(&self, trace_id: &str) -> Result<bool, QueueError> {
         let conn = self.conn().await?;
         let changed = conn
             .execute(
@@ -296,16 +249,15 @@ impl PgRunQueue {
                 ),
                 &[&trace_id],
             )
-            .await?;
+            .await
+            .map_err(failed)?;
         if changed > 0 {
             self.notify(&conn, &format!("run:{trace_id}")).await?;
         }
         Ok(changed > 0)
     }
 
-    /// Leaves a message for the trace's active run, which puts it before the model's next
-    /// call; false (and nothing stored) if the trace has no active run.
-    pub async fn send(&self, trace_id: &str, content: &str) -> Result<bool, QueueError> {
+    async fn send(&self, trace_id: &str, content: &str) -> Result<bool, QueueError> {
         let conn = self.conn().await?;
         let inserted = conn
             .execute(
@@ -315,15 +267,15 @@ impl PgRunQueue {
                 ),
                 &[&trace_id, &text(content)],
             )
-            .await?;
+            .await
+            .map_err(failed)?;
         if inserted > 0 {
             self.notify(&conn, &format!("run:{trace_id}")).await?;
         }
         Ok(inserted > 0)
     }
 
-    /// Takes the messages left for a trace's run, oldest first.
-    pub async fn take_messages(&self, trace_id: &str) -> Result<Vec<String>, QueueError> {
+    async fn take_messages(&self, trace_id: &str) -> Result<Vec<String>, QueueError> {
         let rows = self
             .conn()
             .await?
@@ -332,13 +284,12 @@ impl PgRunQueue {
                  RETURNING message_id, content) SELECT content FROM taken ORDER BY message_id",
                 &[&trace_id],
             )
-            .await?;
+            .await
+            .map_err(failed)?;
         Ok(rows.iter().map(|row| row.get(0)).collect())
     }
 
-    /// Records that a run waits on a risky call (again, after a resume: the old decision, if
-    /// any, is forgotten).
-    pub async fn ask(&self, trace_id: &str, call: &WaitingCall) -> Result<(), QueueError> {
+    async fn ask(&self, trace_id: &str, call: &WaitingCall) -> Result<(), QueueError> {
         self.conn()
             .await?
             .execute(
@@ -355,16 +306,16 @@ impl PgRunQueue {
                     &call.requested_at,
                 ],
             )
-            .await?;
+            .await
+            .map_err(failed)?;
         Ok(())
     }
 
-    /// The decision on a waiting call: `Some((approved, reason))` once made.
-    pub async fn decision(
+    async fn decision(
         &self,
         trace_id: &str,
         tool_call_id: &str,
-    ) -> Result<Option<(bool, String)>, QueueError> {
+    ) -> Result<Option<Decision>, QueueError> {
         let row = self
             .conn()
             .await?
@@ -373,43 +324,51 @@ impl PgRunQueue {
                  WHERE trace_id = $1 AND tool_call_id = $2 AND decision IS NOT NULL",
                 &[&trace_id, &tool_call_id],
             )
-            .await?;
+            .await
+            .map_err(failed)?;
         Ok(row.map(|row| {
             let decision: String = row.get(0);
             let reason: Option<String> = row.get(1);
-            (decision == "approve", reason.unwrap_or_default())
+            Decision {
+                approve: decision == "approve",
+                reason: reason.unwrap_or_default(),
+            }
         }))
     }
 
-    /// Forgets a call the run no longer waits on (decided and read, or the wait ended).
-    pub async fn forget(&self, trace_id: &str, tool_call_id: &str) -> Result<(), QueueError> {
+    async fn forget(&self, trace_id: &str, tool_call_id: &str) -> Result<(), QueueError> {
         self.conn()
             .await?
             .execute(
                 "DELETE FROM agent_approvals WHERE trace_id = $1 AND tool_call_id = $2",
                 &[&trace_id, &tool_call_id],
             )
-            .await?;
+            .await
+            .map_err(failed)?;
         Ok(())
     }
 
-    /// Decides on a waiting call, from any node.
-    pub async fn decide(
+    async fn decide(
         &self,
         trace_id: &str,
         tool_call_id: &str,
-        approve: bool,
-        reason: Option<&str>,
+        decision: &Decision,
     ) -> Result<Decided, QueueError> {
         let conn = self.conn().await?;
-        let decision = if approve { "approve" } else { "reject" };
+        let reason = (!decision.approve).then_some(decision.reason.as_str());
+        let decision = if decision.approve {
+            "approve"
+        } else {
+            "reject"
+        };
         let changed = conn
             .execute(
                 "UPDATE agent_approvals SET decision = $3, reason = $4 \
                  WHERE trace_id = $1 AND tool_call_id = $2 AND decision IS NULL",
                 &[&trace_id, &tool_call_id, &decision, &reason.map(text)],
             )
-            .await?;
+            .await
+            .map_err(failed)?;
         if changed > 0 {
             self.notify(&conn, &format!("run:{trace_id}")).await?;
             return Ok(Decided::Recorded);
@@ -419,7 +378,8 @@ impl PgRunQueue {
                 "SELECT 1 FROM agent_approvals WHERE trace_id = $1 AND tool_call_id = $2",
                 &[&trace_id, &tool_call_id],
             )
-            .await?
+            .await
+            .map_err(failed)?
             .is_some();
         Ok(if exists {
             Decided::AlreadyDecided
@@ -428,8 +388,7 @@ impl PgRunQueue {
         })
     }
 
-    /// The calls of a trace waiting on a decision, oldest first.
-    pub async fn waiting(&self, trace_id: &str) -> Result<Vec<WaitingCall>, QueueError> {
+    async fn waiting(&self, trace_id: &str) -> Result<Vec<WaitingCall>, QueueError> {
         let rows = self
             .conn()
             .await?
@@ -438,7 +397,8 @@ impl PgRunQueue {
                  WHERE trace_id = $1 AND decision IS NULL ORDER BY requested_at, tool_call_id",
                 &[&trace_id],
             )
-            .await?;
+            .await
+            .map_err(failed)?;
         Ok(rows
             .iter()
             .map(|row| WaitingCall {

@@ -20,8 +20,15 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Makes and starts a cluster. Panics with what to install when there is no server.
+    /// Makes and starts a cluster (without `fsync`: tests need no durability across a crash
+    /// of the machine). Panics with what to install when there is no server.
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// Like [`Cluster::start`], with more server options (`-c name=value` pairs, which win
+    /// over the defaults).
+    pub fn start_with(options: &[&str]) -> Self {
         let bin = server_bin().unwrap_or_else(|| {
             panic!(
                 "PostgreSQL's initdb and pg_ctl were not found (set PG_BIN, or run \
@@ -60,9 +67,10 @@ impl Cluster {
             ])
             .arg(&data));
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 {}",
             cluster.port,
-            cluster.dir.path().display()
+            cluster.dir.path().display(),
+            options.join(" ")
         );
         run(cluster
             .command("pg_ctl")

@@ -10,7 +10,9 @@ use agent_runner::ApprovalDecision;
 
 use crate::approvals::PendingApproval;
 use crate::error::ApiError;
-use crate::queue::{DecisionOutcome, QueueError, QueuedRun, QueuedSettings, RunKind, RunQueue};
+use agent_execution::queue::Decided;
+
+use crate::queue::{QueueError, QueuedRun, QueuedSettings, RunKind, RunQueue};
 use crate::routes::run_settings::RunSettings;
 use crate::state::AppState;
 
@@ -105,9 +107,9 @@ async fn enqueue(
     let run = QueuedRun {
         trace_id: trace_id.to_owned(),
         kind,
-        settings,
+        settings: settings.to_json(),
     };
-    queue.enqueue(run).await.map_err(queue_error)?;
+    queue.enqueue(&run).await.map_err(queue_error)?;
     tracing::info!(%trace_id, "run queued");
     Ok(())
 }
@@ -125,16 +127,16 @@ pub(crate) async fn decide(
     decision: &ApprovalDecision,
 ) -> Result<(), ApiError> {
     match queue
-        .decide(trace_id, tool_call_id, decision)
+        .decide(trace_id, tool_call_id, &crate::queue::decision(decision))
         .await
         .map_err(queue_error)?
     {
-        DecisionOutcome::Recorded => Ok(()),
-        DecisionOutcome::AlreadyDecided => Err(ApiError::conflict(
+        Decided::Recorded => Ok(()),
+        Decided::AlreadyDecided => Err(ApiError::conflict(
             "already_decided",
             format!("tool call {tool_call_id} of trace {trace_id} was already decided"),
         )),
-        DecisionOutcome::NotWaiting => Err(ApiError::NotFound(format!(
+        Decided::NotWaiting => Err(ApiError::NotFound(format!(
             "no tool call {tool_call_id} of trace {trace_id} waits for approval"
         ))),
     }
@@ -147,7 +149,10 @@ pub(crate) async fn waiting(state: &AppState, trace_id: &str) -> Vec<PendingAppr
         return Vec::new();
     };
     match queue.waiting(trace_id).await {
-        Ok(waiting) => waiting,
+        Ok(waiting) => waiting
+            .into_iter()
+            .map(crate::queue::pending_approval)
+            .collect(),
         Err(error) => {
             tracing::warn!(%trace_id, %error, "reading the waiting calls failed");
             Vec::new()

@@ -40,6 +40,8 @@ pub(crate) enum Command {
     Serve(ServeArgs),
     /// Execute the runs queued in a PostgreSQL store, beside any number of servers and workers.
     Worker(WorkerArgs),
+    /// Copy traces, events included, from one store to another (e.g. a folder into PostgreSQL).
+    Import(ImportArgs),
     /// List traces, newest first.
     Traces(TracesArgs),
     /// Show a trace as a tree: goals, their messages, sub-traces.
@@ -216,6 +218,20 @@ pub(crate) struct ServeArgs {
     /// How the worker works (with --worker).
     #[command(flatten)]
     pub(crate) work: WorkOptions,
+}
+
+/// `agent import`.
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    /// The store to copy from: a trace folder (a path or file://PATH) or a postgres:// URL.
+    #[arg(long, value_name = "LOCATION")]
+    pub(crate) from: String,
+    /// The store to copy into.
+    #[arg(long, value_name = "LOCATION")]
+    pub(crate) to: String,
+    /// Copy only these traces (ids or unique prefixes) and their sub-traces [default: all].
+    #[arg(value_name = "TRACE_ID")]
+    pub(crate) traces: Vec<String>,
 }
 
 /// `agent worker`.

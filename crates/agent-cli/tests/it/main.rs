@@ -23,6 +23,7 @@ mod reasoning;
 mod responses;
 mod run_serve;
 mod serve;
+mod store_pg;
 mod streaming;
 mod terminal_output;
 mod usage_errors;

@@ -11,6 +11,7 @@
 //! sync in stores that sync.
 
 mod apply;
+mod copy;
 mod diff;
 mod error;
 mod memory;
@@ -26,6 +27,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 pub use apply::{WriteOp, WriteOutput, messages_to_read, plan_commit};
+pub use copy::{Copied, copy_trace};
 pub use error::StoreError;
 pub use memory::InMemoryTraceStore;
 pub use state::{Commit, ReplayError, TraceState};
