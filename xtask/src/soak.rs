@@ -6,7 +6,8 @@
 //! `cargo fuzz` (libFuzzer; `RUSTC_BOOTSTRAP=1` lets the stable toolchain build it; cargo-fuzz
 //! is installed on first use):
 //!
-//! - the crash matrix, `CRASH_MATRIX_ITERATIONS` kills (`--kills`, 50);
+//! - the crash matrix, `CRASH_MATRIX_ITERATIONS` kills (`--kills`, 50), of the `agent` process
+//!   on the filesystem store and of a worker on the PostgreSQL store;
 //! - the hostile model output corpus and the tool races (`HOSTILE_RACE_CALLS`, 20,000 calls);
 //! - the provider faults;
 //! - schemathesis against `agent serve` (`HOSTILE_HTTP_EXAMPLES`, `--http-examples`, 300) and
@@ -197,6 +198,7 @@ pub(crate) fn soak(args: &[String]) -> Result<()> {
             "it",
             "--",
             "crash_matrix::",
+            "nodes::a_killed_workers_run",
             "--nocapture",
         ],
         &[("CRASH_MATRIX_ITERATIONS", plan.kills.to_string())],
