@@ -112,3 +112,64 @@ async fn a_worker_needs_a_database_and_a_bad_url_is_a_usage_error() {
     assert_eq!(code(&bad), 2, "{}", stderr(&bad));
     assert!(!stderr(&bad).contains("secret"), "{}", stderr(&bad));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_started_with_worker_executes_the_runs_it_queues() {
+    let cluster = Cluster::start();
+    let url = cluster.url("postgres");
+    let env = agent_env();
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo ran > ran.txt"}}]},
+        {"text": "Ran it."}
+    ]});
+    let script = env.write("script.json", &script.to_string());
+    let work = env.work();
+    let refused = env
+        .run(&["serve", "--worker", "--port", "0", "--script", &script])
+        .await;
+    assert_eq!(
+        code(&refused),
+        2,
+        "--worker needs a database: {}",
+        stderr(&refused)
+    );
+    let server = env.serve(&[
+        "--store",
+        &url,
+        "--worker",
+        "--script",
+        &script,
+        "--workspace",
+        &work,
+        "--approval",
+        "auto",
+    ]);
+    let (status, answer) = server.request("POST", "/api/traces", Some(&json!({"task": "Run it"})));
+    assert_eq!(status, 201, "{answer}\n{}", server.log());
+    let trace_id = answer["trace_id"].as_str().unwrap().to_owned();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (_, detail) = server.request("GET", &format!("/api/traces/{trace_id}"), None);
+        if detail["trace"]["status"] == "completed" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{detail}\n{}",
+            server.log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        std::fs::read_to_string(env.path("work").join("ran.txt")).unwrap(),
+        "ran\n"
+    );
+    // A workspace outside the workers' folder is refused before anything is queued.
+    let (status, answer) = server.request(
+        "POST",
+        "/api/traces",
+        Some(&json!({"task": "Escape", "workspace": "../../etc"})),
+    );
+    assert_eq!(status, 403, "{answer}");
+    assert_eq!(answer["error"]["code"], "workspace_not_allowed");
+}
