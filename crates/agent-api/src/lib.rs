@@ -9,6 +9,8 @@
 //! - [`AppState`]: store, factory, configuration, [`RunRegistry`], [`HttpApprovals`].
 //! - [`router`]: every route of SPEC §7 plus run control; [`serve`] / [`Server`] listen and
 //!   shut down gracefully.
+//! - [`queue`] and [`worker`]: with a [`RunQueue`] (nodes sharing a database), runs are queued
+//!   rather than run here, and a [`Worker`] claims and executes them with its own factory.
 //! - [`ApiError`]: the one place errors become `{"error": {"code", "message"}}` responses.
 //! - [`openapi_json`]: the OpenAPI document served at `/api/openapi.json`.
 //!

@@ -1,5 +1,5 @@
 //! Runs that execute elsewhere: a server with a run queue
-//! ([`RunQueue`](agent_execution::queue::RunQueue), e.g. the PostgreSQL store's) queues the runs
+//! ([`RunQueue`], e.g. the PostgreSQL store's) queues the runs
 //! it is asked for (start, resume, continue) instead of running them, and workers — `agent
 //! worker`, or a server started with `--worker` — claim and execute them (see
 //! [`crate::worker`]). Cancel requests, messages for a running run and decisions on its risky

@@ -19,7 +19,7 @@
 //!   plans its commit from the current state. Beyond one write, a store that writes a trace
 //!   holds a session-level advisory lock on it while the trace runs: a second store (another
 //!   process or node) that tries to write it gets
-//!   [`StoreError::Locked`](agent_execution::StoreError::Locked), and when the holder dies its
+//!   [`StoreError::Locked`], and when the holder dies its
 //!   connection closes and the lock goes with it, so
 //!   [`TraceStore::writer_alive`] says the trace can be resumed.
 //! - **`LISTEN/NOTIFY` is only a doorbell.** A commit notifies `agent_trace_events` with the
