@@ -1,14 +1,17 @@
 -- Traces, their goal trees, messages and events. The events table is the source of truth: one
 -- row per event with a dense per-trace id; the other tables hold what the events say, written
--- in the same transaction. Traces and goal trees are JSONB (listing filters read them); messages
--- and events are JSON, kept as the exact text written (any string a model or a tool produced,
--- NUL characters included, which JSONB refuses).
+-- in the same transaction. Every document is the Contract's JSON, stored as `json`: the exact
+-- text written, which may hold any string a user, a model or a tool produced — NUL characters
+-- included, which `jsonb` refuses.
 CREATE TABLE agent_traces (
     trace_id        TEXT PRIMARY KEY,
     parent_trace_id TEXT,
     created_at      TEXT NOT NULL,
-    trace           JSONB NOT NULL,
-    goal_tree       JSONB NOT NULL,
+    -- The trace's mode and status, for listing filters (the document's own are the truth).
+    mode            TEXT NOT NULL,
+    status          TEXT NOT NULL,
+    trace           JSON NOT NULL,
+    goal_tree       JSON NOT NULL,
     last_event_id   BIGINT NOT NULL,
     last_sequence   BIGINT NOT NULL,
     sub_trace_count BIGINT NOT NULL

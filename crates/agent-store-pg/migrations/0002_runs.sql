@@ -6,7 +6,7 @@ CREATE TABLE agent_runs (
     trace_id         TEXT NOT NULL,
     kind             TEXT NOT NULL,
     input            TEXT,
-    settings         JSONB NOT NULL,
+    settings         JSON NOT NULL,
     status           TEXT NOT NULL DEFAULT 'queued',
     worker           TEXT,
     lease_until      TIMESTAMPTZ,

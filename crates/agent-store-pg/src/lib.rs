@@ -10,8 +10,7 @@
 //!
 //! - **Events are the source of truth.** `agent_events` holds every event of every trace with
 //!   its dense per-trace id (the primary key `(trace_id, event_id)` refuses a gap filled twice).
-//!   `agent_traces` (the trace and its goal tree as JSONB, and the counters a writer continues
-//!   from) and `agent_messages` (the newest version of each message, indexed by goal) hold what
+//!   `agent_traces` (the trace and its goal tree, and the counters a writer continues from) and `agent_messages` (the newest version of each message, indexed by goal) hold what
 //!   the events say and are written in the same transaction, so a reader never sees one without
 //!   the other.
 //! - **One writer at a time per trace.** A write is a transaction that first locks the trace's
@@ -67,7 +66,15 @@ pub fn is_postgres_url(location: &str) -> bool {
 
 /// A database error as a store error.
 fn db(error: tokio_postgres::Error) -> StoreError {
-    StoreError::Internal(format!("database: {error}"))
+    StoreError::Internal(format!("database: {}", describe(&error)))
+}
+
+/// A database error with the server's own message (`Display` says only "db error").
+pub(crate) fn describe(error: &tokio_postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(db) => format!("{}: {}", db.code().code(), db.message()),
+        None => error.to_string(),
+    }
 }
 
 /// A stored value that does not decode as what it should be.

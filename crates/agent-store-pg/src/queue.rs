@@ -39,7 +39,7 @@ impl std::fmt::Debug for PgRunQueue {
 }
 
 fn failed(error: tokio_postgres::Error) -> QueueError {
-    QueueError::Unavailable(error.to_string())
+    QueueError::Unavailable(crate::describe(&error))
 }
 
 /// A run's kind as stored: a word, and the message of a continue.

@@ -17,7 +17,7 @@ use crate::listen::Listener;
 use crate::locks::Locks;
 use crate::queue::ACTIVE;
 use crate::schema::{self, SchemaError};
-use crate::txn::{PgTxn, signed};
+use crate::txn::{PgTxn, signed, word};
 use crate::{corrupt, db};
 
 /// How many connections a store keeps open at most (writers hold one per open transaction).
@@ -116,7 +116,7 @@ impl PgTraceStore {
         }
     }
 
-    /// One JSONB column of a trace's row.
+    /// One JSON column of a trace's row.
     async fn trace_column<T: DeserializeOwned>(
         &self,
         trace_id: &str,
@@ -211,19 +211,8 @@ impl TraceStore for PgTraceStore {
     }
 
     async fn list_traces(&self, filter: &TraceFilter) -> Result<Vec<Trace>, StoreError> {
-        let text = |value: Option<serde_json::Value>| {
-            value.and_then(|value| value.as_str().map(str::to_owned))
-        };
-        let mode = text(
-            filter
-                .mode
-                .map(|m| serde_json::to_value(m).unwrap_or_default()),
-        );
-        let status = text(
-            filter
-                .status
-                .map(|s| serde_json::to_value(s).unwrap_or_default()),
-        );
+        let mode = filter.mode.as_ref().and_then(word);
+        let status = filter.status.as_ref().and_then(word);
         let limit = filter.limit.map(|limit| signed(limit as u64));
         let traces: Vec<Trace> = self
             .json_rows(
@@ -231,8 +220,8 @@ impl TraceStore for PgTraceStore {
                 "agent_traces.trace",
                 "SELECT trace FROM agent_traces \
                  WHERE ($1::text IS NULL OR parent_trace_id = $1) \
-                 AND ($2::text IS NULL OR trace->>'mode' = $2) \
-                 AND ($3::text IS NULL OR trace->>'status' = $3) \
+                 AND ($2::text IS NULL OR mode = $2) \
+                 AND ($3::text IS NULL OR status = $3) \
                  ORDER BY created_at DESC, trace_id DESC LIMIT $4",
                 &[&filter.parent_trace_id, &mode, &status, &limit],
             )

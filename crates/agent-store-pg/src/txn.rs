@@ -140,6 +140,13 @@ pub(crate) fn state_from_row(
     })
 }
 
+/// An enum's JSON name (`running`, `agent`, ...), as the listing filters compare it.
+pub(crate) fn word(value: &impl serde::Serialize) -> Option<String> {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+}
+
 /// A counter as the database stores it.
 pub(crate) fn signed(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
@@ -186,9 +193,10 @@ impl TraceTxn for PgTxn {
         client
             .execute(
                 "INSERT INTO agent_traces (trace_id, parent_trace_id, created_at, trace, goal_tree, \
-                 last_event_id, last_sequence, sub_trace_count) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+                 last_event_id, last_sequence, sub_trace_count, mode, status) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
                  ON CONFLICT (trace_id) DO UPDATE SET trace = EXCLUDED.trace, \
+                 mode = EXCLUDED.mode, status = EXCLUDED.status, \
                  goal_tree = EXCLUDED.goal_tree, last_event_id = EXCLUDED.last_event_id, \
                  last_sequence = EXCLUDED.last_sequence, sub_trace_count = EXCLUDED.sub_trace_count",
                 &[
@@ -200,6 +208,8 @@ impl TraceTxn for PgTxn {
                     &signed(state.last_event_id),
                     &signed(state.last_sequence),
                     &signed(state.sub_trace_count),
+                    &word(&state.trace.mode),
+                    &word(&state.trace.status),
                 ],
             )
             .await

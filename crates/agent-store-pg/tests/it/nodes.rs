@@ -108,3 +108,34 @@ async fn a_database_with_a_newer_schema_is_refused() {
         .unwrap();
     PgTraceStore::connect(&url).await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_with_nul_characters_is_stored_as_written() {
+    let cluster = Cluster::start();
+    let store = PgTraceStore::connect(&cluster.url("postgres"))
+        .await
+        .unwrap();
+    let task = "find \u{0} in the output";
+    let id = store
+        .create_trace(NewTrace::agent(task))
+        .await
+        .unwrap()
+        .trace_id;
+    let message = store
+        .add_message(&id, NewMessage::user("a NUL: \u{0}, then more"))
+        .await
+        .unwrap();
+    assert_eq!(store.get_trace(&id).await.unwrap().unwrap().task, task);
+    let read = store
+        .get_message(&message.message_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(read, message);
+    assert_eq!(store.get_events(&id, 0).await.unwrap().len(), 2);
+    let running = agent_execution::TraceFilter {
+        status: Some(agent_execution::TraceStatus::Running),
+        ..Default::default()
+    };
+    assert_eq!(store.list_traces(&running).await.unwrap().len(), 1);
+}
