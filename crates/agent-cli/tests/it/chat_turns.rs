@@ -11,25 +11,7 @@ use agent_test_support::pty::Terminal;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
-use crate::agent_env;
-
-/// The model options of every command here, on `server`, in the environment's workspace.
-fn model_args(env: &CliEnv, server: &MockModelServer) -> Vec<String> {
-    [
-        "--provider",
-        "openai",
-        "--base-url",
-        &server.openai_base(),
-        "--api-key",
-        "sk-test",
-        "--model",
-        "gpt-4o-mini",
-        "--workspace",
-        &env.work(),
-    ]
-    .map(str::to_owned)
-    .to_vec()
-}
+use crate::{agent_env, on_server};
 
 /// `agent chat <extra>` with the lines of `input` piped in; returns what it printed.
 async fn piped_chat(
@@ -39,7 +21,7 @@ async fn piped_chat(
     input: &str,
 ) -> std::process::Output {
     let mut args = vec!["chat".to_owned()];
-    args.extend(model_args(env, server));
+    args.extend(on_server(env, server));
     args.extend(extra.iter().map(|s| (*s).to_owned()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut child = env
@@ -91,7 +73,7 @@ async fn the_first_words_are_on_the_screen_before_the_model_has_sent_the_rest() 
     ])
     .await;
     let mut args = vec!["chat".to_owned()];
-    args.extend(model_args(&env, &server));
+    args.extend(on_server(&env, &server));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut terminal = Terminal::spawn(env.command(&args));
     terminal.wait_until("the first prompt", |_| {
@@ -203,7 +185,7 @@ async fn continue_takes_an_existing_trace_further_under_the_same_id() {
     ])
     .await;
     let mut args = vec!["run".to_owned()];
-    args.extend(model_args(&env, &server));
+    args.extend(on_server(&env, &server));
     args.extend(["--json".to_owned(), "What is the answer?".to_owned()]);
     let output = env
         .run(&args.iter().map(String::as_str).collect::<Vec<_>>())

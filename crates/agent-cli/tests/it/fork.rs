@@ -7,7 +7,7 @@ use agent_test_support::cli::{code, stderr, stdout};
 use agent_test_support::mock_model::{MockModelServer, Reply, Turn};
 use serde_json::{Value, json};
 
-use crate::agent_env;
+use crate::{agent_env, on_server};
 
 #[tokio::test]
 async fn a_trace_forked_at_a_goal_is_printed_named_and_resumable() {
@@ -87,24 +87,6 @@ async fn a_trace_forked_at_a_goal_is_printed_named_and_resumable() {
         assert_eq!(code(&output), 2, "{args:?}: {}", stderr(&output));
         assert_eq!(stdout(&output), "", "{args:?}");
     }
-}
-
-/// The model options of `agent run`, on `server`, in the environment's workspace.
-fn on_server(env: &agent_test_support::cli::CliEnv, server: &MockModelServer) -> Vec<String> {
-    [
-        "--provider",
-        "openai",
-        "--base-url",
-        &server.openai_base(),
-        "--api-key",
-        "sk-test",
-        "--model",
-        "gpt-4o-mini",
-        "--workspace",
-        &env.work(),
-    ]
-    .map(str::to_owned)
-    .to_vec()
 }
 
 /// `agent run <model options> <args>` to the end; its stdout, after checking it succeeded.

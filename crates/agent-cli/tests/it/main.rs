@@ -29,8 +29,28 @@ mod terminal_output;
 mod usage_errors;
 
 use agent_test_support::cli::CliEnv;
+use agent_test_support::mock_model::MockModelServer;
 
 /// A fresh environment for this crate's `agent` binary.
 fn agent_env() -> CliEnv {
     CliEnv::new(env!("CARGO_BIN_EXE_agent"))
+}
+
+/// The model options of a command that talks to `server` (OpenAI's wire format), working in
+/// the environment's workspace.
+fn on_server(env: &CliEnv, server: &MockModelServer) -> Vec<String> {
+    [
+        "--provider",
+        "openai",
+        "--base-url",
+        &server.openai_base(),
+        "--api-key",
+        "sk-test",
+        "--model",
+        "gpt-4o-mini",
+        "--workspace",
+        &env.work(),
+    ]
+    .map(str::to_owned)
+    .to_vec()
 }

@@ -14,28 +14,16 @@ const RED: &str = "\u{1b}[31mred\u{1b}[0m";
 const CLEAR: &str = "\u{1b}[2J";
 
 /// `agent <command> <model options on server> <extra>`, as a tokio command.
-fn on_server(
+fn command_on(
     env: &CliEnv,
     server: &MockModelServer,
     command: &str,
     extra: &[&str],
 ) -> tokio::process::Command {
-    let base = server.openai_base();
-    let work = env.work();
-    let mut args = vec![
-        command,
-        "--provider",
-        "openai",
-        "--base-url",
-        &base,
-        "--api-key",
-        "sk-test",
-        "--model",
-        "gpt-4o-mini",
-        "--workspace",
-        &work,
-    ];
-    args.extend_from_slice(extra);
+    let mut args = vec![command.to_owned()];
+    args.extend(crate::on_server(env, server));
+    args.extend(extra.iter().map(|arg| (*arg).to_owned()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     env.agent(&args)
 }
 
@@ -60,7 +48,7 @@ async fn the_models_control_sequences_are_dropped_from_run_show_and_plan() {
     ])
     .await;
     // Even when colours are asked for, the model's own never pass.
-    let output = on_server(&env, &server, "run", &["--color", "always", "Paint"])
+    let output = command_on(&env, &server, "run", &["--color", "always", "Paint"])
         .output()
         .await
         .unwrap();
@@ -100,7 +88,7 @@ async fn the_models_control_sequences_are_dropped_from_run_show_and_plan() {
         Turn::text(format!("Two goals.{CLEAR}")),
     ])
     .await;
-    let output = on_server(&env, &server, "plan", &["Paint"])
+    let output = command_on(&env, &server, "plan", &["Paint"])
         .output()
         .await
         .unwrap();
@@ -132,7 +120,7 @@ async fn colours_come_with_color_always_and_never_with_no_color_or_color_never()
     let run = |server: &MockModelServer, extra: &[&str]| {
         let mut args = extra.to_vec();
         args.push("Find a shortcut");
-        on_server(&env, server, "run", &args)
+        command_on(&env, server, "run", &args)
     };
 
     // The environment of the tests sets NO_COLOR.
