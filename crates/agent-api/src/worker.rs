@@ -134,23 +134,39 @@ impl Worker {
             cancel.cancel();
         }
         let handle = match self.start(&claimed, cancel.clone()).await {
-            Ok(handle) => handle,
+            Ok(Some(handle)) => handle,
+            // A continue whose turn a dead worker already ran to its end.
+            Ok(None) => {
+                tracing::info!(%trace_id, "the run was done before its worker died");
+                self.log(self.queue.finish(claimed.run_id, name, None).await);
+                return;
+            }
             // Another process still writes the trace (a worker whose lease ran out but which
-            // is not dead): leave the run for later.
-            Err(RunError::Store(StoreError::Locked { .. })) => {
-                tracing::info!(%trace_id, "the trace is still being written elsewhere");
+            // is not dead), or the database failed for a moment: leave the run for later.
+            Err(RunError::Store(error @ (StoreError::Locked { .. } | StoreError::Internal(_)))) => {
+                tracing::info!(%trace_id, %error, "the run cannot start now; it goes back to the queue");
                 self.log(self.queue.release(claimed.run_id, name).await);
                 tokio::time::sleep(self.config.poll).await;
                 return;
             }
             Err(error) => {
                 tracing::warn!(%trace_id, %error, "a queued run could not start");
+                self.fail(&trace_id, &error.to_string()).await;
                 let error = error.to_string();
                 self.log(self.queue.finish(claimed.run_id, name, Some(&error)).await);
+                let _ = self.store.release_writer(&trace_id).await;
                 return;
             }
         };
         let sender = handle.sender();
+        // On a later attempt, messages the dead worker handed over and saw recorded are not
+        // given again.
+        let mut recorded = if claimed.attempts > 1 {
+            self.user_messages(&trace_id).await
+        } else {
+            std::collections::HashSet::new()
+        };
+        let mut late = Vec::new();
         let wait = handle.wait();
         tokio::pin!(wait);
         let mut bell = self.queue.run_changes(&trace_id);
@@ -179,9 +195,11 @@ impl Worker {
             match self.queue.take_messages(&trace_id).await {
                 Ok(messages) => {
                     for message in messages {
+                        if recorded.remove(&message) {
+                            continue;
+                        }
                         if !sender.send(&message) {
-                            self.requeue_message(&trace_id, &claimed.run.settings, message)
-                                .await;
+                            late.push(message);
                         }
                     }
                 }
@@ -195,28 +213,59 @@ impl Worker {
             }
             Err(error) => Some(error.to_string()),
         };
+        // Messages that came as the run ended start the next turn, together; taken before the
+        // run is marked done (which lets them go), queued after (when the trace is free).
+        if let Ok(messages) = self.queue.take_messages(&trace_id).await {
+            late.extend(messages.into_iter().filter(|m| !recorded.contains(m)));
+        }
         self.log(
             self.queue
                 .finish(claimed.run_id, name, error.as_deref())
                 .await,
         );
-        // Messages that came as the run ended start the next turn.
-        if let Ok(messages) = self.queue.take_messages(&trace_id).await {
-            for message in messages {
-                self.requeue_message(&trace_id, &claimed.run.settings, message)
-                    .await;
-            }
+        // A run that ended without a finishing commit still lets other writers in.
+        if let Err(error) = self.store.release_writer(&trace_id).await {
+            tracing::warn!(%trace_id, %error, "giving up the trace's writer lock failed");
+        }
+        if !late.is_empty() {
+            self.requeue_messages(&trace_id, &claimed.run.settings, late)
+                .await;
         }
         self.factory.run_ended(&trace_id);
     }
 
-    /// Starts the run a claim asks for. A trace whose run died after it began (a second
-    /// attempt that finds the trace not ended) is resumed rather than continued again.
+    /// The texts of the trace's user messages.
+    async fn user_messages(&self, trace_id: &str) -> std::collections::HashSet<String> {
+        let messages = self
+            .store
+            .get_trace_messages(trace_id)
+            .await
+            .unwrap_or_default();
+        messages
+            .iter()
+            .filter(|message| message.role == agent_execution::Role::User)
+            .map(|message| message.content.text().to_owned())
+            .collect()
+    }
+
+    /// Records a run that cannot start as the trace's failure, so that it does not look
+    /// interrupted forever.
+    async fn fail(&self, trace_id: &str, error: &str) {
+        let outcome =
+            agent_execution::TraceOutcome::failed(format!("the run could not start: {error}"));
+        if let Err(error) = self.store.finish_trace(trace_id, outcome).await {
+            tracing::warn!(%trace_id, %error, "recording the failed start failed");
+        }
+    }
+
+    /// Starts the run a claim asks for; `None` when there is nothing left to do. On a later
+    /// attempt (its worker died), a continue whose message is already in the trace is not
+    /// continued again: the trace is resumed if it did not end, and left alone if it did.
     async fn start(
         &self,
         claimed: &ClaimedRun,
         cancel: CancellationToken,
-    ) -> Result<RunHandle, RunError> {
+    ) -> Result<Option<RunHandle>, RunError> {
         let trace_id = &claimed.run.trace_id;
         let trace = self
             .store
@@ -232,14 +281,23 @@ impl Worker {
             .factory
             .build(self.store.clone(), options)
             .map_err(|error| RunError::Store(StoreError::Invalid(error.to_string())))?;
-        match &claimed.run.kind {
-            RunKind::Continue(message) if claimed.attempts <= 1 || trace.status.is_finished() => {
-                runner
-                    .continue_in_background(trace_id, message, cancel)
-                    .await
+        let handle = match &claimed.run.kind {
+            RunKind::Continue(message) => {
+                let ran =
+                    claimed.attempts > 1 && self.user_messages(trace_id).await.contains(message);
+                match (ran, trace.status.is_finished()) {
+                    (false, _) => {
+                        runner
+                            .continue_in_background(trace_id, message, cancel)
+                            .await?
+                    }
+                    (true, false) => runner.resume_in_background(trace_id, cancel).await?,
+                    (true, true) => return Ok(None),
+                }
             }
-            _ => runner.resume_in_background(trace_id, cancel).await,
-        }
+            _ => runner.resume_in_background(trace_id, cancel).await?,
+        };
+        Ok(Some(handle))
     }
 
     /// The factory's defaults with the queued settings on top.
@@ -276,23 +334,29 @@ impl Worker {
         Ok(options)
     }
 
-    /// A message the run could no longer take continues the trace in a run of its own.
-    async fn requeue_message(&self, trace_id: &str, settings: &serde_json::Value, message: String) {
+    /// Messages the run could no longer take (it was ending) continue the trace together in a
+    /// run of their own; if another run of the trace was queued meanwhile, they go to it.
+    async fn requeue_messages(
+        &self,
+        trace_id: &str,
+        settings: &serde_json::Value,
+        messages: Vec<String>,
+    ) {
         let run = QueuedRun {
             trace_id: trace_id.to_owned(),
-            kind: RunKind::Continue(message),
+            kind: RunKind::Continue(messages.join("\n\n")),
             settings: settings.clone(),
         };
-        // Queued only once this run is done; until then the trace is busy.
-        for _ in 0..50 {
-            match self.queue.enqueue(&run).await {
-                Err(QueueError::Busy(_)) => {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+        match self.queue.enqueue(&run).await {
+            Err(QueueError::Busy(_)) => {
+                for message in &messages {
+                    if !matches!(self.queue.send(trace_id, message).await, Ok(true)) {
+                        tracing::warn!(%trace_id, "a message for an ended run could not be kept");
+                    }
                 }
-                result => return self.log(result.map(drop)),
             }
+            result => self.log(result.map(drop)),
         }
-        tracing::warn!(%trace_id, "a message for an ended run could not be queued");
     }
 
     fn log<E: std::fmt::Display>(&self, result: Result<(), E>) {

@@ -51,7 +51,13 @@ pub(crate) fn worker_for(
                 .map(|name| name.trim().to_owned())
         })
         .unwrap_or_else(|| "worker".to_owned());
-    let mut config = WorkerConfig::new(format!("{host}:{}", std::process::id()));
+    // The process id and a random tag: a restarted worker never takes its old self's runs for
+    // its own.
+    let tag: String = agent_execution::ids::new_trace_id()
+        .chars()
+        .take(8)
+        .collect();
+    let mut config = WorkerConfig::new(format!("{host}:{}:{tag}", std::process::id()));
     config.concurrency = options.concurrency as usize;
     config.lease = Duration::from_secs(options.lease);
     config.poll = Duration::from_millis(500).min(config.lease / 3);

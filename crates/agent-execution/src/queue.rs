@@ -158,7 +158,9 @@ pub trait RunQueue: Send + Sync {
     /// Gives a claimed run back to the queue at once (its worker cannot run it now).
     async fn release(&self, run_id: i64, worker: &str) -> Result<(), QueueError>;
 
-    /// Takes the messages left for the trace's run, oldest first.
+    /// Hands over the messages left for the trace's run that no attempt took yet, oldest
+    /// first. They are kept until the run is finished, and handed to the next attempt again
+    /// when its worker died.
     async fn take_messages(&self, trace_id: &str) -> Result<Vec<String>, QueueError>;
 
     /// Records that the trace's run waits on a call (again after a resume: an old decision is

@@ -20,10 +20,13 @@ CREATE TABLE agent_runs (
 CREATE UNIQUE INDEX agent_runs_one_active_per_trace ON agent_runs (trace_id) WHERE status <> 'done';
 CREATE INDEX agent_runs_claimable ON agent_runs (run_id) WHERE status <> 'done';
 
+-- A message is kept until the run it was handed to is done: a worker that dies after taking
+-- it leaves it for the next attempt.
 CREATE TABLE agent_run_messages (
     message_id BIGSERIAL PRIMARY KEY,
     trace_id   TEXT NOT NULL,
-    content    TEXT NOT NULL
+    content    TEXT NOT NULL,
+    delivered  BOOLEAN NOT NULL DEFAULT false
 );
 CREATE INDEX agent_run_messages_by_trace ON agent_run_messages (trace_id, message_id);
 

@@ -96,6 +96,7 @@ impl Locks {
         // (objid), with objsubid 1.
         let sql = format!(
             "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted \
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
              AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = {KEY})"
         );
         Ok(client

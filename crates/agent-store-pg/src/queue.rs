@@ -126,7 +126,8 @@ impl RunQueue for PgRunQueue {
                 "UPDATE agent_runs SET status = 'running', worker = $1, \
                  lease_until = now() + make_interval(secs => $2), attempts = attempts + 1 \
                  WHERE run_id = (SELECT run_id FROM agent_runs \
-                     WHERE status = 'queued' OR (status = 'running' AND lease_until <= now()) \
+                     WHERE status = 'queued' OR (status = 'running' AND lease_until <= now() \
+                         AND worker IS DISTINCT FROM $1) \
                      ORDER BY run_id FOR UPDATE SKIP LOCKED LIMIT 1) \
                  RETURNING run_id, trace_id, kind, input, settings, attempts, cancel_requested",
                 &[&worker, &lease.as_secs_f64()],
@@ -154,6 +155,18 @@ impl RunQueue for PgRunQueue {
                 )));
             }
         };
+        let attempts: i32 = row.get(5);
+        if attempts > 1 {
+            // The messages the dead worker took but did not see recorded go to this attempt.
+            self.conn()
+                .await?
+                .execute(
+                    "UPDATE agent_run_messages SET delivered = false WHERE trace_id = $1",
+                    &[&trace_id],
+                )
+                .await
+                .map_err(failed)?;
+        }
         Ok(Some(ClaimedRun {
             run_id,
             run: QueuedRun {
@@ -161,7 +174,7 @@ impl RunQueue for PgRunQueue {
                 kind,
                 settings: row.get::<_, Json<Value>>(4).0,
             },
-            attempts: row.get(5),
+            attempts,
             cancel_requested: row.get(6),
         }))
     }
@@ -203,8 +216,11 @@ impl RunQueue for PgRunQueue {
     ) -> Result<(), QueueError> {
         let conn = self.conn().await?;
         conn.execute(
-            "UPDATE agent_runs SET status = 'done', finished_at = now(), error = $3 \
-             WHERE run_id = $1 AND worker = $2 AND status = 'running'",
+            "WITH done AS (UPDATE agent_runs SET status = 'done', finished_at = now(), \
+             error = $3 WHERE run_id = $1 AND worker = $2 AND status = 'running' \
+             RETURNING trace_id) \
+             DELETE FROM agent_run_messages WHERE delivered \
+             AND trace_id IN (SELECT trace_id FROM done)",
             &[&run_id, &worker, &error.map(text)],
         )
         .await
@@ -280,8 +296,9 @@ impl RunQueue for PgRunQueue {
             .conn()
             .await?
             .query(
-                "WITH taken AS (DELETE FROM agent_run_messages WHERE trace_id = $1 \
-                 RETURNING message_id, content) SELECT content FROM taken ORDER BY message_id",
+                "WITH taken AS (UPDATE agent_run_messages SET delivered = true \
+                 WHERE trace_id = $1 AND NOT delivered RETURNING message_id, content) \
+                 SELECT content FROM taken ORDER BY message_id",
                 &[&trace_id],
             )
             .await
@@ -354,6 +371,10 @@ impl RunQueue for PgRunQueue {
         tool_call_id: &str,
         decision: &Decision,
     ) -> Result<Decided, QueueError> {
+        if tool_call_id.contains('\0') {
+            // No call id holds one (they are stored as PostgreSQL text).
+            return Ok(Decided::NotWaiting);
+        }
         let conn = self.conn().await?;
         let reason = (!decision.approve).then_some(decision.reason.as_str());
         let decision = if decision.approve {

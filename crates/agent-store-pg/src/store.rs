@@ -161,9 +161,15 @@ impl TraceStore for PgTraceStore {
         validate_trace_id(trace_id)?;
         self.locks.acquire(trace_id).await?;
         let conn = self.conn().await?;
-        Ok(Box::new(
-            PgTxn::existing(conn, trace_id, self.locks.clone()).await?,
-        ))
+        match PgTxn::existing(conn, trace_id, self.locks.clone()).await {
+            Ok(txn) => Ok(Box::new(txn)),
+            Err(error) => {
+                if error.is_not_found() {
+                    self.locks.release(trace_id).await?;
+                }
+                Err(error)
+            }
+        }
     }
 
     async fn begin_new(&self, trace_id: &str) -> Result<Box<dyn TraceTxn + '_>, StoreError> {
@@ -259,6 +265,11 @@ impl TraceStore for PgTraceStore {
         goal_id: &str,
     ) -> Result<Vec<Message>, StoreError> {
         validate_trace_id(trace_id)?;
+        if goal_id.contains('\0') {
+            // No goal id holds one (they are stored as PostgreSQL text).
+            self.must_exist(trace_id).await?;
+            return Ok(Vec::new());
+        }
         let messages: Vec<Message> = self
             .json_rows(
                 trace_id,

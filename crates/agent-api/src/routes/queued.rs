@@ -67,6 +67,7 @@ pub(crate) async fn resume(
     settings: RunSettings,
 ) -> Result<(), ApiError> {
     let settings = settings.queued(state.config().approval)?;
+    check_not_written_elsewhere(state, queue, &trace.trace_id).await?;
     enqueue(queue, &trace.trace_id, RunKind::Resume, settings).await
 }
 
@@ -83,6 +84,7 @@ pub(crate) async fn message(
         return Ok(true);
     }
     let settings = RunSettings::default().queued(state.config().approval)?;
+    check_not_written_elsewhere(state, queue, trace_id).await?;
     match enqueue(
         queue,
         trace_id,
@@ -96,6 +98,25 @@ pub(crate) async fn message(
         Err(_) if queue.send(trace_id, content).await.map_err(queue_error)? => Ok(true),
         Err(error) => Err(error),
     }
+}
+
+/// Refuses to queue a run of a trace that a process outside the queue is writing (e.g. `agent
+/// run --store postgres://…`): 409 `trace_locked`, as when this server runs no queue.
+async fn check_not_written_elsewhere(
+    state: &AppState,
+    queue: &Arc<dyn RunQueue>,
+    trace_id: &str,
+) -> Result<(), ApiError> {
+    if queue.active(trace_id).await.map_err(queue_error)? {
+        return Ok(()); // Queuing says it is busy.
+    }
+    if state.store().writer_alive(trace_id).await? == Some(true) {
+        return Err(ApiError::conflict(
+            "trace_locked",
+            format!("trace {trace_id} is being written by another process"),
+        ));
+    }
+    Ok(())
 }
 
 async fn enqueue(

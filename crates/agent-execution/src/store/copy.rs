@@ -30,7 +30,14 @@ pub async fn copy_trace(
         .ok_or_else(|| StoreError::NotFound {
             trace_id: trace_id.to_owned(),
         })?;
-    let messages = from.get_trace_messages(trace_id).await?;
+    // Read after the events: a source still being written may hold messages the events read
+    // do not describe yet, which the copy leaves out.
+    let messages: Vec<_> = from
+        .get_trace_messages(trace_id)
+        .await?
+        .into_iter()
+        .filter(|message| message.sequence <= state.last_sequence)
+        .collect();
     let mut txn = match to.begin_new(trace_id).await {
         Ok(txn) => txn,
         Err(StoreError::AlreadyExists { .. }) => return Ok(Copied::AlreadyThere),
