@@ -77,6 +77,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod files;
+mod flusher;
 mod follow;
 mod log;
 mod store;

@@ -55,6 +55,9 @@ impl OpenTrace {
             meta_dirty: false,
             goal_dirty: false,
             mirrored_at: std::time::Instant::now(),
+            pending: std::collections::BTreeMap::new(),
+            scheduled: false,
+            mirrored: 0,
         }
     }
 

@@ -9,7 +9,7 @@
 //! Everything here is blocking file I/O; the store runs it on the blocking thread pool while it
 //! holds the trace's async mutex.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::path::PathBuf;
@@ -18,7 +18,7 @@ use agent_execution::GoalTree;
 use agent_execution::{StoreError, Trace, TraceState};
 
 use crate::Durability;
-use crate::files::{sync_dir, write_atomic};
+use crate::files::sync_dir;
 
 mod index;
 mod mirrors;
@@ -71,6 +71,13 @@ struct OpenTrace {
     goal_dirty: bool,
     /// When `meta.json` and `goal.json` were last brought up to date.
     mirrored_at: std::time::Instant,
+    /// Messages whose files are behind the log, by sequence; `true` when the file may exist
+    /// already and is rewritten only if it differs (a rebuild after a crash).
+    pending: BTreeMap<u64, bool>,
+    /// The flusher has been told about `pending` and has not found it empty since.
+    scheduled: bool,
+    /// Every message file of an event before this log offset is written.
+    mirrored: u64,
 }
 
 /// Opens `events.jsonl` to read and append, or only to read when this process may not write it
@@ -99,8 +106,8 @@ pub(crate) struct Prepared {
     pub(crate) events: Vec<(u64, u64, IndexNote)>,
     /// The state after the commit.
     pub(crate) state: TraceState,
-    /// Message files to write, by name relative to the trace folder.
-    pub(crate) mirrors: Vec<(PathBuf, Vec<u8>)>,
+    /// Sequences of the messages the commit adds or changes, whose files are now behind.
+    pub(crate) messages: Vec<u64>,
     /// True when the trace's own record changed.
     pub(crate) trace_changed: bool,
     /// True when the goal tree changed.
@@ -290,8 +297,10 @@ impl Slot {
         self.repair_mirrors()
     }
 
-    /// Writes a prepared commit: one append (and in `Fsync` mode one sync) of `events.jsonl`,
-    /// then the mirror files.
+    /// Writes a prepared commit: one append (and in `Fsync` mode one sync) of `events.jsonl`.
+    /// The message files it changes are left to the flusher (see
+    /// [`take_schedule`](Self::take_schedule)); `meta.json` and `goal.json` are written at once
+    /// after a structural commit, otherwise at most every [`MIRROR_DELAY`].
     pub(crate) fn commit(&mut self, prepared: Prepared) -> Result<(), StoreError> {
         let log_path = self.dir.join(EVENTS);
         let durability = self.durability;
@@ -336,13 +345,24 @@ impl Slot {
         }
         open.meta_dirty |= prepared.trace_changed;
         open.goal_dirty |= prepared.goal_tree_changed;
-        for (name, bytes) in prepared.mirrors {
-            write_atomic(&self.dir.join(name), &bytes)?;
+        for sequence in prepared.messages {
+            open.pending.insert(sequence, false);
         }
         if prepared.structural || open.mirrored_at.elapsed() >= MIRROR_DELAY {
-            self.flush_mirrors()?;
+            self.flush_meta()?;
         }
         Ok(())
+    }
+
+    /// True once when message files fell behind the log and the flusher has not been told yet;
+    /// the caller then tells it.
+    pub(crate) fn take_schedule(&mut self) -> bool {
+        let Some(open) = self.open.as_mut() else {
+            return false;
+        };
+        let schedule = !open.pending.is_empty() && !open.scheduled;
+        open.scheduled |= schedule;
+        schedule
     }
 
     /// The state of a trace being written (`None` while it is being created).

@@ -241,6 +241,8 @@ async fn missing_mirror_files_are_rebuilt_from_the_log() {
         .add_message(&id, NewMessage::user("m3"))
         .await
         .unwrap();
+    // Message files trail the log until the store is flushed (or dropped).
+    store.flush().await.unwrap();
     assert!(dir.join("goal.json").is_file());
     let names: Vec<_> = (1..=4)
         .map(|sequence| {
