@@ -135,11 +135,18 @@ impl FileSystemTraceStore {
         &self,
         trace_id: &str,
         start: fn(&mut Slot) -> Result<(), StoreError>,
+        ready: fn(&Slot) -> bool,
     ) -> Result<Box<dyn TraceTxn + '_>, StoreError> {
         validate_trace_id(trace_id)?;
         let guard = self.slot(trace_id).lock_owned().await;
-        let (guard, result) = blocking(guard, start).await?;
-        result?;
+        // A trace this instance writes already is ready without file I/O: no thread hand-off.
+        let guard = if ready(&guard) {
+            guard
+        } else {
+            let (guard, result) = blocking(guard, start).await?;
+            result?;
+            guard
+        };
         let mut txn = FsTxn {
             slot: Some(guard),
             flusher: &self.flusher,
@@ -201,8 +208,18 @@ impl TraceTxn for FsTxn<'_> {
 
     async fn commit(&mut self, commit: &Commit) -> Result<(), StoreError> {
         let prepared = prepare(commit)?;
-        let (guard, result) = blocking(self.take()?, move |slot| slot.commit(prepared)).await?;
-        self.slot = Some(guard);
+        let mut guard = self.take()?;
+        let result = if guard.durability == Durability::Buffered && guard.log_is_open() {
+            // One `write` of a few kilobytes into the page cache takes less time than handing
+            // the work to another thread and back; syncs and file creation go to the pool.
+            let result = guard.commit(prepared);
+            self.slot = Some(guard);
+            result
+        } else {
+            let (guard, result) = blocking(guard, move |slot| slot.commit(prepared)).await?;
+            self.slot = Some(guard);
+            result
+        };
         self.schedule();
         result
     }
@@ -243,11 +260,12 @@ fn prepare(commit: &Commit) -> Result<Prepared, StoreError> {
 #[async_trait]
 impl TraceStore for FileSystemTraceStore {
     async fn begin(&self, trace_id: &str) -> Result<Box<dyn TraceTxn + '_>, StoreError> {
-        self.begin_with(trace_id, Slot::become_writer).await
+        self.begin_with(trace_id, Slot::become_writer, Slot::is_writer)
+            .await
     }
 
     async fn begin_new(&self, trace_id: &str) -> Result<Box<dyn TraceTxn + '_>, StoreError> {
-        self.begin_with(trace_id, Slot::create).await
+        self.begin_with(trace_id, Slot::create, |_| false).await
     }
 
     fn event_bus(&self) -> &EventBus {

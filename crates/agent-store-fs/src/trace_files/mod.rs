@@ -365,6 +365,16 @@ impl Slot {
         schedule
     }
 
+    /// Whether this slot holds the trace's lock, its state current.
+    pub(crate) fn is_writer(&self) -> bool {
+        self.open.as_ref().is_some_and(|open| open.lock.is_some())
+    }
+
+    /// Whether `events.jsonl` is open, so a commit appends without creating it.
+    pub(crate) fn log_is_open(&self) -> bool {
+        self.open.as_ref().is_some_and(|open| open.log.is_some())
+    }
+
     /// The state of a trace being written (`None` while it is being created).
     pub(crate) fn state(&self) -> Option<&TraceState> {
         self.open.as_ref().and_then(|open| open.state.as_ref())
