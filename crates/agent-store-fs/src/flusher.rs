@@ -99,7 +99,23 @@ fn run(due: &Receiver<SlotRef>, writer: &Mutex<()>) {
 fn drain(slot: &AsyncMutex<Slot>, writer: &Mutex<()>, limit: usize) -> Result<(), StoreError> {
     loop {
         let _writing = writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(batch) = slot.blocking_lock().take_mirrors(limit)? else {
+        let (batch, checkpoint, dir) = {
+            let mut locked = slot.blocking_lock();
+            match locked.take_mirrors(limit)? {
+                Some(batch) => (Some(batch), None, None),
+                None => (
+                    None,
+                    locked.take_checkpoint(false)?,
+                    Some(locked.dir.clone()),
+                ),
+            }
+        };
+        let Some(batch) = batch else {
+            // The backlog is written: save the index too once the log has grown enough.
+            if let (Some((bytes, len)), Some(dir)) = (checkpoint, dir) {
+                Slot::write_checkpoint(&dir, &bytes)?;
+                slot.blocking_lock().checkpoint_written(len);
+            }
             return Ok(());
         };
         let result = batch.write();

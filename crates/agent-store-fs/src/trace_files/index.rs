@@ -58,6 +58,7 @@ impl OpenTrace {
             pending: std::collections::BTreeMap::new(),
             scheduled: false,
             mirrored: 0,
+            checkpointed: 0,
         }
     }
 

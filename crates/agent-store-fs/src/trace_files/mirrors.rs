@@ -182,13 +182,18 @@ impl Slot {
         }
     }
 
-    /// Brings every mirror file up to date: `meta.json`, `goal.json` and every message file.
+    /// Brings every mirror file up to date (`meta.json`, `goal.json` and every message file),
+    /// then, on the writer, the index checkpoint.
     pub(crate) fn flush_all(&mut self) -> Result<(), StoreError> {
         self.flush_meta()?;
         while let Some(batch) = self.take_mirrors(usize::MAX)? {
             let result = batch.write();
             self.mirrors_written(batch, result.is_ok());
             result?;
+        }
+        if let Some((bytes, len)) = self.take_checkpoint(true)? {
+            Slot::write_checkpoint(&self.dir, &bytes)?;
+            self.checkpoint_written(len);
         }
         Ok(())
     }

@@ -20,6 +20,7 @@ use agent_execution::{StoreError, Trace, TraceState};
 use crate::Durability;
 use crate::files::sync_dir;
 
+mod checkpoint;
 mod index;
 mod mirrors;
 mod reads;
@@ -78,6 +79,8 @@ struct OpenTrace {
     scheduled: bool,
     /// Every message file of an event before this log offset is written.
     mirrored: u64,
+    /// The log length the newest index checkpoint covers (0: none).
+    checkpointed: u64,
 }
 
 /// Opens `events.jsonl` to read and append, or only to read when this process may not write it
@@ -177,7 +180,14 @@ impl Slot {
             }
             Err(error) => return Err(StoreError::io(&log_path, error)),
         };
-        let mut open = OpenTrace::empty(Some(log));
+        // The checkpoint, when valid, saves replaying the log up to the length it covers.
+        let mut open = OpenTrace::empty(None);
+        let size = log
+            .metadata()
+            .map_err(|e| StoreError::io(&log_path, e))?
+            .len();
+        checkpoint::load(&self.dir, &log, size, &mut open);
+        open.log = Some(log);
         open.appendable = appendable;
         open.catch_up(&log_path)?;
         let Some(state) = &open.state else {
@@ -363,6 +373,38 @@ impl Slot {
         let schedule = !open.pending.is_empty() && !open.scheduled;
         open.scheduled |= schedule;
         schedule
+    }
+
+    /// The index checkpoint to write when this slot is the trace's writer and the log has grown
+    /// since the last one: always when `force`, otherwise only once it grew by an eighth (and
+    /// at least a mebibyte), so saving it costs a bounded share of the appends. Returns the
+    /// bytes and the log length they cover.
+    pub(crate) fn take_checkpoint(
+        &self,
+        force: bool,
+    ) -> Result<Option<(Vec<u8>, u64)>, StoreError> {
+        let Some(open) = self.open.as_ref().filter(|open| open.lock.is_some()) else {
+            return Ok(None);
+        };
+        let grown = open.len.saturating_sub(open.checkpointed);
+        let due = grown > 0 && (force || (grown >= 1 << 20 && grown >= open.len / 8));
+        if !due {
+            return Ok(None);
+        }
+        let bytes = checkpoint::encode(open, &self.dir.join(EVENTS))?;
+        Ok(bytes.map(|bytes| (bytes, open.len)))
+    }
+
+    /// Writes a checkpoint taken by [`take_checkpoint`](Self::take_checkpoint) into the folder.
+    pub(crate) fn write_checkpoint(dir: &std::path::Path, bytes: &[u8]) -> Result<(), StoreError> {
+        checkpoint::write(dir, bytes)
+    }
+
+    /// Records that the checkpoint covering `len` bytes of the log is written.
+    pub(crate) fn checkpoint_written(&mut self, len: u64) {
+        if let Some(open) = self.open.as_mut() {
+            open.checkpointed = open.checkpointed.max(len);
+        }
     }
 
     /// Whether this slot holds the trace's lock, its state current.
