@@ -59,6 +59,7 @@ impl OpenTrace {
             scheduled: false,
             mirrored: 0,
             checkpointed: 0,
+            cache: Default::default(),
         }
     }
 

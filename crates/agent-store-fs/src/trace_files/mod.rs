@@ -81,6 +81,8 @@ struct OpenTrace {
     mirrored: u64,
     /// The log length the newest index checkpoint covers (0: none).
     checkpointed: u64,
+    /// Messages already parsed, by sequence.
+    cache: std::cell::RefCell<reads::MessageCache>,
 }
 
 /// Opens `events.jsonl` to read and append, or only to read when this process may not write it
