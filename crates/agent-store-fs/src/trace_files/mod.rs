@@ -1,13 +1,14 @@
-//! One trace folder: opening it (replaying `events.jsonl` once into state and an index), taking
-//! its writer lock and committing.
+//! One trace folder: opening it (from its index checkpoint and the commits after it, or by
+//! replaying `events.jsonl` into state and an index), taking its writer lock and committing.
 //!
 //! This module owns the folder's life: the cold open and its consistency checks, creation, the
 //! lock that makes a process the writer, and appending a commit. Following the log and indexing
-//! it lives in `index`, the mirror files in `mirrors`, and the reads through the index in
-//! `reads`.
+//! it lives in `index`, the checkpoint in `checkpoint`, the mirror files in `mirrors`, and the
+//! reads through the index in `reads`.
 //!
-//! Everything here is blocking file I/O; the store runs it on the blocking thread pool while it
-//! holds the trace's async mutex.
+//! Everything here is blocking file I/O, run while the trace's async mutex is held: by the store
+//! on the blocking thread pool (on the calling thread for a buffered append to a trace it
+//! already writes, which is one `write`), and by the flusher on its own thread.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File, OpenOptions, TryLockError};
