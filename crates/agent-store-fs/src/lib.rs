@@ -29,8 +29,9 @@
 //!
 //! The mirror files (`meta.json`, `goal.json`, the message files) are rewritten through a
 //! temporary file and a rename, without syncing, and they trail the log. A commit only notes
-//! which message files it put behind; a flusher thread of the store writes them in batches
-//! shortly after, reading each message back from the log. `meta.json` and `goal.json` are
+//! which message files it put behind; a flusher thread of the store writes them in batches,
+//! reading each message back from the log: all of them once the trace has gone tens of
+//! milliseconds without a commit, a few at a time while commits keep coming. `meta.json` and `goal.json` are
 //! written by the commit itself when it changed more than message statistics, otherwise at
 //! most every quarter of a second. [`FileSystemTraceStore::flush`] and dropping the store
 //! write every file that is behind: after either, every file of the layout is there and

@@ -348,9 +348,10 @@ impl TraceStore for FileSystemTraceStore {
 
 impl FileSystemTraceStore {
     /// Brings every mirror file of every open trace up to date: `meta.json`, `goal.json` and
-    /// the message files. Between flushes, message files trail the log by the flusher's batch
-    /// (tens of milliseconds when the disk keeps up), and `meta.json` and `goal.json` by at
-    /// most a quarter of a second when only message statistics changed; they are also written
+    /// the message files. Between flushes, message files trail the log: the store's flusher
+    /// writes them once the trace has gone tens of milliseconds without a commit, and only a
+    /// few at a time while commits keep coming; `meta.json` and `goal.json` trail it by at most
+    /// a quarter of a second when only message statistics changed. Everything is also written
     /// when the store is dropped. The log itself, and every read of this store, is always
     /// current.
     pub async fn flush(&self) -> Result<(), StoreError> {

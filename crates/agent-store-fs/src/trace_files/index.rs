@@ -60,6 +60,7 @@ impl OpenTrace {
             mirrored: 0,
             checkpointed: 0,
             cache: Default::default(),
+            committed_at: std::time::Instant::now(),
         }
     }
 

@@ -84,6 +84,8 @@ struct OpenTrace {
     checkpointed: u64,
     /// Messages already parsed, by sequence.
     cache: std::cell::RefCell<reads::MessageCache>,
+    /// When this instance last committed to the trace.
+    committed_at: std::time::Instant,
 }
 
 /// Opens `events.jsonl` to read and append, or only to read when this process may not write it
@@ -361,6 +363,7 @@ impl Slot {
         for sequence in prepared.messages {
             open.pending.insert(sequence, false);
         }
+        open.committed_at = std::time::Instant::now();
         if prepared.structural || open.mirrored_at.elapsed() >= MIRROR_DELAY {
             self.flush_meta()?;
         }
@@ -408,6 +411,13 @@ impl Slot {
         if let Some(open) = self.open.as_mut() {
             open.checkpointed = open.checkpointed.max(len);
         }
+    }
+
+    /// How long ago this instance last committed to the trace (since it was opened, if never).
+    pub(crate) fn quiet_for(&self) -> std::time::Duration {
+        self.open
+            .as_ref()
+            .map_or(std::time::Duration::MAX, |open| open.committed_at.elapsed())
     }
 
     /// Whether this slot holds the trace's lock, its state current.
