@@ -16,7 +16,7 @@ use serde::Deserialize;
 
 use super::index::position;
 use super::{EVENTS, OpenTrace, Slot};
-use crate::log::read_at;
+use crate::log::{read_at, read_exact_at};
 
 /// How many bytes of event lines the parsed messages of one trace may stand for in its cache.
 const CACHE_BYTES: u64 = 128 << 20;
@@ -185,6 +185,8 @@ fn for_each_line(
     mut each: impl FnMut(usize, u64, &[u8]) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
     wanted.sort_unstable_by_key(|&(offset, _, _)| offset);
+    // One buffer for every span: a large read does not allocate and zero each span anew.
+    let mut buffer = Vec::new();
     let mut rest = &wanted[..];
     while let Some(&(start, length, _)) = rest.first() {
         let mut end = start + length;
@@ -197,7 +199,12 @@ fn for_each_line(
             end = next_end;
             count += 1;
         }
-        let span = read_at(log, start, end - start).map_err(|e| StoreError::io(path, e))?;
+        let length = usize::try_from(end - start).unwrap_or(usize::MAX);
+        if buffer.len() < length {
+            buffer.resize(length, 0);
+        }
+        let span = &mut buffer[..length];
+        read_exact_at(log, span, start).map_err(|e| StoreError::io(path, e))?;
         for &(offset, length, slot) in &rest[..count] {
             let from = usize::try_from(offset - start).unwrap_or(usize::MAX);
             let to = usize::try_from(offset - start + length).unwrap_or(usize::MAX);
