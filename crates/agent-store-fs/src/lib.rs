@@ -73,11 +73,12 @@
 //! A trace is opened once per process. The index (event offsets, the line of the newest
 //! version of each message, messages by goal) and the state come from `events.index`, the
 //! checkpoint its writer saves when the store is flushed or dropped and whenever the log grew
-//! by an eighth: the open reads it and replays only the commits after it. The checkpoint
-//! records the length of the log it covers and the checksum of that prefix's last bytes, and
-//! carries a checksum of its own; a torn or stale checkpoint, or one next to a log that is
-//! shorter or was replaced, is ignored and the whole log is replayed. The log stays the
-//! record: removing `events.index` loses nothing, and only the writer writes it.
+//! by an eighth (and at least a mebibyte) since the last one: the open reads it and replays
+//! only the commits after it. The checkpoint records the length of the log it covers and the
+//! checksum of that prefix's last bytes, and carries a checksum of its own; a torn or stale
+//! checkpoint, or one next to a log that is shorter or was replaced, is ignored and the whole
+//! log is replayed. The log stays the record: removing `events.index` loses nothing, and only
+//! the writer writes it.
 //!
 //! After the open, reading messages reads their lines from the log, nearby lines with one read,
 //! and parses only the message of each line; parsed messages are kept per trace (up to the
