@@ -12,6 +12,7 @@
 //!     goal.json                 the GoalTree
 //!     messages/<message_id>.json
 //!     events.jsonl              one event per line, append-only
+//!     events.index              index checkpoint (an extension; see Scale)
 //!     .lock                     held by the process writing the trace
 //! ```
 //!
@@ -22,16 +23,31 @@
 //! tree, `trace_updated` with the whole trace, ...), so the trace can be rebuilt from it alone.
 //! One commit (one [`TraceStore::batch`], or one single-op
 //! method) is one `write` of its event lines, then in [`Durability::Fsync`] mode one
-//! `fdatasync`, then the mirror files (`meta.json`, `goal.json`, the message files) are
-//! rewritten through a temporary file and a rename, without syncing. A call returns after all of
-//! that: a returned write survives a process crash in both modes and an OS crash or power loss
-//! in `Fsync` mode. Creating a trace also syncs its folder and the base folder in `Fsync` mode.
+//! `fdatasync`. A call returns after that: a returned write survives a process crash in both
+//! modes and an OS crash or power loss in `Fsync` mode. Creating a trace also syncs its folder
+//! and the base folder in `Fsync` mode.
+//!
+//! The mirror files (`meta.json`, `goal.json`, the message files) are rewritten through a
+//! temporary file and a rename, without syncing, and they trail the log. A commit only notes
+//! which message files it put behind; a flusher thread of the store writes them in batches,
+//! reading each message back from the log: all of them once the trace has gone tens of
+//! milliseconds without a commit, a few at a time while commits keep coming. `meta.json` and `goal.json` are
+//! written by the commit itself when it changed more than message statistics, otherwise at
+//! most every quarter of a second. [`FileSystemTraceStore::flush`] and dropping the store
+//! write every file that is behind: after either, every file of the layout is there and
+//! current. A trace's state, messages and events are read from the log, not from the mirror
+//! files, so a reader in another process sees every commit whether or not its files are
+//! written yet.
 //!
 //! A crash can leave a torn last line, or the first events of a multi-event commit without the
 //! last one (every event of a commit but the last carries `"commit_continues": true`). Readers
 //! ignore such a tail; the next writer cuts it off before appending, so event ids stay dense.
-//! Mirror files that are missing or behind the log are rewritten when the trace is next opened
-//! for writing. A mirror file that does not parse (damaged or hand-edited) is reported as
+//! A crash can also come between a commit and the writing of its files: when a process becomes
+//! the writer, it rewrites `meta.json` and `goal.json` if they differ from the log and hands
+//! to its flusher every message file that is missing or may be behind (those of events after
+//! the point up to which the last checkpoint records every message file written; all of them
+//! when there is no valid checkpoint, then rewriting only the files that differ). A mirror file
+//! that does not parse (damaged or hand-edited) is reported as
 //! [`StoreError::Corrupt`](agent_execution::StoreError::Corrupt) naming it; removing it lets the
 //! store rebuild it. Listing skips (and logs) traces whose `meta.json` cannot be read.
 //!
@@ -54,10 +70,20 @@
 //!
 //! # Scale
 //!
-//! A trace is opened once per process by reading `events.jsonl` from start to end, building an
-//! index (event offsets, the newest version of each message, messages by goal). After that,
-//! reading a message is one positioned read of its event line, and listing traces reads only
-//! `meta.json` files.
+//! A trace is opened once per process. The index (event offsets, the line of the newest
+//! version of each message, messages by goal) and the state come from `events.index`, the
+//! checkpoint its writer saves when the store is flushed or dropped and whenever the log grew
+//! by an eighth (and at least a mebibyte) since the last one: the open reads it and replays
+//! only the commits after it. The checkpoint records the length of the log it covers and the
+//! checksum of that prefix's last bytes, and carries a checksum of its own; a torn or stale
+//! checkpoint, or one next to a log that is shorter or was replaced, is ignored and the whole
+//! log is replayed. The log stays the record: removing `events.index` loses nothing, and only
+//! the writer writes it.
+//!
+//! After the open, reading messages reads their lines from the log, nearby lines with one read,
+//! and parses only the message of each line; parsed messages are kept per trace (up to the
+//! parsed messages of 128 MiB of log), so reading them again costs a copy. Listing traces reads
+//! only `meta.json` files.
 //!
 //! ```
 //! use agent_execution::{NewMessage, NewTrace, TraceStore};
@@ -77,6 +103,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod files;
+mod flusher;
 mod follow;
 mod log;
 mod store;

@@ -77,13 +77,15 @@ pub(crate) fn read_at(file: &File, offset: u64, length: u64) -> std::io::Result<
     Ok(buffer)
 }
 
+/// Fills `buffer` with the bytes at `offset`.
 #[cfg(unix)]
-fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
+pub(crate) fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(file, buffer, offset)
 }
 
+/// Fills `buffer` with the bytes at `offset`.
 #[cfg(not(unix))]
-fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
+pub(crate) fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
     use std::io::Read;
     let mut handle = file;
     handle.seek(SeekFrom::Start(offset))?;

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_execution::GoalTree;
-use agent_execution::ids::{message_id, split_message_id};
+use agent_execution::ids::split_message_id;
 use agent_execution::{
     Commit, Doorbell, Event, EventBus, EventKind, Message, StoreError, Trace, TraceFilter,
     TraceState, TraceStore, TraceTxn, validate_trace_id,
@@ -16,8 +16,8 @@ use async_trait::async_trait;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 use crate::Durability;
-use crate::files::pretty;
-use crate::trace_files::{IndexNote, MESSAGES, META, Prepared, Slot};
+use crate::flusher::Flusher;
+use crate::trace_files::{IndexNote, META, Prepared, Slot};
 
 /// The embedded default trace store: `<base>/<trace_id>/{meta.json, goal.json,
 /// messages/<message_id>.json, events.jsonl}`, sub-traces as sibling folders.
@@ -31,6 +31,8 @@ pub struct FileSystemTraceStore {
     /// Per trace: whether this instance holds its write lock.
     writing: Mutex<HashMap<String, Arc<AtomicBool>>>,
     bus: EventBus,
+    /// Writes the message files that commits leave behind the log.
+    flusher: Flusher,
 }
 
 impl FileSystemTraceStore {
@@ -44,6 +46,7 @@ impl FileSystemTraceStore {
             slots: Mutex::new(HashMap::new()),
             writing: Mutex::new(HashMap::new()),
             bus: EventBus::new(),
+            flusher: Flusher::default(),
         })
     }
 
@@ -132,12 +135,24 @@ impl FileSystemTraceStore {
         &self,
         trace_id: &str,
         start: fn(&mut Slot) -> Result<(), StoreError>,
+        ready: fn(&Slot) -> bool,
     ) -> Result<Box<dyn TraceTxn + '_>, StoreError> {
         validate_trace_id(trace_id)?;
         let guard = self.slot(trace_id).lock_owned().await;
-        let (guard, result) = blocking(guard, start).await?;
-        result?;
-        Ok(Box::new(FsTxn { slot: Some(guard) }))
+        // A trace this instance writes already is ready without file I/O: no thread hand-off.
+        let guard = if ready(&guard) {
+            guard
+        } else {
+            let (guard, result) = blocking(guard, start).await?;
+            result?;
+            guard
+        };
+        let mut txn = FsTxn {
+            slot: Some(guard),
+            flusher: &self.flusher,
+        };
+        txn.schedule();
+        Ok(Box::new(txn))
     }
 }
 
@@ -155,21 +170,32 @@ async fn blocking<R: Send + 'static>(
 }
 
 /// A trace locked for a write.
-struct FsTxn {
+struct FsTxn<'a> {
     /// `None` only if a blocking task panicked while holding it.
     slot: Option<OwnedMutexGuard<Slot>>,
+    /// The store's flusher, told when the trace's message files fall behind.
+    flusher: &'a Flusher,
 }
 
-impl FsTxn {
+impl FsTxn<'_> {
     fn take(&mut self) -> Result<OwnedMutexGuard<Slot>, StoreError> {
         self.slot
             .take()
             .ok_or_else(|| StoreError::Internal("the trace lock was lost".into()))
     }
+
+    /// Tells the flusher about the trace if its message files just fell behind.
+    fn schedule(&mut self) {
+        if let Some(guard) = self.slot.as_mut()
+            && guard.take_schedule()
+        {
+            self.flusher.schedule(OwnedMutexGuard::mutex(guard));
+        }
+    }
 }
 
 #[async_trait]
-impl TraceTxn for FsTxn {
+impl TraceTxn for FsTxn<'_> {
     fn state(&self) -> Option<&TraceState> {
         self.slot.as_ref().and_then(|slot| slot.state())
     }
@@ -182,15 +208,25 @@ impl TraceTxn for FsTxn {
 
     async fn commit(&mut self, commit: &Commit) -> Result<(), StoreError> {
         let prepared = prepare(commit)?;
-        let (guard, result) = blocking(self.take()?, move |slot| slot.commit(prepared)).await?;
-        self.slot = Some(guard);
+        let mut guard = self.take()?;
+        let result = if guard.durability == Durability::Buffered && guard.log_is_open() {
+            // One `write` of a few kilobytes into the page cache takes less time than handing
+            // the work to another thread and back; syncs and file creation go to the pool.
+            let result = guard.commit(prepared);
+            self.slot = Some(guard);
+            result
+        } else {
+            let (guard, result) = blocking(guard, move |slot| slot.commit(prepared)).await?;
+            self.slot = Some(guard);
+            result
+        };
+        self.schedule();
         result
     }
 }
 
-/// Serialises a commit: the event lines and the mirror files it changes.
+/// Serialises a commit: the event lines, and which message files it puts behind the log.
 fn prepare(commit: &Commit) -> Result<Prepared, StoreError> {
-    let trace_id = &commit.state.trace.trace_id;
     let mut bytes = Vec::new();
     let mut events = Vec::with_capacity(commit.events.len());
     for event in &commit.events {
@@ -204,13 +240,6 @@ fn prepare(commit: &Commit) -> Result<Prepared, StoreError> {
         bytes.push(b'\n');
         events.push((start, bytes.len() as u64 - start, IndexNote::of(event)));
     }
-    let mut mirrors = Vec::new();
-    for message in &commit.messages {
-        let name =
-            Path::new(MESSAGES).join(format!("{}.json", message_id(trace_id, message.sequence)));
-        let json = pretty(message, &name)?;
-        mirrors.push((name, json));
-    }
     let structural = commit.events.iter().any(|event| {
         !matches!(
             event.kind,
@@ -221,7 +250,7 @@ fn prepare(commit: &Commit) -> Result<Prepared, StoreError> {
         bytes,
         events,
         state: commit.state.clone(),
-        mirrors,
+        messages: commit.messages.iter().map(|m| m.sequence).collect(),
         trace_changed: commit.trace_changed,
         goal_tree_changed: commit.goal_tree_changed,
         structural,
@@ -231,11 +260,12 @@ fn prepare(commit: &Commit) -> Result<Prepared, StoreError> {
 #[async_trait]
 impl TraceStore for FileSystemTraceStore {
     async fn begin(&self, trace_id: &str) -> Result<Box<dyn TraceTxn + '_>, StoreError> {
-        self.begin_with(trace_id, Slot::become_writer).await
+        self.begin_with(trace_id, Slot::become_writer, Slot::is_writer)
+            .await
     }
 
     async fn begin_new(&self, trace_id: &str) -> Result<Box<dyn TraceTxn + '_>, StoreError> {
-        self.begin_with(trace_id, Slot::create).await
+        self.begin_with(trace_id, Slot::create, |_| false).await
     }
 
     fn event_bus(&self) -> &EventBus {
@@ -268,8 +298,8 @@ impl TraceStore for FileSystemTraceStore {
     }
 
     async fn list_traces(&self, filter: &TraceFilter) -> Result<Vec<Trace>, StoreError> {
-        // Mirrors of traces written here may lag the log by a moment; listing must not.
-        self.flush().await?;
+        // `meta.json` of traces written here may lag the log by a moment; listing must not.
+        self.flush_meta().await?;
         let base = self.base.clone();
         let filter_copy = filter.clone();
         let found = tokio::task::spawn_blocking(move || list(&base, &filter_copy))
@@ -317,19 +347,46 @@ impl TraceStore for FileSystemTraceStore {
 }
 
 impl FileSystemTraceStore {
-    /// Brings every open trace's `meta.json` and `goal.json` up to date. They lag at most a
-    /// quarter of a second behind the log when only message statistics changed, and are also
-    /// written when the store is dropped; the log itself is always current.
+    /// Brings every mirror file of every open trace up to date: `meta.json`, `goal.json` and
+    /// the message files. Between flushes, message files trail the log: the store's flusher
+    /// writes them once the trace has gone tens of milliseconds without a commit, and only a
+    /// few at a time while commits keep coming; `meta.json` and `goal.json` trail it by at most
+    /// a quarter of a second when only message statistics changed. Everything is also written
+    /// when the store is dropped. The log itself, and every read of this store, is always
+    /// current.
     pub async fn flush(&self) -> Result<(), StoreError> {
-        let slots: Vec<_> = {
-            let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-            slots.values().cloned().collect()
-        };
-        for slot in slots {
-            let guard = slot.lock_owned().await;
-            blocking(guard, Slot::flush_mirrors).await?.1?;
+        for slot in self.open_slots() {
+            let writer = self.flusher.writer.clone();
+            tokio::task::spawn_blocking(move || {
+                let _writing = writer.lock().unwrap_or_else(PoisonError::into_inner);
+                slot.blocking_lock().flush_all()
+            })
+            .await
+            .map_err(|e| StoreError::Internal(format!("a store task failed: {e}")))??;
         }
         Ok(())
+    }
+
+    /// Brings every open trace's `meta.json` and `goal.json` up to date.
+    async fn flush_meta(&self) -> Result<(), StoreError> {
+        for slot in self.open_slots() {
+            let guard = slot.lock_owned().await;
+            blocking(guard, Slot::flush_meta).await?.1?;
+        }
+        Ok(())
+    }
+
+    fn open_slots(&self) -> Vec<Arc<AsyncMutex<Slot>>> {
+        let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        slots.values().cloned().collect()
+    }
+}
+
+/// Dropping the store writes every mirror file still behind the log: the flusher finishes what
+/// it took, then each trace writes the rest.
+impl Drop for FileSystemTraceStore {
+    fn drop(&mut self) {
+        self.flusher.stop();
     }
 }
 

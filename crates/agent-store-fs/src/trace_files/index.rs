@@ -55,6 +55,12 @@ impl OpenTrace {
             meta_dirty: false,
             goal_dirty: false,
             mirrored_at: std::time::Instant::now(),
+            pending: std::collections::BTreeMap::new(),
+            scheduled: false,
+            mirrored: 0,
+            checkpointed: 0,
+            cache: Default::default(),
+            committed_at: std::time::Instant::now(),
         }
     }
 

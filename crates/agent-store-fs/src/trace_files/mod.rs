@@ -1,15 +1,16 @@
-//! One trace folder: opening it (replaying `events.jsonl` once into state and an index), taking
-//! its writer lock and committing.
+//! One trace folder: opening it (from its index checkpoint and the commits after it, or by
+//! replaying `events.jsonl` into state and an index), taking its writer lock and committing.
 //!
 //! This module owns the folder's life: the cold open and its consistency checks, creation, the
 //! lock that makes a process the writer, and appending a commit. Following the log and indexing
-//! it lives in `index`, the mirror files in `mirrors`, and the reads through the index in
-//! `reads`.
+//! it lives in `index`, the checkpoint in `checkpoint`, the mirror files in `mirrors`, and the
+//! reads through the index in `reads`.
 //!
-//! Everything here is blocking file I/O; the store runs it on the blocking thread pool while it
-//! holds the trace's async mutex.
+//! Everything here is blocking file I/O, run while the trace's async mutex is held: by the store
+//! on the blocking thread pool (on the calling thread for a buffered append to a trace it
+//! already writes, which is one `write`), and by the flusher on its own thread.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::path::PathBuf;
@@ -18,8 +19,9 @@ use agent_execution::GoalTree;
 use agent_execution::{StoreError, Trace, TraceState};
 
 use crate::Durability;
-use crate::files::{sync_dir, write_atomic};
+use crate::files::sync_dir;
 
+mod checkpoint;
 mod index;
 mod mirrors;
 mod reads;
@@ -71,6 +73,19 @@ struct OpenTrace {
     goal_dirty: bool,
     /// When `meta.json` and `goal.json` were last brought up to date.
     mirrored_at: std::time::Instant,
+    /// Messages whose files are behind the log, by sequence; `true` when the file may exist
+    /// already and is rewritten only if it differs (a rebuild after a crash).
+    pending: BTreeMap<u64, bool>,
+    /// The flusher has been told about `pending` and has not found it empty since.
+    scheduled: bool,
+    /// Every message file of an event before this log offset is written.
+    mirrored: u64,
+    /// The log length the newest index checkpoint covers (0: none).
+    checkpointed: u64,
+    /// Messages already parsed, by sequence.
+    cache: std::cell::RefCell<reads::MessageCache>,
+    /// When this instance last committed to the trace.
+    committed_at: std::time::Instant,
 }
 
 /// Opens `events.jsonl` to read and append, or only to read when this process may not write it
@@ -99,8 +114,8 @@ pub(crate) struct Prepared {
     pub(crate) events: Vec<(u64, u64, IndexNote)>,
     /// The state after the commit.
     pub(crate) state: TraceState,
-    /// Message files to write, by name relative to the trace folder.
-    pub(crate) mirrors: Vec<(PathBuf, Vec<u8>)>,
+    /// Sequences of the messages the commit adds or changes, whose files are now behind.
+    pub(crate) messages: Vec<u64>,
     /// True when the trace's own record changed.
     pub(crate) trace_changed: bool,
     /// True when the goal tree changed.
@@ -170,7 +185,14 @@ impl Slot {
             }
             Err(error) => return Err(StoreError::io(&log_path, error)),
         };
-        let mut open = OpenTrace::empty(Some(log));
+        // The checkpoint, when valid, saves replaying the log up to the length it covers.
+        let mut open = OpenTrace::empty(None);
+        let size = log
+            .metadata()
+            .map_err(|e| StoreError::io(&log_path, e))?
+            .len();
+        checkpoint::load(&self.dir, &log, size, &mut open);
+        open.log = Some(log);
         open.appendable = appendable;
         open.catch_up(&log_path)?;
         let Some(state) = &open.state else {
@@ -290,8 +312,10 @@ impl Slot {
         self.repair_mirrors()
     }
 
-    /// Writes a prepared commit: one append (and in `Fsync` mode one sync) of `events.jsonl`,
-    /// then the mirror files.
+    /// Writes a prepared commit: one append (and in `Fsync` mode one sync) of `events.jsonl`.
+    /// The message files it changes are left to the flusher (see
+    /// [`take_schedule`](Self::take_schedule)); `meta.json` and `goal.json` are written at once
+    /// after a structural commit, otherwise at most every [`MIRROR_DELAY`].
     pub(crate) fn commit(&mut self, prepared: Prepared) -> Result<(), StoreError> {
         let log_path = self.dir.join(EVENTS);
         let durability = self.durability;
@@ -336,13 +360,74 @@ impl Slot {
         }
         open.meta_dirty |= prepared.trace_changed;
         open.goal_dirty |= prepared.goal_tree_changed;
-        for (name, bytes) in prepared.mirrors {
-            write_atomic(&self.dir.join(name), &bytes)?;
+        for sequence in prepared.messages {
+            open.pending.insert(sequence, false);
         }
+        open.committed_at = std::time::Instant::now();
         if prepared.structural || open.mirrored_at.elapsed() >= MIRROR_DELAY {
-            self.flush_mirrors()?;
+            self.flush_meta()?;
         }
         Ok(())
+    }
+
+    /// True once when message files fell behind the log and the flusher has not been told yet;
+    /// the caller then tells it.
+    pub(crate) fn take_schedule(&mut self) -> bool {
+        let Some(open) = self.open.as_mut() else {
+            return false;
+        };
+        let schedule = !open.pending.is_empty() && !open.scheduled;
+        open.scheduled |= schedule;
+        schedule
+    }
+
+    /// The index checkpoint to write when this slot is the trace's writer and the log has grown
+    /// since the last one: always when `force`, otherwise only once it grew by an eighth (and
+    /// at least a mebibyte), so saving it costs a bounded share of the appends. Returns the
+    /// bytes and the log length they cover.
+    pub(crate) fn take_checkpoint(
+        &self,
+        force: bool,
+    ) -> Result<Option<(Vec<u8>, u64)>, StoreError> {
+        let Some(open) = self.open.as_ref().filter(|open| open.lock.is_some()) else {
+            return Ok(None);
+        };
+        let grown = open.len.saturating_sub(open.checkpointed);
+        let due = grown > 0 && (force || (grown >= 1 << 20 && grown >= open.len / 8));
+        if !due {
+            return Ok(None);
+        }
+        let bytes = checkpoint::encode(open, &self.dir.join(EVENTS))?;
+        Ok(bytes.map(|bytes| (bytes, open.len)))
+    }
+
+    /// Writes a checkpoint taken by [`take_checkpoint`](Self::take_checkpoint) into the folder.
+    pub(crate) fn write_checkpoint(dir: &std::path::Path, bytes: &[u8]) -> Result<(), StoreError> {
+        checkpoint::write(dir, bytes)
+    }
+
+    /// Records that the checkpoint covering `len` bytes of the log is written.
+    pub(crate) fn checkpoint_written(&mut self, len: u64) {
+        if let Some(open) = self.open.as_mut() {
+            open.checkpointed = open.checkpointed.max(len);
+        }
+    }
+
+    /// How long ago this instance last committed to the trace (since it was opened, if never).
+    pub(crate) fn quiet_for(&self) -> std::time::Duration {
+        self.open
+            .as_ref()
+            .map_or(std::time::Duration::MAX, |open| open.committed_at.elapsed())
+    }
+
+    /// Whether this slot holds the trace's lock, its state current.
+    pub(crate) fn is_writer(&self) -> bool {
+        self.open.as_ref().is_some_and(|open| open.lock.is_some())
+    }
+
+    /// Whether `events.jsonl` is open, so a commit appends without creating it.
+    pub(crate) fn log_is_open(&self) -> bool {
+        self.open.as_ref().is_some_and(|open| open.log.is_some())
     }
 
     /// The state of a trace being written (`None` while it is being created).

@@ -1,12 +1,68 @@
 //! Reads of an opened trace through its index: messages by sequence or goal, events since an id.
+//!
+//! Messages are read from their lines in `events.jsonl`: the lines wanted are sorted by offset
+//! and lines close together are read with one positioned read, so reading a goal's messages or
+//! every message costs a few reads rather than one per message. Only the `message` field of a
+//! line is parsed, and on lines this store wrote nothing after it. Parsed messages are kept in a bounded cache keyed by the offset of their
+//! line, so a later read of the same version costs a copy; a newer version lies at another
+//! offset and is read afresh.
 
+use std::collections::HashMap;
+use std::fs::File;
 use std::path::Path;
 
-use agent_execution::{Event, EventKind, Message, StoreError};
+use agent_execution::{Event, Message, StoreError};
+use serde::Deserialize;
 
 use super::index::position;
 use super::{EVENTS, OpenTrace, Slot};
-use crate::log::read_at;
+use crate::log::{read_at, read_exact_at};
+
+/// How many bytes of event lines the parsed messages of one trace may stand for in its cache.
+const CACHE_BYTES: u64 = 128 << 20;
+
+/// Lines less than this many bytes apart are read with one read.
+const GAP: u64 = 64 << 10;
+
+/// The most bytes one read takes.
+const SPAN: u64 = 16 << 20;
+
+/// Parsed messages of one trace, by sequence, with the offset and length of the line they came
+/// from.
+#[derive(Debug, Default)]
+pub(super) struct MessageCache {
+    entries: HashMap<u64, Box<(u64, u64, Message)>>,
+    /// The sum of the line lengths of `entries`.
+    bytes: u64,
+}
+
+impl MessageCache {
+    fn get(&self, sequence: u64, offset: u64) -> Option<&Message> {
+        self.entries
+            .get(&sequence)
+            .filter(|entry| entry.0 == offset)
+            .map(|entry| &entry.2)
+    }
+
+    fn put(&mut self, sequence: u64, offset: u64, length: u64, message: &Message) {
+        let replaced = self.entries.get(&sequence).map_or(0, |entry| entry.1);
+        if self.bytes - replaced + length > CACHE_BYTES {
+            return;
+        }
+        self.bytes = self.bytes - replaced + length;
+        self.entries
+            .insert(sequence, Box::new((offset, length, message.clone())));
+    }
+}
+
+/// The part of a message event line a read needs.
+#[derive(Deserialize)]
+struct MessageLine<'a> {
+    event_id: u64,
+    #[serde(borrow)]
+    event: &'a str,
+    message: Option<Message>,
+}
 
 impl Slot {
     fn open_trace(&self) -> Result<&OpenTrace, StoreError> {
@@ -15,45 +71,70 @@ impl Slot {
 
     /// The newest version of the message with this sequence.
     pub(crate) fn message(&self, sequence: u64) -> Result<Option<Message>, StoreError> {
-        self.message_at(self.open_trace()?, sequence)
+        let open = self.open_trace()?;
+        Ok(self.messages_at(open, &[sequence], true)?.pop().flatten())
     }
 
+    /// The newest version of a message, read without keeping it in the cache.
     pub(super) fn message_at(
         &self,
         open: &OpenTrace,
         sequence: u64,
     ) -> Result<Option<Message>, StoreError> {
-        let (Some(log), Some(&(offset, length))) = (
-            &open.log,
-            position(sequence).and_then(|i| open.messages.get(i)),
-        ) else {
-            return Ok(None);
+        Ok(self.messages_at(open, &[sequence], false)?.pop().flatten())
+    }
+
+    /// The newest versions of these messages, in the order asked; `None` for a sequence the
+    /// trace does not have. `remember` keeps what is parsed in the cache.
+    fn messages_at(
+        &self,
+        open: &OpenTrace,
+        sequences: &[u64],
+        remember: bool,
+    ) -> Result<Vec<Option<Message>>, StoreError> {
+        let mut found: Vec<Option<Message>> = vec![None; sequences.len()];
+        let mut wanted = Vec::new();
+        {
+            let cache = open.cache.borrow();
+            for (slot, &sequence) in sequences.iter().enumerate() {
+                let Some(&(offset, length)) = position(sequence).and_then(|i| open.messages.get(i))
+                else {
+                    continue;
+                };
+                match cache.get(sequence, offset) {
+                    Some(message) => found[slot] = Some(message.clone()),
+                    None => wanted.push((offset, length, slot)),
+                }
+            }
+        }
+        let Some(log) = &open.log else {
+            return Ok(found);
         };
+        if wanted.is_empty() {
+            return Ok(found);
+        }
         let path = self.dir.join(EVENTS);
-        let bytes = read_at(log, offset, length).map_err(|e| StoreError::io(&path, e))?;
-        message_of(&path, &bytes).map(Some)
+        let mut cache = open.cache.borrow_mut();
+        for_each_line(log, &path, &mut wanted, |slot, offset, line| {
+            let message = message_of(&path, line)?;
+            if remember {
+                cache.put(sequences[slot], offset, line.len() as u64, &message);
+            }
+            found[slot] = Some(message);
+            Ok(())
+        })?;
+        Ok(found)
     }
 
     /// All messages in sequence order.
     pub(crate) fn all_messages(&self) -> Result<Vec<Message>, StoreError> {
         let open = self.open_trace()?;
-        let Some(log) = &open.log else {
-            return Ok(Vec::new());
-        };
-        // Messages are spread over most of the log: one sequential read beats a read per message.
-        let path = self.dir.join(EVENTS);
-        let whole = read_at(log, 0, open.len).map_err(|e| StoreError::io(&path, e))?;
-        open.messages
-            .iter()
-            .map(|&(offset, length)| {
-                let line = usize::try_from(offset)
-                    .ok()
-                    .zip(usize::try_from(offset + length).ok())
-                    .and_then(|(start, end)| whole.get(start..end))
-                    .unwrap_or_default();
-                message_of(&path, line)
-            })
-            .collect()
+        let sequences: Vec<u64> = (1..=open.messages.len() as u64).collect();
+        Ok(self
+            .messages_at(open, &sequences, true)?
+            .into_iter()
+            .flatten()
+            .collect())
     }
 
     /// The messages of one goal in sequence order.
@@ -64,13 +145,11 @@ impl Slot {
             .get(goal_id)
             .map(Vec::as_slice)
             .unwrap_or_default();
-        let mut messages = Vec::with_capacity(sequences.len());
-        for &sequence in sequences {
-            if let Some(message) = self.message_at(open, sequence)? {
-                messages.push(message);
-            }
-        }
-        Ok(messages)
+        Ok(self
+            .messages_at(open, sequences, true)?
+            .into_iter()
+            .flatten()
+            .collect())
     }
 
     /// The events after `since`, in order.
@@ -97,6 +176,45 @@ impl Slot {
     }
 }
 
+/// Reads the lines `wanted` (offset, length, and a number handed back to `each`): sorted by
+/// offset, lines less than [`GAP`] apart are read with one read of at most [`SPAN`] bytes.
+fn for_each_line(
+    log: &File,
+    path: &Path,
+    wanted: &mut [(u64, u64, usize)],
+    mut each: impl FnMut(usize, u64, &[u8]) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    wanted.sort_unstable_by_key(|&(offset, _, _)| offset);
+    // One buffer for every span: a large read does not allocate and zero each span anew.
+    let mut buffer = Vec::new();
+    let mut rest = &wanted[..];
+    while let Some(&(start, length, _)) = rest.first() {
+        let mut end = start + length;
+        let mut count = 1;
+        for &(offset, length, _) in &rest[1..] {
+            let next_end = end.max(offset + length);
+            if offset > end + GAP || next_end - start > SPAN {
+                break;
+            }
+            end = next_end;
+            count += 1;
+        }
+        let length = usize::try_from(end - start).unwrap_or(usize::MAX);
+        if buffer.len() < length {
+            buffer.resize(length, 0);
+        }
+        let span = &mut buffer[..length];
+        read_exact_at(log, span, start).map_err(|e| StoreError::io(path, e))?;
+        for &(offset, length, slot) in &rest[..count] {
+            let from = usize::try_from(offset - start).unwrap_or(usize::MAX);
+            let to = usize::try_from(offset - start + length).unwrap_or(usize::MAX);
+            each(slot, offset, span.get(from..to).unwrap_or_default())?;
+        }
+        rest = &rest[count..];
+    }
+    Ok(())
+}
+
 /// The message carried by an event line.
 fn message_of(path: &Path, line: &[u8]) -> Result<Message, StoreError> {
     let corrupt = |detail: String| StoreError::Corrupt {
@@ -104,16 +222,68 @@ fn message_of(path: &Path, line: &[u8]) -> Result<Message, StoreError> {
         detail,
     };
     let line = line.strip_suffix(b"\n").unwrap_or(line);
-    let event: Event = serde_json::from_slice(line)
+    if let Some(message) = message_written_here(line) {
+        return Ok(message);
+    }
+    let parsed: MessageLine<'_> = serde_json::from_slice(line)
         .map_err(|e| corrupt(format!("an indexed message event does not parse: {e}")))?;
-    match event.kind {
-        EventKind::MessageAdded { message, .. } | EventKind::MessageUpdated { message } => {
-            Ok(message)
-        }
-        other => Err(corrupt(format!(
-            "event {} is {}, not a message event",
-            event.event_id,
-            other.name()
+    match (parsed.event, parsed.message) {
+        ("message_added" | "message_updated", Some(message)) => Ok(message),
+        (name, _) => Err(corrupt(format!(
+            "event {} is {name}, not a message event",
+            parsed.event_id
         ))),
+    }
+}
+
+/// The message of a line as this store writes it, `{"event_id":N,"event":"message_added",
+/// "message":{...},...}`, parsed without reading past the message (a message event's other
+/// fields, the statistics of the goals it touched, are not needed); `None` for any other shape.
+fn message_written_here(line: &[u8]) -> Option<Message> {
+    let rest = line.strip_prefix(b"{\"event_id\":")?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let rest = rest.get(digits..).filter(|_| digits > 0)?;
+    let rest = rest
+        .strip_prefix(b",\"event\":\"message_added\",\"message\":")
+        .or_else(|| rest.strip_prefix(b",\"event\":\"message_updated\",\"message\":"))?;
+    Message::deserialize(&mut serde_json::Deserializer::from_slice(rest)).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = include_str!(
+        "../../tests/fixtures/demo-0.1.0/c6b9176b-e1f0-461a-9020-45c874bc95ac/events.jsonl"
+    );
+
+    #[test]
+    fn a_message_line_reads_the_same_in_any_key_order() {
+        let path = Path::new("events.jsonl");
+        let mut checked = 0;
+        for line in LOG.lines() {
+            let event: Event = serde_json::from_str(line).unwrap();
+            let (agent_execution::EventKind::MessageAdded { message, .. }
+            | agent_execution::EventKind::MessageUpdated { message }) = event.kind
+            else {
+                assert!(message_of(path, line.as_bytes()).is_err());
+                continue;
+            };
+            assert_eq!(
+                message_written_here(line.as_bytes()).as_ref(),
+                Some(&message)
+            );
+            // The same event with its keys in another order takes the general path.
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            let mut reordered = serde_json::Map::new();
+            for (key, field) in value.as_object().unwrap().iter().rev() {
+                reordered.insert(key.clone(), field.clone());
+            }
+            let reordered = serde_json::to_vec(&reordered).unwrap();
+            assert_eq!(message_written_here(&reordered), None);
+            assert_eq!(message_of(path, &reordered).unwrap(), message);
+            checked += 1;
+        }
+        assert!(checked > 10, "only {checked} message lines");
     }
 }

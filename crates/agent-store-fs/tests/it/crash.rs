@@ -1,7 +1,7 @@
 //! Crash test: a child process appends messages and goal updates and prints an acknowledgement
 //! line after every write the store returned; the parent kills it with SIGKILL at random moments,
 //! then checks that the trace opens, every acknowledged write is there, event ids have no holes,
-//! and appending continues.
+//! every mirror file is rebuilt, and appending continues.
 //!
 //! The child is this test binary run again with `CRASH_CHILD` set, executing `crash_child`.
 
@@ -233,4 +233,24 @@ async fn verify(
         .add_message(trace, NewMessage::system("checked"))
         .await
         .unwrap();
+    // The kill may land between a commit's log append and the writing of its message files:
+    // the new writer rebuilds them, and after a flush every file holds its message.
+    store.flush().await.unwrap();
+    let dir = base.join(trace);
+    for message in store.get_trace_messages(trace).await.unwrap() {
+        let file = dir
+            .join("messages")
+            .join(format!("{}.json", message.message_id));
+        let bytes = std::fs::read(&file)
+            .unwrap_or_else(|e| panic!("{} not rebuilt: {e} (seed {seed})", file.display()));
+        let stored: agent_execution::Message = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(stored, message, "seed {seed}");
+    }
+    let meta: agent_execution::Trace =
+        serde_json::from_slice(&std::fs::read(dir.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(
+        meta,
+        store.get_trace(trace).await.unwrap().unwrap(),
+        "seed {seed}"
+    );
 }

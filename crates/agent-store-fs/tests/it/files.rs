@@ -241,6 +241,8 @@ async fn missing_mirror_files_are_rebuilt_from_the_log() {
         .add_message(&id, NewMessage::user("m3"))
         .await
         .unwrap();
+    // Message files trail the log until the store is flushed (or dropped).
+    store.flush().await.unwrap();
     assert!(dir.join("goal.json").is_file());
     let names: Vec<_> = (1..=4)
         .map(|sequence| {
@@ -310,4 +312,34 @@ async fn a_trace_folder_this_process_may_not_write_is_still_read() {
     );
     drop(store);
     set_read_only(base.path(), false);
+}
+
+#[tokio::test]
+async fn a_reader_in_another_instance_needs_no_mirror_file() {
+    let base = tempfile::tempdir().unwrap();
+    let writer = open(base.path());
+    let id = trace_with_messages(&writer).await;
+    // As if the writer's flusher had not written anything yet.
+    let dir = base.path().join(&id);
+    for entry in fs::read_dir(dir.join("messages")).unwrap() {
+        fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    let reader = open(base.path());
+    let messages = reader.get_trace_messages(&id).await.unwrap();
+    let texts: Vec<_> = messages.iter().map(|m| m.content.text()).collect();
+    assert_eq!(texts, ["m0", "m1", "m2"]);
+    assert_eq!(
+        reader.get_message(&messages[1].message_id).await.unwrap(),
+        Some(messages[1].clone())
+    );
+    assert_eq!(reader.writer_alive(&id).await.unwrap(), Some(true));
+    drop(writer);
+    assert_eq!(reader.writer_alive(&id).await.unwrap(), Some(false));
+    // The next writer rebuilds the files.
+    reader
+        .add_message(&id, NewMessage::user("m3"))
+        .await
+        .unwrap();
+    reader.flush().await.unwrap();
+    assert_eq!(fs::read_dir(dir.join("messages")).unwrap().count(), 4);
 }

@@ -2,6 +2,7 @@
 //! durability modes, SIGKILL at random moments, damaged and tampered trace folders.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod checkpoint;
 mod conformance;
 mod crash;
 mod files;
