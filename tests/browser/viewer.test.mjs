@@ -6,9 +6,9 @@
 // (goals appearing, a dropped WebSocket resumed without a duplicate or missing event, an
 // approval decided from the page). After the screenshots: the message box (an ended trace continued
 // and followed live, a message queued for a running one, an error of a server without a model),
-// Fork here, a trace without goals, file contents in tool arguments as lines, status icons that the
-// fonts have, an exploration summed up by what its branches found, and a plan changed on the page
-// (reworded, a sub-goal added, a goal deleted) then run.
+// Fork here, a trace without goals, file contents in tool arguments and a command's output as
+// lines, status icons that the fonts have, an exploration summed up by what its branches found, and a
+// plan changed on the page (reworded, a sub-goal added, a goal deleted) then run.
 //
 // Environment: AGENT_BIN (default: <repo>/target/debug/agent), VIEWER_SCREENSHOTS (a folder
 // for the screenshots; default: a temporary folder). `cargo test -p agent-e2e --test browser`
@@ -371,6 +371,30 @@ test('file contents in tool arguments show as lines, not \\n escapes', async () 
   const { height, lineHeight } = await pre.evaluate((e) => ({ height: e.clientHeight, lineHeight: parseFloat(getComputedStyle(e).lineHeight) || 15 }));
   assert.ok(height >= content.split('\n').length * lineHeight, `${height}px for ${content.split('\n').length} lines`);
   await page.keyboard.press('Escape');
+});
+
+test('the output of a command shows as lines, not \\n escapes', async () => {
+  const { trace_id: id } = await getJson('/api/traces', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ task: 'Viewer tool output test: print three lines' }),
+  });
+  // The command waits for approval: given from the page.
+  await openTrace(id);
+  await page.waitForSelector('.approval button.approve', { timeout: 20000 });
+  await page.click('.approval button.approve');
+  await waitFor('the run to complete', async () => (await getJson(`/api/traces/${encodeURIComponent(id)}`)).trace.status === 'completed', 20000);
+  const { messages } = await getJson(`/api/traces/${encodeURIComponent(id)}/messages`);
+  const result = messages.find((m) => m.role === 'tool' && m.tool_name === 'bash');
+  assert.ok(result, JSON.stringify(messages));
+  const pre = page.locator(`.panel .msg[data-message-id="${result.message_id}"] pre`).first();
+  await pre.waitFor();
+  const shown = await pre.evaluate((e) => e.innerText);
+  assert.ok(!shown.includes('\\n'), `an escaped line break: ${shown}`);
+  const lines = shown.split('\n');
+  for (const line of ['first line', 'second line', 'third line']) assert.ok(lines.includes(line), `${line} is not a line of:\n${shown}`);
+  // Drawn as lines too: the <pre> is at least three lines tall.
+  const { height, lineHeight } = await pre.evaluate((e) => ({ height: e.clientHeight, lineHeight: parseFloat(getComputedStyle(e).lineHeight) || 15 }));
+  assert.ok(height >= 3 * lineHeight, `${height}px for three lines`);
 });
 
 test('a trace without goals shows its messages', async () => {
