@@ -6,9 +6,10 @@
 // (goals appearing, a dropped WebSocket resumed without a duplicate or missing event, an
 // approval decided from the page). After the screenshots: the message box (an ended trace continued
 // and followed live, a message queued for a running one, an error of a server without a model),
-// Fork here, a trace without goals, file contents in tool arguments as lines, status icons that the
-// fonts have, an exploration summed up by what its branches found, and a plan changed on the page
-// (reworded, a sub-goal added, a goal deleted) then run.
+// Fork here, a trace without goals, file contents in tool arguments and a command's output as
+// lines, status icons that the fonts have, an exploration summed up by what its branches found, an
+// answer growing on the page while a model server streams it piece by piece, and a plan changed on
+// the page (reworded, a sub-goal added, a goal deleted) then run.
 //
 // Environment: AGENT_BIN (default: <repo>/target/debug/agent), VIEWER_SCREENSHOTS (a folder
 // for the screenshots; default: a temporary folder). `cargo test -p agent-e2e --test browser`
@@ -18,6 +19,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -373,6 +375,30 @@ test('file contents in tool arguments show as lines, not \\n escapes', async () 
   await page.keyboard.press('Escape');
 });
 
+test('the output of a command shows as lines, not \\n escapes', async () => {
+  const { trace_id: id } = await getJson('/api/traces', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ task: 'Viewer tool output test: print three lines' }),
+  });
+  // The command waits for approval: given from the page.
+  await openTrace(id);
+  await page.waitForSelector('.approval button.approve', { timeout: 20000 });
+  await page.click('.approval button.approve');
+  await waitFor('the run to complete', async () => (await getJson(`/api/traces/${encodeURIComponent(id)}`)).trace.status === 'completed', 20000);
+  const { messages } = await getJson(`/api/traces/${encodeURIComponent(id)}/messages`);
+  const result = messages.find((m) => m.role === 'tool' && m.tool_name === 'bash');
+  assert.ok(result, JSON.stringify(messages));
+  const pre = page.locator(`.panel .msg[data-message-id="${result.message_id}"] pre`).first();
+  await pre.waitFor();
+  const shown = await pre.evaluate((e) => e.innerText);
+  assert.ok(!shown.includes('\\n'), `an escaped line break: ${shown}`);
+  const lines = shown.split('\n');
+  for (const line of ['first line', 'second line', 'third line']) assert.ok(lines.includes(line), `${line} is not a line of:\n${shown}`);
+  // Drawn as lines too: the <pre> is at least three lines tall.
+  const { height, lineHeight } = await pre.evaluate((e) => ({ height: e.clientHeight, lineHeight: parseFloat(getComputedStyle(e).lineHeight) || 15 }));
+  assert.ok(height >= 3 * lineHeight, `${height}px for three lines`);
+});
+
 test('a trace without goals shows its messages', async () => {
   const id = await startRun('Viewer plain question: what is 2 + 2?');
   const { messages } = await getJson(`/api/traces/${encodeURIComponent(id)}/messages`);
@@ -461,6 +487,93 @@ test('a message sent while the trace runs is queued, then shows as a user messag
   const { messages } = await getJson(`/api/traces/${encodeURIComponent(id)}/messages`);
   const queued = messages.find((m) => m.role === 'user' && m.content === 'A note while you work');
   assert.equal(queued?.metadata?.turn, 'queued');
+});
+
+/**
+ * A model server speaking OpenAI's chat completions: its first answer streams `pieces`, each
+ * sent only when the test calls `next()`; any later request gets a short answer at once.
+ */
+async function pausingModel(pieces) {
+  const waiting = [];
+  let sent = 0;
+  let requests = 0;
+  const next = () => { sent += 1; waiting.splice(0).forEach((wake) => wake()); };
+  const chunk = (delta, finish = null) => `data: ${JSON.stringify({
+    id: 'chatcmpl-viewer', object: 'chat.completion.chunk', created: 0, model: 'gpt-4o-mini',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  })}\n\n`;
+  const model = createHttpServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => { body += d; });
+    req.on('end', async () => {
+      requests += 1;
+      const first = requests === 1;
+      const stream = JSON.parse(body || '{}').stream === true;
+      const answer = first ? pieces : ['Nothing more.'];
+      if (!stream) {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({
+          id: 'chatcmpl-viewer', object: 'chat.completion', created: 0, model: 'gpt-4o-mini',
+          choices: [{ index: 0, message: { role: 'assistant', content: answer.join('') }, finish_reason: 'stop' }],
+        }));
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+      for (const [i, piece] of answer.entries()) {
+        while (first && sent <= i) await new Promise((wake) => waiting.push(wake));
+        res.write(chunk(i === 0 ? { role: 'assistant', content: piece } : { content: piece }));
+      }
+      res.write(chunk({}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    });
+  });
+  await new Promise((ok) => model.listen(0, '127.0.0.1', ok));
+  return { url: `http://127.0.0.1:${model.address().port}/v1`, next, close: () => model.close() };
+}
+
+test("the assistant's answer grows on the page while the model streams it", async () => {
+  const pieces = ['The first piece arrives, ', 'then a second one, ', 'and the last piece ends it.'];
+  const model = await pausingModel(pieces);
+  const port = await freePort();
+  const streamed = spawn(AGENT, [
+    'serve', '--port', String(port), '--trace-dir', join(work, 'streamed-traces'),
+    '--provider', 'openai', '--base-url', model.url, '--api-key', 'sk-test', '--model', 'gpt-4o-mini',
+    '--workspace', join(work, 'workspace'),
+  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  streamed.stdout.on('data', (d) => { log += d; });
+  streamed.stderr.on('data', (d) => { log += d; });
+  const other = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor('the streaming server', async () => (await fetch(`${other}/api/traces`)).ok);
+    const response = await fetch(`${other}/api/traces`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ task: 'Tell me something, slowly' }),
+    });
+    const { trace_id: id } = await response.json();
+    assert.ok(response.ok, `${response.status}: ${log}`);
+    await page.goto(`${other}/#/traces/${encodeURIComponent(id)}`);
+    await waitFor('the live page', async () => page.evaluate((traceId) => window.__viewer?.model.traceId === traceId && window.__viewer.watch.connects > 0, id));
+    const typing = () => page.evaluate(() => document.querySelector('p.typing:not([hidden]) .text')?.textContent ?? '');
+    // The first piece shows while the model has sent nothing more.
+    model.next();
+    await waitFor('the first piece', async () => (await typing()).includes(pieces[0].trim()));
+    assert.ok(!(await typing()).includes('second'), await typing());
+    assert.equal(await page.locator('.panel .msg.r-assistant').count(), 0, 'no whole message yet');
+    // The text grows with each piece, on the same page.
+    model.next();
+    await waitFor('the second piece', async () => (await typing()).includes(pieces[1].trim()));
+    assert.ok(!(await typing()).includes('last piece'), await typing());
+    model.next();
+    // The whole answer, then the message in its place.
+    await waitFor('the whole answer', async () => (await panelTexts('assistant')).includes(pieces.join('')));
+    await waitFor('the typing line gone', async () => page.evaluate(() => document.querySelector('p.typing').hidden));
+    const { trace } = await (await fetch(`${other}/api/traces/${encodeURIComponent(id)}`)).json();
+    assert.equal(trace.status, 'completed', log);
+  } finally {
+    streamed.kill('SIGTERM');
+    model.close();
+    await page.goto(`${base}/`);
+  }
 });
 
 test('an error from the API is shown by the box, and the typed text stays', async () => {

@@ -1,5 +1,6 @@
 //! `agent run --serve`: the viewer of the run stays served after the run ends, until Ctrl-C, so
-//! an open page keeps the result; the exit code is still the run's.
+//! an open page keeps the result; the exit code is still the run's. `agent demo` serves the
+//! viewer the same way and names its trace's page.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::Stdio;
@@ -69,4 +70,50 @@ fn the_viewer_keeps_serving_after_the_run_until_ctrl_c() {
     let output = child.wait_with_output().unwrap();
     assert_eq!(code(&output), 0);
     assert_eq!(String::from_utf8_lossy(&output.stdout), "All done.\n");
+}
+
+#[test]
+fn the_demo_names_the_viewer_page_of_its_trace_and_serves_it() {
+    let env = agent_env();
+    let traces = env.path("traces");
+    let mut child = env
+        .command(&[
+            "demo",
+            "--port",
+            "0",
+            "--trace-dir",
+            traces.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut log = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let page = loop {
+        let mut line = String::new();
+        assert!(log.read_line(&mut line).unwrap() > 0, "exited: {seen}");
+        seen.push_str(&line);
+        if let Some(rest) = line.strip_prefix("viewer: ") {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    // The link is the demo trace's page, on the port the system gave.
+    let (base, trace_id) = page
+        .split_once("/#/traces/")
+        .unwrap_or_else(|| panic!("not a trace page: {page}"));
+    assert!(seen.contains(&format!("trace {trace_id}: ")), "{seen}");
+    let address = base.trim_start_matches("http://");
+    assert!(!address.ends_with(":0"), "{page}");
+    let trace = get(address, &format!("/api/traces/{trace_id}"));
+    assert!(trace.starts_with("HTTP/1.1 200"), "{trace}");
+    assert!(
+        trace.contains(&format!("\"trace_id\":\"{trace_id}\"")),
+        "{trace}"
+    );
+    assert!(get(address, "/").contains("<html"), "the viewer page");
+    assert!(child.try_wait().unwrap().is_none(), "{seen}");
+
+    child.kill().unwrap();
+    child.wait().unwrap();
 }

@@ -1,10 +1,12 @@
 //! What the `agent` binary writes for a terminal: the model's own control sequences (colours,
 //! screen clearing) never reach the output of `agent run`, `agent show` or `agent plan`; the
 //! runtime's colours come with `--color always`, even on a pipe, and never with `NO_COLOR` or
-//! `--color never`; a goal the model gives up is shown with its reason.
+//! `--color never`; a goal the model gives up is shown with its reason. A warning logged while
+//! the spinner turns is a line of its own, with nothing of the spinner on it or beside it.
 
 use agent_test_support::cli::{CliEnv, code, stderr, stdout};
 use agent_test_support::mock_model::{MockModelServer, Reply, Turn};
+use agent_test_support::pty::Terminal;
 use serde_json::json;
 
 use crate::agent_env;
@@ -167,4 +169,70 @@ async fn colours_come_with_color_always_and_never_with_no_color_or_color_never()
         assert!(!log.contains('\u{1b}'), "{extra:?}: {log:?}");
         assert!(log.contains("abandoned: no shortcut exists"), "{log}");
     }
+}
+
+/// Whether `line` holds a character of the spinner (its frames are braille patterns).
+fn has_spinner(line: &str) -> bool {
+    line.chars().any(|c| ('\u{2800}'..='\u{28ff}').contains(&c))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warning_logged_under_the_spinner_is_a_clean_line_of_its_own() {
+    let env = agent_env();
+    // The second model call fails once and is retried: the retry is logged as a warning while
+    // the spinner shows the goal being worked on.
+    let server = server_with(vec![]).await;
+    server.push(Turn::tool_call(
+        "c1",
+        "goal",
+        json!({"add": "Wait for the model", "focus": "1"}),
+    ));
+    server.push(Reply::error(
+        500,
+        json!({"error": {"message": "overloaded"}}),
+    ));
+    server.push(Turn::tool_call("c2", "goal", json!({"done": "waited"})));
+    server.push(Turn::text("Finished."));
+    let mut args = vec!["run".to_owned()];
+    args.extend(crate::on_server(&env, &server));
+    args.push("Wait for it".to_owned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut terminal = Terminal::spawn(env.command(&args));
+
+    let warned = "model request failed; retrying";
+    let check = |screen: &str| {
+        let rows: Vec<&str> = screen.lines().collect();
+        let at = rows
+            .iter()
+            .position(|row| row.contains(warned))
+            .unwrap_or_else(|| panic!("no warning on the screen:\n{screen}"));
+        let row = rows[at];
+        assert!(row.contains("WARN"), "{screen}");
+        assert!(
+            !has_spinner(row),
+            "spinner on the warning's line:\n{screen}"
+        );
+        assert!(
+            !row.contains("tokens · $"),
+            "spinner text on the warning's line:\n{screen}"
+        );
+        // The warning starts its row: nothing was left before it.
+        assert!(
+            row.trim_start()
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit() || c == 'W'),
+            "{row:?} in\n{screen}"
+        );
+        // The row above is what came before the spinner, not a frame of it.
+        assert!(at == 0 || !has_spinner(rows[at - 1]), "{screen}");
+    };
+    let screen = terminal.wait_for(warned);
+    check(&screen);
+    assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
+    let screen = terminal.screen();
+    check(&screen);
+    // The spinner is gone: no frame of it anywhere, and the answer after the warning.
+    assert!(!screen.lines().any(has_spinner), "{screen}");
+    assert!(screen.find(warned) < screen.rfind("Finished."), "{screen}");
 }
