@@ -19,8 +19,8 @@ use crate::agents::DEFAULT;
 use crate::budget::{self, Budget};
 use crate::closing;
 use crate::compaction::ContextBudget;
-use crate::context::{ContextInput, ContextView};
-use crate::context_incremental::IncrementalContext;
+use crate::context::ContextInput;
+use crate::context_incremental::{IncrementalContext, SharedView};
 use crate::error::{RunError, StepError};
 use crate::handoff;
 use crate::model;
@@ -204,10 +204,10 @@ async fn step(
         trace_id,
         goal_id: goal_id.as_deref(),
     };
-    // The request takes the view's messages; the rare retry below builds the view again.
+    // The request shares the view's messages, and drops them before the next step extends
+    // them; the rare retry below builds the view again.
     let estimated_tokens = view.estimated_tokens;
-    let chat = std::mem::take(&mut view.messages);
-    let request = model::request(spec, &spec.model, chat, tools.clone());
+    let request = model::request(spec, &spec.model, view.messages, tools.clone());
     let mut response =
         match model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await {
             Err(StepError::Llm(error @ LlmError::ContextWindowExceeded { .. })) => {
@@ -351,8 +351,8 @@ pub(crate) fn view_of(
     messages: &[Message],
     budget: &ContextBudget,
     context: &mut IncrementalContext,
-) -> ContextView {
-    context.build(&ContextInput {
+) -> SharedView {
+    context.build_shared(&ContextInput {
         system_prompt: &agent.spec.system_prompt,
         tree,
         messages,

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::compaction::{COMPACTION_KEY, ContextBudget};
+use crate::compaction::{COMPACTION_KEY, ContextBudget, PRUNED_MARKER};
 use crate::context::build_context;
 
 fn words(text: &str) -> usize {
@@ -28,6 +28,9 @@ enum Event {
     Late(u8),
     /// A user message sent while the run works.
     User(u8),
+    /// A message recorded under goal `n` whatever the current goal is (as a message queued
+    /// while an earlier goal was current).
+    Under(u8),
     /// A full-compaction summary.
     Compaction,
     /// A system message (never shown).
@@ -40,6 +43,7 @@ fn event() -> impl Strategy<Value = Event> {
         8 => prop::collection::vec((0u8..4, 0u8..40, 0u8..10), 0..4).prop_map(Event::Turn),
         1 => (0u8..255).prop_map(Event::Late),
         1 => (0u8..8).prop_map(Event::User),
+        1 => (1u8..6).prop_map(Event::Under),
         1 => Just(Event::Compaction),
         1 => Just(Event::System),
     ]
@@ -53,18 +57,29 @@ struct Build {
     prune_minimum: usize,
     window: usize,
     strategy: u8,
+    /// Whether the view is still held by a request when the next one is built.
+    hold: bool,
 }
 
 fn build() -> impl Strategy<Value = Build> {
-    (0usize..4, 0usize..120, 0usize..80, 50usize..2_000, 0u8..12).prop_map(
-        |(protected_turns, prune_protect, prune_minimum, window, strategy)| Build {
-            protected_turns,
-            prune_protect,
-            prune_minimum,
-            window,
-            strategy,
-        },
+    (
+        0usize..4,
+        0usize..120,
+        0usize..80,
+        50usize..2_000,
+        0u8..12,
+        any::<bool>(),
     )
+        .prop_map(
+            |(protected_turns, prune_protect, prune_minimum, window, strategy, hold)| Build {
+                protected_turns,
+                prune_protect,
+                prune_minimum,
+                window,
+                strategy,
+                hold,
+            },
+        )
 }
 
 /// A trace being recorded: its messages and goal tree.
@@ -177,6 +192,10 @@ impl Trace {
             Event::User(n) => {
                 self.push(Role::User, json!(format!("Also check row {n}.")));
             }
+            Event::Under(n) => {
+                let message = self.push(Role::User, json!(format!("About goal {n}.")));
+                message.goal_id = Some(n.to_string());
+            }
             Event::Compaction => {
                 let message = self.push(Role::User, json!("Summary: rows read so far."));
                 message.metadata.insert(COMPACTION_KEY.into(), json!(true));
@@ -211,8 +230,15 @@ fn check(trace: &Trace, build: &Build, incremental: &mut IncrementalContext) {
         estimate: &words,
     };
     let expected = build_context(&input);
-    let got = incremental.build(&input);
-    assert_eq!(got, expected);
+    let got = incremental.build_shared(&input);
+    assert_eq!(got.to_view(), expected);
+    // A request may still hold the view when the next one is built: it must not change.
+    if build.hold {
+        let held = got.messages.to_vec();
+        let later = incremental.build_shared(&input);
+        assert_eq!(*got.messages, held);
+        assert_eq!(later, got);
+    }
 }
 
 proptest! {
@@ -241,6 +267,7 @@ fn a_long_run_without_goals_extends_the_view() {
         prune_minimum: 20,
         window: 100_000,
         strategy: 5,
+        hold: false,
     };
     for n in 0..200u8 {
         trace.apply(&Event::Turn(vec![(0, n % 30, 0)]));
@@ -260,6 +287,7 @@ fn a_result_recorded_after_its_call_was_interrupted_is_shown_in_its_place() {
         prune_minimum: 1_000,
         window: 100_000,
         strategy: 5,
+        hold: false,
     };
     trace.apply(&Event::Turn(vec![(0, 3, 8)]));
     check(&trace, &build, &mut incremental);
@@ -274,4 +302,40 @@ fn a_result_recorded_after_its_call_was_interrupted_is_shown_in_its_place() {
     trace.apply(&Event::Turn(vec![(0, 3, 0)]));
     check(&trace, &build, &mut incremental);
     assert!(incremental.stuck.is_none());
+}
+
+#[test]
+fn a_summary_added_in_a_later_step_joins_the_one_before_it() {
+    let mut trace = Trace::new();
+    let mut incremental = IncrementalContext::new();
+    let build = Build {
+        protected_turns: 2,
+        prune_protect: 1_000,
+        prune_minimum: 1_000,
+        window: 100_000,
+        strategy: 5,
+        hold: false,
+    };
+    trace.apply(&Event::Goal(0, 0));
+    trace.apply(&Event::Goal(2, 0));
+    trace.apply(&Event::Goal(1, 1));
+    trace.apply(&Event::Goal(3, 1));
+    check(&trace, &build, &mut incremental);
+    trace.apply(&Event::Under(1));
+    check(&trace, &build, &mut incremental);
+    trace.apply(&Event::Under(2));
+    check(&trace, &build, &mut incremental);
+    let view = incremental.build(&ContextInput {
+        system_prompt: "",
+        tree: &trace.tree,
+        messages: &trace.messages,
+        budget: &ContextBudget::for_window(100_000),
+        strategy: CompactionStrategy::GoalsAndPrune,
+        estimate: &words,
+    });
+    assert_eq!(view.compacted_goals, ["1", "2"]);
+    let joined = view.messages.iter().any(|m| {
+        matches!(m, ChatMessage::User(text) if text.contains("completed") && text.contains('\n'))
+    });
+    assert!(joined, "{view:#?}");
 }
