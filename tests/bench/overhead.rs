@@ -14,6 +14,7 @@ use agent_e2e::{AddTool, ListModel, answer, call};
 use agent_execution::{InMemoryTraceStore, TraceStore};
 use agent_runner::ContextBudget;
 use agent_runner::context::{ContextInput, ContextMemo, build_context, build_context_with};
+use agent_runner::context_incremental::IncrementalContext;
 use agent_runner::{AgentRunner, CompactionStrategy, DEFAULT_SYSTEM_PROMPT, RunnerOptions};
 use agent_store_fs::{Durability, FileSystemTraceStore};
 use agent_tools::ToolRegistry;
@@ -164,15 +165,20 @@ async fn filesystem(steps: usize, durability: Durability) -> Result<(Duration, D
     Ok((elapsed, raw))
 }
 
-/// What building one context costs at the end of a run, with and without the run's memo.
+/// What building one context costs at the end of a run: from scratch, with the memo of token
+/// estimates, and as the loop does it, by extending the view of the step before.
 pub(crate) struct ContextCost {
     /// Stored messages the context is built from.
     pub(crate) messages: usize,
     /// Seconds per build with a fresh memo: every message estimated, as each step did before
     /// the runner kept a memo.
     pub(crate) fresh: Sample,
-    /// Seconds per build with a memo that knows every message, as a step does now.
+    /// Seconds per build with a memo that knows every message, as each step did before the
+    /// runner kept its view.
     pub(crate) memo: Sample,
+    /// Seconds per build with the run's incremental context: the view of the step before
+    /// extended with the messages of the last turn, as a step does now.
+    pub(crate) incremental: Sample,
 }
 
 /// Builds the context of the N-step trajectory's finished trace, `runs` times each way.
@@ -197,12 +203,18 @@ pub(crate) async fn context_cost(n: usize, runs: usize) -> Result<ContextCost> {
         strategy: CompactionStrategy::default(),
         estimate: &agent_llm::estimate_tokens,
     };
+    // The trace as the last step found it: without the last tool result and the answer.
+    let input_before = ContextInput {
+        messages: &messages[..messages.len().saturating_sub(2)],
+        ..input
+    };
     let mut memo = ContextMemo::new();
     let expected = build_context_with(&input, &mut memo);
     let mut cost = ContextCost {
         messages: messages.len(),
         fresh: Sample::default(),
         memo: Sample::default(),
+        incremental: Sample::default(),
     };
     const BUILDS: u32 = 10;
     for _ in 0..runs {
@@ -216,10 +228,26 @@ pub(crate) async fn context_cost(n: usize, runs: usize) -> Result<ContextCost> {
             std::hint::black_box(build_context_with(&input, &mut memo));
         }
         cost.memo.push((started.elapsed() / BUILDS).as_secs_f64());
+        // Each build starts from a context that has seen all but the last turn, untimed.
+        let mut elapsed = Duration::ZERO;
+        for _ in 0..BUILDS {
+            let mut incremental = IncrementalContext::new();
+            drop(incremental.build_shared(&input_before));
+            let started = Instant::now();
+            std::hint::black_box(incremental.build_shared(&input));
+            elapsed += started.elapsed();
+        }
+        cost.incremental.push((elapsed / BUILDS).as_secs_f64());
     }
     anyhow::ensure!(
         build_context(&input) == expected,
         "the context built with a memo differs from the one built without"
+    );
+    let mut incremental = IncrementalContext::new();
+    incremental.build_shared(&input_before);
+    anyhow::ensure!(
+        incremental.build(&input) == expected,
+        "the context extended from the step before differs from the one built from scratch"
     );
     Ok(cost)
 }

@@ -3,6 +3,8 @@
 //! These are the shapes the runner builds and stores; each provider maps them to its own wire
 //! format in `formats/`.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// The author of a chat message.
@@ -316,8 +318,10 @@ impl std::ops::AddAssign for Usage {
 pub struct ChatRequest {
     /// The model name as the provider knows it.
     pub model: String,
-    /// The conversation so far, in order.
-    pub messages: Vec<ChatMessage>,
+    /// The conversation so far, in order. Shared, so that a caller that sends a growing
+    /// conversation turn after turn can keep it and extend it in place once the request is
+    /// gone, instead of copying it into every request.
+    pub messages: Arc<Vec<ChatMessage>>,
     /// The tools the model may call.
     #[serde(default)]
     pub tools: Vec<ToolSpec>,
@@ -345,10 +349,10 @@ pub struct ChatRequest {
 
 impl ChatRequest {
     /// A request for `model` with these messages and nothing else set.
-    pub fn new(model: impl Into<String>, messages: Vec<ChatMessage>) -> Self {
+    pub fn new(model: impl Into<String>, messages: impl Into<Arc<Vec<ChatMessage>>>) -> Self {
         ChatRequest {
             model: model.into(),
-            messages,
+            messages: messages.into(),
             ..ChatRequest::default()
         }
     }

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::budget;
-use crate::context::ContextMemo;
+use crate::context_incremental::IncrementalContext;
 use crate::error::{RunError, StepError};
 use crate::model;
 use crate::step::view_of;
@@ -35,7 +35,13 @@ pub(crate) async fn compact_now(
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
     let mut messages = store.get_trace_messages(trace_id).await?;
     let window = model::budget_for(&agent.spec, agent.llm.as_ref());
-    let view = view_of(agent, &tree, &messages, &window, &mut ContextMemo::new());
+    let view = view_of(
+        agent,
+        &tree,
+        &messages,
+        &window,
+        &mut IncrementalContext::new(),
+    );
     let why = (&view, Trigger::Estimate);
     match compact(
         agent,

@@ -29,6 +29,10 @@
 //! estimate of every stored message between steps, so each step estimates only the messages
 //! recorded since the last one (and the few texts it makes itself: the system prompt with the
 //! plan, goal summaries, prune markers). The view is the same with or without a memo.
+//!
+//! The loop goes further: its [`IncrementalContext`](crate::context_incremental::IncrementalContext)
+//! keeps the view itself between steps and extends it with the new messages, and this pure
+//! function is the reference it is tested against.
 
 use std::collections::{HashMap, HashSet};
 
@@ -111,7 +115,7 @@ impl ContextMemo {
 
     /// The estimated tokens of the text of `message` (without the per-message overhead), from
     /// the memo when `origin` (the stored message it was made from, unchanged) is known there.
-    fn content_tokens(
+    pub(crate) fn content_tokens(
         &mut self,
         message: &ChatMessage,
         origin: Option<&Message>,
@@ -290,32 +294,17 @@ fn to_chat<'a>(
             Item::Stored(message) => match message.role {
                 Role::System => {}
                 Role::User => {
-                    chat.push(ChatMessage::User(message.content.text().to_owned()));
+                    chat.push(stored_chat(message));
                     origins.push(Some(message));
                 }
                 Role::Assistant => {
-                    let calls = message.content.tool_calls().to_vec();
                     for id in message.content.tool_calls().iter().map(|c| c.id.as_str()) {
                         open_calls.insert(id);
                         if !answered.contains(id) {
                             pending.push(id);
                         }
                     }
-                    let text = message
-                        .content
-                        .as_assistant()
-                        .and_then(|turn| turn.text.clone())
-                        .filter(|t| !t.is_empty());
-                    let reasoning = message
-                        .content
-                        .as_assistant()
-                        .map(|turn| turn.reasoning.clone())
-                        .unwrap_or_default();
-                    chat.push(ChatMessage::Assistant {
-                        text,
-                        tool_calls: calls,
-                        reasoning,
-                    });
+                    chat.push(stored_chat(message));
                     origins.push(Some(message));
                 }
                 Role::Tool => {
@@ -324,10 +313,7 @@ fn to_chat<'a>(
                     };
                     // A result whose call is not in the view would be rejected by providers.
                     if open_calls.remove(id) {
-                        chat.push(ChatMessage::Tool {
-                            tool_call_id: id.to_owned(),
-                            content: message.content.text().to_owned(),
-                        });
+                        chat.push(stored_chat(message));
                         origins.push(Some(message));
                     }
                 }
@@ -336,6 +322,27 @@ fn to_chat<'a>(
     }
     close_turn(&mut chat, &mut origins, &mut pending);
     (chat, origins)
+}
+
+/// The chat message that shows a stored user, assistant or tool message as it is.
+pub(crate) fn stored_chat(message: &Message) -> ChatMessage {
+    match message.role {
+        Role::Assistant => {
+            let turn = message.content.as_assistant();
+            ChatMessage::Assistant {
+                text: turn
+                    .and_then(|turn| turn.text.clone())
+                    .filter(|t| !t.is_empty()),
+                tool_calls: message.content.tool_calls().to_vec(),
+                reasoning: turn.map(|turn| turn.reasoning.clone()).unwrap_or_default(),
+            }
+        }
+        Role::Tool => ChatMessage::Tool {
+            tool_call_id: message.tool_call_id.clone().unwrap_or_default(),
+            content: message.content.text().to_owned(),
+        },
+        Role::User | Role::System => ChatMessage::User(message.content.text().to_owned()),
+    }
 }
 
 fn close_turn<'a>(

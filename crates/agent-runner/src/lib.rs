@@ -102,6 +102,7 @@ pub mod closing;
 mod compact_now;
 pub mod compaction;
 pub mod context;
+pub mod context_incremental;
 mod delegate;
 mod engine;
 mod error;

@@ -2,6 +2,8 @@
 //! bounded by its timeout and the run's cancellation, streamed so that its text reaches watchers
 //! as live deltas while it is generated, and the usage of an answer.
 
+use std::sync::Arc;
+
 use agent_execution::{DeltaKind, EventBus, LiveDelta};
 use agent_llm::{
     ChatEvent, ChatMessage, ChatRequest, ChatResponse, LlmClient, LlmError, ResponseCollector,
@@ -44,7 +46,7 @@ pub(crate) fn tool_specs(tools: &ToolRegistry) -> Vec<ToolSpec> {
 pub(crate) fn request(
     spec: &AgentSpec,
     model: &str,
-    messages: Vec<ChatMessage>,
+    messages: impl Into<Arc<Vec<ChatMessage>>>,
     tools: Vec<ToolSpec>,
 ) -> ChatRequest {
     let mut request = ChatRequest::new(model, messages);

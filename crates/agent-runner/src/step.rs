@@ -19,7 +19,8 @@ use crate::agents::DEFAULT;
 use crate::budget::{self, Budget};
 use crate::closing;
 use crate::compaction::ContextBudget;
-use crate::context::{ContextInput, ContextMemo, ContextView, build_context_with};
+use crate::context::ContextInput;
+use crate::context_incremental::{IncrementalContext, SharedView};
 use crate::error::{RunError, StepError};
 use crate::handoff;
 use crate::model;
@@ -85,8 +86,10 @@ pub(crate) async fn run_loop(
     )
     .await?;
     let mut messages = store.get_trace_messages(trace_id).await?;
-    // The token estimates of the messages above and of those recorded below, kept across steps.
-    let mut memo = ContextMemo::new();
+    // The view of the messages above, extended with those recorded below step by step, and the
+    // call ids they used.
+    let mut context = IncrementalContext::new();
+    let mut call_ids = CallIds::default();
     // Set once a full compaction got no summary: the rest of the run does without.
     let mut summariser_failed = false;
     let mut iterations = 0;
@@ -105,7 +108,7 @@ pub(crate) async fn run_loop(
                 break (StopReason::MaxCost, stop, None);
             }
             iterations += 1;
-            let state = (&mut memo, &mut summariser_failed);
+            let state = (&mut context, &mut call_ids, &mut summariser_failed);
             step(agent, trace_id, &mut messages, state, &spending, &cancel).await
         } else {
             interrupted_calls_done = true;
@@ -169,7 +172,7 @@ async fn step(
     agent: &Agent,
     trace_id: &str,
     messages: &mut Vec<Message>,
-    (memo, summariser_failed): (&mut ContextMemo, &mut bool),
+    (context, call_ids, summariser_failed): (&mut IncrementalContext, &mut CallIds, &mut bool),
     spending: &Budget,
     cancel: &CancellationToken,
 ) -> Result<Next, StepError> {
@@ -184,11 +187,11 @@ async fn step(
     let budget = model::budget_for(spec, agent.llm.as_ref());
     let tools = model::tool_specs(&agent.tools);
 
-    let mut view = view_of(agent, &tree, messages, &budget, memo);
+    let mut view = view_of(agent, &tree, messages, &budget, context);
     if view.needs_full_compaction && !*summariser_failed {
         let why = (&view, Trigger::Estimate);
         if compact(agent, trace_id, &tree, messages, why, spending, cancel).await? {
-            view = view_of(agent, &tree, messages, &budget, memo);
+            view = view_of(agent, &tree, messages, &budget, context);
         } else {
             *summariser_failed = true;
         }
@@ -201,25 +204,29 @@ async fn step(
         trace_id,
         goal_id: goal_id.as_deref(),
     };
-    let request = model::request(spec, &spec.model, view.messages.clone(), tools.clone());
+    // The request shares the view's messages, and drops them before the next step extends
+    // them; the rare retry below builds the view again.
+    let estimated_tokens = view.estimated_tokens;
+    let request = model::request(spec, &spec.model, view.messages, tools.clone());
     let mut response =
         match model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await {
             Err(StepError::Llm(error @ LlmError::ContextWindowExceeded { .. })) => {
                 // The estimate was too low for this provider: compact and try once more.
+                let view = view_of(agent, &tree, messages, &budget, context);
                 let why = (&view, Trigger::Refused);
                 if !compact(agent, trace_id, &tree, messages, why, spending, cancel).await? {
                     return Err(StepError::Llm(error));
                 }
-                let view = view_of(agent, &tree, messages, &budget, memo);
+                let view = view_of(agent, &tree, messages, &budget, context);
                 let request = model::request(spec, &spec.model, view.messages, tools);
                 model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await?
             }
             other => other?,
         };
     let duration_ms = started.elapsed().as_millis() as u64;
-    unique_call_ids(&mut response.tool_calls, messages);
+    call_ids.assign(&mut response.tool_calls, messages);
 
-    let usage = model::usage_of(&response, view.estimated_tokens);
+    let usage = model::usage_of(&response, estimated_tokens);
     let cost = agent.engine.root.prices.cost(&spec.model, &usage);
     let mut content = AssistantContent::new(response.text.clone(), response.tool_calls.clone());
     content.reasoning = std::mem::take(&mut response.reasoning);
@@ -273,6 +280,9 @@ async fn step(
     Ok(Next::Continue)
 }
 
+/// The tool call ids a trace has used, kept up to date with its growing message list, so that
+/// each turn's ids are checked against a set rather than against every earlier call.
+///
 /// Keeps each tool call's id exactly as the provider sent it, and replaces only an id that is
 /// empty or that another call of the trace already has, before the turn is recorded.
 ///
@@ -282,50 +292,72 @@ async fn step(
 /// back to the provider as it came (Kimi K2's `functions.read_file:0` included); a provider that
 /// restricts the characters of ids maps them in its own request builder. A replaced id is
 /// `call_t<turn>_<position>`.
-pub(crate) fn unique_call_ids(calls: &mut [ToolCall], messages: &[Message]) {
-    let previous: Vec<&Message> = messages
-        .iter()
-        .filter(|m| m.role == Role::Assistant)
-        .collect();
-    let mut used: HashSet<String> = previous
-        .iter()
-        .flat_map(|m| m.content.tool_calls())
-        .map(|call| call.id.clone())
-        .collect();
-    let turn = previous.len() + 1;
-    for (position, call) in calls.iter_mut().enumerate() {
-        if !call.id.is_empty() && used.insert(call.id.clone()) {
-            continue;
+#[derive(Debug, Default)]
+pub(crate) struct CallIds {
+    /// How many messages of the list have been read, and the sequence of the last one.
+    read: usize,
+    last: Option<u64>,
+    /// The ids of every call read.
+    used: HashSet<String>,
+    /// How many assistant messages were read.
+    turns: usize,
+}
+
+impl CallIds {
+    /// Makes the ids of `calls` unique among those of `messages` and among themselves.
+    pub(crate) fn assign(&mut self, calls: &mut [ToolCall], messages: &[Message]) {
+        let follows = self.read <= messages.len()
+            && self.read.checked_sub(1).map(|i| messages[i].sequence) == self.last;
+        if !follows {
+            *self = Self::default();
         }
-        let base = format!("call_t{turn}_{}", position + 1);
-        let mut id = base.clone();
-        let mut again = 1;
-        while used.contains(&id) {
-            again += 1;
-            id = format!("{base}_{again}");
+        for message in &messages[self.read..] {
+            if message.role == Role::Assistant {
+                self.turns += 1;
+                let ids = message.content.tool_calls().iter().map(|c| c.id.clone());
+                self.used.extend(ids);
+            }
         }
-        used.insert(id.clone());
-        call.id = id;
+        self.read = messages.len();
+        self.last = messages.last().map(|m| m.sequence);
+        let turn = self.turns + 1;
+        // Ids given to this turn are not the trace's until the turn is recorded.
+        let mut fresh: Vec<String> = Vec::new();
+        for (position, call) in calls.iter_mut().enumerate() {
+            let taken = |id: &str, fresh: &[String]| {
+                self.used.contains(id) || fresh.iter().any(|f| f == id)
+            };
+            if !call.id.is_empty() && !taken(&call.id, &fresh) {
+                fresh.push(call.id.clone());
+                continue;
+            }
+            let base = format!("call_t{turn}_{}", position + 1);
+            let mut id = base.clone();
+            let mut again = 1;
+            while taken(&id, &fresh) {
+                again += 1;
+                id = format!("{base}_{again}");
+            }
+            fresh.push(id.clone());
+            call.id = id;
+        }
     }
 }
 
-/// The context the model would see now; `memo` keeps token estimates between steps.
+/// The context the model would see now; `context` keeps the view between steps.
 pub(crate) fn view_of(
     agent: &Agent,
     tree: &GoalTree,
     messages: &[Message],
     budget: &ContextBudget,
-    memo: &mut ContextMemo,
-) -> ContextView {
-    build_context_with(
-        &ContextInput {
-            system_prompt: &agent.spec.system_prompt,
-            tree,
-            messages,
-            budget,
-            strategy: agent.spec.strategy,
-            estimate: &agent_llm::estimate_tokens,
-        },
-        memo,
-    )
+    context: &mut IncrementalContext,
+) -> SharedView {
+    context.build_shared(&ContextInput {
+        system_prompt: &agent.spec.system_prompt,
+        tree,
+        messages,
+        budget,
+        strategy: agent.spec.strategy,
+        estimate: &agent_llm::estimate_tokens,
+    })
 }

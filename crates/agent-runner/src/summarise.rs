@@ -24,7 +24,7 @@ use crate::budget::Budget;
 use crate::compaction::{
     COMPACTION_PROMPT, SUMMARY_FILL, fit_for_summary, summary_message, summary_request,
 };
-use crate::context::ContextView;
+use crate::context_incremental::SharedView;
 use crate::error::StepError;
 use crate::model;
 use crate::record::record;
@@ -51,7 +51,7 @@ pub(crate) async fn compact(
     trace_id: &str,
     tree: &GoalTree,
     messages: &mut Vec<Message>,
-    (view, trigger): (&ContextView, Trigger),
+    (view, trigger): (&SharedView, Trigger),
     budget: &Budget,
     cancel: &CancellationToken,
 ) -> Result<bool, StepError> {

@@ -690,7 +690,7 @@ async fn a_connection_broken_mid_stream_is_a_network_error() {
 async fn a_conversation_that_leaves_a_call_unanswered_is_refused_as_openai_does() {
     let server = MockModelServer::with_replies([Turn::text("never sent")]).await;
     let mut unanswered = request();
-    unanswered.messages.pop();
+    std::sync::Arc::make_mut(&mut unanswered.messages).pop();
     let error = client(&server, |c| c)
         .complete(unanswered)
         .await

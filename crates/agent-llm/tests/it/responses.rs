@@ -245,11 +245,11 @@ async fn a_reasoning_item_is_carried_across_a_tool_call() {
     assert_eq!(summary, &["The file will say."]);
 
     // The conversation as the runner builds it: the assistant message keeps the reasoning.
-    let mut messages = first_request.messages.clone();
+    let mut messages = first_request.messages.to_vec();
     messages.push(first.to_message());
     messages.push(ChatMessage::tool_result("call_1", ""));
     let second_request = ChatRequest {
-        messages: messages.clone(),
+        messages: messages.clone().into(),
         ..first_request.clone()
     };
     let second = client.complete(second_request).await.unwrap();
@@ -287,7 +287,7 @@ async fn a_reasoning_item_is_carried_across_a_tool_call() {
         .collect();
     let refused = client
         .complete(ChatRequest {
-            messages: tampered,
+            messages: tampered.into(),
             ..first_request.clone()
         })
         .await

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use agent_execution::message::{Message, Role};
 use agent_goal::{GoalStatus, GoalTree};
 
-use super::is_compaction;
+use super::{CompactionStrategy, is_compaction};
 
 /// One element of the view while it is built: a stored message or a goal summary.
 pub(crate) enum Item<'a> {
@@ -16,38 +16,95 @@ pub(crate) enum Item<'a> {
     Summary(String),
 }
 
+/// Which finished goal's summary stands for the messages of each goal, for one state of the tree.
+pub(crate) struct Reps<'a> {
+    tree: &'a GoalTree,
+    /// The current goal and its ancestors.
+    chain: HashSet<&'a str>,
+    cache: HashMap<&'a str, Option<&'a str>>,
+}
+
+impl<'a> Reps<'a> {
+    /// The representatives of `tree` as it is.
+    pub(crate) fn new(tree: &'a GoalTree) -> Self {
+        let mut chain: HashSet<&str> = HashSet::new();
+        if let Some(current) = tree.current() {
+            chain.insert(current.id.as_str());
+            chain.extend(
+                tree.ancestors(&current.id)
+                    .into_iter()
+                    .map(|g| g.id.as_str()),
+            );
+        }
+        Self {
+            tree,
+            chain,
+            cache: HashMap::new(),
+        }
+    }
+
+    /// The goal whose summary stands for a message of `goal_id`: the highest finished goal on
+    /// its path that is not on the current branch; `None` when its messages are shown.
+    pub(crate) fn of(&mut self, goal_id: &'a str) -> Option<&'a str> {
+        if let Some(found) = self.cache.get(goal_id) {
+            return *found;
+        }
+        let mut path = self.tree.ancestors(goal_id);
+        path.reverse();
+        path.extend(self.tree.get(goal_id));
+        let found = path
+            .into_iter()
+            .find(|g| g.status.is_finished() && !self.chain.contains(g.id.as_str()))
+            .map(|g| g.id.as_str());
+        self.cache.insert(goal_id, found);
+        found
+    }
+}
+
+/// What goal compaction of stored messages depends on in the goal tree: while it stays the same,
+/// each message is compacted the same way and an incremental view can be extended.
+#[derive(Debug, PartialEq)]
+pub(crate) struct GoalKey {
+    pub(crate) strategy: CompactionStrategy,
+    /// Goal id → the finished goal whose summary stands for its messages.
+    pub(crate) reps: HashMap<String, String>,
+    /// The summary line of each goal that stands for messages.
+    pub(crate) summaries: HashMap<String, String>,
+}
+
+impl GoalKey {
+    /// The key of `tree` under `strategy`.
+    pub(crate) fn of(tree: &GoalTree, strategy: CompactionStrategy) -> Self {
+        let mut key = GoalKey {
+            strategy,
+            reps: HashMap::new(),
+            summaries: HashMap::new(),
+        };
+        if strategy != CompactionStrategy::GoalsAndPrune {
+            return key;
+        }
+        let mut reps = Reps::new(tree);
+        for goal in tree.goals() {
+            if let Some(rep) = reps.of(&goal.id) {
+                key.reps.insert(goal.id.clone(), rep.to_owned());
+                if !key.summaries.contains_key(rep) {
+                    key.summaries
+                        .insert(rep.to_owned(), goal_summary(tree, rep));
+                }
+            }
+        }
+        key
+    }
+}
+
 /// Replaces the messages of finished goals outside the current branch by one summary each.
 pub(crate) fn compact_goals<'a>(
     tree: &'a GoalTree,
     visible: &[&'a Message],
     task: Option<&Message>,
 ) -> (Vec<Item<'a>>, Vec<String>) {
-    let mut chain: HashSet<&str> = HashSet::new();
-    if let Some(current) = tree.current() {
-        chain.insert(current.id.as_str());
-        chain.extend(
-            tree.ancestors(&current.id)
-                .into_iter()
-                .map(|g| g.id.as_str()),
-        );
-    }
-    // The goal whose summary stands for a message: the highest finished goal on its path that
-    // is not on the current branch.
-    let mut cache: HashMap<&'a str, Option<&'a str>> = HashMap::new();
-    let mut rep_of = |goal_id: &'a str| -> Option<&'a str> {
-        if let Some(found) = cache.get(goal_id) {
-            return *found;
-        }
-        let mut path = tree.ancestors(goal_id);
-        path.reverse();
-        path.extend(tree.get(goal_id));
-        let found = path
-            .into_iter()
-            .find(|g| g.status.is_finished() && !chain.contains(g.id.as_str()))
-            .map(|g| g.id.as_str());
-        cache.insert(goal_id, found);
-        found
-    };
+    let mut reps = Reps::new(tree);
+    let mut rep_of = |goal_id: &'a str| reps.of(goal_id);
 
     // Tool results follow the decision of the assistant message that made the call.
     let mut unit_rep: HashMap<&'a str, Option<&'a str>> = HashMap::new();

@@ -25,7 +25,7 @@ pub use full::{
     summary_request,
 };
 pub use goals::goal_summary;
-pub(crate) use goals::{Item, compact_goals, is_same};
+pub(crate) use goals::{GoalKey, Item, compact_goals, is_same};
 pub(crate) use prune::prune;
 
 /// Tool output tokens protected from pruning, counted back from the newest message.

@@ -920,7 +920,7 @@ async fn a_call_id_repeated_across_turns_is_answered_after_a_crash() {
     // The model saw a result for every call.
     let view = &second.requests()[0].messages;
     let mut open: Vec<String> = Vec::new();
-    for message in view {
+    for message in view.iter() {
         match message {
             ChatMessage::Assistant { tool_calls, .. } => {
                 assert!(open.is_empty(), "calls without results: {open:?}");
