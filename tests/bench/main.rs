@@ -24,6 +24,7 @@ use agent_execution::TraceStatus;
 use anyhow::{Context, Result, bail};
 
 mod api;
+mod blackbox;
 mod cache;
 mod distributed;
 mod economy;
@@ -33,6 +34,7 @@ mod report;
 mod scale;
 mod stats;
 mod svg;
+mod targets;
 
 /// The sizes and repeats of a run.
 pub(crate) struct Plan {
@@ -42,6 +44,8 @@ pub(crate) struct Plan {
     pub(crate) runs: usize,
     /// Trajectory lengths of our overhead runs.
     pub(crate) ns: Vec<usize>,
+    /// Steps of the black-box `agent run`s (the smallest first).
+    pub(crate) blackbox_ns: Vec<usize>,
     /// Trajectory lengths run by both us and the peer.
     pub(crate) peer_ns: Vec<usize>,
     /// Goals and calls per goal of the long task.
@@ -63,6 +67,7 @@ impl Plan {
                 quick,
                 runs: 1,
                 ns: vec![20, 50],
+                blackbox_ns: vec![20, 50],
                 peer_ns: Vec::new(),
                 goals: 4,
                 calls: 8,
@@ -74,7 +79,8 @@ impl Plan {
             Self {
                 quick,
                 runs: 3,
-                ns: vec![100, 200, 500, 1_000],
+                ns: vec![100, 200, 500, 1_000, 2_000, 10_000],
+                blackbox_ns: vec![200, 2_000],
                 peer_ns: vec![200, 1_000],
                 goals: 10,
                 calls: 20,
@@ -159,14 +165,17 @@ async fn main() -> Result<()> {
     };
     let caching = cache::measure(plan.goals, plan.calls).await?;
     let distributed = distributed::measure(plan.quick, plan.runs).await?;
+    let blackbox = blackbox::measure(&plan.blackbox_ns, plan.runs)?;
     let (mut summary, mut failures) = report::summary(&results)?;
     summary.push_str(&cache::summary_rows(&caching));
     summary.push_str(&distributed::summary_rows(&distributed));
     failures.extend(distributed.failures());
+    summary.push_str(&targets::section(&results, &blackbox));
     let sections = format!(
-        "{}{}",
+        "{}{}{}",
         cache::section(&caching),
-        distributed::section(&distributed)
+        distributed::section(&distributed),
+        targets::blackbox_section(&blackbox)
     );
     let full = report::full(&results, &summary, &failures, &sections)?;
     match &args.out {

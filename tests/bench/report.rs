@@ -41,7 +41,7 @@ pub(crate) struct Results<'a> {
 }
 
 impl Results<'_> {
-    fn ours(&self, store: Store, n: usize) -> Option<&OverheadRow> {
+    pub(crate) fn ours(&self, store: Store, n: usize) -> Option<&OverheadRow> {
         self.overhead.iter().find(|r| r.store == store && r.n == n)
     }
 
@@ -49,7 +49,7 @@ impl Results<'_> {
         self.plan.ns.iter().copied().max().unwrap_or(0)
     }
 
-    fn langgraph(&self) -> Option<&PeerRun> {
+    pub(crate) fn langgraph(&self) -> Option<&PeerRun> {
         match self.peer {
             Peer::Ran(run) => Some(run),
             Peer::Unavailable(_) => None,
@@ -300,7 +300,7 @@ fn overhead_section(results: &Results<'_>) -> Result<String> {
     )?;
     writeln!(
         out,
-        "![iterations per second against N](bench-overhead.svg)\n"
+        "![iterations per second against N](bench-overhead.svg)\n\n![time per step against N, every store](bench-steps.svg)\n"
     )?;
     writeln!(out, "Iterations per second:\n")?;
     let mut header = String::from("| N |");
@@ -712,6 +712,36 @@ pub(crate) fn plots(results: &Results<'_>) -> Vec<(&'static str, String)> {
             });
         }
     }
+    let steps = Chart {
+        title: "Time per step against N, every store (log scale)".into(),
+        x_label: "N (tool calls in the trajectory)".into(),
+        y_label: "ms per step".into(),
+        log_y: true,
+        series: Store::ALL
+            .into_iter()
+            .zip(COLORS)
+            .map(|(store, color)| Series {
+                name: format!("ours, {}", store.name()),
+                color,
+                dashed: false,
+                markers: true,
+                points: results
+                    .plan
+                    .ns
+                    .iter()
+                    .filter_map(|&n| results.ours(store, n))
+                    .map(|row| {
+                        let per_step = row.seconds.map(|s| s * 1e3 / row.n as f64);
+                        (
+                            row.n as f64,
+                            per_step.median(),
+                            Some((per_step.min(), per_step.max())),
+                        )
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
     let overhead = Chart {
         title: "Framework overhead: iterations per second against N (log scale)".into(),
         x_label: "N (tool calls in the trajectory)".into(),
@@ -746,6 +776,7 @@ pub(crate) fn plots(results: &Results<'_>) -> Vec<(&'static str, String)> {
     };
     vec![
         ("bench-overhead.svg", overhead.render()),
+        ("bench-steps.svg", steps.render()),
         ("bench-context.svg", context.render()),
     ]
 }

@@ -49,6 +49,17 @@ pub(crate) fn bench(quick: bool) -> Result<()> {
             peer.to_string_lossy().into_owned(),
         ));
     }
+    // The `agent` binary the benchmark runs from outside, built in the same profile.
+    crate::cargo(&[
+        "build",
+        "--release",
+        "--locked",
+        "--quiet",
+        "-p",
+        "agent-cli",
+        "--bin",
+        "agent",
+    ])?;
     let mut args = vec![
         "run",
         "--release",

@@ -78,7 +78,17 @@ fn ci() -> Result<()> {
     }
     let doc_env = [("RUSTDOCFLAGS", "-D warnings")];
     cargo_env(&["doc", "--workspace", "--no-deps", "--locked"], &doc_env)?;
-    // The benchmark program must keep working; a debug build of its quick mode checks that.
+    // The benchmark program must keep working; a debug build of its quick mode checks that
+    // (with the `agent` binary it runs from outside).
+    cargo(&[
+        "build",
+        "--locked",
+        "--quiet",
+        "-p",
+        "agent-cli",
+        "--bin",
+        "agent",
+    ])?;
     cargo(&[
         "run",
         "--locked",
