@@ -80,7 +80,7 @@ impl Worker {
     }
 
     /// Claims and executes runs until `stop` is cancelled; then cancels the runs it executes
-    /// (their traces end `cancelled`, to be resumed) and waits for them.
+    /// (their traces end `cancelled`, and can be resumed like any cancelled trace) and waits for them.
     pub async fn run(self, stop: CancellationToken) {
         let worker = Arc::new(self);
         let slots = Arc::new(Semaphore::new(worker.config.concurrency.max(1)));

@@ -65,7 +65,7 @@ pub(crate) fn worker_for(
 }
 
 /// `agent worker`: executes queued runs until Ctrl-C, then stops the runs it executes (their
-/// traces end `cancelled`, to be resumed) and exits.
+/// traces end `cancelled`, and can be resumed like any cancelled trace) and exits.
 pub(crate) async fn worker(args: WorkerArgs) -> Result<ExitCode> {
     let file = FileConfig::load()?;
     crate::agents::check_limits(&file)?;
