@@ -670,25 +670,30 @@ fn scale_section(results: &Results<'_>) -> Result<String> {
 /// The plots: file name and SVG text.
 pub(crate) fn plots(results: &Results<'_>) -> Vec<(&'static str, String)> {
     const COLORS: [&str; 3] = ["#1f77b4", "#2ca02c", "#d62728"];
-    let mut series = Vec::new();
-    for (store, color) in Store::ALL.into_iter().zip(COLORS) {
-        series.push(Series {
-            name: format!("ours, {}", store.name()),
-            color,
-            dashed: false,
-            markers: true,
-            points: results
-                .plan
-                .ns
-                .iter()
-                .filter_map(|&n| results.ours(store, n))
-                .map(|row| {
-                    let s = row.iterations_per_second();
-                    (row.n as f64, s.median(), Some((s.min(), s.max())))
-                })
-                .collect(),
-        });
-    }
+    // One line per store of our overhead rows, each row's figure given by `figure`.
+    let stores = |figure: &dyn Fn(&OverheadRow) -> Sample| -> Vec<Series> {
+        Store::ALL
+            .into_iter()
+            .zip(COLORS)
+            .map(|(store, color)| Series {
+                name: format!("ours, {}", store.name()),
+                color,
+                dashed: false,
+                markers: true,
+                points: results
+                    .plan
+                    .ns
+                    .iter()
+                    .filter_map(|&n| results.ours(store, n))
+                    .map(|row| {
+                        let s = figure(row);
+                        (row.n as f64, s.median(), Some((s.min(), s.max())))
+                    })
+                    .collect(),
+            })
+            .collect()
+    };
+    let mut series = stores(&OverheadRow::iterations_per_second);
     if let Some(run) = results.langgraph() {
         for (checkpointer, color) in ["none", "memory", "sqlite"]
             .into_iter()
@@ -717,30 +722,7 @@ pub(crate) fn plots(results: &Results<'_>) -> Vec<(&'static str, String)> {
         x_label: "N (tool calls in the trajectory)".into(),
         y_label: "ms per step".into(),
         log_y: true,
-        series: Store::ALL
-            .into_iter()
-            .zip(COLORS)
-            .map(|(store, color)| Series {
-                name: format!("ours, {}", store.name()),
-                color,
-                dashed: false,
-                markers: true,
-                points: results
-                    .plan
-                    .ns
-                    .iter()
-                    .filter_map(|&n| results.ours(store, n))
-                    .map(|row| {
-                        let per_step = row.seconds.map(|s| s * 1e3 / row.n as f64);
-                        (
-                            row.n as f64,
-                            per_step.median(),
-                            Some((per_step.min(), per_step.max())),
-                        )
-                    })
-                    .collect(),
-            })
-            .collect(),
+        series: stores(&|row| row.seconds.map(|s| s * 1e3 / row.n as f64)),
     };
     let overhead = Chart {
         title: "Framework overhead: iterations per second against N (log scale)".into(),

@@ -23,8 +23,21 @@ use crate::listen::{Listener, RUNS_CHANNEL};
 use crate::store::{ConnectError, open};
 
 /// The SQL condition of a run that will still execute: queued, or claimed under a live lease.
-pub(crate) const ACTIVE: &str =
-    "(status = 'queued' OR (status = 'running' AND lease_until > now()))";
+macro_rules! active {
+    () => {
+        "(status = 'queued' OR (status = 'running' AND lease_until > now()))"
+    };
+}
+
+/// See [`active!`].
+const ACTIVE: &str = active!();
+
+/// Whether trace `$1` has a run that will still execute.
+pub(crate) const HAS_ACTIVE_RUN: &str = concat!(
+    "SELECT EXISTS (SELECT 1 FROM agent_runs WHERE trace_id = $1 AND ",
+    active!(),
+    ")"
+);
 
 /// The run queue of one database. Cheap to share behind an `Arc`.
 pub struct PgRunQueue {
@@ -244,12 +257,7 @@ impl RunQueue for PgRunQueue {
         let row = self
             .conn()
             .await?
-            .query_one(
-                &format!(
-                    "SELECT EXISTS (SELECT 1 FROM agent_runs WHERE trace_id = $1 AND {ACTIVE})"
-                ),
-                &[&trace_id],
-            )
+            .query_one(HAS_ACTIVE_RUN, &[&trace_id])
             .await
             .map_err(failed)?;
         Ok(row.get(0))

@@ -15,7 +15,7 @@ use tokio_postgres::{Config, NoTls};
 
 use crate::listen::Listener;
 use crate::locks::Locks;
-use crate::queue::ACTIVE;
+use crate::queue::HAS_ACTIVE_RUN;
 use crate::schema::{self, SchemaError};
 use crate::txn::{PgTxn, signed, word};
 use crate::{corrupt, db};
@@ -196,12 +196,7 @@ impl TraceStore for PgTraceStore {
         }
         // A run queued for the trace, or one a worker holds a live lease on, will write it.
         let row = conn
-            .query_one(
-                &format!(
-                    "SELECT EXISTS (SELECT 1 FROM agent_runs WHERE trace_id = $1 AND {ACTIVE})"
-                ),
-                &[&trace_id],
-            )
+            .query_one(HAS_ACTIVE_RUN, &[&trace_id])
             .await
             .map_err(db)?;
         Ok(Some(row.get(0)))

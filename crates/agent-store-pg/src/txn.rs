@@ -32,19 +32,24 @@ pub(crate) struct PgTxn {
 }
 
 impl PgTxn {
+    /// The value before its transaction begins.
+    fn unopened(conn: Object, trace_id: &str, locks: Arc<Locks>) -> Self {
+        Self {
+            conn: Some(conn),
+            trace_id: trace_id.to_owned(),
+            state: None,
+            open: false,
+            locks,
+        }
+    }
+
     /// Opens a transaction on an existing trace and locks its row.
     pub(crate) async fn existing(
         conn: Object,
         trace_id: &str,
         locks: Arc<Locks>,
     ) -> Result<Self, StoreError> {
-        let mut txn = Self {
-            conn: Some(conn),
-            trace_id: trace_id.to_owned(),
-            state: None,
-            open: false,
-            locks,
-        };
+        let mut txn = Self::unopened(conn, trace_id, locks);
         txn.state = Some(txn.lock_row().await?.ok_or_else(|| StoreError::NotFound {
             trace_id: trace_id.to_owned(),
         })?);
@@ -57,13 +62,7 @@ impl PgTxn {
         trace_id: &str,
         locks: Arc<Locks>,
     ) -> Result<Self, StoreError> {
-        let mut txn = Self {
-            conn: Some(conn),
-            trace_id: trace_id.to_owned(),
-            state: None,
-            open: false,
-            locks,
-        };
+        let mut txn = Self::unopened(conn, trace_id, locks);
         let client = txn.client()?;
         client.batch_execute("BEGIN").await.map_err(db)?;
         txn.open = true;

@@ -17,21 +17,8 @@ fn bash(id: &str, command: &str) -> Turn {
 
 /// `agent run <extra> TASK` against `server` in the environment's workspace.
 fn run_args(env: &CliEnv, server: &MockModelServer, extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "run",
-        "--provider",
-        "openai",
-        "--base-url",
-        &server.openai_base(),
-        "--api-key",
-        "sk-test",
-        "--model",
-        "gpt-4o-mini",
-        "--workspace",
-        &env.work(),
-    ]
-    .map(str::to_owned)
-    .to_vec();
+    let mut args = vec!["run".to_owned()];
+    args.extend(crate::on_server(env, server));
     args.extend(extra.iter().map(|s| (*s).to_owned()));
     args.push("Say hello".into());
     args

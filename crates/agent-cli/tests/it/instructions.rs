@@ -16,23 +16,10 @@ const RULES: &str = "Always answer in French. Rule 7b.";
 /// The flags that point `agent run` at `server`, working in the environment's workspace with a
 /// context window that takes a 1 MB task.
 fn run_args(env: &CliEnv, server: &MockModelServer) -> Vec<String> {
-    [
-        "run",
-        "--provider",
-        "openai",
-        "--base-url",
-        &server.openai_base(),
-        "--api-key",
-        "sk-test",
-        "--model",
-        "gpt-4o-mini",
-        "--context-window",
-        "2000000",
-        "--workspace",
-        &env.work(),
-    ]
-    .map(str::to_owned)
-    .to_vec()
+    let mut args = vec!["run".to_owned()];
+    args.extend(crate::on_server(env, server));
+    args.extend(["--context-window".to_owned(), "2000000".to_owned()]);
+    args
 }
 
 /// Runs `agent <args>` to the end (without blocking the mock server's runtime).

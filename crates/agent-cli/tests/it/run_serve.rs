@@ -25,6 +25,22 @@ fn get(address: &str, path: &str) -> String {
     response
 }
 
+/// Reads the child's stderr up to the line that starts with `prefix`; returns the word that
+/// follows it and everything read so far.
+fn first_word_after(child: &mut std::process::Child, prefix: &str) -> (String, String) {
+    let mut log = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(log.read_line(&mut line).unwrap() > 0, "exited: {seen}");
+        seen.push_str(&line);
+        if let Some(rest) = line.strip_prefix(prefix) {
+            let word = rest.split_whitespace().next().unwrap().to_owned();
+            return (word, seen);
+        }
+    }
+}
+
 #[test]
 fn the_viewer_keeps_serving_after_the_run_until_ctrl_c() {
     let env = agent_env();
@@ -44,16 +60,7 @@ fn the_viewer_keeps_serving_after_the_run_until_ctrl_c() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut log = BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    let page = loop {
-        let mut line = String::new();
-        assert!(log.read_line(&mut line).unwrap() > 0, "exited: {seen}");
-        seen.push_str(&line);
-        if let Some(rest) = line.strip_prefix("the run ended; still serving ") {
-            break rest.split_whitespace().next().unwrap().to_owned();
-        }
-    };
+    let (page, seen) = first_word_after(&mut child, "the run ended; still serving ");
     // The page named is the trace's own page of the viewer.
     let (base, trace_id) = page.split_once("/#/traces/").unwrap();
     assert!(seen.contains(&format!("this run: {page}")), "{seen}");
@@ -88,16 +95,7 @@ fn the_demo_names_the_viewer_page_of_its_trace_and_serves_it() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut log = BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    let page = loop {
-        let mut line = String::new();
-        assert!(log.read_line(&mut line).unwrap() > 0, "exited: {seen}");
-        seen.push_str(&line);
-        if let Some(rest) = line.strip_prefix("viewer: ") {
-            break rest.split_whitespace().next().unwrap().to_owned();
-        }
-    };
+    let (page, seen) = first_word_after(&mut child, "viewer: ");
     // The link is the demo trace's page, on the port the system gave.
     let (base, trace_id) = page
         .split_once("/#/traces/")
