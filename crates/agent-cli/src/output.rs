@@ -97,8 +97,6 @@ pub(crate) fn color(stderr: bool) -> bool {
     }
 }
 
-/// Prints a line on stdout (the machine-readable channel).
-#[allow(clippy::print_stdout)]
 /// A plain-text table: the header, then the rows, every column but the last padded to its
 /// widest cell and followed by two spaces; no trailing blank line.
 pub(crate) fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> String {
@@ -120,8 +118,20 @@ pub(crate) fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> 
     out.trim_end().to_owned()
 }
 
+/// Prints a line on stdout (the machine-readable channel). A reader that went away (`agent
+/// traces | head -1`) ends the command quietly with exit code 0, as a Unix tool does, instead
+/// of a panic: what it wanted has been read.
 pub(crate) fn print(text: &str) {
-    println!("{text}");
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let written = writeln!(out, "{text}").and_then(|()| out.flush());
+    if let Err(error) = written {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        note(&format!("agent: cannot write to standard output: {error}"));
+        std::process::exit(1);
+    }
 }
 
 /// Prints a line on stderr (messages for people), above the run's spinner when one is shown,

@@ -700,3 +700,40 @@ async fn a_done_plan_ends_with_a_closing_report_unless_no_report() {
     let result: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     assert_eq!(result["response"], "Both done.");
 }
+
+#[tokio::test]
+async fn a_reader_that_went_away_ends_listing_commands_quietly() {
+    let env = agent_env();
+    let traces = env.path("traces");
+    let demo = env
+        .run(&[
+            "demo",
+            "--no-serve",
+            "--trace-dir",
+            traces.to_str().unwrap(),
+        ])
+        .await;
+    assert_eq!(code(&demo), 0, "{}", stderr(&demo));
+    let listed: Value =
+        serde_json::from_slice(&env.run(&["traces", "--json"]).await.stdout).unwrap();
+    let trace_id = listed[0]["trace_id"].as_str().unwrap().to_owned();
+    // As `agent traces | head -0`: the pipe's reading end is closed before anything is written,
+    // so the first write fails with a broken pipe.
+    for args in [
+        vec!["traces"],
+        vec!["traces", "--json"],
+        vec!["show", &trace_id],
+        vec!["show", &trace_id, "--json"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let output = env
+            .command(&args)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{args:?}: {}", stderr(&output));
+        assert_eq!(stderr(&output), "", "{args:?}");
+    }
+}
