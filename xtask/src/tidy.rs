@@ -15,15 +15,22 @@ mod tests {
         ("agent-goal", &[]),
         ("agent-llm", &[]),
         ("agent-execution", &["agent-goal", "agent-llm"]),
-        ("agent-tools", &["agent-execution", "agent-llm"]),
+        ("agent-tools", &[]),
         (
             "agent-runner",
             &["agent-goal", "agent-llm", "agent-execution", "agent-tools"],
         ),
+        (
+            "agent-plan",
+            &["agent-goal", "agent-execution", "agent-runner"],
+        ),
         ("agent-store-fs", &["agent-execution"]),
         ("agent-store-pg", &["agent-execution"]),
         ("agent-mcp", &["agent-tools"]),
-        ("agent-api", &["agent-execution", "agent-runner"]),
+        (
+            "agent-api",
+            &["agent-execution", "agent-runner", "agent-plan"],
+        ),
         (
             "agent-acp",
             &[
@@ -38,10 +45,7 @@ mod tests {
             "agent-otel",
             &["agent-execution", "agent-goal", "agent-llm"],
         ),
-        (
-            "agent-test-support",
-            &["agent-execution", "agent-goal", "agent-llm"],
-        ),
+        ("agent-test-support", &["agent-execution"]),
         (
             "agent-cli",
             &[
@@ -50,6 +54,7 @@ mod tests {
                 "agent-execution",
                 "agent-tools",
                 "agent-runner",
+                "agent-plan",
                 "agent-store-fs",
                 "agent-store-pg",
                 "agent-api",

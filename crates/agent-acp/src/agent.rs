@@ -15,9 +15,9 @@ use agent_client_protocol::v1::schema::{
     SessionInfo, SessionListCapabilities, SessionNotification, SessionResumeCapabilities,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
+use agent_execution::fork::{ForkPoint, fork};
 use agent_execution::{TraceFilter, TraceMode, ids::new_trace_id};
 use agent_runner::AgentRunner;
-use agent_runner::fork::{ForkPoint, fork};
 use tokio_util::sync::CancellationToken;
 
 use crate::Host;
@@ -375,7 +375,7 @@ async fn fork_session(state: &State, request: &ForkSessionRequest) -> Result<Str
     let forked = fork(store.as_ref(), &original, &point)
         .await
         .map_err(|error| match error {
-            agent_runner::fork::ForkError::NotFound { .. } => unknown(&original),
+            agent_execution::fork::ForkError::NotFound { .. } => unknown(&original),
             other => Error::new(INVALID_PARAMS, other.to_string()),
         })?;
     let mcp = crate::mcp::servers_of(&request.mcp_servers);
