@@ -30,9 +30,10 @@ use serde_json::json;
 
 use crate::cli::{PlanAction, PlanArgs, TraceDirArg};
 use crate::config::{self, FileConfig};
+use crate::exit::exit_code;
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
-use crate::run::{exit_code, setup};
+use crate::setup::setup;
 
 /// `agent plan ...`.
 pub(crate) async fn command(args: PlanArgs) -> Result<ExitCode> {
