@@ -10,6 +10,7 @@
 //! - [`TraceStore`]: where records live. Every write goes through [`plan_commit`], so statistics
 //!   roll-up and events are the same in every store; [`InMemoryTraceStore`] is the in-memory one.
 //! - [`watch`]: the live event feed of a trace (stored events, then live ones, no gap).
+//! - [`meta`]: the keys of message metadata, named once for the runner and every reader.
 //! - [`fork::fork`]: a new trace holding another's history and plan up to an earlier point.
 //! - [`queue::RunQueue`]: runs queued for workers on other nodes, and how any node steers them.
 //!
@@ -47,6 +48,7 @@ pub mod feed;
 pub mod fork;
 pub mod ids;
 pub mod message;
+pub mod meta;
 pub mod queue;
 pub mod store;
 pub mod trace;
