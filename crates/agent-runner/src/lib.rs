@@ -98,7 +98,7 @@ pub mod agents;
 pub mod approval;
 pub mod approval_rules;
 mod budget;
-pub mod closing;
+mod closing;
 mod compact_now;
 pub mod compaction;
 pub mod context;
@@ -108,7 +108,7 @@ mod engine;
 mod error;
 mod explore;
 mod goal_tools;
-pub mod guard;
+mod guard;
 mod handoff;
 mod inbox;
 mod limits;
@@ -134,6 +134,7 @@ pub use approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest}
 pub use approval_rules::{ApprovalRules, RuleError, RuleVerdict};
 /// The attribute [`ApprovalHandler`] implementations need.
 pub use async_trait::async_trait;
+pub use closing::REPORT_PROMPT;
 pub use compaction::{COMPACTION_PROMPT, CompactionStrategy, ContextBudget};
 pub use error::RunError;
 pub use goal_tools::{
