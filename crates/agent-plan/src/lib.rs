@@ -13,12 +13,11 @@
 //! [`plan_templates`] touches files: the templates folder of the workspace it is given.
 //!
 //! ```
-//! use std::collections::BTreeMap;
 //! use agent_plan::plan_templates::PlanTemplate;
 //!
-//! let template = PlanTemplate::parse("review", "Read {{module}}\nTest it\n")?;
-//! let vars = BTreeMap::from([("module".to_owned(), "src/db.rs".to_owned())]);
-//! assert_eq!(template.render(&vars)?.text, "Read src/db.rs\nTest it\n");
+//! let template = PlanTemplate::parse("review", "Read the code\nTest it\n")?;
+//! let plan = template.render(&Default::default())?;
+//! assert_eq!(plan.text, "Read the code\nTest it\n");
 //! # Ok::<(), agent_plan::plan_templates::TemplateError>(())
 //! ```
 
