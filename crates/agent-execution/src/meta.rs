@@ -202,7 +202,8 @@ mod tests {
 
     #[test]
     fn a_value_of_another_shape_reads_as_absent() {
-        let Value::Object(metadata) = json!({"turn": 3, "compaction": "yes", "usage": "many"}) else {
+        let Value::Object(metadata) = json!({"turn": 3, "compaction": "yes", "usage": "many"})
+        else {
             unreachable!()
         };
         assert_eq!(MessageMeta::read(&metadata), MessageMeta::default());
