@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_api::QueuedSettings;
-use agent_api::{FactoryError, RunnerFactory, Worker, WorkerConfig};
+use agent_api::{FactoryError, RunnerFactory};
 use agent_e2e::{AddTool, ListModel, answer};
 use agent_execution::queue::{QueuedRun, RunKind};
 use agent_execution::{NewMessage, NewTrace, TraceStatus, TraceStore, watch};
@@ -23,6 +23,7 @@ use agent_store_fs::{Durability, FileSystemTraceStore};
 use agent_store_pg::{PgRunQueue, PgTraceStore};
 use agent_test_support::postgres::Cluster;
 use agent_tools::ToolRegistry;
+use agent_worker::{Worker, WorkerConfig};
 use anyhow::{Context, Result, bail};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;

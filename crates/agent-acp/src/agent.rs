@@ -1,7 +1,7 @@
 //! The ACP connection: the session table and a handler per request.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use agent_client_protocol::schema::ProtocolVersion;
@@ -15,47 +15,17 @@ use agent_client_protocol::v1::schema::{
     SessionInfo, SessionListCapabilities, SessionNotification, SessionResumeCapabilities,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
+use agent_execution::fork::{ForkPoint, fork};
 use agent_execution::{TraceFilter, TraceMode, ids::new_trace_id};
-use agent_runner::AgentRunner;
-use agent_runner::fork::{ForkPoint, fork};
-use tokio_util::sync::CancellationToken;
 
 use crate::Host;
 use crate::permission::Permissions;
 use crate::replay::history;
+use crate::session::{Session, Sessions, internal, unknown};
+use crate::state::State;
 
 /// JSON-RPC's "invalid params".
 const INVALID_PARAMS: i32 = -32602;
-/// ACP's "resource not found" (an unknown session).
-const NOT_FOUND: i32 = -32002;
-
-/// One session: a trace and the runner that works on it.
-pub(crate) struct Session {
-    /// The working directory the client named.
-    pub(crate) cwd: PathBuf,
-    /// The runner, built for `cwd`.
-    pub(crate) runner: Arc<AgentRunner>,
-    /// Whether the trace exists (a new session's trace is created by its first prompt).
-    pub(crate) created: bool,
-    /// The turn going on, if any: its number and its cancellation.
-    pub(crate) turn: Option<(u64, CancellationToken)>,
-    /// "Always" answers to permission questions, by tool: allowed (true) or rejected.
-    pub(crate) remembered: HashMap<String, bool>,
-    /// The tool calls announced to the client (`tool_call`), so each is announced once.
-    pub(crate) announced: std::collections::HashSet<String>,
-}
-
-/// The sessions of one connection, by id (the trace id).
-pub(crate) type Sessions = tokio::sync::Mutex<HashMap<String, Session>>;
-
-/// What every handler shares.
-pub(crate) struct State {
-    pub(crate) host: Arc<dyn Host>,
-    pub(crate) sessions: Arc<Sessions>,
-    pub(crate) permissions: Arc<Permissions>,
-    /// What the client's file system offers: reading, writing text files.
-    pub(crate) client_fs: std::sync::Mutex<(bool, bool)>,
-}
 
 /// Serves one client on this process's stdin and stdout until it disconnects.
 pub async fn serve_stdio(host: Arc<dyn Host>) -> Result<(), Error> {
@@ -375,19 +345,9 @@ async fn fork_session(state: &State, request: &ForkSessionRequest) -> Result<Str
     let forked = fork(store.as_ref(), &original, &point)
         .await
         .map_err(|error| match error {
-            agent_runner::fork::ForkError::NotFound { .. } => unknown(&original),
+            agent_execution::fork::ForkError::NotFound { .. } => unknown(&original),
             other => Error::new(INVALID_PARAMS, other.to_string()),
         })?;
     let mcp = crate::mcp::servers_of(&request.mcp_servers);
     open(state, &request.cwd, forked.trace_id, true, mcp).await
-}
-
-/// The error for a session id that names no session.
-pub(crate) fn unknown(id: &str) -> Error {
-    Error::new(NOT_FOUND, format!("no session {id}"))
-}
-
-/// An internal error, with its message.
-pub(crate) fn internal(error: &dyn std::fmt::Display) -> Error {
-    Error::new(-32603, error.to_string())
 }

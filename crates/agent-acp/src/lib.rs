@@ -71,6 +71,8 @@ mod permission;
 mod plan;
 mod prompt;
 mod replay;
+mod session;
+mod state;
 mod updates;
 
 use std::path::Path;

@@ -14,7 +14,7 @@ use agent_llm::ToolCall as ModelCall;
 use agent_runner::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
 use async_trait::async_trait;
 
-use crate::agent::Sessions;
+use crate::session::Sessions;
 use crate::updates::{diff_of, kind_of, status_update, title_of};
 
 const ALLOW_ONCE: &str = "allow_once";

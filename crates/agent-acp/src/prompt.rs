@@ -15,7 +15,8 @@ use agent_runner::{RunOutcome, StopReason};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{State, internal, unknown};
+use crate::session::{internal, unknown};
+use crate::state::State;
 use crate::updates::{Follower, changes_goals, text};
 
 /// How long the updates of a finished run may take to arrive after it returned.

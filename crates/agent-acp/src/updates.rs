@@ -170,7 +170,7 @@ pub(crate) struct Follower {
 pub(crate) struct Announcer {
     pub(crate) connection: agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Client>,
     pub(crate) session_id: String,
-    pub(crate) sessions: std::sync::Arc<crate::agent::Sessions>,
+    pub(crate) sessions: std::sync::Arc<crate::session::Sessions>,
 }
 
 impl Announcer {

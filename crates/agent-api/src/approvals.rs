@@ -6,44 +6,22 @@
 //! The ids of recently decided calls are remembered, so a second decision gets 409 rather
 //! than 404.
 //!
-//! `apply` turns the server's [`ApprovalMode`] into the runner's [`Approval`] for each run
-//! started over HTTP.
+//! The server's [`ApprovalMode`](agent_worker::ApprovalMode) becomes the runner's approval of
+//! each run started over HTTP through [`agent_worker::approval::apply`].
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use agent_execution::ids::now_rfc3339;
-use agent_runner::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest, RunnerOptions};
+use agent_execution::queue::WaitingCall;
+use agent_runner::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
 use async_trait::async_trait;
 use serde::Serialize;
 use tokio::sync::oneshot;
 
-use crate::config::ApprovalMode;
 use crate::error::ApiError;
 
-/// What the model reads when a server in [`ApprovalMode::Never`] refuses a risky call.
-pub const NEVER_REASON: &str = "this server runs no risky tool calls (its approval mode is \
-    `never`); do the task with read-only tools, or say what you would have run";
-
-/// Sets the approval of a run started over HTTP in `mode`: `never` refuses risky calls with
-/// [`NEVER_REASON`] (and keeps only the deny rules of the options' `approval_rules`, so no allow
-/// rule runs a risky call unasked), `auto` runs them, `ask` parks them on `ask` (the server's
-/// [`HttpApprovals`], or the run queue's board for a queued run) for a client to decide. The runner applies the rules before the approval: a deny refuses in every mode, an
-/// allow runs without asking.
-pub(crate) fn apply(
-    options: &mut RunnerOptions,
-    mode: ApprovalMode,
-    ask: Arc<dyn ApprovalHandler>,
-) {
-    options.approval = match mode {
-        ApprovalMode::Never => {
-            options.approval_rules = options.approval_rules.deny_only();
-            Approval::Refuse(NEVER_REASON.to_owned())
-        }
-        ApprovalMode::Auto => Approval::Allow,
-        ApprovalMode::Ask => Approval::Ask(ask),
-    };
-}
+pub use agent_worker::NEVER_REASON;
 
 /// How many decided call ids are remembered per trace.
 const DECIDED_MEMORY: usize = 1024;
@@ -59,6 +37,18 @@ pub struct PendingApproval {
     pub arguments: String,
     /// When the run started waiting (RFC 3339).
     pub requested_at: String,
+}
+
+impl PendingApproval {
+    /// A call a run queue keeps, as the API lists it.
+    pub(crate) fn from_waiting(call: WaitingCall) -> Self {
+        Self {
+            tool_call_id: call.tool_call_id,
+            tool_name: call.tool_name,
+            arguments: call.arguments,
+            requested_at: call.requested_at,
+        }
+    }
 }
 
 struct Parked {

@@ -14,7 +14,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+pub use agent_worker::ApprovalMode;
 
 use crate::error::ApiError;
 
@@ -121,50 +121,6 @@ impl ApiConfig {
             ));
         }
         Ok(())
-    }
-}
-
-/// How runs started over HTTP treat risky tool calls (`bash`, writes, MCP tools not marked
-/// read-only), from the loosest to the strictest.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize,
-    utoipa::ToSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum ApprovalMode {
-    /// Risky calls run without asking.
-    Auto,
-    /// Each risky call waits for `POST /api/traces/{id}/approvals/{tool_call_id}`; the trace is
-    /// `waiting` meanwhile.
-    #[default]
-    Ask,
-    /// Risky calls are refused without asking, with a reason the model reads.
-    Never,
-}
-
-impl ApprovalMode {
-    /// The mode's name: `auto`, `ask` or `never`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::Ask => "ask",
-            Self::Never => "never",
-        }
-    }
-}
-
-impl fmt::Display for ApprovalMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

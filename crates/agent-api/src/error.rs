@@ -324,3 +324,24 @@ impl From<agent_execution::InvalidId> for ApiError {
         Self::InvalidTraceId(error.to_string())
     }
 }
+
+impl From<agent_worker::WorkspaceError> for ApiError {
+    fn from(error: agent_worker::WorkspaceError) -> Self {
+        use agent_worker::WorkspaceError;
+        match error {
+            WorkspaceError::Outside(_) => ApiError::refused(
+                "workspace_not_allowed",
+                format!(
+                    "workspace {error}; this server lets runs work only under its workspace roots"
+                ),
+            ),
+            WorkspaceError::Missing(_) | WorkspaceError::NotAFolder(_) => {
+                ApiError::bad_request("invalid_workspace", format!("workspace {error}"))
+            }
+            WorkspaceError::Malformed | WorkspaceError::OwnUnusable(_) => {
+                ApiError::bad_request("invalid_workspace", error.to_string())
+            }
+            WorkspaceError::BadRoot { .. } => ApiError::Config(error.to_string()),
+        }
+    }
+}

@@ -9,8 +9,8 @@
 //! - [`AppState`]: store, factory, configuration, [`RunRegistry`], [`HttpApprovals`].
 //! - [`router`]: every route of SPEC §7 plus run control; [`serve`] / [`Server`] listen and
 //!   shut down gracefully.
-//! - [`queue`] and [`worker`]: with a [`RunQueue`] (nodes sharing a database), runs are queued
-//!   rather than run here, and a [`Worker`] claims and executes them with its own factory.
+//! - With a [`RunQueue`] (nodes sharing a database), runs are queued rather than run here, and a
+//!   worker (`agent-worker`, which holds no HTTP) claims and executes them with its own factory.
 //! - [`ApiError`]: the one place errors become `{"error": {"code", "message"}}` responses.
 //! - [`openapi_json`]: the OpenAPI document served at `/api/openapi.json`.
 //!
@@ -38,24 +38,22 @@ pub mod config;
 mod error;
 mod extract;
 mod openapi;
-pub mod queue;
 mod routes;
 pub mod runs;
 mod security;
 mod server;
 mod state;
-pub mod worker;
-pub mod workspace;
 
+pub use agent_execution::queue::RunQueue;
+pub use agent_worker::{
+    ApprovalMode, FactoryError, QueuedSettings, RunnerFactory, WorkspaceError, WorkspaceRoots,
+};
 pub use approvals::{HttpApprovals, PendingApproval};
-pub use config::{ApiConfig, ApprovalMode, WatchConfig};
+pub use config::{ApiConfig, WatchConfig};
 pub use error::ApiError;
 pub use openapi::{ApiDoc, openapi_json};
-pub use queue::{QueuedSettings, RunQueue};
 pub use routes::router;
 pub use routes::watch::Connected;
 pub use runs::{RunRegistry, TrackedRun};
 pub use server::{Server, serve};
-pub use state::{AppState, AppStateBuilder, FactoryError, RunnerFactory};
-pub use worker::{Worker, WorkerConfig};
-pub use workspace::{WorkspaceError, WorkspaceRoots};
+pub use state::{AppState, AppStateBuilder};

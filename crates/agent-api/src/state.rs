@@ -5,56 +5,13 @@
 use std::sync::Arc;
 
 use agent_execution::TraceStore;
-use agent_runner::{AgentRunner, RunnerOptions};
+use agent_worker::{FactoryError, RunnerFactory, WorkspaceRoots};
 use tokio_util::sync::CancellationToken;
 
 use crate::approvals::HttpApprovals;
 use crate::config::ApiConfig;
 use crate::error::ApiError;
 use crate::runs::RunRegistry;
-use crate::workspace::WorkspaceRoots;
-
-/// Builds runners for runs started or resumed over HTTP. The composition root (the CLI)
-/// implements it, so the API never knows which model provider or tools are used.
-///
-/// The API asks for [`options`](RunnerFactory::options), copies the fields a request sets
-/// (model, limits, workspace) onto them, sets the approval policy of the server's
-/// [`ApprovalMode`](crate::ApprovalMode) and the workspace (canonical, checked against the
-/// workspace roots), and calls [`build`](RunnerFactory::build). Fields it does not know keep
-/// the factory's defaults; the factory's `approval` is not used, its `approval_rules` are (a
-/// server in `never` mode keeps only their deny rules).
-pub trait RunnerFactory: Send + Sync {
-    /// The options a run gets when a request sets nothing.
-    fn options(&self) -> RunnerOptions;
-
-    /// A runner recording into `store` with these options. Refuse what this server cannot run
-    /// (an unknown model, a workspace outside an allowed root) with
-    /// [`FactoryError::Rejected`]; its message is sent to the client.
-    fn build(
-        &self,
-        store: Arc<dyn TraceStore>,
-        options: RunnerOptions,
-    ) -> Result<AgentRunner, FactoryError>;
-
-    /// Called when a run this server tracked has ended (completed, failed, stopped or
-    /// cancelled), in the task that waited for it: e.g. to send the trace's spans somewhere.
-    /// Does nothing by default.
-    fn run_ended(&self, trace_id: &str) {
-        let _ = trace_id;
-    }
-}
-
-/// Why a [`RunnerFactory`] could not build a runner.
-#[derive(Debug, thiserror::Error)]
-pub enum FactoryError {
-    /// The request asked for something this server does not run; 400 `run_rejected`, with
-    /// this message sent to the client.
-    #[error("{0}")]
-    Rejected(String),
-    /// The server failed to build a runner; 500, logged.
-    #[error("{0}")]
-    Failed(String),
-}
 
 impl From<FactoryError> for ApiError {
     fn from(error: FactoryError) -> Self {
@@ -70,7 +27,7 @@ impl From<FactoryError> for ApiError {
 struct Inner {
     store: Arc<dyn TraceStore>,
     factory: Option<Arc<dyn RunnerFactory>>,
-    queue: Option<Arc<dyn crate::queue::RunQueue>>,
+    queue: Option<Arc<dyn agent_execution::queue::RunQueue>>,
     config: ApiConfig,
     workspace_roots: WorkspaceRoots,
     runs: RunRegistry,
@@ -116,7 +73,7 @@ impl AppState {
     }
 
     /// The run queue, if runs started here execute on workers.
-    pub fn queue(&self) -> Option<&Arc<dyn crate::queue::RunQueue>> {
+    pub fn queue(&self) -> Option<&Arc<dyn agent_execution::queue::RunQueue>> {
         self.inner.queue.as_ref()
     }
 
@@ -168,7 +125,7 @@ impl AppState {
 pub struct AppStateBuilder {
     store: Arc<dyn TraceStore>,
     factory: Option<Arc<dyn RunnerFactory>>,
-    queue: Option<Arc<dyn crate::queue::RunQueue>>,
+    queue: Option<Arc<dyn agent_execution::queue::RunQueue>>,
     config: ApiConfig,
 }
 
@@ -182,9 +139,9 @@ impl AppStateBuilder {
     }
 
     /// Queues the runs this server is asked to start, resume or continue, for workers to
-    /// execute (see [`crate::queue`]); cancel requests and approval decisions for runs this
+    /// execute (see [`agent_worker::queue`]); cancel requests and approval decisions for runs this
     /// server does not own go through it too. With a queue the server needs no runner factory.
-    pub fn run_queue(mut self, queue: Arc<dyn crate::queue::RunQueue>) -> Self {
+    pub fn run_queue(mut self, queue: Arc<dyn agent_execution::queue::RunQueue>) -> Self {
         self.queue = Some(queue);
         self
     }

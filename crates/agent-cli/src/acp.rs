@@ -22,7 +22,7 @@ use crate::config::FileConfig;
 use crate::exit::ExitCode;
 use crate::mcp::{self, RunTools};
 use crate::output::note;
-use crate::run::setup_with;
+use crate::setup::setup_with;
 
 /// Each session's runner and the editor's tools it uses instead of the built-in ones (and the
 /// tools of the MCP servers the editor named for it), by session.

@@ -21,9 +21,9 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::DemoArgs;
 use crate::config::FileConfig;
 use crate::exit::ExitCode;
+use crate::exit::exit_code;
 use crate::output::{note, print};
 use crate::progress::{self, ProgressMode};
-use crate::run::exit_code;
 
 /// The scripted model's answers: the main line's turns, and one route per explored branch.
 const SCRIPT: &str = include_str!("../demo/script.json");

@@ -32,3 +32,13 @@ impl std::fmt::Display for UsageError {
 }
 
 impl std::error::Error for UsageError {}
+
+/// The exit code of an outcome: 0 completed, 1 failed, 3 limit hit, 130 cancelled.
+pub(crate) fn exit_code(outcome: &agent_runner::RunOutcome) -> ExitCode {
+    match outcome.stop {
+        agent_runner::StopReason::Completed => ExitCode::Completed,
+        agent_runner::StopReason::Cancelled => ExitCode::Cancelled,
+        stop if stop.is_limit() => ExitCode::Limit,
+        _ => ExitCode::Failed,
+    }
+}

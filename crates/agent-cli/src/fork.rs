@@ -1,7 +1,7 @@
 //! `agent fork`: a new trace with the history and plan of another just before one of its goals
 //! started (or after one of its messages), printed as its id, ready to be continued.
 
-use agent_runner::fork::{self, ForkError, ForkPoint};
+use agent_execution::fork::{self, ForkError, ForkPoint};
 use anyhow::Result;
 
 use crate::cli::ForkArgs;

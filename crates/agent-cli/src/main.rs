@@ -15,6 +15,7 @@ mod cli;
 mod config;
 mod demo;
 mod exit;
+mod factory;
 mod fork;
 mod ids;
 mod import;
@@ -30,6 +31,7 @@ mod provider;
 mod reasoning;
 mod run;
 mod serve;
+mod setup;
 mod store;
 mod task;
 mod worker;
@@ -127,7 +129,7 @@ impl std::io::Write for LogLine {
 impl Drop for LogLine {
     fn drop(&mut self) {
         if !self.0.is_empty() {
-            progress::suspended(|| {
+            output::suspended(|| {
                 let _ = std::io::Write::write_all(&mut std::io::stderr(), &self.0);
             });
         }

@@ -138,7 +138,27 @@ pub(crate) fn print(text: &str) {
 /// so that the spinner leaves no debris.
 #[allow(clippy::print_stderr)]
 pub(crate) fn note(text: &str) {
-    crate::progress::suspended(|| eprintln!("{text}"));
+    suspended(|| eprintln!("{text}"));
+}
+
+/// The spinner of the run being shown, for [`suspended`]; `progress` sets it.
+static SPINNER: std::sync::Mutex<Option<indicatif::ProgressBar>> = std::sync::Mutex::new(None);
+
+/// Runs `f` with the run's spinner (if one is shown) cleared and held still, so that what `f`
+/// prints — an approval question — stays on the screen whole while the user answers.
+pub(crate) fn suspended<R>(f: impl FnOnce() -> R) -> R {
+    let bar = SPINNER.lock().ok().and_then(|bar| bar.clone());
+    match bar {
+        Some(bar) => bar.suspend(f),
+        None => f(),
+    }
+}
+
+/// Makes `bar` the spinner [`suspended`] holds still (`None`: no spinner is shown).
+pub(crate) fn show_spinner(bar: Option<indicatif::ProgressBar>) {
+    if let Ok(mut shown) = SPINNER.lock() {
+        *shown = bar;
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `agent plan`: plan mode on the terminal. The model writes only the goal tree and the plan
-//! is stored as a trace with status `planned` (`agent_runner::plan`); this module prints it,
+//! is stored as a trace with status `planned` (`agent_plan::plan`); this module prints it,
 //! opens it in an editor, saves it as a template (`.agent/plans/NAME.md`,
-//! `agent_runner::plan_templates`), lists templates and starts runs from them for
+//! `agent_plan::plan_templates`), lists templates and starts runs from them for
 //! `agent run --plan NAME --var KEY=VALUE`.
 //!
 //! The text form (`agent_goal::parse_plan`) is one goal a line, two spaces of indent per level;
@@ -21,18 +21,19 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use agent_execution::TraceStore;
+use agent_plan::plan::{self as plan_mode, PlanError, PlanOutcome};
+use agent_plan::plan_templates::{self as templates, PlanTemplate, TemplateError};
 use agent_runner::AgentRunner;
 use agent_runner::agents::PLAN;
-use agent_runner::plan::{self as plan_mode, PlanError, PlanOutcome};
-use agent_runner::plan_templates::{self as templates, PlanTemplate, TemplateError};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
 use crate::cli::{PlanAction, PlanArgs, TraceDirArg};
 use crate::config::{self, FileConfig};
+use crate::exit::exit_code;
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
-use crate::run::{exit_code, setup};
+use crate::setup::setup;
 
 /// `agent plan ...`.
 pub(crate) async fn command(args: PlanArgs) -> Result<ExitCode> {

@@ -37,19 +37,6 @@ fn eprintln_safe(text: &str) {
     eprintln!("{text}");
 }
 
-/// The spinner of the run being shown, for [`suspended`].
-static SPINNER: std::sync::Mutex<Option<ProgressBar>> = std::sync::Mutex::new(None);
-
-/// Runs `f` with the run's spinner (if one is shown) cleared and held still, so that what `f`
-/// prints — an approval question — stays on the screen whole while the user answers.
-pub(crate) fn suspended<R>(f: impl FnOnce() -> R) -> R {
-    let bar = SPINNER.lock().ok().and_then(|bar| bar.clone());
-    match bar {
-        Some(bar) => bar.suspend(f),
-        None => f(),
-    }
-}
-
 /// The terminal mode of standard input before the spinner turned off the echo of control keys,
 /// to put back when the spinner ends (or the process exits on Ctrl-C).
 static SAVED_MODE: std::sync::Mutex<Option<nix::sys::termios::Termios>> =
@@ -111,9 +98,7 @@ pub(crate) async fn follow(mut events: LiveStream, mode: ProgressMode, show_reas
                 .unwrap_or_else(|_| ProgressStyle::default_spinner());
             bar.set_style(style);
             bar.enable_steady_tick(Duration::from_millis(120));
-            if let Ok(mut shown) = SPINNER.lock() {
-                *shown = Some(bar.clone());
-            }
+            crate::output::show_spinner(Some(bar.clone()));
             quiet_control_keys();
             Sink::Spinner(bar)
         }
@@ -155,9 +140,7 @@ pub(crate) async fn follow(mut events: LiveStream, mode: ProgressMode, show_reas
         }
     }
     if let Sink::Spinner(bar) = &sink {
-        if let Ok(mut shown) = SPINNER.lock() {
-            *shown = None;
-        }
+        crate::output::show_spinner(None);
         bar.finish_and_clear();
         restore_terminal();
     }

@@ -6,127 +6,27 @@
 //! for a decision over the API) and work only under the `--workspace-root` folders (the current
 //! folder by default), which the server's own workspace must lie under too.
 
-use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-use agent_api::{
-    ApiConfig, AppState, ApprovalMode, FactoryError, RunnerFactory, Server, WorkspaceRoots,
-};
+use agent_api::{ApiConfig, AppState, ApprovalMode, Server};
 use agent_execution::TraceStore;
-use agent_llm::LlmClient;
 use agent_mcp::McpServers;
-use agent_runner::approval_rules::ApprovalRules;
-use agent_runner::{AgentRunner, AgentTypeConfig, RunnerOptions};
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{ServeArgs, ServeModelArgs};
+use crate::cli::ServeArgs;
 use crate::config::{self, FileConfig};
 use crate::exit::{ExitCode, UsageError};
 use crate::output::note;
-use crate::provider;
-use crate::run::Setup;
-
-/// Builds runners for runs started over HTTP, on the configured model and workspace, with the
-/// tools of the enabled MCP servers (started once, shared by every run).
-pub(crate) struct CliFactory {
-    llm: Arc<dyn LlmClient>,
-    mcp: Arc<McpServers>,
-    model: String,
-    workspace: PathBuf,
-    context_window: Option<usize>,
-    max_iterations: Option<u32>,
-    max_cost: Option<f64>,
-    /// The built-in prices with those of agent.toml's `[models."NAME"]`.
-    prices: Arc<agent_llm::PriceTable>,
-    /// The agent profiles `explore` and `delegate` calls may name, and their clients.
-    profiles: BTreeMap<String, AgentTypeConfig>,
-    clients: BTreeMap<String, Arc<dyn LlmClient>>,
-    /// Whether each run's prompt carries the instruction files of its workspace and the
-    /// environment block.
-    instructions: bool,
-    /// Whether runs end with a closing report when their plan is done.
-    closing_report: bool,
-    /// `[approvals]` of agent.toml: calls allowed or denied before the `--approval` mode is
-    /// asked (in `never` mode the API keeps only the deny rules).
-    approval_rules: ApprovalRules,
-    /// Where each run's spans go when it ends, and the store they are read from.
-    otel: Option<(Arc<crate::otel::Exporter>, Arc<dyn TraceStore>)>,
-}
-
-impl RunnerFactory for CliFactory {
-    fn options(&self) -> RunnerOptions {
-        let mut options = RunnerOptions::new(self.model.clone(), self.workspace.clone());
-        options.sub_agents.agent_types = self.profiles.clone();
-        options.sub_agents.enabled = true;
-        // The approval policy is the API's: the server's --approval mode, or a stricter one a
-        // request asks for; the rules of agent.toml apply before it.
-        options.approval_rules = self.approval_rules.clone();
-        options.clients = self.clients.clone();
-        options.context_window = self.context_window;
-        if let Some(max) = self.max_iterations {
-            options.limits.max_iterations = max;
-        }
-        options.limits.max_cost = self.max_cost;
-        options.prices = self.prices.clone();
-        options.closing_report = self.closing_report;
-        options
-    }
-
-    fn run_ended(&self, trace_id: &str) {
-        if let Some((exporter, store)) = &self.otel {
-            let (exporter, store, id) = (exporter.clone(), store.clone(), trace_id.to_owned());
-            tokio::spawn(async move {
-                crate::otel::send(Some(&exporter), store.as_ref(), &id).await;
-            });
-        }
-    }
-
-    fn build(
-        &self,
-        store: Arc<dyn TraceStore>,
-        options: RunnerOptions,
-    ) -> Result<AgentRunner, FactoryError> {
-        if !options.workspace.is_dir() {
-            return Err(FactoryError::Rejected(format!(
-                "the workspace {} is not a folder on the server",
-                options.workspace.display()
-            )));
-        }
-        let mut options = options;
-        if self.instructions && options.instructions.is_empty() {
-            // Read for the run's own workspace, which a request may choose.
-            let today = chrono::Local::now().format("%Y-%m-%d").to_string();
-            let found = crate::instructions::gather(
-                &options.workspace,
-                config::user_dir().as_deref(),
-                &today,
-            )
-            .map_err(|error| FactoryError::Rejected(format!("{error:#}")))?;
-            if let Some(warning) = &found.warning {
-                tracing::warn!("{warning}");
-            }
-            options.instructions = found.instructions;
-        }
-        // What the MCP servers say about their tools goes with the tools.
-        let tools = crate::mcp::tools(&self.mcp);
-        options.instructions.extend(tools.instructions);
-        Ok(AgentRunner::new(
-            store,
-            self.llm.clone(),
-            tools.registry,
-            options,
-        ))
-    }
-}
+use crate::setup::Setup;
 
 /// `agent serve`: serves until Ctrl-C.
 pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
     let file = FileConfig::load()?;
     crate::agents::check_limits(&file)?;
-    let (workspace, roots) = workspaces(&args.model, &file)?;
+    let (workspace, roots) = crate::factory::workspaces(&args.model, &file)?;
     let opened = crate::store::open(&args.trace_dir, &file).await?;
     let (store, location) = (opened.store, opened.location);
     let queue = crate::worker::queue_for(&location).await?;
@@ -158,13 +58,19 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
     match provider {
         Some(provider_config) if writable => {
             let kind = provider_config.kind;
-            let built =
-                build_factory(&args.model, &file, workspace, provider_config, &store).await?;
+            let built = crate::factory::build_factory(
+                &args.model,
+                &file,
+                workspace,
+                provider_config,
+                &store,
+            )
+            .await?;
             mcp = built.1;
             note(&format!(
                 "runs started over HTTP use {} ({kind:?}) in {}; risky tool calls {}",
                 built.0.model,
-                roots_text(&roots),
+                crate::factory::roots_text(&roots),
                 match approval {
                     ApprovalMode::Ask => "wait for approval over the API (--approval ask)",
                     ApprovalMode::Auto => "run without asking (--approval auto)",
@@ -218,100 +124,6 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
     mcp.shutdown().await;
     served?;
     Ok(ExitCode::Completed)
-}
-
-/// The runner factory of runs started over HTTP or taken from the queue, with the MCP servers
-/// its runs use (started here, listed again when they say their tools changed).
-pub(crate) async fn build_factory(
-    model: &ServeModelArgs,
-    file: &FileConfig,
-    workspace: PathBuf,
-    provider_config: config::ProviderConfig,
-    store: &Arc<dyn TraceStore>,
-) -> Result<(Arc<CliFactory>, Arc<McpServers>)> {
-    let approval_rules = crate::approve::rules(file.approvals.as_ref(), file.path.as_deref())?;
-    let mut profiles = crate::agents::load(file, &workspace)?;
-    let clients = crate::agents::clients(&mut profiles, None, &provider_config, file);
-    let mcp = Arc::new(crate::mcp::start(file, &[]).await?);
-    // Runs take the servers' tools as listed when they start: list them again when a server
-    // says they changed.
-    let servers = mcp.clone();
-    tokio::spawn(async move { servers.follow_tool_changes(|_| {}).await });
-    let factory = CliFactory {
-        profiles,
-        clients,
-        llm: provider::client(&provider_config)?,
-        mcp: mcp.clone(),
-        model: provider_config.model.clone(),
-        workspace,
-        context_window: provider_config.context_window,
-        max_iterations: file.max_iterations,
-        max_cost: file.max_cost,
-        prices: Arc::new(file.prices()?),
-        instructions: !model.no_instructions && file.instructions != Some(false),
-        closing_report: !model.no_report && file.report != Some(false),
-        approval_rules,
-        otel: crate::otel::exporter(model.otel.as_deref(), Some(provider_config.kind))?
-            .map(|exporter| (Arc::new(exporter), store.clone())),
-    };
-    Ok((Arc::new(factory), mcp))
-}
-
-/// The server's own workspace (canonical) and the workspace roots. `--workspace` (else
-/// agent.toml's, else the current folder) must be an existing folder (a usage error, exit code 2,
-/// otherwise); the roots are the `--workspace-root` folders, under one of which it must then lie,
-/// or, when none is given, that workspace itself (so the default is the folder `agent serve` was
-/// started in, and naming a workspace never opens more than that folder to requests).
-pub(crate) fn workspaces(
-    args: &ServeModelArgs,
-    file: &FileConfig,
-) -> Result<(PathBuf, WorkspaceRoots)> {
-    let (workspace, flag) = match (&args.workspace, &file.workspace) {
-        (Some(dir), _) => (dir.clone(), "--workspace"),
-        (None, Some(dir)) => (dir.clone(), "agent.toml's `workspace`"),
-        (None, None) => (
-            std::env::current_dir().context("cannot read the current folder")?,
-            "the current folder",
-        ),
-    };
-    let shown = workspace.display().to_string();
-    let usage = |error: agent_api::WorkspaceError| UsageError(format!("{flag}: {error}"));
-    // Itself first: a missing or non-folder workspace is said as such.
-    let own = WorkspaceRoots::new(std::slice::from_ref(&workspace)).map_err(|_| {
-        usage(if workspace.is_file() {
-            agent_api::WorkspaceError::NotAFolder(shown.clone())
-        } else {
-            agent_api::WorkspaceError::Missing(shown.clone())
-        })
-    })?;
-    if args.workspace_roots.is_empty() {
-        let workspace = own.roots().first().cloned().unwrap_or(workspace);
-        return Ok((workspace, own));
-    }
-    let roots = WorkspaceRoots::new(&args.workspace_roots)
-        .map_err(|error| UsageError(format!("--workspace-root: {error}")))?;
-    let workspace = roots.check(&workspace, &shown).map_err(|error| {
-        let outside = matches!(error, agent_api::WorkspaceError::Outside(_));
-        let mut message = usage(error).0;
-        if outside {
-            message.push_str(&format!(
-                " ({}); add `--workspace-root {shown}` to let runs work there",
-                roots_text(&roots)
-            ));
-        }
-        UsageError(message)
-    })?;
-    Ok((workspace, roots))
-}
-
-/// The roots, for messages.
-fn roots_text(roots: &WorkspaceRoots) -> String {
-    let names: Vec<String> = roots
-        .roots()
-        .iter()
-        .map(|root| root.display().to_string())
-        .collect();
-    format!("workspace roots {}", names.join(", "))
 }
 
 /// Whether this process may create files in the trace folder (a folder shared read-only is

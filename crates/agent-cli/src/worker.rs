@@ -5,16 +5,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_api::{RunQueue, Worker, WorkerConfig};
 use agent_execution::TraceStore;
+use agent_execution::queue::RunQueue;
+use agent_worker::{Worker, WorkerConfig};
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{WorkOptions, WorkerArgs};
 use crate::config::{self, FileConfig};
 use crate::exit::{ExitCode, UsageError};
+use crate::factory::CliFactory;
 use crate::output::note;
-use crate::serve::CliFactory;
 use crate::store::Location;
 
 /// The run queue of a store that has one (a PostgreSQL database); `None` for a folder.
@@ -78,7 +79,7 @@ pub(crate) async fn worker(args: WorkerArgs) -> Result<ExitCode> {
         )
         .into());
     }
-    let (workspace, _) = crate::serve::workspaces(&args.model, &file)?;
+    let (workspace, _) = crate::factory::workspaces(&args.model, &file)?;
     let provider = config::resolve_provider(&args.model.llm, &file)
         .ok_or_else(|| UsageError(config::NO_PROVIDER.into()))?;
     let model = provider.model.clone();
@@ -87,7 +88,8 @@ pub(crate) async fn worker(args: WorkerArgs) -> Result<ExitCode> {
         return Err(UsageError("this build of agent has no PostgreSQL store".into()).into());
     };
     let (factory, mcp) =
-        crate::serve::build_factory(&args.model, &file, workspace, provider, &opened.store).await?;
+        crate::factory::build_factory(&args.model, &file, workspace, provider, &opened.store)
+            .await?;
     let worker = worker_for(&args.work, queue, opened.store, factory);
     note(&format!(
         "agent worker: executing runs queued in {} with {model}, {} at a time — Ctrl-C to stop",

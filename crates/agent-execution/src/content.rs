@@ -12,7 +12,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use crate::message::Role;
+use agent_llm::Role;
 
 /// The content of a message.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,12 +1,17 @@
-//! Traces, messages and events, the `TraceStore` trait, trace ids, and the agent runner.
+//! The record of an execution: traces, messages and events, the `TraceStore` trait, trace ids,
+//! the live feed and the run queue. The name is seed 002's (its "execution module"); this crate
+//! runs nothing: the loop is `agent-runner`'s.
 //!
-//! Depends on `agent-goal` and `agent-llm`, never on a concrete store or the HTTP server.
+//! Depends on `agent-goal` and `agent-llm`'s types, never on the runner, a concrete store or the
+//! HTTP server.
 //!
 //! - [`Trace`], [`Message`], [`Event`]: the record of a run ([`trace`], [`message`], [`event`]).
 //! - [`ids`]: trace and message ids and [`validate_trace_id`], used on every id from outside.
 //! - [`TraceStore`]: where records live. Every write goes through [`plan_commit`], so statistics
 //!   roll-up and events are the same in every store; [`InMemoryTraceStore`] is the in-memory one.
 //! - [`watch`]: the live event feed of a trace (stored events, then live ones, no gap).
+//! - [`meta`]: the keys of message metadata, named once for the runner and every reader.
+//! - [`fork::fork`]: a new trace holding another's history and plan up to an earlier point.
 //! - [`queue::RunQueue`]: runs queued for workers on other nodes, and how any node steers them.
 //!
 //! ```
@@ -40,8 +45,10 @@
 pub mod content;
 pub mod event;
 pub mod feed;
+pub mod fork;
 pub mod ids;
 pub mod message;
+pub mod meta;
 pub mod queue;
 pub mod store;
 pub mod trace;

@@ -4,9 +4,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::GoalError;
-use crate::model::GoalTree;
-use crate::steps::Run;
-use crate::time::now_rfc3339;
 
 /// The arguments of one goal tool call, as the model sends them in JSON.
 ///
@@ -82,25 +79,6 @@ pub struct GoalOutcome {
     pub removed: Vec<String>,
 }
 
-impl GoalTree {
-    /// Applies one goal tool call at the current time; see [`GoalTree::apply_at`].
-    pub fn apply(&mut self, cmd: &GoalCommand) -> Result<GoalOutcome, GoalError> {
-        self.apply_at(cmd, &now_rfc3339())
-    }
-
-    /// Applies one goal tool call, stamping changed goals with `now` (RFC 3339).
-    ///
-    /// The rules are described on [`GoalCommand`]. The change is atomic: on error the tree is
-    /// exactly as before and the error's text tells the model what to fix.
-    pub fn apply_at(&mut self, cmd: &GoalCommand, now: &str) -> Result<GoalOutcome, GoalError> {
-        let parsed = Parsed::from_command(cmd)?;
-        let mut work = self.clone();
-        let outcome = Run::new(&mut work, now).execute(&parsed)?;
-        *self = work;
-        Ok(outcome)
-    }
-}
-
 /// The first step of a command.
 #[derive(Clone, Copy)]
 pub(crate) enum Finish<'c> {
@@ -131,7 +109,7 @@ pub(crate) struct Parsed<'c> {
 }
 
 impl<'c> Parsed<'c> {
-    fn from_command(cmd: &'c GoalCommand) -> Result<Self, GoalError> {
+    pub(crate) fn from_command(cmd: &'c GoalCommand) -> Result<Self, GoalError> {
         let GoalCommand {
             add,
             done,

@@ -5,10 +5,30 @@
 
 use std::collections::HashSet;
 
-use crate::command::{Finish, GoalOutcome, Parsed};
+use crate::command::{Finish, GoalCommand, GoalOutcome, Parsed};
 use crate::error::GoalError;
 use crate::model::{Goal, GoalStatus, GoalTree};
 use crate::plan_text::split_agent;
+use crate::time::now_rfc3339;
+
+impl GoalTree {
+    /// Applies one goal tool call at the current time; see [`GoalTree::apply_at`].
+    pub fn apply(&mut self, cmd: &GoalCommand) -> Result<GoalOutcome, GoalError> {
+        self.apply_at(cmd, &now_rfc3339())
+    }
+
+    /// Applies one goal tool call, stamping changed goals with `now` (RFC 3339).
+    ///
+    /// The rules are described on [`GoalCommand`]. The change is atomic: on error the tree is
+    /// exactly as before and the error's text tells the model what to fix.
+    pub fn apply_at(&mut self, cmd: &GoalCommand, now: &str) -> Result<GoalOutcome, GoalError> {
+        let parsed = Parsed::from_command(cmd)?;
+        let mut work = self.clone();
+        let outcome = Run::new(&mut work, now).execute(&parsed)?;
+        *self = work;
+        Ok(outcome)
+    }
+}
 
 /// One command being applied to a working copy of the tree.
 pub(crate) struct Run<'t> {

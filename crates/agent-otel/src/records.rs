@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
+use agent_execution::meta::MessageMeta;
 use agent_execution::{Content, Message};
 use agent_llm::Role;
 use opentelemetry::KeyValue;
@@ -39,7 +40,7 @@ impl Range {
 
 /// Whether `message` is a full compaction's summary.
 pub(crate) fn is_compaction(message: &Message) -> bool {
-    message.metadata.get("compaction") == Some(&Value::Bool(true))
+    MessageMeta::of(message).compaction
 }
 
 /// A compaction as a span event: the context's weight before and after, in tokens.
@@ -75,16 +76,11 @@ pub(crate) fn calls_by_id(messages: &[Message]) -> HashMap<&str, &str> {
 
 /// The sub-traces a tool result names (`explore`, `delegate`).
 pub(crate) fn sub_traces(message: &Message) -> Vec<String> {
-    message
-        .metadata
-        .get("sub_traces")
-        .and_then(Value::as_array)
-        .map(|subs| {
-            subs.iter()
-                .filter_map(|s| s.get("trace_id")?.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
+    MessageMeta::of(message)
+        .sub_traces
+        .into_iter()
+        .map(|sub| sub.trace_id)
+        .collect()
 }
 
 /// A message in the conventions' JSON shape (`role` and `parts`).

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
+use agent_execution::meta::MessageMeta;
 use agent_execution::{Content, Message, StoreError, Trace, TraceFilter, TraceStatus, TraceStore};
 use agent_goal::{GoalStatus, GoalTree};
 use agent_llm::Role;
@@ -267,14 +268,14 @@ impl Builder<'_> {
                     // work was under with the context's weight before and after.
                     let earlier = &messages[..index];
                     spans.push(self.chat(message, earlier, id, parent));
-                    let count = |key: &str| message.metadata.get(key).and_then(Value::as_u64);
+                    let meta = MessageMeta::of(message);
                     compactions.push((
                         parent,
                         compaction_event(
                             "compaction",
                             at(&message.created_at),
-                            count("tokens_before").unwrap_or(0),
-                            count("tokens_after").unwrap_or(0),
+                            meta.tokens_before.unwrap_or(0),
+                            meta.tokens_after.unwrap_or(0),
                         ),
                     ));
                 }
@@ -366,15 +367,14 @@ impl Builder<'_> {
     fn chat(&self, message: &Message, earlier: &[Message], id: SpanId, parent: SpanId) -> SpanData {
         let compaction = is_compaction(message);
         let mut attributes = self.common("chat");
-        if let Some(usage) = message.metadata.get("usage") {
-            let count = |key: &str| usage.get(key).and_then(Value::as_u64);
-            if let Some(input) = count("prompt_tokens") {
+        if let Some(usage) = MessageMeta::of(message).usage {
+            if let Some(input) = usage.prompt_tokens {
                 attributes.push(KeyValue::new("gen_ai.usage.input_tokens", input as i64));
             }
-            if let Some(output) = count("completion_tokens") {
+            if let Some(output) = usage.completion_tokens {
                 attributes.push(KeyValue::new("gen_ai.usage.output_tokens", output as i64));
             }
-            if let Some(cached) = count("cached_tokens") {
+            if let Some(cached) = usage.cached_tokens {
                 attributes.push(KeyValue::new(
                     "gen_ai.usage.cache_read.input_tokens",
                     cached as i64,

@@ -23,10 +23,10 @@ use crate::model;
 use crate::record::record;
 
 /// The metadata key that marks the closing report's message.
-pub const REPORT_KEY: &str = "closing_report";
+pub(crate) const REPORT_KEY: &str = agent_execution::meta::CLOSING_REPORT;
 
 /// The fewest goals a plan has for its run to end with a report.
-pub const MIN_GOALS: usize = 2;
+pub(crate) const MIN_GOALS: usize = 2;
 
 /// The system prompt of the report call.
 pub const REPORT_PROMPT: &str = "You write the closing report of a finished task for the person \

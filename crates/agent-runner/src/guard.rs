@@ -26,13 +26,13 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use agent_execution::{LoopAction, LoopPattern};
+pub(crate) use agent_execution::{LoopAction, LoopPattern};
 use serde_json::Value;
 
 use agent_execution::message::{Message, Role};
 
 /// The metadata key of a loop warning message (its value is the pattern's name).
-pub const LOOP_GUARD_KEY: &str = "loop_guard";
+pub(crate) const LOOP_GUARD_KEY: &str = agent_execution::meta::LOOP_GUARD;
 
 /// The longest argument or result text quoted in a detail, in characters.
 const MAX_QUOTED_CHARS: usize = 120;
@@ -95,19 +95,19 @@ impl LoopGuard {
 
 /// A loop found in the newest turns.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoopDetection {
+pub(crate) struct LoopDetection {
     /// Which kind.
-    pub pattern: LoopPattern,
+    pub(crate) pattern: LoopPattern,
     /// What repeats, in words, e.g. `read_file {"path":"a"} returned the same result 3 times
     /// in a row`.
-    pub detail: String,
+    pub(crate) detail: String,
     /// How many of the newest turns belong to the loop.
-    pub turns: usize,
+    pub(crate) turns: usize,
 }
 
 /// What the guard asks the runner to do after a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GuardVerdict {
+pub(crate) enum GuardVerdict {
     /// Nothing: no loop, or a warned loop that still has turns left.
     Continue,
     /// Tell the model about the loop.
@@ -117,7 +117,7 @@ pub enum GuardVerdict {
 }
 
 /// The message that tells the model about a loop.
-pub fn warning_text(detection: &LoopDetection) -> String {
+pub(crate) fn warning_text(detection: &LoopDetection) -> String {
     format!(
         "Loop detected ({}): {}. Doing the same again will give the same result. Change your \
          approach: look at the plan, try something different, or if you are blocked, stop and \
@@ -129,13 +129,13 @@ pub fn warning_text(detection: &LoopDetection) -> String {
 }
 
 /// The error of a run stopped by the guard.
-pub fn stop_error(detection: &LoopDetection) -> String {
+pub(crate) fn stop_error(detection: &LoopDetection) -> String {
     format!("stuck: {}: {}", detection.pattern.name(), detection.detail)
 }
 
 /// Decides what to do after the newest turn of `messages` (a trace's messages in order).
 /// Pure: reads only the messages, and only the newest turns and the warning marks.
-pub fn check(messages: &[Message], guard: &LoopGuard) -> GuardVerdict {
+pub(crate) fn check(messages: &[Message], guard: &LoopGuard) -> GuardVerdict {
     if guard.is_off() {
         return GuardVerdict::Continue;
     }

@@ -33,7 +33,7 @@ use crate::goal_tools::MAX_GOAL_TEXT_CHARS;
 use crate::record::{record, tool_message};
 
 /// The metadata key that marks the assistant messages the runner wrote for a handoff.
-pub(crate) const HANDOFF_KEY: &str = "handoff";
+pub(crate) const HANDOFF_KEY: &str = agent_execution::meta::HANDOFF;
 
 /// Hands the focused goal of `trace_id` to its agent when it names one (see the module
 /// documentation); the recorded messages are appended to `messages`.

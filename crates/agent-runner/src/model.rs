@@ -19,7 +19,7 @@ use crate::spec::AgentSpec;
 
 /// The metadata key of the token counts a provider reported for an assistant message
 /// (`{prompt_tokens, completion_tokens, cached_tokens}`).
-pub const USAGE_KEY: &str = "usage";
+pub const USAGE_KEY: &str = agent_execution::meta::USAGE;
 
 /// The context budget of the agent's model.
 pub(crate) fn budget_for(spec: &AgentSpec, llm: &dyn LlmClient) -> ContextBudget {

@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
+use agent_execution::meta;
 use agent_execution::store::{StoreError, TraceStore};
 use agent_execution::trace::{TraceStats, TraceStatus};
 use agent_tools::ToolResult;
@@ -53,8 +54,8 @@ impl CallOutcome {
             .map(|r| json!({"trace_id": r.trace_id, "status": r.status, "stats": r.stats}))
             .collect();
         let mut metadata = Map::new();
-        metadata.insert("sub_traces".into(), Value::Array(sub_traces));
-        metadata.insert("sub_trace_stats".into(), json!(total));
+        metadata.insert(meta::SUB_TRACES.into(), Value::Array(sub_traces));
+        metadata.insert(meta::SUB_TRACE_STATS.into(), json!(total));
         Self {
             result: ToolResult { content, is_error },
             interrupted: false,

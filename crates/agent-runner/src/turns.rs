@@ -7,6 +7,7 @@
 //! ([`TURN_KEY`]: `continue` or `queued`).
 
 use agent_execution::message::{Message, NewMessage};
+use agent_execution::meta::Turn;
 use agent_execution::store::WriteOp;
 use serde_json::json;
 
@@ -16,11 +17,11 @@ use crate::record::record;
 
 /// The metadata key saying how a user message after the task came: `continue` (it started a
 /// new turn of an ended trace) or `queued` (it was sent while a run was going on).
-pub const TURN_KEY: &str = "turn";
+pub const TURN_KEY: &str = agent_execution::meta::TURN;
 
 /// The user message that continues a trace, tied to `goal_id`.
 pub(crate) fn continue_message(content: &str, goal_id: Option<&str>) -> WriteOp {
-    user_message(content, goal_id, "continue")
+    user_message(content, goal_id, Turn::Continue.as_str())
 }
 
 fn user_message(content: &str, goal_id: Option<&str>, how: &str) -> WriteOp {
@@ -44,7 +45,7 @@ pub(crate) async fn take_queued(
     }
     let ops = queued
         .iter()
-        .map(|content| user_message(content, goal_id, "queued"))
+        .map(|content| user_message(content, goal_id, Turn::Queued.as_str()))
         .collect();
     let recorded = record(agent.store(), trace_id, ops).await?;
     messages.extend(recorded);
@@ -59,7 +60,7 @@ pub(crate) async fn keep_late(agent: &Agent, trace_id: &str, late: Vec<String>) 
     }
     let ops = late
         .iter()
-        .map(|content| user_message(content, None, "queued"))
+        .map(|content| user_message(content, None, Turn::Queued.as_str()))
         .collect();
     if let Err(error) = agent.store().batch(trace_id, ops).await {
         tracing::warn!(trace_id, %error, "could not record the messages sent at the run's end");

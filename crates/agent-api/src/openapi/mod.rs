@@ -53,6 +53,7 @@ use ids::TraceIdRules;
         PendingApproval,
         schemas::EventDoc,
         schemas::ConnectedEventDoc,
+        schemas::MessageMetadataDoc,
     )),
     tags(
         (name = "traces", description = "Reading and watching traces"),

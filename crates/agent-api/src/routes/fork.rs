@@ -1,9 +1,9 @@
 //! `POST /api/traces/{trace_id}/fork`: a new trace with the history and plan of another just
 //! before one of its goals started, or after one of its messages (see
-//! [`agent_runner::fork`]). It needs no runner: the fork is only written, and is continued
+//! [`agent_execution::fork`]). It needs no runner: the fork is only written, and is continued
 //! like any stopped trace (`POST /api/traces/{trace_id}/resume`).
 
-use agent_runner::fork::{self, ForkError, ForkPoint};
+use agent_execution::fork::{self, ForkError, ForkPoint};
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};

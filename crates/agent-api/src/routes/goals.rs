@@ -2,15 +2,15 @@
 //! a list of edits or a plan text) and one goal at a time (`POST /api/traces/{id}/goals`,
 //! `PATCH` and `DELETE /api/traces/{id}/goals/{goal_id}`, `POST .../abandon`).
 //!
-//! Every edit goes through [`agent_runner::plan_edits::apply`] (a plan text through
-//! [`agent_runner::plan::edit`]), so it follows the goal tree's rules — a goal that started can
+//! Every edit goes through [`agent_plan::plan_edits::apply`] (a plan text through
+//! [`agent_plan::plan::edit`]), so it follows the goal tree's rules — a goal that started can
 //! only be abandoned — and is recorded as goal events that watchers see. A refused edit is 409
 //! `edit_refused`, a trace whose run is going on 409 `run_in_progress`, an unknown trace or
 //! goal 404. No runner is needed: the edits are only written.
 
 use agent_execution::{GoalTree, Trace, TraceStatus};
-use agent_runner::PlanError;
-use agent_runner::plan_edits::{self, GoalError, PlanEdit, PlanEditError};
+use agent_plan::PlanError;
+use agent_plan::plan_edits::{self, GoalError, PlanEdit, PlanEditError};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -148,7 +148,7 @@ pub(crate) async fn replace_plan(
         (Some(edits), None) => apply(&state, &trace_id, &edits, true).await?,
         (None, Some(text)) => {
             check_plan_text(&text)?;
-            agent_runner::plan::edit(state.store().as_ref(), &trace_id, &text)
+            agent_plan::plan::edit(state.store().as_ref(), &trace_id, &text)
                 .await
                 .map_err(plan_error)?
         }

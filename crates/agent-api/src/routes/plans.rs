@@ -6,11 +6,11 @@
 //! `runs_unavailable` without one), take the same settings as a new run, checked the same way
 //! (limits, approval mode, workspace roots), are tracked (cancel and shutdown reach them; a
 //! second run of the trace is 409 `run_in_progress`) and are recorded as events that watchers
-//! follow. The planning and the plan's storage are [`agent_runner::plan`]'s.
+//! follow. The planning and the plan's storage are [`agent_plan::plan`]'s.
 
 use agent_execution::TraceStatus;
+use agent_plan::plan::{self, PlanOutcome};
 use agent_runner::agents::PLAN;
-use agent_runner::plan::{self, PlanOutcome};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;

@@ -1,5 +1,5 @@
 //! Run control on a server with a run queue: runs are queued for workers instead of run here
-//! (see [`crate::queue`]), and cancel requests, messages and approval decisions for runs that
+//! (see [`agent_worker::queue`]), and cancel requests, messages and approval decisions for runs that
 //! execute elsewhere are passed on through the queue. The routes of `runs` call these when the
 //! server has a queue; the answers are the same as for runs of the server's own.
 
@@ -12,9 +12,10 @@ use crate::approvals::PendingApproval;
 use crate::error::ApiError;
 use agent_execution::queue::Decided;
 
-use crate::queue::{QueueError, QueuedRun, QueuedSettings, RunKind, RunQueue};
 use crate::routes::run_settings::RunSettings;
 use crate::state::AppState;
+use agent_execution::queue::{QueueError, QueuedRun, RunKind, RunQueue};
+use agent_worker::QueuedSettings;
 
 /// A queue failure as an answer: a busy trace is 409 `run_in_progress`, a queue that failed
 /// is 503 `runs_unavailable`.
@@ -148,7 +149,11 @@ pub(crate) async fn decide(
     decision: &ApprovalDecision,
 ) -> Result<(), ApiError> {
     match queue
-        .decide(trace_id, tool_call_id, &crate::queue::decision(decision))
+        .decide(
+            trace_id,
+            tool_call_id,
+            &agent_worker::queue::decision(decision),
+        )
         .await
         .map_err(queue_error)?
     {
@@ -172,7 +177,7 @@ pub(crate) async fn waiting(state: &AppState, trace_id: &str) -> Vec<PendingAppr
     match queue.waiting(trace_id).await {
         Ok(waiting) => waiting
             .into_iter()
-            .map(crate::queue::pending_approval)
+            .map(crate::PendingApproval::from_waiting)
             .collect(),
         Err(error) => {
             tracing::warn!(%trace_id, %error, "reading the waiting calls failed");

@@ -159,14 +159,14 @@ impl StartRun {
 }
 
 impl RunSettings {
-    /// The settings as a queued run carries them (see [`crate::queue`]): the model, the limits,
+    /// The settings as a queued run carries them (see [`agent_worker::queue`]): the model, the limits,
     /// the approval mode (the server's or a stricter one) and a workspace relative to the
     /// workers' workspace (403 `workspace_not_allowed` for an absolute path or one that climbs
     /// out with `..`: the workers resolve it under their own folder).
     pub(crate) fn queued(
         self,
         server: ApprovalMode,
-    ) -> Result<crate::queue::QueuedSettings, ApiError> {
+    ) -> Result<agent_worker::QueuedSettings, ApiError> {
         if let Some(model) = &self.model
             && model.trim().is_empty()
         {
@@ -193,7 +193,7 @@ impl RunSettings {
                 ));
             }
         }
-        Ok(crate::queue::QueuedSettings {
+        Ok(agent_worker::QueuedSettings {
             model: self.model,
             max_iterations: self.max_iterations,
             max_cost: self.max_cost,
@@ -255,8 +255,8 @@ pub(crate) fn settle(
         options = options.with_max_cost(max_cost);
     }
     let mode = approval_mode(state.config().approval, settings.approval)?;
-    crate::approvals::apply(&mut options, mode, state.approvals());
-    options.workspace = crate::workspace::resolve(
+    agent_worker::approval::apply(&mut options, mode, state.approvals());
+    options.workspace = agent_worker::workspace::resolve(
         state.workspace_roots(),
         &options.workspace,
         settings.workspace.as_deref(),

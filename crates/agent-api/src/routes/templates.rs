@@ -1,12 +1,12 @@
-//! Plan templates (`agent_runner::plan_templates`): list the templates of the server's
+//! Plan templates (`agent_plan::plan_templates`): list the templates of the server's
 //! workspace and start a run from one with values for its parameters. Templates are read from
 //! `.agent/plans/` of the server's default workspace (`agent serve --workspace`), whatever
 //! workspace a run then works in; starting a run needs a runner factory, as every run does.
 
 use std::collections::BTreeMap;
 
-use agent_runner::plan;
-use agent_runner::plan_templates::{self, PlanTemplate, TemplateError};
+use agent_plan::plan;
+use agent_plan::plan_templates::{self, PlanTemplate, TemplateError};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};

@@ -372,3 +372,21 @@ fn the_validator_reports_drift() {
     let errors = validate(&doc, &trace, &value, "trace");
     assert_eq!(errors.len(), 4, "{errors:#?}");
 }
+
+#[test]
+fn message_metadata_names_every_key_the_runner_writes() {
+    let doc = document();
+    let properties = doc["components"]["schemas"]["MessageMetadata"]["properties"]
+        .as_object()
+        .unwrap();
+    let documented: Vec<&str> = properties.keys().map(String::as_str).collect();
+    let mut keys = agent_execution::meta::KEYS.to_vec();
+    keys.sort_unstable();
+    let mut documented = documented;
+    documented.sort_unstable();
+    assert_eq!(documented, keys);
+    assert_eq!(
+        doc["components"]["schemas"]["Message"]["properties"]["metadata"]["oneOf"][0]["$ref"],
+        "#/components/schemas/MessageMetadata"
+    );
+}

@@ -133,7 +133,7 @@ impl ApprovalHandler for TerminalApprover {
         let tool = request.tool_name.clone();
         let asked = prefix.clone();
         let answer = tokio::task::spawn_blocking(move || {
-            crate::progress::suspended(|| ask(&described, &choices, asked.as_deref()))
+            crate::output::suspended(|| ask(&described, &choices, asked.as_deref()))
         })
         .await
         .unwrap_or_else(|_| Answer::No(String::new()));

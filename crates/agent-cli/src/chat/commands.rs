@@ -3,7 +3,7 @@
 //! work; it never ends the session.
 
 use agent_execution::TraceStore;
-use agent_runner::fork::{self, ForkError, ForkPoint};
+use agent_execution::fork::{self, ForkError, ForkPoint};
 use agent_runner::stats_with_sub_traces;
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;

@@ -23,7 +23,7 @@ use crate::config::FileConfig;
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{clean, note, print};
 use crate::progress::{self, ProgressMode, status_word};
-use crate::run::{Setup, setup};
+use crate::setup::{Setup, setup};
 use crate::{ids, mcp};
 
 use self::input::{Input, Read};

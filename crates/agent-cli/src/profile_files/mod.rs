@@ -39,9 +39,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use agent_plan::front_matter::{self, FrontMatterError, Syntax};
 use agent_runner::ApprovalPolicy;
 use agent_runner::agents::DEFAULT;
-use agent_runner::front_matter::{self, FrontMatterError, Syntax};
 use agent_runner::{AgentTypeConfig, LoopGuard, ProfileOrigin, RiskLimit, RunLimits, ToolFilter};
 use serde::Deserialize;
 use serde_json::{Map, Value};

@@ -35,11 +35,11 @@ pub const PRUNE_MINIMUM: usize = 20_000;
 /// Tools whose outputs are never pruned.
 pub const PROTECTED_TOOLS: &[&str] = &["goal", "skill"];
 /// The metadata key that marks a stored message as a full-compaction summary.
-pub const COMPACTION_KEY: &str = "compaction";
+pub const COMPACTION_KEY: &str = agent_execution::meta::COMPACTION;
 /// The metadata key of a full-compaction summary's estimate of the view it replaced, in tokens.
-pub const TOKENS_BEFORE_KEY: &str = "tokens_before";
+pub const TOKENS_BEFORE_KEY: &str = agent_execution::meta::TOKENS_BEFORE;
 /// The metadata key of a full-compaction summary's own estimate, in tokens.
-pub const TOKENS_AFTER_KEY: &str = "tokens_after";
+pub const TOKENS_AFTER_KEY: &str = agent_execution::meta::TOKENS_AFTER;
 /// The text a pruned tool output is replaced with (followed by the size it had).
 pub const PRUNED_MARKER: &str = "[tool output pruned from the context";
 /// The limits the context is built against.

@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
+use agent_execution::fork::{self, ForkError, ForkPoint};
 use agent_execution::{InMemoryTraceStore, Message, Role, TraceStatus, TraceStore};
 use agent_goal::GoalStatus;
 use agent_llm::{ScriptedClient, ScriptedTurn};
-use agent_runner::fork::{self, ForkError, ForkPoint};
 use agent_runner::{AgentRunner, Approval, RunnerOptions};
 use agent_tools::ToolRegistry;
 use serde_json::json;

@@ -5,9 +5,10 @@
 
 use std::sync::Arc;
 
+use agent_execution::meta::LOOP_GUARD as LOOP_GUARD_KEY;
 use agent_execution::{EventKind, InMemoryTraceStore, Role, TraceStatus, TraceStore};
+use agent_execution::{LoopAction, LoopPattern};
 use agent_llm::{ScriptedClient, ScriptedTurn};
-use agent_runner::guard::{LOOP_GUARD_KEY, LoopAction, LoopPattern};
 use agent_runner::{AgentRunner, LoopGuard, RunOutcome, RunnerOptions};
 use agent_tools::ToolRegistry;
 use serde_json::json;

@@ -691,10 +691,7 @@ async fn a_done_plan_ends_with_a_closing_report_from_every_goal() {
     // One call wrote it, from the mission, every summary and the abandoned goal's reason.
     let request = f.llm.requests().last().unwrap().clone();
     assert!(request.tools.is_empty());
-    assert_eq!(
-        request.messages[0].text(),
-        agent_runner::closing::REPORT_PROMPT
-    );
+    assert_eq!(request.messages[0].text(), agent_runner::REPORT_PROMPT);
     let material = request.messages[1].text();
     for part in [
         "Write notes.txt",
@@ -708,7 +705,7 @@ async fn a_done_plan_ends_with_a_closing_report_from_every_goal() {
     let messages = f.store.get_trace_messages(&outcome.trace_id).await.unwrap();
     let last = messages.last().unwrap();
     assert_eq!(last.content.text(), report);
-    assert_eq!(last.metadata[agent_runner::closing::REPORT_KEY], true);
+    assert_eq!(last.metadata[agent_execution::meta::CLOSING_REPORT], true);
 }
 
 #[tokio::test]

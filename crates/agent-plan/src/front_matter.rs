@@ -9,7 +9,7 @@
 //! (`loop_guard.repeated_call: 5`); `#` starts a comment line, and ` #` a comment after a value.
 //!
 //! ```
-//! use agent_runner::front_matter::{self, Syntax};
+//! use agent_plan::front_matter::{self, Syntax};
 //!
 //! let text = "---\ndescription: Reviews code\nmax_iterations: 20\nparams:\n  module: src/lib.rs\n---\nBody\n";
 //! let (fields, body) = front_matter::parse(text, &Syntax::default()).unwrap();

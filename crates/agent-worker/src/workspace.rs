@@ -7,8 +7,6 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::error::ApiError;
-
 /// The folders runs may work in, canonical.
 #[derive(Debug, Clone, Default)]
 pub struct WorkspaceRoots {
@@ -27,6 +25,12 @@ pub enum WorkspaceError {
     /// The path lies under a root but is not a folder.
     #[error("{0} is not a folder")]
     NotAFolder(String),
+    /// The path asked for is empty or holds a NUL character.
+    #[error("the workspace path is empty or malformed")]
+    Malformed,
+    /// There are no roots, and the default workspace cannot be used as one.
+    #[error("the server's own workspace cannot be used: {0}")]
+    OwnUnusable(String),
     /// A root cannot be used as one.
     #[error("the workspace root {path} cannot be used: {reason}")]
     BadRoot {
@@ -117,38 +121,17 @@ fn normalise(path: &Path) -> PathBuf {
     normal
 }
 
-impl From<WorkspaceError> for ApiError {
-    fn from(error: WorkspaceError) -> Self {
-        match error {
-            WorkspaceError::Outside(_) => ApiError::refused(
-                "workspace_not_allowed",
-                format!(
-                    "workspace {error}; this server lets runs work only under its workspace roots"
-                ),
-            ),
-            WorkspaceError::Missing(_) | WorkspaceError::NotAFolder(_) => {
-                ApiError::bad_request("invalid_workspace", format!("workspace {error}"))
-            }
-            WorkspaceError::BadRoot { .. } => ApiError::Config(error.to_string()),
-        }
-    }
-}
-
 /// The workspace of a run: `requested` (a relative path is taken from `default`), else
 /// `default`, checked against `roots` — or, when there are none, against `default` alone.
-pub(crate) fn resolve(
+pub fn resolve(
     roots: &WorkspaceRoots,
     default: &Path,
     requested: Option<&str>,
-) -> Result<PathBuf, ApiError> {
+) -> Result<PathBuf, WorkspaceError> {
     let own;
     let roots = if roots.is_empty() {
-        own = WorkspaceRoots::new(&[default.to_path_buf()]).map_err(|error| {
-            ApiError::bad_request(
-                "invalid_workspace",
-                format!("the server's own workspace cannot be used: {error}"),
-            )
-        })?;
+        own = WorkspaceRoots::new(&[default.to_path_buf()])
+            .map_err(|error| WorkspaceError::OwnUnusable(error.to_string()))?;
         &own
     } else {
         roots
@@ -156,14 +139,11 @@ pub(crate) fn resolve(
     match requested {
         Some(requested) => {
             if requested.trim().is_empty() || requested.contains('\0') {
-                return Err(ApiError::bad_request(
-                    "invalid_workspace",
-                    "the workspace path is empty or malformed",
-                ));
+                return Err(WorkspaceError::Malformed);
             }
-            Ok(roots.check(&default.join(requested), requested)?)
+            roots.check(&default.join(requested), requested)
         }
-        None => Ok(roots.check(default, "the server's own workspace")?),
+        None => roots.check(default, "the server's own workspace"),
     }
 }
 
@@ -202,28 +182,36 @@ mod tests {
             "sub/../../x",
         ] {
             let error = check(path).unwrap_err();
-            assert_eq!(error.code(), "workspace_not_allowed", "{path}: {error}");
-            assert_eq!(error.status(), axum::http::StatusCode::FORBIDDEN);
+            assert!(
+                matches!(error, WorkspaceError::Outside(_)),
+                "{path}: {error}"
+            );
         }
         #[cfg(unix)]
-        assert_eq!(check("escape").unwrap_err().code(), "workspace_not_allowed");
+        assert!(matches!(check("escape"), Err(WorkspaceError::Outside(_))));
         for path in ["missing", "file.txt", "sub/missing/.."] {
             let error = check(path).unwrap_err();
-            assert_eq!(error.code(), "invalid_workspace", "{path}: {error}");
+            assert!(
+                matches!(
+                    error,
+                    WorkspaceError::Missing(_) | WorkspaceError::NotAFolder(_)
+                ),
+                "{path}: {error}"
+            );
         }
         // Whether a path outside the roots exists is not told.
-        assert_eq!(
-            check("/no/such/folder").unwrap_err().code(),
-            "workspace_not_allowed"
-        );
-        assert_eq!(check("").unwrap_err().code(), "invalid_workspace");
+        assert!(matches!(
+            check("/no/such/folder"),
+            Err(WorkspaceError::Outside(_))
+        ));
+        assert_eq!(check(""), Err(WorkspaceError::Malformed));
         // Without roots, the default workspace is the only one.
         let none = WorkspaceRoots::default();
         assert!(resolve(&none, &root, Some("sub")).is_ok());
-        assert_eq!(
-            resolve(&none, &root, Some("..")).unwrap_err().code(),
-            "workspace_not_allowed"
-        );
+        assert!(matches!(
+            resolve(&none, &root, Some("..")),
+            Err(WorkspaceError::Outside(_))
+        ));
         assert!(WorkspaceRoots::new(&[dir.path().join("nope")]).is_err());
         assert!(WorkspaceRoots::new(&[root.join("file.txt")]).is_err());
     }

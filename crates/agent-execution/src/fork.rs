@@ -20,8 +20,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use agent_execution::event::{Event, EventKind};
-use agent_execution::{
+use crate::event::{Event, EventKind};
+use crate::{
     ForkOrigin, Message, NewMessage, NewTrace, Role, StoreError, TraceState, TraceStatus,
     TraceStore, TraceUpdate, WriteOp,
 };
@@ -204,7 +204,7 @@ fn subtree_ids(tree: &agent_goal::GoalTree, root: &str) -> HashSet<String> {
 fn goal_cut(
     events: &[Event],
     subtree: &HashSet<String>,
-) -> Result<Option<usize>, agent_execution::store::ReplayError> {
+) -> Result<Option<usize>, crate::store::ReplayError> {
     let mut state: Option<TraceState> = None;
     let mut last_assistant = None;
     for (index, event) in events.iter().enumerate() {

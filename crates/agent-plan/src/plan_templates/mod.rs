@@ -31,7 +31,7 @@
 //!
 //! ```
 //! use std::collections::BTreeMap;
-//! use agent_runner::plan_templates::PlanTemplate;
+//! use agent_plan::plan_templates::PlanTemplate;
 //!
 //! let file = "---\nmission: Cache {{module}}\nparams:\n  module: src/store.rs\n---\nRead {{module}}\nReview @reviewer\n";
 //! let template = PlanTemplate::parse("cache", file)?;
@@ -40,7 +40,7 @@
 //! assert_eq!(plan.mission.as_deref(), Some("Cache src/db.rs"));
 //! assert_eq!(plan.text, "Read src/db.rs\nReview @reviewer\n");
 //! assert_eq!(PlanTemplate::parse("cache", &template.to_file_text())?, template);
-//! # Ok::<(), agent_runner::plan_templates::TemplateError>(())
+//! # Ok::<(), agent_plan::plan_templates::TemplateError>(())
 //! ```
 
 use std::collections::BTreeMap;

@@ -2,16 +2,17 @@
 //! ([`RunQueue`], e.g. the PostgreSQL store's) queues the runs
 //! it is asked for (start, resume, continue) instead of running them, and workers — `agent
 //! worker`, or a server started with `--worker` — claim and execute them (see
-//! [`crate::worker`]). Cancel requests, messages for a running run and decisions on its risky
+//! [`crate::Worker`]). Cancel requests, messages for a running run and decisions on its risky
 //! calls go through the queue too, so any node steers a run wherever it executes.
 //!
-//! This module holds what the API puts in a queued run: [`QueuedSettings`].
+//! This module holds what a node puts in a queued run ([`QueuedSettings`]) and how a decision on
+//! a risky call is kept in the queue ([`decision`], [`approval_decision`]).
 
 use serde::{Deserialize, Serialize};
 
 pub use agent_execution::queue::{QueueError, QueuedRun, RunKind, RunQueue};
 
-use crate::config::ApprovalMode;
+use crate::approval::ApprovalMode;
 
 /// The settings a queued run carries: what the request asked for, never credentials (a worker
 /// reaches its model the way `agent run` does).
@@ -47,32 +48,8 @@ impl QueuedSettings {
     }
 }
 
-/// A pending approval as the queue keeps it, and back.
-pub(crate) fn waiting_call(call: &crate::PendingApproval) -> agent_execution::queue::WaitingCall {
-    agent_execution::queue::WaitingCall {
-        tool_call_id: call.tool_call_id.clone(),
-        tool_name: call.tool_name.clone(),
-        arguments: call.arguments.clone(),
-        requested_at: call.requested_at.clone(),
-    }
-}
-
-/// See [`waiting_call`].
-pub(crate) fn pending_approval(
-    call: agent_execution::queue::WaitingCall,
-) -> crate::PendingApproval {
-    crate::PendingApproval {
-        tool_call_id: call.tool_call_id,
-        tool_name: call.tool_name,
-        arguments: call.arguments,
-        requested_at: call.requested_at,
-    }
-}
-
 /// A runner's decision as the queue keeps it, and back.
-pub(crate) fn decision(
-    decision: &agent_runner::ApprovalDecision,
-) -> agent_execution::queue::Decision {
+pub fn decision(decision: &agent_runner::ApprovalDecision) -> agent_execution::queue::Decision {
     match decision {
         agent_runner::ApprovalDecision::Approve => agent_execution::queue::Decision {
             approve: true,
@@ -86,7 +63,7 @@ pub(crate) fn decision(
 }
 
 /// See [`decision`].
-pub(crate) fn approval_decision(
+pub fn approval_decision(
     decision: agent_execution::queue::Decision,
 ) -> agent_runner::ApprovalDecision {
     if decision.approve {

@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use agent_execution::{InMemoryTraceStore, NewTrace, TraceStatus, TraceStore, TraceUpdate};
-//! use agent_runner::plan_edits::{self, PlanEdit};
+//! use agent_plan::plan_edits::{self, PlanEdit};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -35,7 +35,7 @@ use std::collections::HashMap;
 use agent_execution::{StoreError, TraceStatus, TraceStore, WriteOp, plan_commit};
 use agent_goal::now_rfc3339;
 
-use crate::goal_tools::{MAX_GOAL_TEXT_CHARS, MAX_PLAN_GOALS};
+use agent_runner::{MAX_GOAL_TEXT_CHARS, MAX_PLAN_GOALS};
 
 /// What [`apply`] takes and gives, for callers that depend on this crate only.
 pub use agent_goal::{GoalError, GoalTree, PlanEdit};

@@ -19,7 +19,7 @@
 //! use agent_execution::InMemoryTraceStore;
 //! use agent_llm::{ScriptedClient, ScriptedTurn};
 //! use agent_runner::agents::PLAN;
-//! use agent_runner::plan::{self, PlanOutcome};
+//! use agent_plan::plan::{self, PlanOutcome};
 //! use agent_runner::{AgentRunner, RunnerOptions};
 //! use agent_tools::ToolRegistry;
 //! use serde_json::json;
@@ -52,8 +52,8 @@ use agent_goal::{
     GoalCommand, GoalError, GoalTree, PLANNING_AGENT, PlanParseError, now_rfc3339, parse_plan,
 };
 
-use crate::agents::DEFAULT;
-use crate::{AgentRunner, RunError, RunOutcome};
+use agent_runner::agents::DEFAULT;
+use agent_runner::{AgentRunner, RunError, RunOutcome};
 
 /// The user message that starts carrying out a reviewed plan (see [`prepare_run`]).
 pub const EXECUTE_PLAN: &str = "The plan above has been reviewed. Carry it out now: focus the \
@@ -113,15 +113,15 @@ pub const PLANNING_GOAL: &str = "Plan the task";
 /// Runs `task` in a new trace with `runner` ([`begin`], then the run, then [`finish`]) and,
 /// when the run completes, stores its goal tree as a plan.
 ///
-/// `runner` should run as the `plan` profile ([`crate::agents::PLAN`], through
-/// [`RunnerOptions::with_agent`](crate::RunnerOptions::with_agent)) or another that only
+/// `runner` should run as the `plan` profile ([`agent_runner::agents::PLAN`], through
+/// [`RunnerOptions::with_agent`](agent_runner::RunnerOptions::with_agent)) or another that only
 /// plans: whatever its tools do happens. A run that ends otherwise is returned as
 /// [`PlanOutcome::Stopped`]; a completed run whose tree has no goal is
 /// [`PlanError::Parse`] ([`PlanParseError::NoGoals`]) and leaves the trace completed.
 pub async fn plan(runner: &AgentRunner, task: &str) -> Result<PlanOutcome, PlanError> {
     let trace_id = begin(runner, task).await?;
     let outcome = runner
-        .drive(&trace_id, tokio_util::sync::CancellationToken::new())
+        .drive(&trace_id, agent_runner::CancellationToken::new())
         .await?;
     finish(runner.store().as_ref(), &outcome).await
 }
@@ -303,8 +303,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::RunnerOptions;
-    use crate::agents::PLAN;
+    use agent_runner::RunnerOptions;
+    use agent_runner::agents::PLAN;
 
     /// A runner of `profile` on a new in-memory store, answering from `turns`.
     fn runner(profile: &str, turns: Vec<ScriptedTurn>) -> (Arc<InMemoryTraceStore>, AgentRunner) {

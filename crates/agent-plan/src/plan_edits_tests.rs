@@ -181,7 +181,7 @@ async fn lists_and_texts_over_the_limits_are_refused_whole() {
         .collect();
     let error = apply(&store, &id, &many).await.unwrap_err();
     assert!(matches!(error, PlanEditError::TooLarge(_)), "{error:?}");
-    let long = "x".repeat(crate::MAX_GOAL_TEXT_CHARS + 1);
+    let long = "x".repeat(agent_runner::MAX_GOAL_TEXT_CHARS + 1);
     let error = apply(&store, &id, &[add("Fine", None), add(&long, None)])
         .await
         .unwrap_err();
@@ -189,7 +189,7 @@ async fn lists_and_texts_over_the_limits_are_refused_whole() {
         error.to_string(),
         format!(
             "edit 1: a text is longer than {} characters",
-            crate::MAX_GOAL_TEXT_CHARS
+            agent_runner::MAX_GOAL_TEXT_CHARS
         )
     );
     assert_eq!(store.get_goal_tree(&id).await.unwrap(), before);

@@ -21,9 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 use agent_execution::queue::{ClaimedRun, QueueError, QueuedRun, RunKind, RunQueue};
 
-use crate::approvals::PendingApproval;
+use crate::factory::RunnerFactory;
 use crate::queue::QueuedSettings;
-use crate::state::RunnerFactory;
 use crate::workspace::WorkspaceRoots;
 
 /// How a worker works.
@@ -324,7 +323,7 @@ impl Worker {
             queue: self.queue.clone(),
             poll: self.config.poll,
         });
-        crate::approvals::apply(&mut options, settings.approval, ask);
+        crate::approval::apply(&mut options, settings.approval, ask);
         options.workspace = crate::workspace::resolve(
             &self.roots,
             &options.workspace,
@@ -401,14 +400,13 @@ impl Drop for Waiting {
 #[async_trait]
 impl ApprovalHandler for QueueApprovals {
     async fn decide(&self, request: ApprovalRequest) -> ApprovalDecision {
-        let call = PendingApproval {
+        let waiting_call = agent_execution::queue::WaitingCall {
             tool_call_id: request.tool_call_id.clone(),
             tool_name: request.tool_name.clone(),
             arguments: request.arguments.clone(),
             requested_at: agent_execution::ids::now_rfc3339(),
         };
         let mut bell = self.queue.run_changes(&request.trace_id);
-        let waiting_call = crate::queue::waiting_call(&call);
         if let Err(error) = self.queue.ask(&request.trace_id, &waiting_call).await {
             return ApprovalDecision::Reject {
                 reason: format!("the approval could not be asked for: {error}"),

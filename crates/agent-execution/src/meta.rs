@@ -1,0 +1,211 @@
+//! Message metadata: the keys the runner writes on a message's `metadata` object and that its
+//! readers (the OpenTelemetry exporter, the API's schema, the viewer, the command line) look
+//! for, named once here, the lowest crate every one of them depends on.
+//!
+//! The stored form is unchanged: `metadata` stays a JSON object on the [`Message`], written
+//! only when it has a key, so traces of every earlier version read as they were. [`MessageMeta`]
+//! reads the known keys typed; a key it does not know, or a value of another shape, is left
+//! alone (it stays in the object) and reads as absent.
+//!
+//! ```
+//! use agent_execution::meta::{self, MessageMeta, Turn};
+//! use serde_json::{Map, json};
+//!
+//! let mut metadata = Map::new();
+//! metadata.insert(meta::TURN.into(), json!("queued"));
+//! metadata.insert(meta::USAGE.into(), json!({"prompt_tokens": 10, "completion_tokens": 2}));
+//! let read = MessageMeta::read(&metadata);
+//! assert_eq!(read.turn, Some(Turn::Queued));
+//! assert_eq!(read.usage.and_then(|usage| usage.prompt_tokens), Some(10));
+//! assert!(!read.compaction);
+//! ```
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::message::Message;
+
+/// `true` on the stored summary of a full compaction; the model's view starts from it.
+pub const COMPACTION: &str = "compaction";
+/// A full compaction's estimate of the view it replaced, in tokens.
+pub const TOKENS_BEFORE: &str = "tokens_before";
+/// A full compaction summary's own estimate, in tokens.
+pub const TOKENS_AFTER: &str = "tokens_after";
+/// The token counts a provider reported for a model call (`{prompt_tokens,
+/// completion_tokens, cached_tokens}`), on its assistant message.
+pub const USAGE: &str = "usage";
+/// How a user message after the task came: `continue` or `queued` ([`Turn`]).
+pub const TURN: &str = "turn";
+/// On the loop guard's warning: the name of the pattern it saw.
+pub const LOOP_GUARD: &str = "loop_guard";
+/// `true` on the closing report of a run whose plan is done.
+pub const CLOSING_REPORT: &str = "closing_report";
+/// `true` on the assistant messages the runner wrote to hand a goal to another profile.
+pub const HANDOFF: &str = "handoff";
+/// On the tool message of an `explore` or `delegate` call: `[{trace_id, status, stats}]`.
+pub const SUB_TRACES: &str = "sub_traces";
+/// On the same message: the sum of the sub-traces' statistics.
+pub const SUB_TRACE_STATS: &str = "sub_trace_stats";
+
+/// Every key above, in the order they are listed.
+pub const KEYS: &[&str] = &[
+    COMPACTION,
+    TOKENS_BEFORE,
+    TOKENS_AFTER,
+    USAGE,
+    TURN,
+    LOOP_GUARD,
+    CLOSING_REPORT,
+    HANDOFF,
+    SUB_TRACES,
+    SUB_TRACE_STATS,
+];
+
+/// How a user message after the task came ([`TURN`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Turn {
+    /// It started a new turn of an ended trace.
+    Continue,
+    /// It was sent while a run was going on, and recorded before the next model call.
+    Queued,
+}
+
+impl Turn {
+    /// The value as stored: `continue` or `queued`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Continue => "continue",
+            Self::Queued => "queued",
+        }
+    }
+}
+
+/// The token counts a provider reported ([`USAGE`]); a count it did not give is `None`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportedUsage {
+    /// Input tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    /// Output tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<u64>,
+    /// Input tokens read from the provider's prompt cache, when it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+}
+
+/// One sub-trace named by an `explore` or `delegate` tool message ([`SUB_TRACES`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubTraceRef {
+    /// The sub-trace's id.
+    pub trace_id: String,
+    /// How it ended, as its trace status is written.
+    #[serde(default)]
+    pub status: Value,
+    /// Its totals, as a trace's statistics are written.
+    #[serde(default)]
+    pub stats: Value,
+}
+
+/// The known keys of a message's metadata, read typed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MessageMeta {
+    /// [`COMPACTION`]: the message is a full compaction's summary.
+    pub compaction: bool,
+    /// [`TOKENS_BEFORE`].
+    pub tokens_before: Option<u64>,
+    /// [`TOKENS_AFTER`].
+    pub tokens_after: Option<u64>,
+    /// [`USAGE`].
+    pub usage: Option<ReportedUsage>,
+    /// [`TURN`].
+    pub turn: Option<Turn>,
+    /// [`LOOP_GUARD`]: the pattern's name.
+    pub loop_guard: Option<String>,
+    /// [`CLOSING_REPORT`].
+    pub closing_report: bool,
+    /// [`HANDOFF`].
+    pub handoff: bool,
+    /// [`SUB_TRACES`].
+    pub sub_traces: Vec<SubTraceRef>,
+    /// [`SUB_TRACE_STATS`], as written.
+    pub sub_trace_stats: Option<Value>,
+}
+
+impl MessageMeta {
+    /// The known keys of `metadata`; each is read alone, so one of another shape loses only
+    /// itself.
+    pub fn read(metadata: &Map<String, Value>) -> Self {
+        fn get<T: serde::de::DeserializeOwned>(
+            metadata: &Map<String, Value>,
+            key: &str,
+        ) -> Option<T> {
+            serde_json::from_value(metadata.get(key)?.clone()).ok()
+        }
+        let flag = |key: &str| metadata.get(key) == Some(&Value::Bool(true));
+        Self {
+            compaction: flag(COMPACTION),
+            tokens_before: get(metadata, TOKENS_BEFORE),
+            tokens_after: get(metadata, TOKENS_AFTER),
+            usage: get(metadata, USAGE),
+            turn: get(metadata, TURN),
+            loop_guard: get(metadata, LOOP_GUARD),
+            closing_report: flag(CLOSING_REPORT),
+            handoff: flag(HANDOFF),
+            sub_traces: get(metadata, SUB_TRACES).unwrap_or_default(),
+            sub_trace_stats: metadata.get(SUB_TRACE_STATS).cloned(),
+        }
+    }
+
+    /// The known keys of `message`'s metadata.
+    pub fn of(message: &Message) -> Self {
+        Self::read(&message.metadata)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn keys_read_as_the_runner_writes_them() {
+        let metadata = json!({
+            "compaction": true, "tokens_before": 9000, "tokens_after": 800,
+            "usage": {"prompt_tokens": 12, "completion_tokens": 3, "cached_tokens": 8},
+            "turn": "continue", "loop_guard": "same_call", "closing_report": true,
+            "handoff": true,
+            "sub_traces": [{"trace_id": "t@explore-1", "status": "completed", "stats": {}}],
+            "sub_trace_stats": {"total_tokens": 5}, "other": 1
+        });
+        let Value::Object(metadata) = metadata else {
+            unreachable!()
+        };
+        let read = MessageMeta::read(&metadata);
+        assert!(read.compaction && read.closing_report && read.handoff);
+        assert_eq!(
+            (read.tokens_before, read.tokens_after),
+            (Some(9000), Some(800))
+        );
+        assert_eq!(read.usage.and_then(|u| u.cached_tokens), Some(8));
+        assert_eq!(read.turn, Some(Turn::Continue));
+        assert_eq!(read.loop_guard.as_deref(), Some("same_call"));
+        assert_eq!(read.sub_traces[0].trace_id, "t@explore-1");
+        assert!(read.sub_trace_stats.is_some());
+        assert_eq!(KEYS.len(), 10);
+        for key in KEYS {
+            assert!(metadata.contains_key(*key), "{key}");
+        }
+    }
+
+    #[test]
+    fn a_value_of_another_shape_reads_as_absent() {
+        let Value::Object(metadata) = json!({"turn": 3, "compaction": "yes", "usage": "many"})
+        else {
+            unreachable!()
+        };
+        assert_eq!(MessageMeta::read(&metadata), MessageMeta::default());
+    }
+}
