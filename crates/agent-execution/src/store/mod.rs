@@ -200,7 +200,10 @@ pub trait TraceStore: Send + Sync {
         let finishes = ops.iter().any(|op| matches!(op, WriteOp::FinishTrace(_)));
         let mut txn = self.begin(trace_id).await?;
         let outputs = write_ops(self.event_bus(), txn.as_mut(), ops).await?;
-        let finished = txn.state().map(|state| state.trace.clone());
+        let finished = txn
+            .state()
+            .filter(|_| finishes)
+            .map(|state| state.trace.clone());
         drop(txn);
         if finishes
             && let Some(trace) = finished
