@@ -325,9 +325,19 @@ impl TraceStore for FileSystemTraceStore {
         trace_id: &str,
         goal_id: &str,
     ) -> Result<Vec<Message>, StoreError> {
+        validate_trace_id(trace_id)?;
+        let guard = self.slot(trace_id).lock_owned().await;
+        // Parsed before: copying them costs less than handing the work to another thread.
+        if let Some(messages) = guard.cached_goal_messages(goal_id) {
+            return Ok(messages);
+        }
         let goal_id = goal_id.to_owned();
-        self.read_existing(trace_id, move |slot| slot.goal_messages(&goal_id))
-            .await
+        let (_, result) = blocking(guard, move |slot| {
+            slot.load()?;
+            slot.goal_messages(&goal_id)
+        })
+        .await?;
+        result
     }
 
     async fn get_message(&self, message_id: &str) -> Result<Option<Message>, StoreError> {
