@@ -16,6 +16,10 @@
 //! and no plot is written. `--quick` runs small sizes once, without the LangGraph peer, to check
 //! that the suite works. A failed check (a lost event, a summary missing from the last request)
 //! is written into the report and makes the program exit with an error.
+//!
+//! `--only PART` (overhead, scale, api or distributed) runs one part alone and prints its
+//! figures without writing a report, optionally with `--runs R`, `--ns N,N,...` (overhead) and
+//! `--messages M` (scale): for working on one figure without the whole run.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -28,6 +32,7 @@ mod blackbox;
 mod cache;
 mod distributed;
 mod economy;
+mod only;
 mod overhead;
 mod peer;
 mod report;
@@ -92,23 +97,54 @@ impl Plan {
     }
 }
 
+const USAGE: &str = "usage: agent-bench [--quick] [--out FILE] [--only PART [--runs R] [--ns N,N,...] [--messages M]]";
+
 struct Args {
     quick: bool,
     out: Option<String>,
+    /// Run only this part (see `only.rs`).
+    only: Option<String>,
+    runs: Option<usize>,
+    ns: Option<Vec<usize>>,
+    messages: Option<usize>,
 }
 
 fn parse_args() -> Result<Args> {
     let mut args = Args {
         quick: false,
         out: None,
+        only: None,
+        runs: None,
+        ns: None,
+        messages: None,
     };
     let mut it = std::env::args().skip(1);
+    let number = |value: Option<String>, flag: &str| -> Result<usize> {
+        value
+            .and_then(|v| v.parse().ok())
+            .with_context(|| format!("{flag} needs a number; {USAGE}"))
+    };
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--quick" => args.quick = true,
             "--out" => args.out = Some(it.next().context("--out needs a file")?),
-            other => bail!("unknown argument {other:?}; usage: agent-bench [--quick] [--out FILE]"),
+            "--only" => args.only = Some(it.next().context("--only needs a part")?),
+            "--runs" => args.runs = Some(number(it.next(), "--runs")?),
+            "--messages" => args.messages = Some(number(it.next(), "--messages")?),
+            "--ns" => {
+                let list = it.next().context("--ns needs a list")?;
+                let ns = list
+                    .split(',')
+                    .map(|n| number(Some(n.to_owned()), "--ns"))
+                    .collect::<Result<Vec<_>>>()?;
+                args.ns = Some(ns);
+            }
+            other => bail!("unknown argument {other:?}; {USAGE}"),
         }
+    }
+    if args.only.is_none() && (args.runs.is_some() || args.ns.is_some() || args.messages.is_some())
+    {
+        bail!("--runs, --ns and --messages go with --only; {USAGE}");
     }
     Ok(args)
 }
@@ -116,7 +152,15 @@ fn parse_args() -> Result<Args> {
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = parse_args()?;
-    let plan = Plan::new(args.quick);
+    let mut plan = Plan::new(args.quick);
+    if let Some(part) = &args.only {
+        plan.runs = args.runs.unwrap_or(plan.runs);
+        plan.ns = args.ns.clone().unwrap_or(plan.ns);
+        plan.messages = args.messages.unwrap_or(plan.messages);
+        let figures = only::run(part, &plan).await?;
+        std::io::stdout().write_all(figures.as_bytes())?;
+        return Ok(());
+    }
 
     let load = load_average();
     let ours = overhead::measure(&plan.ns, plan.runs).await?;
@@ -170,7 +214,7 @@ async fn main() -> Result<()> {
     summary.push_str(&cache::summary_rows(&caching));
     summary.push_str(&distributed::summary_rows(&distributed));
     failures.extend(distributed.failures());
-    summary.push_str(&targets::section(&results, &blackbox));
+    summary.push_str(&targets::section(&results, &blackbox, &distributed));
     let sections = format!(
         "{}{}{}",
         cache::section(&caching),

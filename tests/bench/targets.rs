@@ -17,7 +17,11 @@ struct Target {
 }
 
 /// The section: a table of every target.
-pub(crate) fn section(results: &Results<'_>, blackbox: &[BlackBoxRow]) -> String {
+pub(crate) fn section(
+    results: &Results<'_>,
+    blackbox: &[BlackBoxRow],
+    distributed: &crate::distributed::Distributed,
+) -> String {
     let mut rows = Vec::new();
     let memory: Vec<_> = results
         .plan
@@ -181,6 +185,14 @@ pub(crate) fn section(results: &Results<'_>, blackbox: &[BlackBoxRow]) -> String
             target: "< 50 ms",
             measured: seconds(burst.p99.median()),
             met: Some(burst.p99.median() < 0.050),
+        });
+    }
+    for (measure, target, measured, met) in crate::distributed::targets(distributed) {
+        rows.push(Target {
+            measure,
+            target,
+            measured,
+            met: Some(met),
         });
     }
     let mut out = String::from(

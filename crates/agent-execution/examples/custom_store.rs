@@ -111,7 +111,7 @@ impl TraceTxn for HashMapTxn<'_> {
             .flatten())
     }
 
-    async fn commit(&mut self, commit: &Commit) -> Result<(), StoreError> {
+    async fn commit(&mut self, commit: Commit) -> Result<Vec<Event>, StoreError> {
         // The whole commit is applied under one lock, so readers see it all or nothing.
         let mut traces = self.store.traces();
         let record = traces
@@ -121,17 +121,17 @@ impl TraceTxn for HashMapTxn<'_> {
                 messages: Vec::new(),
                 events: Vec::new(),
             });
-        for message in &commit.messages {
+        for message in commit.messages {
             // A commit carries new messages and new versions of updated ones.
             match index(message.sequence) {
-                Some(i) if i < record.messages.len() => record.messages[i] = message.clone(),
-                _ => record.messages.push(message.clone()),
+                Some(i) if i < record.messages.len() => record.messages[i] = message,
+                _ => record.messages.push(message),
             }
         }
         record.events.extend(commit.events.iter().cloned());
         record.state = commit.state.clone();
-        self.state = Some(commit.state.clone());
-        Ok(())
+        self.state = Some(commit.state);
+        Ok(commit.events)
     }
 }
 

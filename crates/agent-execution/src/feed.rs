@@ -24,7 +24,7 @@
 //! nothing. Deltas of a model call made elsewhere are not seen.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -74,12 +74,58 @@ pub enum LiveEvent {
     Delta(LiveDelta),
 }
 
+/// A committed event as the feed hands it to every watcher of the trace: one copy of the event,
+/// and its JSON, made by the first watcher that asks for it and reused by the others, so a
+/// hundred watchers cost one serialisation.
+#[derive(Debug)]
+pub struct SharedEvent {
+    event: Event,
+    json: OnceLock<Option<Arc<str>>>,
+}
+
+impl SharedEvent {
+    /// Shares an event.
+    pub fn new(event: Event) -> Arc<Self> {
+        Arc::new(Self {
+            event,
+            json: OnceLock::new(),
+        })
+    }
+
+    /// The event.
+    pub fn event(&self) -> &Event {
+        &self.event
+    }
+
+    /// The event's JSON, as the Contract writes it; `None` if it cannot be serialised (the
+    /// caller reports it).
+    pub fn json(&self) -> Option<Arc<str>> {
+        self.json
+            .get_or_init(|| serde_json::to_string(&self.event).ok().map(Arc::from))
+            .clone()
+    }
+
+    /// The event itself, copied only when another watcher still shares it.
+    fn into_event(self: Arc<Self>) -> Event {
+        Arc::try_unwrap(self).map_or_else(|shared| shared.event.clone(), |owned| owned.event)
+    }
+}
+
+/// One item of [`watch_shared`]: a committed event, shared with the trace's other watchers, or a
+/// live-only delta.
+#[derive(Debug, Clone)]
+pub enum SharedItem {
+    /// A stored event.
+    Stored(Arc<SharedEvent>),
+    /// A live-only piece of a model answer.
+    Delta(LiveDelta),
+}
+
 /// What travels on a trace's channel: an event, or a delta with the id of the newest event
 /// published before it (if the channel has seen one).
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 enum Item {
-    Event(Event),
+    Event(Arc<SharedEvent>),
     Delta(Option<u64>, LiveDelta),
 }
 
@@ -161,7 +207,9 @@ impl EventBus {
         for event in events {
             channel.last_event_id = Some(event.event_id);
             // Sending fails only when every receiver is gone, which is not an error here.
-            let _ = channel.sender.send(Item::Event(event.clone()));
+            let _ = channel
+                .sender
+                .send(Item::Event(SharedEvent::new(event.clone())));
         }
     }
 }
@@ -171,6 +219,10 @@ pub type EventStream = BoxStream<'static, Result<Event, StoreError>>;
 
 /// A stream of a trace's events and live deltas; see [`watch_live`].
 pub type LiveStream = BoxStream<'static, Result<LiveEvent, StoreError>>;
+
+/// A stream of a trace's events, shared between its watchers, and live deltas; see
+/// [`watch_shared`].
+pub type SharedStream = BoxStream<'static, Result<SharedItem, StoreError>>;
 
 /// Every event of the trace after `since_event_id`: first the stored ones, then live ones as they
 /// are committed, each exactly once and in id order.
@@ -185,8 +237,8 @@ where
     watcher(store, trace_id, since_event_id, false)
         .filter_map(|item| async move {
             match item {
-                Ok(LiveEvent::Stored(event)) => Some(Ok(event)),
-                Ok(LiveEvent::Delta(_)) => None,
+                Ok(SharedItem::Stored(event)) => Some(Ok(event.into_event())),
+                Ok(SharedItem::Delta(_)) => None,
                 Err(error) => Some(Err(error)),
             }
         })
@@ -201,6 +253,23 @@ pub fn watch_live<S>(store: Arc<S>, trace_id: &str, since_event_id: u64) -> Live
 where
     S: TraceStore + ?Sized + 'static,
 {
+    watcher(store, trace_id, since_event_id, true)
+        .map(|item| {
+            item.map(|item| match item {
+                SharedItem::Stored(event) => LiveEvent::Stored(event.into_event()),
+                SharedItem::Delta(delta) => LiveEvent::Delta(delta),
+            })
+        })
+        .boxed()
+}
+
+/// As [`watch_live`], with each committed event shared between the trace's watchers rather than
+/// copied for each: for a server that sends every event to many watchers, serialising it once
+/// ([`SharedEvent::json`]).
+pub fn watch_shared<S>(store: Arc<S>, trace_id: &str, since_event_id: u64) -> SharedStream
+where
+    S: TraceStore + ?Sized + 'static,
+{
     watcher(store, trace_id, since_event_id, true).boxed()
 }
 
@@ -209,7 +278,7 @@ fn watcher<S>(
     trace_id: &str,
     since_event_id: u64,
     deltas: bool,
-) -> impl futures::Stream<Item = Result<LiveEvent, StoreError>> + Send + 'static
+) -> impl futures::Stream<Item = Result<SharedItem, StoreError>> + Send + 'static
 where
     S: TraceStore + ?Sized + 'static,
 {
@@ -249,7 +318,7 @@ struct Watcher<S: ?Sized> {
 }
 
 impl<S: TraceStore + ?Sized> Watcher<S> {
-    async fn next(&mut self) -> Option<Result<LiveEvent, StoreError>> {
+    async fn next(&mut self) -> Option<Result<SharedItem, StoreError>> {
         loop {
             if self.done {
                 return None;
@@ -259,7 +328,7 @@ impl<S: TraceStore + ?Sized> Watcher<S> {
                     continue;
                 }
                 self.last = event.event_id;
-                return Some(Ok(LiveEvent::Stored(event)));
+                return Some(Ok(SharedItem::Stored(SharedEvent::new(event))));
             }
             if self.catch_up {
                 self.catch_up = false;
@@ -292,13 +361,13 @@ impl<S: TraceStore + ?Sized> Watcher<S> {
                     // may belong to a message already shown: leave it out.
                     let stale = after.is_some_and(|after| after < self.last);
                     if self.deltas && !stale {
-                        return Some(Ok(LiveEvent::Delta(delta)));
+                        return Some(Ok(SharedItem::Delta(delta)));
                     }
                 }
-                Ok(Item::Event(event)) if event.event_id <= self.last => {}
-                Ok(Item::Event(event)) if event.event_id == self.last + 1 => {
-                    self.last = event.event_id;
-                    return Some(Ok(LiveEvent::Stored(event)));
+                Ok(Item::Event(event)) if event.event.event_id <= self.last => {}
+                Ok(Item::Event(event)) if event.event.event_id == self.last + 1 => {
+                    self.last = event.event.event_id;
+                    return Some(Ok(SharedItem::Stored(event)));
                 }
                 // A hole means this subscriber missed events: read them from the store.
                 Ok(Item::Event(_)) | Err(RecvError::Lagged(_)) => self.catch_up = true,

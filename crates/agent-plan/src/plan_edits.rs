@@ -136,8 +136,8 @@ pub async fn apply(
     }
     let (commit, _) = plan_commit(state, ops, &HashMap::new(), &now)?;
     if !commit.events.is_empty() {
-        txn.commit(&commit).await?;
-        store.event_bus().publish(trace_id, &commit.events);
+        let events = txn.commit(commit).await?;
+        store.event_bus().publish(trace_id, &events);
     }
     Ok(tree)
 }

@@ -206,8 +206,8 @@ impl TraceTxn for FsTxn<'_> {
         result
     }
 
-    async fn commit(&mut self, commit: &Commit) -> Result<(), StoreError> {
-        let prepared = prepare(commit)?;
+    async fn commit(&mut self, commit: Commit) -> Result<Vec<Event>, StoreError> {
+        let (prepared, events) = prepare(commit)?;
         let mut guard = self.take()?;
         let result = if guard.durability == Durability::Buffered && guard.log_is_open() {
             // One `write` of a few kilobytes into the page cache takes less time than handing
@@ -221,12 +221,13 @@ impl TraceTxn for FsTxn<'_> {
             result
         };
         self.schedule();
-        result
+        result.map(|()| events)
     }
 }
 
-/// Serialises a commit: the event lines, and which message files it puts behind the log.
-fn prepare(commit: &Commit) -> Result<Prepared, StoreError> {
+/// Serialises a commit: the event lines, and which message files it puts behind the log. The
+/// commit's state moves into the result; its events come back, for the caller to publish.
+fn prepare(commit: Commit) -> Result<(Prepared, Vec<Event>), StoreError> {
     let mut bytes = Vec::new();
     let mut events = Vec::with_capacity(commit.events.len());
     for event in &commit.events {
@@ -246,15 +247,16 @@ fn prepare(commit: &Commit) -> Result<Prepared, StoreError> {
             EventKind::MessageAdded { .. } | EventKind::MessageUpdated { .. }
         )
     });
-    Ok(Prepared {
+    let prepared = Prepared {
         bytes,
         events,
-        state: commit.state.clone(),
+        state: commit.state,
         messages: commit.messages.iter().map(|m| m.sequence).collect(),
         trace_changed: commit.trace_changed,
         goal_tree_changed: commit.goal_tree_changed,
         structural,
-    })
+    };
+    Ok((prepared, commit.events))
 }
 
 #[async_trait]
@@ -323,9 +325,19 @@ impl TraceStore for FileSystemTraceStore {
         trace_id: &str,
         goal_id: &str,
     ) -> Result<Vec<Message>, StoreError> {
+        validate_trace_id(trace_id)?;
+        let guard = self.slot(trace_id).lock_owned().await;
+        // Parsed before: copying them costs less than handing the work to another thread.
+        if let Some(messages) = guard.cached_goal_messages(goal_id) {
+            return Ok(messages);
+        }
         let goal_id = goal_id.to_owned();
-        self.read_existing(trace_id, move |slot| slot.goal_messages(&goal_id))
-            .await
+        let (_, result) = blocking(guard, move |slot| {
+            slot.load()?;
+            slot.goal_messages(&goal_id)
+        })
+        .await?;
+        result
     }
 
     async fn get_message(&self, message_id: &str) -> Result<Option<Message>, StoreError> {

@@ -3,14 +3,16 @@
 //! trace and each plans its commit from the trace's current state.
 //!
 //! A commit writes the trace row, its events and its messages, then notifies the watchers, all
-//! in that transaction; dropping the transaction uncommitted rolls it back.
+//! in that transaction; dropping the transaction uncommitted rolls it back. The statements are
+//! prepared once per connection and pipelined: beginning costs one round trip (BEGIN and the
+//! locking read), committing another (every write, the notification and COMMIT).
 
 use std::sync::Arc;
 
-use agent_execution::{Commit, Message, StoreError, TraceState, TraceTxn};
+use agent_execution::{Commit, Event, Message, StoreError, TraceState, TraceTxn};
 use async_trait::async_trait;
 use deadpool_postgres::Object;
-use tokio_postgres::types::Json;
+use tokio_postgres::types::{Json, ToSql};
 
 use crate::listen::CHANNEL;
 use crate::locks::Locks;
@@ -19,6 +21,25 @@ use crate::{corrupt, db};
 /// The state columns of `agent_traces`, in the order [`state_from_row`] reads them.
 pub(crate) const STATE_COLUMNS: &str =
     "trace, goal_tree, last_event_id, last_sequence, sub_trace_count";
+
+/// Writes the trace's row: its state and the columns the listing filters on.
+const UPSERT_TRACE: &str = "INSERT INTO agent_traces (trace_id, parent_trace_id, created_at, \
+     trace, goal_tree, last_event_id, last_sequence, sub_trace_count, mode, status) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+     ON CONFLICT (trace_id) DO UPDATE SET trace = EXCLUDED.trace, \
+     mode = EXCLUDED.mode, status = EXCLUDED.status, \
+     goal_tree = EXCLUDED.goal_tree, last_event_id = EXCLUDED.last_event_id, \
+     last_sequence = EXCLUDED.last_sequence, sub_trace_count = EXCLUDED.sub_trace_count";
+
+/// Appends a commit's events, all in one statement.
+const INSERT_EVENTS: &str = "INSERT INTO agent_events (trace_id, event_id, event) \
+     SELECT $1, * FROM UNNEST($2::bigint[], $3::json[])";
+
+/// Stores a commit's messages (new ones and new versions), all in one statement.
+const INSERT_MESSAGES: &str = "INSERT INTO agent_messages (trace_id, sequence, goal_id, message) \
+     SELECT $1, * FROM UNNEST($2::bigint[], $3::text[], $4::json[]) \
+     ON CONFLICT (trace_id, sequence) DO UPDATE SET goal_id = EXCLUDED.goal_id, \
+     message = EXCLUDED.message";
 
 /// An open transaction holding one trace's row lock.
 pub(crate) struct PgTxn {
@@ -64,24 +85,19 @@ impl PgTxn {
     ) -> Result<Self, StoreError> {
         let mut txn = Self::unopened(conn, trace_id, locks);
         let client = txn.client()?;
-        client.batch_execute("BEGIN").await.map_err(db)?;
+        let (lock, probe) = futures::try_join!(
+            client.prepare_cached("SELECT pg_advisory_xact_lock(hashtextextended($1, 1))"),
+            client.prepare_cached("SELECT 1 FROM agent_traces WHERE trace_id = $1"),
+        )
+        .map_err(db)?;
+        // BEGIN, the id's lock and the look for the id go out together: one round trip.
+        let begun = futures::try_join!(
+            client.batch_execute("BEGIN"),
+            async { client.execute(&lock, &[&trace_id]).await },
+            async { client.query_opt(&probe, &[&trace_id]).await },
+        );
         txn.open = true;
-        let client = txn.client()?;
-        client
-            .execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended($1, 1))",
-                &[&trace_id],
-            )
-            .await
-            .map_err(db)?;
-        let exists = client
-            .query_opt(
-                "SELECT 1 FROM agent_traces WHERE trace_id = $1",
-                &[&trace_id],
-            )
-            .await
-            .map_err(db)?
-            .is_some();
+        let exists = begun.map_err(db)?.2.is_some();
         if exists {
             return Err(StoreError::AlreadyExists {
                 trace_id: trace_id.to_owned(),
@@ -98,16 +114,20 @@ impl PgTxn {
 
     /// Begins a transaction and reads the trace's state with its row locked.
     async fn lock_row(&mut self) -> Result<Option<TraceState>, StoreError> {
-        self.client()?.batch_execute("BEGIN").await.map_err(db)?;
-        self.open = true;
-        let row = self
-            .client()?
-            .query_opt(
-                &format!("SELECT {STATE_COLUMNS} FROM agent_traces WHERE trace_id = $1 FOR UPDATE"),
-                &[&self.trace_id],
-            )
+        let client = self.client()?;
+        let select = client
+            .prepare_cached(&format!(
+                "SELECT {STATE_COLUMNS} FROM agent_traces WHERE trace_id = $1 FOR UPDATE"
+            ))
             .await
             .map_err(db)?;
+        // BEGIN and the locking read go out together: one round trip.
+        let begun = futures::try_join!(client.batch_execute("BEGIN"), async {
+            client.query_opt(&select, &[&self.trace_id]).await
+        },);
+        // Even a failed read may have begun the transaction, which the drop then rolls back.
+        self.open = true;
+        let ((), row) = begun.map_err(db)?;
         row.map(|row| state_from_row(&self.trace_id, &row))
             .transpose()
     }
@@ -174,7 +194,7 @@ impl TraceTxn for PgTxn {
         .transpose()
     }
 
-    async fn commit(&mut self, commit: &Commit) -> Result<(), StoreError> {
+    async fn commit(&mut self, commit: Commit) -> Result<Vec<Event>, StoreError> {
         if !self.open {
             // A second commit through the same lock: lock the row again and check that no one
             // wrote in between.
@@ -187,76 +207,85 @@ impl TraceTxn for PgTxn {
                 )));
             }
         }
-        let state = &commit.state;
         let client = self.client()?;
-        client
-            .execute(
-                "INSERT INTO agent_traces (trace_id, parent_trace_id, created_at, trace, goal_tree, \
-                 last_event_id, last_sequence, sub_trace_count, mode, status) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-                 ON CONFLICT (trace_id) DO UPDATE SET trace = EXCLUDED.trace, \
-                 mode = EXCLUDED.mode, status = EXCLUDED.status, \
-                 goal_tree = EXCLUDED.goal_tree, last_event_id = EXCLUDED.last_event_id, \
-                 last_sequence = EXCLUDED.last_sequence, sub_trace_count = EXCLUDED.sub_trace_count",
-                &[
+        // Prepared once per connection; afterwards a statement costs no round trip of its own.
+        let (upsert, insert_events, insert_messages, notify) = futures::try_join!(
+            client.prepare_cached(UPSERT_TRACE),
+            client.prepare_cached(INSERT_EVENTS),
+            client.prepare_cached(INSERT_MESSAGES),
+            client.prepare_cached("SELECT pg_notify($1, $2)"),
+        )
+        .map_err(db)?;
+        let state = &commit.state;
+        let ids: Vec<i64> = commit.events.iter().map(|e| signed(e.event_id)).collect();
+        let events: Vec<Json<_>> = commit.events.iter().map(Json).collect();
+        let sequences: Vec<i64> = commit.messages.iter().map(|m| signed(m.sequence)).collect();
+        let goals: Vec<Option<&str>> = commit
+            .messages
+            .iter()
+            .map(|m| m.goal_id.as_deref())
+            .collect();
+        let messages: Vec<Json<_>> = commit.messages.iter().map(Json).collect();
+        let (parent, mode, status) = (
+            &state.trace.parent_trace_id,
+            word(&state.trace.mode),
+            word(&state.trace.status),
+        );
+        let (last_event_id, last_sequence, sub_traces) = (
+            signed(state.last_event_id),
+            signed(state.last_sequence),
+            signed(state.sub_trace_count),
+        );
+        let (trace, goal_tree) = (Json(&state.trace), Json(&state.goal_tree));
+        // Every statement and the COMMIT go out together, pipelined on the connection, so the
+        // commit costs one round trip. A failed statement aborts the transaction, which makes
+        // the COMMIT a rollback, and its error is the one returned.
+        futures::try_join!(
+            async {
+                let row: [&(dyn ToSql + Sync); 10] = [
                     &self.trace_id,
-                    &state.trace.parent_trace_id,
+                    parent,
                     &state.trace.created_at,
-                    &Json(&state.trace),
-                    &Json(&state.goal_tree),
-                    &signed(state.last_event_id),
-                    &signed(state.last_sequence),
-                    &signed(state.sub_trace_count),
-                    &word(&state.trace.mode),
-                    &word(&state.trace.status),
-                ],
-            )
-            .await
-            .map_err(db)?;
-        if !commit.events.is_empty() {
-            let ids: Vec<i64> = commit.events.iter().map(|e| signed(e.event_id)).collect();
-            let events: Vec<Json<_>> = commit.events.iter().map(Json).collect();
-            client
-                .execute(
-                    "INSERT INTO agent_events (trace_id, event_id, event) \
-                     SELECT $1, * FROM UNNEST($2::bigint[], $3::json[])",
-                    &[&self.trace_id, &ids, &events],
-                )
-                .await
-                .map_err(db)?;
-        }
-        if !commit.messages.is_empty() {
-            let sequences: Vec<i64> = commit.messages.iter().map(|m| signed(m.sequence)).collect();
-            let goals: Vec<Option<&str>> = commit
-                .messages
-                .iter()
-                .map(|m| m.goal_id.as_deref())
-                .collect();
-            let messages: Vec<Json<_>> = commit.messages.iter().map(Json).collect();
-            client
-                .execute(
-                    "INSERT INTO agent_messages (trace_id, sequence, goal_id, message) \
-                     SELECT $1, * FROM UNNEST($2::bigint[], $3::text[], $4::json[]) \
-                     ON CONFLICT (trace_id, sequence) DO UPDATE SET goal_id = EXCLUDED.goal_id, \
-                     message = EXCLUDED.message",
-                    &[&self.trace_id, &sequences, &goals, &messages],
-                )
-                .await
-                .map_err(db)?;
-        }
-        client
-            .execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.trace_id])
-            .await
-            .map_err(db)?;
-        client.batch_execute("COMMIT").await.map_err(db)?;
+                    &trace,
+                    &goal_tree,
+                    &last_event_id,
+                    &last_sequence,
+                    &sub_traces,
+                    &mode,
+                    &status,
+                ];
+                client.execute(&upsert, &row).await
+            },
+            async {
+                if ids.is_empty() {
+                    return Ok(0);
+                }
+                client
+                    .execute(&insert_events, &[&self.trace_id, &ids, &events])
+                    .await
+            },
+            async {
+                if sequences.is_empty() {
+                    return Ok(0);
+                }
+                client
+                    .execute(
+                        &insert_messages,
+                        &[&self.trace_id, &sequences, &goals, &messages],
+                    )
+                    .await
+            },
+            async { client.execute(&notify, &[&CHANNEL, &self.trace_id]).await },
+            client.batch_execute("COMMIT"),
+        )
+        .map_err(db)?;
         self.open = false;
-        self.state = Some(commit.state.clone());
-        if commit.state.trace.status.is_finished()
-            && let Err(error) = self.locks.release(&self.trace_id).await
-        {
+        let finished = commit.state.trace.status.is_finished();
+        self.state = Some(commit.state);
+        if finished && let Err(error) = self.locks.release(&self.trace_id).await {
             tracing::warn!(%error, trace_id = %self.trace_id, "releasing a trace's writer lock failed");
         }
-        Ok(())
+        Ok(commit.events)
     }
 }
 

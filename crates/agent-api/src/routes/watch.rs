@@ -22,8 +22,8 @@
 
 use std::time::Duration;
 
-use agent_execution::watch_live;
-use agent_execution::{DeltaKind, Event, GoalTree, LiveDelta, LiveEvent, LiveStream, Trace};
+use agent_execution::feed::{SharedEvent, SharedItem, SharedStream, watch_shared};
+use agent_execution::{DeltaKind, Event, GoalTree, LiveDelta, Trace};
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
@@ -222,10 +222,21 @@ struct DeltaMessage<'a> {
 }
 
 impl Outbox {
-    async fn feed(&mut self, item: &LiveEvent) -> Result<(), WriteError> {
+    async fn feed(&mut self, item: &SharedItem) -> Result<(), WriteError> {
         match item {
-            LiveEvent::Stored(event) => self.feed_json(event, event.event_id).await,
-            LiveEvent::Delta(delta) => self.feed_json(&delta_message(delta), 0).await,
+            // Serialised once for every watcher of the trace.
+            SharedItem::Stored(shared) => match shared.json() {
+                Some(json) => {
+                    self.bounded_feed(Message::Text(String::from(&*json).into()))
+                        .await
+                }
+                None => {
+                    let event_id = shared.event().event_id;
+                    tracing::error!(event_id, "an event cannot be serialised");
+                    Err(WriteError::Closed)
+                }
+            },
+            SharedItem::Delta(delta) => self.feed_json(&delta_message(delta), 0).await,
         }
     }
 
@@ -297,16 +308,19 @@ async fn session(socket: WebSocket, state: AppState, mut snapshot: Snapshot) {
         send_timeout: settings.send_timeout,
     };
     let connected = snapshot.connected();
-    let live = watch_live(
+    let live = watch_shared(
         state.store().clone(),
         &snapshot.trace_id,
         snapshot.current_event_id,
     );
     let stored = std::mem::take(&mut snapshot.stored);
-    let mut feed: LiveStream =
-        futures::stream::iter(stored.into_iter().map(|e| Ok(LiveEvent::Stored(e))))
-            .chain(live)
-            .boxed();
+    let mut feed: SharedStream = futures::stream::iter(
+        stored
+            .into_iter()
+            .map(|e| Ok(SharedItem::Stored(SharedEvent::new(e)))),
+    )
+    .chain(live)
+    .boxed();
     if let Err(error) = async {
         out.feed_json(&connected, connected.event_id).await?;
         out.flush().await
@@ -367,8 +381,8 @@ async fn session(socket: WebSocket, state: AppState, mut snapshot: Snapshot) {
 /// flushes. Returns a feed error met while draining, after writing the events before it.
 async fn send_batch(
     out: &mut Outbox,
-    feed: &mut LiveStream,
-    first: LiveEvent,
+    feed: &mut SharedStream,
+    first: SharedItem,
     max_batch: usize,
 ) -> Result<Option<agent_execution::StoreError>, WriteError> {
     out.feed(&first).await?;

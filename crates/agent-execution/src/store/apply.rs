@@ -102,6 +102,8 @@ pub fn plan_commit(
 ) -> Result<(Commit, Vec<WriteOutput>), StoreError> {
     let mut planner = Planner {
         state: state.clone(),
+        trace_changed: false,
+        goal_tree_changed: false,
         kinds: Vec::new(),
         messages: BTreeMap::new(),
         stored,
@@ -113,6 +115,8 @@ pub fn plan_commit(
     }
     let Planner {
         state: mut next,
+        trace_changed,
+        goal_tree_changed,
         kinds,
         messages,
         ..
@@ -129,8 +133,8 @@ pub fn plan_commit(
         .collect();
     next.last_event_id = state.last_event_id + count as u64;
     let commit = Commit {
-        trace_changed: next.trace != state.trace,
-        goal_tree_changed: next.goal_tree != state.goal_tree,
+        trace_changed,
+        goal_tree_changed,
         state: next,
         events,
         messages: messages.into_values().collect(),
@@ -157,7 +161,14 @@ pub fn messages_to_read(state: &TraceState, ops: &[WriteOp]) -> Vec<u64> {
 }
 
 struct Planner<'a> {
+    /// The state after the ops applied so far; a copy of the trace's, so an error leaves the
+    /// trace as it was.
     state: TraceState,
+    /// Whether an op changed the trace's record; tracked as the ops apply, so the planned state
+    /// need not be compared with the old one.
+    trace_changed: bool,
+    /// Whether an op changed the goal tree.
+    goal_tree_changed: bool,
     kinds: Vec<EventKind>,
     messages: BTreeMap<u64, Message>,
     stored: &'a HashMap<u64, Message>,
@@ -246,6 +257,8 @@ impl Planner<'_> {
         };
         let affected = absorb_message(&mut self.state.trace, &mut self.state.goal_tree, &message)?;
         self.state.last_sequence = sequence;
+        self.trace_changed = true;
+        self.goal_tree_changed |= !affected.is_empty();
         let affected_goals = affected
             .iter()
             .enumerate()
@@ -305,6 +318,7 @@ impl Planner<'_> {
             }
         };
         if self.state.goal_tree != before {
+            self.goal_tree_changed = true;
             for kind in super::diff::tree_events(&before, &self.state.goal_tree) {
                 self.push(kind);
             }
@@ -321,6 +335,7 @@ impl Planner<'_> {
 
     /// Stamps the trace and queues a `trace_updated` event carrying it.
     fn trace_changed(&mut self) {
+        self.trace_changed = true;
         self.state.trace.updated_at = self.now.to_owned();
         self.push(EventKind::TraceUpdated {
             trace: self.state.trace.clone(),

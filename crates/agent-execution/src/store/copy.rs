@@ -51,7 +51,7 @@ pub async fn copy_trace(
         trace_changed: true,
         goal_tree_changed: true,
     };
-    txn.commit(&commit).await?;
+    txn.commit(commit).await?;
     drop(txn);
     to.release_writer(trace_id).await?;
     Ok(Copied::Events(count))

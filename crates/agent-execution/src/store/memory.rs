@@ -98,9 +98,9 @@ impl TraceTxn for MemoryTxn {
             .cloned())
     }
 
-    async fn commit(&mut self, commit: &Commit) -> Result<(), StoreError> {
+    async fn commit(&mut self, commit: Commit) -> Result<Vec<Event>, StoreError> {
         let slot = &mut *self.slot;
-        for message in &commit.messages {
+        for message in commit.messages {
             let Some(position) = index(message.sequence) else {
                 continue;
             };
@@ -111,14 +111,14 @@ impl TraceTxn for MemoryTxn {
                         .or_default()
                         .push(message.sequence);
                 }
-                slot.messages.push(message.clone());
+                slot.messages.push(message);
             } else if let Some(stored) = slot.messages.get_mut(position) {
-                *stored = message.clone();
+                *stored = message;
             }
         }
         slot.events.extend(commit.events.iter().cloned());
-        slot.state = Some(commit.state.clone());
-        Ok(())
+        slot.state = Some(commit.state);
+        Ok(commit.events)
     }
 }
 

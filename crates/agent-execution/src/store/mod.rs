@@ -53,7 +53,10 @@ pub trait TraceTxn: Send {
     /// Makes a planned write durable (per the store's durability policy) as one unit: appends
     /// its events, stores its messages, and from then on serves its state. On error the trace
     /// must be as before, or (if the events were made durable) as after.
-    async fn commit(&mut self, commit: &Commit) -> Result<(), StoreError>;
+    ///
+    /// The commit is taken by value, so a store keeps its state and messages without copying
+    /// them; it hands back the committed events, which the caller publishes.
+    async fn commit(&mut self, commit: Commit) -> Result<Vec<Event>, StoreError>;
 }
 
 /// Storage of traces, their goal trees, messages and events.
@@ -197,7 +200,10 @@ pub trait TraceStore: Send + Sync {
         let finishes = ops.iter().any(|op| matches!(op, WriteOp::FinishTrace(_)));
         let mut txn = self.begin(trace_id).await?;
         let outputs = write_ops(self.event_bus(), txn.as_mut(), ops).await?;
-        let finished = txn.state().map(|state| state.trace.clone());
+        let finished = txn
+            .state()
+            .filter(|_| finishes)
+            .map(|state| state.trace.clone());
         drop(txn);
         if finishes
             && let Some(trace) = finished
@@ -409,8 +415,8 @@ async fn write_ops(
     };
     let (commit, outputs) = plan_commit(state, ops, &stored, &now_rfc3339())?;
     if !commit.events.is_empty() {
-        txn.commit(&commit).await?;
-        bus.publish(&trace_id, &commit.events);
+        let events = txn.commit(commit).await?;
+        bus.publish(&trace_id, &events);
     }
     Ok(outputs)
 }
@@ -448,8 +454,8 @@ async fn create_one<S: TraceStore + ?Sized>(
     };
     let mut txn = store.begin_new(trace_id).await?;
     let commit = Commit::create(trace.clone(), GoalTree::new(new.task.clone()));
-    txn.commit(&commit).await?;
-    store.event_bus().publish(trace_id, &commit.events);
+    let events = txn.commit(commit).await?;
+    store.event_bus().publish(trace_id, &events);
     Ok(trace)
 }
 

@@ -15,9 +15,10 @@ use std::time::Duration;
 use crate::client::{ChatStream, LlmClient, stream_of};
 use crate::error::LlmError;
 use crate::models::ModelInfo;
-use crate::tokens::{estimate_request_tokens, estimate_tokens};
+use crate::tokens::estimate_tokens;
 use crate::types::{ChatEvent, ChatRequest, Usage};
 
+mod prompt;
 mod script;
 
 pub use script::{
@@ -33,6 +34,8 @@ struct State {
     requests: Vec<ChatRequest>,
     /// The route that answered each recorded request (`None`: the main queue).
     answered_by: Vec<Option<usize>>,
+    /// What the previous request of each conversation counted, for turns without `usage`.
+    prompt: prompt::PromptCounts,
 }
 
 /// What the clones of one client share: the script and the progress through it.
@@ -182,7 +185,9 @@ impl ScriptedClient {
     }
 
     /// Records `request` and picks the turn that answers it.
-    fn take_turn(&self, request: &ChatRequest) -> Result<(usize, ScriptedTurn), LlmError> {
+    /// Also returns the request's estimated prompt tokens when the turn reports no usage of its
+    /// own (0 otherwise).
+    fn take_turn(&self, request: &ChatRequest) -> Result<(usize, ScriptedTurn, usize), LlmError> {
         let route = self.inner.script.route_for(request);
         let mut state = self.state();
         if self.inner.keep != Some(0) {
@@ -214,21 +219,33 @@ impl ScriptedClient {
                     (position, &script.turns, script.fallback.as_ref())
                 }
             };
-        match turns.get(position) {
-            Some(turn) => Ok((position + 1, turn.clone())),
+        let turn = match turns.get(position) {
+            Some(turn) => turn.clone(),
             None => match fallback {
-                Some(text) => Ok((position + 1, ScriptedTurn::text(text.clone()))),
-                None => Err(LlmError::ScriptExhausted {
-                    served: turns.len(),
-                }),
+                Some(text) => ScriptedTurn::text(text.clone()),
+                None => {
+                    return Err(LlmError::ScriptExhausted {
+                        served: turns.len(),
+                    });
+                }
             },
-        }
+        };
+        let prompt_tokens = match (&turn.usage, &turn.error) {
+            (None, None) => state.prompt.estimate(route, request),
+            _ => 0,
+        };
+        Ok((position + 1, turn, prompt_tokens))
     }
 }
 
 /// The events of one scripted answer: text in word-sized pieces, each tool call's arguments in
 /// two fragments, then usage and the finish reason.
-fn turn_events(number: usize, turn: ScriptedTurn, request: &ChatRequest) -> Vec<ChatEvent> {
+fn turn_events(
+    number: usize,
+    turn: ScriptedTurn,
+    request: &ChatRequest,
+    prompt_tokens: usize,
+) -> Vec<ChatEvent> {
     let mut events = vec![ChatEvent::Started {
         response_id: Some(format!("scripted-{number}")),
         model: Some(request.model.clone()),
@@ -269,8 +286,8 @@ fn turn_events(number: usize, turn: ScriptedTurn, request: &ChatRequest) -> Vec<
             });
         }
     }
-    let usage = turn.usage.unwrap_or_else(|| Usage {
-        prompt_tokens: estimate_request_tokens(request) as u64,
+    let usage = turn.usage.unwrap_or(Usage {
+        prompt_tokens: prompt_tokens as u64,
         completion_tokens: completion as u64,
         cached_tokens: 0,
     });
@@ -285,14 +302,19 @@ fn turn_events(number: usize, turn: ScriptedTurn, request: &ChatRequest) -> Vec<
 #[async_trait::async_trait]
 impl LlmClient for ScriptedClient {
     async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
-        let (number, turn) = self.take_turn(&request)?;
+        let (number, turn, prompt_tokens) = self.take_turn(&request)?;
         if let Some(delay) = turn.delay_ms {
             tokio::time::sleep(Duration::from_millis(delay)).await;
         }
         if let Some(error) = &turn.error {
             return Err(error.to_error());
         }
-        Ok(stream_of(turn_events(number, turn, &request)))
+        Ok(stream_of(turn_events(
+            number,
+            turn,
+            &request,
+            prompt_tokens,
+        )))
     }
 
     fn model_info(&self, model: &str) -> ModelInfo {

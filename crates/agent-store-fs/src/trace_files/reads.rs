@@ -3,9 +3,10 @@
 //! Messages are read from their lines in `events.jsonl`: the lines wanted are sorted by offset
 //! and lines close together are read with one positioned read, so reading a goal's messages or
 //! every message costs a few reads rather than one per message. Only the `message` field of a
-//! line is parsed, and on lines this store wrote nothing after it. Parsed messages are kept in a bounded cache keyed by the offset of their
-//! line, so a later read of the same version costs a copy; a newer version lies at another
-//! offset and is read afresh.
+//! line is parsed, and on lines this store wrote nothing after it; a read of many lines is
+//! parsed on one thread per core. Parsed messages are kept in a bounded cache keyed by the
+//! offset of their line, so a later read of the same version costs a copy (for a goal's
+//! messages, on the caller's thread); a newer version lies at another offset and is read afresh.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -44,14 +45,18 @@ impl MessageCache {
             .map(|entry| &entry.2)
     }
 
-    fn put(&mut self, sequence: u64, offset: u64, length: u64, message: &Message) {
+    /// Whether a line of `length` bytes fits in place of the sequence's current entry.
+    fn room_for(&self, sequence: u64, length: u64) -> bool {
         let replaced = self.entries.get(&sequence).map_or(0, |entry| entry.1);
-        if self.bytes - replaced + length > CACHE_BYTES {
-            return;
-        }
+        self.bytes - replaced + length <= CACHE_BYTES
+    }
+
+    /// Keeps a parsed message; the caller has checked [`room_for`](Self::room_for).
+    fn insert(&mut self, sequence: u64, offset: u64, length: u64, message: Message) {
+        let replaced = self.entries.get(&sequence).map_or(0, |entry| entry.1);
         self.bytes = self.bytes - replaced + length;
         self.entries
-            .insert(sequence, Box::new((offset, length, message.clone())));
+            .insert(sequence, Box::new((offset, length, message)));
     }
 }
 
@@ -114,15 +119,19 @@ impl Slot {
             return Ok(found);
         }
         let path = self.dir.join(EVENTS);
+        let parsed = parse_lines(log, &path, &mut wanted, remember)?;
         let mut cache = open.cache.borrow_mut();
-        for_each_line(log, &path, &mut wanted, |slot, offset, line| {
-            let message = message_of(&path, line)?;
-            if remember {
-                cache.put(sequences[slot], offset, line.len() as u64, &message);
+        for line in parsed {
+            let sequence = sequences.get(line.slot).copied().unwrap_or_default();
+            if let Some(copy) = line.copy
+                && cache.room_for(sequence, line.length)
+            {
+                cache.insert(sequence, line.offset, line.length, copy);
             }
-            found[slot] = Some(message);
-            Ok(())
-        })?;
+            if let Some(found) = found.get_mut(line.slot) {
+                *found = Some(line.message);
+            }
+        }
         Ok(found)
     }
 
@@ -150,6 +159,31 @@ impl Slot {
             .into_iter()
             .flatten()
             .collect())
+    }
+
+    /// The messages of one goal when every one of them is parsed already and the log has not
+    /// grown since: a copy from the cache, with no file read, which the store then serves on the
+    /// caller's thread. `None` when anything must be read.
+    pub(crate) fn cached_goal_messages(&self, goal_id: &str) -> Option<Vec<Message>> {
+        let open = self.open.as_ref()?;
+        open.state.as_ref()?;
+        if open.lock.is_none() {
+            // A reader: another process may have appended (one `fstat`, as the catch-up does).
+            let size = open.log.as_ref()?.metadata().ok()?.len();
+            if size > open.len {
+                return None;
+            }
+        }
+        let cache = open.cache.borrow();
+        let sequences = open.by_goal.get(goal_id).map(Vec::as_slice);
+        sequences
+            .unwrap_or_default()
+            .iter()
+            .map(|&sequence| {
+                let &(offset, _) = open.messages.get(position(sequence)?)?;
+                cache.get(sequence, offset).cloned()
+            })
+            .collect()
     }
 
     /// The events after `since`, in order.
@@ -213,6 +247,64 @@ fn for_each_line(
         rest = &rest[count..];
     }
     Ok(())
+}
+
+/// A message read from its line, with where the line lies and, when it is to be cached, a copy.
+struct ParsedLine {
+    slot: usize,
+    offset: u64,
+    length: u64,
+    message: Message,
+    copy: Option<Message>,
+}
+
+/// Lines fewer than this are parsed on the calling thread; more are shared out among threads.
+const PARALLEL_LINES: usize = 4096;
+
+/// Reads and parses the lines `wanted` (see [`for_each_line`]). Many lines are split into runs
+/// of neighbouring lines, one per core, read and parsed side by side: parsing JSON, not reading
+/// it, is most of the cost of a large read. `copy` makes each thread also copy what it parsed,
+/// for the cache.
+fn parse_lines(
+    log: &File,
+    path: &Path,
+    wanted: &mut [(u64, u64, usize)],
+    copy: bool,
+) -> Result<Vec<ParsedLine>, StoreError> {
+    wanted.sort_unstable_by_key(|&(offset, _, _)| offset);
+    let parse = |part: &mut [(u64, u64, usize)]| {
+        let mut parsed = Vec::with_capacity(part.len());
+        for_each_line(log, path, part, |slot, offset, line| {
+            let message = message_of(path, line)?;
+            parsed.push(ParsedLine {
+                slot,
+                offset,
+                length: line.len() as u64,
+                copy: copy.then(|| message.clone()),
+                message,
+            });
+            Ok(())
+        })?;
+        Ok(parsed)
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if wanted.len() < PARALLEL_LINES || threads < 2 {
+        return parse(wanted);
+    }
+    let per_thread = wanted.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let mut parts = wanted.chunks_mut(per_thread);
+        let first = parts.next().unwrap_or_default();
+        let others: Vec<_> = parts.map(|part| scope.spawn(|| parse(part))).collect();
+        let mut parsed = parse(first)?;
+        for other in others {
+            let more = other
+                .join()
+                .map_err(|_| StoreError::Internal("a message parser panicked".into()))??;
+            parsed.extend(more);
+        }
+        Ok(parsed)
+    })
 }
 
 /// The message carried by an event line.
