@@ -244,6 +244,7 @@ pub(super) fn usage_of(usage: &Value) -> Usage {
         prompt_tokens: field("input_tokens") + cached + field("cache_creation_input_tokens"),
         completion_tokens: field("output_tokens"),
         cached_tokens: cached,
+        estimated: false,
     }
 }
 
@@ -332,10 +333,7 @@ pub(crate) fn parse_error(body: &str) -> ErrorInfo {
         .get("error")
         .and_then(|error| string(error, "message"))
         .unwrap_or_else(|| body.trim().to_string());
-    ErrorInfo {
-        context_overflow: looks_like_context_overflow(None, &message),
-        message,
-    }
+    ErrorInfo::new(message, None)
 }
 
 /// The id of a tool call as Anthropic accepts it (`^[a-zA-Z0-9_-]+$`): unchanged when it fits,
