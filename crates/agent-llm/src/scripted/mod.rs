@@ -290,6 +290,7 @@ fn turn_events(
         prompt_tokens: prompt_tokens as u64,
         completion_tokens: completion as u64,
         cached_tokens: 0,
+        estimated: true,
     });
     events.push(ChatEvent::Usage(usage));
     let reason = turn
