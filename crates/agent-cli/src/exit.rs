@@ -11,6 +11,9 @@ pub(crate) enum ExitCode {
     Usage = 2,
     /// The run hit a limit (iterations or cost).
     Limit = 3,
+    /// The model's answer stayed cut off at its length limit (`max_tokens`) after the run asked
+    /// it to go on; the partial answer is printed and the trace can be resumed.
+    Truncated = 4,
     /// The run was cancelled (Ctrl-C); the trace can be resumed.
     Cancelled = 130,
 }

@@ -406,6 +406,7 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
             "status": status_word(outcome.status),
             "response": outcome.response,
             "error": outcome.error,
+            "stop": outcome.stop,
             "iterations": outcome.iterations,
             "model": provider.model,
             "totals": {
@@ -434,6 +435,14 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
             outcome.response.as_deref().unwrap_or_default(),
         )),
         _ => {
+            let streamed = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+            if outcome.stop == StopReason::Truncated
+                && !streamed
+                && let Some(partial) = &outcome.response
+            {
+                // What the model wrote before its length limit cut it off, as an answer is.
+                print(&crate::output::clean(partial));
+            }
             let error = outcome.error.as_deref().unwrap_or("no error recorded");
             note(&format!(
                 "agent: the run ended {}: {error}\n  trace {} can be continued with `agent resume {}`",
@@ -457,11 +466,13 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
     note(&line);
 }
 
-/// The exit code of an outcome: 0 completed, 1 failed, 3 limit hit, 130 cancelled.
+/// The exit code of an outcome: 0 completed, 1 failed, 3 limit hit, 4 answer truncated, 130
+/// cancelled.
 pub(crate) fn exit_code(outcome: &RunOutcome) -> ExitCode {
     match outcome.stop {
         StopReason::Completed => ExitCode::Completed,
         StopReason::Cancelled => ExitCode::Cancelled,
+        StopReason::Truncated => ExitCode::Truncated,
         stop if stop.is_limit() => ExitCode::Limit,
         _ => ExitCode::Failed,
     }

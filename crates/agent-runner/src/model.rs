@@ -21,12 +21,20 @@ use crate::spec::AgentSpec;
 /// (`{prompt_tokens, completion_tokens, cached_tokens}`).
 pub const USAGE_KEY: &str = "usage";
 
-/// The context budget of the agent's model.
-pub(crate) fn budget_for(spec: &AgentSpec, llm: &dyn LlmClient) -> ContextBudget {
+/// The context budget of the agent's model for requests that carry `tools`: their specs count
+/// in every estimate of a request, and the answer's `max_tokens` is kept free.
+pub(crate) fn budget_for(
+    spec: &AgentSpec,
+    llm: &dyn LlmClient,
+    tools: &[ToolSpec],
+) -> ContextBudget {
     let window = spec
         .context_window
         .unwrap_or_else(|| llm.model_info(&spec.model).context_window);
-    ContextBudget::for_window(window)
+    let mut budget = ContextBudget::for_window(window);
+    budget.request_tokens = agent_llm::estimate_tools_tokens(tools);
+    budget.answer_tokens = spec.max_tokens.map_or(0, |max| max as usize);
+    budget
 }
 
 /// The specs of the tools of a registry, as the model is told about them.
