@@ -408,6 +408,7 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
             "error": outcome.error,
             "stop": outcome.stop,
             "iterations": outcome.iterations,
+            "tokens_estimated": outcome.tokens_estimated,
             "model": provider.model,
             "totals": {
                 "messages": outcome.stats.total_messages,
@@ -454,8 +455,11 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
     }
     let total = &outcome.stats_with_sub_traces;
     let mut line = format!(
-        "trace {} · {} messages · {} tokens · ${:.4}",
-        outcome.trace_id, total.total_messages, total.total_tokens, total.total_cost
+        "trace {} · {} messages · {} · ${:.4}",
+        outcome.trace_id,
+        total.total_messages,
+        tokens_text(total.total_tokens, outcome.tokens_estimated),
+        total.total_cost
     );
     if total != &outcome.stats {
         line.push_str(&format!(
@@ -464,6 +468,16 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
         ));
     }
     note(&line);
+}
+
+/// A token count as shown: `N tokens`, or `~N tokens (estimated)` when the server reported no
+/// counts and they are the agent's estimate.
+pub(crate) fn tokens_text(tokens: u64, estimated: bool) -> String {
+    if estimated {
+        format!("~{tokens} tokens (estimated)")
+    } else {
+        format!("{tokens} tokens")
+    }
 }
 
 /// The exit code of an outcome: 0 completed, 1 failed, 3 limit hit, 4 answer truncated, 130

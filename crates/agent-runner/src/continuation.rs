@@ -24,10 +24,7 @@ exactly where it stopped, without repeating what you already wrote.";
 
 /// True when the model stopped because it hit its length limit.
 pub(crate) fn is_cut(response: &ChatResponse) -> bool {
-    matches!(
-        response.finish_reason.as_deref(),
-        Some("length" | "max_tokens")
-    )
+    response.truncated()
 }
 
 /// The pieces of an answer cut at the length limit, gathered across the calls that continue it.

@@ -155,7 +155,7 @@ pub use limits::{
     parse_max_iterations,
 };
 pub use lineage::{RecordedAgents, recorded_agents};
-pub use model::USAGE_KEY;
+pub use model::{USAGE_KEY, tokens_estimated, usage_is_estimated};
 pub use options::{DEFAULT_SYSTEM_PROMPT, Instruction, RunnerOptions, SubAgentOptions};
 pub use outcome::{RunOutcome, StopReason};
 pub use plan::{PlanError, PlanOutcome};

@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use agent_execution::{DeltaKind, EventBus, LiveDelta};
+use agent_execution::message::Message;
+use agent_execution::{DeltaKind, EventBus, LiveDelta, StoreError, TraceStore};
 use agent_llm::{
     ChatEvent, ChatMessage, ChatRequest, ChatResponse, LlmClient, LlmError, ResponseCollector,
     TimeoutKind, ToolSpec, Usage,
@@ -17,8 +18,10 @@ use crate::compaction::ContextBudget;
 use crate::error::StepError;
 use crate::spec::AgentSpec;
 
-/// The metadata key of the token counts a provider reported for an assistant message
-/// (`{prompt_tokens, completion_tokens, cached_tokens}`).
+/// The metadata key of the token counts of an assistant message
+/// (`{prompt_tokens, completion_tokens, cached_tokens, estimated?}`): what its provider reported,
+/// or the estimate of the whole request and the answer, with `estimated: true`, when it
+/// reported none.
 pub const USAGE_KEY: &str = "usage";
 
 /// The context budget of the agent's model for requests that carry `tools`: their specs count
@@ -152,4 +155,22 @@ pub(crate) fn usage_of(response: &ChatResponse, estimated_prompt: usize) -> Usag
             .sum::<usize>();
         Usage::estimate(estimated_prompt as u64, completion as u64)
     })
+}
+
+/// True when the token counts recorded on `message` are the agent's estimate (its provider
+/// reported none), so that what shows them can say so.
+pub fn usage_is_estimated(message: &Message) -> bool {
+    message
+        .metadata
+        .get(USAGE_KEY)
+        .and_then(|usage| usage.get("estimated"))
+        .and_then(serde_json::Value::as_bool)
+        == Some(true)
+}
+
+/// True when any model call recorded in the trace has estimated token counts: its totals are
+/// then estimates, in part or whole.
+pub async fn tokens_estimated(store: &dyn TraceStore, trace_id: &str) -> Result<bool, StoreError> {
+    let messages = store.get_trace_messages(trace_id).await?;
+    Ok(messages.iter().any(usage_is_estimated))
 }

@@ -56,4 +56,7 @@ pub struct RunOutcome {
     /// The totals of the trace and all its sub-traces (explore branches, delegates), what the
     /// `max_cost` budget counts.
     pub stats_with_sub_traces: TraceStats,
+    /// True when token counts of this run are the agent's estimate (its server reported none):
+    /// front ends show its totals as estimates.
+    pub tokens_estimated: bool,
 }

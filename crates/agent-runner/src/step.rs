@@ -146,6 +146,8 @@ pub(crate) async fn run_loop(
     };
     let trace = store.finish_trace(trace_id, outcome).await?;
     let stats_with_sub_traces = stats_with_sub_traces(store, trace_id).await?;
+    // The trace's totals are estimates, in part, when any of its calls was estimated.
+    let tokens_estimated = messages.iter().any(model::usage_is_estimated);
     Ok(RunOutcome {
         trace_id: trace.trace_id.clone(),
         status: trace.status,
@@ -155,6 +157,7 @@ pub(crate) async fn run_loop(
         iterations,
         stats: trace.stats(),
         stats_with_sub_traces,
+        tokens_estimated,
     })
 }
 
@@ -276,12 +279,12 @@ async fn step(
         .usage(usage.prompt_tokens + usage.completion_tokens, cost)
         .duration_ms(duration_ms);
     assistant.goal_id = goal_id.clone();
-    if let Some(reported) = response.usage {
-        // What the provider counted, cache reads included, for the cache share of a trace.
-        assistant
-            .metadata
-            .insert(USAGE_KEY.to_owned(), json!(reported));
-    }
+    // What the provider counted, cache reads included, for the cache share of a trace; or,
+    // from a server that reported nothing, the estimate of the whole request (tool specs
+    // included) marked `estimated`, so that every display can say so.
+    assistant
+        .metadata
+        .insert(USAGE_KEY.to_owned(), json!(usage));
     let store = agent.store();
     let recorded = record(store, trace_id, vec![WriteOp::AddMessage(assistant)]).await?;
     messages.extend(recorded);
