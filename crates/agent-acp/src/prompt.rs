@@ -199,6 +199,7 @@ fn stop_reason(
         StopReason::Completed if outcome.status != TraceStatus::Failed => Ok(AcpStop::EndTurn),
         StopReason::Cancelled => Ok(AcpStop::Cancelled),
         StopReason::MaxIterations => Ok(AcpStop::MaxTurnRequests),
+        StopReason::Truncated => Ok(AcpStop::MaxTokens),
         StopReason::MaxCost | StopReason::Stuck => {
             say(format!("\n\n(stopped: {error})"));
             Ok(AcpStop::EndTurn)

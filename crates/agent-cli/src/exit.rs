@@ -11,6 +11,9 @@ pub(crate) enum ExitCode {
     Usage = 2,
     /// The run hit a limit (iterations or cost).
     Limit = 3,
+    /// The model's answer stayed cut off at its length limit (`max_tokens`) after the run asked
+    /// it to go on; the partial answer is printed and the trace can be resumed.
+    Truncated = 4,
     /// The run was cancelled (Ctrl-C); the trace can be resumed.
     Cancelled = 130,
 }
@@ -33,11 +36,13 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
-/// The exit code of an outcome: 0 completed, 1 failed, 3 limit hit, 130 cancelled.
+/// The exit code of an outcome: 0 completed, 1 failed, 3 limit hit, 4 answer truncated, 130
+/// cancelled.
 pub(crate) fn exit_code(outcome: &agent_runner::RunOutcome) -> ExitCode {
     match outcome.stop {
         agent_runner::StopReason::Completed => ExitCode::Completed,
         agent_runner::StopReason::Cancelled => ExitCode::Cancelled,
+        agent_runner::StopReason::Truncated => ExitCode::Truncated,
         stop if stop.is_limit() => ExitCode::Limit,
         _ => ExitCode::Failed,
     }

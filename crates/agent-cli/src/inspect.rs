@@ -177,6 +177,7 @@ pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
             "messages": messages,
             "sub_traces": subs,
             "total_stats_with_sub_traces": total,
+            "tokens_estimated": messages.iter().any(agent_runner::usage_is_estimated),
         });
         print(&serde_json::to_string_pretty(&value)?);
     } else {
@@ -231,7 +232,16 @@ pub(crate) fn render(
         field("model", model);
     }
     field("total_messages", &trace.total_messages.to_string());
-    field("total_tokens", &trace.total_tokens.to_string());
+    let estimated = messages.iter().any(agent_runner::usage_is_estimated);
+    let tokens = trace.total_tokens.to_string();
+    field(
+        "total_tokens",
+        &if estimated {
+            format!("~{tokens} (estimated: the server reported no counts)")
+        } else {
+            tokens
+        },
+    );
     field("total_cost", &format!("{:.4}", trace.total_cost));
     if !subs.is_empty() {
         field(
@@ -399,7 +409,12 @@ fn message_line(message: &Message, view: View) -> String {
         truncate(&one_line(&message.description), 100)
     );
     if let Some(tokens) = message.tokens {
-        line.push_str(&format!(" ({tokens} tokens)"));
+        let about = if agent_runner::usage_is_estimated(message) {
+            "~"
+        } else {
+            ""
+        };
+        line.push_str(&format!(" ({about}{tokens} tokens)"));
     }
     let reasoning = message
         .content

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 
 use agent_execution::{TraceStatus, watch_live};
-use agent_runner::{RunOutcome, recorded_agents};
+use agent_runner::{RunOutcome, StopReason, recorded_agents};
 use anyhow::Result;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -204,7 +204,9 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
             "status": status_word(outcome.status),
             "response": outcome.response,
             "error": outcome.error,
+            "stop": outcome.stop,
             "iterations": outcome.iterations,
+            "tokens_estimated": outcome.tokens_estimated,
             "model": provider.model,
             "totals": {
                 "messages": outcome.stats.total_messages,
@@ -232,6 +234,14 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
             outcome.response.as_deref().unwrap_or_default(),
         )),
         _ => {
+            let streamed = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+            if outcome.stop == StopReason::Truncated
+                && !streamed
+                && let Some(partial) = &outcome.response
+            {
+                // What the model wrote before its length limit cut it off, as an answer is.
+                print(&crate::output::clean(partial));
+            }
             let error = outcome.error.as_deref().unwrap_or("no error recorded");
             note(&format!(
                 "agent: the run ended {}: {error}\n  trace {} can be continued with `agent resume {}`",
@@ -243,8 +253,11 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
     }
     let total = &outcome.stats_with_sub_traces;
     let mut line = format!(
-        "trace {} · {} messages · {} tokens · ${:.4}",
-        outcome.trace_id, total.total_messages, total.total_tokens, total.total_cost
+        "trace {} · {} messages · {} · ${:.4}",
+        outcome.trace_id,
+        total.total_messages,
+        tokens_text(total.total_tokens, outcome.tokens_estimated),
+        total.total_cost
     );
     if total != &outcome.stats {
         line.push_str(&format!(
@@ -253,4 +266,14 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
         ));
     }
     note(&line);
+}
+
+/// A token count as shown: `N tokens`, or `~N tokens (estimated)` when the server reported no
+/// counts and they are the agent's estimate.
+pub(crate) fn tokens_text(tokens: u64, estimated: bool) -> String {
+    if estimated {
+        format!("~{tokens} tokens (estimated)")
+    } else {
+        format!("{tokens} tokens")
+    }
 }

@@ -380,6 +380,10 @@ impl Builder<'_> {
                     cached as i64,
                 ));
             }
+            if usage.get("estimated").and_then(Value::as_bool) == Some(true) {
+                // The server reported no counts: these are the agent's estimate.
+                attributes.push(KeyValue::new("agent.usage.estimated", true));
+            }
         }
         if compaction {
             attributes.push(KeyValue::new("agent.compaction", true));

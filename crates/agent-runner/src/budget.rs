@@ -1,7 +1,12 @@
-//! Spending across the traces of a run: a [`Budget`] keeps the running cost of one trace and all
-//! its sub-traces, and checks it against the trace's own `max_cost` and against the budgets of
-//! every trace above it; [`Budgets`] is the engine's table of the budgets of traces being run,
-//! through which a sub-trace finds its parent's.
+//! Spending across the traces of a run: a [`Budget`] keeps the running cost and the model calls
+//! of one trace and all its sub-traces, and checks them against the trace's own `max_cost` and
+//! `max_iterations` and against the budgets of every trace above it; [`Budgets`] is the engine's
+//! table of the budgets of traces being run, through which a sub-trace finds its parent's.
+//!
+//! Model calls count per run: a run's count starts at zero, and every step of the loop of the
+//! run or of a sub-trace under it adds one to its budget and to every one above it, so a
+//! delegate, or a delegate's delegate, cannot make more calls than the main run's
+//! `max_iterations` allows.
 //!
 //! A budget starts from what the store says its trace and sub-traces spent (one read when the
 //! run starts) and is then fed in memory by every model call the loop records, so checking it
@@ -10,6 +15,7 @@
 //! and so does the main trace, before its next model call.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use agent_execution::{StoreError, TraceLimits, TraceOutcome, TraceStore};
@@ -23,6 +29,9 @@ pub(crate) struct Budget {
     trace_id: String,
     max_cost: Option<f64>,
     spent: Mutex<f64>,
+    /// The most model calls of this run and the runs under it, and how many they made.
+    max_calls: Option<u32>,
+    calls: AtomicU32,
     parent: Option<Arc<Budget>>,
 }
 
@@ -37,6 +46,42 @@ impl Budget {
             *budget.spent.lock().unwrap_or_else(PoisonError::into_inner) += cost;
             next = budget.parent.as_deref();
         }
+    }
+
+    /// Counts a model call of this trace in its budget and every one above it.
+    pub(crate) fn add_call(&self) {
+        let mut next = Some(self);
+        while let Some(budget) = next {
+            budget.calls.fetch_add(1, Ordering::Relaxed);
+            next = budget.parent.as_deref();
+        }
+    }
+
+    /// How the run ends when this budget or one above it has made all the model calls its
+    /// `max_iterations` allows; `None` while every one may call again.
+    pub(crate) fn calls_exceeded(&self) -> Option<TraceOutcome> {
+        let mut next = Some(self);
+        let mut own = true;
+        while let Some(budget) = next {
+            let calls = budget.calls.load(Ordering::Relaxed);
+            if let Some(max) = budget.max_calls
+                && calls >= max
+            {
+                let error = if own {
+                    format!("max_iterations: reached the limit of {max} model calls")
+                } else {
+                    format!(
+                        "max_iterations: the run of trace {} and its sub-traces reached its \
+                         limit of {max} model calls",
+                        budget.trace_id
+                    )
+                };
+                return Some(TraceOutcome::failed(error));
+            }
+            own = false;
+            next = budget.parent.as_deref();
+        }
+        None
     }
 
     /// How the run ends when this budget or one above it is spent; `None` while every one has
@@ -93,12 +138,13 @@ impl Budgets {
 /// Its own limit is `max_cost` (the running agent's). Above it is the budget of the parent
 /// trace's run when that runs in this engine (an explore branch or a delegate under its caller);
 /// for a sub-trace run on its own (a resume of it alone), the main trace's budget read from the
-/// store: `main_max_cost` of the limits the main trace stored.
+/// store: `main_max_cost` of the limits the main trace stored. `max_calls` is the run's
+/// `max_iterations`, counted from zero.
 pub(crate) async fn open(
     budgets: &Budgets,
     store: &dyn TraceStore,
     trace_id: &str,
-    max_cost: Option<f64>,
+    (max_cost, max_calls): (Option<f64>, Option<u32>),
     main_max_cost: impl FnOnce(Option<&TraceLimits>) -> Option<f64>,
 ) -> Result<Arc<Budget>, StoreError> {
     let trace = store
@@ -124,6 +170,8 @@ pub(crate) async fn open(
         trace_id: trace_id.to_owned(),
         max_cost,
         spent: Mutex::new(spent),
+        max_calls,
+        calls: AtomicU32::new(0),
         parent,
     });
     budgets.insert(&budget);
@@ -148,6 +196,8 @@ async fn main_budget(
         trace_id: main_id,
         max_cost: Some(max_cost),
         spent: Mutex::new(spent),
+        max_calls: None,
+        calls: AtomicU32::new(0),
         parent: None,
     })))
 }
@@ -166,8 +216,29 @@ mod tests {
             trace_id: id.into(),
             max_cost,
             spent: Mutex::new(0.0),
+            max_calls: None,
+            calls: AtomicU32::new(0),
             parent,
         })
+    }
+
+    #[test]
+    fn calls_below_count_above_and_the_nearest_exhausted_limit_is_named() {
+        let mut main = budget("main", None, None);
+        Arc::get_mut(&mut main).unwrap().max_calls = Some(3);
+        let mut delegate = budget("main@delegate-1", None, Some(main.clone()));
+        Arc::get_mut(&mut delegate).unwrap().max_calls = Some(10);
+        let inner = budget("main@delegate-1@delegate-2", None, Some(delegate.clone()));
+        main.add_call();
+        delegate.add_call();
+        assert!(inner.calls_exceeded().is_none());
+        inner.add_call();
+        let error = inner.calls_exceeded().unwrap().error.unwrap();
+        assert!(error.contains("trace main and its sub-traces"), "{error}");
+        assert_eq!(
+            main.calls_exceeded().unwrap().error.unwrap(),
+            "max_iterations: reached the limit of 3 model calls"
+        );
     }
 
     #[test]

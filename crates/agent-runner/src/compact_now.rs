@@ -28,13 +28,14 @@ pub(crate) async fn compact_now(
         &agent.engine.budgets,
         store,
         trace_id,
-        agent.spec.limits.max_cost,
+        (agent.spec.limits.max_cost, None),
         |stored| root.limits.for_trace(stored, &root.overrides).max_cost,
     )
     .await?;
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
     let mut messages = store.get_trace_messages(trace_id).await?;
-    let window = model::budget_for(&agent.spec, agent.llm.as_ref());
+    let tools = model::tool_specs(&agent.tools);
+    let window = model::budget_for(&agent.spec, agent.llm.as_ref(), &tools);
     let view = view_of(
         agent,
         &tree,
@@ -58,5 +59,6 @@ pub(crate) async fn compact_now(
         Err(StepError::Llm(error)) => Err(RunError::Llm(error)),
         Err(StepError::Cancelled) => Err(RunError::Cancelled),
         Err(StepError::Run(error)) => Err(error),
+        Err(StepError::WindowTooSmall(error)) => Err(RunError::WindowTooSmall(error)),
     }
 }

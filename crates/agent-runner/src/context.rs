@@ -40,11 +40,11 @@ use agent_execution::message::{Message, Role};
 use agent_goal::GoalTree;
 use agent_llm::ChatMessage;
 
-pub use crate::compaction::estimate_chat;
 use crate::compaction::{
     CompactionStrategy, ContextBudget, Item, MESSAGE_OVERHEAD, compact_goals, estimate_content,
     is_compaction, is_same, prune, sent_reasoning,
 };
+pub use crate::compaction::{estimate_chat, render_transcript};
 
 /// The result shown for a tool call whose result was never recorded.
 pub const INTERRUPTED_RESULT: &str =
@@ -72,7 +72,8 @@ pub struct ContextView {
     /// The chat messages: the system prompt and the plan (two system messages, see
     /// [`system_messages`]), then the conversation.
     pub messages: Vec<ChatMessage>,
-    /// Estimated tokens of `messages`.
+    /// Estimated tokens of the request: `messages` and the budget's `request_tokens` (the
+    /// tool specs).
     pub estimated_tokens: usize,
     /// True when the estimate exceeds the compaction threshold.
     pub needs_full_compaction: bool,
@@ -192,7 +193,8 @@ pub fn build_context_with(input: &ContextInput<'_>, memo: &mut ContextMemo) -> C
         _ => prune(&mut chat, &mut tokens, input.budget, input.estimate),
     };
 
-    let estimated_tokens = tokens.iter().map(|t| MESSAGE_OVERHEAD + t).sum();
+    let estimated_tokens =
+        input.budget.request_tokens + tokens.iter().map(|t| MESSAGE_OVERHEAD + t).sum::<usize>();
     ContextView {
         messages: chat,
         estimated_tokens,
@@ -208,12 +210,39 @@ pub fn build_context_with(input: &ContextInput<'_>, memo: &mut ContextMemo) -> C
 /// change while the plan does. An empty prompt leaves the plan alone.
 pub fn system_messages(system_prompt: &str, tree: &GoalTree) -> Vec<ChatMessage> {
     let prompt = system_prompt.trim_end();
-    let plan = ChatMessage::System(tree.to_prompt());
+    let plan = ChatMessage::System(plan_prompt(tree));
     if prompt.is_empty() {
         vec![plan]
     } else {
         vec![ChatMessage::System(prompt.to_owned()), plan]
     }
+}
+
+/// The longest mission the plan carries whole, in characters.
+pub const MISSION_PROMPT_CHARS: usize = 300;
+
+/// What the plan says after a mission it cut.
+pub const MISSION_CUT_NOTE: &str = "… [cut here: the whole task is the first user message]";
+
+/// The plan as the model sees it: `GoalTree::to_prompt`, with a mission longer than
+/// [`MISSION_PROMPT_CHARS`] cut and pointing to the task. The mission is the task, which the
+/// context keeps whole as its first user message: a long task is carried once, not twice.
+pub fn plan_prompt(tree: &GoalTree) -> String {
+    let plan = tree.to_prompt();
+    const HEAD: &str = "## Current Plan\n**Mission**: ";
+    if tree.mission().chars().count() <= MISSION_PROMPT_CHARS {
+        return plan;
+    }
+    let Some(end) = plan.strip_prefix(HEAD).and_then(|rest| rest.find('\n')) else {
+        return plan;
+    };
+    let mission = &plan[HEAD.len()..HEAD.len() + end];
+    let kept: String = mission.chars().take(MISSION_PROMPT_CHARS).collect();
+    format!(
+        "{HEAD}{}{MISSION_CUT_NOTE}{}",
+        kept.trim_end(),
+        &plan[HEAD.len() + end..]
+    )
 }
 
 /// The conversation of a context: its messages after the leading system messages.
@@ -357,43 +386,6 @@ fn close_turn<'a>(
         });
         origins.push(None);
     }
-}
-
-/// Renders chat messages as stable, readable lines (one block per message), for snapshots of
-/// what the model sees and for showing a context to a person.
-pub fn render_transcript(chat: &[ChatMessage]) -> String {
-    let mut out = String::new();
-    for message in chat {
-        match message {
-            ChatMessage::System(text) => push_block(&mut out, "system", text),
-            ChatMessage::User(text) => push_block(&mut out, "user", text),
-            ChatMessage::Assistant {
-                text, tool_calls, ..
-            } => {
-                if let Some(text) = text {
-                    push_block(&mut out, "assistant", text);
-                }
-                for call in tool_calls {
-                    let line = format!("{}({}) [{}]", call.name, call.arguments, call.id);
-                    push_block(&mut out, "assistant call", &line);
-                }
-            }
-            ChatMessage::Tool {
-                tool_call_id,
-                content,
-            } => {
-                push_block(&mut out, &format!("tool [{tool_call_id}]"), content);
-            }
-        }
-    }
-    out
-}
-
-fn push_block(out: &mut String, label: &str, text: &str) {
-    out.push_str(label);
-    out.push_str(": ");
-    out.push_str(&text.replace('\n', "\n    "));
-    out.push('\n');
 }
 
 #[cfg(test)]

@@ -413,3 +413,34 @@ fn strategies_without_goal_compaction_keep_finished_goals() {
     let v = view(&tree, &h, &budget, CompactionStrategy::GoalsAndPrune);
     assert!(!render_transcript(&v.messages).contains("working on A"));
 }
+
+#[test]
+fn a_long_mission_is_cut_in_the_plan_and_points_to_the_task() {
+    let short = GoalTree::new("Fix the bug");
+    assert_eq!(plan_prompt(&short), short.to_prompt());
+    let task = format!(
+        "Refactor the parser. {}",
+        "Details of the task. ".repeat(100)
+    );
+    let tree = GoalTree::new(task.clone());
+    let plan = plan_prompt(&tree);
+    let mission = plan.lines().nth(1).unwrap();
+    assert!(
+        mission.starts_with("**Mission**: Refactor the parser."),
+        "{mission}"
+    );
+    assert!(mission.ends_with(MISSION_CUT_NOTE), "{mission}");
+    assert!(
+        mission.chars().count() < MISSION_PROMPT_CHARS + 100,
+        "{mission}"
+    );
+    // The rest of the plan is as the goal tree writes it.
+    let full = tree.to_prompt();
+    assert_eq!(
+        plan.lines().skip(2).collect::<Vec<_>>(),
+        full.lines().skip(2).collect::<Vec<_>>()
+    );
+    // The task itself is kept whole as the first user message.
+    let view = system_messages("Prompt", &tree);
+    assert_eq!(view[1], ChatMessage::System(plan));
+}

@@ -41,6 +41,10 @@ pub enum RunError {
     /// The model failed in a way the loop could not recover from.
     #[error("model error: {0}")]
     Llm(#[from] LlmError),
+    /// The request cannot be made to fit the model's window (the tool specs, the system prompt
+    /// and the task alone fill it): the error names the figures and the setting to change.
+    #[error("{0}")]
+    WindowTooSmall(String),
     /// The task running the loop panicked or was aborted; the trace is left as it was.
     #[error("the run's task ended abnormally: {message}")]
     Panicked {
@@ -57,6 +61,8 @@ pub(crate) enum StepError {
     Cancelled,
     /// Recording failed.
     Run(RunError),
+    /// The request cannot be made to fit the model's window: the error in words.
+    WindowTooSmall(String),
 }
 
 impl From<RunError> for StepError {

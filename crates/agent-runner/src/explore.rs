@@ -309,7 +309,7 @@ async fn main_context(
     tree: &GoalTree,
 ) -> Result<String, StoreError> {
     let messages = agents.store.get_trace_messages(parent).await?;
-    let budget = budget_for(&agents.spec, agents.llm.as_ref());
+    let budget = budget_for(&agents.spec, agents.llm.as_ref(), &[]);
     let view = build_context(&ContextInput {
         system_prompt: "",
         tree,

@@ -81,7 +81,10 @@
 //!   ([`agent_execution::TraceLimits`]); a later run of it applies them unless the caller
 //!   overrode them ([`RunnerOptions::overrides`], [`RunLimits::for_trace`]). `max_cost` is a
 //!   budget of the trace across all its runs; `max_iterations` counts the model calls of each
-//!   run.
+//!   run, those of its sub-traces included: a sub-trace's own limit may be lower, and its calls
+//!   also count toward the limit of every run above it ([`StopReason::MaxIterations`]).
+//! - **Cut answers.** An answer cut off at the model's length limit is continued
+//!   ([`continuation`]), and a run whose answer stays cut ends [`StopReason::Truncated`].
 //! - **Cancel.** Sub-traces run under child tokens of the run's token: cancelling the run
 //!   cancels them, and each records `cancelled`.
 //! - **Resume.** A crash or a cancel in the middle of an `explore` or `delegate` call leaves the
@@ -103,6 +106,7 @@ mod compact_now;
 pub mod compaction;
 pub mod context;
 pub mod context_incremental;
+pub mod continuation;
 mod delegate;
 mod engine;
 mod error;
@@ -128,6 +132,7 @@ mod subagent_tools;
 mod subagents;
 mod summarise;
 mod turns;
+mod window;
 
 pub use agents::{AgentTypeConfig, ApprovalPolicy, ProfileOrigin, RiskLimit, ToolFilter};
 pub use approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
@@ -146,7 +151,7 @@ pub use limits::{
     parse_max_iterations,
 };
 pub use lineage::{RecordedAgents, recorded_agents};
-pub use model::USAGE_KEY;
+pub use model::{USAGE_KEY, tokens_estimated, usage_is_estimated};
 pub use options::{DEFAULT_SYSTEM_PROMPT, Instruction, RunnerOptions, SubAgentOptions};
 pub use outcome::{RunOutcome, StopReason};
 pub use profiles::UnknownProfile;

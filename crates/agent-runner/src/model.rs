@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use agent_execution::{DeltaKind, EventBus, LiveDelta};
+use agent_execution::message::Message;
+use agent_execution::{DeltaKind, EventBus, LiveDelta, StoreError, TraceStore};
 use agent_llm::{
     ChatEvent, ChatMessage, ChatRequest, ChatResponse, LlmClient, LlmError, ResponseCollector,
     TimeoutKind, ToolSpec, Usage,
@@ -17,16 +18,26 @@ use crate::compaction::ContextBudget;
 use crate::error::StepError;
 use crate::spec::AgentSpec;
 
-/// The metadata key of the token counts a provider reported for an assistant message
-/// (`{prompt_tokens, completion_tokens, cached_tokens}`).
+/// The metadata key of the token counts of an assistant message
+/// (`{prompt_tokens, completion_tokens, cached_tokens, estimated?}`): what its provider reported,
+/// or the estimate of the whole request and the answer, with `estimated: true`, when it
+/// reported none.
 pub const USAGE_KEY: &str = agent_execution::meta::USAGE;
 
-/// The context budget of the agent's model.
-pub(crate) fn budget_for(spec: &AgentSpec, llm: &dyn LlmClient) -> ContextBudget {
+/// The context budget of the agent's model for requests that carry `tools`: their specs count
+/// in every estimate of a request, and the answer's `max_tokens` is kept free.
+pub(crate) fn budget_for(
+    spec: &AgentSpec,
+    llm: &dyn LlmClient,
+    tools: &[ToolSpec],
+) -> ContextBudget {
     let window = spec
         .context_window
         .unwrap_or_else(|| llm.model_info(&spec.model).context_window);
-    ContextBudget::for_window(window)
+    let mut budget = ContextBudget::for_window(window);
+    budget.request_tokens = agent_llm::estimate_tools_tokens(tools);
+    budget.answer_tokens = spec.max_tokens.map_or(0, |max| max as usize);
+    budget
 }
 
 /// The specs of the tools of a registry, as the model is told about them.
@@ -144,4 +155,22 @@ pub(crate) fn usage_of(response: &ChatResponse, estimated_prompt: usize) -> Usag
             .sum::<usize>();
         Usage::estimate(estimated_prompt as u64, completion as u64)
     })
+}
+
+/// True when the token counts recorded on `message` are the agent's estimate (its provider
+/// reported none), so that what shows them can say so.
+pub fn usage_is_estimated(message: &Message) -> bool {
+    message
+        .metadata
+        .get(USAGE_KEY)
+        .and_then(|usage| usage.get("estimated"))
+        .and_then(serde_json::Value::as_bool)
+        == Some(true)
+}
+
+/// True when any model call recorded in the trace has estimated token counts: its totals are
+/// then estimates, in part or whole.
+pub async fn tokens_estimated(store: &dyn TraceStore, trace_id: &str) -> Result<bool, StoreError> {
+    let messages = store.get_trace_messages(trace_id).await?;
+    Ok(messages.iter().any(usage_is_estimated))
 }

@@ -19,6 +19,12 @@ pub enum StopReason {
     Stuck,
     /// The model failed in a way the loop could not recover from (after its retries).
     ModelError,
+    /// The model's answer was still cut off at its length limit after the loop asked it to go
+    /// on (see `continuation.rs`); the partial answer is the run's response.
+    Truncated,
+    /// The window cannot hold what every request carries (tool specs, system prompt, plan and
+    /// task), or a request the provider refused could not be made smaller.
+    WindowTooSmall,
 }
 
 impl StopReason {
@@ -41,7 +47,7 @@ pub struct RunOutcome {
     /// The model's final answer, when it gave one.
     pub response: Option<String>,
     /// Why it stopped, in words, when it did not complete (`max_iterations: …`, `max_cost: …`,
-    /// `cancelled: …`, `stuck: …`, or the model's error); the trace's `error`.
+    /// `cancelled: …`, `stuck: …`, `truncated: …`, `context_window: …`, or the model's error); the trace's `error`.
     pub error: Option<String>,
     /// Model calls made by this invocation.
     pub iterations: u32,
@@ -50,4 +56,7 @@ pub struct RunOutcome {
     /// The totals of the trace and all its sub-traces (explore branches, delegates), what the
     /// `max_cost` budget counts.
     pub stats_with_sub_traces: TraceStats,
+    /// True when token counts of this run are the agent's estimate (its server reported none):
+    /// front ends show its totals as estimates.
+    pub tokens_estimated: bool,
 }

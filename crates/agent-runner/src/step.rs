@@ -21,6 +21,7 @@ use crate::closing;
 use crate::compaction::ContextBudget;
 use crate::context::ContextInput;
 use crate::context_incremental::{IncrementalContext, SharedView};
+use crate::continuation::{AfterAnswer, CutAnswer, is_cut};
 use crate::error::{RunError, StepError};
 use crate::handoff;
 use crate::model;
@@ -31,6 +32,7 @@ use crate::resume::finish_sub_agent_calls;
 use crate::stuck;
 use crate::summarise::{Trigger, compact};
 use crate::turns::take_queued;
+use crate::window;
 
 use crate::model::USAGE_KEY;
 
@@ -81,17 +83,12 @@ pub(crate) async fn run_loop(
         &agent.engine.budgets,
         store,
         trace_id,
-        limits.max_cost,
+        (limits.max_cost, Some(limits.max_iterations)),
         |stored| root.limits.for_trace(stored, &root.overrides).max_cost,
     )
     .await?;
     let mut messages = store.get_trace_messages(trace_id).await?;
-    // The view of the messages above, extended with those recorded below step by step, and the
-    // call ids they used.
-    let mut context = IncrementalContext::new();
-    let mut call_ids = CallIds::default();
-    // Set once a full compaction got no summary: the rest of the run does without.
-    let mut summariser_failed = false;
+    let mut state = RunState::default();
     let mut iterations = 0;
     let mut interrupted_calls_done = false;
     let (stop, outcome, response) = loop {
@@ -99,17 +96,25 @@ pub(crate) async fn run_loop(
             break (StopReason::Cancelled, cancelled(), None);
         }
         let result = if interrupted_calls_done {
-            if iterations >= limits.max_iterations {
-                let limit = limits.max_iterations;
-                let error = format!("max_iterations: reached the limit of {limit} model calls");
-                break (StopReason::MaxIterations, TraceOutcome::failed(error), None);
+            // The model calls of this run and of the sub-traces under it, against this run's
+            // limit and those of the runs above it.
+            if let Some(stop) = spending.calls_exceeded() {
+                break (StopReason::MaxIterations, stop, None);
             }
             if let Some(stop) = spending.exceeded() {
                 break (StopReason::MaxCost, stop, None);
             }
             iterations += 1;
-            let state = (&mut context, &mut call_ids, &mut summariser_failed);
-            step(agent, trace_id, &mut messages, state, &spending, &cancel).await
+            spending.add_call();
+            step(
+                agent,
+                trace_id,
+                &mut messages,
+                &mut state,
+                &spending,
+                &cancel,
+            )
+            .await
         } else {
             interrupted_calls_done = true;
             finish_sub_agent_calls(agent, trace_id, &mut messages, &cancel)
@@ -124,6 +129,13 @@ pub(crate) async fn run_loop(
                 break (StopReason::ModelError, outcome, None);
             }
             Err(StepError::Cancelled) => break (StopReason::Cancelled, cancelled(), None),
+            Err(StepError::WindowTooSmall(error)) => {
+                break (
+                    StopReason::WindowTooSmall,
+                    TraceOutcome::failed(error),
+                    None,
+                );
+            }
             Err(StepError::Run(error)) => {
                 // Recording failed: say so in the trace if the store still takes writes.
                 let failed = TraceOutcome::failed(format!("store error: {error}"));
@@ -134,6 +146,8 @@ pub(crate) async fn run_loop(
     };
     let trace = store.finish_trace(trace_id, outcome).await?;
     let stats_with_sub_traces = stats_with_sub_traces(store, trace_id).await?;
+    // The trace's totals are estimates, in part, when any of its calls was estimated.
+    let tokens_estimated = messages.iter().any(model::usage_is_estimated);
     Ok(RunOutcome {
         trace_id: trace.trace_id.clone(),
         status: trace.status,
@@ -143,6 +157,7 @@ pub(crate) async fn run_loop(
         iterations,
         stats: trace.stats(),
         stats_with_sub_traces,
+        tokens_estimated,
     })
 }
 
@@ -167,15 +182,34 @@ fn warn_if_unpriced(agent: &Agent) {
     }
 }
 
+/// What the steps of a run carry from one to the next.
+#[derive(Default)]
+struct RunState {
+    /// The view of the messages, extended with those recorded step by step.
+    context: IncrementalContext,
+    /// The call ids the messages used.
+    call_ids: CallIds,
+    /// Set once a full compaction got no summary: the rest of the run does without.
+    summariser_failed: bool,
+    /// An answer cut at the length limit, being continued.
+    cut: CutAnswer,
+}
+
 /// One think–act–observe step.
 async fn step(
     agent: &Agent,
     trace_id: &str,
     messages: &mut Vec<Message>,
-    (context, call_ids, summariser_failed): (&mut IncrementalContext, &mut CallIds, &mut bool),
+    state: &mut RunState,
     spending: &Budget,
     cancel: &CancellationToken,
 ) -> Result<Next, StepError> {
+    let RunState {
+        context,
+        call_ids,
+        summariser_failed,
+        cut,
+    } = state;
     let spec = &agent.spec;
     let tree = agent
         .store()
@@ -184,10 +218,14 @@ async fn step(
         .unwrap_or_default();
     // Messages sent while the run works are the newest user turn of this call.
     take_queued(agent, trace_id, tree.current_id(), messages).await?;
-    let budget = model::budget_for(spec, agent.llm.as_ref());
     let tools = model::tool_specs(&agent.tools);
+    let budget = model::budget_for(spec, agent.llm.as_ref(), &tools);
 
     let mut view = view_of(agent, &tree, messages, &budget, context);
+    if view.needs_full_compaction {
+        // Compaction cannot make the request smaller than what it always carries.
+        window::check(&view.messages, &budget)?;
+    }
     if view.needs_full_compaction && !*summariser_failed {
         let why = (&view, Trigger::Estimate);
         if compact(agent, trace_id, &tree, messages, why, spending, cancel).await? {
@@ -218,6 +256,13 @@ async fn step(
                     return Err(StepError::Llm(error));
                 }
                 let view = view_of(agent, &tree, messages, &budget, context);
+                if view.estimated_tokens >= estimated_tokens {
+                    // The same request again would be refused again.
+                    return Err(window::too_small(
+                        window::floor(&view.messages, &budget),
+                        &budget,
+                    ));
+                }
                 let request = model::request(spec, &spec.model, view.messages, tools);
                 model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await?
             }
@@ -234,12 +279,12 @@ async fn step(
         .usage(usage.prompt_tokens + usage.completion_tokens, cost)
         .duration_ms(duration_ms);
     assistant.goal_id = goal_id.clone();
-    if let Some(reported) = response.usage {
-        // What the provider counted, cache reads included, for the cache share of a trace.
-        assistant
-            .metadata
-            .insert(USAGE_KEY.to_owned(), json!(reported));
-    }
+    // What the provider counted, cache reads included, for the cache share of a trace; or,
+    // from a server that reported nothing, the estimate of the whole request (tool specs
+    // included) marked `estimated`, so that every display can say so.
+    assistant
+        .metadata
+        .insert(USAGE_KEY.to_owned(), json!(usage));
     let store = agent.store();
     let recorded = record(store, trace_id, vec![WriteOp::AddMessage(assistant)]).await?;
     messages.extend(recorded);
@@ -250,7 +295,17 @@ async fn step(
             // A message arrived during the call: the model answers it before the run ends.
             return Ok(Next::Continue);
         }
-        let text = response.text.clone().unwrap_or_default();
+        let text = response.text.as_deref().unwrap_or_default();
+        let text = match cut.take(text, is_cut(&response), goal_id, spec.max_tokens) {
+            AfterAnswer::Done(text) => text,
+            AfterAnswer::Continue(ask) => {
+                messages.extend(record(store, trace_id, vec![WriteOp::AddMessage(*ask)]).await?);
+                return Ok(Next::Continue);
+            }
+            AfterAnswer::Truncated(text, outcome) => {
+                return Ok(Next::Stop(StopReason::Truncated, outcome, Some(text)));
+            }
+        };
         let text = closing::report(agent, trace_id, &text, messages, (spending, cancel))
             .await?
             .unwrap_or(text);
@@ -259,6 +314,7 @@ async fn step(
         return Ok(Next::Stop(StopReason::Completed, outcome, Some(text)));
     }
 
+    cut.reset();
     let calls = &response.tool_calls;
     let answers = run_tools(agent, trace_id, goal_id.as_deref(), calls, cancel).await?;
     let ops: Vec<WriteOp> = calls

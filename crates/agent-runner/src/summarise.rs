@@ -3,8 +3,11 @@
 //!
 //! The call must not fail for the reasons the compaction is there for: the request is made to
 //! fit the summariser's window first (the largest tool outputs and arguments are shortened,
-//! oldest first, to [`SUMMARY_FILL`] of the window by the estimate), and it carries the agent's
-//! tool specs, since some providers refuse tool calls and results in a request without tools.
+//! oldest first, to [`SUMMARY_FILL`] of the window by the estimate), and it is the conversation
+//! as a transcript without tools ([`summary_request`]), so it is smaller than the view by the
+//! tool specs, valid on every provider, and leaves the model no tool to call. After a refusal
+//! every request is strictly smaller than the one refused, or the run stops with the window's
+//! error: sending the same request again cannot help.
 //! A summariser that answers without text is asked once more; if it fails again no summary is
 //! stored (an empty one would hide the history) and a `compaction_failed` event says the run
 //! goes on with goal compaction and prune only.
@@ -22,7 +25,8 @@ use crate::agent::Agent;
 use crate::agents::COMPACTION;
 use crate::budget::Budget;
 use crate::compaction::{
-    COMPACTION_PROMPT, SUMMARY_FILL, fit_for_summary, summary_message, summary_request,
+    COMPACTION_PROMPT, SUMMARY_FILL, estimate_chat, fit_for_summary, summary_message,
+    summary_request,
 };
 use crate::context_incremental::SharedView;
 use crate::error::StepError;
@@ -32,6 +36,16 @@ use crate::record::record;
 /// What the summariser is told when its first answer had no text.
 const TEXT_ONLY: &str = "Your answer had no text. Answer with the summary itself, as plain \
 text, without calling any tool.";
+
+/// The error of a summary request that cannot be made smaller than the `refused` one.
+fn window_too_small(size: usize, refused: usize, window: usize) -> StepError {
+    StepError::WindowTooSmall(format!(
+        "context_window: this window is too small: the summary request could not be made \
+         smaller than the {refused} tokens the provider refused (it is still {size} tokens, \
+         of a window of {window}); raise the context window (--context-window, or \
+         context_window in agent.toml)"
+    ))
+}
 
 /// Why a full compaction runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,30 +85,39 @@ pub(crate) async fn compact(
     let window = spec
         .context_window
         .unwrap_or_else(|| llm.model_info(&summariser_model).context_window);
-    let full = summary_request(&view.messages, prompt);
+    let mut conversation = view.messages.to_vec();
     let mut target = (window as f64 * SUMMARY_FILL) as usize;
+    // The size of the newest request the provider refused: the next one must be smaller.
+    let mut refused = None;
     if trigger == Trigger::Refused {
         target = target.min(view.estimated_tokens / 2);
+        refused = Some(view.estimated_tokens);
     }
-    let tools = model::tool_specs(&agent.tools);
     let started = Instant::now();
     let mut empty_answers = 0;
     let mut refusals = 0;
     while empty_answers < 2 {
-        let mut chat = full.clone();
-        fit_for_summary(&mut chat, target, &agent_llm::estimate_tokens);
+        fit_for_summary(&mut conversation, target, &agent_llm::estimate_tokens);
+        let mut chat = summary_request(&conversation, prompt);
         if empty_answers > 0
             && let Some(ChatMessage::User(last)) = chat.last_mut()
         {
             last.push_str("\n\n");
             last.push_str(TEXT_ONLY);
         }
-        let request = model::request(spec, &summariser_model, chat, tools.clone());
+        let size = estimate_chat(&chat, &agent_llm::estimate_tokens);
+        if let Some(refused) = refused
+            && size >= refused
+        {
+            return Err(window_too_small(size, refused, window));
+        }
+        let request = model::request(spec, &summariser_model, chat, Vec::new());
         let response = match model::call(llm.as_ref(), spec, request, None, cancel).await {
             Err(StepError::Llm(LlmError::ContextWindowExceeded { .. })) if refusals < 3 => {
                 // Still too long for this provider: cut harder.
                 refusals += 1;
-                target /= 4;
+                refused = Some(size);
+                target = (target / 4).min(size / 2);
                 continue;
             }
             other => other?,
@@ -104,7 +127,7 @@ pub(crate) async fn compact(
             empty_answers += 1;
             continue;
         }
-        let usage = model::usage_of(&response, view.estimated_tokens);
+        let usage = model::usage_of(&response, size);
         let cost = engine.root.prices.cost(&summariser_model, &usage);
         let mut message = summary_message(&summary, tree.current_id().map(str::to_owned))
             .usage(usage.prompt_tokens + usage.completion_tokens, cost)

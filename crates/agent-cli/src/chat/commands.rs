@@ -90,9 +90,12 @@ async fn cost(session: &Session) -> Result<()> {
         .await?
         .map(|t| t.stats())
         .unwrap_or_default();
+    let estimated = agent_runner::tokens_estimated(store, &trace_id).await?;
     let mut line = format!(
-        "{} messages · {} tokens · ${:.4}",
-        total.total_messages, total.total_tokens, total.total_cost
+        "{} messages · {} · ${:.4}",
+        total.total_messages,
+        crate::run::tokens_text(total.total_tokens, estimated),
+        total.total_cost
     );
     if total != own {
         line.push_str(&format!(

@@ -26,6 +26,7 @@ mod serve;
 mod store_pg;
 mod streaming;
 mod terminal_output;
+mod truncated;
 mod usage_errors;
 
 use agent_test_support::cli::CliEnv;

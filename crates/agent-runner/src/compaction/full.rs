@@ -17,12 +17,30 @@ next. Keep every decision, file name and number that later steps need.";
 /// The start of a stored full-compaction summary.
 pub const SUMMARY_PREFIX: &str = "Summary of the conversation so far:\n";
 
-/// The messages of a summarising call: the view as the model saw it, then `prompt` as the
-/// newest user message.
+/// What opens the user message of a summarising call, before the conversation.
+pub const SUMMARY_INTRO: &str = "Here is our conversation so far, as a transcript:\n\n";
+
+/// The messages of a summarising call for a view: the plan (the view's last leading system
+/// message; the agent's own prompt, which tells it how to use its tools, is left out), then one
+/// user message with the conversation as a transcript ([`render_transcript`]) followed by
+/// `prompt`.
+///
+/// No tool call or tool result travels as such, so the request needs no tool specs on any
+/// provider: it is sent without tools, is smaller than the view by their specs, and leaves the
+/// model nothing to call but an answer.
 pub fn summary_request(view: &[ChatMessage], prompt: &str) -> Vec<ChatMessage> {
-    let mut chat = Vec::with_capacity(view.len() + 1);
-    chat.extend_from_slice(view);
-    chat.push(ChatMessage::User(prompt.to_owned()));
+    let leading = view
+        .iter()
+        .take_while(|m| matches!(m, ChatMessage::System(_)))
+        .count();
+    let mut chat = Vec::with_capacity(2);
+    if let Some(plan) = leading.checked_sub(1).map(|last| &view[last]) {
+        chat.push(plan.clone());
+    }
+    let transcript = render_transcript(&view[leading..]);
+    chat.push(ChatMessage::User(format!(
+        "{SUMMARY_INTRO}{transcript}\n{prompt}"
+    )));
     chat
 }
 
@@ -143,4 +161,41 @@ fn ceil_boundary(text: &str, mut at: usize) -> usize {
         at += 1;
     }
     at
+}
+
+/// Renders chat messages as stable, readable lines (one block per message), for snapshots of
+/// what the model sees and for showing a context to a person.
+pub fn render_transcript(chat: &[ChatMessage]) -> String {
+    let mut out = String::new();
+    for message in chat {
+        match message {
+            ChatMessage::System(text) => push_block(&mut out, "system", text),
+            ChatMessage::User(text) => push_block(&mut out, "user", text),
+            ChatMessage::Assistant {
+                text, tool_calls, ..
+            } => {
+                if let Some(text) = text {
+                    push_block(&mut out, "assistant", text);
+                }
+                for call in tool_calls {
+                    let line = format!("{}({}) [{}]", call.name, call.arguments, call.id);
+                    push_block(&mut out, "assistant call", &line);
+                }
+            }
+            ChatMessage::Tool {
+                tool_call_id,
+                content,
+            } => {
+                push_block(&mut out, &format!("tool [{tool_call_id}]"), content);
+            }
+        }
+    }
+    out
+}
+
+fn push_block(out: &mut String, label: &str, text: &str) {
+    out.push_str(label);
+    out.push_str(": ");
+    out.push_str(&text.replace('\n', "\n    "));
+    out.push('\n');
 }

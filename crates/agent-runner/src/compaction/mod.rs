@@ -21,8 +21,8 @@ use agent_execution::message::Message;
 use agent_llm::{ChatMessage, Reasoning};
 
 pub use full::{
-    COMPACTION_PROMPT, SUMMARY_FILL, SUMMARY_PREFIX, fit_for_summary, summary_message,
-    summary_request,
+    COMPACTION_PROMPT, SUMMARY_FILL, SUMMARY_INTRO, SUMMARY_PREFIX, fit_for_summary,
+    render_transcript, summary_message, summary_request,
 };
 pub use goals::goal_summary;
 pub(crate) use goals::{GoalKey, Item, compact_goals, is_same};
@@ -55,6 +55,12 @@ pub struct ContextBudget {
     pub prune_minimum: usize,
     /// The newest assistant turns (with their tool results) that are never pruned.
     pub protected_turns: usize,
+    /// Tokens every request carries besides its messages (the tool specs), by the same
+    /// estimate: counted in the view's estimate, so a window that tools nearly fill is
+    /// compacted in time.
+    pub request_tokens: usize,
+    /// Room left in the window for the answer (the request's `max_tokens`, 0 when unset).
+    pub answer_tokens: usize,
 }
 
 impl ContextBudget {
@@ -66,12 +72,24 @@ impl ContextBudget {
             prune_protect: PRUNE_PROTECT,
             prune_minimum: PRUNE_MINIMUM,
             protected_turns: 2,
+            request_tokens: 0,
+            answer_tokens: 0,
         }
     }
 
-    /// The estimate above which a full compaction is needed.
+    /// The estimate of a whole request (messages and [`request_tokens`](Self::request_tokens))
+    /// above which a full compaction is needed: the compaction ratio of the window, and never
+    /// more than leaves room for the answer.
+    ///
+    /// ```
+    /// let mut budget = agent_runner::ContextBudget::for_window(2_048);
+    /// assert_eq!(budget.compaction_threshold(), 1_433);
+    /// budget.answer_tokens = 1_024;
+    /// assert_eq!(budget.compaction_threshold(), 1_024);
+    /// ```
     pub fn compaction_threshold(&self) -> usize {
-        (self.context_window as f64 * self.compaction_ratio) as usize
+        let share = (self.context_window as f64 * self.compaction_ratio) as usize;
+        share.min(self.context_window.saturating_sub(self.answer_tokens))
     }
 }
 

@@ -249,8 +249,10 @@ impl IncrementalContext {
 
         let count = system.len() + conversation.chat.len();
         self.sync(system, committed, cut);
-        let estimated_tokens =
-            system_tokens + self.conversation.total - freed + markers + MESSAGE_OVERHEAD * count;
+        let estimated_tokens = system_tokens + self.conversation.total - freed
+            + markers
+            + MESSAGE_OVERHEAD * count
+            + budget.request_tokens;
         let conversation = &self.conversation;
         SharedView {
             messages: self.sent.messages.clone(),

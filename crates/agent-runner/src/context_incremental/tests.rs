@@ -214,6 +214,7 @@ fn check(trace: &Trace, build: &Build, incremental: &mut IncrementalContext) {
         prune_protect: build.prune_protect,
         prune_minimum: build.prune_minimum,
         protected_turns: build.protected_turns,
+        ..ContextBudget::for_window(build.window)
     };
     // Mostly the default strategy, as a run keeps one.
     let strategy = match build.strategy {

@@ -1,6 +1,5 @@
 //! Full compaction cannot fail for the reason it runs: a request made to fit first (a 2 MB tool
-//! argument is shortened, not re-sent), valid on every provider (tool specs travel with tool
-//! blocks), a summariser without text retried once and then given up with an event, and a trace
+//! argument is shortened, not re-sent), valid on every provider (a transcript without tools), a summariser without text retried once and then given up with an event, and a trace
 //! that failed by overflowing resumes.
 
 use std::sync::Arc;
@@ -168,9 +167,15 @@ async fn a_trace_that_failed_by_overflowing_resumes_on_anthropic() {
     assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
     assert_all_fit(&server);
     let summary = &server.requests()[0].body;
-    // Anthropic refuses tool blocks in a request without tools: the summary request has both.
-    assert!(summary.to_string().contains("tool_use"));
-    assert!(!summary["tools"].as_array().unwrap().is_empty());
+    // Anthropic refuses tool blocks in a request without tools: the summary request has
+    // neither, the conversation travels as a transcript.
+    assert!(!summary.to_string().contains("tool_use"), "{summary}");
+    assert!(
+        summary
+            .get("tools")
+            .is_none_or(|t| t.as_array().unwrap().is_empty())
+    );
+    assert!(summary.to_string().contains("assistant call: write_file("));
 }
 
 #[tokio::test]

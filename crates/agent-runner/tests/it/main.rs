@@ -15,6 +15,7 @@ mod profiles;
 mod prompt_cache;
 mod reasoning;
 mod runner;
+mod small_windows;
 mod streaming;
 mod subagents;
 mod subagents_resume;

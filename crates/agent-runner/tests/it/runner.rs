@@ -478,13 +478,19 @@ async fn a_full_compaction_summarises_when_the_context_is_too_big() {
     let requests = llm.requests();
     assert_eq!(requests.len(), 3);
     // The second call is the compaction, the summarising request last.
-    // The summary request carries the tool specs, as providers want with tool calls in it.
-    assert_eq!(requests[1].tools, requests[0].tools);
+    // The summary request offers no tool: the conversation travels as a transcript, then the
+    // request.
+    assert!(requests[1].tools.is_empty());
     let Some(agent_llm::ChatMessage::User(ask)) = requests[1].messages.last() else {
         panic!("the compaction request does not end with a user message")
     };
     assert!(
-        ask.starts_with("Provide a detailed prompt for continuing our conversation"),
+        ask.starts_with(agent_runner::compaction::SUMMARY_INTRO),
+        "{ask}"
+    );
+    assert!(ask.contains("assistant call: bash("), "{ask}");
+    assert!(
+        ask.contains("\nProvide a detailed prompt for continuing our conversation"),
         "{ask}"
     );
     // The third call sees the summary instead of the output.
@@ -511,11 +517,15 @@ async fn a_full_compaction_summarises_when_the_context_is_too_big() {
 #[tokio::test]
 async fn a_context_window_error_from_the_provider_compacts_and_retries() {
     let f = fixture(vec![
+        ScriptedTurn::tool_call(
+            "bash",
+            json!({"command": "for i in $(seq 1000); do printf 'word%d ' $i; done"}),
+        ),
         ScriptedTurn::error(
             agent_llm::ScriptedErrorKind::ContextWindowExceeded,
             "too long",
         ),
-        ScriptedTurn::text("Summary: nothing yet."),
+        ScriptedTurn::text("Summary: printed many words."),
         ScriptedTurn::text("Answer after compaction."),
     ]);
     let outcome = f.runner.run("Big task").await.unwrap();
@@ -524,7 +534,7 @@ async fn a_context_window_error_from_the_provider_compacts_and_retries() {
         outcome.response.as_deref(),
         Some("Answer after compaction.")
     );
-    assert_eq!(f.llm.requests().len(), 3);
+    assert_eq!(f.llm.requests().len(), 4);
 }
 
 /// A read-only tool that only returns once two calls are in it at the same time.
