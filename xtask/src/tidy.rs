@@ -18,9 +18,16 @@ mod tests {
         ("agent-tools", &["agent-execution", "agent-llm"]),
         (
             "agent-runner",
-            &["agent-goal", "agent-llm", "agent-execution", "agent-tools"],
+            &[
+                "agent-goal",
+                "agent-llm",
+                "agent-execution",
+                "agent-tools",
+                "agent-checkpoint",
+            ],
         ),
         ("agent-store-fs", &["agent-execution"]),
+        ("agent-checkpoint", &[]),
         ("agent-store-pg", &["agent-execution"]),
         ("agent-mcp", &["agent-tools"]),
         ("agent-api", &["agent-execution", "agent-runner"]),
