@@ -98,6 +98,7 @@ pub mod agents;
 pub mod approval;
 pub mod approval_rules;
 mod budget;
+pub mod checkpoints;
 pub mod closing;
 mod compact_now;
 pub mod compaction;
@@ -139,6 +140,7 @@ pub use approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest}
 pub use approval_rules::{ApprovalRules, RuleError, RuleVerdict};
 /// The attribute [`ApprovalHandler`] implementations need.
 pub use async_trait::async_trait;
+pub use checkpoints::{CheckpointOptions, RollbackConfirm};
 pub use compaction::{COMPACTION_PROMPT, CompactionStrategy, ContextBudget};
 pub use error::RunError;
 pub use goal_tools::{

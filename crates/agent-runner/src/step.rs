@@ -86,6 +86,7 @@ pub(crate) async fn run_loop(
     )
     .await?;
     let mut messages = store.get_trace_messages(trace_id).await?;
+    crate::checkpoints::at_run_start(agent, trace_id, &messages).await;
     // The view of the messages above, extended with those recorded below step by step, and the
     // call ids they used.
     let mut context = IncrementalContext::new();
@@ -132,6 +133,7 @@ pub(crate) async fn run_loop(
             }
         }
     };
+    crate::checkpoints::at_run_end(agent, trace_id).await;
     let trace = store.finish_trace(trace_id, outcome).await?;
     let stats_with_sub_traces = stats_with_sub_traces(store, trace_id).await?;
     Ok(RunOutcome {
