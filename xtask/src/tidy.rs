@@ -63,6 +63,7 @@ mod tests {
                 "agent-mcp",
                 "agent-acp",
                 "agent-otel",
+                "agent-checkpoint",
             ],
         ),
     ];
