@@ -72,8 +72,9 @@ impl FolderCheckpoints {
     /// Stores in the trace folders under `traces`, for `workspace`. The trace folders are left
     /// out of snapshots when they lie inside the workspace.
     pub fn new(traces: impl Into<PathBuf>, workspace: impl Into<PathBuf>, limits: Limits) -> Self {
+        let traces = traces.into();
         Self {
-            traces: traces.into(),
+            traces: std::path::absolute(&traces).unwrap_or(traces),
             workspace: workspace.into(),
             limits,
             stores: Mutex::new(HashMap::new()),

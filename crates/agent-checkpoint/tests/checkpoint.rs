@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use agent_checkpoint::{
-    Changes, CheckpointError, CheckpointStore, DiffTarget, EntriesExt, Limits, Point,
-    RestoreOptions,
+    Changes, CheckpointError, CheckpointStore, Checkpointer, DiffTarget, EntriesExt,
+    FolderCheckpoints, Limits, Point, RestoreOptions,
 };
 
 /// Every file under `root` (but `.git`) with its bytes.
@@ -368,4 +368,37 @@ fn unchanged_files_are_not_stored_again() {
     // One commit more, no blob or tree.
     let count = |s: &str| s.split_whitespace().next().unwrap().parse::<u32>().unwrap();
     assert_eq!(count(&objects()), count(&before) + 1);
+}
+
+#[test]
+fn a_trace_folder_inside_the_workspace_is_never_snapshotted() {
+    let f = Fixture::new();
+    let ws = f.ws();
+    write(ws, "code.rs", "v1");
+    let traces = ws.join(".trace");
+    let checkpoints = FolderCheckpoints::new(&traces, ws, Limits::default());
+    let goal = Point::GoalStart {
+        goal_id: "1".into(),
+    };
+    let taken = checkpoints.checkpoint("t1", &[goal]).unwrap().unwrap();
+    assert_eq!(taken.files, 1, "only code.rs: {taken:?}");
+    write(ws, "code.rs", "v2");
+    write(ws, "new.rs", "new");
+    let end = Point::GoalEnd {
+        goal_id: "1".into(),
+        abandoned: true,
+    };
+    checkpoints.checkpoint("t1", &[end]).unwrap();
+    let changes = checkpoints
+        .roll_back_goal("t1", "1", RestoreOptions::default())
+        .unwrap();
+    assert_eq!(changes.modified, ["code.rs"]);
+    assert_eq!(changes.deleted, ["new.rs"]);
+    assert!(
+        traces
+            .join("t1/checkpoints.git/checkpoints.jsonl")
+            .is_file()
+    );
+    let entries = checkpoints.store("t1").unwrap().entries().unwrap();
+    assert_eq!(entries.goal_start("1"), Some(taken.id));
 }

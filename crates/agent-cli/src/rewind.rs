@@ -84,7 +84,7 @@ async fn open(arg: &TraceDirArg, given: &str) -> Result<Opened> {
     let mut checkpoints = CheckpointStore::open_existing(&dir, crate::checkpoint::limits(&file))
         .with_context(|| format!("cannot open the checkpoints of {trace_id}"))?;
     // As in the runs: the trace folder is never part of the workspace's files.
-    checkpoints.exclude(folder);
+    checkpoints.exclude(std::path::absolute(folder).unwrap_or_else(|_| folder.clone()));
     Ok(Opened {
         store: opened.store,
         trace_id,
