@@ -3,8 +3,11 @@
 //! This crate owns the loop ([`AgentRunner`]), context building ([`context`]) and compaction
 //! ([`compaction`]: goal compaction, prune, full compaction and its prompt), the goal tools,
 //! `explore` / `delegate` sub-traces, agent profiles as data ([`agents`], [`profiles`]), the
-//! loop guard ([`guard`]), approvals ([`approval`]) and resume. It depends on `agent-goal`,
-//! `agent-llm` (types and the client trait, no provider), `agent-execution` and `agent-tools`,
+//! loop guard ([`guard`]), approvals ([`approval`]), resume, and the checkpoints of the
+//! workspace taken at goal boundaries ([`checkpoints`], through an `agent-checkpoint`
+//! [`Checkpointer`](agent_checkpoint::Checkpointer) the embedder gives). It depends on
+//! `agent-goal`, `agent-llm` (types and the client trait, no provider), `agent-execution`,
+//! `agent-tools` and `agent-checkpoint`,
 //! and must not depend on a concrete store, a model provider, the HTTP server or the command
 //! line: those are given to it. It reads no configuration file: profiles come as data.
 //!
