@@ -7,51 +7,13 @@
 //! inside the main goal whose boundaries are kept. A snapshot that cannot be taken is said once
 //! per trace and the run goes on.
 
-use std::sync::Arc;
-
-use agent_checkpoint::{AbandonRollback, Changes, Checkpointer, Point, RestoreOptions};
+use agent_checkpoint::{AbandonRollback, Changes, Point, RestoreOptions};
 use agent_execution::message::Message;
 use agent_goal::{Goal, GoalStatus, GoalTree};
 use agent_llm::Role;
 
 use crate::agent::Agent;
-
-/// Asks whether an abandoned goal's file changes are rolled back
-/// ([`AbandonRollback::Ask`]).
-pub trait RollbackConfirm: Send + Sync {
-    /// Whether to roll back `changes` (what the rollback would do) of the abandoned `goal`.
-    fn confirm(&self, goal: &Goal, changes: &Changes) -> bool;
-}
-
-/// Checkpoints for a runner: who takes them and what an abandon does to the files.
-#[derive(Clone)]
-pub struct CheckpointOptions {
-    /// Takes the snapshots and restores them.
-    pub checkpointer: Arc<dyn Checkpointer>,
-    /// Whether an abandoned goal's file changes are rolled back.
-    pub abandon_rollback: AbandonRollback,
-    /// Who is asked under [`AbandonRollback::Ask`]; without one nothing is rolled back.
-    pub confirm: Option<Arc<dyn RollbackConfirm>>,
-}
-
-impl CheckpointOptions {
-    /// Checkpoints taken by `checkpointer`, abandoned goals' changes kept.
-    pub fn new(checkpointer: Arc<dyn Checkpointer>) -> Self {
-        Self {
-            checkpointer,
-            abandon_rollback: AbandonRollback::Never,
-            confirm: None,
-        }
-    }
-}
-
-impl std::fmt::Debug for CheckpointOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CheckpointOptions")
-            .field("abandon_rollback", &self.abandon_rollback)
-            .finish_non_exhaustive()
-    }
-}
+use crate::checkpoint_options::CheckpointOptions;
 
 /// The options when `trace_id` is a main trace of a runner with checkpoints on.
 async fn options_for(agent: &Agent, trace_id: &str) -> Option<CheckpointOptions> {

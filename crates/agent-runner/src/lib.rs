@@ -4,7 +4,7 @@
 //! ([`compaction`]: goal compaction, prune, full compaction and its prompt), the goal tools,
 //! `explore` / `delegate` sub-traces, agent profiles as data ([`agents`], [`profiles`]), the
 //! loop guard ([`guard`]), approvals ([`approval`]), resume, and the checkpoints of the
-//! workspace taken at goal boundaries ([`checkpoints`], through an `agent-checkpoint`
+//! workspace taken at goal boundaries ([`CheckpointOptions`], through an `agent-checkpoint`
 //! [`Checkpointer`](agent_checkpoint::Checkpointer) the embedder gives). It depends on
 //! `agent-goal`, `agent-llm` (types and the client trait, no provider), `agent-execution`,
 //! `agent-tools` and `agent-checkpoint`,
@@ -101,7 +101,8 @@ pub mod agents;
 pub mod approval;
 pub mod approval_rules;
 mod budget;
-pub mod checkpoints;
+mod checkpoint_options;
+mod checkpoints;
 pub mod closing;
 mod compact_now;
 pub mod compaction;
@@ -143,7 +144,7 @@ pub use approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest}
 pub use approval_rules::{ApprovalRules, RuleError, RuleVerdict};
 /// The attribute [`ApprovalHandler`] implementations need.
 pub use async_trait::async_trait;
-pub use checkpoints::{CheckpointOptions, RollbackConfirm};
+pub use checkpoint_options::{CheckpointOptions, RollbackConfirm};
 pub use compaction::{COMPACTION_PROMPT, CompactionStrategy, ContextBudget};
 pub use error::RunError;
 pub use goal_tools::{

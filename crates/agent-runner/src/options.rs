@@ -15,7 +15,7 @@ use agent_tools::ToolLimits;
 use crate::agents::AgentTypeConfig;
 use crate::approval::Approval;
 use crate::approval_rules::ApprovalRules;
-use crate::checkpoints::CheckpointOptions;
+use crate::checkpoint_options::CheckpointOptions;
 use crate::compaction::CompactionStrategy;
 use crate::limits::{LimitOverrides, RunLimits};
 use crate::profiles::{UnknownProfile, builtin_profiles};
