@@ -8,7 +8,9 @@
 //! 4. the live API under load (`api`);
 //! 5. prompt caching (`cache`);
 //! 6. PostgreSQL and workers: steps, watchers on a second node, runs through the queue
-//!    (`distributed`).
+//!    (`distributed`);
+//! 7. the command line from outside (`blackbox`);
+//! 8. checkpoints: snapshot time and store size of a large workspace (`checkpoints`).
 //!
 //! Usage: `agent-bench [--quick] [--out FILE]`. The summary table goes to stdout; the whole
 //! report (summary, method, details, machine line) to FILE, with its plots as SVG files next to
@@ -30,6 +32,7 @@ use anyhow::{Context, Result, bail};
 mod api;
 mod blackbox;
 mod cache;
+mod checkpoints;
 mod distributed;
 mod economy;
 mod only;
@@ -63,6 +66,8 @@ pub(crate) struct Plan {
     pub(crate) message_goals: usize,
     /// Messages appended in fsync mode to the large trace.
     pub(crate) fsync_appends: usize,
+    /// Files of the checkpointed workspace.
+    pub(crate) checkpoint_files: usize,
 }
 
 impl Plan {
@@ -79,6 +84,7 @@ impl Plan {
                 messages: 5_000,
                 message_goals: 10,
                 fsync_appends: 20,
+                checkpoint_files: 1_000,
             }
         } else {
             Self {
@@ -92,6 +98,7 @@ impl Plan {
                 messages: 100_000,
                 message_goals: 100,
                 fsync_appends: 500,
+                checkpoint_files: 10_000,
             }
         }
     }
@@ -210,16 +217,19 @@ async fn main() -> Result<()> {
     let caching = cache::measure(plan.goals, plan.calls).await?;
     let distributed = distributed::measure(plan.quick, plan.runs).await?;
     let blackbox = blackbox::measure(&plan.blackbox_ns, plan.runs)?;
+    let checkpoints = checkpoints::measure(plan.checkpoint_files, plan.runs)?;
     let (mut summary, mut failures) = report::summary(&results)?;
     summary.push_str(&cache::summary_rows(&caching));
     summary.push_str(&distributed::summary_rows(&distributed));
+    summary.push_str(&checkpoints::summary_rows(&checkpoints));
     failures.extend(distributed.failures());
     summary.push_str(&targets::section(&results, &blackbox, &distributed));
     let sections = format!(
-        "{}{}{}",
+        "{}{}{}{}",
         cache::section(&caching),
         distributed::section(&distributed),
-        targets::blackbox_section(&blackbox)
+        targets::blackbox_section(&blackbox),
+        checkpoints::section(&checkpoints)
     );
     let full = report::full(&results, &summary, &failures, &sections)?;
     match &args.out {

@@ -18,13 +18,20 @@ mod tests {
         ("agent-tools", &[]),
         (
             "agent-runner",
-            &["agent-goal", "agent-llm", "agent-execution", "agent-tools"],
+            &[
+                "agent-goal",
+                "agent-llm",
+                "agent-execution",
+                "agent-tools",
+                "agent-checkpoint",
+            ],
         ),
         (
             "agent-plan",
             &["agent-goal", "agent-execution", "agent-runner"],
         ),
         ("agent-store-fs", &["agent-execution"]),
+        ("agent-checkpoint", &[]),
         ("agent-store-pg", &["agent-execution"]),
         ("agent-mcp", &["agent-tools"]),
         ("agent-worker", &["agent-execution", "agent-runner"]),
@@ -68,6 +75,7 @@ mod tests {
                 "agent-mcp",
                 "agent-acp",
                 "agent-otel",
+                "agent-checkpoint",
             ],
         ),
     ];

@@ -91,6 +91,10 @@ pub(crate) struct FileConfig {
     /// `false`: runs end without a closing report.
     pub(crate) report: Option<bool>,
     pub(crate) mcp: Option<agent_mcp::McpConfig>,
+    /// What an abandoned goal's file changes become: `ask`, `always` (rolled back) or `never`.
+    pub(crate) abandon_rollback: Option<agent_checkpoint::AbandonRollback>,
+    /// Snapshots of the workspace at every goal.
+    pub(crate) checkpoints: Option<crate::checkpoint::CheckpointsConfig>,
     /// Tool calls allowed or denied before anyone is asked.
     pub(crate) approvals: Option<crate::approve::ApprovalsConfig>,
     /// Prices and context windows of models, by name.

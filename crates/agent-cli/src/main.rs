@@ -1,8 +1,8 @@
 //! The `agent` command: the composition root that wires the filesystem store, a model provider,
 //! the runner and the HTTP server together.
 //!
-//! Commands: `run`, `chat`, `demo`, `serve`, `traces`, `show`, `resume`, `fork`, `cancel`,
-//! `plan`, `mcp`, `agents`, `export`, `acp`. Exit
+//! Commands: `run`, `chat`, `demo`, `serve`, `traces`, `show`, `resume`, `fork`, `rewind`,
+//! `diff`, `cancel`, `plan`, `mcp`, `agents`, `export`, `acp`. Exit
 //! codes: 0 completed, 1 failed, 2 usage or configuration error, 3 limit hit, 130 cancelled.
 
 #[cfg(feature = "acp")]
@@ -11,6 +11,7 @@ mod agents;
 mod approve;
 mod cancel;
 mod chat;
+mod checkpoint;
 mod cli;
 mod config;
 mod demo;
@@ -29,6 +30,7 @@ mod profile_files;
 mod progress;
 mod provider;
 mod reasoning;
+mod rewind;
 mod run;
 mod serve;
 mod setup;
@@ -84,6 +86,8 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Show(args) => inspect::show(args).await,
         Command::Cancel(args) => cancel::cancel(args).await,
         Command::Fork(args) => fork::command(args).await,
+        Command::Rewind(args) => rewind::rewind(args).await,
+        Command::Diff(args) => rewind::diff(args).await,
         Command::Plan(args) => plan::command(args).await,
         Command::Mcp(args) => mcp::command(args).await,
         Command::Agents(args) => agents::command(args).await,

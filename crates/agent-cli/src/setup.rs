@@ -57,9 +57,11 @@ pub(crate) async fn setup(
     agent: Option<&str>,
 ) -> Result<Setup> {
     let file = FileConfig::load()?;
-    let prepared = prepare(args, tools, agent, None, &file)?;
-    let store = crate::store::open(&args.trace_dir, &file).await?.store;
-    Ok(prepared.with_store(store))
+    let mut prepared = prepare(args, tools, agent, None, &file)?;
+    let opened = crate::store::open(&args.trace_dir, &file).await?;
+    let workspace = prepared.options.workspace.clone();
+    prepared.options.checkpoints = crate::checkpoint::options(&opened.location, &workspace, &file);
+    Ok(prepared.with_store(opened.store))
 }
 
 /// Like [`setup`], with risky calls decided by `approval` when given (an editor asking its

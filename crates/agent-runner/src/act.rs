@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::Agent;
 use crate::approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
 use crate::approval_rules::RuleVerdict;
+use crate::checkpoints;
 use crate::error::StepError;
 use crate::record::Answer;
 use crate::spec::AgentSpec;
@@ -96,7 +97,17 @@ async fn run_timed(
     ctx: &ToolContext,
 ) -> Result<Option<Answer>, StepError> {
     let started = std::time::Instant::now();
+    let plan = match call.name.as_str() {
+        "goal" => checkpoints::before_goal_call(agent, &ctx.trace_id).await,
+        _ => None,
+    };
     let mut answer = run_one(agent, call, ctx).await?;
+    if let Some(note) = checkpoints::after_goal_call(agent, &ctx.trace_id, plan).await
+        && let Some(answer) = &mut answer
+    {
+        answer.result.content.push_str("\n\n");
+        answer.result.content.push_str(&note);
+    }
     if let Some(answer) = &mut answer {
         let elapsed = started.elapsed().as_millis();
         answer.duration_ms = Some(u64::try_from(elapsed).unwrap_or(u64::MAX));

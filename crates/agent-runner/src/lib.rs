@@ -3,8 +3,11 @@
 //! This crate owns the loop ([`AgentRunner`]), context building ([`context`]) and compaction
 //! ([`compaction`]: goal compaction, prune, full compaction and its prompt), the goal tools,
 //! `explore` / `delegate` sub-traces, agent profiles as data ([`agents`], [`profiles`]), the
-//! loop guard ([`guard`]), approvals ([`approval`]) and resume. It depends on `agent-goal`,
-//! `agent-llm` (types and the client trait, no provider), `agent-execution` and `agent-tools`,
+//! loop guard ([`guard`]), approvals ([`approval`]), resume, and the checkpoints of the
+//! workspace taken at goal boundaries ([`CheckpointOptions`], through an `agent-checkpoint`
+//! [`Checkpointer`](agent_checkpoint::Checkpointer) the embedder gives). It depends on
+//! `agent-goal`, `agent-llm` (types and the client trait, no provider), `agent-execution`,
+//! `agent-tools` and `agent-checkpoint`,
 //! and must not depend on a concrete store, a model provider, the HTTP server or the command
 //! line: those are given to it. It reads no configuration file: profiles come as data.
 //!
@@ -101,6 +104,8 @@ pub mod agents;
 pub mod approval;
 pub mod approval_rules;
 mod budget;
+mod checkpoint_options;
+mod checkpoints;
 mod closing;
 mod compact_now;
 pub mod compaction;
@@ -139,6 +144,7 @@ pub use approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest}
 pub use approval_rules::{ApprovalRules, RuleError, RuleVerdict};
 /// The attribute [`ApprovalHandler`] implementations need.
 pub use async_trait::async_trait;
+pub use checkpoint_options::{CheckpointOptions, RollbackConfirm};
 pub use closing::REPORT_PROMPT;
 pub use compaction::{COMPACTION_PROMPT, CompactionStrategy, ContextBudget};
 pub use error::RunError;

@@ -15,6 +15,7 @@ use agent_tools::ToolLimits;
 use crate::agents::AgentTypeConfig;
 use crate::approval::Approval;
 use crate::approval_rules::ApprovalRules;
+use crate::checkpoint_options::CheckpointOptions;
 use crate::compaction::CompactionStrategy;
 use crate::limits::{LimitOverrides, RunLimits};
 use crate::profiles::{UnknownProfile, builtin_profiles};
@@ -149,6 +150,9 @@ pub struct RunnerOptions {
     /// final answer. Off by default; a profile can leave it off for its own runs
     /// ([`AgentTypeConfig::closing_report`](crate::AgentTypeConfig)).
     pub closing_report: bool,
+    /// Snapshots of the workspace's files at every goal boundary and turn of a main trace, and
+    /// what an abandon does to them; off (`None`) by default.
+    pub checkpoints: Option<CheckpointOptions>,
 }
 
 impl RunnerOptions {
@@ -176,6 +180,7 @@ impl RunnerOptions {
             agent: None,
             clients: BTreeMap::new(),
             closing_report: false,
+            checkpoints: None,
         }
     }
 
@@ -183,6 +188,12 @@ impl RunnerOptions {
     /// [`RunnerOptions::closing_report`]).
     pub fn with_closing_report(mut self, on: bool) -> Self {
         self.closing_report = on;
+        self
+    }
+
+    /// These options with checkpoints of the workspace taken as `checkpoints` says.
+    pub fn with_checkpoints(mut self, checkpoints: CheckpointOptions) -> Self {
+        self.checkpoints = Some(checkpoints);
         self
     }
 

@@ -88,6 +88,7 @@ pub(crate) async fn run_loop(
     )
     .await?;
     let mut messages = store.get_trace_messages(trace_id).await?;
+    crate::checkpoints::at_run_start(agent, trace_id, &messages).await;
     let mut state = RunState::default();
     let mut iterations = 0;
     let mut interrupted_calls_done = false;
@@ -144,6 +145,7 @@ pub(crate) async fn run_loop(
             }
         }
     };
+    crate::checkpoints::at_run_end(agent, trace_id).await;
     let trace = store.finish_trace(trace_id, outcome).await?;
     let stats_with_sub_traces = stats_with_sub_traces(store, trace_id).await?;
     // The trace's totals are estimates, in part, when any of its calls was estimated.

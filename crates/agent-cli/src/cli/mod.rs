@@ -51,6 +51,11 @@ pub(crate) enum Command {
     /// Fork a trace just before a goal started (or after a message) into a new trace that can
     /// be continued another way; the original is untouched.
     Fork(ForkArgs),
+    /// Put the workspace's files back as they were when a goal started, and fork the trace
+    /// there.
+    Rewind(crate::rewind::RewindArgs),
+    /// Show the file changes of a goal (or of the run) as a unified diff.
+    Diff(crate::rewind::DiffArgs),
     /// Cancel a run going on in a server (`agent serve` or `agent run --serve`).
     Cancel(CancelArgs),
     /// Plan mode: the model writes the goal tree only; edit it, save it, run it.

@@ -21,6 +21,7 @@ mod plan_edit;
 mod plan_templates;
 mod reasoning;
 mod responses;
+mod rewind;
 mod run_serve;
 mod serve;
 mod store_pg;

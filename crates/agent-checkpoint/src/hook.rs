@@ -1,0 +1,146 @@
+//! What a runner calls at the boundaries of a run: [`Checkpointer`], and
+//! [`FolderCheckpoints`], which keeps one store per trace in the trace's folder.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::CheckpointError;
+use crate::log::{EntriesExt, Entry, Point};
+use crate::restore::{Changes, RestoreOptions};
+use crate::store::{CheckpointStore, Limits, Snapshot};
+
+/// The store folder's name inside a trace's folder.
+pub const STORE_DIR: &str = "checkpoints.git";
+
+/// A snapshot that could not be taken; `first` is set the first time a trace fails, so the run
+/// says it once and goes on.
+#[derive(Debug)]
+pub struct Failure {
+    /// Why.
+    pub error: CheckpointError,
+    /// Whether this is the trace's first failure.
+    pub first: bool,
+}
+
+/// What to do with a goal's file changes when the model abandons it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AbandonRollback {
+    /// Ask the person at the terminal.
+    Ask,
+    /// Roll them back.
+    Always,
+    /// Keep them.
+    #[default]
+    Never,
+}
+
+/// Takes the snapshots of a run and rolls goals back. A runner holds one when checkpoints are
+/// on; a snapshot is taken at every point it names.
+pub trait Checkpointer: Send + Sync {
+    /// Takes one snapshot of the workspace for `trace_id`, recorded at each of `points` (a
+    /// goal call can end one goal and start another at the same moment). Nothing is taken
+    /// when `points` is empty.
+    fn checkpoint(&self, trace_id: &str, points: &[Point]) -> Result<Option<Snapshot>, Failure>;
+
+    /// Puts the workspace back as it was when `goal_id` of `trace_id` started (or says what
+    /// would change, with `dry_run`); files changed since the newest snapshot by someone else
+    /// are kept (the restore is refused) unless `force`.
+    fn roll_back_goal(
+        &self,
+        trace_id: &str,
+        goal_id: &str,
+        options: RestoreOptions,
+    ) -> Result<Changes, CheckpointError>;
+}
+
+/// One [`CheckpointStore`] per trace, at `<traces>/<trace_id>/checkpoints.git`, all snapshotting
+/// one workspace.
+#[derive(Debug)]
+pub struct FolderCheckpoints {
+    traces: PathBuf,
+    workspace: PathBuf,
+    limits: Limits,
+    stores: Mutex<HashMap<String, Arc<CheckpointStore>>>,
+    failed: Mutex<HashSet<String>>,
+}
+
+impl FolderCheckpoints {
+    /// Stores in the trace folders under `traces`, for `workspace`. The trace folders are left
+    /// out of snapshots when they lie inside the workspace.
+    pub fn new(traces: impl Into<PathBuf>, workspace: impl Into<PathBuf>, limits: Limits) -> Self {
+        let traces = traces.into();
+        Self {
+            traces: std::path::absolute(&traces).unwrap_or(traces),
+            workspace: workspace.into(),
+            limits,
+            stores: Mutex::new(HashMap::new()),
+            failed: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// The store of `trace_id`, opened (and created) on first use.
+    pub fn store(&self, trace_id: &str) -> Result<Arc<CheckpointStore>, CheckpointError> {
+        let mut stores = self.stores.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(store) = stores.get(trace_id) {
+            return Ok(store.clone());
+        }
+        let mut store = CheckpointStore::open(
+            store_dir(&self.traces, trace_id),
+            &self.workspace,
+            self.limits,
+        )?;
+        store.exclude(&self.traces);
+        let store = Arc::new(store);
+        stores.insert(trace_id.to_owned(), store.clone());
+        Ok(store)
+    }
+}
+
+/// Where the store of `trace_id` lives under the trace folder `traces`.
+pub fn store_dir(traces: &Path, trace_id: &str) -> PathBuf {
+    traces.join(trace_id).join(STORE_DIR)
+}
+
+impl Checkpointer for FolderCheckpoints {
+    fn checkpoint(&self, trace_id: &str, points: &[Point]) -> Result<Option<Snapshot>, Failure> {
+        let Some((first, rest)) = points.split_first() else {
+            return Ok(None);
+        };
+        self.store(trace_id)
+            .and_then(|store| {
+                let snapshot = store.snapshot_at(first, &first.label())?;
+                for point in rest {
+                    store
+                        .log
+                        .append(&Entry::taken(point, &point.label(), &snapshot))?;
+                }
+                Ok(Some(snapshot))
+            })
+            .map_err(|error| Failure {
+                error,
+                first: self
+                    .failed
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(trace_id.to_owned()),
+            })
+    }
+
+    fn roll_back_goal(
+        &self,
+        trace_id: &str,
+        goal_id: &str,
+        options: RestoreOptions,
+    ) -> Result<Changes, CheckpointError> {
+        let store = self.store(trace_id)?;
+        let start = store
+            .entries()?
+            .goal_start(goal_id)
+            .ok_or_else(|| CheckpointError::UnknownSnapshot(format!("goal {goal_id} start")))?;
+        store.restore(&start, options)
+    }
+}
