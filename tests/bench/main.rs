@@ -8,7 +8,8 @@
 //! 4. the live API under load (`api`);
 //! 5. prompt caching (`cache`);
 //! 6. PostgreSQL and workers: steps, watchers on a second node, runs through the queue
-//!    (`distributed`).
+//!    (`distributed`);
+//! 7. the agent's own time per model call against a real model server's (`real_model`).
 //!
 //! Usage: `agent-bench [--quick] [--out FILE]`. The summary table goes to stdout; the whole
 //! report (summary, method, details, machine line) to FILE, with its plots as SVG files next to
@@ -30,6 +31,7 @@ mod distributed;
 mod economy;
 mod overhead;
 mod peer;
+mod real_model;
 mod report;
 mod scale;
 mod stats;
@@ -166,15 +168,18 @@ async fn main() -> Result<()> {
     let caching = cache::measure(plan.goals, plan.calls).await?;
     let distributed = distributed::measure(plan.quick, plan.runs).await?;
     let blackbox = blackbox::measure(&plan.blackbox_ns, plan.runs)?;
+    let real = real_model::measure(plan.quick, plan.runs)?;
     let (mut summary, mut failures) = report::summary(&results)?;
     summary.push_str(&cache::summary_rows(&caching));
     summary.push_str(&distributed::summary_rows(&distributed));
     failures.extend(distributed.failures());
+    summary.push_str(&real_model::summary_rows(&real));
     summary.push_str(&targets::section(&results, &blackbox));
     let sections = format!(
-        "{}{}{}",
+        "{}{}{}{}",
         cache::section(&caching),
         distributed::section(&distributed),
+        real_model::section(&real),
         targets::blackbox_section(&blackbox)
     );
     let full = report::full(&results, &summary, &failures, &sections)?;
