@@ -27,6 +27,7 @@
 //! output = 0.60
 //! cached_input = 0.05            # optional: the input price when absent
 //! context_window = 32768         # optional
+//! stream = false                 # optional: never ask this model for streamed answers
 //!
 //! [mcp.servers.files]            # an MCP server over stdio (see agent_mcp::ServerConfig)
 //! command = "npx"
@@ -51,6 +52,10 @@
 //! The top-level `max_iterations` and `max_cost` are the `default` profile's limits. A model's
 //! context window is `--context-window`, else its `[models."NAME"]` entry, else the top-level
 //! `context_window`, else what the provider reports.
+//!
+//! Without a model named anywhere, an OpenAI-compatible server other than OpenAI's own
+//! (`OPENAI_BASE_URL`, `--base-url` or `base_url`) is asked for its models (`GET /v1/models`):
+//! the one it serves is used, and a server serving several is an error that lists them.
 
 use std::path::{Path, PathBuf};
 
@@ -111,6 +116,8 @@ pub(crate) struct ModelConfig {
     pub(crate) cached_input: Option<f64>,
     /// The context window in tokens.
     pub(crate) context_window: Option<usize>,
+    /// `false`: never ask for streamed answers of this model (servers that cannot stream it).
+    pub(crate) stream: Option<bool>,
 }
 
 impl FileConfig {
@@ -227,6 +234,11 @@ pub(crate) struct ProviderConfig {
     pub(crate) api_key: Option<String>,
     pub(crate) script: Option<PathBuf>,
     pub(crate) context_window: Option<usize>,
+    /// Whether to ask for streamed answers (`--no-stream`, `[models."NAME"] stream = false`).
+    pub(crate) stream: bool,
+    /// Why the model could not be found out from the server, when none was named and the
+    /// server did not name exactly one; building the client reports it.
+    pub(crate) model_error: Option<String>,
 }
 
 /// The message shown when no provider is configured.
@@ -278,26 +290,47 @@ pub(crate) fn resolve_provider(flags: &ProviderArgs, file: &FileConfig) -> Optio
         Some(file_kind) if file_kind.account() != kind.account() => None,
         _ => value.clone(),
     };
-    // AGENT_MODEL is read by the --model flag itself.
-    let model = flags
-        .model
+    let base_url = flags
+        .base_url
         .clone()
-        .or_else(|| own(&file.model))
-        .unwrap_or_else(|| default_model.into());
+        .or_else(|| from_env(url_var))
+        .or_else(|| own(&file.base_url));
+    let api_key = flags
+        .api_key
+        .clone()
+        .or_else(|| from_env(key_var))
+        .or_else(|| own(&file.api_key));
+    // AGENT_MODEL is read by the --model flag itself.
+    let named = flags.model.clone().or_else(|| own(&file.model));
+    let mut model_error = None;
+    let model = match (named, kind, &base_url) {
+        (Some(model), _, _) => model,
+        // A local server is asked which model it serves.
+        (None, ProviderKind::Openai, Some(url)) if !crate::provider::is_openai(url) => {
+            match crate::provider::served_model(url, api_key.clone()) {
+                Ok(model) => model,
+                Err(error) => {
+                    model_error = Some(error);
+                    default_model.into()
+                }
+            }
+        }
+        (None, _, _) => default_model.into(),
+    };
+    let stream = !flags.no_stream
+        && file
+            .models
+            .get(&model)
+            .and_then(|m| m.stream)
+            .unwrap_or(true);
     Some(ProviderConfig {
         kind,
-        base_url: flags
-            .base_url
-            .clone()
-            .or_else(|| from_env(url_var))
-            .or_else(|| own(&file.base_url)),
-        api_key: flags
-            .api_key
-            .clone()
-            .or_else(|| from_env(key_var))
-            .or_else(|| own(&file.api_key)),
+        base_url,
+        api_key,
         script: flags.script.clone().or_else(|| file.script.clone()),
         context_window: flags.context_window.or(file.context_window(&model)),
+        stream,
+        model_error,
         model,
     })
 }
@@ -368,6 +401,49 @@ mod tests {
         assert_eq!(config.kind, ProviderKind::Openai);
         assert_eq!(config.model, "from-flag");
         assert_eq!(config.base_url.as_deref(), Some("http://flag/v1"));
+    }
+
+    #[test]
+    fn streaming_is_off_by_the_flag_or_the_model_table() {
+        let mut file = FileConfig::default();
+        file.models.insert(
+            "local".into(),
+            ModelConfig {
+                stream: Some(false),
+                ..ModelConfig::default()
+            },
+        );
+        let mut flags = ProviderArgs {
+            script: Some("s.json".into()),
+            model: Some("local".into()),
+            ..ProviderArgs::default()
+        };
+        assert!(!resolve_provider(&flags, &file).unwrap().stream);
+        flags.model = Some("other".into());
+        assert!(resolve_provider(&flags, &file).unwrap().stream);
+        flags.no_stream = true;
+        assert!(!resolve_provider(&flags, &file).unwrap().stream);
+    }
+
+    // Multi-threaded: the question blocks the test's thread while the mock server answers.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn without_a_model_a_local_server_is_asked_for_its_own() {
+        let server = agent_test_support::mock_model::MockModelServer::start().await;
+        server.serve_models(&["smollm2"]);
+        let flags = ProviderArgs {
+            provider: Some(ProviderKind::Openai),
+            base_url: Some(server.openai_base()),
+            ..ProviderArgs::default()
+        };
+        let config = resolve_provider(&flags, &FileConfig::default()).unwrap();
+        assert_eq!(config.model, "smollm2");
+        assert_eq!(config.model_error, None);
+
+        server.serve_models(&["a", "b"]);
+        let config = resolve_provider(&flags, &FileConfig::default()).unwrap();
+        assert!(crate::provider::client(&config).is_err());
+        let error = config.model_error.unwrap();
+        assert!(error.contains("several: a, b"), "{error}");
     }
 
     #[test]

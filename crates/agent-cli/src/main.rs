@@ -92,20 +92,36 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
 }
 
 /// Logs go to stderr through `tracing`: warnings by default, more with `-v`, or as `RUST_LOG`
-/// says. `NO_COLOR` turns colours off.
+/// says. `NO_COLOR` turns colours off. Without `-v` or `RUST_LOG`, what the model clients say
+/// while working around a server (a retry, streaming turned off) is one plain line each.
 fn init_logging(verbose: u8) {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
     let default = match verbose {
         0 => "warn",
         1 => "info",
         2 => "debug",
         _ => "trace",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let plain_notices = verbose == 0 && std::env::var_os("RUST_LOG").is_none();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        let notices = if plain_notices {
+            ",agent_llm::notice=off"
+        } else {
+            ""
+        };
+        tracing_subscriber::EnvFilter::new(format!("{default}{notices}"))
+    });
+    let logs = tracing_subscriber::fmt::layer()
         .with_writer(|| LogLine(Vec::new()))
         .with_ansi(output::color(true))
+        .with_filter(filter);
+    let notices = plain_notices.then(|| provider::Notices::layer(|line| drop(LogLine(line))));
+    let _ = tracing_subscriber::registry()
+        .with(logs)
+        .with(notices)
         .try_init();
 }
 

@@ -2,9 +2,12 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use agent_llm::{
     AnthropicClient, AnthropicConfig, LlmClient, OPENAI_DEFAULT_BASE_URL, OpenAiClient,
-    OpenAiConfig, OpenAiResponsesClient, OpenAiResponsesConfig, ScriptedClient, responses_only,
+    OpenAiConfig, OpenAiResponsesClient, OpenAiResponsesConfig, RetryPolicy, ScriptedClient,
+    list_models, responses_only,
 };
 use anyhow::{Context, Result, bail};
 
@@ -16,6 +19,9 @@ use crate::exit::UsageError;
 /// Responses API for the models served only there ([`responses_only`]); any other server
 /// gets chat completions, whatever the model's name.
 pub(crate) fn client(config: &ProviderConfig) -> Result<Arc<dyn LlmClient>> {
+    if let Some(error) = &config.model_error {
+        return Err(UsageError(error.clone()).into());
+    }
     Ok(match api(config) {
         Api::Responses => responses_client(config)?,
         Api::ChatCompletions => {
@@ -27,6 +33,7 @@ pub(crate) fn client(config: &ProviderConfig) -> Result<Arc<dyn LlmClient>> {
                 openai.api_key = config.api_key.clone();
             }
             openai.context_window = config.context_window.or(openai.context_window);
+            openai.streaming = config.stream;
             Arc::new(
                 OpenAiClient::new(openai).context("cannot set up the OpenAI-compatible client")?,
             )
@@ -102,10 +109,50 @@ fn api(config: &ProviderConfig) -> Api {
 
 /// Whether `config` reaches OpenAI's own API (no base URL, or OpenAI's).
 fn on_openai(config: &ProviderConfig) -> bool {
-    config
-        .base_url
-        .as_deref()
-        .is_none_or(|url| url.trim_end_matches('/') == OPENAI_DEFAULT_BASE_URL)
+    config.base_url.as_deref().is_none_or(is_openai)
+}
+
+/// Whether `url` is OpenAI's own API.
+pub(crate) fn is_openai(url: &str) -> bool {
+    url.trim_end_matches('/') == OPENAI_DEFAULT_BASE_URL
+}
+
+/// The model the OpenAI-compatible server at `base_url` serves (`GET {base_url}/models`), or
+/// why there is no single one. Asked once, before anything runs, on a thread of its own so
+/// that it works inside and outside an async runtime.
+pub(crate) fn served_model(base_url: &str, api_key: Option<String>) -> Result<String, String> {
+    let mut config = OpenAiConfig::new(base_url, api_key).with_retry(RetryPolicy::none());
+    config.timeouts.request = Duration::from_secs(10);
+    let asked = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|error| error.to_string())?;
+                runtime
+                    .block_on(list_models(&config))
+                    .map_err(|error| error.to_string())
+            })
+            .join()
+            .unwrap_or_else(|_| Err("the model list could not be read".into()))
+    });
+    let no_model = |why: String| {
+        format!("no model named (--model, AGENT_MODEL or `model` in agent.toml), and {why}")
+    };
+    match asked {
+        Ok(models) => match models.as_slice() {
+            [model] => Ok(model.clone()),
+            [] => Err(no_model(format!("the server at {base_url} lists no model"))),
+            several => Err(no_model(format!(
+                "the server at {base_url} serves several: {}; pick one with --model",
+                several.join(", ")
+            ))),
+        },
+        Err(error) => Err(no_model(format!(
+            "the server at {base_url} did not list its models: {error}"
+        ))),
+    }
 }
 
 /// The Responses API client for `config`.
@@ -124,6 +171,43 @@ fn responses_client(config: &ProviderConfig) -> Result<Arc<dyn LlmClient>> {
     ))
 }
 
+/// A `tracing` layer that writes the model clients' notices ([`agent_llm::NOTICE_TARGET`])
+/// as plain lines, `agent: <sentence>`, through `write`.
+pub(crate) struct Notices<W> {
+    write: W,
+}
+
+impl<W: Fn(Vec<u8>) + Send + Sync + 'static> Notices<W> {
+    /// The layer, taking only the notices' events.
+    pub(crate) fn layer<S>(write: W) -> impl tracing_subscriber::Layer<S>
+    where
+        S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    {
+        use tracing_subscriber::Layer;
+        Notices { write }.with_filter(tracing_subscriber::filter::filter_fn(|meta| {
+            meta.target() == agent_llm::NOTICE_TARGET
+        }))
+    }
+}
+
+impl<S: tracing::Subscriber, W: Fn(Vec<u8>) + Send + Sync + 'static> tracing_subscriber::Layer<S>
+    for Notices<W>
+{
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Message(String);
+        impl tracing::field::Visit for Message {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    self.0 = format!("{value:?}");
+                }
+            }
+        }
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        (self.write)(format!("agent: {}\n", message.0).into_bytes());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +220,8 @@ mod tests {
             api_key: Some("sk-test".into()),
             script: None,
             context_window: None,
+            stream: true,
+            model_error: None,
         }
     }
 

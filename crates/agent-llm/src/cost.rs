@@ -162,6 +162,7 @@ mod tests {
             prompt_tokens: 1_000_000,
             completion_tokens: 0,
             cached_tokens: 500_000,
+            estimated: false,
         };
         let cost = prices.cost("openai/gpt-4o-2024-08-06", &usage);
         assert!((cost - (1.25 + 0.625)).abs() < 1e-9, "{cost}");

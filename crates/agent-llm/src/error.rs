@@ -52,8 +52,13 @@ pub enum LlmError {
         /// The provider's message.
         message: String,
     },
-    /// The provider rejected the request for another reason (other 4xx).
-    #[error("bad request ({status}): {message}")]
+    /// The provider rejected the request for another reason: another 4xx, or a 5xx whose body
+    /// says the request failed validation (llama.cpp's Python server answers a request it
+    /// cannot parse with a 500 and a pydantic dump). Sending it again cannot help.
+    ///
+    /// The message is the provider's whole text (for the trace); the error's display shortens
+    /// it to one line.
+    #[error("bad request ({status}): {}", one_line(message))]
     BadRequest {
         /// The HTTP status.
         status: u16,
@@ -61,7 +66,7 @@ pub enum LlmError {
         message: String,
     },
     /// The provider failed (5xx, Anthropic's 529 overloaded, or an error event mid-stream).
-    #[error("server error ({status}): {message}")]
+    #[error("server error ({status}): {}", one_line(message))]
     Server {
         /// The HTTP status (0 for an error reported inside a stream).
         status: u16,
@@ -82,7 +87,18 @@ pub enum LlmError {
         /// Its length.
         after: Duration,
     },
-    /// The provider answered something that is not its documented wire format.
+    /// The server ended a successful response cleanly without sending any data: an empty
+    /// `200` body or an event stream without a single event. llama.cpp's server does so when it
+    /// cannot stream an answer (a prompt over its context, or streaming with automatic tool
+    /// choice); the OpenAI-compatible client then asks again without streaming, which gets the
+    /// server's real answer or error.
+    #[error("the server ended the response without sending any data: {message}")]
+    EmptyResponse {
+        /// What was asked and received.
+        message: String,
+    },
+    /// The provider answered something that is not its documented wire format (a stream that
+    /// ends cleanly before the answer is complete among others).
     #[error("malformed response: {message}")]
     MalformedResponse {
         /// What was wrong.
@@ -122,6 +138,14 @@ impl LlmError {
         }
     }
 
+    /// An empty-response error with this message.
+    #[cfg(feature = "http")]
+    pub(crate) fn empty(message: impl Into<String>) -> Self {
+        LlmError::EmptyResponse {
+            message: message.into(),
+        }
+    }
+
     /// A network error with this message.
     #[cfg(feature = "http")]
     pub(crate) fn network(message: impl Into<String>) -> Self {
@@ -135,5 +159,42 @@ impl LlmError {
         LlmError::Config {
             message: message.into(),
         }
+    }
+}
+
+/// The longest display of a provider's message, in characters.
+const ONE_LINE_MAX: usize = 240;
+
+/// A provider's message on one line: whitespace runs (newlines included) become one space, and
+/// a text longer than [`ONE_LINE_MAX`] characters is cut with `…`.
+pub(crate) fn one_line(message: &str) -> String {
+    let joined = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    match joined.char_indices().nth(ONE_LINE_MAX) {
+        Some((cut, _)) => format!("{}…", &joined[..cut]),
+        None => joined,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_messages_display_on_one_line() {
+        let error = LlmError::BadRequest {
+            status: 500,
+            message: format!("7 validation errors:\n  {}\n  more", "x".repeat(400)),
+        };
+        let shown = error.to_string();
+        assert!(!shown.contains('\n'), "{shown}");
+        assert!(shown.starts_with("bad request (500): 7 validation errors: xxx"));
+        assert!(shown.ends_with('…'));
+        let LlmError::BadRequest { message, .. } = error else {
+            unreachable!()
+        };
+        assert!(
+            message.ends_with("more"),
+            "the whole text stays in the value"
+        );
     }
 }

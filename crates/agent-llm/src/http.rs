@@ -14,6 +14,12 @@ use crate::formats::ErrorInfo;
 use crate::formats::sse::{SseDecoder, decode_sse};
 use crate::retry::{RetryPolicy, retry_after};
 
+/// The `tracing` target of the notices a client gives while it works around a server: a retry
+/// after a failed request, streaming turned off for a model. Each is one plain sentence (its
+/// `message`) meant for the user, at `WARN` (a retry) or `INFO` (a change of course); a program
+/// may show the events of this target as plain lines and leave the rest to its logs.
+pub const NOTICE_TARGET: &str = "agent_llm::notice";
+
 /// The base URL of OpenAI's API, for both of its wire formats.
 pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
@@ -104,6 +110,12 @@ pub(crate) fn classify(status: StatusCode, headers: &HeaderMap, info: ErrorInfo)
             retry_after: retry_after(headers),
             message,
         },
+        // A server that refuses what it cannot parse with a 5xx (llama.cpp's Python server,
+        // other FastAPI servers) refuses it again however often it is sent.
+        500..=599 if info.invalid_request => LlmError::BadRequest {
+            status: code,
+            message,
+        },
         408 | 409 | 500..=599 => LlmError::Server {
             status: code,
             message,
@@ -182,7 +194,15 @@ impl Transport {
             let Some(wait) = self.retry.delay_after(&error, attempt) else {
                 return Err(error);
             };
-            tracing::warn!(attempt, ?wait, %error, "model request failed; retrying");
+            tracing::warn!(
+                target: NOTICE_TARGET,
+                attempt,
+                ?wait,
+                "the model request failed ({error}); retrying in {:.1}s (attempt {} of {})",
+                wait.as_secs_f64(),
+                attempt + 1,
+                self.retry.max_attempts,
+            );
             tokio::time::sleep(wait).await;
             attempt += 1;
         }
@@ -273,6 +293,7 @@ mod tests {
         ErrorInfo {
             message: message.to_string(),
             context_overflow,
+            invalid_request: false,
         }
     }
 
@@ -295,6 +316,14 @@ mod tests {
         assert!(matches!(
             classify(status(529), &headers, info("x", false)),
             LlmError::Server { .. }
+        ));
+        let pydantic = ErrorInfo::new(
+            "1 validation error: {'msg': 'Input should be a valid string'}".into(),
+            None,
+        );
+        assert!(matches!(
+            classify(status(500), &headers, pydantic),
+            LlmError::BadRequest { status: 500, .. }
         ));
         assert!(matches!(
             classify(status(429), &headers, info("too many tokens per min", true)),

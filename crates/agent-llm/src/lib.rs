@@ -193,6 +193,7 @@ mod http;
 mod models;
 #[cfg(feature = "openai")]
 mod openai;
+mod reasoning;
 #[cfg(any(
     feature = "openai",
     feature = "anthropic",
@@ -213,6 +214,7 @@ mod responses;
 mod retry;
 mod scripted;
 mod tokens;
+mod turn;
 mod types;
 
 #[cfg(feature = "anthropic")]
@@ -227,10 +229,10 @@ pub use error::{LlmError, TimeoutKind};
 #[cfg(feature = "anthropic")]
 pub use formats::anthropic::PromptCache;
 #[cfg(feature = "http")]
-pub use http::{Timeouts, ensure_crypto_provider};
+pub use http::{NOTICE_TARGET, Timeouts, ensure_crypto_provider};
 pub use models::{DEFAULT_CONTEXT_WINDOW, ModelInfo};
 #[cfg(feature = "openai")]
-pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig};
+pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig, list_models};
 #[cfg(any(
     feature = "openai",
     feature = "anthropic",
@@ -250,5 +252,6 @@ pub use tokens::{
     estimate_tools_tokens,
 };
 pub use types::{
-    ChatEvent, ChatMessage, ChatRequest, ChatResponse, Reasoning, Role, ToolCall, ToolSpec, Usage,
+    ChatEvent, ChatMessage, ChatRequest, ChatResponse, FinishReason, Reasoning, Role, ToolCall,
+    ToolChoice, ToolSpec, Usage,
 };

@@ -7,6 +7,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::reasoning::Reasoning;
+pub use crate::turn::{FinishReason, ToolChoice};
+
 /// The author of a chat message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -277,6 +280,11 @@ pub struct Usage {
     /// The part of `prompt_tokens` served from the provider's prompt cache.
     #[serde(default)]
     pub cached_tokens: u64,
+    /// Whether the counts are this crate's estimate rather than the provider's report (a
+    /// server that streams without a `usage` chunk). Not serialised when false, so stored
+    /// usage of reported counts keeps its form.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 impl Usage {
@@ -286,6 +294,15 @@ impl Usage {
             prompt_tokens,
             completion_tokens,
             cached_tokens: 0,
+            estimated: false,
+        }
+    }
+
+    /// An estimate of prompt and completion counts ([`Usage::estimated`] set).
+    pub fn estimate(prompt_tokens: u64, completion_tokens: u64) -> Self {
+        Usage {
+            estimated: true,
+            ..Usage::new(prompt_tokens, completion_tokens)
         }
     }
 
@@ -303,6 +320,7 @@ impl std::ops::Add for Usage {
             prompt_tokens: self.prompt_tokens + other.prompt_tokens,
             completion_tokens: self.completion_tokens + other.completion_tokens,
             cached_tokens: self.cached_tokens + other.cached_tokens,
+            estimated: self.estimated || other.estimated,
         }
     }
 }
@@ -345,6 +363,16 @@ pub struct ChatRequest {
     /// OpenAI-compatible servers ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_budget: Option<u32>,
+    /// Whether the model may call tools in this turn. `None` means [`ToolChoice::Auto`] when
+    /// there are tools (OpenAI-compatible requests then say `"tool_choice": "auto"`, which some
+    /// local servers need to offer the tools at all) and nothing otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
+    /// Whether to ask for this answer as a stream: `Some(false)` asks for a whole answer (a
+    /// server or model that cannot stream), `None` leaves it to the client's setting. The
+    /// OpenAI-compatible client honours it; the other providers always stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
 }
 
 impl ChatRequest {
@@ -361,6 +389,19 @@ impl ChatRequest {
     pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
         self.tools = tools;
         self
+    }
+
+    /// The same request with this tool choice.
+    pub fn with_tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.tool_choice = Some(choice);
+        self
+    }
+
+    /// The tool choice to send: the one set, else [`ToolChoice::Auto`] when there are tools,
+    /// else none.
+    pub fn effective_tool_choice(&self) -> Option<ToolChoice> {
+        self.tool_choice
+            .or((!self.tools.is_empty()).then_some(ToolChoice::Auto))
     }
 }
 
@@ -384,63 +425,25 @@ pub struct ChatResponse {
 }
 
 impl ChatResponse {
+    /// Why generation stopped, in provider-neutral terms; `None` when the provider did not say.
+    pub fn finish(&self) -> Option<FinishReason> {
+        self.finish_reason
+            .as_deref()
+            .map(FinishReason::from_provider)
+    }
+
+    /// Whether the answer was cut at the token limit ([`FinishReason::Length`]): its text is
+    /// incomplete and its tool calls may carry truncated arguments.
+    pub fn truncated(&self) -> bool {
+        self.finish() == Some(FinishReason::Length)
+    }
+
     /// The assistant message that records this response in a conversation.
     pub fn to_message(&self) -> ChatMessage {
         ChatMessage::Assistant {
             text: self.text.clone(),
             tool_calls: self.tool_calls.clone(),
             reasoning: self.reasoning.clone(),
-        }
-    }
-}
-
-/// A piece of a model's reasoning, kept as its provider sent it so that it can go back to that
-/// provider in the same form: reasoning from a server returns to it in the field it came in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Reasoning {
-    /// Reasoning text of an OpenAI-compatible server (DeepSeek, Qwen, GLM, Kimi, vLLM, llama.cpp,
-    /// OpenRouter, ...), with the response field it came in (`reasoning_content` or
-    /// `reasoning`).
-    Text {
-        /// The field of the message the server used.
-        field: String,
-        /// The reasoning.
-        text: String,
-    },
-    /// An Anthropic `thinking` block with its signature.
-    Thinking {
-        /// The thinking text.
-        thinking: String,
-        /// The signature Anthropic checks when the block comes back.
-        signature: String,
-    },
-    /// An Anthropic `redacted_thinking` block.
-    RedactedThinking {
-        /// The encrypted thinking.
-        data: String,
-    },
-    /// An OpenAI Responses API reasoning item.
-    Item {
-        /// The item's id.
-        id: String,
-        /// The reasoning summary's texts.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        summary: Vec<String>,
-        /// The encrypted reasoning, returned on the next turn (with `store: false`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        encrypted_content: Option<String>,
-    },
-}
-
-impl Reasoning {
-    /// The readable text of this piece (empty for redacted or encrypted-only reasoning).
-    pub fn text(&self) -> String {
-        match self {
-            Self::Text { text, .. } => text.clone(),
-            Self::Thinking { thinking, .. } => thinking.clone(),
-            Self::RedactedThinking { .. } => String::new(),
-            Self::Item { summary, .. } => summary.join("\n\n"),
         }
     }
 }

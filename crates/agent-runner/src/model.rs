@@ -142,10 +142,6 @@ pub(crate) fn usage_of(response: &ChatResponse, estimated_prompt: usize) -> Usag
             .iter()
             .map(|c| agent_llm::estimate_tokens(&c.name) + agent_llm::estimate_tokens(&c.arguments))
             .sum::<usize>();
-        Usage {
-            prompt_tokens: estimated_prompt as u64,
-            completion_tokens: completion as u64,
-            cached_tokens: 0,
-        }
+        Usage::estimate(estimated_prompt as u64, completion as u64)
     })
 }

@@ -103,6 +103,10 @@ pub(crate) struct ProviderArgs {
     /// `context_window` of agent.toml, else what the provider reports].
     #[arg(long, value_name = "TOKENS", value_parser = parse_context_window)]
     pub(crate) context_window: Option<usize>,
+    /// Never ask the model for streamed answers [default: streamed, unless `[models."NAME"]
+    /// stream = false`; a server that cannot stream is asked for whole answers by itself].
+    #[arg(long)]
+    pub(crate) no_stream: bool,
 }
 
 /// A context window: a whole number of tokens, at least 1.

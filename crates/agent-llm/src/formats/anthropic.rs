@@ -6,7 +6,9 @@ use serde_json::{Map, Value, json};
 use crate::error::LlmError;
 pub(crate) use crate::formats::anthropic_stream::StreamDecoder;
 use crate::formats::{ErrorInfo, looks_like_context_overflow};
-use crate::types::{ChatMessage, ChatRequest, ChatResponse, Reasoning, ToolCall, Usage};
+use crate::types::{
+    ChatMessage, ChatRequest, ChatResponse, Reasoning, ToolCall, ToolChoice, Usage,
+};
 
 /// The smallest thinking budget Anthropic accepts.
 const MIN_THINKING_BUDGET: u32 = 1_024;
@@ -192,6 +194,16 @@ pub(crate) fn request_body(
             last["cache_control"] = ephemeral();
         }
         body["tools"] = Value::Array(tools);
+        // Sent only when asked for: `auto` is Anthropic's default. With extended thinking only
+        // `auto` and `none` are allowed, so `required` is left to the prompt there.
+        let choice = match request.tool_choice {
+            Some(ToolChoice::None) => Some("none"),
+            Some(ToolChoice::Required) if request.thinking_budget.is_none() => Some("any"),
+            _ => None,
+        };
+        if let Some(kind) = choice {
+            body["tool_choice"] = json!({"type": kind});
+        }
     }
     match thinking {
         Some(budget) => {
@@ -244,6 +256,7 @@ pub(super) fn usage_of(usage: &Value) -> Usage {
         prompt_tokens: field("input_tokens") + cached + field("cache_creation_input_tokens"),
         completion_tokens: field("output_tokens"),
         cached_tokens: cached,
+        estimated: false,
     }
 }
 
@@ -332,10 +345,7 @@ pub(crate) fn parse_error(body: &str) -> ErrorInfo {
         .get("error")
         .and_then(|error| string(error, "message"))
         .unwrap_or_else(|| body.trim().to_string());
-    ErrorInfo {
-        context_overflow: looks_like_context_overflow(None, &message),
-        message,
-    }
+    ErrorInfo::new(message, None)
 }
 
 /// The id of a tool call as Anthropic accepts it (`^[a-zA-Z0-9_-]+$`): unchanged when it fits,
@@ -397,6 +407,17 @@ mod tests {
         assert_eq!(messages[2]["content"][1]["tool_use_id"], "t2");
         assert_eq!(messages[2]["content"][2]["text"], "go on");
         assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
+        assert_eq!(body.get("tool_choice"), None, "auto is the default");
+        let none = request_body(
+            &request.clone().with_tool_choice(ToolChoice::None),
+            true,
+            1024,
+            PromptCache::Off,
+        );
+        assert_eq!(none["tool_choice"], json!({"type": "none"}));
+        let required = request.with_tool_choice(ToolChoice::Required);
+        let body = request_body(&required, true, 1024, PromptCache::Off);
+        assert_eq!(body["tool_choice"], json!({"type": "any"}));
     }
 
     #[test]

@@ -182,7 +182,7 @@ impl SseDecoder for StreamDecoder {
         if self.finished {
             Ok(Vec::new())
         } else {
-            Err(LlmError::network(
+            Err(LlmError::malformed(
                 "the stream ended before the message was complete",
             ))
         }

@@ -9,6 +9,8 @@ pub(crate) mod anthropic;
 mod anthropic_stream;
 #[cfg(feature = "openai")]
 pub(crate) mod openai;
+#[cfg(feature = "openai")]
+mod openai_stream;
 #[cfg(feature = "openai-responses")]
 pub(crate) mod responses;
 pub(crate) mod sse;
@@ -20,6 +22,35 @@ pub(crate) struct ErrorInfo {
     pub(crate) message: String,
     /// Whether the body says the prompt is too long for the model.
     pub(crate) context_overflow: bool,
+    /// Whether the body says the request itself is invalid (a schema validation error), which
+    /// no retry can fix even when it comes with a 5xx status.
+    pub(crate) invalid_request: bool,
+}
+
+impl ErrorInfo {
+    /// What a body with this message (and error code, when it has one) says.
+    pub(crate) fn new(message: String, code: Option<&str>) -> Self {
+        ErrorInfo {
+            context_overflow: looks_like_context_overflow(code, &message),
+            invalid_request: looks_like_validation_error(&message),
+            message,
+        }
+    }
+}
+
+/// Whether an error message is a request-validation failure: pydantic's dump (llama.cpp's
+/// Python server, vLLM, LiteLLM, all on FastAPI), or a "validation error" of other servers.
+pub(crate) fn looks_like_validation_error(message: &str) -> bool {
+    const PHRASES: &[&str] = &[
+        "validation error",
+        "input should be a valid",
+        "field required",
+        "extra inputs are not permitted",
+        "unprocessable entity",
+        "is not supported",
+    ];
+    let message = message.to_lowercase();
+    PHRASES.iter().any(|phrase| message.contains(phrase))
 }
 
 /// Whether an error code or message says the prompt does not fit the context window, in the
@@ -62,5 +93,14 @@ mod tests {
             "This model's maximum context length is 8192 tokens"
         ));
         assert!(!looks_like_context_overflow(None, "invalid temperature"));
+    }
+
+    #[test]
+    fn validation_errors_are_recognised() {
+        assert!(looks_like_validation_error(
+            "7 validation errors:\n  {'type': 'string_type', 'msg': 'Input should be a valid string'}"
+        ));
+        assert!(!looks_like_validation_error("CUDA out of memory"));
+        assert!(!looks_like_validation_error("Internal Server Error"));
     }
 }

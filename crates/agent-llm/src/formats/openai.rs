@@ -1,16 +1,14 @@
 //! The OpenAI chat-completions wire format: request bodies, responses, stream chunks and error
 //! bodies. No I/O here.
 
-use std::collections::HashMap;
-
-use eventsource_stream::Event;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
 use crate::error::LlmError;
-use crate::formats::sse::SseDecoder;
 use crate::formats::{ErrorInfo, looks_like_context_overflow};
-use crate::types::{ChatEvent, ChatMessage, ChatRequest, ChatResponse, Reasoning, ToolCall, Usage};
+use crate::types::{ChatMessage, ChatRequest, ChatResponse, Reasoning, ToolCall, Usage};
+
+pub(crate) use super::openai_stream::StreamDecoder;
 
 /// The message fields OpenAI-compatible servers carry reasoning in: `reasoning_content`
 /// (DeepSeek, Qwen, GLM, Kimi, llama.cpp, vLLM) and `reasoning` (OpenRouter, newer vLLM).
@@ -34,7 +32,10 @@ fn message_json(message: &ChatMessage) -> Value {
             tool_calls,
             reasoning,
         } => {
-            let mut object = json!({"role": "assistant", "content": text});
+            // `content` is a string even on a turn of tool calls only: OpenAI accepts `""` as
+            // it accepts `null`, and llama.cpp's Python server refuses `null` with a 500.
+            let content = text.as_deref().unwrap_or("");
+            let mut object = json!({"role": "assistant", "content": content});
             // Reasoning goes back only in the field the server sent it in: Anthropic and
             // Responses reasoning never reach an OpenAI-compatible server, and a message without
             // reasoning text gets no field (strict servers refuse unknown fields).
@@ -126,6 +127,11 @@ pub(crate) fn request_body(request: &ChatRequest, stream: bool) -> Value {
                 })
             })
             .collect();
+        // Sent whenever tools are: llama.cpp's server renders the tools into the prompt only
+        // when a choice is given, and `auto` is what every server assumes without one.
+        if let Some(choice) = request.effective_tool_choice() {
+            body["tool_choice"] = json!(choice.as_str());
+        }
     }
     if let Some(temperature) = request.temperature {
         body["temperature"] = json!(temperature);
@@ -148,7 +154,7 @@ pub(crate) fn request_body(request: &ChatRequest, stream: bool) -> Value {
 }
 
 #[derive(Deserialize)]
-struct WireUsage {
+pub(super) struct WireUsage {
     #[serde(default)]
     prompt_tokens: u64,
     #[serde(default)]
@@ -172,34 +178,49 @@ impl From<WireUsage> for Usage {
                 .prompt_tokens_details
                 .and_then(|d| d.cached_tokens)
                 .unwrap_or(0),
+            estimated: false,
         }
     }
 }
 
-#[derive(Deserialize)]
-struct WireFunction {
+#[derive(Deserialize, Default)]
+pub(super) struct WireFunction {
     #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    arguments: Option<String>,
+    pub(super) name: Option<String>,
+    /// A string of JSON as OpenAI sends it; an object (as some Ollama and LiteLLM versions
+    /// send) is taken as its JSON text.
+    #[serde(default, deserialize_with = "arguments_text")]
+    pub(super) arguments: Option<String>,
+}
+
+/// Tool call arguments as JSON text, whether the server sent a string or a JSON value.
+fn arguments_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    Ok(match Option::<Value>::deserialize(deserializer)? {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => Some(text),
+        Some(other) => Some(other.to_string()),
+    })
 }
 
 #[derive(Deserialize)]
-struct WireToolCall {
+pub(super) struct WireToolCall {
     #[serde(default)]
-    index: Option<usize>,
+    pub(super) index: Option<usize>,
     #[serde(default)]
-    id: Option<String>,
+    pub(super) id: Option<String>,
     #[serde(default)]
-    function: Option<WireFunction>,
+    pub(super) function: Option<WireFunction>,
 }
 
 #[derive(Deserialize)]
-struct WireMessage {
+pub(super) struct WireMessage {
     #[serde(default)]
-    content: Option<String>,
+    pub(super) content: Option<String>,
     #[serde(default)]
-    tool_calls: Option<Vec<WireToolCall>>,
+    pub(super) tool_calls: Option<Vec<WireToolCall>>,
+    /// The legacy single call, read when a server sends it without `tool_calls`.
+    #[serde(default)]
+    function_call: Option<WireFunction>,
     #[serde(default)]
     reasoning_content: Option<Value>,
     #[serde(default)]
@@ -211,7 +232,7 @@ impl WireMessage {
     /// `reasoning` is read only when it is a string (some servers put an object there), and
     /// not when it repeats `reasoning_content` (servers moving from one name to the other send
     /// both).
-    fn reasoning(&mut self) -> Vec<(String, String)> {
+    pub(super) fn reasoning(&mut self) -> Vec<(String, String)> {
         let mut values = [self.reasoning_content.take(), self.reasoning.take()];
         if values[0].is_some() && values[0] == values[1] {
             values[1] = None;
@@ -228,25 +249,32 @@ impl WireMessage {
 }
 
 #[derive(Deserialize)]
-struct WireChoice {
+pub(super) struct WireChoice {
     #[serde(default, alias = "delta")]
-    message: Option<WireMessage>,
+    pub(super) message: Option<WireMessage>,
     #[serde(default)]
-    finish_reason: Option<String>,
+    pub(super) finish_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
-struct WireResponse {
+pub(super) struct WireResponse {
     #[serde(default)]
-    id: Option<String>,
+    pub(super) id: Option<String>,
     #[serde(default)]
-    model: Option<String>,
+    pub(super) model: Option<String>,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub(super) choices: Vec<WireChoice>,
     #[serde(default)]
-    choices: Vec<WireChoice>,
+    pub(super) usage: Option<WireUsage>,
     #[serde(default)]
-    usage: Option<WireUsage>,
-    #[serde(default)]
-    error: Option<Value>,
+    pub(super) error: Option<Value>,
+}
+
+/// A list that a server may send as `null`.
+fn null_as_empty<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Vec<T>, D::Error> {
+    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// Reads a complete (non-streaming) chat-completions response.
@@ -270,17 +298,26 @@ pub(crate) fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
         .map(|(field, text)| Reasoning::Text { field, text })
         .collect();
     let mut tool_calls = Vec::new();
-    for (position, call) in message
-        .tool_calls
-        .unwrap_or_default()
-        .into_iter()
-        .enumerate()
+    let mut wire_calls = message.tool_calls.unwrap_or_default();
+    if wire_calls.is_empty()
+        && let Some(function) = message.function_call.take()
     {
+        wire_calls.push(WireToolCall {
+            index: None,
+            id: None,
+            function: Some(function),
+        });
+    }
+    for (position, call) in wire_calls.into_iter().enumerate() {
         let function = call
             .function
             .ok_or_else(|| LlmError::malformed("a tool call has no function"))?;
         tool_calls.push(ToolCall {
-            id: call.id.unwrap_or_else(|| format!("call_{position}")),
+            // Some servers (Ollama, older vLLM) send no id or an empty one.
+            id: call
+                .id
+                .filter(|id| !id.is_empty())
+                .unwrap_or_else(|| format!("call_{position}")),
             name: function
                 .name
                 .ok_or_else(|| LlmError::malformed("a tool call has no name"))?,
@@ -299,7 +336,7 @@ pub(crate) fn parse_response(body: &str) -> Result<ChatResponse, LlmError> {
 }
 
 /// The error an `{"error": …}` object inside a response or stream stands for.
-fn stream_error(error: &Value) -> LlmError {
+pub(super) fn stream_error(error: &Value) -> LlmError {
     let message = error
         .get("message")
         .and_then(Value::as_str)
@@ -327,123 +364,7 @@ pub(crate) fn parse_error(body: &str) -> ErrorInfo {
     }
     .unwrap_or_else(|| body.trim().to_string());
     let code = error.get("code").and_then(Value::as_str);
-    ErrorInfo {
-        context_overflow: looks_like_context_overflow(code, &message),
-        message,
-    }
-}
-
-/// Decodes a chat-completions stream: `data:` chunks, then `data: [DONE]`.
-#[derive(Debug, Default)]
-pub(crate) struct StreamDecoder {
-    started: bool,
-    /// Wire tool-call index to the call's position among this response's tool calls and id.
-    tool_calls: HashMap<usize, (usize, String)>,
-    /// How many tool calls have started.
-    tool_count: usize,
-    finished: bool,
-    done: bool,
-}
-
-impl StreamDecoder {
-    fn tool_call(&mut self, call: WireToolCall, events: &mut Vec<ChatEvent>) {
-        let wire_index = call.index.unwrap_or(self.tool_count);
-        let function = call.function.unwrap_or(WireFunction {
-            name: None,
-            arguments: None,
-        });
-        // Some servers number every call 0; a new id with a name starts a new call all the same.
-        let known = self.tool_calls.get(&wire_index).filter(|(_, id)| {
-            let new_call = function
-                .name
-                .as_deref()
-                .is_some_and(|name| !name.is_empty())
-                && call
-                    .id
-                    .as_deref()
-                    .is_some_and(|new| !new.is_empty() && new != id);
-            !new_call
-        });
-        let index = match known {
-            Some(&(index, _)) => index,
-            None => {
-                let index = self.tool_count;
-                self.tool_count += 1;
-                let id = call.id.unwrap_or_else(|| format!("call_{index}"));
-                self.tool_calls.insert(wire_index, (index, id.clone()));
-                events.push(ChatEvent::ToolCallStart {
-                    index,
-                    id,
-                    name: function.name.clone().unwrap_or_default(),
-                });
-                index
-            }
-        };
-        if let Some(fragment) = function.arguments.filter(|fragment| !fragment.is_empty()) {
-            events.push(ChatEvent::ToolCallArgs { index, fragment });
-        }
-    }
-}
-
-impl SseDecoder for StreamDecoder {
-    fn decode(&mut self, event: &Event) -> Result<Vec<ChatEvent>, LlmError> {
-        let data = event.data.trim();
-        if data.is_empty() {
-            return Ok(Vec::new());
-        }
-        if data == "[DONE]" {
-            self.done = true;
-            return Ok(Vec::new());
-        }
-        let chunk: WireResponse = serde_json::from_str(data)
-            .map_err(|err| LlmError::malformed(format!("invalid stream chunk {data:?}: {err}")))?;
-        if let Some(error) = chunk.error {
-            return Err(stream_error(&error));
-        }
-        let mut events = Vec::new();
-        if !self.started {
-            self.started = true;
-            events.push(ChatEvent::Started {
-                response_id: chunk.id,
-                model: chunk.model,
-            });
-        }
-        for choice in chunk.choices {
-            if let Some(mut delta) = choice.message {
-                for (field, delta) in delta.reasoning() {
-                    events.push(ChatEvent::ReasoningText { field, delta });
-                }
-                if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
-                    events.push(ChatEvent::Text(text));
-                }
-                for call in delta.tool_calls.unwrap_or_default() {
-                    self.tool_call(call, &mut events);
-                }
-            }
-            if let Some(reason) = choice.finish_reason {
-                self.finished = true;
-                events.push(ChatEvent::Finish { reason });
-            }
-        }
-        if let Some(usage) = chunk.usage {
-            events.push(ChatEvent::Usage(usage.into()));
-        }
-        Ok(events)
-    }
-
-    fn is_done(&self) -> bool {
-        self.done
-    }
-
-    fn end(&mut self) -> Result<Vec<ChatEvent>, LlmError> {
-        if self.finished {
-            Ok(Vec::new())
-        } else {
-            Err(LlmError::network(
-                "the stream ended before the response was complete",
-            ))
-        }
-    }
+    ErrorInfo::new(message, code)
 }
 
 #[cfg(test)]
@@ -470,7 +391,8 @@ mod tests {
         request.max_tokens = Some(10);
         request.stop = vec!["END".into()];
         let body = request_body(&request, true);
-        assert_eq!(body["messages"][2]["content"], Value::Null);
+        assert_eq!(body["messages"][2]["content"], "");
+        assert_eq!(body["tool_choice"], "auto");
         assert_eq!(
             body["messages"][2]["tool_calls"][0]["function"]["name"],
             "f"
@@ -482,45 +404,6 @@ mod tests {
         assert_eq!(body["stop"][0], "END");
         request.model = "o3-mini".into();
         assert_eq!(request_body(&request, false)["max_completion_tokens"], 10);
-    }
-
-    fn decode(decoder: &mut StreamDecoder, chunk: Value) -> Vec<ChatEvent> {
-        let event = Event {
-            data: chunk.to_string(),
-            ..Event::default()
-        };
-        decoder.decode(&event).unwrap()
-    }
-
-    #[test]
-    fn calls_that_share_wire_index_zero_are_told_apart_by_id() {
-        let mut decoder = StreamDecoder::default();
-        let call = |id: &str, name: &str, args: &str| {
-            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
-                {"index": 0, "id": id, "function": {"name": name, "arguments": args}}
-            ]}}]})
-        };
-        let mut events = decode(&mut decoder, call("a", "one", "{}"));
-        events.extend(decode(&mut decoder, call("b", "two", "{\"x\":")));
-        events.extend(decode(
-            &mut decoder,
-            json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": "1}"}}]}}]}),
-        ));
-        let starts: Vec<_> = events
-            .iter()
-            .filter_map(|event| match event {
-                ChatEvent::ToolCallStart { index, id, .. } => Some((*index, id.as_str())),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(starts, [(0, "a"), (1, "b")]);
-        assert_eq!(
-            events.last(),
-            Some(&ChatEvent::ToolCallArgs {
-                index: 1,
-                fragment: "1}".into()
-            })
-        );
     }
 
     #[test]

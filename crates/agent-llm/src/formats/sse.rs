@@ -33,6 +33,8 @@ where
         decoder: D,
         pending: VecDeque<ChatEvent>,
         finished: bool,
+        /// Whether the body held any server-sent event.
+        seen: bool,
     }
     let events = Box::pin(bytes.eventsource());
     let state = State {
@@ -40,6 +42,7 @@ where
         decoder,
         pending: VecDeque::new(),
         finished: false,
+        seen: false,
     };
     Box::pin(futures::stream::unfold(state, |mut state| async move {
         loop {
@@ -51,6 +54,7 @@ where
             }
             let outcome = match state.events.next().await {
                 Some(Ok(event)) => {
+                    state.seen = true;
                     let decoded = state.decoder.decode(&event);
                     state.finished = state.decoder.is_done();
                     decoded
@@ -62,6 +66,14 @@ where
                 Some(Err(EventStreamError::Parser(err))) => Err(LlmError::malformed(format!(
                     "the stream is not server-sent events: {err}"
                 ))),
+                // A body that ends cleanly without a single event is the server's way of
+                // declining to answer, whatever the provider.
+                None if !state.seen => {
+                    state.finished = true;
+                    Err(LlmError::EmptyResponse {
+                        message: "the event stream ended before its first event".into(),
+                    })
+                }
                 None => {
                     state.finished = true;
                     state.decoder.end()

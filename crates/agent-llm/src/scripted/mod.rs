@@ -273,6 +273,7 @@ fn turn_events(number: usize, turn: ScriptedTurn, request: &ChatRequest) -> Vec<
         prompt_tokens: estimate_request_tokens(request) as u64,
         completion_tokens: completion as u64,
         cached_tokens: 0,
+        estimated: true,
     });
     events.push(ChatEvent::Usage(usage));
     let reason = turn

@@ -95,7 +95,8 @@ async fn a_streamed_tool_use_round_trip() {
         Some(Usage {
             prompt_tokens: 410,
             completion_tokens: 35,
-            cached_tokens: 10
+            cached_tokens: 10,
+            estimated: false,
         })
     );
     assert_eq!(first.response_id.as_deref(), Some("msg_1"));
@@ -341,7 +342,8 @@ async fn prompt_cache_breakpoints_and_cache_usage() {
         Some(Usage {
             prompt_tokens: 1530,
             completion_tokens: 2,
-            cached_tokens: 0
+            cached_tokens: 0,
+            estimated: false,
         })
     );
     assert_eq!(second.usage.unwrap().cached_tokens, 1500);
@@ -408,7 +410,8 @@ async fn a_scripted_turn_reads_the_same_streamed_and_not() {
             Some(Usage {
                 prompt_tokens: 1570,
                 completion_tokens: 9,
-                cached_tokens: 1500
+                cached_tokens: 1500,
+                estimated: false,
             })
         );
         assert_eq!(response.finish_reason.as_deref(), Some("tool_use"));

@@ -8,6 +8,8 @@ mod anthropic;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
 mod fakellm;
 #[cfg(feature = "openai")]
+mod llamacpp;
+#[cfg(feature = "openai")]
 mod openai;
 #[cfg(all(feature = "openai", feature = "anthropic"))]
 mod reasoning;

@@ -104,7 +104,8 @@ async fn a_plain_streamed_answer_with_usage_in_the_last_chunk() {
         Some(Usage {
             prompt_tokens: 120,
             completion_tokens: 7,
-            cached_tokens: 100
+            cached_tokens: 100,
+            estimated: false,
         })
     );
     assert_eq!(response.response_id.as_deref(), Some("chatcmpl-42"));
@@ -456,7 +457,7 @@ async fn a_server_that_stops_sending_mid_stream_hits_the_idle_timeout() {
 }
 
 #[tokio::test]
-async fn a_stream_cut_before_it_finished_is_a_network_error() {
+async fn a_stream_that_ends_cleanly_before_it_finished_is_malformed() {
     let server = MockModelServer::with_replies(vec![Reply::sse([sse_data(&chunk(
         json!({"content": "Half"}),
         None,
@@ -466,7 +467,10 @@ async fn a_stream_cut_before_it_finished_is_a_network_error() {
         .complete(request())
         .await
         .unwrap_err();
-    assert!(matches!(error, LlmError::Network { .. }), "{error:?}");
+    assert!(
+        matches!(error, LlmError::MalformedResponse { .. }),
+        "{error:?}"
+    );
 }
 
 #[tokio::test]
@@ -654,7 +658,8 @@ async fn a_scripted_turn_reads_the_same_streamed_and_not() {
             Some(Usage {
                 prompt_tokens: 1000,
                 completion_tokens: 12,
-                cached_tokens: 900
+                cached_tokens: 900,
+                estimated: false,
             })
         );
         assert_eq!(response.finish_reason.as_deref(), Some("tool_calls"));

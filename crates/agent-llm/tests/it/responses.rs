@@ -135,6 +135,7 @@ async fn usage_counts_cached_input_tokens() {
             prompt_tokens: 2_000,
             completion_tokens: 30,
             cached_tokens: 1_800,
+            estimated: false,
         })
     );
     assert_eq!(response.finish_reason.as_deref(), Some("stop"));

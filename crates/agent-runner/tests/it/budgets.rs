@@ -15,6 +15,7 @@ const DOLLAR: Usage = Usage {
     prompt_tokens: 1_000_000,
     completion_tokens: 0,
     cached_tokens: 0,
+    estimated: false,
 };
 
 fn paid(turn: ScriptedTurn) -> ScriptedTurn {

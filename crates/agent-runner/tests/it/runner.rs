@@ -297,6 +297,7 @@ async fn max_cost_stops_the_run() {
         prompt_tokens: 1_000_000,
         completion_tokens: 0,
         cached_tokens: 0,
+        estimated: false,
     };
     let f = fixture_with(
         (0..5)

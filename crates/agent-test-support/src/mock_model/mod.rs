@@ -22,8 +22,11 @@
 //! says `"stream": true`. Raw replies ([`Reply::json`], [`Reply::sse`], ...) are sent as they
 //! are. Requests that break a provider's documented rules get that provider's 400 (see
 //! `rules.rs`, and `reasoning.rs` for the rules about reasoning sent back) and consume no
-//! reply.
+//! reply. [`MockModelServer::llama_cpp`] starts a server that also keeps the rules and the
+//! stream shape of llama.cpp's Python server (`llamacpp.rs`). `GET {base}/models` lists the
+//! models of [`MockModelServer::serve_models`].
 
+mod llamacpp;
 mod reasoning;
 mod refuse;
 mod reply;
@@ -117,6 +120,10 @@ struct Shared {
     context_bytes: AtomicUsize,
     issued: responses::Issued,
     reasoning: reasoning::ReasoningState,
+    /// Whether the server plays llama.cpp's (see `llamacpp.rs`).
+    llama_cpp: std::sync::atomic::AtomicBool,
+    /// What `GET /models` lists (`mock-model` when empty).
+    models: Mutex<Vec<String>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -165,6 +172,22 @@ impl MockModelServer {
         let server = Self::start().await;
         server.shared.reasoning.deepseek_thinking();
         server
+    }
+
+    /// Starts a server that answers as llama.cpp's OpenAI-compatible Python server does (see
+    /// the rules in `llamacpp.rs`): a 500 for an assistant `content` of `null`, an empty `200`
+    /// stream for a streamed request with `tool_choice: "auto"` or over the context window
+    /// ([`MockModelServer::limit_context`]), tools offered only with a `tool_choice`, and
+    /// streams without `usage`.
+    pub async fn llama_cpp() -> Self {
+        let server = Self::start().await;
+        server.shared.llama_cpp.store(true, Ordering::SeqCst);
+        server
+    }
+
+    /// The model ids `GET {base}/models` lists, in this order.
+    pub fn serve_models(&self, models: &[&str]) {
+        *lock(&self.shared.models) = models.iter().map(|m| (*m).to_owned()).collect();
     }
 
     /// Queues a reply.
@@ -258,10 +281,28 @@ async fn handle(
         requests.push(request.clone());
         request
     };
+    if request.method == "GET" && request.path.ends_with("/models") {
+        let mut models = lock(&shared.models).clone();
+        if models.is_empty() {
+            models.push("mock-model".to_owned());
+        }
+        let data: Vec<Value> = models
+            .iter()
+            .map(|id| json!({"id": id, "object": "model", "owned_by": "mock"}))
+            .collect();
+        return json_response(200, &[], &json!({"object": "list", "data": data}));
+    }
     if let Some(refusal) = refusal(&request, &shared) {
         return refusal;
     }
     let limit = shared.context_bytes.load(Ordering::SeqCst);
+    let llama_cpp = shared.llama_cpp.load(Ordering::SeqCst);
+    if llama_cpp
+        && request.format() == Some(WireFormat::OpenAi)
+        && let Some(refusal) = llamacpp::refusal(&request, limit > 0 && body.len() > limit)
+    {
+        return refusal;
+    }
     if limit > 0 && body.len() > limit {
         return json_response(400, &[], &too_long(&request, body.len() / 4, limit / 4));
     }
@@ -292,6 +333,12 @@ async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) 
         reply::Body::Turn(turn) => {
             let turn = turn.or_model(request.body["model"].as_str());
             let turn = shared.reasoning.prepare(turn, request.format());
+            let llama_cpp = shared.llama_cpp.load(Ordering::SeqCst);
+            let turn = if llama_cpp {
+                llamacpp::prepare(turn, request)
+            } else {
+                turn
+            };
             match (request.format(), request.is_stream()) {
                 (Some(WireFormat::Responses), false) => {
                     let body = responses::response(&turn, &shared.issued);
@@ -311,6 +358,14 @@ async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) 
                     .collect(),
                 (_, false) => {
                     return json_response(reply.status, &reply.headers, &turn.openai_completion());
+                }
+                (_, true) if llama_cpp => {
+                    let mut pieces: Vec<Bytes> = llamacpp::chunks(&turn)
+                        .iter()
+                        .map(|c| Bytes::from(sse_data(c)))
+                        .collect();
+                    pieces.push(Bytes::from_static(SSE_DONE.as_bytes()));
+                    pieces
                 }
                 (_, true) => {
                     let usage = request.body["stream_options"]["include_usage"] == true;

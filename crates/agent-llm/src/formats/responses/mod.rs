@@ -36,6 +36,7 @@ fn usage_of(usage: &Value) -> Usage {
             .pointer("/input_tokens_details/cached_tokens")
             .and_then(Value::as_u64)
             .unwrap_or(0),
+        estimated: false,
     }
 }
 
@@ -167,10 +168,7 @@ pub(crate) fn parse_error(body: &str) -> ErrorInfo {
     let error = value.get("error").unwrap_or(&value);
     let message = string(error, "message").unwrap_or_else(|| body.trim().to_string());
     let code = error.get("code").and_then(Value::as_str);
-    ErrorInfo {
-        context_overflow: looks_like_context_overflow(code, &message),
-        message,
-    }
+    ErrorInfo::new(message, code)
 }
 
 /// A function call being streamed.
@@ -343,7 +341,7 @@ impl SseDecoder for StreamDecoder {
         if self.done {
             Ok(Vec::new())
         } else {
-            Err(LlmError::network(
+            Err(LlmError::malformed(
                 "the stream ended before the response was complete",
             ))
         }

@@ -150,6 +150,9 @@ pub(crate) fn request_body(request: &ChatRequest, reasoning: &ReasoningOptions<'
                 })
             })
             .collect();
+        if let Some(choice) = request.tool_choice {
+            body["tool_choice"] = json!(choice.as_str());
+        }
     }
     if let Some(max_tokens) = request.max_tokens {
         body["max_output_tokens"] = json!(max_tokens);
