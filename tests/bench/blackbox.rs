@@ -25,7 +25,7 @@ pub(crate) struct BlackBoxRow {
 }
 
 /// The `agent` binary built next to this program (same profile).
-fn agent_binary() -> Result<PathBuf> {
+pub(crate) fn agent_binary() -> Result<PathBuf> {
     let exe = std::env::current_exe()?;
     let dir = exe
         .parent()

@@ -10,7 +10,8 @@
 //! 6. PostgreSQL and workers: steps, watchers on a second node, runs through the queue
 //!    (`distributed`);
 //! 7. the command line from outside (`blackbox`);
-//! 8. checkpoints: snapshot time and store size of a large workspace (`checkpoints`).
+//! 8. checkpoints: snapshot time and store size of a large workspace (`checkpoints`);
+//! 9. the agent's own time per model call against a real model server's (`real_model`).
 //!
 //! Usage: `agent-bench [--quick] [--out FILE]`. The summary table goes to stdout; the whole
 //! report (summary, method, details, machine line) to FILE, with its plots as SVG files next to
@@ -38,6 +39,7 @@ mod economy;
 mod only;
 mod overhead;
 mod peer;
+mod real_model;
 mod report;
 mod scale;
 mod stats;
@@ -218,18 +220,21 @@ async fn main() -> Result<()> {
     let distributed = distributed::measure(plan.quick, plan.runs).await?;
     let blackbox = blackbox::measure(&plan.blackbox_ns, plan.runs)?;
     let checkpoints = checkpoints::measure(plan.checkpoint_files, plan.runs)?;
+    let real = real_model::measure(plan.quick, plan.runs)?;
     let (mut summary, mut failures) = report::summary(&results)?;
     summary.push_str(&cache::summary_rows(&caching));
     summary.push_str(&distributed::summary_rows(&distributed));
     summary.push_str(&checkpoints::summary_rows(&checkpoints));
     failures.extend(distributed.failures());
+    summary.push_str(&real_model::summary_rows(&real));
     summary.push_str(&targets::section(&results, &blackbox, &distributed));
     let sections = format!(
-        "{}{}{}{}",
+        "{}{}{}{}{}",
         cache::section(&caching),
         distributed::section(&distributed),
         targets::blackbox_section(&blackbox),
-        checkpoints::section(&checkpoints)
+        checkpoints::section(&checkpoints),
+        real_model::section(&real)
     );
     let full = report::full(&results, &summary, &failures, &sections)?;
     match &args.out {

@@ -9,7 +9,9 @@
 //! - [`cli`]: a temporary environment for running the `agent` binary (workspace, trace folder,
 //!   isolated home and configuration), and `agent serve` as a child process;
 //! - [`pty`]: a pseudo-terminal with a terminal emulator, to test what a user sees and types;
-//! - [`postgres`]: a throwaway PostgreSQL cluster on a free loopback port.
+//! - [`postgres`]: a throwaway PostgreSQL cluster on a free loopback port;
+//! - [`llamacpp`]: a real model (llama-cpp-python's server running SmolLM2-135M) on a free
+//!   loopback port, and a recording proxy in front of it.
 //!
 //! Only dev-dependencies and test crates may depend on this crate; no library or binary of the
 //! workspace may. Its public API names no type of `agent-llm` (requests and replies are
@@ -20,6 +22,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod cli;
+pub mod llamacpp;
 pub mod mock_model;
 pub mod postgres;
 pub mod pty;
