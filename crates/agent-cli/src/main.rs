@@ -29,6 +29,7 @@ mod progress;
 mod provider;
 mod reasoning;
 mod run;
+mod sandbox;
 mod serve;
 mod store;
 mod task;
@@ -53,7 +54,12 @@ fn main() -> std::process::ExitCode {
             return ExitCode::Failed.into();
         }
     };
-    let result = runtime.block_on(dispatch(cli.command));
+    let result = runtime.block_on(async {
+        if cli.command.runs_tools() {
+            sandbox::init(cli.sandbox, &config::FileConfig::load()?)?;
+        }
+        dispatch(cli.command).await
+    });
     // Tools may leave blocking reads behind (e.g. a terminal prompt); do not wait for them.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     match result {

@@ -22,6 +22,12 @@ pub(crate) struct Cli {
     #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
     pub(crate) color: crate::output::ColorChoice,
 
+    /// The sandbox of the model's commands: `workspace-write` (the default: writes only in the
+    /// workspace and a private temporary folder, no network), `read-only`, or `off` (full
+    /// access). Overrides agent.toml's `sandbox`.
+    #[arg(long, global = true, value_name = "MODE", env = "AGENT_SANDBOX")]
+    pub(crate) sandbox: Option<agent_tools::SandboxMode>,
+
     /// What to do.
     #[command(subcommand)]
     pub(crate) command: Command,
@@ -66,6 +72,31 @@ pub(crate) enum Command {
     /// Neovim): sessions are traces, the goal tree is the plan.
     #[cfg(feature = "acp")]
     Acp(AcpArgs),
+}
+
+impl Command {
+    /// Whether the command may run the model's tools (and so needs the sandbox resolved).
+    pub(crate) fn runs_tools(&self) -> bool {
+        match self {
+            Self::Run(_)
+            | Self::Chat(_)
+            | Self::Resume(_)
+            | Self::Demo(_)
+            | Self::Serve(_)
+            | Self::Worker(_)
+            | Self::Plan(_) => true,
+            #[cfg(feature = "acp")]
+            Self::Acp(_) => true,
+            Self::Import(_)
+            | Self::Traces(_)
+            | Self::Show(_)
+            | Self::Fork(_)
+            | Self::Cancel(_)
+            | Self::Mcp(_)
+            | Self::Agents(_)
+            | Self::Export(_) => false,
+        }
+    }
 }
 
 /// `agent export`.
