@@ -9,7 +9,8 @@
 //! - [`cli`]: a temporary environment for running the `agent` binary (workspace, trace folder,
 //!   isolated home and configuration), and `agent serve` as a child process;
 //! - [`pty`]: a pseudo-terminal with a terminal emulator, to test what a user sees and types;
-//! - [`postgres`]: a throwaway PostgreSQL cluster on a free loopback port.
+//! - [`postgres`]: a throwaway PostgreSQL cluster on a free loopback port;
+//! - [`shell`]: spellings of one shell command, for the approval rules' tests.
 //!
 //! Only dev-dependencies and test crates may depend on this crate; no library or binary of the
 //! workspace may. Its public API names no type of `agent-llm` (requests and replies are
@@ -23,5 +24,6 @@ pub mod cli;
 pub mod mock_model;
 pub mod postgres;
 pub mod pty;
+pub mod shell;
 
 pub use agent_execution::store::conformance;

@@ -200,3 +200,53 @@ async fn a_trace_resumes_right_after_its_agent_was_killed() {
     sigkill(&agent);
     agent.wait().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_deny_rule_holds_against_every_spelling_under_yes() {
+    for spelling in agent_test_support::shell::RM_RF_SPELLINGS {
+        let env = agent_env();
+        env.write("agent.toml", "[approvals]\ndeny = [\"bash(rm -rf)\"]\n");
+        env.write("target/keep.txt", "precious\n");
+        let script = bash_script(&env, spelling);
+        // The sandbox would keep `target` too (it is a top-level entry); the rules must hold
+        // on their own.
+        let output = env
+            .run(&[
+                "run",
+                "--provider",
+                "scripted",
+                "--script",
+                &script,
+                "--yes",
+                "--sandbox",
+                "off",
+                "Clean up",
+            ])
+            .await;
+        assert_eq!(code(&output), 0, "{spelling}: {}", stderr(&output));
+        assert_eq!(
+            read(&env.path("target/keep.txt")),
+            "precious\n",
+            "`{spelling}` deleted the file"
+        );
+    }
+    // Without the rule the same run deletes it, so the check above can fail.
+    let env = agent_env();
+    env.write("target/keep.txt", "precious\n");
+    let script = bash_script(&env, "rm -rf target");
+    let output = env
+        .run(&[
+            "run",
+            "--provider",
+            "scripted",
+            "--script",
+            &script,
+            "--yes",
+            "--sandbox",
+            "off",
+            "Clean up",
+        ])
+        .await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert!(!env.path("target").exists());
+}
