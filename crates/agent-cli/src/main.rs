@@ -55,7 +55,7 @@ fn main() -> std::process::ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        if cli.command.runs_tools() {
+        if sandbox::runs_tools(&cli.command) {
             sandbox::init(cli.sandbox, &config::FileConfig::load()?)?;
         }
         dispatch(cli.command).await

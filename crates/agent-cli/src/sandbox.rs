@@ -9,6 +9,7 @@ use agent_tools::sandbox::{SandboxConfig, SandboxMode, check_support};
 use anyhow::Result;
 use serde::Deserialize;
 
+use crate::cli::Command;
 use crate::config::FileConfig;
 use crate::exit::UsageError;
 
@@ -81,4 +82,27 @@ pub(crate) fn init(flag: Option<SandboxMode>, file: &FileConfig) -> Result<()> {
 /// The sandbox settings of this process's runs (`workspace-write` until [`init`] ran).
 pub(crate) fn current() -> SandboxConfig {
     RESOLVED.get().cloned().unwrap_or_default()
+}
+
+/// Whether the command may run the model's tools (and so needs the sandbox resolved).
+pub(crate) fn runs_tools(command: &Command) -> bool {
+    match command {
+        Command::Run(_)
+        | Command::Chat(_)
+        | Command::Resume(_)
+        | Command::Demo(_)
+        | Command::Serve(_)
+        | Command::Worker(_)
+        | Command::Plan(_) => true,
+        #[cfg(feature = "acp")]
+        Command::Acp(_) => true,
+        Command::Import(_)
+        | Command::Traces(_)
+        | Command::Show(_)
+        | Command::Fork(_)
+        | Command::Cancel(_)
+        | Command::Mcp(_)
+        | Command::Agents(_)
+        | Command::Export(_) => false,
+    }
 }

@@ -38,9 +38,24 @@ pub(crate) fn commands(script: &str) -> Commands {
     found
 }
 
-/// Adds the commands of `script`, run by a command of a script `depth` levels deep.
-pub(crate) fn walk_nested(script: &str, depth: usize, found: &mut Commands) {
-    walk_script(script, depth + 1, found);
+/// Collects what the commands of a script `depth` levels deep run.
+struct Walk<'a> {
+    depth: usize,
+    found: &'a mut Commands,
+}
+
+impl crate::shell_wrappers::Sink for Walk<'_> {
+    fn command(&mut self, words: Vec<String>) {
+        self.found.commands.push(words);
+    }
+
+    fn unknown(&mut self, why: &str) {
+        self.found.mark_unknown(why);
+    }
+
+    fn script(&mut self, script: &str) {
+        walk_script(script, self.depth + 1, self.found);
+    }
 }
 
 fn walk_script(script: &str, depth: usize, found: &mut Commands) {
@@ -179,7 +194,7 @@ fn walk_simple(simple: &SimpleCommand, depth: usize, found: &mut Commands) {
         }
     }
     if !words.is_empty() {
-        crate::shell_wrappers::unwrap(words, depth, found);
+        crate::shell_wrappers::unwrap(words, &mut Walk { depth, found });
     }
 }
 

@@ -2,7 +2,15 @@
 //! `find -exec`, ...): what they run, and how a command is compared with a rule's words once
 //! its flags are normalised (`rm -rf` = `rm -fr` = `rm -r -f` = `rm --recursive --force`).
 
-use crate::shell_commands::Commands;
+/// Where what a command runs goes.
+pub(crate) trait Sink {
+    /// A command that runs, as its words.
+    fn command(&mut self, words: Vec<String>);
+    /// Some of what runs cannot be known, and why.
+    fn unknown(&mut self, why: &str);
+    /// A script that runs.
+    fn script(&mut self, script: &str);
+}
 
 /// A word whose value depends on an expansion; it matches no rule word.
 const UNKNOWN_WORD: &str = "\u{0}";
@@ -25,11 +33,11 @@ fn options_with_value(program: &str) -> &'static [&'static str] {
 }
 
 /// Adds what `words` (a simple command, `None` for words that depend on an expansion) runs.
-pub(crate) fn unwrap(words: Vec<Option<String>>, depth: usize, found: &mut Commands) {
+pub(crate) fn unwrap(words: Vec<Option<String>>, sink: &mut dyn Sink) {
     let mut words = words;
     loop {
         let Some(Some(first)) = words.first() else {
-            found.mark_unknown("a program named by an expansion");
+            sink.unknown("a program named by an expansion");
             return;
         };
         let program = first.rsplit('/').next().unwrap_or(first).to_owned();
@@ -50,7 +58,7 @@ pub(crate) fn unwrap(words: Vec<Option<String>>, depth: usize, found: &mut Comma
             "env" => {
                 let rest = skip_options(&program, &rest);
                 if let Some(split) = split_string(&words[1..]) {
-                    crate::shell_commands::walk_nested(&split, depth, found);
+                    sink.script(&split);
                 }
                 rest.into_iter()
                     .skip_while(|w| w.as_deref().is_some_and(is_assignment))
@@ -61,14 +69,14 @@ pub(crate) fn unwrap(words: Vec<Option<String>>, depth: usize, found: &mut Comma
                 // `flock FILE -c SCRIPT` or `flock FILE COMMAND...`.
                 let rest: Vec<_> = skip_options(&program, &rest).into_iter().skip(1).collect();
                 if matches!(rest.first(), Some(Some(c)) if c == "-c") {
-                    run_script(rest.get(1), depth, found);
+                    run_script(rest.get(1), sink);
                     return;
                 }
                 rest
             }
             "watch" => {
                 let rest = skip_options(&program, &rest);
-                run_script(Some(&join(&rest)), depth, found);
+                run_script(Some(&join(&rest)), sink);
                 return;
             }
             "xargs" => {
@@ -79,19 +87,19 @@ pub(crate) fn unwrap(words: Vec<Option<String>>, depth: usize, found: &mut Comma
                 rest
             }
             "eval" => {
-                run_script(Some(&join(&rest)), depth, found);
+                run_script(Some(&join(&rest)), sink);
                 return;
             }
             "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash" | "mksh" | "fish" => {
-                shell(&rest, depth, found);
+                shell(&rest, sink);
                 return;
             }
             "find" => {
-                find(&rest, depth, found);
+                find(&rest, sink);
                 return;
             }
             _ => {
-                found.commands.push(
+                sink.command(
                     std::iter::once(Some(program))
                         .chain(rest)
                         .map(|w| w.unwrap_or_else(|| UNKNOWN_WORD.to_owned()))
@@ -156,15 +164,15 @@ fn join(words: &[Option<String>]) -> Option<String> {
         .map(|words| words.join(" "))
 }
 
-fn run_script(script: Option<&Option<String>>, depth: usize, found: &mut Commands) {
+fn run_script(script: Option<&Option<String>>, sink: &mut dyn Sink) {
     match script {
-        Some(Some(script)) => crate::shell_commands::walk_nested(script, depth, found),
-        _ => found.mark_unknown("a script given by an expansion"),
+        Some(Some(script)) => sink.script(script),
+        _ => sink.unknown("a script given by an expansion"),
     }
 }
 
 /// `sh -c SCRIPT`, or a shell reading its script from a file or stdin (unknown).
-fn shell(rest: &[Option<String>], depth: usize, found: &mut Commands) {
+fn shell(rest: &[Option<String>], sink: &mut dyn Sink) {
     let mut index = 0;
     let mut has_c = false;
     while let Some(Some(word)) = rest.get(index) {
@@ -186,14 +194,14 @@ fn shell(rest: &[Option<String>], depth: usize, found: &mut Commands) {
         index += 1;
     }
     if has_c {
-        run_script(rest.get(index), depth, found);
+        run_script(rest.get(index), sink);
     } else {
-        found.mark_unknown("a shell reading its script from a file or stdin");
+        sink.unknown("a shell reading its script from a file or stdin");
     }
 }
 
 /// `find ... -delete` removes what it finds (as `rm -r -f` would); `-exec CMD ... ;` runs CMD.
-fn find(rest: &[Option<String>], depth: usize, found: &mut Commands) {
+fn find(rest: &[Option<String>], sink: &mut dyn Sink) {
     let paths: Vec<String> = rest
         .iter()
         .map_while(|w| {
@@ -204,7 +212,7 @@ fn find(rest: &[Option<String>], depth: usize, found: &mut Commands) {
     let mut index = 0;
     while index < rest.len() {
         match rest[index].as_deref() {
-            Some("-delete") => found.commands.push(
+            Some("-delete") => sink.command(
                 ["rm", "-r", "-f"]
                     .into_iter()
                     .map(str::to_owned)
@@ -219,7 +227,7 @@ fn find(rest: &[Option<String>], depth: usize, found: &mut Commands) {
                     .collect();
                 index += command.len();
                 if !command.is_empty() {
-                    unwrap(command, depth, found);
+                    unwrap(command, sink);
                 }
             }
             _ => {}

@@ -74,31 +74,6 @@ pub(crate) enum Command {
     Acp(AcpArgs),
 }
 
-impl Command {
-    /// Whether the command may run the model's tools (and so needs the sandbox resolved).
-    pub(crate) fn runs_tools(&self) -> bool {
-        match self {
-            Self::Run(_)
-            | Self::Chat(_)
-            | Self::Resume(_)
-            | Self::Demo(_)
-            | Self::Serve(_)
-            | Self::Worker(_)
-            | Self::Plan(_) => true,
-            #[cfg(feature = "acp")]
-            Self::Acp(_) => true,
-            Self::Import(_)
-            | Self::Traces(_)
-            | Self::Show(_)
-            | Self::Fork(_)
-            | Self::Cancel(_)
-            | Self::Mcp(_)
-            | Self::Agents(_)
-            | Self::Export(_) => false,
-        }
-    }
-}
-
 /// `agent export`.
 #[derive(Debug, Args)]
 pub(crate) struct ExportArgs {

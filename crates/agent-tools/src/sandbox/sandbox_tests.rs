@@ -1,3 +1,5 @@
+//! Tests of the sandbox settings: the environment of commands, modes, and what is granted.
+
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 
