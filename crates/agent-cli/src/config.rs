@@ -97,6 +97,8 @@ pub(crate) struct FileConfig {
     pub(crate) checkpoints: Option<crate::checkpoint::CheckpointsConfig>,
     /// Tool calls allowed or denied before anyone is asked.
     pub(crate) approvals: Option<crate::approve::ApprovalsConfig>,
+    /// The sandbox of the model's commands.
+    pub(crate) sandbox: Option<crate::sandbox::SandboxFile>,
     /// Prices and context windows of models, by name.
     #[serde(default)]
     pub(crate) models: std::collections::BTreeMap<String, ModelConfig>,

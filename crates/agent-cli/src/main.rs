@@ -32,6 +32,7 @@ mod provider;
 mod reasoning;
 mod rewind;
 mod run;
+mod sandbox;
 mod serve;
 mod setup;
 mod store;
@@ -57,7 +58,12 @@ fn main() -> std::process::ExitCode {
             return ExitCode::Failed.into();
         }
     };
-    let result = runtime.block_on(dispatch(cli.command));
+    let result = runtime.block_on(async {
+        if sandbox::runs_tools(&cli.command) {
+            sandbox::init(cli.sandbox, &config::FileConfig::load()?)?;
+        }
+        dispatch(cli.command).await
+    });
     // Tools may leave blocking reads behind (e.g. a terminal prompt); do not wait for them.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     match result {

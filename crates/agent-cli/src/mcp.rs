@@ -23,9 +23,9 @@ pub(crate) async fn start(file: &FileConfig, named: &[String]) -> Result<McpServ
     Ok(McpServers::start(selected).await)
 }
 
-/// The built-in tools and the tools of `servers`.
+/// The built-in tools, `bash` in this process's sandbox, and the tools of `servers`.
 pub(crate) fn registry(servers: &McpServers) -> ToolRegistry {
-    let mut registry = ToolRegistry::with_builtins();
+    let mut registry = ToolRegistry::with_builtins_in(crate::sandbox::current());
     servers.register(&mut registry);
     registry
 }

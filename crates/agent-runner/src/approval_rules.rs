@@ -7,11 +7,18 @@
 //! - `bash(cargo test)`: shell commands that start with the words `cargo test` (`cargo test`,
 //!   `cargo test --all`, not `cargo tests`). A command that chains or redirects (`;`, `&&`,
 //!   `||`, `|`, `&`, `>`, `<`, a backquote, `$(`, a line break) is never *allowed* by a prefix —
-//!   `git status && rm -rf ~` starts with `git status` — but is *denied* when any of its parts
-//!   runs a denied prefix, looking through variable assignments, wrappers such as `sudo` or
-//!   `env`, and a path before the program (`FOO=1 sudo /bin/rm -rf` runs `rm -rf`);
+//!   `git status && rm -rf ~` starts with `git status` — nor is one that cannot be parsed. A
+//!   command is *denied* when any simple command of the parsed script runs the rule's words
+//!   (`shell_commands.rs`): quotes and escapes removed, looking through `sh -c`, `eval`,
+//!   `xargs`, `env`, `timeout`, `nice`, `sudo`, `find -exec` and the like and into
+//!   substitutions, with flags normalised (`rm -rf` = `rm -fr` = `rm -r -f`, `find -delete`
+//!   counts as `rm -r -f`). A command whose programs cannot all be known (an expansion as the
+//!   program, a shell reading a script file, a script that does not parse) is denied by every
+//!   `bash(...)` deny rule, since it could run what they name;
 //! - `write_file(src/**)`, `edit_file(*.md)`, `read_file(.env)`: files whose path, relative to
-//!   the workspace, matches the glob; a path outside the workspace never matches an allow rule.
+//!   the workspace, matches the glob, after `..` and symlinks are resolved (a deny rule also
+//!   matches the path as written); a path outside the workspace never matches an allow rule. A
+//!   `read_file` deny rule also covers `grep` over the file or a folder holding it.
 //!
 //! Claude Code's spellings work too: `Bash(npm test:*)`, `Write(src/**)`, `Edit`, `Read`.
 //! Deny rules win over allow rules; they apply to every call, risky or not.
@@ -208,7 +215,9 @@ impl Rule {
 
     /// Whether the rule covers the call; `deny` rules match a chained command by any part.
     fn matches(&self, tool: &str, arguments: &Value, workspace: &Path, deny: bool) -> bool {
-        if !self.tool.is_match(tool) {
+        // A rule about reading a file also covers searching it.
+        let reads = tool == "grep" && self.tool.is_match("read_file");
+        if !self.tool.is_match(tool) && !reads {
             return false;
         }
         match &self.pattern {
@@ -217,21 +226,33 @@ impl Rule {
                 let Some(command) = arguments.get("command").and_then(Value::as_str) else {
                     return false;
                 };
+                let found = crate::shell_commands::commands(command);
                 if deny {
-                    split_commands(command).any(|part| runs_words(part, words))
+                    found.unknown.is_some()
+                        || found
+                            .commands
+                            .iter()
+                            .any(|run| crate::shell_wrappers::runs(run, words))
                 } else {
-                    !chains(command) && starts_with_words(command, words)
+                    found.unknown.is_none() && !chains(command) && starts_with_words(command, words)
                 }
             }
             Some(Pattern::Path(glob)) => {
                 let Some(path) = arguments.get("path").and_then(Value::as_str) else {
-                    return false;
+                    return tool == "grep" && deny && tree_matches(workspace, ".", glob);
                 };
-                match relative_path(workspace, path) {
-                    Some(relative) => glob.is_match(relative),
-                    // Outside the workspace: an allow never covers it; a deny matches the path
-                    // as written.
-                    None => deny && glob.is_match(path),
+                if tool == "grep" {
+                    return deny && tree_matches(workspace, path, glob);
+                }
+                let canonical = canonical_relative(workspace, path);
+                if deny {
+                    canonical.is_some_and(|relative| glob.is_match(relative))
+                        || match relative_path(workspace, path) {
+                            Some(relative) => glob.is_match(relative),
+                            None => glob.is_match(path),
+                        }
+                } else {
+                    canonical.is_some_and(|relative| glob.is_match(relative))
                 }
             }
         }
@@ -249,54 +270,6 @@ fn claude_alias(name: &str) -> &str {
         "Glob" => "glob_files",
         other => other,
     }
-}
-
-/// The simple commands of a command line, split at the operators that chain them.
-fn split_commands(command: &str) -> impl Iterator<Item = &str> {
-    command
-        .split(['\n', '\r', ';', '&', '|', '`', '(', ')', '>', '<'])
-        .map(|part| part.trim_start_matches('$').trim())
-        .filter(|part| !part.is_empty())
-}
-
-/// Commands that run the command after them (a deny rule looks through them).
-const WRAPPERS: [&str; 9] = [
-    "sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "nice",
-];
-
-/// Whether the simple command `part` runs `words`, looking through what only changes how it
-/// runs: variable assignments (`FOO=1 rm`), wrappers and their options (`sudo -u x rm`,
-/// `env rm`), a path or a backslash before the program (`/bin/rm`, `\rm`). For deny rules.
-fn runs_words(part: &str, words: &[String]) -> bool {
-    let mut given = part.split_whitespace().peekable();
-    let mut after_wrapper = false;
-    while let Some(word) = given.peek() {
-        let assignment = word.split_once('=').is_some_and(|(name, _)| {
-            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        });
-        let program = word.trim_start_matches('\\');
-        let program = program.rsplit('/').next().unwrap_or(program);
-        if assignment || (after_wrapper && word.starts_with('-')) {
-            given.next();
-        } else if WRAPPERS.contains(&program) {
-            after_wrapper = true;
-            given.next();
-        } else {
-            break;
-        }
-    }
-    let mut first = true;
-    words.iter().all(|word| {
-        let Some(next) = given.next() else {
-            return false;
-        };
-        if std::mem::take(&mut first) {
-            let program = next.trim_start_matches('\\');
-            program.rsplit('/').next() == Some(word.as_str()) || next == word
-        } else {
-            next == word
-        }
-    })
 }
 
 /// Whether `command`'s words start with `words`.
@@ -323,6 +296,51 @@ fn relative_path(workspace: &Path, path: &str) -> Option<String> {
         }
     }
     Some(parts.join("/"))
+}
+
+/// `path` resolved inside `workspace` (`..` and symlinks followed), relative to it; `None` when
+/// it leads outside. A workspace that is not on disk has nothing to resolve: the path is taken
+/// as written.
+fn canonical_relative(workspace: &Path, path: &str) -> Option<String> {
+    let Ok(root) = agent_tools::canonical_workspace(workspace) else {
+        return relative_path(workspace, path);
+    };
+    let resolved = agent_tools::resolve_in_workspace(&root, path).ok()?;
+    let relative = resolved.strip_prefix(&root).ok()?;
+    relative_path(Path::new(""), relative.to_str()?)
+}
+
+/// How many entries of a folder a `grep` deny check looks at before refusing the search.
+const TREE_LIMIT: usize = 20_000;
+
+/// Whether `path` (a file or a folder `grep` searches) is or holds a file matching `glob`; a
+/// folder too large to check counts as holding one.
+fn tree_matches(workspace: &Path, path: &str, glob: &GlobMatcher) -> bool {
+    let Ok(root) = agent_tools::canonical_workspace(workspace) else {
+        return false;
+    };
+    let Ok(start) = agent_tools::resolve_in_workspace(&root, path) else {
+        return glob.is_match(path);
+    };
+    let mut pending = vec![start];
+    let mut seen = 0;
+    while let Some(next) = pending.pop() {
+        seen += 1;
+        if seen > TREE_LIMIT {
+            return true;
+        }
+        if let Some(relative) = next.strip_prefix(&root).ok().and_then(Path::to_str)
+            && glob.is_match(relative)
+        {
+            return true;
+        }
+        if next.is_dir()
+            && let Ok(entries) = std::fs::read_dir(&next)
+        {
+            pending.extend(entries.flatten().map(|entry| entry.path()));
+        }
+    }
+    false
 }
 
 #[cfg(test)]

@@ -162,3 +162,97 @@ fn the_suggested_prefix_is_the_program_and_its_first_word() {
     assert_eq!(suggested_prefix("ls && rm x"), None);
     assert_eq!(suggested_prefix("   "), None);
 }
+
+#[test]
+fn a_deny_rule_refuses_every_spelling_of_its_command() {
+    let denying = rules(&["bash"], &["bash(rm -rf)"]);
+    for command in agent_test_support::shell::RM_RF_SPELLINGS {
+        assert_eq!(
+            verdict(&denying, "bash", &bash(command)),
+            Some(RuleVerdict::Deny("bash(rm -rf)".into())),
+            "{command}"
+        );
+    }
+    // What only looks like it stays allowed.
+    for command in [
+        "rm -r target",
+        "echo rm -rf target",
+        "grep -rf patterns target",
+        "command -v rm",
+        "git rm -rf target",
+    ] {
+        assert_eq!(
+            verdict(&denying, "bash", &bash(command)),
+            Some(RuleVerdict::Allow("bash".into())),
+            "{command}"
+        );
+    }
+    // A script that cannot be parsed is never allowed by a prefix.
+    let allow = rules(&["bash(echo)"], &[]);
+    assert_eq!(verdict(&allow, "bash", &bash("echo 'unterminated")), None);
+}
+
+#[test]
+fn file_rules_match_the_resolved_path_for_every_file_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("sub/deeper")).unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join(".env"), "SECRET=1").unwrap();
+    std::os::unix::fs::symlink(root.join(".env"), root.join("sub/link")).unwrap();
+    std::os::unix::fs::symlink("..", root.join("src/cfg")).unwrap();
+    let rules = ApprovalRules::parse(
+        &["write_file(src/**)", "read_file(src/**)"],
+        &["read_file(.env)", "write_file(.env)", "edit_file(.env)"],
+    )
+    .unwrap();
+    let check = |tool: &str, args: serde_json::Value| rules.verdict(tool, &args.to_string(), root);
+    for path in [
+        ".env",
+        "sub/../.env",
+        "./sub/deeper/../../.env",
+        "sub/link",
+        "src/cfg/.env",
+    ] {
+        for tool in ["read_file", "write_file", "edit_file"] {
+            let verdict = check(tool, serde_json::json!({ "path": path, "content": "x" }));
+            assert!(
+                matches!(verdict, Some(RuleVerdict::Deny(_))),
+                "{tool} {path}: {verdict:?}"
+            );
+        }
+        let grep = check(
+            "grep",
+            serde_json::json!({ "pattern": "SECRET", "path": path }),
+        );
+        assert!(
+            matches!(grep, Some(RuleVerdict::Deny(_))),
+            "grep {path}: {grep:?}"
+        );
+    }
+    // A search of a folder holding the file is refused; one of a folder without it is not.
+    let whole = check("grep", serde_json::json!({ "pattern": "SECRET" }));
+    assert!(matches!(whole, Some(RuleVerdict::Deny(_))), "{whole:?}");
+    assert_eq!(
+        check(
+            "grep",
+            serde_json::json!({ "pattern": "x", "path": "sub/deeper" })
+        ),
+        None
+    );
+    // An allow rule follows the symlink too: `src/cfg/agent.toml` is `agent.toml`, not in src.
+    assert_eq!(
+        check(
+            "write_file",
+            serde_json::json!({ "path": "src/cfg/agent.toml", "content": "x" })
+        ),
+        None
+    );
+    assert!(matches!(
+        check(
+            "write_file",
+            serde_json::json!({ "path": "src/new.rs", "content": "x" })
+        ),
+        Some(RuleVerdict::Allow(_))
+    ));
+}

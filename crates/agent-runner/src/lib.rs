@@ -130,6 +130,8 @@ mod record;
 mod report;
 mod resume;
 mod runner;
+mod shell_commands;
+mod shell_wrappers;
 mod spec;
 mod step;
 mod stuck;

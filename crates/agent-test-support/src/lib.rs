@@ -12,6 +12,7 @@
 //! - [`postgres`]: a throwaway PostgreSQL cluster on a free loopback port;
 //! - [`llamacpp`]: a real model (llama-cpp-python's server running SmolLM2-135M) on a free
 //!   loopback port, and a recording proxy in front of it.
+//! - [`shell`]: spellings of one shell command, for the approval rules' tests.
 //!
 //! Only dev-dependencies and test crates may depend on this crate; no library or binary of the
 //! workspace may. Its public API names no type of `agent-llm` (requests and replies are
@@ -26,5 +27,6 @@ pub mod llamacpp;
 pub mod mock_model;
 pub mod postgres;
 pub mod pty;
+pub mod shell;
 
 pub use agent_execution::store::conformance;

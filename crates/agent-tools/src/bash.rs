@@ -1,8 +1,13 @@
 //! The `bash` tool: a shell command in the workspace, in its own process group, with a timeout.
 //!
-//! The command runs as `bash -c <command>` with stdin closed. When it finishes, times out or is
-//! cancelled, or when the call is abandoned, the whole process group is killed with `SIGKILL`, so
-//! background children and grandchildren never outlive the call.
+//! The command runs as `bash -c <command>` with stdin closed, inside the sandbox of
+//! [`SandboxConfig`] (see [`crate::sandbox`]). When it finishes, times out or is cancelled, or
+//! when the call is abandoned, the whole process group is killed with `SIGKILL`, so background
+//! children and grandchildren never outlive the call.
+//!
+//! The group also dies with the agent, even one killed with `SIGKILL`: the group's first shell
+//! starts a watcher that reads a pipe only the agent holds the other end of, and kills the group
+//! when the pipe closes, which the kernel does when the agent exits however it exits.
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
@@ -19,6 +24,7 @@ use tokio::task::JoinHandle;
 
 use super::output::CappedBuffer;
 use super::path::canonical_workspace;
+use super::sandbox::{Confinement, SandboxConfig, SandboxMode};
 use super::{Risk, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput, TypedTool};
 
 /// How much longer than the command's own timeout the registry waits before abandoning the call.
@@ -26,9 +32,34 @@ const REGISTRY_GRACE: Duration = Duration::from_secs(5);
 /// How long to wait for the output pipes to close after the process group was killed.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// `bash(command, timeout_secs?)`: runs a shell command in the workspace.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct BashTool;
+/// The group's first shell: starts the watcher that kills the group when the agent's end of
+/// stdin closes, gives the command an empty stdin, and becomes `bash -c <command>`.
+const GROUP_SHELL: &str = "exec 3<&0 </dev/null
+{ while read -r -u 3 _; do :; done; kill -KILL 0; } >/dev/null 2>&1 &
+exec 3<&-
+exec bash -c \"$1\"";
+
+/// `bash(command, timeout_secs?)`: runs a shell command in the workspace, in a sandbox.
+///
+/// [`BashTool::default`] confines commands as [`SandboxMode::WorkspaceWrite`] does.
+#[derive(Debug, Clone, Default)]
+pub struct BashTool {
+    sandbox: Arc<SandboxConfig>,
+}
+
+impl BashTool {
+    /// A `bash` tool whose commands run in `sandbox`.
+    pub fn new(sandbox: SandboxConfig) -> Self {
+        Self {
+            sandbox: Arc::new(sandbox),
+        }
+    }
+
+    /// The sandbox settings of its commands.
+    pub fn sandbox(&self) -> &SandboxConfig {
+        &self.sandbox
+    }
+}
 
 /// Arguments of `bash`.
 #[derive(Debug, Deserialize)]
@@ -82,17 +113,25 @@ impl TypedTool for BashTool {
     async fn run(&self, args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let root = canonical_workspace(&ctx.workspace)?;
         let timeout = command_timeout(args.timeout_secs, &ctx.limits);
-        let mut child = tokio::process::Command::new("bash")
+        let confinement = Confinement::prepare(&self.sandbox, &root, &ctx.trace_id)
+            .map_err(|e| ToolError::failed(e.to_string()))?;
+        let mut command = tokio::process::Command::new("bash");
+        command
             .arg("-c")
+            .arg(GROUP_SHELL)
+            .arg("bash")
             .arg(&args.command)
             .current_dir(&root)
-            .stdin(Stdio::null())
+            .env_clear()
+            .envs(confinement.env.iter().map(|(name, value)| (name, value)))
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| ToolError::failed(format!("cannot start bash: {e}")))?;
+            .kill_on_drop(true);
+        let mut child = spawn_confined(command, confinement.clone()).await?;
+        // Never written to: the watcher of the group sees it close when the agent exits.
+        let _lifeline = child.stdin.take();
         let group = child
             .id()
             .and_then(|pid| i32::try_from(pid).ok())
@@ -133,9 +172,14 @@ impl TypedTool for BashTool {
 
         let streams = render_streams(&stdout, &stderr);
         Ok(match outcome {
-            Outcome::Exited(Ok(status)) => {
+            Outcome::Exited(Ok(status)) if status.success() => {
                 ToolOutput::text(format!("{}\n{streams}", describe_status(status)))
             }
+            Outcome::Exited(Ok(status)) => ToolOutput::text(format!(
+                "{}\n{streams}{}",
+                describe_status(status),
+                sandbox_note(&confinement, &streams)
+            )),
             Outcome::Exited(Err(e)) => ToolOutput::error(format!(
                 "error: waiting for the command failed: {e}\n{streams}"
             )),
@@ -148,6 +192,62 @@ impl TypedTool for BashTool {
             )),
         })
     }
+}
+
+/// Starts `command` on a thread of its own that first takes on `confinement`, so the child
+/// inherits the sandbox and no other thread of the process is confined.
+async fn spawn_confined(
+    mut command: tokio::process::Command,
+    confinement: Confinement,
+) -> Result<tokio::process::Child, ToolError> {
+    let runtime = tokio::runtime::Handle::current();
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("bash-sandbox".to_owned())
+        .spawn(move || {
+            let _runtime = runtime.enter();
+            let child = match confinement.apply_to_current_thread() {
+                Ok(()) => command
+                    .spawn()
+                    .map_err(|e| ToolError::failed(format!("cannot start bash: {e}"))),
+                Err(e) => Err(ToolError::failed(e.to_string())),
+            };
+            // The caller may have given up waiting; the child then dies with its handle.
+            let _ = sender.send(child);
+        })
+        .map_err(|e| ToolError::failed(format!("cannot start bash: {e}")))?;
+    receiver
+        .await
+        .map_err(|_| ToolError::failed("the thread starting bash ended without an answer"))?
+}
+
+/// A note for the model when a failed command may have been refused by the sandbox.
+fn sandbox_note(confinement: &Confinement, streams: &str) -> String {
+    const REFUSALS: [&str; 4] = [
+        "Permission denied",
+        "Operation not permitted",
+        "Read-only file system",
+        "Could not resolve host",
+    ];
+    if confinement.mode == SandboxMode::Off || !REFUSALS.iter().any(|r| streams.contains(r)) {
+        return String::new();
+    }
+    let writes = match confinement.mode {
+        SandboxMode::ReadOnly => "writes go only to $TMPDIR",
+        _ => {
+            "writes go only inside the workspace (not to .git, agent.toml or .agent/, and no new \
+             entry at its top: create those with write_file) and to $TMPDIR"
+        }
+    };
+    let network = if confinement.network {
+        ""
+    } else {
+        "; there is no network"
+    };
+    format!(
+        "note: this command ran in the {} sandbox, which may have refused it: {writes}{network}.\n",
+        confinement.mode
+    )
 }
 
 /// How the wait for the command ended.

@@ -13,6 +13,7 @@ use super::path::{
     canonical_workspace, check_opened, display_relative, open_inside, opened_path,
     resolve_in_workspace,
 };
+use super::sandbox::PROTECTED_NAMES;
 use super::{Risk, ToolContext, ToolDefinition, ToolError, ToolOutput, TypedTool};
 
 /// How many lines `read_file` shows when no `limit` is given.
@@ -58,6 +59,27 @@ fn target(ctx: &ToolContext, path: &str) -> Result<Target, ToolError> {
         absolute,
         shown,
     })
+}
+
+/// A target the model may write: not `.git`, `agent.toml`, `.agent/` or anything in them
+/// ([`PROTECTED_NAMES`]), whatever the approval rules say, since they hold the rules, the
+/// history and what runs outside the sandbox.
+fn writable_target(ctx: &ToolContext, path: &str) -> Result<Target, ToolError> {
+    let target = target(ctx, path)?;
+    let first = target
+        .absolute
+        .strip_prefix(&target.root)
+        .ok()
+        .and_then(|relative| relative.components().next());
+    if let Some(first) = first.and_then(|c| c.as_os_str().to_str())
+        && PROTECTED_NAMES.contains(&first)
+    {
+        return Err(ToolError::failed(format!(
+            "{:?} is protected: {first} is never written by tools",
+            target.shown
+        )));
+    }
+    Ok(target)
 }
 
 /// `read_file(path, offset?, limit?)`: a text file with line numbers.
@@ -221,7 +243,7 @@ impl TypedTool for WriteFileTool {
     }
 
     async fn run(&self, args: WriteFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let target = target(ctx, &args.path)?;
+        let target = writable_target(ctx, &args.path)?;
         blocking(move || {
             if target.absolute.is_dir() {
                 return Err(ToolError::failed(format!(
@@ -358,7 +380,7 @@ impl TypedTool for EditFileTool {
                 "`old` and `new` are the same; nothing to change",
             ));
         }
-        let target = target(ctx, &args.path)?;
+        let target = writable_target(ctx, &args.path)?;
         blocking(move || edit(&target, &args)).await
     }
 }

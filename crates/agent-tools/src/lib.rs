@@ -11,14 +11,28 @@
 //! cancellation) into a [`ToolResult`] the model sees, and never panics or hangs.
 //!
 //! The built-in tools (`read_file`, `write_file`, `edit_file`, `glob_files`, `grep`, `bash`) are
-//! confined to the workspace root by [`resolve_in_workspace`]. The names in
+//! confined to the workspace root by [`resolve_in_workspace`]; `bash` commands also run in a
+//! kernel sandbox ([`sandbox`]: Landlock and seccomp on Linux), `workspace-write` unless the
+//! caller says otherwise, with secrets left out of their environment. The names in
 //! [`RESERVED_TOOL_NAMES`] belong to tools the runner registers itself.
+//!
+//! This crate owns tools and their confinement; it must not depend on any other workspace crate
+//! (the runner, stores and providers build on it, never the other way round).
+//!
+//! ```
+//! use agent_tools::{SandboxConfig, SandboxMode, ToolRegistry};
+//!
+//! // Commands may read anywhere but write only to the run's temporary folder.
+//! let registry = ToolRegistry::with_builtins_in(SandboxConfig::new(SandboxMode::ReadOnly));
+//! assert!(registry.names().iter().any(|name| name == "bash"));
+//! ```
 
 mod bash;
 mod fs;
 mod output;
 mod path;
 mod registry;
+pub mod sandbox;
 mod search;
 mod typed;
 
@@ -37,6 +51,7 @@ pub use fs::{
 pub use output::{Keep, truncate_output};
 pub use path::{canonical_workspace, resolve_in_workspace};
 pub use registry::{RegisterError, ToolRegistry, ToolResult};
+pub use sandbox::{SandboxConfig, SandboxMode};
 pub use search::{GlobFilesArgs, GlobFilesTool, GrepArgs, GrepTool};
 /// The cancellation token of [`ToolContext::cancel`].
 pub use tokio_util::sync::CancellationToken;
@@ -247,14 +262,20 @@ pub trait Tool: Send + Sync {
     ) -> Result<ToolOutput, ToolError>;
 }
 
-/// The built-in file, search and shell tools, in a stable order.
+/// The built-in file, search and shell tools, in a stable order; `bash` in the default
+/// (`workspace-write`) sandbox.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+    builtin_tools_with(SandboxConfig::default())
+}
+
+/// The built-in tools, `bash` running its commands in `sandbox`.
+pub fn builtin_tools_with(sandbox: SandboxConfig) -> Vec<Arc<dyn Tool>> {
     vec![
         ReadFileTool.into_tool(),
         WriteFileTool.into_tool(),
         EditFileTool.into_tool(),
         GlobFilesTool.into_tool(),
         GrepTool.into_tool(),
-        BashTool.into_tool(),
+        BashTool::new(sandbox).into_tool(),
     ]
 }

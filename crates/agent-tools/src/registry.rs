@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::output::{Keep, truncate_output};
-use super::{Risk, Tool, ToolContext, ToolDefinition, builtin_tools};
+use super::{Risk, SandboxConfig, Tool, ToolContext, ToolDefinition, builtin_tools_with};
 
 /// How long a tool may take to finish on its own after the run was cancelled, before its task is
 /// aborted.
@@ -68,10 +68,16 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// A registry holding the built-in file, search and shell tools.
+    /// A registry holding the built-in file, search and shell tools, `bash` in the default
+    /// (`workspace-write`) sandbox.
     pub fn with_builtins() -> Self {
+        Self::with_builtins_in(SandboxConfig::default())
+    }
+
+    /// A registry of the built-in tools, `bash` running its commands in `sandbox`.
+    pub fn with_builtins_in(sandbox: SandboxConfig) -> Self {
         let mut registry = Self::new();
-        for tool in builtin_tools() {
+        for tool in builtin_tools_with(sandbox) {
             let name = tool.definition().name;
             registry.tools.insert(name, tool);
         }

@@ -338,10 +338,26 @@ lists. (`crates/agent-store-fs/tests/it/hostile_log.rs`, `fuzz/regressions/event
 resume answered 413 and 415 that the document did not list; a resume body of `null`, which \
 the document allows, was refused; trace id parameters and the run texts did not say what the \
 server refuses. (`crates/agent-api/tests/it/hostile_api.rs`)\n\n\
+## Confinement\n\
+\n\
+The model's commands run in a kernel sandbox (`--sandbox workspace-write`, the default; `read-only`; `off`), tested with real commands under the real kernel (Linux, Landlock ABI 7, seccomp) and each check run again with `--sandbox off`, where it must fail, so a missing sandbox cannot pass:\n\
+\n\
+| check | sandboxed | with `--sandbox off` |\n\
+|---|---|---|\n\
+| 12 writes from `bash` (`crates/agent-tools/tests/it/sandbox.rs`): 4 inside the workspace and its `$TMPDIR`, 8 at `.git/config`, `agent.toml` (written, removed and rewritten, moved away, reached through a `src/up -> ..` symlink), `.agent/` and a new top-level entry | the 4 land, the 8 are refused, each refusal's result names the sandbox | all 12 land |\n\
+| a write outside the workspace (`workspace-write`, `read-only`) | refused | lands |\n\
+| a TCP connection to a loopback server the test runs | refused, the server counts 0 connections (an `AF_UNIX` socket pair still works) | 1 connection |\n\
+| `env` in a command run by `agent run --yes` with `OPENAI_API_KEY`, `AGENT_TOKEN` and `MY_DB_PASSWORD` set (`crates/agent-cli/tests/it/confinement.rs`) | none of the 3 values shown | all 3 shown, and stderr says the sandbox is off |\n\
+| `write_file` / `edit_file` on `agent.toml`, `.git/config`, `.agent/notes.md`, `src/../.git/hooks/pre-commit`, `src/up/agent.toml` | refused as protected, whatever the mode or the rules | (same: the file tools never write them) |\n\
+| 56 spellings of `rm -rf target` (`rm -fr`, `rm -r -f`, `\"rm\"`, `r\\m`, `$'rm'`, `sh -c`, `bash -c`, `eval`, `$(echo rm)`, `xargs`, `timeout`, `nice`, `env`, `sudo`, `{ …; }`, `if`, `for`, `case`, a function, `find -delete`, `find -exec`, a command substitution, a script piped to `bash`, ...), each run by `agent run --yes --sandbox off` with `deny = [\"bash(rm -rf)\"]` against a real folder (`a_deny_rule_holds_against_every_spelling_under_yes`) | 0 of 56 deleted it (a script whose program cannot be known is refused by the rule) | without the rule, `rm -rf target` deletes it |\n\
+| `read_file`, `write_file`, `edit_file` and `grep` on `.env` through `sub/../.env`, `./sub/deeper/../../.env`, a symlink to it and `src/cfg/.env` with `src/cfg -> ..`, under `deny = [\"read_file(.env)\", ...]` | all 20 refused; `grep` of the folder holding it refused; an allow rule `write_file(src/**)` does not cover `src/cfg/agent.toml` | |\n\
+| SIGKILL of `agent run` while its command runs `sleep 30` with two background children | the 3 processes gone within 1 s | |\n\
+| 60 rounds of SIGKILL of the agent in a command, then `agent resume` at once | 60 resumes took the trace's lock and ran their command, 0 refused (219 s on 2 busy cores) | |\n\
+\n\
+How: each command is started from a fresh thread that first restricts itself (Landlock for writes, a seccomp filter refusing `AF_INET`/`AF_INET6` sockets and `io_uring_setup`); the child inherits both and no other thread of the agent is confined. Landlock cannot take rights away below a granted tree, so a writable root is granted entry by entry and `.git`, `agent.toml`, `.agent` and the trace folder are never granted; the price is that a command cannot add a new entry at the top of the workspace (`write_file` can, and the sandbox's note tells the model so). Without Landlock (or seccomp, when the network is closed) `workspace-write` and `read-only` refuse to start rather than run unconfined. The process group of a command dies with the agent because its first shell watches a pipe only the agent holds open. The lock of a trace is opened close-on-exec (std's `File`), so no command inherits it.\n\
+\n\
 ## Known limits\n\n\
-- `bash` is not a sandbox: it runs with the user's rights and can read anything the user can \
-(approval mode is the guard). A command that detaches itself with `setsid` leaves the process \
-group and is not killed with it.\n\
+- The sandbox confines writes and the network, not reads: a command can read anything the user can (secrets in files included; only the environment is cleaned). A command that detaches itself with `setsid` leaves the process group and is not killed with it. A sandboxed command cannot create a new entry at the top of a writable root.\n\
 - The file tools' open-then-check leaves one race: `write_file` may create empty parent \
 folders through a swapped symlink before the write itself is refused.\n\
 - A huge argument stays in the stored assistant message (the trace records what the model \

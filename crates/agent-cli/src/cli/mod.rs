@@ -22,6 +22,12 @@ pub(crate) struct Cli {
     #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
     pub(crate) color: crate::output::ColorChoice,
 
+    /// The sandbox of the model's commands: `workspace-write` (the default: writes only in the
+    /// workspace and a private temporary folder, no network), `read-only`, or `off` (full
+    /// access). Overrides agent.toml's `sandbox`.
+    #[arg(long, global = true, value_name = "MODE", env = "AGENT_SANDBOX")]
+    pub(crate) sandbox: Option<agent_tools::SandboxMode>,
+
     /// What to do.
     #[command(subcommand)]
     pub(crate) command: Command,

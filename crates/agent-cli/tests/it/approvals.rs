@@ -107,13 +107,16 @@ async fn without_a_terminal_refused_calls_are_counted_on_the_last_line() {
 #[tokio::test]
 async fn agent_toml_rules_apply_before_anyone_is_asked() {
     let env = agent_env();
+    // Commands write in a folder of the workspace: the sandbox lets them change top-level
+    // entries, not add new ones.
+    std::fs::create_dir_all(env.path("work/out")).unwrap();
     env.write(
         "agent.toml",
         "[approvals]\nallow = [\"bash(touch)\"]\ndeny = [\"bash(rm)\"]\n",
     );
     let server = MockModelServer::with_replies([
-        bash("c1", "touch allowed.txt"),
-        bash("c2", "rm allowed.txt"),
+        bash("c1", "touch out/allowed.txt"),
+        bash("c2", "rm out/allowed.txt"),
         Turn::text("Done."),
     ])
     .await;
@@ -124,7 +127,7 @@ async fn agent_toml_rules_apply_before_anyone_is_asked() {
         .await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     assert_eq!(stdout(&output), "Done.\n");
-    assert!(env.path("work/allowed.txt").exists());
+    assert!(env.path("work/out/allowed.txt").exists());
     let results: Vec<Value> = tool_results(&server).into_iter().map(Value::from).collect();
     assert_eq!(
         results[1],
@@ -132,15 +135,16 @@ async fn agent_toml_rules_apply_before_anyone_is_asked() {
     );
 
     // Without --yes and without a terminal, the allowed call still runs.
-    std::fs::remove_file(env.path("work/allowed.txt")).unwrap();
+    std::fs::remove_file(env.path("work/out/allowed.txt")).unwrap();
     let server =
-        MockModelServer::with_replies([bash("c1", "touch allowed.txt"), Turn::text("Ok.")]).await;
+        MockModelServer::with_replies([bash("c1", "touch out/allowed.txt"), Turn::text("Ok.")])
+            .await;
     let args = run_args(&env, &server, &[]);
     let output = env
         .run(&args.iter().map(String::as_str).collect::<Vec<_>>())
         .await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
-    assert!(env.path("work/allowed.txt").exists());
+    assert!(env.path("work/out/allowed.txt").exists());
     assert!(!stderr(&output).contains("refused"), "{}", stderr(&output));
 
     // A rule that cannot be read is a configuration error naming the file and the rule.
@@ -164,13 +168,16 @@ async fn agent_toml_rules_apply_before_anyone_is_asked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn always_for_a_tool_stops_the_next_question_for_that_tool_only() {
     let env = agent_env();
+    // Commands write in a folder of the workspace: the sandbox lets them change top-level
+    // entries, not add new ones.
+    std::fs::create_dir_all(env.path("work/out")).unwrap();
     let write = |id: &str, path: &str| {
         Turn::tool_call(id, "write_file", json!({"path": path, "content": "hi"}))
     };
     let server = MockModelServer::with_replies([
         write("c1", "one.txt"),
         write("c2", "two.txt"),
-        bash("c3", "touch three.txt"),
+        bash("c3", "touch out/three.txt"),
         Turn::text("Done."),
     ])
     .await;
@@ -186,7 +193,7 @@ async fn always_for_a_tool_stops_the_next_question_for_that_tool_only() {
     terminal.send("a\r");
 
     // The second file is written without a question; bash is another tool and asks.
-    let screen = terminal.wait_for("touch three.txt\n");
+    let screen = terminal.wait_for("touch out/three.txt\n");
     assert_eq!(screen.matches("wants to").count(), 2, "{screen}");
     assert!(!screen.contains("wants to create two.txt"), "{screen}");
     assert!(screen.contains("? bash wants to run:"), "{screen}");
@@ -197,7 +204,7 @@ async fn always_for_a_tool_stops_the_next_question_for_that_tool_only() {
         std::fs::read_to_string(env.path("work/one.txt")).unwrap(),
         "hi"
     );
-    assert!(env.path("work/three.txt").exists());
+    assert!(env.path("work/out/three.txt").exists());
     assert!(
         tool_results(&server)
             .iter()

@@ -10,6 +10,7 @@ mod budgets;
 mod chat;
 mod chat_turns;
 mod cli;
+mod confinement;
 mod continue_run;
 mod fork;
 mod instructions;

@@ -20,9 +20,19 @@ fn script(env: &CliEnv) -> String {
         json!({"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi > shell.txt"}}]}),
         json!({"text": "Done."}),
     ];
+    // The sandbox lets commands write files that exist at the top of the workspace, not add
+    // new entries there.
+    for workspace in ["work", "work/sub", "elsewhere"] {
+        env.write(&format!("{workspace}/shell.txt"), "");
+    }
     let turns: Vec<Value> = (0..6).flat_map(|_| run.clone()).collect();
     let script = json!({"turns": turns, "fallback": "Done."});
     env.write("script.json", &script.to_string())
+}
+
+/// Whether a run's shell call wrote `shell.txt` in `workspace`.
+fn wrote(env: &CliEnv, workspace: &str) -> bool {
+    std::fs::read_to_string(env.path(workspace).join("shell.txt")).is_ok_and(|text| text == "hi\n")
 }
 
 /// Polls `GET /api/traces/{id}` until `done` holds, for at most 30 seconds.
@@ -59,7 +69,7 @@ fn risky_calls_of_runs_started_over_http_wait_for_approval_by_default() {
     let detail = wait_until(&server, &trace_id, status_is("waiting"));
     let call = &detail["pending_approvals"][0];
     assert_eq!(call["tool_name"], "bash", "{detail}");
-    assert!(!env.path("work/shell.txt").exists());
+    assert!(!wrote(&env, "work"));
     let url = format!(
         "/api/traces/{trace_id}/approvals/{}",
         call["tool_call_id"].as_str().unwrap()
@@ -67,7 +77,7 @@ fn risky_calls_of_runs_started_over_http_wait_for_approval_by_default() {
     let (status, _) = server.request("POST", &url, Some(&json!({"approve": true})));
     assert_eq!(status, 200);
     wait_until(&server, &trace_id, status_is("completed"));
-    assert!(env.path("work/shell.txt").exists());
+    assert!(wrote(&env, "work"));
     // A request may not loosen the server's mode.
     for approval in [json!(false), json!("auto")] {
         let body = json!({"task": "Run it", "approval": approval});
@@ -92,7 +102,7 @@ fn approval_never_refuses_risky_calls_and_auto_runs_them() {
     ]);
     let trace_id = start(&never, &json!({"task": "Run it"}));
     wait_until(&never, &trace_id, status_is("completed"));
-    assert!(!env.path("work/shell.txt").exists());
+    assert!(!wrote(&env, "work"));
     let (_, messages) = never.request("GET", &format!("/api/traces/{trace_id}/messages"), None);
     let refused = messages["messages"]
         .as_array()
@@ -116,7 +126,7 @@ fn approval_never_refuses_risky_calls_and_auto_runs_them() {
     ]);
     let trace_id = start(&auto, &json!({"task": "Run it"}));
     wait_until(&auto, &trace_id, status_is("completed"));
-    assert!(env.path("work/shell.txt").exists());
+    assert!(wrote(&env, "work"));
     // A stricter mode may be asked for.
     let strict = start(&auto, &json!({"task": "Run it", "approval": "ask"}));
     wait_until(&auto, &strict, status_is("waiting"));
@@ -163,7 +173,7 @@ fn a_run_workspace_must_lie_under_a_workspace_root() {
     );
     let trace_id = start(&server, &json!({"task": "Run it", "workspace": "sub"}));
     wait_until(&server, &trace_id, status_is("completed"));
-    assert!(env.path("work/sub/shell.txt").exists());
+    assert!(wrote(&env, "work/sub"));
     drop(server);
 
     // With --workspace-root, the folders under it: `..` that stays under it and a link to a
@@ -186,7 +196,7 @@ fn a_run_workspace_must_lie_under_a_workspace_root() {
         &json!({"task": "Run it", "workspace": "../elsewhere"}),
     );
     wait_until(&server, &trace_id, status_is("completed"));
-    assert!(env.path("elsewhere/shell.txt").exists());
+    assert!(wrote(&env, "elsewhere"));
     start(&server, &json!({"task": "Run it", "workspace": "link"}));
 }
 

@@ -9,6 +9,9 @@ use tempfile::TempDir;
 
 fn workspace() -> (TempDir, ToolContext) {
     let dir = tempfile::tempdir().unwrap();
+    // The sandbox lets commands write files that exist at the top of the workspace, not add new
+    // ones there; the tests record pids in this one.
+    std::fs::write(dir.path().join("pids"), "").unwrap();
     let ctx = ToolContext::new(dir.path(), "trace-1").unwrap();
     (dir, ctx)
 }

@@ -277,6 +277,9 @@ async fn wait_all_dead(file: &Path, at_least: usize) {
 #[tokio::test]
 async fn a_timeout_kills_grandchildren_and_deeper_descendants() {
     let dir = tempfile::tempdir().unwrap();
+    // The sandbox lets commands write files that exist at the top of the workspace, not add new
+    // ones there.
+    std::fs::write(dir.path().join("pids"), "").unwrap();
     let ctx = ToolContext::new(dir.path(), "t").unwrap();
     // The shell starts a subshell that starts a subshell that sleeps; each records its pid.
     let command = "echo $$ >> pids; \

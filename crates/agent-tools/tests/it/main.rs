@@ -6,4 +6,5 @@ mod bash;
 mod files;
 mod hostile;
 mod registry;
+mod sandbox;
 mod search;

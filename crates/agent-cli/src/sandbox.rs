@@ -1,0 +1,110 @@
+//! The sandbox of the model's commands: `--sandbox`, agent.toml's `sandbox = "MODE"` or
+//! `[sandbox]` table, resolved once per process before a run starts.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use agent_tools::sandbox::{SandboxConfig, SandboxMode, check_support};
+use anyhow::Result;
+use serde::Deserialize;
+
+use crate::cli::Command;
+use crate::config::FileConfig;
+use crate::exit::UsageError;
+
+/// The settings every tool registry of this process builds `bash` with.
+static RESOLVED: OnceLock<SandboxConfig> = OnceLock::new();
+
+/// agent.toml's `sandbox`: a mode, or a table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum SandboxFile {
+    /// `sandbox = "read-only"`.
+    Mode(SandboxMode),
+    /// `[sandbox]` with `mode`, `network`, `writable_roots`, `env_keep`, `env_set`.
+    Table(SandboxTable),
+}
+
+/// The `[sandbox]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SandboxTable {
+    mode: Option<SandboxMode>,
+    network: Option<bool>,
+    #[serde(default)]
+    writable_roots: Vec<PathBuf>,
+    #[serde(default)]
+    env_keep: Vec<String>,
+    #[serde(default)]
+    env_set: BTreeMap<String, String>,
+}
+
+/// Resolves the sandbox of this process's runs (the flag over the file, `workspace-write` by
+/// default), refuses a mode the kernel cannot enforce, and says on stderr when it is off.
+///
+/// # Errors
+///
+/// A usage error when the kernel cannot enforce the mode.
+pub(crate) fn init(flag: Option<SandboxMode>, file: &FileConfig) -> Result<()> {
+    let table = match &file.sandbox {
+        Some(SandboxFile::Table(table)) => table.clone(),
+        Some(SandboxFile::Mode(mode)) => SandboxTable {
+            mode: Some(*mode),
+            ..SandboxTable::default()
+        },
+        None => SandboxTable::default(),
+    };
+    let mut config = SandboxConfig::new(flag.or(table.mode).unwrap_or_default());
+    config.network = table.network.unwrap_or(false);
+    config.writable_roots = table.writable_roots;
+    config.env_keep = table.env_keep;
+    config.env_set = table.env_set;
+    let trace_dir = crate::config::trace_dir(
+        std::env::var_os("AGENT_TRACE_DIR")
+            .map(PathBuf::from)
+            .as_ref(),
+        file,
+    );
+    config.protected = vec![std::path::absolute(&trace_dir).unwrap_or(trace_dir)];
+    check_support(&config).map_err(|error| UsageError(error.to_string()))?;
+    if config.mode == SandboxMode::Off {
+        crate::output::note(
+            "agent: the sandbox is off: the model's commands read and write anything you can, \
+             reach the network and see your environment",
+        );
+    }
+    // A second resolution in the same process (none is expected) keeps the first.
+    let _ = RESOLVED.set(config);
+    Ok(())
+}
+
+/// The sandbox settings of this process's runs (`workspace-write` until [`init`] ran).
+pub(crate) fn current() -> SandboxConfig {
+    RESOLVED.get().cloned().unwrap_or_default()
+}
+
+/// Whether the command may run the model's tools (and so needs the sandbox resolved).
+pub(crate) fn runs_tools(command: &Command) -> bool {
+    match command {
+        Command::Run(_)
+        | Command::Chat(_)
+        | Command::Resume(_)
+        | Command::Demo(_)
+        | Command::Serve(_)
+        | Command::Worker(_)
+        | Command::Plan(_) => true,
+        #[cfg(feature = "acp")]
+        Command::Acp(_) => true,
+        Command::Import(_)
+        | Command::Traces(_)
+        | Command::Show(_)
+        | Command::Fork(_)
+        | Command::Rewind(_)
+        | Command::Diff(_)
+        | Command::Cancel(_)
+        | Command::Mcp(_)
+        | Command::Agents(_)
+        | Command::Export(_) => false,
+    }
+}

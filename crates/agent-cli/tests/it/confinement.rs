@@ -1,0 +1,252 @@
+//! Confinement as a user meets it: under `--yes` the model's commands run in the kernel sandbox
+//! (no write outside the workspace or to its protected entries, no secrets in their
+//! environment) unless `--sandbox off` says otherwise, and they die with the agent, even one
+//! killed with SIGKILL, whose trace then resumes at once.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use agent_test_support::cli::{CliEnv, code, stderr};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::json;
+
+use crate::agent_env;
+
+/// A scripted run whose model makes one `bash` call, then answers.
+fn bash_script(env: &CliEnv, command: &str) -> String {
+    env.write(
+        "script.json",
+        &json!([
+            {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+            {"text": "Done."}
+        ])
+        .to_string(),
+    )
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn commands_are_confined_unless_the_sandbox_is_off() {
+    for off in [false, true] {
+        let env = agent_env();
+        let outside = tempfile::tempdir().unwrap();
+        let escaped = outside.path().join("escaped");
+        env.write("agent.toml", "# original\n");
+        env.write(".git/config", "# original\n");
+        let command = format!(
+            "env > work/env.txt; echo changed > '{}'; echo changed >> agent.toml; \
+             echo changed >> .git/config; echo changed > work/inside.txt",
+            escaped.display()
+        );
+        let script = bash_script(&env, &command);
+        let mut args = vec![
+            "run",
+            "--provider",
+            "scripted",
+            "--script",
+            &script,
+            "--yes",
+        ];
+        if off {
+            args.extend(["--sandbox", "off"]);
+        }
+        args.push("Look around");
+        let output = env
+            .agent(&args)
+            .env("OPENAI_API_KEY", "sk-secret-openai")
+            .env("AGENT_TOKEN", "secret-server-token")
+            .env("MY_DB_PASSWORD", "secret-password")
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        let seen = read(&env.path("work/env.txt"));
+        assert!(seen.contains("PATH="), "{seen}");
+        for secret in ["sk-secret-openai", "secret-server-token", "secret-password"] {
+            assert_eq!(seen.contains(secret), off, "{secret} in {seen}");
+        }
+        assert_eq!(read(&escaped).contains("changed"), off);
+        assert_eq!(read(&env.path("agent.toml")).contains("changed"), off);
+        assert_eq!(read(&env.path(".git/config")).contains("changed"), off);
+        assert!(read(&env.path("work/inside.txt")).contains("changed"));
+        assert_eq!(
+            stderr(&output).contains("the sandbox is off"),
+            off,
+            "{}",
+            stderr(&output)
+        );
+    }
+}
+
+/// Whether a process is gone or a zombie.
+fn is_dead(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+    }
+}
+
+fn pids(path: &Path) -> Vec<i32> {
+    read(path)
+        .split_whitespace()
+        .filter_map(|pid| pid.parse().ok())
+        .collect()
+}
+
+/// Waits until `path` lists at least `count` pids, or the agent exits (a failure).
+async fn wait_for_pids(path: &Path, count: usize, agent: &mut tokio::process::Child) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while pids(path).len() < count {
+        if let Some(status) = agent.try_wait().unwrap() {
+            let mut text = String::new();
+            if let Some(mut err) = agent.stderr.take() {
+                use tokio::io::AsyncReadExt;
+                let _ = err.read_to_string(&mut text).await;
+            }
+            panic!("the agent exited ({status}) before its command started: {text}");
+        }
+        assert!(Instant::now() < deadline, "the command did not start");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn sigkill(agent: &tokio::process::Child) {
+    kill(Pid::from_raw(agent.id().unwrap() as i32), Signal::SIGKILL).unwrap();
+}
+
+#[tokio::test]
+async fn a_killed_agent_leaves_no_command_running() {
+    let env = agent_env();
+    let script = bash_script(
+        &env,
+        "echo $$ >> work/pids; sleep 30 & echo $! >> work/pids; (sleep 30; true) & echo $! >> work/pids; sleep 30",
+    );
+    let mut agent = env
+        .agent(&[
+            "run",
+            "--provider",
+            "scripted",
+            "--script",
+            &script,
+            "--yes",
+            "Wait",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let file = env.path("work/pids");
+    wait_for_pids(&file, 3, &mut agent).await;
+    sigkill(&agent);
+    agent.wait().await.unwrap();
+    let killed = Instant::now();
+    let started = pids(&file);
+    while !started.iter().all(|&pid| is_dead(pid)) {
+        assert!(
+            killed.elapsed() < Duration::from_secs(1),
+            "still running a second after the agent was killed: {started:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_trace_resumes_right_after_its_agent_was_killed() {
+    const ROUNDS: usize = 60;
+    let env = agent_env();
+    let script = bash_script(&env, "echo $$ >> work/pids; sleep 30");
+    let model = [
+        "--provider",
+        "scripted",
+        "--script",
+        script.as_str(),
+        "--yes",
+    ];
+    let file = env.path("work/pids");
+    let mut args = vec!["run"];
+    args.extend(model);
+    args.push("Wait");
+    let mut agent = env
+        .agent(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_pids(&file, 1, &mut agent).await;
+    let listed = env.run(&["traces", "--json"]).await;
+    let traces: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = traces[0]["trace_id"].as_str().unwrap().to_owned();
+    for round in 1..=ROUNDS {
+        sigkill(&agent);
+        agent.wait().await.unwrap();
+        let mut args = vec!["resume", id.as_str()];
+        args.extend(model);
+        agent = env
+            .agent(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The resumed run takes the trace's lock, then runs the command again.
+        wait_for_pids(&file, round + 1, &mut agent).await;
+    }
+    sigkill(&agent);
+    agent.wait().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_deny_rule_holds_against_every_spelling_under_yes() {
+    for spelling in agent_test_support::shell::RM_RF_SPELLINGS {
+        let env = agent_env();
+        env.write("agent.toml", "[approvals]\ndeny = [\"bash(rm -rf)\"]\n");
+        env.write("target/keep.txt", "precious\n");
+        let script = bash_script(&env, spelling);
+        // The sandbox would keep `target` too (it is a top-level entry); the rules must hold
+        // on their own.
+        let output = env
+            .run(&[
+                "run",
+                "--provider",
+                "scripted",
+                "--script",
+                &script,
+                "--yes",
+                "--sandbox",
+                "off",
+                "Clean up",
+            ])
+            .await;
+        assert_eq!(code(&output), 0, "{spelling}: {}", stderr(&output));
+        assert_eq!(
+            read(&env.path("target/keep.txt")),
+            "precious\n",
+            "`{spelling}` deleted the file"
+        );
+    }
+    // Without the rule the same run deletes it, so the check above can fail.
+    let env = agent_env();
+    env.write("target/keep.txt", "precious\n");
+    let script = bash_script(&env, "rm -rf target");
+    let output = env
+        .run(&[
+            "run",
+            "--provider",
+            "scripted",
+            "--script",
+            &script,
+            "--yes",
+            "--sandbox",
+            "off",
+            "Clean up",
+        ])
+        .await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert!(!env.path("target").exists());
+}

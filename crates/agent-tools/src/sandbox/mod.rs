@@ -1,0 +1,353 @@
+//! The sandbox every `bash` command runs in: what it may write, whether it reaches the network,
+//! and which environment variables it sees.
+//!
+//! [`SandboxConfig`] is plain settings; [`Confinement::prepare`] turns them, for one workspace and
+//! one run, into the writable paths and the environment of a command; `linux.rs` applies them to
+//! the thread that starts the command (Landlock for the file system, a seccomp filter that refuses
+//! `AF_INET`/`AF_INET6` sockets), and the child inherits both across `fork` and `exec`. The
+//! starting thread is a fresh one per command, so nothing else of the process is confined.
+//!
+//! Landlock cannot take write access away from a path below a tree it allows, so a writable root
+//! is granted entry by entry: every entry that is not protected (`.git`, `agent.toml`, `.agent`
+//! and the extra protected paths such as the trace folder) and has no protected path below it is
+//! granted whole; a directory with a protected path below it is descended into. The directories on
+//! the way to a protected path stay without create or delete rights, so a command cannot add a
+//! new entry at the top of the workspace (`write_file` can) nor replace a protected file.
+
+#[cfg(target_os = "linux")]
+mod linux;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Names inside every writable root that commands and the file tools may never write.
+pub const PROTECTED_NAMES: [&str; 3] = [".git", "agent.toml", ".agent"];
+
+/// Parts of a variable name that mark it as a secret kept out of commands.
+const SECRET_MARKERS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
+
+/// How much a command may do.
+///
+/// Ordered from the strictest to the loosest, so a server can refuse a request that asks for more
+/// than its own mode (`requested > allowed`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Reads anywhere; writes only to the run's private temporary folder; no network.
+    ReadOnly,
+    /// Reads anywhere; writes inside the workspace (protected entries aside), the writable roots
+    /// and the run's private temporary folder; no network.
+    #[default]
+    WorkspaceWrite,
+    /// No confinement: full access to files, network and environment.
+    Off,
+}
+
+impl SandboxMode {
+    /// The mode as written on the command line and in `agent.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::WorkspaceWrite => "workspace-write",
+            Self::Off => "off",
+        }
+    }
+}
+
+impl fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A sandbox mode that is none of `workspace-write`, `read-only`, `off`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown sandbox mode {0:?} (expected workspace-write, read-only or off)")]
+pub struct UnknownSandboxMode(pub String);
+
+impl FromStr for SandboxMode {
+    type Err = UnknownSandboxMode;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "read-only" => Ok(Self::ReadOnly),
+            "workspace-write" => Ok(Self::WorkspaceWrite),
+            "off" => Ok(Self::Off),
+            other => Err(UnknownSandboxMode(other.to_owned())),
+        }
+    }
+}
+
+/// The sandbox settings of a run's commands (`--sandbox`, `sandbox =` and `[sandbox]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxConfig {
+    /// How much commands may do.
+    pub mode: SandboxMode,
+    /// Whether commands may open internet sockets despite the mode.
+    pub network: bool,
+    /// More folders commands may write in (protected names inside them stay read-only).
+    pub writable_roots: Vec<PathBuf>,
+    /// Paths that stay read-only wherever they are, such as the trace folder.
+    pub protected: Vec<PathBuf>,
+    /// Variables passed to commands even though their names look secret.
+    pub env_keep: Vec<String>,
+    /// Variables set for commands, over the inherited ones.
+    pub env_set: BTreeMap<String, String>,
+    /// More variables kept out of commands, such as a provider key with an unusual name.
+    pub env_remove: Vec<String>,
+}
+
+impl SandboxConfig {
+    /// Settings of the given mode and nothing else.
+    pub fn new(mode: SandboxMode) -> Self {
+        Self {
+            mode,
+            ..Self::default()
+        }
+    }
+}
+
+/// Why a command could not be confined.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The kernel cannot enforce what the mode asks.
+    #[error(
+        "the {mode} sandbox is not available here ({reason}); run with `--sandbox off` to run commands without confinement"
+    )]
+    Unsupported {
+        /// The mode that was asked for.
+        mode: SandboxMode,
+        /// What is missing.
+        reason: String,
+    },
+    /// Preparing the confinement failed.
+    #[error("cannot prepare the sandbox: {0}")]
+    Setup(String),
+}
+
+/// Whether this system can enforce `config`, checked once at the start of a run so a missing
+/// kernel feature is said before the first command rather than at it.
+///
+/// # Errors
+///
+/// [`SandboxError::Unsupported`] when the kernel lacks what the mode needs.
+pub fn check_support(config: &SandboxConfig) -> Result<(), SandboxError> {
+    if config.mode == SandboxMode::Off {
+        return Ok(());
+    }
+    #[cfg(target_os = "linux")]
+    {
+        linux::check_support(config)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err(SandboxError::Unsupported {
+            mode: config.mode,
+            reason: "commands are only confined on Linux".to_owned(),
+        })
+    }
+}
+
+/// What one command runs with: the paths it may write and its environment.
+#[derive(Debug, Clone)]
+pub struct Confinement {
+    /// The mode it came from.
+    pub mode: SandboxMode,
+    /// Whether internet sockets are allowed.
+    pub network: bool,
+    /// Paths granted write access (files or whole trees).
+    pub writable: Vec<PathBuf>,
+    /// The run's private temporary folder (`TMPDIR`), when confined.
+    pub temp_dir: Option<PathBuf>,
+    /// The complete environment of the command.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl Confinement {
+    /// The confinement of a command of run `trace_id` in the canonical `workspace`.
+    ///
+    /// # Errors
+    ///
+    /// Fails when the private temporary folder cannot be made safely.
+    pub fn prepare(
+        config: &SandboxConfig,
+        workspace: &Path,
+        trace_id: &str,
+    ) -> Result<Self, SandboxError> {
+        let mut env = command_env(config, std::env::vars_os());
+        if config.mode == SandboxMode::Off {
+            return Ok(Self {
+                mode: config.mode,
+                network: true,
+                writable: Vec::new(),
+                temp_dir: None,
+                env,
+            });
+        }
+        let temp_dir = private_temp_dir(trace_id)?;
+        env.retain(|(name, _)| name != "TMPDIR");
+        env.push(("TMPDIR".into(), temp_dir.clone().into_os_string()));
+        let protected = protected_paths(config, workspace);
+        let mut writable = vec![temp_dir.clone()];
+        if config.mode == SandboxMode::WorkspaceWrite {
+            let roots = std::iter::once(workspace.to_path_buf()).chain(
+                config
+                    .writable_roots
+                    .iter()
+                    .filter_map(|root| root.canonicalize().ok()),
+            );
+            for root in roots {
+                grant_tree(&root, &protected, &mut writable);
+            }
+        }
+        writable.extend(
+            ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"]
+                .iter()
+                .map(PathBuf::from)
+                .filter(|device| device.exists()),
+        );
+        Ok(Self {
+            mode: config.mode,
+            network: config.network,
+            writable,
+            temp_dir: Some(temp_dir),
+            env,
+        })
+    }
+
+    /// Applies the confinement to the calling thread; every process it starts afterwards
+    /// inherits it. Call it on a thread that does nothing else.
+    ///
+    /// # Errors
+    ///
+    /// Fails when the kernel cannot enforce it.
+    pub fn apply_to_current_thread(&self) -> Result<(), SandboxError> {
+        if self.mode == SandboxMode::Off {
+            return Ok(());
+        }
+        #[cfg(target_os = "linux")]
+        {
+            linux::apply(self)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            Err(SandboxError::Unsupported {
+                mode: self.mode,
+                reason: "commands are only confined on Linux".to_owned(),
+            })
+        }
+    }
+}
+
+/// Whether a variable name looks like it holds a secret.
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_MARKERS.iter().any(|marker| upper.contains(marker))
+}
+
+/// The environment of a command: the given variables without secrets (unless kept), then the
+/// configured ones.
+fn command_env(
+    config: &SandboxConfig,
+    vars: impl Iterator<Item = (OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = vars
+        .filter(|(name, _)| {
+            if config.mode == SandboxMode::Off {
+                return true;
+            }
+            let name = name.to_string_lossy();
+            let kept = config.env_keep.iter().any(|keep| *keep == name);
+            let removed = is_secret_name(&name) || config.env_remove.iter().any(|r| *r == name);
+            kept || !removed
+        })
+        .collect();
+    for (name, value) in &config.env_set {
+        env.retain(|(existing, _)| existing.to_string_lossy() != name.as_str());
+        env.push((name.into(), value.into()));
+    }
+    env
+}
+
+/// The protected paths of `workspace` and of every writable root, canonical where they exist.
+fn protected_paths(config: &SandboxConfig, workspace: &Path) -> Vec<PathBuf> {
+    let roots = std::iter::once(workspace.to_path_buf()).chain(config.writable_roots.clone());
+    let named = roots.flat_map(|root| PROTECTED_NAMES.map(|name| root.join(name)));
+    named
+        .chain(config.protected.iter().cloned())
+        .map(|path| path.canonicalize().unwrap_or(path))
+        .collect()
+}
+
+/// Adds to `writable` what of `root` may be written: `root` itself when no protected path is at
+/// or below it, else each of its entries the same way. Symlinks are never granted (their targets
+/// are granted, or not, where they really are).
+fn grant_tree(root: &Path, protected: &[PathBuf], writable: &mut Vec<PathBuf>) {
+    if protected.iter().any(|p| p == root) {
+        return;
+    }
+    if !protected.iter().any(|p| p.starts_with(root)) {
+        writable.push(root.to_path_buf());
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_symlink() {
+            continue;
+        }
+        let path = entry.path();
+        if kind.is_dir() {
+            grant_tree(&path, protected, writable);
+        } else if !protected.contains(&path) {
+            writable.push(path);
+        }
+    }
+}
+
+/// The run's private temporary folder (`$TMPDIR/agent-run-<trace id>`, mode 0700, ours).
+fn private_temp_dir(trace_id: &str) -> Result<PathBuf, SandboxError> {
+    let name: String = trace_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = std::env::temp_dir().join(format!("agent-run-{name}"));
+    let setup = |e: std::io::Error| SandboxError::Setup(format!("{}: {e}", path.display()));
+    match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let meta = std::fs::symlink_metadata(&path).map_err(setup)?;
+            let ours = meta.uid() == nix::unistd::geteuid().as_raw();
+            if !meta.is_dir() || !ours || meta.permissions().mode() & 0o077 != 0 {
+                return Err(SandboxError::Setup(format!(
+                    "{} exists and is not a private folder of this user",
+                    path.display()
+                )));
+            }
+        }
+        Err(e) => return Err(setup(e)),
+    }
+    path.canonicalize().map_err(setup)
+}
+
+#[cfg(test)]
+#[path = "sandbox_tests.rs"]
+mod tests;
