@@ -93,6 +93,10 @@ pub struct ReportedUsage {
     /// Input tokens read from the provider's prompt cache, when it said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
+    /// Whether these counts are the agent's estimate of the whole request and the answer,
+    /// because the provider reported none; written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 /// One sub-trace named by an `explore` or `delegate` tool message ([`SUB_TRACES`]).

@@ -380,7 +380,7 @@ impl Builder<'_> {
                     cached as i64,
                 ));
             }
-            if usage.get("estimated").and_then(Value::as_bool) == Some(true) {
+            if usage.estimated {
                 // The server reported no counts: these are the agent's estimate.
                 attributes.push(KeyValue::new("agent.usage.estimated", true));
             }
