@@ -179,7 +179,7 @@ fn has_spinner(line: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_warning_logged_under_the_spinner_is_a_clean_line_of_its_own() {
     let env = agent_env();
-    // The second model call fails once and is retried: the retry is logged as a warning while
+    // The second model call fails once and is retried: the retry is a plain notice line while
     // the spinner shows the goal being worked on.
     let server = server_with(vec![]).await;
     server.push(Turn::tool_call(
@@ -199,7 +199,7 @@ async fn a_warning_logged_under_the_spinner_is_a_clean_line_of_its_own() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut terminal = Terminal::spawn(env.command(&args));
 
-    let warned = "model request failed; retrying";
+    let warned = "the model request failed (server error (500): overloaded); retrying in";
     let check = |screen: &str| {
         let rows: Vec<&str> = screen.lines().collect();
         let at = rows
@@ -207,7 +207,8 @@ async fn a_warning_logged_under_the_spinner_is_a_clean_line_of_its_own() {
             .position(|row| row.contains(warned))
             .unwrap_or_else(|| panic!("no warning on the screen:\n{screen}"));
         let row = rows[at];
-        assert!(row.contains("WARN"), "{screen}");
+        assert!(row.contains("agent: "), "{screen}");
+        assert!(row.contains("(attempt 2 of "), "{screen}");
         assert!(
             !has_spinner(row),
             "spinner on the warning's line:\n{screen}"
@@ -218,10 +219,7 @@ async fn a_warning_logged_under_the_spinner_is_a_clean_line_of_its_own() {
         );
         // The warning starts its row: nothing was left before it.
         assert!(
-            row.trim_start()
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_digit() || c == 'W'),
+            row.trim_start().starts_with("agent: "),
             "{row:?} in\n{screen}"
         );
         // The row above is what came before the spinner, not a frame of it.
