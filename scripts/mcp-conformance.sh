@@ -11,7 +11,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="$root/tests/mcp-conformance"
 (cd "$dir" && npm ci --no-audit --no-fund --silent)
 (cd "$root" && cargo build --quiet -p agent-cli)
-export AGENT_BIN="$root/target/debug/agent"
+export AGENT_BIN="${CARGO_TARGET_DIR:-$root/target}/debug/agent"
 node="$dir/node_modules/.bin/node"
 suite="$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 

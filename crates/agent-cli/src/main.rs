@@ -14,6 +14,7 @@ mod chat;
 mod cli;
 mod config;
 mod demo;
+mod elicit;
 mod exit;
 mod fork;
 mod ids;
