@@ -1,17 +1,34 @@
 #!/usr/bin/env bash
 # The agent's MCP client as the conformance suite drives a client: `client.sh <server URL>`
-# with the scenario in MCP_CONFORMANCE_SCENARIO. A folder whose agent.toml names the server,
-# then `agent mcp list` (connect, initialize, list the tools) and a scripted run that calls
-# every tool the server lists (add_numbers with numbers, the others without arguments).
+# with the scenario in MCP_CONFORMANCE_SCENARIO (and a pre-registered OAuth client, when the
+# scenario has one, in MCP_CONFORMANCE_CONTEXT). A folder whose agent.toml names the server,
+# then what a person would do: `agent mcp list` (connect, initialize, list the tools); when it
+# says the server needs sign-in, `agent mcp login` (the "browser" follows the sign-in page's
+# redirects back to the agent) and the list again; then a scripted run on a terminal that calls
+# every tool the server lists (add_numbers with numbers, the others without arguments), where
+# the person presses Enter at each question a server asks (keeping the defaults it offers).
 set -uo pipefail
 agent="${AGENT_BIN:?AGENT_BIN names the agent binary}"
+here="$(cd "$(dirname "$0")" && pwd)"
 url="$1"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
-printf '[mcp.servers.conformance]\nurl = "%s"\ntimeout_secs = 10\n' "$url" > agent.toml
+python3 - "$url" "${MCP_CONFORMANCE_CONTEXT:-}" > agent.toml <<'PY'
+import json, sys
+url, context = sys.argv[1], json.loads(sys.argv[2] or "{}")
+print('[mcp.servers.conformance]\nurl = %s\ntimeout_secs = 10' % json.dumps(url))
+if "client_id" in context and "client_secret" in context:
+    print('[mcp.servers.conformance.oauth]\nclient_id = %s\nclient_secret = %s'
+          % (json.dumps(context["client_id"]), json.dumps(context["client_secret"])))
+PY
 export AGENT_TRACE_DIR="$dir/traces" HOME="$dir" XDG_CONFIG_HOME="$dir"
-listed="$("$agent" mcp list --json)" || exit 1
+export BROWSER="curl --silent --show-error --location --output /dev/null"
+if ! listed="$("$agent" mcp list --json)"; then
+  grep -q "agent mcp login" <<<"$listed" || exit 1
+  "$agent" mcp login conformance || exit 1
+  listed="$("$agent" mcp list --json)" || exit 1
+fi
 python3 - "$listed" > script.json <<'PY'
 import json, sys
 servers = json.loads(sys.argv[1])["servers"]
@@ -24,4 +41,4 @@ for server in servers:
 calls.append({"text": "done"})
 print(json.dumps(calls))
 PY
-"$agent" run --script script.json --yes --workspace "$dir" "Call the server's tools"
+"$here/on-terminal.py" "$agent" run --script script.json --yes --workspace "$dir" "Call the server's tools"

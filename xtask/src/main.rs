@@ -100,6 +100,9 @@ fn ci() -> Result<()> {
         "--",
         "--quick",
     ])?;
+    // The official MCP conformance suite against the MCP client: a scenario that fails more
+    // checks than tests/mcp-conformance/expected-failures.txt allows fails CI.
+    bash(&["scripts/mcp-conformance.sh", "--gate"])?;
     eprintln!("xtask ci: all checks passed");
     Ok(())
 }
@@ -152,6 +155,20 @@ fn setup() -> Result<()> {
         if !status.success() {
             bail!("{} failed with {status}", script.display());
         }
+    }
+    Ok(())
+}
+
+/// Runs `bash <args>` in the workspace root.
+fn bash(args: &[&str]) -> Result<()> {
+    eprintln!("$ bash {}", args.join(" "));
+    let status = Command::new("bash")
+        .args(args)
+        .current_dir(workspace_root())
+        .status()
+        .with_context(|| format!("could not start bash {}", args.join(" ")))?;
+    if !status.success() {
+        bail!("`bash {}` failed with {status}", args.join(" "));
     }
     Ok(())
 }

@@ -151,7 +151,14 @@ impl Host for CliHost {
 /// `agent acp`: serves one editor until it closes the connection.
 pub(crate) async fn acp(args: AcpArgs) -> Result<ExitCode> {
     let file = FileConfig::load()?;
-    let servers = Arc::new(mcp::start(&file, &args.model.mcp).await?);
+    let servers = Arc::new(
+        mcp::start(
+            &file,
+            &args.model.mcp,
+            mcp::unattended(args.model.workspace.as_deref()),
+        )
+        .await?,
+    );
     let tools = mcp::tools(&servers);
     // A configuration error shows now, with exit code 2, rather than at the first session.
     let refuse: Arc<dyn ApprovalHandler> = Arc::new(RejectAll::default());

@@ -124,7 +124,7 @@ pub(crate) async fn build_factory(
     let approval_rules = crate::approve::rules(file.approvals.as_ref(), file.path.as_deref())?;
     let mut profiles = crate::agents::load(file, &workspace)?;
     let clients = crate::agents::clients(&mut profiles, None, &provider_config, file);
-    let mcp = Arc::new(crate::mcp::start(file, &[]).await?);
+    let mcp = Arc::new(crate::mcp::start(file, &[], crate::mcp::unattended(None)).await?);
     // Runs take the servers' tools as listed when they start: list them again when a server
     // says they changed.
     let servers = mcp.clone();

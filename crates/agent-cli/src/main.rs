@@ -15,6 +15,7 @@ mod checkpoint;
 mod cli;
 mod config;
 mod demo;
+mod elicit;
 mod exit;
 mod factory;
 mod fork;

@@ -2,8 +2,13 @@
 //! ones of `[mcp.servers.<name>]` in agent.toml, plus those named with `--mcp NAME`).
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use agent_mcp::{McpConfig, McpError, McpServers, TransportKind};
+use agent_mcp::{
+    ClientOptions, McpConfig, McpError, McpServers, NoElicitor, SignInState, TokenStore,
+    TransportKind,
+};
 use agent_runner::Instruction;
 use agent_tools::{Risk, Tool, ToolRegistry};
 use anyhow::Result;
@@ -11,16 +16,55 @@ use serde_json::json;
 
 use crate::cli::{McpAction, McpArgs};
 use crate::config::FileConfig;
+use crate::elicit::TerminalElicitor;
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, one_line, print, truncate};
 
 /// Starts the MCP servers of a run: every enabled server and those in `named`. A server that
 /// fails to start is a warning (logged by agent-mcp); an unknown name or an invalid server is a
-/// usage error.
-pub(crate) async fn start(file: &FileConfig, named: &[String]) -> Result<McpServers> {
+/// usage error. `client` says what the servers are offered: roots, and who answers questions.
+pub(crate) async fn start(
+    file: &FileConfig,
+    named: &[String],
+    client: ClientOptions,
+) -> Result<McpServers> {
     let config = file.mcp.clone().unwrap_or_default();
     let selected = config.select(named).map_err(usage)?;
-    Ok(McpServers::start(selected).await)
+    Ok(McpServers::start_with(selected, client).await)
+}
+
+/// For a run shown on a terminal: the workspace (default: the current folder) as the root, and
+/// the servers' questions asked on the terminal (declined without one).
+pub(crate) fn on_terminal(workspace: Option<&Path>) -> ClientOptions {
+    with_tokens(ClientOptions::new(
+        root(workspace),
+        Arc::new(TerminalElicitor),
+    ))
+}
+
+/// For a server or an editor's agent, where the terminal is not the person's: the workspace as
+/// the root, and every question declined.
+pub(crate) fn unattended(workspace: Option<&Path>) -> ClientOptions {
+    with_tokens(ClientOptions::new(root(workspace), Arc::new(NoElicitor)))
+}
+
+/// The tokens of the servers signed in to: `mcp-tokens/` in the user's agent folder.
+fn tokens() -> Option<TokenStore> {
+    crate::config::user_dir().map(|dir| TokenStore::new(dir.join("mcp-tokens")))
+}
+
+fn with_tokens(options: ClientOptions) -> ClientOptions {
+    match tokens() {
+        Some(tokens) => options.with_tokens(tokens),
+        None => options,
+    }
+}
+
+fn root(workspace: Option<&Path>) -> PathBuf {
+    workspace.map_or_else(
+        || std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        Path::to_path_buf,
+    )
 }
 
 /// The built-in tools, `bash` in this process's sandbox, and the tools of `servers`.
@@ -76,6 +120,105 @@ fn usage(error: McpError) -> anyhow::Error {
 pub(crate) async fn command(args: McpArgs) -> Result<ExitCode> {
     match args.action {
         McpAction::List { names, json } => list(&names, json).await,
+        McpAction::Login { name } => login(&name).await,
+        McpAction::Logout { name } => logout(&name),
+    }
+}
+
+/// The configuration of the server `name`, or a usage error naming the configured ones.
+fn configured(name: &str) -> Result<agent_mcp::ServerConfig> {
+    let config = FileConfig::load()?.mcp.unwrap_or_default();
+    config.servers.get(name).cloned().ok_or_else(|| {
+        usage(McpError::UnknownServer {
+            name: name.to_owned(),
+            known: config.servers.keys().cloned().collect(),
+        })
+    })
+}
+
+fn token_folder() -> Result<TokenStore> {
+    tokens().ok_or_else(|| {
+        UsageError("neither XDG_CONFIG_HOME nor HOME is set: nowhere to keep the token".into())
+            .into()
+    })
+}
+
+/// `agent mcp login NAME`: signs in through the browser (the address is printed too, for a
+/// machine without one) and keeps the token.
+async fn login(name: &str) -> Result<ExitCode> {
+    let server = configured(name)?;
+    let tokens = token_folder()?;
+    let open = |url: &str| {
+        note(&format!("Open this page to sign in to {name}:\n  {url}"));
+        open_browser(url);
+    };
+    match agent_mcp::login(name, &server, &tokens, &open).await {
+        Ok(()) => {
+            note(&format!(
+                "signed in to {name}; the token is kept in {}",
+                tokens.path(name).display()
+            ));
+            Ok(ExitCode::Completed)
+        }
+        Err(error @ McpError::Config { .. }) => Err(usage(error)),
+        Err(error) => {
+            note(&error.to_string());
+            Ok(ExitCode::Failed)
+        }
+    }
+}
+
+/// Opens `url` in the browser `$BROWSER` names, else the desktop's; does nothing without one.
+fn open_browser(url: &str) {
+    let command = match crate::config::env("BROWSER") {
+        Some(browser) => browser,
+        None if cfg!(target_os = "macos") => "open".to_owned(),
+        None if std::env::var_os("DISPLAY").is_some()
+            || std::env::var_os("WAYLAND_DISPLAY").is_some() =>
+        {
+            "xdg-open".to_owned()
+        }
+        None => return,
+    };
+    let mut words = command.split_whitespace();
+    let Some(program) = words.next() else { return };
+    let _ = std::process::Command::new(program)
+        .args(words)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+}
+
+/// `agent mcp logout NAME`: forgets the server's token.
+fn logout(name: &str) -> Result<ExitCode> {
+    configured(name)?;
+    if token_folder()?.remove(name)? {
+        note(&format!("signed out of {name}"));
+    } else {
+        note(&format!("{name}: not signed in"));
+    }
+    Ok(ExitCode::Completed)
+}
+
+/// The sign-in state of an HTTP server, for `agent mcp list`.
+fn sign_in(name: &str, url: Option<&str>) -> serde_json::Value {
+    let (Some(url), Some(tokens)) = (url, tokens()) else {
+        return serde_json::Value::Null;
+    };
+    match tokens.state(name, url) {
+        SignInState::SignedOut => json!({"signed_in": false}),
+        SignInState::SignedIn {
+            expires_at,
+            refreshable,
+            scopes,
+        } => json!({
+            "signed_in": true,
+            "expires_at": expires_at,
+            "refreshable": refreshable,
+            "scopes": scopes,
+        }),
     }
 }
 
@@ -106,7 +249,7 @@ async fn list(names: &[String], as_json: bool) -> Result<ExitCode> {
         };
         selected.insert(name.clone(), server.clone());
     }
-    let session = McpServers::start(selected).await;
+    let session = McpServers::start_with(selected, on_terminal(None)).await;
     let tools = session.tools();
     let mut reports = Vec::new();
     for name in &wanted {
@@ -135,6 +278,7 @@ async fn list(names: &[String], as_json: bool) -> Result<ExitCode> {
                 "read_only": tool.risk() == Risk::ReadOnly,
             })).collect::<Vec<_>>(),
             "hidden": listed - offered.len(),
+            "auth": sign_in(name, server.url.as_deref()),
             "error": error,
         }));
     }
@@ -185,6 +329,9 @@ fn render(reports: &[serde_json::Value]) -> String {
         );
         if report["enabled"] == false {
             head.push_str("  (disabled: only with --mcp)");
+        }
+        if report["auth"]["signed_in"] == true {
+            head.push_str("  (signed in)");
         }
         out.push(head);
         if let Some(error) = report["error"].as_str() {

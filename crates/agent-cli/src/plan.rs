@@ -75,7 +75,12 @@ async fn plan(task: &str, model: &crate::cli::ModelArgs) -> Result<ExitCode> {
     // The `plan` profile (or the one `--agent` names) reads the code before it plans: the
     // read-only built-in tools and the read-only tools of the MCP servers, as its tool filter
     // allows.
-    let servers = crate::mcp::start(&crate::config::FileConfig::load()?, &model.mcp).await?;
+    let servers = crate::mcp::start(
+        &crate::config::FileConfig::load()?,
+        &model.mcp,
+        crate::mcp::on_terminal(model.workspace.as_deref()),
+    )
+    .await?;
     let setup = setup(model, crate::mcp::tools(&servers), Some(PLAN)).await?;
     let (trace_id, tree) = match plan_mode::plan(&setup.runner, task).await? {
         PlanOutcome::Planned {

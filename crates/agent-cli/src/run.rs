@@ -23,7 +23,12 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
     if let Some(given) = &args.continue_trace {
         return continue_run(&args, given, task).await;
     }
-    let mcp = mcp::start(&FileConfig::load()?, &args.model.mcp).await?;
+    let mcp = mcp::start(
+        &FileConfig::load()?,
+        &args.model.mcp,
+        mcp::on_terminal(args.model.workspace.as_deref()),
+    )
+    .await?;
     let setup = setup(&args.model, mcp::tools(&mcp), None).await?;
     let trace_id = match (&args.trace, &args.plan, task) {
         (Some(trace_id), _, _) => {
@@ -71,7 +76,12 @@ async fn continue_run(args: &RunArgs, given: &str, message: Option<String>) -> R
     };
     let profile = recorded_agents(store.as_ref(), &trace_id).await?.main;
     drop(store);
-    let mcp = mcp::start(&file, &args.model.mcp).await?;
+    let mcp = mcp::start(
+        &file,
+        &args.model.mcp,
+        mcp::on_terminal(args.model.workspace.as_deref()),
+    )
+    .await?;
     let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref()).await?;
     let code = execute(&setup, &trace_id, &args.model, Some(message.as_str())).await;
     mcp.shutdown().await;
@@ -88,7 +98,12 @@ pub(crate) async fn resume(args: ResumeArgs) -> Result<ExitCode> {
     let trace_id = ids::resolve(store.as_ref(), &args.trace_id).await?;
     let profile = recorded_agents(store.as_ref(), &trace_id).await?.main;
     drop(store);
-    let mcp = mcp::start(&file, &args.model.mcp).await?;
+    let mcp = mcp::start(
+        &file,
+        &args.model.mcp,
+        mcp::on_terminal(args.model.workspace.as_deref()),
+    )
+    .await?;
     let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref()).await?;
     let code = execute(&setup, &trace_id, &args.model, None).await;
     mcp.shutdown().await;

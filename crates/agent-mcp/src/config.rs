@@ -87,6 +87,30 @@ pub struct ServerConfig {
     /// How many times the server is started again after it stopped [default: 3].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_restarts: Option<u32>,
+    /// How to sign in to an HTTP server that asks for OAuth (`agent mcp login NAME`); without
+    /// it the client registers itself with the authorization server when it allows that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthConfig>,
+}
+
+/// A client registered beforehand with a server's authorization server
+/// (`[mcp.servers.NAME.oauth]`), and what to ask for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthConfig {
+    /// The registered client id; without it the client registers itself dynamically.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// The client's secret, for a confidential client (`${VAR}` reads the environment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// The scopes to ask for [default: those the server names].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// The loopback port the browser is sent back to, for a client registered with a fixed
+    /// redirect URI `http://127.0.0.1:PORT/callback` [default: any free port].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_port: Option<u16>,
 }
 
 fn enabled_by_default() -> bool {
@@ -129,6 +153,7 @@ impl ServerConfig {
             timeout_secs: None,
             startup_timeout_secs: None,
             max_restarts: None,
+            oauth: None,
         }
     }
 

@@ -101,6 +101,23 @@ pub enum McpError {
         /// The server's error message (and code).
         message: String,
     },
+    /// The server asks for OAuth sign-in and there is no token for it (or the token was
+    /// refused and could not be refreshed): `agent mcp login NAME` signs in.
+    #[error("MCP server {server} needs sign-in: run `agent mcp login {server}` ({message})")]
+    SignInRequired {
+        /// The server.
+        server: String,
+        /// What the server or the authorization server said.
+        message: String,
+    },
+    /// Signing in failed: discovery, registration, the browser step or the token exchange.
+    #[error("signing in to MCP server {server} failed: {message}")]
+    SignIn {
+        /// The server.
+        server: String,
+        /// What went wrong.
+        message: String,
+    },
     /// The session was shut down; no more calls are made.
     #[error("MCP server {server} was shut down")]
     ShutDown {
@@ -120,6 +137,8 @@ impl McpError {
             | Self::Stopped { server, .. }
             | Self::GaveUp { server, .. }
             | Self::Refused { server, .. }
+            | Self::SignInRequired { server, .. }
+            | Self::SignIn { server, .. }
             | Self::ShutDown { server } => Some(server),
             Self::UnknownServer { .. } => None,
         }

@@ -1,28 +1,134 @@
-//! What the client tells servers about itself, and what it hears from them: a server's
-//! `notifications/tools/list_changed` bumps a counter its [`crate::McpServer`] exposes, so the
-//! session can list the tools again between turns.
+//! What the client tells servers about itself, and how it answers them: the protocol version it
+//! offers (the newest with an `initialize` handshake), its roots, its questions to the person
+//! (elicitation) passed to the session's [`Elicitor`], and a server's
+//! `notifications/tools/list_changed`, which bumps a counter its [`crate::McpServer`] exposes so
+//! the session can list the tools again between turns.
 
 use std::future::Future;
 use std::sync::Arc;
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::NotificationContext;
+// Roots are deprecated from protocol 2026-07-28 on; the versions this client speaks have them.
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation, ProtocolVersion,
+    RootsCapabilities, UrlElicitationCapability,
+};
+#[allow(deprecated)]
+use rmcp::model::{ListRootsResult, Root};
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::watch;
 
+use crate::client::{
+    ClientOptions, ElicitationAnswer, ElicitationKind, ElicitationRequest, Elicitor, file_uri,
+};
+
+/// The protocol version the client offers in `initialize`. A server answering with an older
+/// version it supports is accepted (see [`supported`]); versions from 2026-07-28 on have no
+/// `initialize` handshake, so the newest one with it is what an `initialize` can offer.
+pub(crate) const OFFERED_VERSION: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
+
+/// Whether the client speaks `version`, a server's answer to `initialize`.
+pub(crate) fn supported(version: &ProtocolVersion) -> bool {
+    ProtocolVersion::known_up_to(&OFFERED_VERSION).contains(version)
+}
+
 /// The client side of one connection.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub(crate) struct Handler {
+    /// The server's name, for the person asked a question.
+    pub(crate) server: String,
     /// Bumped on each tool list change the server announces.
     pub(crate) changes: Arc<watch::Sender<u64>>,
+    /// Roots and the elicitor.
+    pub(crate) options: Arc<ClientOptions>,
+}
+
+impl Handler {
+    fn elicitor(&self) -> Arc<dyn Elicitor> {
+        self.options.elicitor.clone()
+    }
 }
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.roots = Some(RootsCapabilities::default());
+        capabilities.elicitation = Some(
+            ElicitationCapability::new()
+                .with_form(FormElicitationCapability::new())
+                .with_url(UrlElicitationCapability::new()),
+        );
+        let mut config = ClientConfig::new(
+            capabilities,
             Implementation::new("agent", env!("CARGO_PKG_VERSION")),
-        )
+        );
+        config.protocol_version = OFFERED_VERSION;
+        config
+    }
+
+    #[allow(deprecated)]
+    fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> impl Future<Output = Result<ListRootsResult, ErrorData>> + Send + '_ {
+        let roots = self
+            .options
+            .roots
+            .iter()
+            .map(|path| {
+                let mut root = Root::new(file_uri(path));
+                root.name = path
+                    .file_name()
+                    .map(|name| name.to_string_lossy().into_owned());
+                root
+            })
+            .collect();
+        std::future::ready(Ok(ListRootsResult::new(roots)))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let (message, kind) = match request {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => {
+                let schema = serde_json::to_value(&requested_schema)
+                    .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+                (message, ElicitationKind::Form { schema })
+            }
+            ElicitRequestParams::UrlElicitationParams {
+                message,
+                url,
+                elicitation_id,
+                ..
+            } => (
+                message,
+                ElicitationKind::Url {
+                    url,
+                    elicitation_id,
+                },
+            ),
+            // A kind of question this client does not know.
+            _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
+        };
+        let question = ElicitationRequest {
+            server: self.server.clone(),
+            message,
+            kind,
+        };
+        let result = match self.elicitor().elicit(question).await {
+            ElicitationAnswer::Accept(content) => ElicitResult::new(ElicitationAction::Accept)
+                .with_content(serde_json::Value::Object(content)),
+            ElicitationAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+            ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        };
+        Ok(result)
     }
 
     fn on_tool_list_changed(

@@ -9,6 +9,8 @@
 //! - [`McpConfig`], [`ServerConfig`]: the configuration (`[mcp.servers.<name>]` in `agent.toml`).
 //! - [`McpServers`]: the servers of a session, started together; their tools go into a registry.
 //! - [`McpServer`]: one server and its connection; [`McpTool`]: one of its tools.
+//! - [`ClientOptions`]: what the client offers servers: the workspace as its root, and an
+//!   [`Elicitor`] to answer a server's questions to the person (declined without one).
 //!
 //! Failures never stop a run: a server that fails to start is reported and left out; a call that
 //! times out, a server that stops mid-call or answers with an error give the model an error
@@ -38,18 +40,28 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+#[cfg(feature = "oauth")]
+mod auth;
+mod client;
 mod config;
 mod content;
 mod error;
 mod handler;
+mod http;
 mod process;
 mod server;
 mod servers;
 mod tool;
 
+#[cfg(feature = "oauth")]
+pub use auth::{SignInState, TokenStore, login};
+pub use client::{
+    ClientOptions, ElicitationAnswer, ElicitationKind, ElicitationRequest, Elicitor, NoElicitor,
+    Tokens,
+};
 pub use config::{
-    DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, MAX_SERVER_NAME_LEN, McpConfig, ServerConfig,
-    TransportKind, expand_env, validate_name,
+    DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, MAX_SERVER_NAME_LEN, McpConfig, OAuthConfig,
+    ServerConfig, TransportKind, expand_env, validate_name,
 };
 pub use content::result_text;
 pub use error::McpError;

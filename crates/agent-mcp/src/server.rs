@@ -3,28 +3,24 @@
 //! shutdown. A child process runs in its own process group, killed when the connection is
 //! dropped, so nothing it started outlives the session.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool as McpToolInfo};
 use rmcp::service::RunningService;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceError, ServiceExt};
 use tokio::time::Instant;
 
-use crate::config::{ServerConfig, TransportKind, expand_env, validate_name};
+use crate::client::ClientOptions;
+use crate::config::{ServerConfig, TransportKind, validate_name};
 use crate::error::McpError;
-use crate::handler::Handler;
+use crate::handler::{Handler, supported};
+use crate::http::{HttpTransport, http_transport};
 use crate::process::{ProcessGroup, StderrTail, spawn};
 
 /// How long a graceful shutdown (close stdin, wait for the exit) may take before the process
 /// group is killed.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
-/// How long connecting to an HTTP server may take.
-const HTTP_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A configured MCP server, started: its tools and a connection that is restarted when the
 /// server stops (up to its restart limit).
@@ -37,8 +33,8 @@ pub struct McpServer {
     kind: TransportKind,
     /// The tools as last listed: at start, and again after the server said they changed.
     tools: std::sync::RwLock<Vec<McpToolInfo>>,
-    /// Counts the tool list changes the server announced.
-    changes: Arc<tokio::sync::watch::Sender<u64>>,
+    /// The client side of each connection (counts the tool list changes the server announced).
+    handler: Handler,
     /// What the server said about using it in its handshake (`instructions`).
     instructions: Option<String>,
     state: tokio::sync::Mutex<State>,
@@ -71,15 +67,40 @@ impl McpServer {
     /// cannot be started, the server cannot be reached or fails the handshake or the listing,
     /// [`McpError::StartTimeout`] when it takes too long.
     pub async fn start(name: &str, config: ServerConfig) -> Result<Arc<Self>, McpError> {
+        Self::start_with(name, config, Arc::new(ClientOptions::default())).await
+    }
+
+    /// [`McpServer::start`] with what the client offers the server: roots, and someone to
+    /// answer its questions.
+    ///
+    /// # Errors
+    ///
+    /// As [`McpServer::start`].
+    pub async fn start_with(
+        name: &str,
+        config: ServerConfig,
+        options: Arc<ClientOptions>,
+    ) -> Result<Arc<Self>, McpError> {
         validate_name(name)?;
         let kind = config.transport(name)?;
         let timeout = config.startup_timeout();
-        let changes = Arc::new(tokio::sync::watch::Sender::new(0));
-        let connection = Connection::open(name, &config, kind, &changes).await?;
+        let handler = Handler {
+            server: name.to_owned(),
+            changes: Arc::new(tokio::sync::watch::Sender::new(0)),
+            options,
+        };
+        let connection = Connection::open(name, &config, kind, &handler).await?;
         let listed =
             tokio::time::timeout(timeout, connection.service.peer().list_all_tools()).await;
         let tools = match listed {
             Ok(Ok(tools)) => tools,
+            #[cfg(feature = "oauth")]
+            Ok(Err(error)) if crate::auth::refused_for_auth(&error) => {
+                return Err(McpError::SignInRequired {
+                    server: name.to_owned(),
+                    message: "the server wants a token to list its tools".into(),
+                });
+            }
             Ok(Err(error)) => {
                 return Err(McpError::Start {
                     server: name.to_owned(),
@@ -106,7 +127,7 @@ impl McpServer {
             config,
             kind,
             tools: std::sync::RwLock::new(tools),
-            changes,
+            handler,
             instructions,
             state: tokio::sync::Mutex::new(State {
                 connection: Some(Arc::new(connection)),
@@ -150,7 +171,7 @@ impl McpServer {
     /// How many times the server said its tool list changed (`notifications/tools/list_changed`);
     /// a receiver wakes at each change.
     pub fn tool_changes(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.changes.subscribe()
+        self.handler.changes.subscribe()
     }
 
     /// Lists the server's tools again (after it said they changed), within its startup
@@ -285,7 +306,7 @@ impl McpServer {
             "restarting MCP server (restart {} of {limit})",
             state.restarts
         );
-        match Connection::open(&self.name, &self.config, self.kind, &self.changes).await {
+        match Connection::open(&self.name, &self.config, self.kind, &self.handler).await {
             Ok(connection) => {
                 let connection = Arc::new(connection);
                 state.connection = Some(connection.clone());
@@ -365,11 +386,9 @@ impl Connection {
         name: &str,
         config: &ServerConfig,
         kind: TransportKind,
-        changes: &Arc<tokio::sync::watch::Sender<u64>>,
+        handler: &Handler,
     ) -> Result<Self, McpError> {
-        let client = || Handler {
-            changes: changes.clone(),
-        };
+        let client = || handler.clone();
         let timeout = config.startup_timeout();
         let start_error = |message: String, stderr: &StderrTail| McpError::Start {
             server: name.to_owned(),
@@ -384,18 +403,51 @@ impl Connection {
                 (handshake, group)
             }
             TransportKind::Http => {
-                let transport = http_transport(name, config)?;
-                let handshake = tokio::time::timeout(timeout, client().serve(transport)).await;
+                let tokens = handler.options.tokens.as_ref();
+                let handshake = match http_transport(name, config, tokens).await? {
+                    HttpTransport::Plain(transport) => {
+                        tokio::time::timeout(timeout, client().serve(transport)).await
+                    }
+                    #[cfg(feature = "oauth")]
+                    HttpTransport::SignedIn(transport) => {
+                        tokio::time::timeout(timeout, client().serve(transport)).await
+                    }
+                };
                 (handshake, None)
             }
         };
         match service {
-            Ok(Ok(service)) => Ok(Self {
-                service,
-                group,
-                stderr,
-            }),
+            Ok(Ok(service)) => {
+                let version = service
+                    .peer_info()
+                    .map(|info| info.protocol_version.clone())
+                    .unwrap_or_default();
+                if !supported(&version) {
+                    let _ = service.cancel().await;
+                    return Err(start_error(
+                        format!(
+                            "the server answered with protocol version {version}, which this client does not speak"
+                        ),
+                        &stderr,
+                    ));
+                }
+                Ok(Self {
+                    service,
+                    group,
+                    stderr,
+                })
+            }
             Ok(Err(error)) => {
+                #[cfg(feature = "oauth")]
+                if kind == TransportKind::Http
+                    && let Some(url) = &config.url
+                    && let Ok(Some(_)) = crate::auth::challenge(url).await
+                {
+                    return Err(McpError::SignInRequired {
+                        server: name.to_owned(),
+                        message: "the server answers 401 Unauthorized without a valid token".into(),
+                    });
+                }
                 // A process that exited leaves its reason on stderr; let the reader catch up.
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 Err(start_error(
@@ -434,46 +486,4 @@ impl Connection {
             }
         }
     }
-}
-
-/// A streamable HTTP transport over a reqwest client with rustls on ring.
-fn http_transport(
-    name: &str,
-    config: &ServerConfig,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, McpError> {
-    let invalid = |message: String| McpError::Config {
-        server: name.to_owned(),
-        message,
-    };
-    let url = config.url.clone().unwrap_or_default();
-    let mut headers = HashMap::new();
-    for (key, value) in &config.headers {
-        let header = HeaderName::from_bytes(key.as_bytes())
-            .map_err(|_| invalid(format!("{key:?} is not a valid header name")))?;
-        let value = HeaderValue::from_str(&expand_env(name, value)?)
-            .map_err(|_| invalid(format!("the value of header {key} is not valid")))?;
-        headers.insert(header, value);
-    }
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race against another installer is fine: a provider is installed either way.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-    let client = reqwest::Client::builder()
-        .connect_timeout(HTTP_CONNECT_TIMEOUT)
-        // Idle pooled connections stall on delayed ACKs after partly read SSE bodies.
-        .pool_max_idle_per_host(0)
-        // A redirect would replay the session id and headers, maybe to another host.
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|error| McpError::Start {
-            server: name.to_owned(),
-            message: format!("cannot build the HTTP client: {error}"),
-            stderr: String::new(),
-        })?;
-    let transport_config =
-        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
-    Ok(StreamableHttpClientTransport::with_client(
-        client,
-        transport_config,
-    ))
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use agent_tools::{Tool, ToolRegistry};
 
+use crate::client::ClientOptions;
 use crate::config::ServerConfig;
 use crate::error::McpError;
 use crate::server::McpServer;
@@ -27,11 +28,20 @@ impl McpServers {
     ///
     /// [`McpConfig::select`]: crate::McpConfig::select
     pub async fn start(servers: BTreeMap<String, ServerConfig>) -> Self {
-        let started = futures::future::join_all(
-            servers
-                .into_iter()
-                .map(|(name, config)| async move { McpServer::start(&name, config).await }),
-        )
+        Self::start_with(servers, ClientOptions::default()).await
+    }
+
+    /// [`McpServers::start`] with what the client offers every server: roots, and someone to
+    /// answer their questions.
+    pub async fn start_with(
+        servers: BTreeMap<String, ServerConfig>,
+        options: ClientOptions,
+    ) -> Self {
+        let options = Arc::new(options);
+        let started = futures::future::join_all(servers.into_iter().map(|(name, config)| {
+            let options = options.clone();
+            async move { McpServer::start_with(&name, config, options).await }
+        }))
         .await;
         let mut session = Self::default();
         for result in started {

@@ -74,7 +74,14 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
         }
     };
     drop(store);
-    let mcp = Arc::new(mcp::start(&file, &args.model.mcp).await?);
+    let mcp = Arc::new(
+        mcp::start(
+            &file,
+            &args.model.mcp,
+            mcp::on_terminal(args.model.workspace.as_deref()),
+        )
+        .await?,
+    );
     let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref()).await?;
     // A server that says its tools changed is listed again, and the next turn has the new ones.
     let refresh = {

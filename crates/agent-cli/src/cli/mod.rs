@@ -483,6 +483,17 @@ pub(crate) enum McpAction {
         #[arg(long)]
         json: bool,
     },
+    /// Sign in to an HTTP server that asks for OAuth: opens the browser (and prints the
+    /// address) and keeps the token in the user's config folder.
+    Login {
+        /// The server, as named in agent.toml.
+        name: String,
+    },
+    /// Forget the token of a server signed in to.
+    Logout {
+        /// The server, as named in agent.toml.
+        name: String,
+    },
 }
 
 #[cfg(test)]
