@@ -26,7 +26,7 @@ impl Elicitor for TerminalElicitor {
             return ElicitationAnswer::Decline;
         }
         tokio::task::spawn_blocking(move || {
-            crate::progress::suspended(|| {
+            crate::output::suspended(|| {
                 let stdin = std::io::stdin();
                 let mut lines = stdin.lock();
                 ask(&request, &mut lines, &mut std::io::stderr())
