@@ -41,7 +41,7 @@ impl WorkerProcess {
                 "1",
             ])
             .env("AGENT_WORKER_LEASE", "2")
-            .env("RUST_LOG", "agent_api=info")
+            .env("RUST_LOG", "agent_worker=info")
             .stdout(Stdio::null())
             .stderr(file)
             .spawn()

@@ -92,7 +92,11 @@ async fn run(env: &CliEnv, continuing: Option<&str>, turns: Value, task: &str) -
     if let Some(id) = continuing {
         args.extend(["--continue", id]);
     }
+    // The script's commands add new top-level entries (a binary file, ignored and over-cap
+    // files), which the default sandbox refuses: what is tested here is the files' history.
     args.extend([
+        "--sandbox",
+        "off",
         "--script",
         &script,
         "--workspace",

@@ -522,17 +522,20 @@ fn approval_rules_of_agent_toml_apply_to_runs_started_over_http() {
             json!({"text": "Done."}),
         ]
     };
-    let turns: Vec<Value> = [run("touch allowed.txt"), run("rm -f work.txt")]
+    let turns: Vec<Value> = [run("touch out/allowed.txt"), run("rm -f work.txt")]
         .into_iter()
         .flatten()
         .collect();
     let script = env.write("rules.json", &json!({"turns": turns}).to_string());
     let work = env.work();
+    // The command writes in a folder of the workspace: the sandbox lets commands change
+    // top-level entries, not add new ones.
+    std::fs::create_dir_all(env.path("work/out")).unwrap();
     let server = env.serve(&["--script", &script, "--workspace", &work]);
     // Allowed: runs without waiting for a decision, although the mode is `ask`.
     let allowed = start(&server, &json!({"task": "Touch"}));
     wait_until(&server, &allowed, status_is("completed"));
-    assert!(env.path("work/allowed.txt").exists());
+    assert!(env.path("work/out/allowed.txt").exists());
     // Denied: refused with the rule named, without asking.
     let denied = start(&server, &json!({"task": "Remove"}));
     wait_until(&server, &denied, status_is("completed"));
