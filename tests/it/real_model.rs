@@ -286,7 +286,7 @@ fn a_conversation_outgrowing_the_window_completes_every_turn() {
     for (turn, topic) in topics.iter().enumerate() {
         let task = format!(
             "{}\nAnswer in one short sentence: what is the value of item 3?",
-            notes(60, topic)
+            notes(100, topic)
         );
         let mut args = Vec::new();
         if turn > 0 {
@@ -305,7 +305,7 @@ fn a_conversation_outgrowing_the_window_completes_every_turn() {
     // kept the requests inside it, up to the last, which the server answered.
     let completions = model.proxy.completions();
     let first = completions[0].request.to_string().len();
-    let task = notes(60, "boats").len();
+    let task = notes(100, "boats").len();
     assert!(
         (first + 3 * task) / 4 > 4096,
         "the turns are too short to test anything"
@@ -337,7 +337,17 @@ fn a_streamed_overflow_is_classified_and_recovered() {
         &["--continue", &trace_id, "--max-iterations", "3", &second],
     );
     assert!(matches!(code(&output), 0 | 3), "{}", model.explain(&output));
-    assert_eq!(result["status"], "completed", "{}", model.explain(&output));
+    // The run goes on after the refusal: it ends with an answer, or at its limit of model calls
+    // when the model keeps calling tools (this server holds answers offered tools to a grammar
+    // of tool calls), never on the refusal itself.
+    assert!(
+        matches!(
+            result["stop"].as_str(),
+            Some("completed" | "max_iterations")
+        ),
+        "{}",
+        model.explain(&output)
+    );
     let completions = model.proxy.completions();
     let refused = completions
         .iter()

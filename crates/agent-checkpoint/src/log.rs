@@ -9,7 +9,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::error::CheckpointError;
-use crate::store::{Snapshot, SnapshotId};
 
 /// Where in a run a snapshot was taken.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -187,4 +186,35 @@ impl EntriesExt for [Entry] {
     fn latest_snapshot(&self) -> Option<SnapshotId> {
         self.iter().rev().find_map(|e| e.id.clone())
     }
+}
+
+/// A snapshot's id: the hex id of its commit in the shadow store.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SnapshotId(pub String);
+
+impl SnapshotId {
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for SnapshotId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What a snapshot kept and left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Its id.
+    pub id: SnapshotId,
+    /// Files kept.
+    pub files: usize,
+    /// Bytes of the files kept.
+    pub bytes: u64,
+    /// Files left out: over the per-file cap, or nested repositories (ending in `/`).
+    pub skipped: Vec<String>,
 }

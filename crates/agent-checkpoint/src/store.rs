@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::CheckpointError;
 use crate::git::{Git, nul_paths, user_excludes_file};
 use crate::log::{Entry, Log, Point};
+pub use crate::log::{Snapshot, SnapshotId};
 
 /// The ref the snapshots hang from, newest first, so none is ever garbage.
 const SNAPSHOTS_REF: &str = "refs/heads/snapshots";
@@ -36,37 +37,6 @@ impl Default for Limits {
             max_snapshot_bytes: 1 << 30,
         }
     }
-}
-
-/// A snapshot's id: the hex id of its commit in the shadow store.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct SnapshotId(pub String);
-
-impl SnapshotId {
-    /// The id as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for SnapshotId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// What a snapshot kept and left out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Snapshot {
-    /// Its id.
-    pub id: SnapshotId,
-    /// Files kept.
-    pub files: usize,
-    /// Bytes of the files kept.
-    pub bytes: u64,
-    /// Files left out: over the per-file cap, or nested repositories (ending in `/`).
-    pub skipped: Vec<String>,
 }
 
 /// The workspace's state written as a tree, not yet a commit.

@@ -9,22 +9,9 @@ use std::sync::Arc;
 use agent_checkpoint::{AbandonRollback, Changes, FolderCheckpoints, Limits};
 use agent_goal::Goal;
 use agent_runner::{CheckpointOptions, RollbackConfirm};
-use serde::Deserialize;
 
 use crate::config::FileConfig;
 use crate::store::Location;
-
-/// `[checkpoints]` of `agent.toml`.
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct CheckpointsConfig {
-    /// `false` turns checkpoints off.
-    pub(crate) enabled: Option<bool>,
-    /// Files larger than this (bytes) are left out of snapshots [default: 10 MiB].
-    pub(crate) max_file_bytes: Option<u64>,
-    /// A workspace holding more than this (bytes) is not snapshotted [default: 1 GiB].
-    pub(crate) max_snapshot_bytes: Option<u64>,
-}
 
 /// The checkpoints of runs working in `workspace` whose traces are kept at `location`: `None`
 /// when they are off, or when traces are kept in a database.

@@ -94,11 +94,11 @@ pub(crate) struct FileConfig {
     /// What an abandoned goal's file changes become: `ask`, `always` (rolled back) or `never`.
     pub(crate) abandon_rollback: Option<agent_checkpoint::AbandonRollback>,
     /// Snapshots of the workspace at every goal.
-    pub(crate) checkpoints: Option<crate::checkpoint::CheckpointsConfig>,
+    pub(crate) checkpoints: Option<CheckpointsConfig>,
     /// Tool calls allowed or denied before anyone is asked.
     pub(crate) approvals: Option<crate::approve::ApprovalsConfig>,
     /// The sandbox of the model's commands.
-    pub(crate) sandbox: Option<crate::sandbox::SandboxFile>,
+    pub(crate) sandbox: Option<SandboxFile>,
     /// Prices and context windows of models, by name.
     #[serde(default)]
     pub(crate) models: std::collections::BTreeMap<String, ModelConfig>,
@@ -312,8 +312,8 @@ pub(crate) fn resolve_provider(flags: &ProviderArgs, file: &FileConfig) -> Optio
     let model = match (named, kind, &base_url) {
         (Some(model), _, _) => model,
         // A local server is asked which model it serves.
-        (None, ProviderKind::Openai, Some(url)) if !crate::provider::is_openai(url) => {
-            match crate::provider::served_model(url, api_key.clone()) {
+        (None, ProviderKind::Openai, Some(url)) if !crate::discover::is_openai(url) => {
+            match crate::discover::served_model(url, api_key.clone()) {
                 Ok(model) => model,
                 Err(error) => {
                     model_error = Some(error);
@@ -339,6 +339,42 @@ pub(crate) fn resolve_provider(flags: &ProviderArgs, file: &FileConfig) -> Optio
         model_error,
         model,
     })
+}
+
+/// `[checkpoints]` of `agent.toml`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CheckpointsConfig {
+    /// `false` turns checkpoints off.
+    pub(crate) enabled: Option<bool>,
+    /// Files larger than this (bytes) are left out of snapshots [default: 10 MiB].
+    pub(crate) max_file_bytes: Option<u64>,
+    /// A workspace holding more than this (bytes) is not snapshotted [default: 1 GiB].
+    pub(crate) max_snapshot_bytes: Option<u64>,
+}
+
+/// agent.toml's `sandbox`: a mode, or a table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum SandboxFile {
+    /// `sandbox = "read-only"`.
+    Mode(agent_tools::SandboxMode),
+    /// `[sandbox]` with `mode`, `network`, `writable_roots`, `env_keep`, `env_set`.
+    Table(SandboxTable),
+}
+
+/// The `[sandbox]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SandboxTable {
+    pub(crate) mode: Option<agent_tools::SandboxMode>,
+    pub(crate) network: Option<bool>,
+    #[serde(default)]
+    pub(crate) writable_roots: Vec<std::path::PathBuf>,
+    #[serde(default)]
+    pub(crate) env_keep: Vec<String>,
+    #[serde(default)]
+    pub(crate) env_set: std::collections::BTreeMap<String, String>,
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ mod checkpoint;
 mod cli;
 mod config;
 mod demo;
+mod discover;
 mod elicit;
 mod exit;
 mod factory;

@@ -1,44 +1,18 @@
 //! The sandbox of the model's commands: `--sandbox`, agent.toml's `sandbox = "MODE"` or
 //! `[sandbox]` table, resolved once per process before a run starts.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use agent_tools::sandbox::{SandboxConfig, SandboxMode, check_support};
 use anyhow::Result;
-use serde::Deserialize;
 
 use crate::cli::Command;
-use crate::config::FileConfig;
+use crate::config::{FileConfig, SandboxFile, SandboxTable};
 use crate::exit::UsageError;
 
 /// The settings every tool registry of this process builds `bash` with.
 static RESOLVED: OnceLock<SandboxConfig> = OnceLock::new();
-
-/// agent.toml's `sandbox`: a mode, or a table.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub(crate) enum SandboxFile {
-    /// `sandbox = "read-only"`.
-    Mode(SandboxMode),
-    /// `[sandbox]` with `mode`, `network`, `writable_roots`, `env_keep`, `env_set`.
-    Table(SandboxTable),
-}
-
-/// The `[sandbox]` table.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct SandboxTable {
-    mode: Option<SandboxMode>,
-    network: Option<bool>,
-    #[serde(default)]
-    writable_roots: Vec<PathBuf>,
-    #[serde(default)]
-    env_keep: Vec<String>,
-    #[serde(default)]
-    env_set: BTreeMap<String, String>,
-}
 
 /// Resolves the sandbox of this process's runs (the flag over the file, `workspace-write` by
 /// default), refuses a mode the kernel cannot enforce, and says on stderr when it is off.

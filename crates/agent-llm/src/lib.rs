@@ -216,6 +216,7 @@ mod scripted;
 mod tokens;
 mod turn;
 mod types;
+mod usage;
 
 #[cfg(feature = "anthropic")]
 pub use anthropic::{

@@ -183,7 +183,7 @@ pub(crate) async fn signed_in_client(
     let Some(file) = read(&path, url) else {
         return Ok(None);
     };
-    crate::http::install_crypto();
+    crate::config::install_crypto();
     let failed = |error: AuthError| McpError::SignInRequired {
         server: name.to_owned(),
         message: error.to_string(),
@@ -239,7 +239,7 @@ pub async fn login(
     };
     let auth = |error: AuthError| failed(error.to_string());
     let oauth = config.oauth.clone().unwrap_or_default();
-    crate::http::install_crypto();
+    crate::config::install_crypto();
     let challenge = challenge(&url).await.map_err(failed)?;
     let mut manager = AuthorizationManager::new(url.as_str())
         .await
@@ -324,7 +324,7 @@ pub(crate) async fn challenge(url: &str) -> Result<Option<String>, String> {
     let initialize = serde_json::json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {
-            "protocolVersion": crate::handler::OFFERED_VERSION,
+            "protocolVersion": crate::version::OFFERED_VERSION,
             "capabilities": {},
             "clientInfo": {"name": "agent", "version": env!("CARGO_PKG_VERSION")},
         },

@@ -317,6 +317,15 @@ pub fn expand_env(server: &str, value: &str) -> Result<String, McpError> {
     Ok(out)
 }
 
+/// Installs rustls' ring provider for the process, unless one is installed: every reqwest client
+/// (this crate's and the SDK's sign-in ones) needs it.
+pub(crate) fn install_crypto() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race against another installer is fine: a provider is installed either way.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

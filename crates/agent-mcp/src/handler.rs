@@ -10,8 +10,8 @@ use std::sync::Arc;
 // Roots are deprecated from protocol 2026-07-28 on; the versions this client speaks have them.
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation, ProtocolVersion,
-    RootsCapabilities, UrlElicitationCapability,
+    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation, RootsCapabilities,
+    UrlElicitationCapability,
 };
 #[allow(deprecated)]
 use rmcp::model::{ListRootsResult, Root};
@@ -22,16 +22,7 @@ use tokio::sync::watch;
 use crate::client::{
     ClientOptions, ElicitationAnswer, ElicitationKind, ElicitationRequest, Elicitor, file_uri,
 };
-
-/// The protocol version the client offers in `initialize`. A server answering with an older
-/// version it supports is accepted (see [`supported`]); versions from 2026-07-28 on have no
-/// `initialize` handshake, so the newest one with it is what an `initialize` can offer.
-pub(crate) const OFFERED_VERSION: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
-
-/// Whether the client speaks `version`, a server's answer to `initialize`.
-pub(crate) fn supported(version: &ProtocolVersion) -> bool {
-    ProtocolVersion::known_up_to(&OFFERED_VERSION).contains(version)
-}
+use crate::version::OFFERED_VERSION;
 
 /// The client side of one connection.
 #[derive(Clone, Debug)]

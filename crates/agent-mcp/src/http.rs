@@ -43,7 +43,7 @@ pub(crate) async fn http_transport(
             .map_err(|_| invalid(format!("the value of header {key} is not valid")))?;
         headers.insert(header, value);
     }
-    install_crypto();
+    crate::config::install_crypto();
     let client = reqwest::Client::builder()
         .connect_timeout(HTTP_CONNECT_TIMEOUT)
         // Idle pooled connections stall on delayed ACKs after partly read SSE bodies.
@@ -72,13 +72,4 @@ pub(crate) async fn http_transport(
     Ok(HttpTransport::Plain(
         StreamableHttpClientTransport::with_client(client, transport_config),
     ))
-}
-
-/// Installs rustls' ring provider for the process, unless one is installed: every reqwest client
-/// (this crate's and the SDK's sign-in ones) needs it.
-pub(crate) fn install_crypto() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race against another installer is fine: a provider is installed either way.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
 }

@@ -52,6 +52,7 @@ mod process;
 mod server;
 mod servers;
 mod tool;
+mod version;
 
 #[cfg(feature = "oauth")]
 pub use auth::{SignInState, TokenStore, login};

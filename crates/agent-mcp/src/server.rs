@@ -14,9 +14,10 @@ use tokio::time::Instant;
 use crate::client::ClientOptions;
 use crate::config::{ServerConfig, TransportKind, validate_name};
 use crate::error::McpError;
-use crate::handler::{Handler, supported};
+use crate::handler::Handler;
 use crate::http::{HttpTransport, http_transport};
 use crate::process::{ProcessGroup, StderrTail, spawn};
+use crate::version::supported;
 
 /// How long a graceful shutdown (close stdin, wait for the exit) may take before the process
 /// group is killed.

@@ -6,8 +6,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod checkpoints;
 mod model;
 
+pub(crate) use checkpoints::{DiffArgs, RewindArgs};
 pub(crate) use model::{ModelArgs, OutputFormat, ProviderArgs, ProviderKind, ReasoningEffort};
 
 /// An LLM agent runtime with goal trees, precise compaction and durable traces.
@@ -59,9 +61,9 @@ pub(crate) enum Command {
     Fork(ForkArgs),
     /// Put the workspace's files back as they were when a goal started, and fork the trace
     /// there.
-    Rewind(crate::rewind::RewindArgs),
+    Rewind(RewindArgs),
     /// Show the file changes of a goal (or of the run) as a unified diff.
-    Diff(crate::rewind::DiffArgs),
+    Diff(DiffArgs),
     /// Cancel a run going on in a server (`agent serve` or `agent run --serve`).
     Cancel(CancelArgs),
     /// Plan mode: the model writes the goal tree only; edit it, save it, run it.
