@@ -554,7 +554,7 @@ fn approval_rules_of_agent_toml_apply_to_runs_started_over_http() {
     drop(server);
 
     // In `never` mode an allow rule runs nothing.
-    std::fs::remove_file(env.path("work/allowed.txt")).unwrap();
+    std::fs::remove_file(env.path("work/out/allowed.txt")).unwrap();
     let never = env.serve(&[
         "--script",
         &script,
@@ -565,5 +565,5 @@ fn approval_rules_of_agent_toml_apply_to_runs_started_over_http() {
     ]);
     let refused = start(&never, &json!({"task": "Touch"}));
     wait_until(&never, &refused, status_is("completed"));
-    assert!(!env.path("work/allowed.txt").exists());
+    assert!(!env.path("work/out/allowed.txt").exists());
 }
