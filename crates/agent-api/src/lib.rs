@@ -5,7 +5,7 @@
 //! [`RunnerFactory`] the composition root provides, so it never names a model provider either.
 //!
 //! - [`ApiConfig`]: address, token, body limit, CORS, watch keepalive, the [`ApprovalMode`] and
-//!   the workspace roots of runs started over HTTP ([`config`], [`workspace`]).
+//!   the workspace roots of runs started over HTTP ([`config`], [`WorkspaceRoots`]).
 //! - [`AppState`]: store, factory, configuration, [`RunRegistry`], [`HttpApprovals`].
 //! - [`router`]: every route of SPEC §7 plus run control; [`serve`] / [`Server`] listen and
 //!   shut down gracefully.

@@ -3,7 +3,7 @@
 //! This crate owns the loop ([`AgentRunner`]), context building ([`context`]) and compaction
 //! ([`compaction`]: goal compaction, prune, full compaction and its prompt), the goal tools,
 //! `explore` / `delegate` sub-traces, agent profiles as data ([`agents`], [`profiles`]), the
-//! loop guard ([`guard`]), approvals ([`approval`]), resume, and the checkpoints of the
+//! loop guard (`guard`), approvals ([`approval`]), resume, and the checkpoints of the
 //! workspace taken at goal boundaries ([`CheckpointOptions`], through an `agent-checkpoint`
 //! [`Checkpointer`](agent_checkpoint::Checkpointer) the embedder gives). It depends on
 //! `agent-goal`, `agent-llm` (types and the client trait, no provider), `agent-execution`,

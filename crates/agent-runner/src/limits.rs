@@ -23,7 +23,7 @@ pub struct RunLimits {
     /// Tool calls run per model turn: the calls of a turn past this many are answered with an
     /// error without running, so one runaway turn cannot start hundreds of commands.
     pub max_tool_calls_per_turn: usize,
-    /// When a repeating agent is warned and stopped (see [`crate::guard`]).
+    /// When a repeating agent is warned and stopped (see the `guard` module).
     pub loop_guard: LoopGuard,
 }
 
