@@ -551,9 +551,8 @@ async fn a_plan_is_written_edited_and_run() {
     );
 }
 
-#[tokio::test]
-async fn the_demo_runs_offline_and_records_a_full_trace() {
-    let env = agent_env();
+/// Runs `agent demo --no-serve` into the environment's trace folder and checks it succeeded.
+async fn run_demo(env: &CliEnv) -> std::process::Output {
     let traces = env.path("traces");
     let output = env
         .run(&[
@@ -564,6 +563,14 @@ async fn the_demo_runs_offline_and_records_a_full_trace() {
         ])
         .await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
+    output
+}
+
+#[tokio::test]
+async fn the_demo_runs_offline_and_records_a_full_trace() {
+    let env = agent_env();
+    let traces = env.path("traces");
+    let output = run_demo(&env).await;
     // The final answer is the closing report, made from every goal's summary.
     let answer = stdout(&output);
     assert!(answer.starts_with("## Report"), "{answer}");
@@ -704,16 +711,7 @@ async fn a_done_plan_ends_with_a_closing_report_unless_no_report() {
 #[tokio::test]
 async fn a_reader_that_went_away_ends_listing_commands_quietly() {
     let env = agent_env();
-    let traces = env.path("traces");
-    let demo = env
-        .run(&[
-            "demo",
-            "--no-serve",
-            "--trace-dir",
-            traces.to_str().unwrap(),
-        ])
-        .await;
-    assert_eq!(code(&demo), 0, "{}", stderr(&demo));
+    run_demo(&env).await;
     let listed: Value =
         serde_json::from_slice(&env.run(&["traces", "--json"]).await.stdout).unwrap();
     let trace_id = listed[0]["trace_id"].as_str().unwrap().to_owned();
