@@ -201,6 +201,22 @@ async fn a_trace_resumes_right_after_its_agent_was_killed() {
     agent.wait().await.unwrap();
 }
 
+/// `agent run --yes` of `script` with the sandbox off, so that only the rules stand in the way.
+async fn clean_up(env: &CliEnv, script: &str) -> std::process::Output {
+    env.run(&[
+        "run",
+        "--provider",
+        "scripted",
+        "--script",
+        script,
+        "--yes",
+        "--sandbox",
+        "off",
+        "Clean up",
+    ])
+    .await
+}
+
 #[tokio::test]
 async fn a_deny_rule_holds_against_every_spelling_under_yes() {
     for spelling in agent_test_support::shell::RM_RF_SPELLINGS {
@@ -210,19 +226,7 @@ async fn a_deny_rule_holds_against_every_spelling_under_yes() {
         let script = bash_script(&env, spelling);
         // The sandbox would keep `target` too (it is a top-level entry); the rules must hold
         // on their own.
-        let output = env
-            .run(&[
-                "run",
-                "--provider",
-                "scripted",
-                "--script",
-                &script,
-                "--yes",
-                "--sandbox",
-                "off",
-                "Clean up",
-            ])
-            .await;
+        let output = clean_up(&env, &script).await;
         assert_eq!(code(&output), 0, "{spelling}: {}", stderr(&output));
         assert_eq!(
             read(&env.path("target/keep.txt")),
@@ -234,19 +238,7 @@ async fn a_deny_rule_holds_against_every_spelling_under_yes() {
     let env = agent_env();
     env.write("target/keep.txt", "precious\n");
     let script = bash_script(&env, "rm -rf target");
-    let output = env
-        .run(&[
-            "run",
-            "--provider",
-            "scripted",
-            "--script",
-            &script,
-            "--yes",
-            "--sandbox",
-            "off",
-            "Clean up",
-        ])
-        .await;
+    let output = clean_up(&env, &script).await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     assert!(!env.path("target").exists());
 }
