@@ -319,6 +319,8 @@ async fn a_reader_in_another_instance_needs_no_mirror_file() {
     let base = tempfile::tempdir().unwrap();
     let writer = open(base.path());
     let id = trace_with_messages(&writer).await;
+    // Everything written first, so the flusher has nothing left to write while the files go.
+    writer.flush().await.unwrap();
     // As if the writer's flusher had not written anything yet.
     let dir = base.path().join(&id);
     for entry in fs::read_dir(dir.join("messages")).unwrap() {
