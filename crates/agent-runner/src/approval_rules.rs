@@ -18,7 +18,8 @@
 //! - `write_file(src/**)`, `edit_file(*.md)`, `read_file(.env)`: files whose path, relative to
 //!   the workspace, matches the glob, after `..` and symlinks are resolved (a deny rule also
 //!   matches the path as written); a path outside the workspace never matches an allow rule. A
-//!   `read_file` deny rule also covers `grep` over the file or a folder holding it.
+//!   `read_file` deny rule also covers `grep` over the file or a folder holding it, and a
+//!   `glob_files` pattern that would list it (by its name or a symlink to it).
 //!
 //! Claude Code's spellings work too: `Bash(npm test:*)`, `Write(src/**)`, `Edit`, `Read`.
 //! Deny rules win over allow rules; they apply to every call, risky or not.
@@ -215,8 +216,8 @@ impl Rule {
 
     /// Whether the rule covers the call; `deny` rules match a chained command by any part.
     fn matches(&self, tool: &str, arguments: &Value, workspace: &Path, deny: bool) -> bool {
-        // A rule about reading a file also covers searching it.
-        let reads = tool == "grep" && self.tool.is_match("read_file");
+        // A rule about reading a file also covers searching for it and listing it.
+        let reads = matches!(tool, "grep" | "glob_files") && self.tool.is_match("read_file");
         if !self.tool.is_match(tool) && !reads {
             return false;
         }
@@ -236,6 +237,10 @@ impl Rule {
                 } else {
                     found.unknown.is_none() && !chains(command) && starts_with_words(command, words)
                 }
+            }
+            Some(Pattern::Path(glob)) if tool == "glob_files" => {
+                let pattern = arguments.get("pattern").and_then(Value::as_str);
+                deny && pattern.is_none_or(|pattern| listing_matches(workspace, pattern, glob))
             }
             Some(Pattern::Path(glob)) => {
                 let Some(path) = arguments.get("path").and_then(Value::as_str) else {
@@ -338,6 +343,50 @@ fn tree_matches(workspace: &Path, path: &str, glob: &GlobMatcher) -> bool {
             && let Ok(entries) = std::fs::read_dir(&next)
         {
             pending.extend(entries.flatten().map(|entry| entry.path()));
+        }
+    }
+    false
+}
+
+/// Whether a `glob_files` listing for `pattern` could name a file matching `glob`: some file of
+/// the workspace (ignored ones too) matches both; a pattern that does not compile lists nothing,
+/// and a workspace too large to check counts as holding one.
+fn listing_matches(workspace: &Path, pattern: &str, glob: &GlobMatcher) -> bool {
+    let pattern = pattern.trim().trim_start_matches("./");
+    let Ok(listed) = globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map(|glob| glob.compile_matcher())
+    else {
+        return false;
+    };
+    let Ok(root) = agent_tools::canonical_workspace(workspace) else {
+        return glob.is_match(pattern);
+    };
+    let mut pending = vec![root.clone()];
+    let mut seen = 0;
+    while let Some(next) = pending.pop() {
+        seen += 1;
+        if seen > TREE_LIMIT {
+            return true;
+        }
+        // Symbolic links are listed, not followed, as the listing does.
+        if next.symlink_metadata().is_ok_and(|meta| meta.is_dir()) {
+            if let Ok(entries) = std::fs::read_dir(&next) {
+                pending.extend(entries.flatten().map(|entry| entry.path()));
+            }
+            continue;
+        }
+        let Some(relative) = next.strip_prefix(&root).ok().and_then(Path::to_str) else {
+            continue;
+        };
+        if !listed.is_match(relative) {
+            continue;
+        }
+        // The name as listed, and the file it leads to.
+        let target = canonical_relative(workspace, relative);
+        if glob.is_match(relative) || target.is_some_and(|target| glob.is_match(target)) {
+            return true;
         }
     }
     false

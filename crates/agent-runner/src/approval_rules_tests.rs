@@ -256,3 +256,36 @@ fn file_rules_match_the_resolved_path_for_every_file_tool() {
         Some(RuleVerdict::Allow(_))
     ));
 }
+
+#[test]
+fn a_read_rule_covers_the_listings_that_would_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src/keys")).unwrap();
+    std::fs::write(root.join("src/main.rs"), "fn main() {}").unwrap();
+    std::fs::write(root.join("src/keys/id.pem"), "KEY").unwrap();
+    std::os::unix::fs::symlink(root.join("src/keys/id.pem"), root.join("docs.txt")).unwrap();
+    std::os::unix::fs::symlink("..", root.join("src/up")).unwrap();
+    let rules = ApprovalRules::parse(&["glob_files"], &["read_file(src/keys/**)"]).unwrap();
+    let check = |pattern: &str| {
+        rules.verdict(
+            "glob_files",
+            &serde_json::json!({ "pattern": pattern }).to_string(),
+            root,
+        )
+    };
+    for pattern in ["**/*.pem", "src/**", "**", "*.txt", "./src/keys/*"] {
+        assert!(
+            matches!(check(pattern), Some(RuleVerdict::Deny(_))),
+            "{pattern}: {:?}",
+            check(pattern)
+        );
+    }
+    for pattern in ["src/*.rs", "**/*.md", "src/up"] {
+        assert!(
+            matches!(check(pattern), Some(RuleVerdict::Allow(_))),
+            "{pattern}: {:?}",
+            check(pattern)
+        );
+    }
+}
