@@ -135,19 +135,33 @@ async fn run_one(
             call.name
         ))));
     }
-    let allowed = matches!(verdict, Some(RuleVerdict::Allow(_)));
-    if !allowed && agent.tools.risk(&call.name) == Some(Risk::Risky) {
-        match &agent.spec.approval {
-            Approval::Allow => {}
-            Approval::Refuse(reason) => {
-                return Ok(Some(error_result(format!(
-                    "{} was not run: {reason}",
-                    call.name
-                ))));
-            }
-            Approval::Ask(handler) => {
-                if let Some(refused) = ask(agent, handler.as_ref(), call, ctx).await? {
-                    return Ok(Some(refused));
+    if let Some(RuleVerdict::Ask { rule, why }) = &verdict {
+        let Approval::Ask(handler) = &agent.spec.approval else {
+            return Ok(Some(error_result(format!(
+                "{} was not run: the approval rule `{rule}` cannot check it ({why}) and nobody \
+                 was asked; write the command so that each program it runs is named plainly",
+                call.name
+            ))));
+        };
+        let note = format!("the rule `{rule}` cannot check this command: {why}");
+        if let Some(refused) = ask(agent, handler.as_ref(), call, ctx, Some(note)).await? {
+            return Ok(Some(refused));
+        }
+    } else {
+        let allowed = matches!(verdict, Some(RuleVerdict::Allow(_)));
+        if !allowed && agent.tools.risk(&call.name) == Some(Risk::Risky) {
+            match &agent.spec.approval {
+                Approval::Allow => {}
+                Approval::Refuse(reason) => {
+                    return Ok(Some(error_result(format!(
+                        "{} was not run: {reason}",
+                        call.name
+                    ))));
+                }
+                Approval::Ask(handler) => {
+                    if let Some(refused) = ask(agent, handler.as_ref(), call, ctx, None).await? {
+                        return Ok(Some(refused));
+                    }
                 }
             }
         }
@@ -163,6 +177,7 @@ async fn ask(
     handler: &dyn ApprovalHandler,
     call: &ToolCall,
     ctx: &ToolContext,
+    note: Option<String>,
 ) -> Result<Option<Answer>, StepError> {
     let store = agent.store();
     let waiting = TraceUpdate {
@@ -175,6 +190,7 @@ async fn ask(
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         arguments: call.arguments.clone(),
+        note,
     };
     let decision = tokio::select! {
         decision = handler.decide(request) => Some(decision),

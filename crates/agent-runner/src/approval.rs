@@ -56,6 +56,9 @@ pub struct ApprovalRequest {
     pub tool_name: String,
     /// The arguments, as the model wrote them.
     pub arguments: String,
+    /// Why this call is asked about although it would not be otherwise (a deny rule cannot
+    /// check its script); `None` for an ordinary risky call.
+    pub note: Option<String>,
 }
 
 /// What the handler decided.

@@ -13,8 +13,9 @@
 //!   `xargs`, `env`, `timeout`, `nice`, `sudo`, `find -exec` and the like and into
 //!   substitutions, with flags normalised (`rm -rf` = `rm -fr` = `rm -r -f`, `find -delete`
 //!   counts as `rm -r -f`). A command whose programs cannot all be known (an expansion as the
-//!   program, a shell reading a script file, a script that does not parse) is denied by every
-//!   `bash(...)` deny rule, since it could run what they name;
+//!   program, a shell reading a script file, a script that does not parse) could run what any
+//!   `bash(...)` deny rule names: it is asked about ([`RuleVerdict::Ask`]), and refused where
+//!   nobody can be asked or approvals are blanket (`--yes`);
 //! - `write_file(src/**)`, `edit_file(*.md)`, `read_file(.env)`: files whose path, relative to
 //!   the workspace, matches the glob, after `..` and symlinks are resolved (a deny rule also
 //!   matches the path as written); a path outside the workspace never matches an allow rule. A
@@ -46,6 +47,15 @@ pub enum RuleVerdict {
     Allow(String),
     /// A deny rule matches: refuse it; the rule as written.
     Deny(String),
+    /// A `bash(...)` deny rule cannot tell whether the script runs what it names (the script
+    /// does not parse, or a program is named by an expansion): run it only when a person says
+    /// so, never under a blanket approval.
+    Ask {
+        /// The deny rule, as written.
+        rule: String,
+        /// Why the script cannot be checked.
+        why: String,
+    },
 }
 
 /// One rule.
@@ -122,6 +132,16 @@ impl ApprovalRules {
             .find(|rule| rule.matches(tool, &arguments, workspace, true))
         {
             return Some(RuleVerdict::Deny(rule.text.clone()));
+        }
+        if let Some((rule, why)) = self
+            .deny
+            .iter()
+            .find_map(|rule| Some((rule, rule.unreadable(tool, &arguments)?)))
+        {
+            return Some(RuleVerdict::Ask {
+                rule: rule.text.clone(),
+                why,
+            });
         }
         self.allow
             .iter()
@@ -214,6 +234,16 @@ impl Rule {
         })
     }
 
+    /// Why a command rule cannot tell whether the call's script runs what it names; `None` for
+    /// a script it can read, or a rule about something else.
+    fn unreadable(&self, tool: &str, arguments: &Value) -> Option<String> {
+        if !matches!(self.pattern, Some(Pattern::Prefix(_))) || !self.tool.is_match(tool) {
+            return None;
+        }
+        let command = arguments.get("command").and_then(Value::as_str)?;
+        crate::shell_commands::commands(command).unknown
+    }
+
     /// Whether the rule covers the call; `deny` rules match a chained command by any part.
     fn matches(&self, tool: &str, arguments: &Value, workspace: &Path, deny: bool) -> bool {
         // A rule about reading a file also covers searching for it and listing it.
@@ -229,11 +259,10 @@ impl Rule {
                 };
                 let found = crate::shell_commands::commands(command);
                 if deny {
-                    found.unknown.is_some()
-                        || found
-                            .commands
-                            .iter()
-                            .any(|run| crate::shell_wrappers::runs(run, words))
+                    found
+                        .commands
+                        .iter()
+                        .any(|run| crate::shell_wrappers::runs(run, words))
                 } else {
                     found.unknown.is_none() && !chains(command) && starts_with_words(command, words)
                 }

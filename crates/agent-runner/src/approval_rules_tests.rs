@@ -166,10 +166,34 @@ fn the_suggested_prefix_is_the_program_and_its_first_word() {
 #[test]
 fn a_deny_rule_refuses_every_spelling_of_its_command() {
     let denying = rules(&["bash"], &["bash(rm -rf)"]);
+    let mut asked = 0;
     for command in agent_test_support::shell::RM_RF_SPELLINGS {
-        assert_eq!(
-            verdict(&denying, "bash", &bash(command)),
-            Some(RuleVerdict::Deny("bash(rm -rf)".into())),
+        // Refused, or, when what runs cannot be known, asked about: never allowed.
+        match verdict(&denying, "bash", &bash(command)) {
+            Some(RuleVerdict::Deny(rule)) => assert_eq!(rule, "bash(rm -rf)", "{command}"),
+            Some(RuleVerdict::Ask { rule, why }) => {
+                assert_eq!(rule, "bash(rm -rf)", "{command}");
+                assert!(!why.is_empty(), "{command}");
+                asked += 1;
+            }
+            other => panic!("{command}: {other:?}"),
+        }
+    }
+    assert!(
+        asked < agent_test_support::shell::RM_RF_SPELLINGS.len() / 4,
+        "{asked}"
+    );
+    // A script that cannot be read is asked about, by the deny rule, whatever allows it.
+    for command in [
+        "$(echo rm) -rf target",
+        "echo 'unterminated",
+        "bash < script.sh",
+    ] {
+        assert!(
+            matches!(
+                verdict(&denying, "bash", &bash(command)),
+                Some(RuleVerdict::Ask { .. })
+            ),
             "{command}"
         );
     }

@@ -255,6 +255,7 @@ async fn real_responses_match_the_documented_schemas() {
         tool_call_id: "c2".into(),
         tool_name: "bash".into(),
         arguments: "{\"command\":\"ls\"}".into(),
+        note: None,
     };
     let waiting = tokio::spawn(async move { approvals.decide(request).await });
     while state.approvals().pending(&id).is_empty() {

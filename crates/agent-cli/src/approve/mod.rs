@@ -109,7 +109,8 @@ impl TerminalApprover {
 #[async_trait]
 impl ApprovalHandler for TerminalApprover {
     async fn decide(&self, request: ApprovalRequest) -> ApprovalDecision {
-        if self.allowed_this_session(&request) {
+        // A call asked about for a note is asked every time: no earlier answer covers it.
+        if request.note.is_none() && self.allowed_this_session(&request) {
             return ApprovalDecision::Approve;
         }
         if !std::io::stdin().is_terminal() {
@@ -119,13 +120,16 @@ impl ApprovalHandler for TerminalApprover {
             };
         }
         let color = crate::output::color(true);
-        let described = show::describe(
+        let mut described = show::describe(
             &request.tool_name,
             &request.arguments,
             &self.workspace,
             color,
         );
-        let prefix = (request.tool_name == "bash")
+        if let Some(note) = &request.note {
+            described.push_str(&format!("\n  ! {note}"));
+        }
+        let prefix = (request.tool_name == "bash" && request.note.is_none())
             .then(|| command_of(&request.arguments))
             .flatten()
             .and_then(|command| suggested_prefix(&command));

@@ -211,3 +211,31 @@ async fn always_for_a_tool_stops_the_next_question_for_that_tool_only() {
             .all(|r| !r.starts_with("error"))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_a_deny_rule_cannot_read_is_asked_about_on_a_terminal_even_when_allowed() {
+    let env = agent_env();
+    std::fs::create_dir_all(env.path("work/out")).unwrap();
+    env.write(
+        "agent.toml",
+        "[approvals]\nallow = [\"bash\"]\ndeny = [\"bash(rm -rf)\"]\n",
+    );
+    let server = MockModelServer::with_replies([
+        bash("c1", "$(echo touch) out/made.txt"),
+        Turn::text("Done."),
+    ])
+    .await;
+    let args = run_args(&env, &server, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut terminal = Terminal::spawn(env.command(&args));
+    // `bash` is allowed, yet the deny rule cannot tell what runs: the person is asked, with
+    // why, and offered no "always".
+    let screen = terminal.wait_for("[y/n/a]");
+    assert!(
+        screen.contains("! the rule `bash(rm -rf)` cannot check this command"),
+        "{screen}"
+    );
+    terminal.send("y\r");
+    assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
+    assert!(env.path("work/out/made.txt").exists());
+}

@@ -147,3 +147,57 @@ async fn approval_rules_run_allowed_calls_without_asking_and_refuse_denied_ones(
     assert!(workspace.path().join("notes/c.md").is_file());
     assert!(!workspace.path().join("a.txt").exists());
 }
+
+/// Approves every call and keeps the requests it saw.
+#[derive(Default)]
+struct Recording(std::sync::Mutex<Vec<agent_runner::ApprovalRequest>>);
+
+#[async_trait::async_trait]
+impl agent_runner::ApprovalHandler for Recording {
+    async fn decide(
+        &self,
+        request: agent_runner::ApprovalRequest,
+    ) -> agent_runner::ApprovalDecision {
+        self.0.lock().unwrap().push(request);
+        agent_runner::ApprovalDecision::Approve
+    }
+}
+
+#[tokio::test]
+async fn a_script_a_deny_rule_cannot_read_is_asked_about_never_run_on_a_blanket_approval() {
+    let command = "$(echo touch) sub/made.txt";
+    for asking in [false, true] {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::create_dir(workspace.path().join("sub")).unwrap();
+        let turns = vec![
+            ScriptedTurn::tool_call("bash", json!({ "command": command })),
+            ScriptedTurn::text("Done."),
+        ];
+        let mut options = RunnerOptions::new("scripted", workspace.path());
+        options.approval_rules =
+            agent_runner::ApprovalRules::parse(&[], &["bash(rm -rf)"]).unwrap();
+        let recording = Arc::new(Recording::default());
+        options.approval = if asking {
+            Approval::Ask(recording.clone())
+        } else {
+            Approval::Allow
+        };
+        let (runner, store) = runner_with(turns, options);
+        let outcome = runner.run("Make a file").await.unwrap();
+        let results = tool_results(store.as_ref(), &outcome.trace_id).await;
+        let made = workspace.path().join("sub/made.txt").exists();
+        if asking {
+            let seen = recording.0.lock().unwrap();
+            assert_eq!(seen.len(), 1);
+            let note = seen[0].note.as_deref().unwrap_or_default();
+            assert!(note.contains("`bash(rm -rf)` cannot check"), "{note}");
+            assert!(made, "{results:?}");
+        } else {
+            assert!(
+                results[0].contains("cannot check it") && results[0].contains("nobody was asked"),
+                "{results:?}"
+            );
+            assert!(!made);
+        }
+    }
+}
