@@ -55,6 +55,42 @@ pub trait Checkpointer: Send + Sync {
         goal_id: &str,
         options: RestoreOptions,
     ) -> Result<Changes, CheckpointError>;
+
+    /// Gives each of `branches` (sub-traces of `trace_id` working side by side) a private copy
+    /// of the workspace as it is now, or finds the one given before; the copies' folders, in
+    /// order. `None` when this checkpointer keeps no copies: the branches share the workspace.
+    fn branch_copies(
+        &self,
+        trace_id: &str,
+        branches: &[String],
+    ) -> Result<Option<Vec<PathBuf>>, CheckpointError> {
+        let _ = (trace_id, branches);
+        Ok(None)
+    }
+
+    /// What the copy of `branch` changed, or with `apply` what applying it to the workspace
+    /// changed (files the workspace changed meanwhile are refused unless `force`).
+    fn branch_changes(
+        &self,
+        trace_id: &str,
+        branch: &str,
+        apply: bool,
+        force: bool,
+    ) -> Result<Changes, CheckpointError> {
+        let _ = (trace_id, apply, force);
+        Err(CheckpointError::UnknownSnapshot(format!("{branch} base")))
+    }
+}
+
+/// The folder of the private copy of the workspace for `branch` (a sub-trace id): under the
+/// system's temporary folder, outside the workspace and the trace folders (whose files the
+/// branch's commands may not write).
+pub fn branch_copy_dir(branch: &str) -> PathBuf {
+    let name: String = branch
+        .chars()
+        .map(|c| if c == '/' || c == '\\' { '_' } else { c })
+        .collect();
+    std::env::temp_dir().join("agent-branches").join(name)
 }
 
 /// One [`CheckpointStore`] per trace, at `<traces>/<trace_id>/checkpoints.git`, all snapshotting
@@ -142,5 +178,57 @@ impl Checkpointer for FolderCheckpoints {
             .goal_start(goal_id)
             .ok_or_else(|| CheckpointError::UnknownSnapshot(format!("goal {goal_id} start")))?;
         store.restore(&start, options)
+    }
+
+    fn branch_copies(
+        &self,
+        trace_id: &str,
+        branches: &[String],
+    ) -> Result<Option<Vec<PathBuf>>, CheckpointError> {
+        let store = self.store(trace_id)?;
+        let mut base = None;
+        let mut dirs = Vec::with_capacity(branches.len());
+        for branch in branches {
+            let dir = branch_copy_dir(branch);
+            let label = format!("{branch} base");
+            match store.resolve(&label) {
+                // Made before (a resumed exploration): the copy is found, or written again
+                // from its base when the temporary folder was emptied.
+                Ok(_) if dir.exists() => {}
+                Ok(id) => store.write_copy(&id, &dir)?,
+                Err(_) => {
+                    let snapshot = match &base {
+                        Some(snapshot) => snapshot,
+                        None => base.insert(store.snapshot_at(&Point::Label, "explore start")?),
+                    };
+                    store
+                        .log
+                        .append(&Entry::taken(&Point::Label, &label, snapshot))?;
+                    if dir.exists() {
+                        std::fs::remove_dir_all(&dir).map_err(|e| CheckpointError::io(&dir, e))?;
+                    }
+                    store.write_copy(&snapshot.id, &dir)?;
+                }
+            }
+            dirs.push(dir);
+        }
+        Ok(Some(dirs))
+    }
+
+    fn branch_changes(
+        &self,
+        trace_id: &str,
+        branch: &str,
+        apply: bool,
+        force: bool,
+    ) -> Result<Changes, CheckpointError> {
+        let store = self.store(trace_id)?;
+        let base = store.resolve(&format!("{branch} base"))?;
+        let dir = branch_copy_dir(branch);
+        if apply {
+            store.apply_copy(&base, &dir, force)
+        } else {
+            store.copy_changes(&base, &dir)
+        }
     }
 }

@@ -7,7 +7,9 @@
 //! trace (`<trace folder>/checkpoints.git`, with its own index so an unchanged file costs
 //! nothing), restores ([`CheckpointStore::restore`], which refuses to overwrite files changed
 //! since the newest snapshot unless forced), diffs, and the log saying which snapshot was taken
-//! at which point of a run ([`Point`]: a goal's start and end, a turn, a run's start and end).
+//! at which point of a run ([`Point`]: a goal's start and end, a turn, a run's start and end),
+//! and private copies of the workspace written from a snapshot, whose changes can be applied
+//! back ([`CheckpointStore::write_copy`], [`CheckpointStore::apply_copy`]).
 //! [`Checkpointer`] is what a runner calls at those points; [`FolderCheckpoints`] implements it
 //! with one store per trace folder.
 //!
@@ -37,6 +39,7 @@
 //! assert_eq!(std::fs::read_to_string(workspace.path().join("notes.txt")).unwrap(), "first");
 //! ```
 
+mod branch;
 mod error;
 mod git;
 mod hook;
@@ -45,7 +48,10 @@ mod restore;
 mod store;
 
 pub use error::CheckpointError;
-pub use hook::{AbandonRollback, Checkpointer, Failure, FolderCheckpoints, STORE_DIR, store_dir};
+pub use hook::{
+    AbandonRollback, Checkpointer, Failure, FolderCheckpoints, STORE_DIR, branch_copy_dir,
+    store_dir,
+};
 pub use log::{EntriesExt, Entry, Point};
 pub use restore::{Changes, DiffTarget, RestoreOptions};
 pub use store::{CheckpointStore, Limits, Snapshot, SnapshotId};

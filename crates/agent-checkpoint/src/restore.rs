@@ -114,7 +114,7 @@ impl CheckpointStore {
     }
 
     /// What restoring `to` over `from` changes.
-    fn changes_between(&self, from: &str, to: &str) -> Result<Changes, CheckpointError> {
+    pub(crate) fn changes_between(&self, from: &str, to: &str) -> Result<Changes, CheckpointError> {
         let out = self.git.run(
             [
                 "diff-tree",
@@ -140,7 +140,11 @@ impl CheckpointStore {
         Ok(changes)
     }
 
-    fn changed_paths(&self, from: &str, to: &str) -> Result<Vec<String>, CheckpointError> {
+    pub(crate) fn changed_paths(
+        &self,
+        from: &str,
+        to: &str,
+    ) -> Result<Vec<String>, CheckpointError> {
         let out = self.git.run(
             [
                 "diff-tree",
@@ -156,7 +160,7 @@ impl CheckpointStore {
         Ok(nul_paths(&out))
     }
 
-    fn tree_of(&self, id: &SnapshotId) -> Result<String, CheckpointError> {
+    pub(crate) fn tree_of(&self, id: &SnapshotId) -> Result<String, CheckpointError> {
         let spec = format!("{}^{{tree}}", id.0);
         self.git
             .text(["rev-parse", "--verify", "--quiet", &spec])
@@ -167,7 +171,7 @@ impl CheckpointStore {
 
     /// Writes the added and modified files from `tree` through a scratch index, then deletes
     /// the deleted ones and the folders they leave empty.
-    fn write_back(&self, tree: &str, changes: &Changes) -> Result<(), CheckpointError> {
+    pub(crate) fn write_back(&self, tree: &str, changes: &Changes) -> Result<(), CheckpointError> {
         let work_tree = &self.git.work_tree;
         let mut writes: Vec<String> = changes.added.clone();
         writes.extend(changes.modified.iter().cloned());

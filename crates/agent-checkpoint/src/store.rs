@@ -259,7 +259,7 @@ impl CheckpointStore {
 
     /// Writes the store's exclude and attribute rules: the workspace's own
     /// `.git/info/exclude`, the paths given to [`Self::exclude`], and bytes kept as they are.
-    fn write_rules(&self) -> Result<(), CheckpointError> {
+    pub(crate) fn write_rules(&self) -> Result<(), CheckpointError> {
         let info = self.git.git_dir.join("info");
         fs::create_dir_all(&info).map_err(|e| CheckpointError::io(&info, e))?;
         let mut exclude = String::from("/.git\n");

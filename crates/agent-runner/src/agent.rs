@@ -30,8 +30,23 @@ pub(crate) struct Agent {
 impl Agent {
     /// The agent at the end of `lineage` (agent types from the main trace down).
     pub(crate) fn new(engine: Arc<Engine>, lineage: Vec<String>) -> Self {
+        Self::working_in(engine, lineage, None)
+    }
+
+    /// The agent at the end of `lineage` working on `trace_id`, in the workspace of its own
+    /// when it works apart.
+    pub(crate) fn for_trace(engine: Arc<Engine>, lineage: Vec<String>, trace_id: &str) -> Self {
+        let workspace = engine.workspace_of(trace_id);
+        Self::working_in(engine, lineage, workspace)
+    }
+
+    fn working_in(
+        engine: Arc<Engine>,
+        lineage: Vec<String>,
+        workspace: Option<std::path::PathBuf>,
+    ) -> Self {
         let llm = engine.client(lineage.last().map(String::as_str));
-        let (spec, mut tools) = engine.resolve(lineage);
+        let (spec, mut tools) = engine.resolve(lineage, workspace);
         let spec = Arc::new(spec);
         let sub_agents = Arc::new(SubAgents::new(engine.clone(), spec.clone(), llm.clone()));
         if spec.explore == Access::Own {

@@ -3,8 +3,9 @@
 //! run stops. An abandoned goal's file changes are rolled back as
 //! [`CheckpointOptions::abandon_rollback`] says.
 //!
-//! Sub-traces take none: explore branches and delegates work in the main trace's workspace,
-//! inside the main goal whose boundaries are kept. A snapshot that cannot be taken is said once
+//! Sub-traces take none: delegates work in the main trace's workspace, inside the main goal
+//! whose boundaries are kept, and explore branches that write work in copies of it
+//! (`branch_copies.rs`). A snapshot that cannot be taken is said once
 //! per trace and the run goes on.
 
 use agent_checkpoint::{AbandonRollback, Changes, Point, RestoreOptions};
@@ -79,12 +80,16 @@ pub(crate) async fn after_goal_call(
     let before = before?;
     let options = options_for(agent, trace_id).await?;
     let after = agent.store().get_goal_tree(trace_id).await.ok().flatten()?;
-    let points = boundaries(&before, &after);
-    if points.is_empty() {
-        return None;
-    }
-    take(&options, trace_id, points.clone()).await;
     let mut notes = Vec::new();
+    if let Some(note) =
+        crate::branch_copies::apply_selected(&options, trace_id, &before, &after).await
+    {
+        notes.push(note);
+    }
+    let points = boundaries(&before, &after);
+    if !points.is_empty() {
+        take(&options, trace_id, points.clone()).await;
+    }
     for point in &points {
         if let Point::GoalEnd {
             goal_id,

@@ -5,7 +5,9 @@
 //! Running a sub-trace needs the loop, which sits above every module that starts one; the engine
 //! reaches it through the [`Driver`] its owner installs, so no module calls back into its caller.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_execution::TraceStore;
 use agent_llm::LlmClient;
@@ -65,6 +67,9 @@ pub(crate) struct Engine {
     pub(crate) budgets: Budgets,
     /// The main runs going on, with the messages sent to them.
     pub(crate) inbox: Inbox,
+    /// The private workspaces of sub-traces that work apart (explore branches in copies of
+    /// the workspace), by trace id.
+    copies: Mutex<HashMap<String, PathBuf>>,
     driver: Arc<dyn Driver>,
 }
 
@@ -84,8 +89,30 @@ impl Engine {
             root,
             budgets: Budgets::default(),
             inbox: Inbox::default(),
+            copies: Mutex::new(HashMap::new()),
             driver,
         }
+    }
+
+    /// Has `trace_id`, and the sub-traces it starts, work in `workspace`.
+    pub(crate) fn work_apart(&self, trace_id: &str, workspace: PathBuf) {
+        let mut copies = self.copies.lock().unwrap_or_else(PoisonError::into_inner);
+        copies.insert(trace_id.to_owned(), workspace);
+    }
+
+    /// The workspace of `trace_id` when it, or a trace that started it (whose id its own
+    /// begins with), works apart.
+    pub(crate) fn workspace_of(&self, trace_id: &str) -> Option<PathBuf> {
+        let copies = self.copies.lock().unwrap_or_else(PoisonError::into_inner);
+        copies
+            .iter()
+            .filter(|(id, _)| {
+                trace_id
+                    .strip_prefix(id.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('@'))
+            })
+            .max_by_key(|(id, _)| id.len())
+            .map(|(_, path)| path.clone())
     }
 
     /// The tools as the embedder gave them last.
@@ -130,10 +157,14 @@ impl Engine {
     }
 
     /// The settings and tools of the agent at the end of `lineage` (agent types from the main
-    /// trace down): the tools its profile admits plus the goal tools, its limits, prompt, model
+    /// trace down), working in `workspace` when it works apart: the tools its profile admits plus the goal tools, its limits, prompt, model
     /// and approval policy, and the sub-agent tools its depth allows. The registry holds neither
     /// `explore` nor `delegate`; the caller registers them where the spec says [`Access::Own`].
-    pub(crate) fn resolve(&self, lineage: Vec<String>) -> (AgentSpec, ToolRegistry) {
+    pub(crate) fn resolve(
+        &self,
+        lineage: Vec<String>,
+        workspace: Option<PathBuf>,
+    ) -> (AgentSpec, ToolRegistry) {
         let root = &self.root;
         let own_name = lineage.last().cloned();
         let own = own_name.as_deref().and_then(|t| self.config(t));
@@ -144,7 +175,7 @@ impl Engine {
             lineage: lineage.clone(),
             model: root.model.clone(),
             system_prompt: root.system_prompt.clone(),
-            workspace: root.workspace.clone(),
+            workspace: workspace.unwrap_or_else(|| root.workspace.clone()),
             limits: root.limits.with_overrides(&root.overrides),
             tool_limits: root.tool_limits.clone(),
             context_window: root.context_window,

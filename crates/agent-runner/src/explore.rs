@@ -165,9 +165,18 @@ async fn explore(
     let read_only = agents
         .config(&profile)
         .is_some_and(|c| c.tools.is_read_only());
+    let ids: Vec<String> = branches.iter().map(|b| b.trace_id.clone()).collect();
+    let apart = crate::branch_copies::give_copies(agents, parent, &ids, read_only).await;
+    let workspace = if read_only {
+        Workspace::ReadOnly
+    } else if apart {
+        Workspace::Copy
+    } else {
+        Workspace::Shared
+    };
     let mut starts = Vec::with_capacity(count);
     for branch in &branches {
-        let message = || first_message(&background, branch, count, read_only);
+        let message = || first_message(&background, branch, count, workspace);
         let exists = !fresh && agents.store.get_trace(&branch.trace_id).await?.is_some();
         let start = if exists {
             agents.continue_sub_trace(&branch.trace_id, message).await?
@@ -196,7 +205,10 @@ async fn explore(
              resumes them and finishes the exploration"
         )));
     }
-    let report = merged_report(&branches, &reports);
+    let mut report = merged_report(&branches, &reports);
+    if apart {
+        report = with_changed_files(agents, parent, &branches, report).await;
+    }
     agents
         .store
         .finish_explore(parent, &start_id, &report, None)
@@ -330,13 +342,46 @@ async fn main_context(
     ))
 }
 
+/// Where a branch works.
+#[derive(Debug, Clone, Copy)]
+enum Workspace {
+    /// Its tools only read.
+    ReadOnly,
+    /// In a private copy of the workspace.
+    Copy,
+    /// In the workspace, beside the other branches.
+    Shared,
+}
+
+/// The merged report with the files each branch changed in its copy, and how to apply them.
+async fn with_changed_files(
+    agents: &SubAgents,
+    parent: &str,
+    branches: &[Branch],
+    report: String,
+) -> String {
+    let mut files = String::from(
+        "\n\nEach branch worked in a private copy of the workspace; the workspace is unchanged. \
+         Choose a branch with `goal(select=\"<label>\")` to apply its file changes.\n",
+    );
+    for branch in branches {
+        let changed = crate::branch_copies::changed_files(agents, parent, &branch.trace_id).await;
+        files.push_str(&format!("Branch {}: {changed}", branch.label));
+    }
+    report + files.trim_end()
+}
+
 /// The first message of a branch: what it is, the background, then its branch (last, so the
 /// branch's own assignment is the end of the message).
-fn first_message(background: &str, branch: &Branch, count: usize, read_only: bool) -> String {
-    let workspace = if read_only {
-        "Your tools only read: leave the workspace as it is."
-    } else {
-        "The other branches work in the same workspace at the same time."
+fn first_message(background: &str, branch: &Branch, count: usize, workspace: Workspace) -> String {
+    let workspace = match workspace {
+        Workspace::ReadOnly => "Your tools only read: leave the workspace as it is.",
+        Workspace::Copy => {
+            "You work in a private copy of the workspace: the other branches do not see your \
+             changes, nor you theirs. The main agent applies the changes of the branch it \
+             chooses."
+        }
+        Workspace::Shared => "The other branches work in the same workspace at the same time.",
     };
     format!(
         "You are branch {} of {count} of a parallel exploration started by a main agent; the \

@@ -103,6 +103,7 @@ mod agent;
 pub mod agents;
 pub mod approval;
 pub mod approval_rules;
+mod branch_copies;
 mod budget;
 mod checkpoint_options;
 mod checkpoints;

@@ -392,7 +392,7 @@ impl Driver for LoopDriver {
         cancel: CancellationToken,
         permits: Option<Arc<Semaphore>>,
     ) -> JoinHandle<()> {
-        let agent = Agent::new(engine, lineage);
+        let agent = Agent::for_trace(engine, lineage, &trace_id);
         tokio::spawn(async move {
             let _permit = match permits {
                 Some(permits) => tokio::select! {

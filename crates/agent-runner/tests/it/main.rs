@@ -7,6 +7,7 @@ mod compaction_recovery;
 mod context_props;
 mod continue_trace;
 mod defaults;
+mod explore_copies;
 mod fork;
 mod hostile_output;
 mod instructions;
