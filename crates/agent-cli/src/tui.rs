@@ -57,6 +57,11 @@ pub(crate) async fn chat(
                 .await;
         })
     };
+    // `--serve`: the viewer and the API beside the session, announced before the screen opens.
+    let _server = match args.serve {
+        Some(port) => Some(crate::serve::background(&setup, port).await?),
+        None => None,
+    };
     let status = agent_tui::Status {
         model: setup.runner.spec().model.clone(),
         context_window: setup.provider.context_window.map(|window| window as u64),
