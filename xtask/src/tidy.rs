@@ -60,6 +60,10 @@ mod tests {
         ),
         ("agent-test-support", &["agent-execution"]),
         (
+            "agent-tui",
+            &["agent-execution", "agent-goal", "agent-runner"],
+        ),
+        (
             "agent-cli",
             &[
                 "agent-goal",
@@ -76,6 +80,7 @@ mod tests {
                 "agent-acp",
                 "agent-otel",
                 "agent-checkpoint",
+                "agent-tui",
             ],
         ),
     ];

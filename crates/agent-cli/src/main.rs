@@ -1,7 +1,7 @@
 //! The `agent` command: the composition root that wires the filesystem store, a model provider,
 //! the runner and the HTTP server together.
 //!
-//! Commands: `run`, `chat`, `demo`, `serve`, `traces`, `show`, `resume`, `fork`, `rewind`,
+//! `agent` alone on a terminal opens a chat in the full-screen UI. Commands: `run`, `chat`, `demo`, `serve`, `traces`, `show`, `resume`, `fork`, `rewind`,
 //! `diff`, `cancel`, `plan`, `mcp`, `agents`, `export`, `acp`. Exit
 //! codes: 0 completed, 1 failed, 2 usage or configuration error, 3 limit hit, 130 cancelled.
 
@@ -39,6 +39,7 @@ mod serve;
 mod setup;
 mod store;
 mod task;
+mod tui;
 mod worker;
 
 use clap::Parser;
@@ -47,7 +48,11 @@ use crate::cli::{Cli, Command};
 use crate::exit::{ExitCode, UsageError};
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    // `agent` alone on a terminal is a chat in the full-screen UI.
+    let cli = match std::env::args_os().len() == 1 && tui::wanted(false) {
+        true => Cli::parse_from(["agent", "chat"]),
+        false => Cli::parse(),
+    };
     output::set_color(cli.color);
     init_logging(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

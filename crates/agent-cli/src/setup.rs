@@ -56,8 +56,19 @@ pub(crate) async fn setup(
     tools: mcp::RunTools,
     agent: Option<&str>,
 ) -> Result<Setup> {
+    setup_asking(args, tools, agent, None).await
+}
+
+/// Like [`setup`], with risky calls decided by `approval` when given (the full-screen UI's
+/// modal) instead of the terminal prompt; `--yes` still approves everything.
+pub(crate) async fn setup_asking(
+    args: &ModelArgs,
+    tools: mcp::RunTools,
+    agent: Option<&str>,
+    approval: Option<agent_runner::Approval>,
+) -> Result<Setup> {
     let file = FileConfig::load()?;
-    let mut prepared = prepare(args, tools, agent, None, &file)?;
+    let mut prepared = prepare(args, tools, agent, approval, &file)?;
     let opened = crate::store::open(&args.trace_dir, &file).await?;
     let workspace = prepared.options.workspace.clone();
     prepared.options.checkpoints = crate::checkpoint::options(&opened.location, &workspace, &file);

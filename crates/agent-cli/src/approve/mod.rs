@@ -159,6 +159,12 @@ impl ApprovalHandler for TerminalApprover {
     }
 }
 
+/// The lines that describe a call before the user decides, without colours (the full-screen
+/// UI colours them itself): the whole command, or a diff of the change.
+pub(crate) fn describe_plain(request: &ApprovalRequest, workspace: &std::path::Path) -> String {
+    show::describe(&request.tool_name, &request.arguments, workspace, false)
+}
+
 /// The command of a `bash` call.
 fn command_of(arguments: &str) -> Option<String> {
     let args: serde_json::Value = serde_json::from_str(arguments).ok()?;

@@ -4,8 +4,9 @@
 //! of the turn. Ctrl-C stops the turn and returns to the prompt; a second one (or one at an empty
 //! prompt, twice) quits. Slash commands (`/help`) look at and steer the session.
 //!
-//! On a terminal the prompt is a line editor (history, editing keys); from a pipe or a file each
-//! line is a turn and each answer is printed on stdout as well.
+//! On a terminal the session opens the full-screen UI (`tui.rs`) unless `--no-tui` or
+//! `AGENT_TUI=0` asks for this line mode, where the prompt is a line editor (history, editing
+//! keys); from a pipe or a file each line is a turn and each answer is printed on stdout as well.
 
 mod commands;
 mod input;
@@ -82,6 +83,11 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
         )
         .await?,
     );
+    if crate::tui::wanted(args.no_tui) {
+        let ended = crate::tui::chat(&args.model, &mcp, trace_id, profile.as_deref()).await;
+        mcp.shutdown().await;
+        return ended;
+    }
     let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref()).await?;
     // A server that says its tools changed is listed again, and the next turn has the new ones.
     let refresh = {

@@ -6,9 +6,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod chat;
 mod checkpoints;
 mod model;
 
+pub(crate) use chat::ChatArgs;
 pub(crate) use checkpoints::{DiffArgs, RewindArgs};
 pub(crate) use model::{ModelArgs, OutputFormat, ProviderArgs, ProviderKind, ReasoningEffort};
 
@@ -118,26 +120,6 @@ pub(crate) struct TraceDirArg {
     /// (postgres://USER@HOST:PORT/DB); wins over --trace-dir.
     #[arg(long, env = "AGENT_STORE", value_name = "LOCATION")]
     pub(crate) store: Option<String>,
-}
-
-/// `agent chat`.
-#[derive(Debug, Args)]
-pub(crate) struct ChatArgs {
-    /// Continue this trace (an id or a unique prefix of one) instead of starting a new one;
-    /// with --last and no id, the newest trace of the folder.
-    #[arg(
-        long = "continue",
-        value_name = "TRACE_ID",
-        num_args = 0..=1,
-        default_missing_value = ""
-    )]
-    pub(crate) continue_trace: Option<String>,
-    /// With --continue: continue the newest main trace of the trace folder.
-    #[arg(long, requires = "continue_trace")]
-    pub(crate) last: bool,
-    /// Model, workspace, limits.
-    #[command(flatten)]
-    pub(crate) model: ModelArgs,
 }
 
 /// `agent run`.

@@ -29,7 +29,10 @@ fn chat(env: &CliEnv, server: &MockModelServer, extra: &[&str]) -> Terminal {
         &work,
     ];
     args.extend_from_slice(extra);
-    Terminal::spawn(env.command(&args))
+    // The line mode; the full-screen UI is tested in tui.rs.
+    let mut command = env.command(&args);
+    command.env("AGENT_TUI", "0");
+    Terminal::spawn(command)
 }
 
 fn call(id: &str, name: &str, arguments: Value) -> Turn {

@@ -75,7 +75,10 @@ async fn the_first_words_are_on_the_screen_before_the_model_has_sent_the_rest() 
     let mut args = vec!["chat".to_owned()];
     args.extend(on_server(&env, &server));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut terminal = Terminal::spawn(env.command(&args));
+    // The line mode; the full-screen UI is tested in tui.rs.
+    let mut command = env.command(&args);
+    command.env("AGENT_TUI", "0");
+    let mut terminal = Terminal::spawn(command);
     terminal.wait_until("the first prompt", |_| {
         terminal.cursor_row().trim_end() == "›"
     });

@@ -30,6 +30,7 @@ mod store_pg;
 mod streaming;
 mod terminal_output;
 mod truncated;
+mod tui;
 mod usage_errors;
 
 use agent_test_support::cli::CliEnv;

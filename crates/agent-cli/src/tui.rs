@@ -1,0 +1,89 @@
+//! The full-screen UI (`agent-tui`) wired to the command line: `agent chat` (and `agent` with no
+//! arguments) on a terminal opens it, with the runner built as for every run and risky calls
+//! asked in its modal; `--no-tui`, `AGENT_TUI=0` or a pipe keep the line mode.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use agent_mcp::McpServers;
+use agent_runner::Approval;
+use anyhow::{Context, Result};
+
+use crate::cli::ModelArgs;
+use crate::config::FileConfig;
+use crate::exit::ExitCode;
+use crate::output::note;
+
+/// Whether a chat opens the full-screen UI: both ends on a terminal, and neither `--no-tui` nor
+/// `AGENT_TUI=0`.
+pub(crate) fn wanted(no_tui: bool) -> bool {
+    !no_tui
+        && std::env::var("AGENT_TUI").map_or(true, |value| value != "0")
+        && std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal()
+}
+
+/// A chat in the full-screen UI, continuing `trace_id` when given (run as `profile`, the
+/// agent profile it recorded).
+pub(crate) async fn chat(
+    args: &ModelArgs,
+    mcp: &Arc<McpServers>,
+    trace_id: Option<String>,
+    profile: Option<&str>,
+) -> Result<ExitCode> {
+    let file = FileConfig::load()?;
+    // The workspace as the setup resolves it, for the rules the "always" answers add.
+    let workspace = match args.workspace.clone().or_else(|| file.workspace.clone()) {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let shown_in = workspace.clone();
+    let describe: agent_tui::Describe = Arc::new(move |request: &agent_runner::ApprovalRequest| {
+        crate::approve::describe_plain(request, &shown_in)
+    });
+    let (approver, questions) = agent_tui::Approver::new(describe, workspace);
+    let setup = crate::setup::setup_asking(
+        args,
+        crate::mcp::tools(mcp),
+        profile,
+        Some(Approval::Ask(approver)),
+    )
+    .await?;
+    let refresh = {
+        let (servers, runner) = (mcp.clone(), setup.runner.clone());
+        tokio::spawn(async move {
+            servers
+                .follow_tool_changes(|servers| runner.replace_tools(crate::mcp::registry(servers)))
+                .await;
+        })
+    };
+    // `--serve`: the viewer and the API beside the session, announced before the screen opens.
+    let _server = match args.serve {
+        Some(port) => Some(crate::serve::background(&setup, port).await?),
+        None => None,
+    };
+    let status = agent_tui::Status {
+        model: setup.runner.spec().model.clone(),
+        context_window: setup.provider.context_window.map(|window| window as u64),
+        approval: if args.yes { "yes" } else { "ask" }.to_owned(),
+        sandbox: crate::sandbox::current().mode.as_str().to_owned(),
+        ..agent_tui::Status::default()
+    };
+    let options = agent_tui::Options {
+        runner: setup.runner.clone(),
+        questions,
+        status,
+        trace_id,
+        workspace: setup.runner.options().workspace.clone(),
+        show_reasoning: setup.show_reasoning,
+    };
+    let ended = agent_tui::run(options).await;
+    refresh.abort();
+    if let Some(trace_id) = ended.context("the terminal failed")? {
+        crate::otel::send(setup.otel.as_ref(), setup.store.as_ref(), &trace_id).await;
+        note(&format!(
+            "trace {trace_id} · go on with `agent chat --continue {trace_id}`"
+        ));
+    }
+    Ok(ExitCode::Completed)
+}

@@ -1,0 +1,195 @@
+//! The full-screen UI as a user meets it: `agent chat` on a pseudo-terminal, against the mock
+//! model server sending its answers in pieces. What is checked is what the screen shows: the
+//! first words while the rest is unsent, the plan panel with the goal the model just focused,
+//! the approval modal (answered with `y`, cancelled with Ctrl-C), the input history of an
+//! earlier session, and the conversation of a continued trace.
+
+use std::time::{Duration, Instant};
+
+use agent_test_support::cli::CliEnv;
+use agent_test_support::mock_model::{MockModelServer, Reply, Turn};
+use agent_test_support::pty::Terminal;
+use serde_json::json;
+
+use crate::{agent_env, on_server};
+
+/// What the UI shows once it is ready for a message.
+const READY: &str = "Type a message and Enter";
+
+/// `agent chat <extra>` on a pty, on `server`, in the environment's workspace.
+fn tui(env: &CliEnv, server: &MockModelServer, extra: &[&str]) -> Terminal {
+    let mut args = vec!["chat".to_owned()];
+    args.extend(on_server(env, server));
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let terminal = Terminal::spawn(env.command(&args));
+    terminal.wait_for(READY);
+    terminal
+}
+
+/// The ids of the traces in the environment's trace folder.
+fn trace_ids(env: &CliEnv) -> Vec<String> {
+    std::fs::read_dir(env.traces())
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|name| !name.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The status of trace `id`, as its meta.json says.
+fn trace_status(env: &CliEnv, id: &str) -> String {
+    let meta = std::fs::read_to_string(env.traces().join(id).join("meta.json")).unwrap();
+    let meta: serde_json::Value = serde_json::from_str(&meta).unwrap();
+    meta["status"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_words_are_on_the_screen_while_the_rest_is_unsent() {
+    let env = agent_env();
+    let (first, middle, last) = ("Early words ", "middle words", " final words");
+    let server =
+        MockModelServer::with_replies([Reply::from(Turn::text(format!("{first}{middle}{last}")))
+            .with_pause(Duration::from_millis(300))])
+        .await;
+    let mut terminal = tui(&env, &server, &[]);
+    terminal.send("Say something slowly\r");
+    let screen = terminal.wait_for("Early words");
+    assert!(!screen.contains("final words"), "{screen}");
+    assert!(screen.contains("› Say something slowly"), "{screen}");
+    let screen = terminal.wait_for("Early words middle words final words");
+    // The turn is over: the status line says so and the trace is complete.
+    terminal.wait_until("the turn to end", |screen| screen.contains("○ gpt-4o-mini"));
+    assert!(screen.contains("approval ask"), "{screen}");
+    let ids = trace_ids(&env);
+    assert_eq!(ids.len(), 1);
+    assert_eq!(trace_status(&env, &ids[0]), "completed");
+    terminal.send("\u{4}");
+    assert_eq!(terminal.wait_exit(), Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plan_panel_shows_the_goal_the_model_just_focused() {
+    let env = agent_env();
+    let server = MockModelServer::with_replies([
+        Reply::from(Turn::tool_call(
+            "c1",
+            "goal",
+            json!({"add": "Read the code, Fix the bug", "focus": "1"}),
+        )),
+        // The model takes its time before the next answer: the panel is checked meanwhile.
+        Reply::from(Turn::text("Reading it now.")).with_delay(Duration::from_secs(3)),
+    ])
+    .await;
+    let mut terminal = tui(&env, &server, &[]);
+    terminal.send("Fix the bug in the parser\r");
+    let screen = terminal.wait_for("▶ 1 Read the code");
+    assert!(screen.contains(" Plan "), "{screen}");
+    assert!(screen.contains("○ 2 Fix the bug"), "{screen}");
+    assert!(!screen.contains("Reading it now."), "{screen}");
+    terminal.wait_for("Reading it now.");
+    terminal.send("\u{4}");
+    assert_eq!(terminal.wait_exit(), Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_approval_modal_answered_with_y_runs_the_call() {
+    let env = agent_env();
+    let server = MockModelServer::with_replies([
+        Turn::tool_call(
+            "c1",
+            "write_file",
+            json!({"path": "hello.txt", "content": "hello"}),
+        ),
+        Turn::text("I wrote hello.txt."),
+    ])
+    .await;
+    let mut terminal = tui(&env, &server, &[]);
+    terminal.send("Write a greeting file\r");
+    let screen = terminal.wait_for("Allow write_file?");
+    assert!(
+        screen.contains("write_file wants to create hello.txt"),
+        "{screen}"
+    );
+    assert!(screen.contains("+hello"), "{screen}");
+    assert!(!env.path("work/hello.txt").exists());
+    terminal.send("y");
+    terminal.wait_for("I wrote hello.txt.");
+    assert_eq!(
+        std::fs::read_to_string(env.path("work/hello.txt")).unwrap(),
+        "hello"
+    );
+    let screen = terminal.screen();
+    assert!(screen.contains("✓ write_file hello.txt"), "{screen}");
+    terminal.send("\u{4}");
+    assert_eq!(terminal.wait_exit(), Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_at_the_modal_cancels_the_turn_within_a_second() {
+    let env = agent_env();
+    let server = MockModelServer::with_replies([
+        Turn::tool_call(
+            "c1",
+            "write_file",
+            json!({"path": "never.txt", "content": "x"}),
+        ),
+        Turn::text("Not reached."),
+    ])
+    .await;
+    let mut terminal = tui(&env, &server, &[]);
+    terminal.send("Write a file\r");
+    terminal.wait_for("Allow write_file?");
+    let asked = Instant::now();
+    terminal.send("\u{3}");
+    terminal.wait_for("stopped · what was said is kept");
+    let took = asked.elapsed();
+    assert!(
+        took < Duration::from_secs(1),
+        "the turn stopped after {took:?}"
+    );
+    assert!(!terminal.screen().contains("Allow write_file?"));
+    assert!(!env.path("work/never.txt").exists());
+    let ids = trace_ids(&env);
+    assert_eq!(trace_status(&env, &ids[0]), "cancelled");
+    // The session goes on: a second Ctrl-C quits.
+    terminal.send("\u{3}");
+    assert_eq!(terminal.wait_exit(), Some(0));
+    assert_eq!(server.request_count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_session_recalls_the_first_ones_input_and_continuing_shows_the_conversation() {
+    let env = agent_env();
+    let server = MockModelServer::with_replies([Turn::text("Noted, **twice**.")]).await;
+    let mut terminal = tui(&env, &server, &[]);
+    // A message of two lines (Ctrl-J), sent whole.
+    terminal.send("Remember this line\nand this one\r");
+    terminal.wait_for("Noted, twice.");
+    terminal.send("\u{4}");
+    assert_eq!(terminal.wait_exit(), Some(0));
+    drop(terminal);
+
+    // Another session of the same project: Up brings the message back, both lines.
+    let mut terminal = tui(&env, &server, &[]);
+    assert!(!terminal.screen().contains("Remember this line"));
+    terminal.send("\u{1b}[A");
+    let screen = terminal.wait_for("› Remember this line");
+    assert!(screen.contains("  and this one"), "{screen}");
+    // Ctrl-C empties the line, Ctrl-D on an empty line quits.
+    terminal.send("\u{3}");
+    terminal.send("\u{4}");
+    assert_eq!(terminal.wait_exit(), Some(0));
+    drop(terminal);
+
+    // Continuing the trace shows what was said.
+    let ids = trace_ids(&env);
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let mut terminal = tui(&env, &server, &["--continue", &ids[0]]);
+    let screen = terminal.wait_for("Noted, twice.");
+    assert!(screen.contains("› Remember this line"), "{screen}");
+    terminal.send("\u{4}");
+    assert_eq!(terminal.wait_exit(), Some(0));
+}

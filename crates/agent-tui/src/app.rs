@@ -1,0 +1,401 @@
+//! The state of the screen, built from the trace's live feed — the same stored events and
+//! text deltas every other watcher gets — so that the UI shows exactly what is recorded: the
+//! conversation's cells, the plan, the figures of the status line, the questions waiting to be
+//! answered and the messages queued for the running turn.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use agent_execution::meta::MessageMeta;
+use agent_execution::{DeltaKind, EventKind, LiveEvent, Message, Role, TraceStatus};
+
+use crate::approval::Ask;
+use crate::cells::{Cell, ToolCell, ToolState};
+use crate::input::Editor;
+use crate::plan::{Plan, SubTrace};
+
+/// A status as its JSON word (`completed`, `failed`, ...).
+pub(crate) fn status_word(status: TraceStatus) -> String {
+    serde_json::to_value(status)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{status:?}").to_lowercase())
+}
+
+/// What the status line says.
+#[derive(Debug, Default, Clone)]
+pub struct Status {
+    /// The model.
+    pub model: String,
+    /// The model's context window, in tokens, when known.
+    pub context_window: Option<u64>,
+    /// The tokens of the newest model call (its prompt and answer).
+    pub context_used: Option<u64>,
+    /// Tokens of the trace's own messages.
+    pub tokens: u64,
+    /// Cost of the trace's own messages.
+    pub cost: f64,
+    /// Tokens and cost of its finished sub-traces.
+    pub sub_tokens: u64,
+    /// Cost of its finished sub-traces.
+    pub sub_cost: f64,
+    /// The trace, once there is one.
+    pub trace_id: Option<String>,
+    /// How risky calls are approved (`ask`, `yes`).
+    pub approval: String,
+    /// The sandbox of commands (`workspace-write`, `read-only`, `off`).
+    pub sandbox: String,
+}
+
+/// The whole state of the screen.
+pub struct App {
+    /// The conversation.
+    pub cells: Vec<Cell>,
+    /// The plan panel's content.
+    pub(crate) plan: Plan,
+    /// Whether the plan panel is shown: `None` follows the trace (shown when it has goals).
+    pub(crate) show_plan: Option<bool>,
+    /// The status line's figures.
+    pub status: Status,
+    /// The message being typed.
+    pub(crate) input: Editor,
+    /// Questions waiting for an answer, the one shown first.
+    pub(crate) asks: VecDeque<Ask>,
+    /// The reason being typed after `n` at a question.
+    pub(crate) reason: Option<String>,
+    /// Messages sent to the running turn and not recorded yet.
+    pub(crate) queued: Vec<String>,
+    /// Whether a turn runs.
+    pub running: bool,
+    /// How many lines the conversation is scrolled up from its end.
+    pub(crate) scroll: usize,
+    /// The time the screen is drawn at.
+    pub now: Instant,
+    /// Whether reasoning is unfolded.
+    pub(crate) reasoning: bool,
+    /// The candidates of completion, and where the word they replace starts.
+    pub(crate) completion: crate::complete::Candidates,
+    /// The workspace's files, for `@` completion.
+    pub(crate) files: Vec<String>,
+    /// The history of what was typed.
+    pub(crate) history: crate::history::History,
+    /// Set when a Ctrl-C asked to confirm quitting.
+    pub(crate) quit_armed: bool,
+    /// The tool-call ids of `goal` and `read_progress` calls, shown by the plan, not as cells.
+    plan_calls: std::collections::HashSet<String>,
+}
+
+impl App {
+    /// An empty screen with this status line.
+    pub fn new(status: Status) -> Self {
+        Self {
+            cells: Vec::new(),
+            plan: Plan::default(),
+            show_plan: None,
+            status,
+            input: Editor::default(),
+            asks: VecDeque::new(),
+            reason: None,
+            queued: Vec::new(),
+            running: false,
+            scroll: 0,
+            now: Instant::now(),
+            reasoning: false,
+            completion: crate::complete::Candidates::default(),
+            files: Vec::new(),
+            history: crate::history::History::default(),
+            quit_armed: false,
+            plan_calls: std::collections::HashSet::new(),
+        }
+    }
+
+    /// Unfolds reasoning (or folds it back).
+    pub fn set_reasoning_unfolded(&mut self, unfolded: bool) {
+        self.reasoning = unfolded;
+    }
+
+    /// Forgets the conversation shown, for another trace (`/new`, `/fork`, `/resume`).
+    pub fn reset(&mut self, trace_id: Option<String>) {
+        self.cells.clear();
+        self.plan = Plan::default();
+        self.queued.clear();
+        self.scroll = 0;
+        self.plan_calls.clear();
+        self.status.trace_id = trace_id;
+        self.status.context_used = None;
+        self.status.tokens = 0;
+        self.status.cost = 0.0;
+        self.status.sub_tokens = 0;
+        self.status.sub_cost = 0.0;
+    }
+
+    /// Whether the plan panel is shown now.
+    pub fn plan_shown(&self) -> bool {
+        self.show_plan.unwrap_or_else(|| self.plan.has_goals())
+    }
+
+    /// Shows or hides the plan panel.
+    pub fn toggle_plan(&mut self) {
+        self.show_plan = Some(!self.plan_shown());
+    }
+
+    /// Adds a notice to the conversation.
+    pub fn notice(&mut self, text: impl Into<String>) {
+        self.cells.push(Cell::Notice(text.into()));
+        self.scroll = 0;
+    }
+
+    /// Adds an error to the conversation.
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.settle_streaming();
+        self.cells.push(Cell::Error(text.into()));
+        self.scroll = 0;
+    }
+
+    /// Adds a question to answer.
+    pub fn ask(&mut self, ask: Ask) {
+        self.asks.push_back(ask);
+    }
+
+    /// Takes one item of the trace's live feed.
+    pub fn apply(&mut self, item: &LiveEvent) {
+        match item {
+            LiveEvent::Delta(delta) => self.delta(delta.kind, &delta.delta),
+            LiveEvent::Stored(event) => self.event(&event.kind),
+        }
+    }
+
+    /// A piece of the answer or reasoning being streamed.
+    fn delta(&mut self, kind: DeltaKind, piece: &str) {
+        let streaming = self
+            .cells
+            .iter_mut()
+            .rev()
+            .take(2)
+            .find_map(|cell| match (kind, cell) {
+                (
+                    DeltaKind::Text,
+                    Cell::Assistant {
+                        text,
+                        streaming: true,
+                    },
+                )
+                | (
+                    DeltaKind::Reasoning,
+                    Cell::Reasoning {
+                        text,
+                        streaming: true,
+                    },
+                ) => Some(text),
+                _ => None,
+            });
+        match streaming {
+            Some(text) => text.push_str(piece),
+            None => self.cells.push(match kind {
+                DeltaKind::Text => Cell::Assistant {
+                    text: piece.to_owned(),
+                    streaming: true,
+                },
+                DeltaKind::Reasoning => Cell::Reasoning {
+                    text: piece.to_owned(),
+                    streaming: true,
+                },
+            }),
+        }
+    }
+
+    /// Drops what streamed, for the recorded message that replaces it.
+    fn drop_streaming(&mut self) {
+        self.cells.retain(|cell| {
+            !matches!(
+                cell,
+                Cell::Assistant {
+                    streaming: true,
+                    ..
+                } | Cell::Reasoning {
+                    streaming: true,
+                    ..
+                }
+            )
+        });
+    }
+
+    /// Keeps what streamed as it is: the call ended without a message (it was stopped).
+    fn settle_streaming(&mut self) {
+        for cell in &mut self.cells {
+            if let Cell::Assistant { streaming, .. } | Cell::Reasoning { streaming, .. } = cell {
+                *streaming = false;
+            }
+        }
+    }
+
+    fn event(&mut self, kind: &EventKind) {
+        match kind {
+            EventKind::TraceCreated { goal_tree, trace } => {
+                self.status.trace_id = Some(trace.trace_id.clone());
+                self.tree(goal_tree.clone());
+            }
+            EventKind::GoalTreeUpdated { goal_tree } => self.tree(goal_tree.clone()),
+            EventKind::TraceUpdated { trace } => {
+                self.status.tokens = trace.total_tokens;
+                self.status.cost = trace.total_cost;
+            }
+            EventKind::MessageAdded { message, .. } => self.message(message),
+            EventKind::MessageUpdated { message } => self.message_updated(message),
+            EventKind::SubTraceStarted {
+                trace_id,
+                parent_goal_id,
+                task,
+                ..
+            } => {
+                self.plan.sub_traces.insert(
+                    trace_id.clone(),
+                    SubTrace {
+                        parent_goal_id: parent_goal_id.clone(),
+                        task: task.clone(),
+                        status: None,
+                    },
+                );
+            }
+            EventKind::SubTraceCompleted {
+                trace_id,
+                status,
+                stats,
+                ..
+            } => {
+                if let Some(sub) = self.plan.sub_traces.get_mut(trace_id) {
+                    sub.status = Some(*status);
+                }
+                self.status.sub_tokens += stats.total_tokens;
+                self.status.sub_cost += stats.total_cost;
+            }
+            EventKind::LoopDetected { detail, .. } => {
+                self.notice(format!("⚠ the agent is repeating itself: {detail}"));
+            }
+            EventKind::CompactionFailed { reason } => {
+                self.notice(format!("⚠ compaction failed: {reason}"));
+            }
+            EventKind::TraceCompleted { status, .. } => {
+                self.settle_streaming();
+                for cell in &mut self.cells {
+                    if let Cell::Tool(tool) = cell
+                        && let ToolState::Running(_) = tool.state
+                    {
+                        tool.state = ToolState::Failed(None);
+                        if tool.output.is_empty() && *status == TraceStatus::Cancelled {
+                            tool.output = "stopped".into();
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn tree(&mut self, tree: agent_goal::GoalTree) {
+        let before = self.plan.tree.current_id().map(str::to_owned);
+        self.plan.set_tree(tree);
+        let now = self.plan.tree.current_id().map(str::to_owned);
+        if now != before
+            && let Some(label) = self.plan.current_label()
+        {
+            self.cells.push(Cell::Notice(format!("▶ goal {label}")));
+        }
+    }
+
+    fn message(&mut self, message: &Message) {
+        self.status.tokens += message.tokens.unwrap_or(0);
+        self.status.cost += message.cost.unwrap_or(0.0);
+        match message.role {
+            Role::User => {
+                self.settle_streaming();
+                let text = message.content.text().to_owned();
+                self.queued.retain(|queued| queued.trim() != text.trim());
+                self.cells.push(Cell::User(text));
+            }
+            Role::Assistant => self.assistant(message),
+            Role::Tool => {
+                let Some(id) = &message.tool_call_id else {
+                    return;
+                };
+                let ms = message.duration_ms;
+                let failed = message.content.is_error();
+                for cell in self.cells.iter_mut().rev() {
+                    if let Cell::Tool(tool) = cell
+                        && &tool.id == id
+                    {
+                        tool.output = message.content.text().to_owned();
+                        tool.state = if failed {
+                            ToolState::Failed(ms)
+                        } else {
+                            ToolState::Done(ms)
+                        };
+                        return;
+                    }
+                }
+                if failed && self.plan_calls.contains(id) {
+                    self.cells
+                        .push(Cell::Error(message.content.text().to_owned()));
+                }
+            }
+            Role::System => {}
+        }
+    }
+
+    fn assistant(&mut self, message: &Message) {
+        self.drop_streaming();
+        let meta = MessageMeta::read(&message.metadata);
+        if let Some(usage) = meta.usage {
+            let used = usage.prompt_tokens.unwrap_or(0) + usage.completion_tokens.unwrap_or(0);
+            self.status.context_used = Some(used);
+        }
+        let Some(turn) = message.content.as_assistant() else {
+            return;
+        };
+        let reasoning = turn.reasoning_text();
+        if !reasoning.trim().is_empty() {
+            self.cells.push(Cell::Reasoning {
+                text: reasoning,
+                streaming: false,
+            });
+        }
+        if let Some(text) = turn.text.as_deref().filter(|t| !t.trim().is_empty()) {
+            self.cells.push(Cell::Assistant {
+                text: text.to_owned(),
+                streaming: false,
+            });
+        }
+        for call in &turn.tool_calls {
+            if call.name == "goal" || call.name == "read_progress" {
+                self.plan_calls.insert(call.id.clone());
+                continue;
+            }
+            self.cells.push(Cell::Tool(ToolCell {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                state: ToolState::Running(self.now),
+                output: String::new(),
+            }));
+        }
+    }
+
+    fn message_updated(&mut self, message: &Message) {
+        if message.role != Role::Assistant {
+            return;
+        }
+        let Some(text) = message.content.as_assistant().and_then(|t| t.text.clone()) else {
+            return;
+        };
+        // An interrupted answer stored afterwards, or an annotated one: the newest cell of the
+        // answer shows what is stored.
+        if let Some(Cell::Assistant { text: shown, .. }) = self
+            .cells
+            .iter_mut()
+            .rev()
+            .find(|cell| matches!(cell, Cell::Assistant { .. }))
+        {
+            *shown = text;
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! The slash commands of a session: look at it (`/plan`, `/cost`, `/model`, `/trace`,
+//! `/help`), steer it (`/compact`, `/fork`, `/new`, `/resume`) and leave it (`/quit`). A
+//! mistake is answered with what would work; it never ends the session.
+
+use agent_execution::TraceFilter;
+use agent_execution::fork::{self, ForkPoint};
+use agent_runner::{CancellationToken, stats_with_sub_traces};
+
+use crate::app::status_word;
+use crate::complete::COMMANDS;
+use crate::session::Session;
+
+/// The keys, as `/help` lists them after the commands.
+const KEYS: &str = "Enter sends · Shift+Enter, Ctrl-J or \\ then Enter: a new line · Up/Down: \
+history · Tab: complete /commands and @files · PageUp/PageDown: scroll · Ctrl-O: plan panel · \
+Ctrl-T: unfold reasoning · Esc or Ctrl-C: stop the turn (twice: quit) · Ctrl-D: quit";
+
+impl Session {
+    /// Runs the command `line` (without its `/`).
+    pub(crate) async fn command(&mut self, line: &str) {
+        let mut words = line.split_whitespace();
+        let name = words.next().unwrap_or_default();
+        let rest: Vec<&str> = words.collect();
+        let busy = self.app.running && matches!(name, "compact" | "fork" | "new" | "resume");
+        if busy {
+            self.app
+                .notice(format!("/{name} waits for the turn to end (Esc stops it)"));
+            return;
+        }
+        match name {
+            "quit" | "exit" | "q" => self.quit = true,
+            "help" | "?" => {
+                let mut text: Vec<String> = COMMANDS
+                    .iter()
+                    .map(|(name, about)| format!("{name:<10} {about}"))
+                    .collect();
+                text.push(KEYS.to_owned());
+                self.app.notice(text.join("\n"));
+            }
+            "plan" => self.plan(),
+            "cost" => self.cost().await,
+            "model" => {
+                let model = self.app.status.model.clone();
+                self.app.notice(format!(
+                    "model {model} · another model: start the session again with --model NAME"
+                ));
+            }
+            "trace" => match self.trace_id.clone() {
+                Some(id) => self.app.notice(id),
+                None => self
+                    .app
+                    .notice("no trace yet: it starts with your first message"),
+            },
+            "new" => {
+                self.forget();
+                self.app
+                    .notice("a new conversation starts with your next message");
+            }
+            "compact" => self.compact().await,
+            "fork" => self.fork(&rest).await,
+            "resume" => self.resume(rest.first().copied()).await,
+            other => self
+                .app
+                .notice(format!("unknown command /{other}; /help lists them")),
+        }
+    }
+
+    fn plan(&mut self) {
+        self.app.toggle_plan();
+        let shown = if self.app.plan_shown() {
+            "shown"
+        } else {
+            "hidden"
+        };
+        match self.app.plan.has_goals() {
+            true => {
+                let tree = self.app.plan.tree.to_todo_string();
+                self.app
+                    .notice(format!("{}\n(plan panel {shown})", tree.trim_end()));
+            }
+            false => self.app.notice(format!("no plan yet (plan panel {shown})")),
+        }
+    }
+
+    async fn cost(&mut self) {
+        let Some(trace_id) = self.trace_id.clone() else {
+            self.app.notice("no conversation yet: type a message first");
+            return;
+        };
+        let store = self.runner.store().clone();
+        match stats_with_sub_traces(store.as_ref(), &trace_id).await {
+            Ok(total) => self.app.notice(format!(
+                "{} messages · {} tokens · ${:.4} (with sub-agents)",
+                total.total_messages, total.total_tokens, total.total_cost
+            )),
+            Err(error) => self.app.error(error.to_string()),
+        }
+    }
+
+    async fn compact(&mut self) {
+        let Some(trace_id) = self.trace_id.clone() else {
+            self.app.notice("no conversation yet: type a message first");
+            return;
+        };
+        self.app.notice("compacting…");
+        match self
+            .runner
+            .compact(&trace_id, &CancellationToken::new())
+            .await
+        {
+            Ok(true) => self
+                .app
+                .notice("compacted: the next turn starts from a summary of the conversation"),
+            Ok(false) => self
+                .app
+                .notice("the summariser gave no summary; the conversation is unchanged"),
+            Err(error) => self.app.error(format!("cannot compact: {error}")),
+        }
+    }
+
+    async fn fork(&mut self, args: &[&str]) {
+        let Some(trace_id) = self.trace_id.clone() else {
+            self.app.notice("no conversation yet: type a message first");
+            return;
+        };
+        let point = match args {
+            [number] => ForkPoint::Goal((*number).to_owned()),
+            ["m", sequence] => match sequence.parse() {
+                Ok(sequence) => ForkPoint::Message(sequence),
+                Err(_) => {
+                    self.app
+                        .notice("/fork m SEQ takes a message number (see agent show)");
+                    return;
+                }
+            },
+            _ => {
+                self.app
+                    .notice("/fork N forks before goal N; /fork m SEQ after message SEQ");
+                return;
+            }
+        };
+        let store = self.runner.store().clone();
+        match fork::fork(store.as_ref(), &trace_id, &point).await {
+            Ok(forked) => {
+                self.follow(forked.trace_id.clone());
+                self.app.notice(format!(
+                    "forked {trace_id} into {} ({} messages); this conversation goes on there",
+                    forked.trace_id, forked.messages
+                ));
+            }
+            Err(error) => self.app.error(error.to_string()),
+        }
+    }
+
+    async fn resume(&mut self, id: Option<&str>) {
+        let store = self.runner.store().clone();
+        let filter = TraceFilter {
+            limit: Some(500),
+            ..TraceFilter::default()
+        };
+        let traces = match store.list_traces(&filter).await {
+            Ok(traces) => traces,
+            Err(error) => return self.app.error(error.to_string()),
+        };
+        let mains = traces.into_iter().filter(|t| t.parent_trace_id.is_none());
+        let Some(id) = id else {
+            let listed: Vec<String> = mains
+                .take(10)
+                .map(|t| {
+                    let task = t.task.lines().next().unwrap_or_default().to_owned();
+                    format!(
+                        "{}  {:<9}  {}",
+                        t.trace_id.chars().take(8).collect::<String>(),
+                        status_word(t.status),
+                        crate::wrap::truncate(&task, 60)
+                    )
+                })
+                .collect();
+            let text = match listed.is_empty() {
+                true => "no traces yet".to_owned(),
+                false => format!("/resume ID continues one of these:\n{}", listed.join("\n")),
+            };
+            return self.app.notice(text);
+        };
+        let found: Vec<String> = mains
+            .filter(|t| t.trace_id.starts_with(id))
+            .map(|t| t.trace_id)
+            .collect();
+        match found.as_slice() {
+            [one] => {
+                let one = one.clone();
+                self.follow(one.clone());
+                self.app.notice(format!("continuing {one}"));
+            }
+            [] => self.app.notice(format!("no trace starts with {id}")),
+            _ => self.app.notice(format!(
+                "{} traces start with {id}: give more of it",
+                found.len()
+            )),
+        }
+    }
+}

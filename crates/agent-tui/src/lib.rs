@@ -1,0 +1,59 @@
+//! The full-screen terminal UI of the agent (`agent` and `agent chat` on a terminal): the
+//! conversation streamed as Markdown, each tool call a cell with its state, the live plan in a
+//! panel, a status line (model, context used, tokens and cost with sub-traces, trace, approval
+//! and sandbox modes), approvals in a modal, and an input with multi-line editing, a history
+//! per project, and completion of slash commands and `@` paths.
+//!
+//! It owns the screen and nothing else. A session ([`run`]) drives the [`AgentRunner`] its
+//! embedder built and shows the trace's live feed ([`agent_execution::watch_live`]) — the
+//! events the store records and the text deltas of model calls — so the screen shows what the
+//! trace holds. Risky calls are asked through the [`Approver`] the embedder puts in the
+//! runner's options. Depends on `agent-execution`, `agent-goal` and `agent-runner`, never on the
+//! command line, a concrete store or a provider; `ratatui` (its crossterm backend only) draws.
+//!
+//! The state ([`App`]) is apart from the terminal, so every screen can be drawn on a test
+//! backend:
+//!
+//! ```
+//! use agent_execution::{DeltaKind, LiveDelta, LiveEvent};
+//! use agent_tui::{App, Status};
+//! use ratatui::{Terminal, backend::TestBackend};
+//!
+//! let mut app = App::new(Status { model: "gpt-4o-mini".into(), ..Status::default() });
+//! app.apply(&LiveEvent::Delta(LiveDelta {
+//!     trace_id: "t".into(),
+//!     goal_id: None,
+//!     kind: DeltaKind::Text,
+//!     delta: "# Done\n\nThe **tests** pass.".into(),
+//! }));
+//! let mut terminal = Terminal::new(TestBackend::new(40, 8)).unwrap();
+//! terminal.draw(|frame| agent_tui::draw(frame, &mut app)).unwrap();
+//! let screen = format!("{:?}", terminal.backend().buffer());
+//! assert!(screen.contains("The tests pass."));
+//! ```
+//!
+//! [`AgentRunner`]: agent_runner::AgentRunner
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod app;
+mod approval;
+mod cells;
+mod commands;
+mod complete;
+mod history;
+mod input;
+mod keys;
+mod markdown;
+mod plan;
+mod session;
+mod terminal;
+mod view;
+mod wrap;
+
+pub use app::{App, Status};
+pub use approval::{Answer, Approver, Ask, Describe, Questions};
+pub use cells::{Cell, ToolCell, ToolState};
+pub use keys::Action;
+pub use session::{Options, run};
+pub use view::draw;

@@ -1,0 +1,416 @@
+//! The model's Markdown as styled terminal lines, rendered again as each piece streams in:
+//! headings, emphasis, inline code, lists (nested, numbered, task lists), quotes, rules, code
+//! blocks (comments dimmed, whatever the language) and tables with aligned columns. An
+//! unfinished construct (a fence not closed yet) renders as what it is so far.
+
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use crate::wrap::{clean, truncate, width, wrap};
+
+/// `text` rendered for a terminal `columns` wide.
+pub(crate) fn render(text: &str, columns: usize) -> Vec<Line<'static>> {
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let text = clean(text);
+    let mut renderer = Renderer {
+        columns: columns.max(8),
+        ..Renderer::default()
+    };
+    for event in Parser::new_ext(&text, options) {
+        renderer.event(event);
+    }
+    renderer.flush();
+    if let Some((language, code)) = renderer.code.take() {
+        renderer.code_block(&language, &code);
+    }
+    while renderer
+        .lines
+        .last()
+        .is_some_and(|line| line.spans.is_empty())
+    {
+        renderer.lines.pop();
+    }
+    renderer.lines
+}
+
+/// A table being read: its rows of cells, the first one the header.
+#[derive(Default)]
+struct Table {
+    rows: Vec<Vec<String>>,
+    row: Vec<String>,
+    cell: String,
+}
+
+#[derive(Default)]
+struct Renderer {
+    columns: usize,
+    lines: Vec<Line<'static>>,
+    /// The text of the paragraph (or heading, or list item line) being read.
+    inline: Vec<Span<'static>>,
+    /// The styles of the open inline elements, innermost last.
+    styles: Vec<Style>,
+    /// The open lists: the next number of an ordered one.
+    lists: Vec<Option<u64>>,
+    /// The marker of a list item whose first line is not written yet.
+    marker: Option<String>,
+    quotes: usize,
+    /// The code block being read: its language and text.
+    code: Option<(String, String)>,
+    table: Option<Table>,
+}
+
+fn code_style() -> Style {
+    Style::new().fg(Color::Cyan)
+}
+
+impl Renderer {
+    fn style(&self) -> Style {
+        self.styles
+            .iter()
+            .fold(Style::new(), |style, inner| style.patch(*inner))
+    }
+
+    fn push_style(&mut self, style: Style) {
+        self.styles.push(style);
+    }
+
+    fn blank(&mut self) {
+        if self.lines.last().is_some_and(|line| !line.spans.is_empty()) {
+            self.lines.push(Line::default());
+        }
+    }
+
+    /// The prefixes of the lines of a block: quote bars, the list indent, the item's marker on
+    /// its first line.
+    fn prefixes(&mut self) -> (Vec<Span<'static>>, Vec<Span<'static>>) {
+        let mut base = Vec::new();
+        if self.quotes > 0 {
+            base.push(Span::styled(
+                "│ ".repeat(self.quotes),
+                Style::new().fg(Color::DarkGray),
+            ));
+        }
+        let depth = self.lists.len();
+        if depth == 0 {
+            return (base.clone(), base);
+        }
+        let indent = "  ".repeat(depth - 1);
+        let (first, rest) = match self.marker.take() {
+            Some(marker) => {
+                let pad = " ".repeat(width(&marker));
+                (format!("{indent}{marker}"), format!("{indent}{pad}"))
+            }
+            None => {
+                let pad = "  ".repeat(depth);
+                (pad.clone(), pad)
+            }
+        };
+        let mut first_spans = base.clone();
+        first_spans.push(Span::styled(first, Style::new().fg(Color::Yellow)));
+        let mut rest_spans = base;
+        rest_spans.push(Span::raw(rest));
+        (first_spans, rest_spans)
+    }
+
+    /// Writes the inline text read so far as wrapped lines.
+    fn flush(&mut self) {
+        if self.inline.is_empty() {
+            if self.marker.is_some() {
+                let (first, _) = self.prefixes();
+                self.lines.push(Line::from(first));
+            }
+            return;
+        }
+        let spans = std::mem::take(&mut self.inline);
+        let (first, rest) = self.prefixes();
+        let lines = wrap(&spans, self.columns, &first, &rest);
+        self.lines.extend(lines);
+    }
+
+    fn event(&mut self, event: Event<'_>) {
+        if let Some((_, code)) = &mut self.code {
+            match event {
+                Event::Text(text) => code.push_str(&text),
+                Event::End(TagEnd::CodeBlock) => {
+                    if let Some((language, code)) = self.code.take() {
+                        self.code_block(&language, &code);
+                    }
+                }
+                _ => {}
+            }
+            return;
+        }
+        if let Some(table) = &mut self.table {
+            match event {
+                Event::Text(text) | Event::Code(text) => table.cell.push_str(&text),
+                Event::End(TagEnd::TableCell) => {
+                    let cell = std::mem::take(&mut table.cell);
+                    table.row.push(cell.trim().to_owned());
+                }
+                Event::End(TagEnd::TableHead | TagEnd::TableRow) => {
+                    let row = std::mem::take(&mut table.row);
+                    table.rows.push(row);
+                }
+                Event::End(TagEnd::Table) => {
+                    if let Some(table) = self.table.take() {
+                        self.table_lines(&table.rows);
+                        self.blank();
+                    }
+                }
+                _ => {}
+            }
+            return;
+        }
+        match event {
+            Event::Start(tag) => self.start(tag),
+            Event::End(tag) => self.end(tag),
+            Event::Text(text) => {
+                let style = self.style();
+                self.inline.push(Span::styled(text.into_string(), style));
+            }
+            Event::Code(text) => {
+                let style = self.style().patch(code_style());
+                self.inline.push(Span::styled(text.into_string(), style));
+            }
+            Event::Html(text) | Event::InlineHtml(text) => {
+                let style = self.style();
+                self.inline.push(Span::styled(text.into_string(), style));
+            }
+            Event::SoftBreak => self.inline.push(Span::raw(" ")),
+            Event::HardBreak => self.inline.push(Span::raw("\n")),
+            Event::Rule => {
+                self.flush();
+                let rule = "─".repeat(self.columns.min(40));
+                self.lines
+                    .push(Line::styled(rule, Style::new().fg(Color::DarkGray)));
+                self.blank();
+            }
+            Event::TaskListMarker(done) => {
+                self.inline
+                    .push(Span::raw(if done { "[x] " } else { "[ ] " }));
+            }
+            _ => {}
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'_>) {
+        match tag {
+            Tag::Heading { level, .. } => {
+                self.flush();
+                let style = match level {
+                    HeadingLevel::H1 => Style::new()
+                        .fg(Color::Magenta)
+                        .add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
+                    HeadingLevel::H2 => {
+                        Style::new().fg(Color::Magenta).add_modifier(Modifier::BOLD)
+                    }
+                    _ => Style::new().add_modifier(Modifier::BOLD | Modifier::ITALIC),
+                };
+                self.push_style(style);
+            }
+            Tag::BlockQuote(_) => {
+                self.flush();
+                self.quotes += 1;
+                self.push_style(Style::new().add_modifier(Modifier::ITALIC));
+            }
+            Tag::CodeBlock(kind) => {
+                self.flush();
+                let language = match kind {
+                    CodeBlockKind::Fenced(info) => info
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                self.code = Some((language, String::new()));
+            }
+            Tag::List(first) => {
+                self.flush();
+                self.lists.push(first);
+            }
+            Tag::Item => {
+                self.flush();
+                let depth = self.lists.len();
+                let marker = match self.lists.last_mut() {
+                    Some(Some(number)) => {
+                        let marker = format!("{number}. ");
+                        *number += 1;
+                        marker
+                    }
+                    _ if depth > 1 => "◦ ".to_owned(),
+                    _ => "• ".to_owned(),
+                };
+                self.marker = Some(marker);
+            }
+            Tag::Emphasis => self.push_style(Style::new().add_modifier(Modifier::ITALIC)),
+            Tag::Strong => self.push_style(Style::new().add_modifier(Modifier::BOLD)),
+            Tag::Strikethrough => self.push_style(Style::new().add_modifier(Modifier::CROSSED_OUT)),
+            Tag::Link { .. } => self.push_style(
+                Style::new()
+                    .fg(Color::Blue)
+                    .add_modifier(Modifier::UNDERLINED),
+            ),
+            Tag::Table(_) => {
+                self.flush();
+                self.table = Some(Table::default());
+            }
+            _ => {}
+        }
+    }
+
+    fn end(&mut self, tag: TagEnd) {
+        match tag {
+            TagEnd::Paragraph => {
+                self.flush();
+                if self.lists.is_empty() {
+                    self.blank();
+                }
+            }
+            TagEnd::Heading(_) => {
+                self.flush();
+                self.styles.pop();
+                self.blank();
+            }
+            TagEnd::BlockQuote(_) => {
+                self.flush();
+                self.styles.pop();
+                self.quotes = self.quotes.saturating_sub(1);
+                self.blank();
+            }
+            TagEnd::List(_) => {
+                self.flush();
+                self.lists.pop();
+                if self.lists.is_empty() {
+                    self.blank();
+                }
+            }
+            TagEnd::Item => self.flush(),
+            TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Link => {
+                self.styles.pop();
+            }
+            _ => {}
+        }
+    }
+
+    /// A code block: a dim line naming its language, then its lines, indented, comments dimmed.
+    fn code_block(&mut self, language: &str, code: &str) {
+        let (first, _) = self.prefixes();
+        let mut indent = first;
+        indent.push(Span::raw("  "));
+        let dim = Style::new().fg(Color::DarkGray);
+        if !language.is_empty() {
+            let mut line = indent.clone();
+            line.push(Span::styled(format!("╭ {language}"), dim));
+            self.lines.push(Line::from(line));
+        }
+        let room = self
+            .columns
+            .saturating_sub(crate::wrap::spans_width(&indent));
+        for text in code.trim_end_matches('\n').split('\n') {
+            let trimmed = text.trim_start();
+            let style = if ["//", "#", "--", "/*", "*"]
+                .iter()
+                .any(|start| trimmed.starts_with(start))
+            {
+                dim.add_modifier(Modifier::ITALIC)
+            } else {
+                code_style()
+            };
+            let mut line = indent.clone();
+            line.push(Span::styled(truncate(text, room), style));
+            self.lines.push(Line::from(line));
+        }
+        self.blank();
+    }
+
+    /// A table with its columns aligned, the header bold and ruled, cells cut to fit.
+    fn table_lines(&mut self, rows: &[Vec<String>]) {
+        let count = rows.iter().map(Vec::len).max().unwrap_or(0);
+        if count == 0 {
+            return;
+        }
+        let mut widths = vec![0usize; count];
+        for row in rows {
+            for (i, cell) in row.iter().enumerate() {
+                widths[i] = widths[i].max(width(cell));
+            }
+        }
+        let room = self.columns.saturating_sub(3 * (count - 1));
+        while widths.iter().sum::<usize>() > room {
+            let Some(widest) = widths.iter_mut().max() else {
+                break;
+            };
+            if *widest <= 3 {
+                break;
+            }
+            *widest -= 1;
+        }
+        let rule = Style::new().fg(Color::DarkGray);
+        for (index, row) in rows.iter().enumerate() {
+            let style = if index == 0 {
+                Style::new().add_modifier(Modifier::BOLD)
+            } else {
+                Style::new()
+            };
+            let mut spans = Vec::new();
+            for (i, column) in widths.iter().enumerate() {
+                if i > 0 {
+                    spans.push(Span::styled(" │ ", rule));
+                }
+                let cell = truncate(row.get(i).map_or("", String::as_str), *column);
+                let pad = column.saturating_sub(width(&cell));
+                spans.push(Span::styled(format!("{cell}{}", " ".repeat(pad)), style));
+            }
+            self.lines.push(Line::from(spans));
+            if index == 0 {
+                let ruled: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
+                self.lines.push(Line::styled(ruled.join("─┼─"), rule));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(text: &str, columns: usize) -> Vec<String> {
+        render(text, columns)
+            .iter()
+            .map(|line| line.to_string().trim_end().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn blocks_render_with_their_markers() {
+        let text = "# Title\n\nSome *words* and `code`.\n\n- one\n- two\n  1. inner\n\n```rust\n// note\nfn main() {}\n```\n\n| a | bb |\n|---|----|\n| 1 | 2 |\n";
+        assert_eq!(
+            texts(text, 40),
+            [
+                "Title",
+                "",
+                "Some words and code.",
+                "",
+                "• one",
+                "• two",
+                "  1. inner",
+                "",
+                "  ╭ rust",
+                "  // note",
+                "  fn main() {}",
+                "",
+                "a │ bb",
+                "──┼───",
+                "1 │ 2",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_open_fence_renders_as_code_so_far() {
+        assert_eq!(texts("Look:\n\n```\nlet x", 40), ["Look:", "", "  let x"]);
+    }
+}

@@ -1,0 +1,65 @@
+//! The terminal while the UI is up: raw mode, the alternate screen, bracketed paste, and the
+//! keyboard protocol that reports Shift+Enter where the terminal has it. All of it is undone
+//! when the [`Screen`] is dropped, and by a panic before the panic is printed (undoing it when
+//! it was already undone does no harm).
+
+use std::io::{Stdout, Write};
+
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{
+    DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use ratatui::crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    supports_keyboard_enhancement,
+};
+use ratatui::crossterm::{cursor, execute};
+
+/// The terminal in the UI's modes.
+pub(crate) struct Screen {
+    pub(crate) terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+/// Puts the terminal back as it was (each step tried even when one fails).
+fn restore() {
+    let mut out = std::io::stdout();
+    let _ = execute!(out, PopKeyboardEnhancementFlags);
+    let _ = execute!(
+        out,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
+    let _ = disable_raw_mode();
+    let _ = out.flush();
+}
+
+impl Screen {
+    /// Takes over the terminal.
+    pub(crate) fn enter() -> std::io::Result<Self> {
+        enable_raw_mode()?;
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            previous(info);
+        }));
+        let mut out = std::io::stdout();
+        execute!(out, EnterAlternateScreen, EnableBracketedPaste)?;
+        if matches!(supports_keyboard_enhancement(), Ok(true)) {
+            execute!(
+                out,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )?;
+        }
+        let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        Ok(Self { terminal })
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        restore();
+    }
+}
