@@ -8,6 +8,10 @@
 //! **Safe defaults for runs:** risky tool calls of runs started over HTTP wait for a decision
 //! ([`ApprovalMode::Ask`]), and a run's workspace must lie under one of
 //! [`ApiConfig::workspace_roots`] (by default, the runner factory's own workspace).
+//!
+//! **Bounded connections:** at most [`ApiConfig::max_connections`] open at once, and a request
+//! head must arrive within [`ApiConfig::header_timeout`], so idle and slow clients cannot keep
+//! others out.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -24,6 +28,16 @@ pub const DEFAULT_PORT: u16 = 8000;
 /// The default request body limit: 1 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
 
+/// The default cap on open connections: well under the usual open-file limit of 1,024, which
+/// the trace store's files share.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+
+/// The default time a client has to send a request head.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The highest connection cap accepted.
+pub const MAX_CONNECTIONS_LIMIT: usize = 1 << 20;
+
 /// How the server listens and which requests it accepts.
 #[derive(Clone)]
 pub struct ApiConfig {
@@ -36,6 +50,14 @@ pub struct ApiConfig {
     pub token: Option<String>,
     /// The largest request body accepted, in bytes; larger ones get 413.
     pub body_limit: usize,
+    /// The most connections open at once, WebSockets included. At the cap the connection idle
+    /// longest (no request in flight, not a WebSocket) is closed to make room, and when none is
+    /// idle a new one gets 503 `connection_limit` and is closed.
+    pub max_connections: usize,
+    /// How long a client has to send a request head, counted from when the server starts
+    /// waiting for one: when the connection opens and after each response, so a connection
+    /// kept alive with no request is closed after this long too.
+    pub header_timeout: Duration,
     /// Web origins (e.g. `http://localhost:5173`) allowed to call the API from a browser
     /// (CORS). Empty, the default, means CORS is off: only same-origin pages and non-browser
     /// clients may call. `*` allows any origin.
@@ -60,6 +82,8 @@ impl Default for ApiConfig {
             port: DEFAULT_PORT,
             token: None,
             body_limit: DEFAULT_BODY_LIMIT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
             cors_origins: Vec::new(),
             watch: WatchConfig::default(),
             shutdown_grace: Duration::from_secs(5),
@@ -76,6 +100,8 @@ impl fmt::Debug for ApiConfig {
             .field("port", &self.port)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("body_limit", &self.body_limit)
+            .field("max_connections", &self.max_connections)
+            .field("header_timeout", &self.header_timeout)
             .field("cors_origins", &self.cors_origins)
             .field("watch", &self.watch)
             .field("shutdown_grace", &self.shutdown_grace)
@@ -109,6 +135,16 @@ impl ApiConfig {
         }
         if self.body_limit == 0 {
             return Err(ApiError::Config("the body limit must be above 0".into()));
+        }
+        if self.max_connections == 0 || self.max_connections > MAX_CONNECTIONS_LIMIT {
+            return Err(ApiError::Config(format!(
+                "the connection cap must be between 1 and {MAX_CONNECTIONS_LIMIT}"
+            )));
+        }
+        if self.header_timeout.is_zero() {
+            return Err(ApiError::Config(
+                "the request head timeout must be above 0".into(),
+            ));
         }
         for origin in &self.cors_origins {
             if origin.parse::<axum::http::HeaderValue>().is_err() || origin.is_empty() {

@@ -33,8 +33,10 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod app;
 pub mod approvals;
 pub mod config;
+mod connections;
 mod error;
 mod extract;
 mod openapi;

@@ -9,8 +9,10 @@
 use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_api::{ApiConfig, AppState, ApprovalMode, Server};
+use agent_checkpoint::TraceCheckpoints;
 use agent_execution::TraceStore;
 use agent_mcp::McpServers;
 use anyhow::{Context, Result};
@@ -48,6 +50,16 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         token: args.token.clone(),
         approval,
         workspace_roots: roots.roots().to_vec(),
+        sandbox: crate::factory::choice_of(crate::sandbox::current().mode),
+        max_connections: args
+            .max_connections
+            .map(|n| n as usize)
+            .or(limits.max_connections)
+            .unwrap_or(agent_api::config::DEFAULT_MAX_CONNECTIONS),
+        header_timeout: args.header_timeout.or(limits.header_timeout).map_or(
+            agent_api::config::DEFAULT_HEADER_TIMEOUT,
+            Duration::from_secs,
+        ),
         ..ApiConfig::default()
     };
     let mut builder = AppState::builder(store.clone()).config(config);
@@ -94,7 +106,13 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
     if let Some(queue) = &queue {
         builder = builder.run_queue(queue.clone());
     }
-    let state = builder.build().map_err(|e| UsageError(e.to_string()))?;
+    if let Some(folder) = location.folder() {
+        let limits = crate::checkpoint::limits(&file);
+        builder = builder.checkpoints(TraceCheckpoints::new(folder.clone(), limits));
+    }
+    let state = builder
+        .build()
+        .map_err(|e| UsageError(format!("{e}{}", in_file(&file))))?;
     let stop_worker = CancellationToken::new();
     let worker = match (args.worker, &queue, factory) {
         (false, _, _) => None,
@@ -124,6 +142,14 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
     mcp.shutdown().await;
     served?;
     Ok(ExitCode::Completed)
+}
+
+/// Where a configuration error may come from, for its message.
+fn in_file(file: &FileConfig) -> String {
+    file.path
+        .as_ref()
+        .map(|path| format!(" (flags, or {})", path.display()))
+        .unwrap_or_default()
 }
 
 /// Whether this process may create files in the trace folder (a folder shared read-only is
