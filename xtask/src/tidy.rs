@@ -42,6 +42,7 @@ mod tests {
                 "agent-runner",
                 "agent-plan",
                 "agent-worker",
+                "agent-checkpoint",
             ],
         ),
         (

@@ -596,6 +596,8 @@ class TraceView {
         this.model.pendingApprovals = detail.pending_approvals || [];
         this.model.totalWithSubs = detail.total_stats_with_sub_traces || null;
         this.model.interrupted = Boolean(detail.interrupted);
+        this.model.tokensEstimated = Boolean(detail.tokens_estimated);
+        this.model.hasCheckpoints = Boolean(detail.checkpoints);
         if (this.model.goals.size === 0) this.model.setTree(detail.goal_tree);
         this.renderApprovals();
         this.schedule();
@@ -1157,7 +1159,7 @@ class TraceView {
         onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.openPanel(model, goal, label); } },
       },
       h('div', { class: 'node-head' }, this.goalLabel(model, goal, numbers), statusChip(goal.status), current ? h('span', { class: 'here' }, '← current') : null),
-      summary), this.forkButton(model, goal, numbers), this.goalTools(model, goal));
+      summary), this.forkButton(model, goal, numbers), this.rewindButton(model, goal, numbers), this.goalTools(model, goal));
     return h('div', { class: classes, 'data-goal-id': goal.id }, edge, node);
   }
 
@@ -1184,6 +1186,44 @@ class TraceView {
         }
       },
     }, 'Fork here');
+  }
+
+  /** "Rewind here" beside "Fork here", on a trace with checkpoints: puts the workspace's files
+   * back as they were when the goal started (after saying what would change, and asking) and forks the trace there, then
+   * opens the fork. Files changed since the run's last checkpoint are kept: the rewind is
+   * refused and says which. */
+  rewindButton(model, goal, numbers) {
+    const number = numbers.get(goal.id);
+    const t = model.trace;
+    if (!number || goal.status === 'pending' || !t || t.parent_trace_id || !model.hasCheckpoints) return null;
+    if (!['completed', 'failed', 'cancelled'].includes(t.status)) return null;
+    return h('button', {
+      class: 'rewind', type: 'button', 'data-rewind-goal': number,
+      title: `Put the workspace's files back as they were when goal ${number} started, and fork the trace there`,
+      onclick: async (e) => {
+        e.stopPropagation();
+        const button = e.currentTarget;
+        button.disabled = true;
+        const url = `/api/traces/${enc(model.traceId)}/rewind`;
+        try {
+          const plan = await api(url, { body: { goal: number, dry_run: true } });
+          const c = plan.changes;
+          const files = (list) => list.length ? ` (${list.slice(0, 5).join(', ')}${list.length > 5 ? ', …' : ''})` : '';
+          const question = `Rewind to the start of goal ${number}? ` +
+            `${c.added.length} file(s) brought back${files(c.added)}, ${c.modified.length} put back${files(c.modified)}, ` +
+            `${c.deleted.length} deleted${files(c.deleted)}; the trace is forked there.`;
+          if (!window.confirm(question)) {
+            button.disabled = false;
+            return;
+          }
+          const made = await api(url, { body: { goal: number } });
+          location.hash = `#/traces/${enc(made.trace_id)}`;
+        } catch (error) {
+          button.disabled = false;
+          button.textContent = `Rewind failed: ${error.message}`;
+        }
+      },
+    }, 'Rewind here');
   }
 
   renderGroup(model, goal, numbers, key) {

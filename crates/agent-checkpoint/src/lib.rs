@@ -9,7 +9,8 @@
 //! since the newest snapshot unless forced), diffs, and the log saying which snapshot was taken
 //! at which point of a run ([`Point`]: a goal's start and end, a turn, a run's start and end).
 //! [`Checkpointer`] is what a runner calls at those points; [`FolderCheckpoints`] implements it
-//! with one store per trace folder.
+//! with one store per trace folder; [`TraceCheckpoints`] opens them after the runs, for rewinds
+//! and diffs.
 //!
 //! It runs the `git` program and nothing else, and never touches the user's repository: every
 //! `GIT_*` variable is cleared, the store, work tree and index are set explicitly, system and
@@ -45,7 +46,10 @@ mod restore;
 mod store;
 
 pub use error::CheckpointError;
-pub use hook::{AbandonRollback, Checkpointer, Failure, FolderCheckpoints, STORE_DIR, store_dir};
+pub use hook::{
+    AbandonRollback, Checkpointer, Failure, FolderCheckpoints, STORE_DIR, TraceCheckpoints,
+    store_dir,
+};
 pub use log::{EntriesExt, Entry, Point};
 pub use restore::{Changes, DiffTarget, RestoreOptions};
 pub use store::{CheckpointStore, Limits, Snapshot, SnapshotId};

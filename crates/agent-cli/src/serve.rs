@@ -2,8 +2,11 @@
 //! trace folder, with a runner factory when a model is configured (and the folder can be
 //! written) so runs can be started and resumed over HTTP.
 //!
+//! Traces kept in a folder get checkpoints, so they can be rewound over HTTP
+//! (`POST /api/traces/{id}/rewind`) and their goals' diffs read.
+//!
 //! Runs started over HTTP get the server's `--approval` mode (`ask` by default: risky calls wait
-//! for a decision over the API) and work only under the `--workspace-root` folders (the current
+//! for a decision over the API) and its `--sandbox` (a request may ask for a stricter one) and work only under the `--workspace-root` folders (the current
 //! folder by default), which the server's own workspace must lie under too.
 
 use std::net::IpAddr;
@@ -44,6 +47,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         .parse()
         .map_err(|_| UsageError(format!("--host {:?} is not an IP address", args.host)))?;
     let approval = ApprovalMode::from(args.model.approval);
+    let limits = file.serve.clone().unwrap_or_default();
     let config = ApiConfig {
         host,
         port: args.port,
@@ -76,6 +80,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
                 workspace,
                 provider_config,
                 &store,
+                &location,
             )
             .await?;
             mcp = built.1;

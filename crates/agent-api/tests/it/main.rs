@@ -18,6 +18,8 @@ mod messages;
 mod openapi;
 mod plan_templates;
 mod plans;
+mod prefixes;
+mod rewind;
 mod routes;
 mod runs;
 mod viewer;
