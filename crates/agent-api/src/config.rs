@@ -18,7 +18,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use agent_worker::ApprovalMode;
+pub use agent_worker::{ApprovalMode, SandboxChoice};
 
 use crate::error::ApiError;
 
@@ -69,6 +69,10 @@ pub struct ApiConfig {
     /// How runs started over HTTP treat risky tool calls; a request may ask for stricter
     /// handling, never looser. [`ApprovalMode::Ask`] by default.
     pub approval: ApprovalMode,
+    /// The sandbox of the commands of runs started over HTTP, as the runner factory applies it:
+    /// a request may ask for a stricter one, never looser (403 `sandbox_not_allowed`).
+    /// [`SandboxChoice::WorkspaceWrite`] by default.
+    pub sandbox: SandboxChoice,
     /// The folders runs started over HTTP may work in: a run's workspace (after `..` and
     /// symbolic links are resolved) must be one of them or lie under one. Empty, the default:
     /// only the runner factory's workspace and the folders under it.
@@ -88,6 +92,7 @@ impl Default for ApiConfig {
             watch: WatchConfig::default(),
             shutdown_grace: Duration::from_secs(5),
             approval: ApprovalMode::default(),
+            sandbox: SandboxChoice::default(),
             workspace_roots: Vec::new(),
         }
     }
@@ -106,6 +111,7 @@ impl fmt::Debug for ApiConfig {
             .field("watch", &self.watch)
             .field("shutdown_grace", &self.shutdown_grace)
             .field("approval", &self.approval)
+            .field("sandbox", &self.sandbox)
             .field("workspace_roots", &self.workspace_roots)
             .finish()
     }

@@ -104,12 +104,27 @@ function fmtInt(n) {
   return (n || 0).toLocaleString('en-US');
 }
 
-function fmtTokens(n) {
+/** A token count; `~` before it when it is the runtime's estimate (the server reported none). */
+function fmtTokens(n, estimated = false) {
   n = n || 0;
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M tok`;
-  if (n >= 1e4) return `${Math.round(n / 1e3)}k tok`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k tok`;
-  return `${n} tok`;
+  const mark = estimated ? '~' : '';
+  if (n >= 1e6) return `${mark}${(n / 1e6).toFixed(1)}M tok`;
+  if (n >= 1e4) return `${mark}${Math.round(n / 1e3)}k tok`;
+  if (n >= 1e3) return `${mark}${(n / 1e3).toFixed(1)}k tok`;
+  return `${mark}${n} tok`;
+}
+
+const ESTIMATED_TITLE = 'Estimated: the model server reported no token counts';
+
+/** A token count as a span, marked and explained when it is estimated. */
+function tokensSpan(n, estimated, cls) {
+  const attrs = {};
+  if (cls) attrs.class = cls;
+  if (estimated) {
+    attrs.class = `${cls ? `${cls} ` : ''}estimated`;
+    attrs.title = ESTIMATED_TITLE;
+  }
+  return h('span', attrs, fmtTokens(n, estimated));
 }
 
 function fmtCost(c) {
@@ -710,7 +725,7 @@ class TraceView {
       ? h('p', { class: 'totals with-subs' },
         h('span', {}, 'With sub-traces: '),
         h('span', {}, `${fmtInt(all.total_messages)} messages`), ' · ',
-        h('span', {}, fmtTokens(all.total_tokens)), ' · ',
+        tokensSpan(all.total_tokens, this.model.tokensEstimated), ' · ',
         h('span', {}, fmtCost(all.total_cost)))
       : null;
     this.headerEl.replaceChildren();
@@ -725,7 +740,7 @@ class TraceView {
       parent,
       h('p', { class: 'totals' },
         h('span', {}, `${fmtInt(t.total_messages)} messages`), ' · ',
-        h('span', {}, fmtTokens(t.total_tokens)), ' · ',
+        tokensSpan(t.total_tokens, this.model.tokensEstimated), ' · ',
         h('span', {}, fmtCost(t.total_cost)),
         t.model ? ` · ${t.model}` : '',
         ` · started ${fmtAge(t.created_at)}`,
@@ -1637,7 +1652,7 @@ function renderMessage(m, goalTag) {
     m.tool_name ? h('span', { class: 'tool-name' }, m.tool_name) : null,
     goalTag ? h('span', { class: 'muted goal-tag' }, goalTag) : null,
     h('span', { class: 'spacer' }),
-    m.tokens != null ? h('span', { class: 'muted' }, fmtTokens(m.tokens)) : null,
+    m.tokens != null ? tokensSpan(m.tokens, m.metadata?.usage?.estimated === true, 'muted') : null,
     m.cost != null ? h('span', { class: 'muted' }, fmtCost(m.cost)) : null,
     m.duration_ms != null ? h('span', { class: 'muted' }, `${(m.duration_ms / 1000).toFixed(1)} s`) : null,
   ];

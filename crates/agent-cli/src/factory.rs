@@ -8,11 +8,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_execution::TraceStore;
-use agent_llm::LlmClient;
+use agent_llm::{ChatRequest, ChatStream, LlmClient, LlmError};
 use agent_mcp::McpServers;
 use agent_runner::approval_rules::ApprovalRules;
 use agent_runner::{AgentRunner, AgentTypeConfig, RunnerOptions};
-use agent_worker::{FactoryError, RunnerFactory, WorkspaceError, WorkspaceRoots};
+use agent_tools::sandbox::{SandboxConfig, SandboxMode};
+use agent_worker::{
+    BuildChoices, FactoryError, RunnerFactory, SandboxChoice, WorkspaceError, WorkspaceRoots,
+};
 use anyhow::{Context, Result};
 
 use crate::cli::ServeModelArgs;
@@ -82,13 +85,37 @@ impl RunnerFactory for CliFactory {
         store: Arc<dyn TraceStore>,
         options: RunnerOptions,
     ) -> Result<AgentRunner, FactoryError> {
+        self.build_with(store, options, &BuildChoices::default())
+    }
+
+    fn build_with(
+        &self,
+        store: Arc<dyn TraceStore>,
+        options: RunnerOptions,
+        choices: &BuildChoices,
+    ) -> Result<AgentRunner, FactoryError> {
+        let sandbox = sandbox_for(choices.sandbox)?;
+        let llm: Arc<dyn LlmClient> = match choices.stream {
+            Some(false) => Arc::new(WholeAnswers(self.llm.clone())),
+            _ => self.llm.clone(),
+        };
+        let mut options = options;
+        if choices.stream == Some(false) {
+            options.clients = options
+                .clients
+                .into_iter()
+                .map(|(name, client)| {
+                    let whole: Arc<dyn LlmClient> = Arc::new(WholeAnswers(client));
+                    (name, whole)
+                })
+                .collect();
+        }
         if !options.workspace.is_dir() {
             return Err(FactoryError::Rejected(format!(
                 "the workspace {} is not a folder on the server",
                 options.workspace.display()
             )));
         }
-        let mut options = options;
         if self.instructions && options.instructions.is_empty() {
             // Read for the run's own workspace, which a request may choose.
             let today = chrono::Local::now().format("%Y-%m-%d").to_string();
