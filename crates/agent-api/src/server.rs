@@ -15,8 +15,9 @@ use std::net::SocketAddr;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::app::router;
+use crate::connections::{Connections, Limits};
 use crate::error::ApiError;
-use crate::routes::router;
 use crate::state::AppState;
 
 /// A bound server, not yet serving.
