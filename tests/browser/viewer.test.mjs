@@ -6,7 +6,7 @@
 // (goals appearing, a dropped WebSocket resumed without a duplicate or missing event, an
 // approval decided from the page). After the screenshots: the message box (an ended trace continued
 // and followed live, a message queued for a running one, an error of a server without a model),
-// Fork here, a trace without goals, file contents in tool arguments and a command's output as
+// Fork here, Rewind here, a trace without goals, file contents in tool arguments and a command's output as
 // lines, status icons that the fonts have, an exploration summed up by what its branches found, an
 // answer growing on the page while a model server streams it piece by piece, and a plan changed on
 // the page (reworded, a sub-goal added, a goal deleted) then run.
@@ -675,6 +675,37 @@ test('a plan is changed on the page, then run as changed', async () => {
     ['Write a draft', 'completed'], ['Outline the draft', 'completed'],
   ]);
   await waitFor('every goal drawn completed', async () => (await page.locator('.dag .step.st-pending, .dag .group.st-pending').count()) === 0);
+});
+
+test('Rewind here puts the files back as the goal started and opens the fork', async () => {
+  const { trace_id: id } = await getJson('/api/traces', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ task: 'Viewer rewind test: write a draft' }),
+  });
+  const url = `/api/traces/${encodeURIComponent(id)}`;
+  // The write waits for approval (the server's mode is `ask`): approve it over the API.
+  const pending = await waitFor('the write to wait', async () => (await getJson(url)).pending_approvals[0], 20000);
+  await getJson(`${url}/approvals/${encodeURIComponent(pending.tool_call_id)}`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ approve: true }),
+  });
+  await waitFor('the run to complete', async () => (await getJson(url)).trace.status === 'completed', 20000);
+  const draft = join(work, 'workspace', 'draft.md');
+  assert.ok(existsSync(draft), 'the approved write ran');
+  await openTrace(id);
+  await page.waitForSelector('.dag button.rewind[data-rewind-goal="2"]');
+  assert.equal(await page.locator('.dag button.fork[data-fork-goal="2"]').count(), 1, 'beside Fork here');
+  // The page says what would change and asks first.
+  let asked = '';
+  page.once('dialog', (dialog) => { asked = dialog.message(); dialog.accept(); });
+  await page.click('.dag button.rewind[data-rewind-goal="2"]');
+  await waitFor('the fork', async () => page.evaluate((original) => !!window.__viewer && window.__viewer.model.traceId !== original, id));
+  assert.match(asked, /goal 2/);
+  assert.match(asked, /1 deleted \(draft\.md\)/);
+  assert.ok(!existsSync(draft), 'draft.md is gone, as before goal 2 started');
+  const forkId = await page.evaluate(() => window.__viewer.model.traceId);
+  const { trace } = await getJson(`/api/traces/${encodeURIComponent(forkId)}`);
+  assert.equal(trace.forked_from.trace_id, id);
+  await waitFor('goal 2 pending in the fork', async () => /st-pending/.test(await page.getAttribute('.dag .seq.root > .step[data-goal-id="2"]', 'class') ?? ''));
 });
 
 test('no errors on the page', () => {

@@ -42,6 +42,7 @@ mod tests {
                 "agent-runner",
                 "agent-plan",
                 "agent-worker",
+                "agent-checkpoint",
             ],
         ),
         (
@@ -364,7 +365,7 @@ mod tests {
     /// Crates whose modules still import each other in a cycle, each to be untangled; the
     /// check below fails for any other crate with a cycle, and for a crate listed here that no
     /// longer has one, so the list only shrinks.
-    const CYCLES_LEFT: &[&str] = &["agent-api", "agent-execution", "agent-store-pg"];
+    const CYCLES_LEFT: &[&str] = &["agent-execution", "agent-store-pg"];
 
     #[test]
     fn no_crate_has_modules_importing_each_other_in_a_cycle() {

@@ -50,6 +50,15 @@ pub enum ApiError {
     /// 404 `not_found`: no such trace, approval or route.
     #[error("{0}")]
     NotFound(String),
+    /// 404 with a code: something the trace does not have (`no_checkpoints`: it ran without
+    /// checkpoints, or this server keeps none).
+    #[error("{message}")]
+    Missing {
+        /// The error code sent to the client.
+        code: &'static str,
+        /// What is missing, for the client.
+        message: String,
+    },
     /// 405 `method_not_allowed`.
     #[error("method not allowed")]
     MethodNotAllowed,
@@ -111,6 +120,14 @@ impl ApiError {
         }
     }
 
+    /// A 404 error with this code.
+    pub fn missing(code: &'static str, message: impl Into<String>) -> Self {
+        Self::Missing {
+            code,
+            message: message.into(),
+        }
+    }
+
     /// A 409 error with this code.
     pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
         Self::Conflict {
@@ -125,7 +142,7 @@ impl ApiError {
             Self::InvalidTraceId(_) | Self::BadRequest { .. } => StatusCode::BAD_REQUEST,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) | Self::Refused { .. } => StatusCode::FORBIDDEN,
-            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::NotFound(_) | Self::Missing { .. } => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict { .. } => StatusCode::CONFLICT,
             Self::TraceUnreadable(_) => StatusCode::GONE,
@@ -144,7 +161,8 @@ impl ApiError {
             Self::InvalidTraceId(_) => "invalid_trace_id",
             Self::BadRequest { code, .. }
             | Self::Refused { code, .. }
-            | Self::Conflict { code, .. } => code,
+            | Self::Conflict { code, .. }
+            | Self::Missing { code, .. } => code,
             Self::Unauthorized => "unauthorized",
             Self::Forbidden(_) => "forbidden",
             Self::NotFound(_) => "not_found",

@@ -1,5 +1,6 @@
 //! Extractors whose rejections are [`ApiError`]s, so a malformed body, query or path gets the
-//! same `{"error": {"code", "message"}}` shape as every other error.
+//! same `{"error": {"code", "message"}}` shape as every other error. A trace id of a path may
+//! be a unique prefix of one (as on the command line).
 
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
@@ -7,9 +8,11 @@ use axum::http::StatusCode;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
+use agent_execution::lookup::{Lookup, find_trace};
 use agent_execution::validate_trace_id;
 
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// A JSON body. Requires `Content-Type: application/json`, which also keeps web pages of other
 /// origins from posting without a CORS preflight.
@@ -72,63 +75,108 @@ fn query_rejection(rejection: &QueryRejection) -> ApiError {
     ApiError::bad_request("invalid_query", rejection.body_text())
 }
 
-/// The `{trace_id}` of a path, percent-decoded and validated (so `..%2F` is refused).
+/// The `{trace_id}` of a path, percent-decoded, validated (so `..%2F` is refused) and
+/// resolved: a unique prefix of a trace's id stands for that id.
 #[derive(Debug, Clone)]
 pub(crate) struct TraceIdPath(pub(crate) String);
 
-impl<S: Send + Sync> FromRequestParts<S> for TraceIdPath {
+impl FromRequestParts<AppState> for TraceIdPath {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
         let Path(trace_id) = Path::<String>::from_request_parts(parts, state)
             .await
             .map_err(|rejection| path_rejection(&rejection))?;
-        validate_trace_id(&trace_id)?;
-        Ok(Self(trace_id))
+        Ok(Self(resolve(state, trace_id).await?))
+    }
+}
+
+/// How many candidates an ambiguous prefix's error names.
+const SHOWN_CANDIDATES: usize = 10;
+
+/// A trace id from a path, validated, with a unique prefix replaced by the full id. An
+/// ambiguous prefix is 400 `ambiguous_trace_id` naming the candidates; an id that names nothing
+/// is left as it is, for the route to answer 404 (and a trace the store cannot read, 410).
+async fn resolve(state: &AppState, given: String) -> Result<String, ApiError> {
+    validate_trace_id(&given)?;
+    match find_trace(state.store().as_ref(), &given).await {
+        Ok(Lookup::Found(trace_id)) => Ok(trace_id),
+        Ok(Lookup::NotFound) | Err(_) => Ok(given),
+        Ok(Lookup::Ambiguous(candidates)) => {
+            let mut named = candidates
+                .iter()
+                .take(SHOWN_CANDIDATES)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if candidates.len() > SHOWN_CANDIDATES {
+                named.push_str(&format!(
+                    " and {} more",
+                    candidates.len() - SHOWN_CANDIDATES
+                ));
+            }
+            Err(ApiError::bad_request(
+                "ambiguous_trace_id",
+                format!(
+                    "the trace id {given:?} is the start of {} traces' ids: {named}",
+                    candidates.len()
+                ),
+            ))
+        }
     }
 }
 
 /// The `{trace_id}` and `{tool_call_id}` of an approval path, both decoded; the trace id is
-/// validated.
+/// validated and resolved as [`TraceIdPath`]'s.
 #[derive(Debug, Clone)]
 pub(crate) struct ApprovalPath {
     pub(crate) trace_id: String,
     pub(crate) tool_call_id: String,
 }
 
-impl<S: Send + Sync> FromRequestParts<S> for ApprovalPath {
+impl FromRequestParts<AppState> for ApprovalPath {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
         let Path((trace_id, tool_call_id)) =
             Path::<(String, String)>::from_request_parts(parts, state)
                 .await
                 .map_err(|rejection| path_rejection(&rejection))?;
-        validate_trace_id(&trace_id)?;
         Ok(Self {
-            trace_id,
+            trace_id: resolve(state, trace_id).await?,
             tool_call_id,
         })
     }
 }
 
 /// The `{trace_id}` and `{goal_id}` of a goal's path, both decoded; the trace id is validated
-/// (a goal id is only looked up in the trace's tree).
+/// and resolved as [`TraceIdPath`]'s (a goal id is only looked up in the trace's tree).
 #[derive(Debug, Clone)]
 pub(crate) struct GoalPath {
     pub(crate) trace_id: String,
     pub(crate) goal_id: String,
 }
 
-impl<S: Send + Sync> FromRequestParts<S> for GoalPath {
+impl FromRequestParts<AppState> for GoalPath {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
         let Path((trace_id, goal_id)) = Path::<(String, String)>::from_request_parts(parts, state)
             .await
             .map_err(|rejection| path_rejection(&rejection))?;
-        validate_trace_id(&trace_id)?;
-        Ok(Self { trace_id, goal_id })
+        Ok(Self {
+            trace_id: resolve(state, trace_id).await?,
+            goal_id,
+        })
     }
 }
 

@@ -4,11 +4,13 @@
 //! It takes an `Arc<dyn TraceStore>` and never names a concrete store; runs are built by a
 //! [`RunnerFactory`] the composition root provides, so it never names a model provider either.
 //!
-//! - [`ApiConfig`]: address, token, body limit, CORS, watch keepalive, the [`ApprovalMode`] and
-//!   the workspace roots of runs started over HTTP ([`config`], [`WorkspaceRoots`]).
-//! - [`AppState`]: store, factory, configuration, [`RunRegistry`], [`HttpApprovals`].
-//! - [`router`]: every route of SPEC §7 plus run control; [`serve`] / [`Server`] listen and
-//!   shut down gracefully.
+//! - [`ApiConfig`]: address, token, body limit, connection cap and head timeout, CORS, watch
+//!   keepalive, the [`ApprovalMode`], [`SandboxChoice`] and workspace roots of runs started over
+//!   HTTP ([`config`], [`WorkspaceRoots`]).
+//! - [`AppState`]: store, factory, configuration, [`RunRegistry`], [`HttpApprovals`], and the
+//!   checkpoints of a trace folder ([`AppStateBuilder::checkpoints`]) for rewinds and diffs.
+//! - [`router`]: every route of SPEC §7 plus run control (a trace id in a path may be a unique
+//!   prefix of one); [`serve`] / [`Server`] listen and shut down gracefully.
 //! - With a [`RunQueue`] (nodes sharing a database), runs are queued rather than run here, and a
 //!   worker (`agent-worker`, which holds no HTTP) claims and executes them with its own factory.
 //! - [`ApiError`]: the one place errors become `{"error": {"code", "message"}}` responses.
@@ -33,26 +35,30 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod app;
 pub mod approvals;
 pub mod config;
+mod connections;
 mod error;
 mod extract;
 mod openapi;
 mod routes;
 pub mod runs;
+mod schemas;
 mod security;
 mod server;
 mod state;
 
 pub use agent_execution::queue::RunQueue;
 pub use agent_worker::{
-    ApprovalMode, FactoryError, QueuedSettings, RunnerFactory, WorkspaceError, WorkspaceRoots,
+    ApprovalMode, BuildChoices, FactoryError, QueuedSettings, RunnerFactory, SandboxChoice,
+    WorkspaceError, WorkspaceRoots,
 };
+pub use app::router;
 pub use approvals::{HttpApprovals, PendingApproval};
 pub use config::{ApiConfig, WatchConfig};
 pub use error::ApiError;
 pub use openapi::{ApiDoc, openapi_json};
-pub use routes::router;
 pub use routes::watch::Connected;
 pub use runs::{RunRegistry, TrackedRun};
 pub use server::{Server, serve};

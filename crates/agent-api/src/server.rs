@@ -6,15 +6,18 @@
 //! `cancelled` (so watchers see the final events and the traces can be resumed), then closes
 //! the live watches (code 1001) and lets in-flight requests finish, for at most another
 //! `shutdown_grace`.
+//!
+//! Connections are capped and idle ones timed out (`connections.rs`).
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::net::SocketAddr;
 
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::app::router;
+use crate::connections::{Connections, Limits};
 use crate::error::ApiError;
-use crate::routes::router;
 use crate::state::AppState;
 
 /// A bound server, not yet serving.
@@ -87,11 +90,15 @@ impl Server {
                 stopping.cancel();
             }
         };
-        let server = axum::serve(listener, router(state))
-            .with_graceful_shutdown(signal)
-            .into_future();
+        let connections = Connections::new(Limits {
+            max_connections: state.config().max_connections,
+            header_timeout: state.config().header_timeout,
+        });
+        // Runs end and watches close before the connections are told to.
+        tokio::spawn(signal);
+        let server = connections.serve(listener, router(state), stopping.clone());
         tokio::select! {
-            result = server => result.map_err(|source| ApiError::Bind { addr: addr.to_string(), source }),
+            () = server => Ok(()),
             () = async {
                 stopping.cancelled().await;
                 tokio::time::sleep(grace).await;

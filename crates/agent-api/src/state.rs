@@ -1,9 +1,10 @@
-//! `AppState`: what every route shares — the store, the optional runner factory, the
-//! configuration (with its workspace roots resolved), the runs this server owns and the pending
-//! approvals.
+//! `AppState`: what every route shares — the store, the optional runner factory and
+//! checkpoints, the configuration (with its workspace roots resolved), the runs this server owns
+//! and the pending approvals.
 
 use std::sync::Arc;
 
+use agent_checkpoint::TraceCheckpoints;
 use agent_execution::TraceStore;
 use agent_worker::{FactoryError, RunnerFactory, WorkspaceRoots};
 use tokio_util::sync::CancellationToken;
@@ -28,6 +29,7 @@ struct Inner {
     store: Arc<dyn TraceStore>,
     factory: Option<Arc<dyn RunnerFactory>>,
     queue: Option<Arc<dyn agent_execution::queue::RunQueue>>,
+    checkpoints: Option<TraceCheckpoints>,
     config: ApiConfig,
     workspace_roots: WorkspaceRoots,
     runs: RunRegistry,
@@ -58,6 +60,7 @@ impl AppState {
             store,
             factory: None,
             queue: None,
+            checkpoints: None,
             config: ApiConfig::default(),
         }
     }
@@ -75,6 +78,11 @@ impl AppState {
     /// The run queue, if runs started here execute on workers.
     pub fn queue(&self) -> Option<&Arc<dyn agent_execution::queue::RunQueue>> {
         self.inner.queue.as_ref()
+    }
+
+    /// The checkpoints of the traces, if this server keeps them (traces in a folder).
+    pub fn checkpoints(&self) -> Option<&TraceCheckpoints> {
+        self.inner.checkpoints.as_ref()
     }
 
     /// The configuration.
@@ -126,6 +134,7 @@ pub struct AppStateBuilder {
     store: Arc<dyn TraceStore>,
     factory: Option<Arc<dyn RunnerFactory>>,
     queue: Option<Arc<dyn agent_execution::queue::RunQueue>>,
+    checkpoints: Option<TraceCheckpoints>,
     config: ApiConfig,
 }
 
@@ -143,6 +152,14 @@ impl AppStateBuilder {
     /// server does not own go through it too. With a queue the server needs no runner factory.
     pub fn run_queue(mut self, queue: Arc<dyn agent_execution::queue::RunQueue>) -> Self {
         self.queue = Some(queue);
+        self
+    }
+
+    /// Lets clients rewind traces and read the diffs of their goals from these checkpoints
+    /// (`POST /api/traces/{id}/rewind`, `GET /api/traces/{id}/goals/{goal_id}/diff`); without
+    /// them those routes answer 404 `no_checkpoints`.
+    pub fn checkpoints(mut self, checkpoints: TraceCheckpoints) -> Self {
+        self.checkpoints = Some(checkpoints);
         self
     }
 
@@ -171,6 +188,7 @@ impl AppStateBuilder {
                 store: self.store,
                 factory: self.factory,
                 queue: self.queue,
+                checkpoints: self.checkpoints,
                 config: self.config,
                 workspace_roots,
                 runs,

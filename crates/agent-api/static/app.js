@@ -104,12 +104,27 @@ function fmtInt(n) {
   return (n || 0).toLocaleString('en-US');
 }
 
-function fmtTokens(n) {
+/** A token count; `~` before it when it is the runtime's estimate (the server reported none). */
+function fmtTokens(n, estimated = false) {
   n = n || 0;
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M tok`;
-  if (n >= 1e4) return `${Math.round(n / 1e3)}k tok`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k tok`;
-  return `${n} tok`;
+  const mark = estimated ? '~' : '';
+  if (n >= 1e6) return `${mark}${(n / 1e6).toFixed(1)}M tok`;
+  if (n >= 1e4) return `${mark}${Math.round(n / 1e3)}k tok`;
+  if (n >= 1e3) return `${mark}${(n / 1e3).toFixed(1)}k tok`;
+  return `${mark}${n} tok`;
+}
+
+const ESTIMATED_TITLE = 'Estimated: the model server reported no token counts';
+
+/** A token count as a span, marked and explained when it is estimated. */
+function tokensSpan(n, estimated, cls) {
+  const attrs = {};
+  if (cls) attrs.class = cls;
+  if (estimated) {
+    attrs.class = `${cls ? `${cls} ` : ''}estimated`;
+    attrs.title = ESTIMATED_TITLE;
+  }
+  return h('span', attrs, fmtTokens(n, estimated));
 }
 
 function fmtCost(c) {
@@ -596,6 +611,8 @@ class TraceView {
         this.model.pendingApprovals = detail.pending_approvals || [];
         this.model.totalWithSubs = detail.total_stats_with_sub_traces || null;
         this.model.interrupted = Boolean(detail.interrupted);
+        this.model.tokensEstimated = Boolean(detail.tokens_estimated);
+        this.model.hasCheckpoints = Boolean(detail.checkpoints);
         if (this.model.goals.size === 0) this.model.setTree(detail.goal_tree);
         this.renderApprovals();
         this.schedule();
@@ -708,7 +725,7 @@ class TraceView {
       ? h('p', { class: 'totals with-subs' },
         h('span', {}, 'With sub-traces: '),
         h('span', {}, `${fmtInt(all.total_messages)} messages`), ' · ',
-        h('span', {}, fmtTokens(all.total_tokens)), ' · ',
+        tokensSpan(all.total_tokens, this.model.tokensEstimated), ' · ',
         h('span', {}, fmtCost(all.total_cost)))
       : null;
     this.headerEl.replaceChildren();
@@ -723,7 +740,7 @@ class TraceView {
       parent,
       h('p', { class: 'totals' },
         h('span', {}, `${fmtInt(t.total_messages)} messages`), ' · ',
-        h('span', {}, fmtTokens(t.total_tokens)), ' · ',
+        tokensSpan(t.total_tokens, this.model.tokensEstimated), ' · ',
         h('span', {}, fmtCost(t.total_cost)),
         t.model ? ` · ${t.model}` : '',
         ` · started ${fmtAge(t.created_at)}`,
@@ -1157,7 +1174,7 @@ class TraceView {
         onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.openPanel(model, goal, label); } },
       },
       h('div', { class: 'node-head' }, this.goalLabel(model, goal, numbers), statusChip(goal.status), current ? h('span', { class: 'here' }, '← current') : null),
-      summary), this.forkButton(model, goal, numbers), this.goalTools(model, goal));
+      summary), this.forkButton(model, goal, numbers), this.rewindButton(model, goal, numbers), this.goalTools(model, goal));
     return h('div', { class: classes, 'data-goal-id': goal.id }, edge, node);
   }
 
@@ -1184,6 +1201,44 @@ class TraceView {
         }
       },
     }, 'Fork here');
+  }
+
+  /** "Rewind here" beside "Fork here", on a trace with checkpoints: puts the workspace's files
+   * back as they were when the goal started (after saying what would change, and asking) and forks the trace there, then
+   * opens the fork. Files changed since the run's last checkpoint are kept: the rewind is
+   * refused and says which. */
+  rewindButton(model, goal, numbers) {
+    const number = numbers.get(goal.id);
+    const t = model.trace;
+    if (!number || goal.status === 'pending' || !t || t.parent_trace_id || !model.hasCheckpoints) return null;
+    if (!['completed', 'failed', 'cancelled'].includes(t.status)) return null;
+    return h('button', {
+      class: 'rewind', type: 'button', 'data-rewind-goal': number,
+      title: `Put the workspace's files back as they were when goal ${number} started, and fork the trace there`,
+      onclick: async (e) => {
+        e.stopPropagation();
+        const button = e.currentTarget;
+        button.disabled = true;
+        const url = `/api/traces/${enc(model.traceId)}/rewind`;
+        try {
+          const plan = await api(url, { body: { goal: number, dry_run: true } });
+          const c = plan.changes;
+          const files = (list) => list.length ? ` (${list.slice(0, 5).join(', ')}${list.length > 5 ? ', …' : ''})` : '';
+          const question = `Rewind to the start of goal ${number}? ` +
+            `${c.added.length} file(s) brought back${files(c.added)}, ${c.modified.length} put back${files(c.modified)}, ` +
+            `${c.deleted.length} deleted${files(c.deleted)}; the trace is forked there.`;
+          if (!window.confirm(question)) {
+            button.disabled = false;
+            return;
+          }
+          const made = await api(url, { body: { goal: number } });
+          location.hash = `#/traces/${enc(made.trace_id)}`;
+        } catch (error) {
+          button.disabled = false;
+          button.textContent = `Rewind failed: ${error.message}`;
+        }
+      },
+    }, 'Rewind here');
   }
 
   renderGroup(model, goal, numbers, key) {
@@ -1597,7 +1652,7 @@ function renderMessage(m, goalTag) {
     m.tool_name ? h('span', { class: 'tool-name' }, m.tool_name) : null,
     goalTag ? h('span', { class: 'muted goal-tag' }, goalTag) : null,
     h('span', { class: 'spacer' }),
-    m.tokens != null ? h('span', { class: 'muted' }, fmtTokens(m.tokens)) : null,
+    m.tokens != null ? tokensSpan(m.tokens, m.metadata?.usage?.estimated === true, 'muted') : null,
     m.cost != null ? h('span', { class: 'muted' }, fmtCost(m.cost)) : null,
     m.duration_ms != null ? h('span', { class: 'muted' }, `${(m.duration_ms / 1000).toFixed(1)} s`) : null,
   ];

@@ -1,5 +1,6 @@
 //! What a runner calls at the boundaries of a run: [`Checkpointer`], and
-//! [`FolderCheckpoints`], which keeps one store per trace in the trace's folder.
+//! [`FolderCheckpoints`], which keeps one store per trace in the trace's folder, and
+//! [`TraceCheckpoints`], which opens those stores after the runs.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -133,6 +134,43 @@ impl FolderCheckpoints {
         let store = Arc::new(store);
         stores.insert(trace_id.to_owned(), store.clone());
         Ok(store)
+    }
+}
+
+/// The stores of the traces kept under one trace folder, opened after their runs: for rewinds
+/// and diffs (by the command line and the server alike). Each store snapshots the workspace
+/// its run worked in, and leaves the trace folder out as the run did.
+#[derive(Debug, Clone)]
+pub struct TraceCheckpoints {
+    traces: PathBuf,
+    limits: Limits,
+}
+
+impl TraceCheckpoints {
+    /// The stores under the trace folder `traces`, with the caps the runs used (a file left out
+    /// of the snapshots is then left alone by restores).
+    pub fn new(traces: impl Into<PathBuf>, limits: Limits) -> Self {
+        let traces = traces.into();
+        Self {
+            traces: std::path::absolute(&traces).unwrap_or(traces),
+            limits,
+        }
+    }
+
+    /// Whether `trace_id` has a store (it ran with checkpoints).
+    pub fn has(&self, trace_id: &str) -> bool {
+        store_dir(&self.traces, trace_id).join("HEAD").exists()
+    }
+
+    /// The store of `trace_id`; `None` when the trace has none (it ran without checkpoints).
+    pub fn open(&self, trace_id: &str) -> Result<Option<CheckpointStore>, CheckpointError> {
+        if !self.has(trace_id) {
+            return Ok(None);
+        }
+        let dir = store_dir(&self.traces, trace_id);
+        let mut store = CheckpointStore::open_existing(&dir, self.limits)?;
+        store.exclude(&self.traces);
+        Ok(Some(store))
     }
 }
 

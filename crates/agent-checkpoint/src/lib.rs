@@ -11,7 +11,8 @@
 //! and private copies of the workspace written from a snapshot, whose changes can be applied
 //! back ([`CheckpointStore::write_copy`], [`CheckpointStore::apply_copy`]).
 //! [`Checkpointer`] is what a runner calls at those points; [`FolderCheckpoints`] implements it
-//! with one store per trace folder.
+//! with one store per trace folder; [`TraceCheckpoints`] opens them after the runs, for rewinds
+//! and diffs.
 //!
 //! It runs the `git` program and nothing else, and never touches the user's repository: every
 //! `GIT_*` variable is cleared, the store, work tree and index are set explicitly, system and
@@ -49,8 +50,8 @@ mod store;
 
 pub use error::CheckpointError;
 pub use hook::{
-    AbandonRollback, Checkpointer, Failure, FolderCheckpoints, STORE_DIR, branch_copy_dir,
-    store_dir,
+    AbandonRollback, Checkpointer, Failure, FolderCheckpoints, STORE_DIR, TraceCheckpoints,
+    branch_copy_dir, store_dir,
 };
 pub use log::{EntriesExt, Entry, Point};
 pub use restore::{Changes, DiffTarget, RestoreOptions};

@@ -1,9 +1,10 @@
 //! Checkpoints for the runs of the `agent` binary: on by default when traces are kept in a
 //! folder (each trace's snapshots in its own folder), `[checkpoints]` and `abandon_rollback` of
-//! `agent.toml`, and the question asked at the terminal under `abandon_rollback = "ask"`.
+//! `agent.toml`, and the question asked at the terminal under `abandon_rollback = "ask"`; the
+//! same for runs started over HTTP or by a worker, where nobody is asked.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_checkpoint::{AbandonRollback, Changes, FolderCheckpoints, Limits};
@@ -39,6 +40,44 @@ pub(crate) fn options(
         options.confirm = Some(Arc::new(TerminalConfirm));
     }
     Some(options)
+}
+
+/// Checkpoints for runs nobody follows at a terminal (started over HTTP, or by a worker): as
+/// [`options`] gives them, for each run's own workspace. Nobody can be asked about an abandoned
+/// goal, so its changes are kept unless agent.toml says `abandon_rollback = "always"`.
+#[derive(Debug, Clone)]
+pub(crate) struct Unattended {
+    traces: PathBuf,
+    limits: Limits,
+    rollback: AbandonRollback,
+}
+
+impl Unattended {
+    /// `None` when checkpoints are off or traces are kept in a database.
+    pub(crate) fn new(location: &Location, file: &FileConfig) -> Option<Self> {
+        let config = file.checkpoints.clone().unwrap_or_default();
+        if config.enabled == Some(false) {
+            return None;
+        }
+        let rollback = match file.abandon_rollback {
+            Some(AbandonRollback::Always) => AbandonRollback::Always,
+            _ => AbandonRollback::Never,
+        };
+        Some(Self {
+            traces: location.folder()?.clone(),
+            limits: limits(file),
+            rollback,
+        })
+    }
+
+    /// The checkpoints of a run working in `workspace`.
+    pub(crate) fn options(&self, workspace: &Path) -> CheckpointOptions {
+        let checkpointer =
+            FolderCheckpoints::new(self.traces.clone(), workspace.to_path_buf(), self.limits);
+        let mut options = CheckpointOptions::new(Arc::new(checkpointer));
+        options.abandon_rollback = self.rollback;
+        options
+    }
 }
 
 /// The caps of `[checkpoints]`, the defaults where it says nothing. Restores and diffs use the

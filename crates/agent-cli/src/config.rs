@@ -39,6 +39,10 @@
 //! headers = { Authorization = "Bearer ${REMOTE_TOKEN}" }
 //! enabled = false
 //!
+//! [serve]                        # `agent serve` (flags win)
+//! max_connections = 512          # open at once; at the cap the idlest one makes room
+//! header_timeout = 10            # seconds to send a request head, or to keep an idle connection
+//!
 //! [agents.reviewer]              # an agent profile (see agent_runner::profiles)
 //! description = "Reviews changes; never edits."
 //! base = "explore"               # start from a profile: read-only tools
@@ -99,6 +103,8 @@ pub(crate) struct FileConfig {
     pub(crate) approvals: Option<crate::approve::ApprovalsConfig>,
     /// The sandbox of the model's commands.
     pub(crate) sandbox: Option<SandboxFile>,
+    /// `agent serve`'s connection limits.
+    pub(crate) serve: Option<ServeConfig>,
     /// Prices and context windows of models, by name.
     #[serde(default)]
     pub(crate) models: std::collections::BTreeMap<String, ModelConfig>,
@@ -351,6 +357,18 @@ pub(crate) struct CheckpointsConfig {
     pub(crate) max_file_bytes: Option<u64>,
     /// A workspace holding more than this (bytes) is not snapshotted [default: 1 GiB].
     pub(crate) max_snapshot_bytes: Option<u64>,
+}
+
+/// `[serve]` of `agent.toml`: how many connections `agent serve` keeps open and how long a
+/// client has to send a request head (`--max-connections` and `--header-timeout` win).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ServeConfig {
+    /// The most connections open at once, WebSockets included [default: 512].
+    pub(crate) max_connections: Option<usize>,
+    /// Seconds a client has to send a request head, and the longest a connection stays open
+    /// with no request [default: 10].
+    pub(crate) header_timeout: Option<u64>,
 }
 
 /// agent.toml's `sandbox`: a mode, or a table.

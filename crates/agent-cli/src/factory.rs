@@ -1,17 +1,21 @@
 //! The runner factory of `agent serve` and `agent worker`: runs started over HTTP or claimed
 //! from the run queue get this process's model, credentials, profiles, MCP tools and
-//! workspace. The worker reaches it without going through the HTTP server.
+//! workspace, and checkpoints when traces are kept in a folder. The worker reaches it without
+//! going through the HTTP server.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_execution::TraceStore;
-use agent_llm::LlmClient;
+use agent_llm::{ChatRequest, ChatStream, LlmClient, LlmError};
 use agent_mcp::McpServers;
 use agent_runner::approval_rules::ApprovalRules;
 use agent_runner::{AgentRunner, AgentTypeConfig, RunnerOptions};
-use agent_worker::{FactoryError, RunnerFactory, WorkspaceError, WorkspaceRoots};
+use agent_tools::sandbox::{SandboxConfig, SandboxMode};
+use agent_worker::{
+    BuildChoices, FactoryError, RunnerFactory, SandboxChoice, WorkspaceError, WorkspaceRoots,
+};
 use anyhow::{Context, Result};
 
 use crate::cli::ServeModelArgs;
@@ -44,6 +48,8 @@ pub(crate) struct CliFactory {
     approval_rules: ApprovalRules,
     /// Where each run's spans go when it ends, and the store they are read from.
     otel: Option<(Arc<crate::otel::Exporter>, Arc<dyn TraceStore>)>,
+    /// Snapshots of each run's workspace, when traces are kept in a folder.
+    checkpoints: Option<crate::checkpoint::Unattended>,
 }
 
 impl RunnerFactory for CliFactory {
@@ -79,13 +85,37 @@ impl RunnerFactory for CliFactory {
         store: Arc<dyn TraceStore>,
         options: RunnerOptions,
     ) -> Result<AgentRunner, FactoryError> {
+        self.build_with(store, options, &BuildChoices::default())
+    }
+
+    fn build_with(
+        &self,
+        store: Arc<dyn TraceStore>,
+        options: RunnerOptions,
+        choices: &BuildChoices,
+    ) -> Result<AgentRunner, FactoryError> {
+        let sandbox = sandbox_for(choices.sandbox)?;
+        let llm: Arc<dyn LlmClient> = match choices.stream {
+            Some(false) => Arc::new(WholeAnswers(self.llm.clone())),
+            _ => self.llm.clone(),
+        };
+        let mut options = options;
+        if choices.stream == Some(false) {
+            options.clients = options
+                .clients
+                .into_iter()
+                .map(|(name, client)| {
+                    let whole: Arc<dyn LlmClient> = Arc::new(WholeAnswers(client));
+                    (name, whole)
+                })
+                .collect();
+        }
         if !options.workspace.is_dir() {
             return Err(FactoryError::Rejected(format!(
                 "the workspace {} is not a folder on the server",
                 options.workspace.display()
             )));
         }
-        let mut options = options;
         if self.instructions && options.instructions.is_empty() {
             // Read for the run's own workspace, which a request may choose.
             let today = chrono::Local::now().format("%Y-%m-%d").to_string();
@@ -100,15 +130,62 @@ impl RunnerFactory for CliFactory {
             }
             options.instructions = found.instructions;
         }
+        if options.checkpoints.is_none()
+            && let Some(checkpoints) = &self.checkpoints
+        {
+            options.checkpoints = Some(checkpoints.options(&options.workspace));
+        }
         // What the MCP servers say about their tools goes with the tools.
-        let tools = crate::mcp::tools(&self.mcp);
+        let tools = crate::mcp::tools_in(&self.mcp, sandbox);
         options.instructions.extend(tools.instructions);
-        Ok(AgentRunner::new(
-            store,
-            self.llm.clone(),
-            tools.registry,
-            options,
-        ))
+        Ok(AgentRunner::new(store, llm, tools.registry, options))
+    }
+}
+
+/// The sandbox of a run: this process's, or the stricter one a request chose (a looser one is
+/// refused).
+fn sandbox_for(choice: Option<SandboxChoice>) -> Result<SandboxConfig, FactoryError> {
+    let own = crate::sandbox::current();
+    let Some(choice) = choice else {
+        return Ok(own);
+    };
+    let own_choice = choice_of(own.mode);
+    if choice < own_choice {
+        return Err(FactoryError::Rejected(format!(
+            "this node's sandbox is `{own_choice}`: a run may ask for a stricter one, not \
+             `{choice}`"
+        )));
+    }
+    let mode = match choice {
+        SandboxChoice::Off => SandboxMode::Off,
+        SandboxChoice::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+        SandboxChoice::ReadOnly => SandboxMode::ReadOnly,
+    };
+    Ok(SandboxConfig { mode, ..own })
+}
+
+/// A sandbox mode as the API and the run queue name it.
+pub(crate) fn choice_of(mode: SandboxMode) -> SandboxChoice {
+    match mode {
+        SandboxMode::Off => SandboxChoice::Off,
+        SandboxMode::WorkspaceWrite => SandboxChoice::WorkspaceWrite,
+        SandboxMode::ReadOnly => SandboxChoice::ReadOnly,
+    }
+}
+
+/// A client that asks for whole answers, never streams: a run started with `stream: false`.
+struct WholeAnswers(Arc<dyn LlmClient>);
+
+#[async_trait::async_trait]
+impl LlmClient for WholeAnswers {
+    async fn stream(&self, request: ChatRequest) -> Result<ChatStream, LlmError> {
+        let mut request = request;
+        request.stream = Some(false);
+        self.0.stream(request).await
+    }
+
+    fn model_info(&self, model: &str) -> agent_llm::ModelInfo {
+        self.0.model_info(model)
     }
 }
 
@@ -120,6 +197,7 @@ pub(crate) async fn build_factory(
     workspace: PathBuf,
     provider_config: config::ProviderConfig,
     store: &Arc<dyn TraceStore>,
+    location: &crate::store::Location,
 ) -> Result<(Arc<CliFactory>, Arc<McpServers>)> {
     let approval_rules = crate::approve::rules(file.approvals.as_ref(), file.path.as_deref())?;
     let mut profiles = crate::agents::load(file, &workspace)?;
@@ -145,6 +223,7 @@ pub(crate) async fn build_factory(
         approval_rules,
         otel: crate::otel::exporter(model.otel.as_deref(), Some(provider_config.kind))?
             .map(|exporter| (Arc::new(exporter), store.clone())),
+        checkpoints: crate::checkpoint::Unattended::new(location, file),
     };
     Ok((Arc::new(factory), mcp))
 }

@@ -10,6 +10,7 @@ use agent_mcp::{
     TransportKind,
 };
 use agent_runner::Instruction;
+use agent_tools::sandbox::SandboxConfig;
 use agent_tools::{Risk, Tool, ToolRegistry};
 use anyhow::Result;
 use serde_json::json;
@@ -69,7 +70,12 @@ fn root(workspace: Option<&Path>) -> PathBuf {
 
 /// The built-in tools, `bash` in this process's sandbox, and the tools of `servers`.
 pub(crate) fn registry(servers: &McpServers) -> ToolRegistry {
-    let mut registry = ToolRegistry::with_builtins_in(crate::sandbox::current());
+    registry_in(servers, crate::sandbox::current())
+}
+
+/// The built-in tools, `bash` in `sandbox`, and the tools of `servers`.
+fn registry_in(servers: &McpServers, sandbox: SandboxConfig) -> ToolRegistry {
+    let mut registry = ToolRegistry::with_builtins_in(sandbox);
     servers.register(&mut registry);
     registry
 }
@@ -94,6 +100,12 @@ impl From<ToolRegistry> for RunTools {
 
 /// The tools of `servers` with the built-ins, and the servers' instructions.
 pub(crate) fn tools(servers: &McpServers) -> RunTools {
+    tools_in(servers, crate::sandbox::current())
+}
+
+/// [`tools`] with `bash` in `sandbox` (a run that asked for a stricter sandbox than this
+/// process's).
+pub(crate) fn tools_in(servers: &McpServers, sandbox: SandboxConfig) -> RunTools {
     let instructions = servers
         .servers()
         .iter()
@@ -107,7 +119,7 @@ pub(crate) fn tools(servers: &McpServers) -> RunTools {
         })
         .collect();
     RunTools {
-        registry: registry(servers),
+        registry: registry_in(servers, sandbox),
         instructions,
     }
 }

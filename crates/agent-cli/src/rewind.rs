@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use agent_checkpoint::{
     Changes, CheckpointError, CheckpointStore, DiffTarget, EntriesExt, RestoreOptions, SnapshotId,
-    store_dir,
+    TraceCheckpoints,
 };
 use agent_execution::TraceStore;
 use agent_execution::fork::{self, ForkError, ForkPoint};
@@ -35,17 +35,14 @@ async fn open(arg: &TraceDirArg, given: &str) -> Result<Opened> {
         ))
         .into());
     };
-    let dir = store_dir(folder, &trace_id);
-    if !dir.exists() {
-        return Err(UsageError(format!(
-            "trace {trace_id} has no checkpoints (it ran without them)"
-        ))
-        .into());
-    }
-    let mut checkpoints = CheckpointStore::open_existing(&dir, crate::checkpoint::limits(&file))
-        .with_context(|| format!("cannot open the checkpoints of {trace_id}"))?;
-    // As in the runs: the trace folder is never part of the workspace's files.
-    checkpoints.exclude(std::path::absolute(folder).unwrap_or_else(|_| folder.clone()));
+    let checkpoints = TraceCheckpoints::new(folder.clone(), crate::checkpoint::limits(&file))
+        .open(&trace_id)
+        .with_context(|| format!("cannot open the checkpoints of {trace_id}"))?
+        .ok_or_else(|| {
+            UsageError(format!(
+                "trace {trace_id} has no checkpoints (it ran without them)"
+            ))
+        })?;
     Ok(Opened {
         store: opened.store,
         trace_id,

@@ -2,15 +2,20 @@
 //! trace folder, with a runner factory when a model is configured (and the folder can be
 //! written) so runs can be started and resumed over HTTP.
 //!
+//! Traces kept in a folder get checkpoints, so they can be rewound over HTTP
+//! (`POST /api/traces/{id}/rewind`) and their goals' diffs read.
+//!
 //! Runs started over HTTP get the server's `--approval` mode (`ask` by default: risky calls wait
-//! for a decision over the API) and work only under the `--workspace-root` folders (the current
+//! for a decision over the API) and its `--sandbox` (a request may ask for a stricter one) and work only under the `--workspace-root` folders (the current
 //! folder by default), which the server's own workspace must lie under too.
 
 use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_api::{ApiConfig, AppState, ApprovalMode, Server};
+use agent_checkpoint::TraceCheckpoints;
 use agent_execution::TraceStore;
 use agent_mcp::McpServers;
 use anyhow::{Context, Result};
@@ -42,12 +47,23 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         .parse()
         .map_err(|_| UsageError(format!("--host {:?} is not an IP address", args.host)))?;
     let approval = ApprovalMode::from(args.model.approval);
+    let limits = file.serve.clone().unwrap_or_default();
     let config = ApiConfig {
         host,
         port: args.port,
         token: args.token.clone(),
         approval,
         workspace_roots: roots.roots().to_vec(),
+        sandbox: crate::factory::choice_of(crate::sandbox::current().mode),
+        max_connections: args
+            .max_connections
+            .map(|n| n as usize)
+            .or(limits.max_connections)
+            .unwrap_or(agent_api::config::DEFAULT_MAX_CONNECTIONS),
+        header_timeout: args.header_timeout.or(limits.header_timeout).map_or(
+            agent_api::config::DEFAULT_HEADER_TIMEOUT,
+            Duration::from_secs,
+        ),
         ..ApiConfig::default()
     };
     let mut builder = AppState::builder(store.clone()).config(config);
@@ -64,6 +80,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
                 workspace,
                 provider_config,
                 &store,
+                &location,
             )
             .await?;
             mcp = built.1;
@@ -94,7 +111,13 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
     if let Some(queue) = &queue {
         builder = builder.run_queue(queue.clone());
     }
-    let state = builder.build().map_err(|e| UsageError(e.to_string()))?;
+    if let Some(folder) = location.folder() {
+        let limits = crate::checkpoint::limits(&file);
+        builder = builder.checkpoints(TraceCheckpoints::new(folder.clone(), limits));
+    }
+    let state = builder
+        .build()
+        .map_err(|e| UsageError(format!("{e}{}", in_file(&file))))?;
     let stop_worker = CancellationToken::new();
     let worker = match (args.worker, &queue, factory) {
         (false, _, _) => None,
@@ -124,6 +147,14 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
     mcp.shutdown().await;
     served?;
     Ok(ExitCode::Completed)
+}
+
+/// Where a configuration error may come from, for its message.
+fn in_file(file: &FileConfig) -> String {
+    file.path
+        .as_ref()
+        .map(|path| format!(" (flags, or {})", path.display()))
+        .unwrap_or_default()
 }
 
 /// Whether this process may create files in the trace folder (a folder shared read-only is

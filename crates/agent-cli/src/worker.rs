@@ -87,9 +87,15 @@ pub(crate) async fn worker(args: WorkerArgs) -> Result<ExitCode> {
     let Some(queue) = queue_for(&opened.location).await? else {
         return Err(UsageError("this build of agent has no PostgreSQL store".into()).into());
     };
-    let (factory, mcp) =
-        crate::factory::build_factory(&args.model, &file, workspace, provider, &opened.store)
-            .await?;
+    let (factory, mcp) = crate::factory::build_factory(
+        &args.model,
+        &file,
+        workspace,
+        provider,
+        &opened.store,
+        &opened.location,
+    )
+    .await?;
     let worker = worker_for(&args.work, queue, opened.store, factory);
     note(&format!(
         "agent worker: executing runs queued in {} with {model}, {} at a time — Ctrl-C to stop",

@@ -6,7 +6,8 @@
 //! HTTP server.
 //!
 //! - [`Trace`], [`Message`], [`Event`]: the record of a run ([`trace`], [`message`], [`event`]).
-//! - [`ids`]: trace and message ids and [`validate_trace_id`], used on every id from outside.
+//! - [`ids`]: trace and message ids and [`validate_trace_id`], used on every id from outside;
+//!   [`lookup`]: an id or a unique prefix of one, resolved.
 //! - [`TraceStore`]: where records live. Every write goes through [`plan_commit`], so statistics
 //!   roll-up and events are the same in every store; [`InMemoryTraceStore`] is the in-memory one.
 //! - [`watch`]: the live event feed of a trace (stored events, then live ones, no gap).
@@ -47,6 +48,7 @@ pub mod event;
 pub mod feed;
 pub mod fork;
 pub mod ids;
+pub mod lookup;
 pub mod message;
 pub mod meta;
 pub mod queue;

@@ -13,6 +13,7 @@
 //! - [`llamacpp`]: a real model (llama-cpp-python's server running SmolLM2-135M) on a free
 //!   loopback port, and a recording proxy in front of it.
 //! - [`shell`]: spellings of one shell command, for the approval rules' tests.
+//! - [`fds`]: the open-file limits of a process, read and set.
 //!
 //! Only dev-dependencies and test crates may depend on this crate; no library or binary of the
 //! workspace may. Its public API names no type of `agent-llm` (requests and replies are
@@ -23,6 +24,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod cli;
+pub mod fds;
 pub mod llamacpp;
 pub mod mock_model;
 pub mod postgres;

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use agent_execution::TraceStore;
 use agent_runner::{AgentRunner, RunnerOptions};
 
+use crate::choices::BuildChoices;
+
 /// Builds runners for runs started, resumed or claimed elsewhere (over HTTP, from a run queue).
 /// The composition root (the CLI) implements it, so neither the API nor the worker knows which
 /// model provider or tools are used.
@@ -28,6 +30,24 @@ pub trait RunnerFactory: Send + Sync {
         store: Arc<dyn TraceStore>,
         options: RunnerOptions,
     ) -> Result<AgentRunner, FactoryError>;
+
+    /// [`build`](RunnerFactory::build) with what the request chose about streaming and the
+    /// sandbox. A factory that cannot apply a choice refuses it; by default every choice is
+    /// refused ([`FactoryError::Rejected`]), and a request without choices is built as
+    /// `build` builds it. A sandbox looser than the factory's own must be refused.
+    fn build_with(
+        &self,
+        store: Arc<dyn TraceStore>,
+        options: RunnerOptions,
+        choices: &BuildChoices,
+    ) -> Result<AgentRunner, FactoryError> {
+        if choices.is_empty() {
+            return self.build(store, options);
+        }
+        Err(FactoryError::Rejected(
+            "this server cannot change how a run streams or how its commands are sandboxed".into(),
+        ))
+    }
 
     /// Called when a run that was tracked here has ended (completed, failed, stopped or
     /// cancelled), in the task that waited for it: e.g. to send the trace's spans somewhere.

@@ -1,6 +1,7 @@
 //! Runs that execute away from where they were asked for: the queue [`Worker`], the
 //! [`RunnerFactory`] it (and the HTTP API) builds runners with, what a queued run carries
-//! ([`QueuedSettings`], [`ApprovalMode`]) and the [`WorkspaceRoots`] a run may work in.
+//! ([`QueuedSettings`], [`ApprovalMode`], [`BuildChoices`]: streaming and the sandbox) and the
+//! [`WorkspaceRoots`] a run may work in.
 //!
 //! This crate owns the worker's loop (claim, lease, heartbeat, cancel, messages and approvals
 //! through the [`RunQueue`](agent_execution::queue::RunQueue)) and the settings shared by the
@@ -21,12 +22,14 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod approval;
+pub mod choices;
 mod factory;
 pub mod queue;
 mod worker;
 pub mod workspace;
 
 pub use approval::{ApprovalMode, NEVER_REASON};
+pub use choices::{BuildChoices, SandboxChoice};
 pub use factory::{FactoryError, RunnerFactory};
 pub use queue::QueuedSettings;
 pub use worker::{Worker, WorkerConfig};

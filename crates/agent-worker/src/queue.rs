@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 pub use agent_execution::queue::{QueueError, QueuedRun, RunKind, RunQueue};
 
 use crate::approval::ApprovalMode;
+use crate::choices::BuildChoices;
 
 /// The settings a queued run carries: what the request asked for, never credentials (a worker
 /// reaches its model the way `agent run` does).
@@ -33,6 +34,10 @@ pub struct QueuedSettings {
     /// workspace itself when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
+    /// Streaming and the sandbox, as the request chose them (written only when chosen, so
+    /// runs queued before they existed read the same).
+    #[serde(flatten)]
+    pub choices: BuildChoices,
 }
 
 impl QueuedSettings {

@@ -278,7 +278,7 @@ impl Worker {
         let options = self.options(&settings, trace.model)?;
         let runner = self
             .factory
-            .build(self.store.clone(), options)
+            .build_with(self.store.clone(), options, &settings.choices)
             .map_err(|error| RunError::Store(StoreError::Invalid(error.to_string())))?;
         let handle = match &claimed.run.kind {
             RunKind::Continue(message) => {

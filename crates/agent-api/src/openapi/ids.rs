@@ -1,6 +1,7 @@
 //! The rules of trace ids in the document: every `trace_id` and `parent_trace_id` parameter
 //! says which ids exist, so that clients (and generated tests) send ids the server takes rather
-//! than ones it refuses with 400 `invalid_trace_id`.
+//! than ones it refuses with 400 `invalid_trace_id`; a `trace_id` of a path also says that a
+//! unique prefix stands for the id.
 
 use utoipa::Modify;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
@@ -11,6 +12,11 @@ use utoipa::openapi::{OpenApi, RefOr};
 /// The server itself refuses only `/`, `\`, `..`, a leading dot, control characters and ids
 /// over 255 bytes (`agent_execution::validate_trace_id`).
 pub(crate) const TRACE_ID_PATTERN: &str = r"^[A-Za-z0-9_@:+=~,-]+(\.[A-Za-z0-9_@:+=~,-]+)*$";
+
+/// What every `trace_id` of a path says about prefixes.
+const PREFIX_NOTE: &str = ": its id, or the start of one that no other trace's id starts \
+     with (`<main>@<sub>` for a sub-trace); 400 `ambiguous_trace_id` names the candidates when \
+     several do";
 
 /// Puts the trace id rules on every parameter that carries a trace id.
 pub(crate) struct TraceIdRules;
@@ -31,6 +37,10 @@ impl Modify for TraceIdRules {
                         && matches!(parameter.name.as_str(), "trace_id" | "parent_trace_id")
                     {
                         parameter.schema = Some(trace_id_schema());
+                        if parameter.name == "trace_id" {
+                            let said = parameter.description.take().unwrap_or_default();
+                            parameter.description = Some(format!("{said}{PREFIX_NOTE}"));
+                        }
                     }
                 }
             }

@@ -1,16 +1,20 @@
 //! The OpenAPI 3 document, generated from the route handlers and the schema mirrors. It is
 //! served at `/api/openapi.json` and committed as `crates/agent-api/openapi.json`; a test fails
-//! when the committed file is stale (`cargo xtask openapi` rewrites it).
+//! when the committed file is stale (`cargo xtask openapi` rewrites it). The schema mirrors of
+//! the serde-only models are `schemas.rs`'s, which the routes name too.
 
 mod ids;
-pub(crate) mod schemas;
 
 use utoipa::OpenApi;
 
+use axum::http::header;
+use axum::response::IntoResponse;
+
 use crate::approvals::PendingApproval;
 use crate::routes::{
-    self, ErrorObject, ErrorResponse, fork, goals, plans, runs, templates, traces, watch,
+    ErrorObject, ErrorResponse, fork, goals, plans, rewind, runs, templates, traces, watch,
 };
+use crate::schemas;
 use ids::TraceIdRules;
 
 /// The API's OpenAPI document.
@@ -20,7 +24,7 @@ use ids::TraceIdRules;
     info(
         title = "agent-api",
         description = "Traces of agent runs: list, inspect, watch live over WebSocket, start, \
-            cancel, resume, fork, approve, plan a task, edit the plan and run it. Errors are `{\"error\": {\"code\", \"message\"}}`. When the \
+            cancel, resume, fork, rewind files to a goal, approve, plan a task, edit the plan and run it. Errors are `{\"error\": {\"code\", \"message\"}}`. When the \
             server has a token, send `Authorization: Bearer <token>`.",
         license(name = "MIT OR Apache-2.0"),
     ),
@@ -35,6 +39,8 @@ use ids::TraceIdRules;
         runs::resume_run,
         runs::send_message,
         fork::fork_trace,
+        rewind::rewind_trace,
+        rewind::goal_diff,
         runs::decide_approval,
         templates::list_templates,
         templates::start_template_run,
@@ -45,7 +51,7 @@ use ids::TraceIdRules;
         goals::change_goal,
         goals::delete_goal,
         goals::abandon_goal,
-        routes::openapi,
+        openapi,
     ),
     components(schemas(
         ErrorResponse,
@@ -71,4 +77,15 @@ pub fn openapi_json() -> String {
         .unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"));
     json.push('\n');
     json
+}
+
+/// The OpenAPI document of this API.
+#[utoipa::path(
+    get,
+    path = "/api/openapi.json",
+    tag = "meta",
+    responses((status = 200, description = "This document", content_type = "application/json"))
+)]
+pub(crate) async fn openapi() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], openapi_json())
 }

@@ -41,6 +41,20 @@ pub(crate) struct ForkCreated {
     trace_id: String,
 }
 
+/// The answer to a failed fork: 404 for a trace that is gone, 400 `unknown_fork_point` for a
+/// goal or message it does not have, 410 for damaged files.
+pub(crate) fn fork_error(trace_id: &str, error: ForkError) -> ApiError {
+    match error {
+        ForkError::NotFound { .. } => not_found(trace_id),
+        error if error.is_bad_request() => {
+            ApiError::bad_request("unknown_fork_point", error.to_string())
+        }
+        error @ ForkError::Damaged { .. } => ApiError::TraceUnreadable(error.to_string()),
+        ForkError::Store(error) => error.into(),
+        error => ApiError::Internal(error.to_string()),
+    }
+}
+
 /// Forks a trace into a new one, stored `cancelled` (a stopped run) with `forked_from` naming
 /// the original, which is left untouched. Resume the fork to continue it.
 #[utoipa::path(
@@ -91,21 +105,9 @@ pub(crate) async fn fork_trace(
             format!("trace {trace_id} is running in this server; cancel it or wait"),
         ));
     }
-    let forked = match fork::fork(state.store().as_ref(), &trace_id, &point).await {
-        Ok(forked) => forked,
-        Err(ForkError::NotFound { .. }) => return Err(not_found(&trace_id)),
-        Err(error) if error.is_bad_request() => {
-            return Err(ApiError::bad_request(
-                "unknown_fork_point",
-                error.to_string(),
-            ));
-        }
-        Err(error @ ForkError::Damaged { .. }) => {
-            return Err(ApiError::TraceUnreadable(error.to_string()));
-        }
-        Err(ForkError::Store(error)) => return Err(error.into()),
-        Err(error) => return Err(ApiError::Internal(error.to_string())),
-    };
+    let forked = fork::fork(state.store().as_ref(), &trace_id, &point)
+        .await
+        .map_err(|error| fork_error(&trace_id, error))?;
     tracing::info!(%trace_id, fork = %forked.trace_id, "trace forked over HTTP");
     let mut headers = HeaderMap::new();
     if let Ok(location) = HeaderValue::from_str(&format!("/api/traces/{}", forked.trace_id)) {

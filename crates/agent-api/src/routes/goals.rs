@@ -20,10 +20,10 @@ use utoipa::ToSchema;
 
 use crate::error::{ApiError, ReadTrace};
 use crate::extract::{ApiJson, GoalPath, TraceIdPath};
-use crate::openapi::schemas::{GoalTreeDoc, PlanEditDoc};
 use crate::routes::ErrorResponse;
 use crate::routes::runs::status_name;
 use crate::routes::traces::not_found;
+use crate::schemas::{GoalTreeDoc, PlanEditDoc};
 use crate::state::AppState;
 
 /// The routes of this module.

@@ -63,8 +63,8 @@ pub(crate) async fn start_plan(
         .options()
         .with_agent(PLAN)
         .map_err(|error| ApiError::Internal(error.to_string()))?;
-    let options = settle(&state, planner, settings, None)?;
-    let runner = factory.build(state.store().clone(), options)?;
+    let (options, choices) = settle(&state, planner, settings, None)?;
+    let runner = factory.build_with(state.store().clone(), options, &choices)?;
     let trace_id = plan::begin(&runner, &task).await.map_err(plan_error)?;
     let reservation = state.runs().reserve(&trace_id)?;
     let cancel = reservation.cancel_token();
@@ -147,8 +147,8 @@ pub(crate) async fn run_plan(
             .map_err(plan_error)?;
     }
     let reservation = state.runs().reserve(&trace_id)?;
-    let options = settle(&state, factory.options(), settings, None)?;
-    let runner = factory.build(state.store().clone(), options)?;
+    let (options, choices) = settle(&state, factory.options(), settings, None)?;
+    let runner = factory.build_with(state.store().clone(), options, &choices)?;
     plan::prepare_run(&runner, &trace_id)
         .await
         .map_err(plan_error)?;

@@ -39,7 +39,7 @@ pub(crate) async fn start(
     task: &str,
     settings: RunSettings,
 ) -> Result<String, ApiError> {
-    let settings = settings.queued(state.config().approval)?;
+    let settings = settings.queued(state.config().approval, state.config().sandbox)?;
     let mut new = NewTrace::agent(task);
     if let Some(model) = &settings.model {
         new = new.with_model(model);
@@ -67,7 +67,7 @@ pub(crate) async fn resume(
     trace: &Trace,
     settings: RunSettings,
 ) -> Result<(), ApiError> {
-    let settings = settings.queued(state.config().approval)?;
+    let settings = settings.queued(state.config().approval, state.config().sandbox)?;
     check_not_written_elsewhere(state, queue, &trace.trace_id).await?;
     enqueue(queue, &trace.trace_id, RunKind::Resume, settings).await
 }
@@ -84,7 +84,8 @@ pub(crate) async fn message(
     if queue.send(trace_id, content).await.map_err(queue_error)? {
         return Ok(true);
     }
-    let settings = RunSettings::default().queued(state.config().approval)?;
+    let settings =
+        RunSettings::default().queued(state.config().approval, state.config().sandbox)?;
     check_not_written_elsewhere(state, queue, trace_id).await?;
     match enqueue(
         queue,

@@ -1,10 +1,12 @@
 //! The settings of a run a request may give (a new run's fields, a resume's optional body) and
 //! how they land on the runner factory's defaults: limits checked as the command line checks
 //! them (400 naming the field), the server's approval mode or a stricter one the request asks
-//! for (403 `approval_not_allowed` for a looser one), and a workspace under the server's roots
+//! for (403 `approval_not_allowed` for a looser one), the same for the sandbox of its commands
+//! (403 `sandbox_not_allowed`), streaming, and a workspace under the server's roots
 //! (403 `workspace_not_allowed`).
 
 use agent_runner::RunnerOptions;
+use agent_worker::{BuildChoices, SandboxChoice};
 use axum::body::Bytes;
 use axum::http::{HeaderMap, header};
 use serde::de::Error as _;
@@ -42,6 +44,13 @@ pub(crate) struct RunSettings {
     /// ask for a stricter mode than the server's (`auto` < `ask` < `never`), not a looser one
     /// (403 `approval_not_allowed`).
     approval: Option<RequestedApproval>,
+    /// `false` asks the model for whole answers instead of streams, for a model or server that
+    /// cannot stream (as `agent run --no-stream`); absent or `true`: the server's setting.
+    stream: Option<bool>,
+    /// The sandbox of the run's commands: `"workspace-write"`, `"read-only"` or `"off"`;
+    /// absent: the server's. A request may ask for a stricter one than the server's (`off` <
+    /// `workspace-write` < `read-only`), not a looser one (403 `sandbox_not_allowed`).
+    sandbox: Option<SandboxChoice>,
     /// The folder the tools work in; a relative path is taken from the server's default
     /// workspace. It must lie under one of the server's workspace roots (after `..` and symbolic
     /// links are resolved): 403 `workspace_not_allowed` otherwise.
@@ -81,6 +90,13 @@ pub(crate) struct StartRun {
     /// ask for a stricter mode than the server's (`auto` < `ask` < `never`), not a looser one
     /// (403 `approval_not_allowed`).
     approval: Option<RequestedApproval>,
+    /// `false` asks the model for whole answers instead of streams, for a model or server that
+    /// cannot stream (as `agent run --no-stream`); absent or `true`: the server's setting.
+    stream: Option<bool>,
+    /// The sandbox of the run's commands: `"workspace-write"`, `"read-only"` or `"off"`;
+    /// absent: the server's. A request may ask for a stricter one than the server's (`off` <
+    /// `workspace-write` < `read-only`), not a looser one (403 `sandbox_not_allowed`).
+    sandbox: Option<SandboxChoice>,
     /// The folder the tools work in; a relative path is taken from the server's default
     /// workspace. It must lie under one of the server's workspace roots (after `..` and symbolic
     /// links are resolved): 403 `workspace_not_allowed` otherwise.
@@ -152,6 +168,8 @@ impl StartRun {
             max_iterations: self.max_iterations,
             max_cost: self.max_cost,
             approval: self.approval,
+            stream: self.stream,
+            sandbox: self.sandbox,
             workspace: self.workspace,
         };
         Ok((self.task, settings))
@@ -166,6 +184,7 @@ impl RunSettings {
     pub(crate) fn queued(
         self,
         server: ApprovalMode,
+        sandbox: SandboxChoice,
     ) -> Result<agent_worker::QueuedSettings, ApiError> {
         if let Some(model) = &self.model
             && model.trim().is_empty()
@@ -198,6 +217,7 @@ impl RunSettings {
             max_iterations: self.max_iterations,
             max_cost: self.max_cost,
             approval: approval_mode(server, self.approval)?,
+            choices: choices(sandbox, self.stream, self.sandbox)?,
             workspace: self.workspace,
         })
     }
@@ -228,13 +248,16 @@ pub(crate) fn optional_settings(
 }
 
 /// The factory's defaults with the request's overrides on top, the approval policy of the
-/// server's mode (or the stricter one the request asks for) and a workspace under the roots.
+/// server's mode (or the stricter one the request asks for) and a workspace under the roots;
+/// and what the request chose about streaming and the sandbox, for
+/// [`RunnerFactory::build_with`](agent_worker::RunnerFactory::build_with).
 pub(crate) fn settle(
     state: &AppState,
     mut options: RunnerOptions,
     settings: RunSettings,
     trace_model: Option<String>,
-) -> Result<RunnerOptions, ApiError> {
+) -> Result<(RunnerOptions, BuildChoices), ApiError> {
+    let choices = choices(state.config().sandbox, settings.stream, settings.sandbox)?;
     if let Some(model) = settings.model.or(trace_model) {
         if model.trim().is_empty() {
             return Err(ApiError::bad_request(
@@ -261,7 +284,33 @@ pub(crate) fn settle(
         &options.workspace,
         settings.workspace.as_deref(),
     )?;
-    Ok(options)
+    Ok((options, choices))
+}
+
+/// What a request chose about streaming and the sandbox: a sandbox looser than the server's
+/// is refused (403 `sandbox_not_allowed`), as a looser approval mode is.
+fn choices(
+    server: SandboxChoice,
+    stream: Option<bool>,
+    sandbox: Option<SandboxChoice>,
+) -> Result<BuildChoices, ApiError> {
+    if let Some(requested) = sandbox
+        && requested < server
+    {
+        return Err(ApiError::refused(
+            "sandbox_not_allowed",
+            format!(
+                "this server's sandbox is `{server}`: a request may ask for a stricter one \
+                 (off < workspace-write < read-only), not `{requested}`"
+            ),
+        ));
+    }
+    Ok(BuildChoices {
+        // Streaming is the server's unless the request turns it off.
+        stream: stream.filter(|stream| !stream),
+        // The server's own sandbox is no choice.
+        sandbox: sandbox.filter(|sandbox| *sandbox != server),
+    })
 }
 
 fn invalid_limit(error: agent_runner::LimitError) -> ApiError {

@@ -72,8 +72,8 @@ pub(crate) async fn start_run(
     } else {
         let factory = state.require_factory()?;
         let (task, settings) = request.settings()?;
-        let options = settle(&state, factory.options(), settings, None)?;
-        let runner = factory.build(state.store().clone(), options)?;
+        let (options, choices) = settle(&state, factory.options(), settings, None)?;
+        let runner = factory.build_with(state.store().clone(), options, &choices)?;
         let handle = runner.start(&task).await?;
         state.runs().track(handle).trace_id
     };
@@ -184,8 +184,8 @@ pub(crate) async fn resume_run(
     }
     let factory = state.require_factory()?;
     let reservation = state.runs().reserve(&trace_id)?;
-    let options = settle(&state, factory.options(), settings, trace.model)?;
-    let runner = factory.build(state.store().clone(), options)?;
+    let (options, choices) = settle(&state, factory.options(), settings, trace.model)?;
+    let runner = factory.build_with(state.store().clone(), options, &choices)?;
     let handle = runner
         .resume_in_background(&trace_id, reservation.cancel_token())
         .await?;
@@ -277,13 +277,13 @@ pub(crate) async fn send_message(
     }
     let factory = state.require_factory()?;
     let reservation = state.runs().reserve(&trace_id)?;
-    let options = settle(
+    let (options, choices) = settle(
         &state,
         factory.options(),
         RunSettings::default(),
         trace.model,
     )?;
-    let runner = factory.build(state.store().clone(), options)?;
+    let runner = factory.build_with(state.store().clone(), options, &choices)?;
     let handle = runner
         .continue_in_background(&trace_id, &content, reservation.cancel_token())
         .await?;

@@ -180,8 +180,8 @@ pub(crate) async fn start_template_run(
             format!("the plan template {name:?} has no mission: give a `task`"),
         ));
     };
-    let options = settle(&state, defaults, request.settings, None)?;
-    let runner = factory.build(state.store().clone(), options)?;
+    let (options, choices) = settle(&state, defaults, request.settings, None)?;
+    let runner = factory.build_with(state.store().clone(), options, &choices)?;
     let trace_id = runner.create(&task).await?;
     plan::load_into(runner.store().as_ref(), &trace_id, &rendered.text)
         .await

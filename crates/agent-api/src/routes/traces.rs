@@ -15,10 +15,10 @@ use utoipa::{IntoParams, ToSchema};
 use crate::approvals::PendingApproval;
 use crate::error::{ApiError, ReadTrace};
 use crate::extract::{ApiQuery, TraceIdPath};
-use crate::openapi::schemas::{
+use crate::routes::ErrorResponse;
+use crate::schemas::{
     EventDoc, GoalTreeDoc, MessageDoc, TraceDoc, TraceModeDoc, TraceStatsDoc, TraceStatusDoc,
 };
-use crate::routes::ErrorResponse;
 use crate::state::AppState;
 
 /// How many traces a list returns when `limit` is not given.
@@ -138,6 +138,13 @@ pub(crate) struct TraceDetail {
     /// True when the trace is stored as running or waiting but the process that ran it is gone:
     /// it will not move again until it is resumed.
     pub(crate) interrupted: bool,
+    /// True when some of the token counts in the totals (the trace's or a sub-trace's) are the
+    /// runtime's estimates: a model server that reported no usage (`metadata.usage.estimated`
+    /// on the messages concerned).
+    pub(crate) tokens_estimated: bool,
+    /// True when the trace's files can be rewound to a goal's start (`POST .../rewind`): this
+    /// server keeps checkpoints and the trace has some.
+    pub(crate) checkpoints: bool,
 }
 
 /// A trace, its goal tree, its sub-traces and its pending approvals.
@@ -176,6 +183,7 @@ pub(crate) async fn get_trace(
             .await
             .reading(&trace_id)?;
     let interrupted = is_interrupted(&state, &trace).await;
+    let tokens_estimated = tokens_estimated(&state, &trace_id).await?;
     Ok(Json(TraceDetail {
         trace,
         goal_tree,
@@ -183,7 +191,29 @@ pub(crate) async fn get_trace(
         pending_approvals,
         total_stats_with_sub_traces,
         interrupted,
+        tokens_estimated,
+        checkpoints: state
+            .checkpoints()
+            .is_some_and(|checkpoints| checkpoints.has(&trace_id)),
     }))
+}
+
+/// Whether a model call of the trace or of one of its sub-traces (recursively) has estimated
+/// token counts.
+async fn tokens_estimated(state: &AppState, trace_id: &str) -> Result<bool, ApiError> {
+    let store = state.store().as_ref();
+    let mut pending = vec![trace_id.to_owned()];
+    while let Some(id) = pending.pop() {
+        if agent_runner::tokens_estimated(store, &id)
+            .await
+            .reading(&id)?
+        {
+            return Ok(true);
+        }
+        let subs = store.get_sub_traces(&id).await.reading(&id)?;
+        pending.extend(subs.into_iter().map(|sub| sub.trace_id));
+    }
+    Ok(false)
 }
 
 /// Filter of the message list.

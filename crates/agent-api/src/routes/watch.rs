@@ -37,9 +37,9 @@ use tokio::time::{Instant, timeout};
 use crate::config::WatchConfig;
 use crate::error::{ApiError, ReadTrace};
 use crate::extract::{ApiQuery, TraceIdPath};
-use crate::openapi::schemas::ConnectedEventDoc;
 use crate::routes::ErrorResponse;
 use crate::routes::traces::{EventsQuery, not_found};
+use crate::schemas::ConnectedEventDoc;
 use crate::state::AppState;
 
 /// The largest message a watch client may send; clients have nothing to say but pongs.

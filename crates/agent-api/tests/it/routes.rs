@@ -164,10 +164,12 @@ async fn a_trace_comes_with_its_goal_tree_sub_traces_and_pending_approvals() {
     assert_eq!(
         keys,
         [
+            "checkpoints",
             "goal_tree",
             "interrupted",
             "pending_approvals",
             "sub_traces",
+            "tokens_estimated",
             "total_stats_with_sub_traces",
             "trace"
         ]

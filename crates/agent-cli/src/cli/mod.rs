@@ -9,10 +9,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 mod chat;
 mod checkpoints;
 mod model;
+mod serve;
 
 pub(crate) use chat::ChatArgs;
 pub(crate) use checkpoints::{DiffArgs, RewindArgs};
 pub(crate) use model::{ModelArgs, OutputFormat, ProviderArgs, ProviderKind, ReasoningEffort};
+pub(crate) use serve::ServeArgs;
 
 /// An LLM agent runtime with goal trees, precise compaction and durable traces.
 #[derive(Debug, Parser)]
@@ -186,33 +188,6 @@ pub(crate) struct DemoArgs {
     /// Where traces live.
     #[command(flatten)]
     pub(crate) trace_dir: TraceDirArg,
-}
-
-/// `agent serve`.
-#[derive(Debug, Args)]
-pub(crate) struct ServeArgs {
-    /// The address to bind; anything but loopback needs --token.
-    #[arg(long, default_value = "127.0.0.1")]
-    pub(crate) host: String,
-    /// The port.
-    #[arg(long, default_value_t = 8420)]
-    pub(crate) port: u16,
-    /// The bearer token clients must send.
-    #[arg(long, env = "AGENT_TOKEN", hide_env_values = true)]
-    pub(crate) token: Option<String>,
-    /// Where traces live.
-    #[command(flatten)]
-    pub(crate) trace_dir: TraceDirArg,
-    /// The model used for runs started over HTTP (optional: without one the server is read-only).
-    #[command(flatten)]
-    pub(crate) model: ServeModelArgs,
-    /// With a PostgreSQL store, also execute queued runs here, as `agent worker` does (runs
-    /// started on any node are queued; without --worker this node only queues them).
-    #[arg(long)]
-    pub(crate) worker: bool,
-    /// How the worker works (with --worker).
-    #[command(flatten)]
-    pub(crate) work: WorkOptions,
 }
 
 /// `agent import`.

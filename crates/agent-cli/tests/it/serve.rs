@@ -567,3 +567,200 @@ fn approval_rules_of_agent_toml_apply_to_runs_started_over_http() {
     wait_until(&never, &refused, status_is("completed"));
     assert!(!env.path("work/out/allowed.txt").exists());
 }
+
+/// `GET /api/traces` on a new connection: the status and how long the answer took.
+fn timed_list(address: &str) -> (u16, Duration) {
+    use std::io::{Read, Write};
+    let started = Instant::now();
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /api/traces HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    (status, started.elapsed())
+}
+
+#[test]
+fn idle_connections_past_the_open_file_limit_do_not_keep_clients_out() {
+    use std::io::{Read, Write};
+    agent_test_support::fds::raise_own_open_file_limit(2_048);
+    let env = agent_env();
+    let mut server = env.serve(&[]);
+    // The server runs under the usual default open-file limit, 1,024, with its default cap.
+    let pid = server.child().id();
+    agent_test_support::fds::set_open_file_limit(pid, 1_024);
+    assert_eq!(agent_test_support::fds::open_file_limits(pid).0, 1_024);
+    let address = server.url.trim_start_matches("http://").to_owned();
+    let prober = {
+        let address = address.clone();
+        std::thread::spawn(move || {
+            let mut times = Vec::new();
+            for _ in 0..40 {
+                let (status, took) = timed_list(&address);
+                assert_eq!(status, 200);
+                times.push(took);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            times
+        })
+    };
+    let mut idle = Vec::new();
+    for n in 0..1_100 {
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        if n % 3 == 0 {
+            // Part of a head, as a slow client sends it.
+            let _ = stream.write_all(b"GET /api/tra");
+        }
+        idle.push(stream);
+    }
+    let times = prober.join().unwrap();
+    let (status, after) = timed_list(&address);
+    assert_eq!(status, 200, "{}", server.log());
+    let slowest = times.iter().max().copied().unwrap_or_default();
+    let mut open = 0;
+    for stream in &mut idle {
+        stream.set_nonblocking(true).unwrap();
+        let mut byte = [0_u8; 1];
+        if matches!(stream.read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock) {
+            open += 1;
+        }
+    }
+    eprintln!(
+        "agent serve under an open-file limit of 1,024, 1,100 idle connections: {} requests \
+         answered meanwhile, the slowest in {slowest:?}; one more afterwards in {after:?}; {open} \
+         idle connections still open",
+        times.len()
+    );
+    assert!(slowest < Duration::from_secs(1), "{times:?}");
+    assert!(open <= 512, "{open} idle connections open");
+    assert!(
+        !server.log().contains("accepting a connection failed"),
+        "{}",
+        server.log()
+    );
+}
+
+#[test]
+fn the_connection_cap_and_head_timeout_are_checked() {
+    let env = agent_env();
+    let output = env
+        .command(&["serve", "--port", "0", "--max-connections", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2, "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("--max-connections"),
+        "{}",
+        stderr(&output)
+    );
+    // A partial head is closed after `--header-timeout`.
+    let server = env.serve(&["--header-timeout", "1"]);
+    let address = server.url.trim_start_matches("http://");
+    let mut partial = std::net::TcpStream::connect(address).unwrap();
+    std::io::Write::write_all(&mut partial, b"GET / HTTP/1.1\r\n").unwrap();
+    partial
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut partial, &mut rest);
+    let took = started.elapsed();
+    eprintln!("--header-timeout 1: a partial head closed after {took:?}");
+    assert!(took >= Duration::from_millis(900), "{took:?}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
+
+/// A run over HTTP may ask for whole answers (`"stream": false`) and a stricter sandbox than the
+/// server's: the model server is asked without streaming, and a command of a `read-only` run
+/// cannot write in the workspace, where the same command of a run with the server's sandbox
+/// can. A looser sandbox is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_may_ask_for_whole_answers_and_a_stricter_sandbox() {
+    use agent_test_support::mock_model::{MockModelServer, Turn};
+    let model = MockModelServer::start().await;
+    let write = || Turn::tool_call("call_1", "bash", json!({"command": "echo hi > shell.txt"}));
+    for _ in 0..2 {
+        model.push(write());
+        model.push(Turn::text("Done."));
+    }
+    let env = agent_env();
+    env.write("work/shell.txt", "");
+    let work = env.work();
+    let base = model.openai_base();
+    let args = [
+        "--provider",
+        "openai",
+        "--base-url",
+        &base,
+        "--api-key",
+        "sk-test",
+        "--model",
+        "gpt-4o-mini",
+        "--workspace",
+        &work,
+        "--approval",
+        "auto",
+    ];
+    // The server and the requests block: the mock model server runs on the other thread.
+    let server = tokio::task::block_in_place(|| env.serve(&args));
+    let ask = |body: Value| {
+        tokio::task::block_in_place(|| server.request("POST", "/api/traces", Some(&body)))
+    };
+    let (status, answer) = ask(json!({"task": "Loosen", "sandbox": "off"}));
+    assert_eq!(status, 403, "{answer}");
+    assert_eq!(answer["error"]["code"], "sandbox_not_allowed");
+
+    let (status, answer) =
+        ask(json!({"task": "Read-only", "sandbox": "read-only", "stream": false}));
+    assert_eq!(status, 201, "{answer}");
+    let strict = answer["trace_id"].as_str().unwrap().to_owned();
+    tokio::task::block_in_place(|| wait_until(&server, &strict, status_is("completed")));
+    assert!(
+        !wrote(&env, "work"),
+        "a read-only run wrote in the workspace"
+    );
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests.iter().all(|request| !request.is_stream()),
+        "a run with `stream: false` asked for a stream"
+    );
+    let (_, messages) = tokio::task::block_in_place(|| {
+        server.request("GET", &format!("/api/traces/{strict}/messages"), None)
+    });
+    let tool = messages["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap();
+    let said = tool["content"].as_str().unwrap();
+    assert!(
+        said.contains("Permission denied") && said.contains("read-only sandbox"),
+        "{tool}"
+    );
+
+    // The server's own sandbox (workspace-write) lets the same command write; it streams.
+    let (status, answer) = ask(json!({"task": "Default"}));
+    assert_eq!(status, 201, "{answer}");
+    let default = answer["trace_id"].as_str().unwrap().to_owned();
+    tokio::task::block_in_place(|| wait_until(&server, &default, status_is("completed")));
+    assert!(wrote(&env, "work"));
+    assert!(
+        model.requests()[requests.len()..]
+            .iter()
+            .all(|r| r.is_stream())
+    );
+}
