@@ -125,7 +125,8 @@ pub(crate) struct AcpArgs {
 #[derive(Debug, Clone, Args)]
 pub(crate) struct TraceDirArg {
     /// The folder traces are stored in [default: agent.toml's trace_dir, else the project's
-    /// `.trace` when it has one, else $XDG_DATA_HOME/agent/traces/<project>].
+    /// .trace folder when it has one, else the project's folder in
+    /// $XDG_DATA_HOME/agent/traces].
     #[arg(long, env = "AGENT_TRACE_DIR", value_name = "DIR")]
     pub(crate) trace_dir: Option<PathBuf>,
     /// Where traces are stored: a folder (a path or file://PATH) or a PostgreSQL database
