@@ -82,6 +82,26 @@ pub(crate) struct TraceDoc {
     limits: Option<TraceLimitsDoc>,
     /// A fork only (`POST /api/traces/{trace_id}/fork`): the trace it was forked from.
     forked_from: Option<ForkOriginDoc>,
+    /// How the model was reached when the trace was created, which a resume from the command
+    /// line uses unless told otherwise; absent on sub-traces and older traces. `model` above is
+    /// the model that answered.
+    model_settings: Option<ModelSettingsDoc>,
+}
+
+/// How a trace's model was reached (no key is kept).
+#[derive(ToSchema)]
+#[schema(as = ModelSettings)]
+pub(crate) struct ModelSettingsDoc {
+    /// The provider (`openai`, `openai-responses`, `anthropic`, `scripted`, ...).
+    provider: Option<String>,
+    /// The model name the run asked for.
+    model: Option<String>,
+    /// The provider's base URL, when one was configured.
+    base_url: Option<String>,
+    /// The context window in tokens, when one was configured.
+    context_window: Option<u64>,
+    /// The completion token cap per call, when one was configured.
+    max_tokens: Option<u32>,
 }
 
 /// Where a forked trace came from.

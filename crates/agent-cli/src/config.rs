@@ -10,7 +10,7 @@
 //! base_url = "http://localhost:11434/v1"
 //! api_key = "..."                # better: OPENAI_API_KEY / ANTHROPIC_API_KEY
 //! script = "script.json"         # scripted provider
-//! trace_dir = ".trace"
+//! trace_dir = "/var/agent/traces"  # default: the user's data folder, one folder per project
 //! store = "postgres://agent@db/agent"  # or a folder; instead of trace_dir
 //! workspace = "."
 //! max_iterations = 100
@@ -228,13 +228,6 @@ pub(crate) fn user_dir() -> Option<PathBuf> {
 /// A non-empty environment variable.
 pub(crate) fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-/// The trace folder: flag (or `AGENT_TRACE_DIR`, read by the flag), then the file, then `.trace`.
-pub(crate) fn trace_dir(flag: Option<&PathBuf>, file: &FileConfig) -> PathBuf {
-    flag.cloned()
-        .or_else(|| file.trace_dir.clone())
-        .unwrap_or_else(|| PathBuf::from(".trace"))
 }
 
 /// How to reach a model, once flags, environment and file are merged.
@@ -566,23 +559,6 @@ mod tests {
         assert!(
             error.contains("agent.toml") && error.contains("modle"),
             "{error}"
-        );
-    }
-
-    #[test]
-    fn the_trace_dir_defaults_to_dot_trace() {
-        assert_eq!(
-            trace_dir(None, &FileConfig::default()),
-            PathBuf::from(".trace")
-        );
-        let file = FileConfig {
-            trace_dir: Some("t".into()),
-            ..FileConfig::default()
-        };
-        assert_eq!(trace_dir(None, &file), PathBuf::from("t"));
-        assert_eq!(
-            trace_dir(Some(&PathBuf::from("f")), &file),
-            PathBuf::from("f")
         );
     }
 }

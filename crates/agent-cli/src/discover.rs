@@ -10,13 +10,12 @@ pub(crate) fn is_openai(url: &str) -> bool {
     url.trim_end_matches('/') == OPENAI_DEFAULT_BASE_URL
 }
 
-/// The model the OpenAI-compatible server at `base_url` serves (`GET {base_url}/models`), or
-/// why there is no single one. Asked once, before anything runs, on a thread of its own so
-/// that it works inside and outside an async runtime.
-pub(crate) fn served_model(base_url: &str, api_key: Option<String>) -> Result<String, String> {
+/// The models the OpenAI-compatible server at `base_url` serves (`GET {base_url}/models`),
+/// asked on a thread of its own so that it works inside and outside an async runtime.
+pub(crate) fn models(base_url: &str, api_key: Option<String>) -> Result<Vec<String>, String> {
     let mut config = OpenAiConfig::new(base_url, api_key).with_retry(RetryPolicy::none());
     config.timeouts.request = Duration::from_secs(10);
-    let asked = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         scope
             .spawn(|| {
                 let runtime = tokio::runtime::Builder::new_current_thread()
@@ -29,7 +28,13 @@ pub(crate) fn served_model(base_url: &str, api_key: Option<String>) -> Result<St
             })
             .join()
             .unwrap_or_else(|_| Err("the model list could not be read".into()))
-    });
+    })
+}
+
+/// The model the OpenAI-compatible server at `base_url` serves, or why there is no single
+/// one. Asked once, before anything runs.
+pub(crate) fn served_model(base_url: &str, api_key: Option<String>) -> Result<String, String> {
+    let asked = models(base_url, api_key);
     let no_model = |why: String| {
         format!("no model named (--model, AGENT_MODEL or `model` in agent.toml), and {why}")
     };

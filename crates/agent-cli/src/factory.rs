@@ -29,6 +29,9 @@ pub(crate) struct CliFactory {
     llm: Arc<dyn LlmClient>,
     mcp: Arc<McpServers>,
     pub(crate) model: String,
+    /// The provider and base URL, recorded with each new trace (see
+    /// `agent_execution::Trace::model_settings`).
+    provider: (&'static str, Option<String>),
     workspace: PathBuf,
     context_window: Option<usize>,
     max_iterations: Option<u32>,
@@ -55,6 +58,8 @@ pub(crate) struct CliFactory {
 impl RunnerFactory for CliFactory {
     fn options(&self) -> RunnerOptions {
         let mut options = RunnerOptions::new(self.model.clone(), self.workspace.clone());
+        options.provider = Some(self.provider.0.to_owned());
+        options.base_url = self.provider.1.clone();
         options.sub_agents.agent_types = self.profiles.clone();
         options.sub_agents.enabled = true;
         // The approval policy is the API's: the server's --approval mode, or a stricter one a
@@ -213,6 +218,10 @@ pub(crate) async fn build_factory(
         llm: provider::client(&provider_config)?,
         mcp: mcp.clone(),
         model: provider_config.model.clone(),
+        provider: (
+            provider_config.kind.name(),
+            provider_config.base_url.clone(),
+        ),
         workspace,
         context_window: provider_config.context_window,
         max_iterations: file.max_iterations,

@@ -38,9 +38,15 @@ pub(crate) async fn traces(args: TracesArgs) -> Result<ExitCode> {
         Some(_) => store.list_traces(&TraceFilter::default()).await?,
         None => all.clone(),
     };
+    // A trace that failed before the model answered anything is hidden unless asked for.
+    let hidden = all
+        .iter()
+        .filter(|t| !args.all && crate::ids::never_answered(t))
+        .count();
     let mains: Vec<&Trace> = all
         .iter()
         .filter(|t| t.parent_trace_id.is_none())
+        .filter(|t| args.all || !crate::ids::never_answered(t))
         .take(args.limit)
         .collect();
     let interrupted = interrupted(store.as_ref(), &all).await?;
@@ -56,24 +62,35 @@ pub(crate) async fn traces(args: TracesArgs) -> Result<ExitCode> {
         print(&serde_json::to_string_pretty(&shown)?);
         return Ok(ExitCode::Completed);
     }
+    let hidden_note = || {
+        if hidden > 0 {
+            let traces = if hidden == 1 { "trace" } else { "traces" };
+            note(&format!(
+                "{hidden} {traces} that failed before the model answered not shown (--all shows them)"
+            ));
+        }
+    };
     if mains.is_empty() {
         print("no traces");
+        hidden_note();
         return Ok(ExitCode::Completed);
     }
+    let now = chrono::Utc::now();
     print(&format!(
-        "{:<38} {:<11} {:>9} {:>9} {:>9} {:>11}  TASK",
-        "TRACE", "STATUS", "MESSAGES", "TOKENS", "COST", "+SUB-TRACES"
+        "{:<38} {:<11} {:>4}  {:<20} {:>9} {:>9} {:>9} {:>11}  TASK",
+        "TRACE", "STATUS", "AGE", "MODEL", "MESSAGES", "TOKENS", "COST", "+SUB-TRACES"
     ));
     for main in mains {
         let total = tree_total(&everything, main);
-        print(&row(main, "", Some(total.total_cost), &interrupted));
+        print(&row(main, "", Some(total.total_cost), &interrupted, now));
         for sub in all
             .iter()
             .filter(|t| t.parent_trace_id.as_deref() == Some(main.trace_id.as_str()))
         {
-            print(&row(sub, "  └ ", None, &interrupted));
+            print(&row(sub, "  └ ", None, &interrupted, now));
         }
     }
+    hidden_note();
     if !interrupted.is_empty() {
         note(
             "interrupted: the process that ran it is gone (no one holds its lock); \
@@ -129,6 +146,7 @@ fn row(
     prefix: &str,
     with_subs: Option<f64>,
     interrupted: &HashSet<String>,
+    now: chrono::DateTime<chrono::Utc>,
 ) -> String {
     let id = if prefix.is_empty() {
         trace.trace_id.clone()
@@ -144,9 +162,11 @@ fn row(
         status_word(trace.status)
     };
     format!(
-        "{:<38} {:<11} {:>9} {:>9} {:>9} {:>11}  {}",
+        "{:<38} {:<11} {:>4}  {:<20} {:>9} {:>9} {:>9} {:>11}  {}",
         id,
         status,
+        crate::pick::age(&trace.created_at, now),
+        truncate(trace.model.as_deref().unwrap_or("-"), 20),
         trace.total_messages,
         trace.total_tokens,
         format!("${:.4}", trace.total_cost),

@@ -1,9 +1,10 @@
 //! The `agent` command: the composition root that wires the filesystem store, a model provider,
 //! the runner and the HTTP server together.
 //!
-//! `agent` alone on a terminal opens a chat in the full-screen UI. Commands: `run`, `chat`, `demo`, `serve`, `traces`, `show`, `resume`, `fork`, `rewind`,
-//! `diff`, `cancel`, `plan`, `mcp`, `agents`, `export`, `acp`. Exit
-//! codes: 0 completed, 1 failed, 2 usage or configuration error, 3 limit hit, 130 cancelled.
+//! `agent` alone on a terminal opens a chat in the full-screen UI. Commands: `run`, `chat`,
+//! `demo`, `serve`, `traces`, `show`, `resume`, `fork`, `rewind`, `diff`, `cancel`, `plan`,
+//! `mcp`, `agents`, `export`, `acp`, `completions`, `man`, `config`, `init`. Exit codes: 0
+//! completed, 1 failed, 2 usage or configuration error, 3 limit hit, 130 cancelled.
 
 #[cfg(feature = "acp")]
 mod acp;
@@ -19,19 +20,24 @@ mod discover;
 mod elicit;
 mod exit;
 mod factory;
+mod failure;
 mod fork;
 mod ids;
 mod import;
 mod inspect;
+mod install;
 mod instructions;
 mod mcp;
 mod otel;
 mod output;
+mod pick;
 mod plan;
 mod profile_files;
 mod progress;
+mod project;
 mod provider;
 mod reasoning;
+mod recorded;
 mod rewind;
 mod run;
 mod sandbox;
@@ -107,6 +113,10 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Export(args) => otel::export(args).await,
         #[cfg(feature = "acp")]
         Command::Acp(args) => acp::acp(args).await,
+        Command::Completions(args) => install::completions(&args),
+        Command::Man => install::man(),
+        Command::Config(args) => install::config(&args),
+        Command::Init(args) => install::init(&args),
     }
 }
 

@@ -135,8 +135,10 @@ fn pointing_to_resume(error: PlanError) -> anyhow::Error {
 /// `agent plan edit`: the plan in $VISUAL / $EDITOR, read back into the trace. What the user
 /// typed is never lost: a plan that cannot be read reopens the editor with the error as a `#`
 /// comment on top (on a terminal), or is saved to a file that the error names.
-async fn edit(trace_id: &str, trace_dir: &TraceDirArg) -> Result<ExitCode> {
+async fn edit(given: &str, trace_dir: &TraceDirArg) -> Result<ExitCode> {
     let store = crate::store::store_for(trace_dir).await?;
+    let trace_id = crate::ids::resolve(store.as_ref(), given).await?;
+    let trace_id = trace_id.as_str();
     check_is_plan(store.as_ref(), trace_id).await?;
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("plan.txt");
@@ -214,9 +216,10 @@ fn run_editor(editor: &str, path: &Path) -> Result<()> {
 /// file a path-like NAME names), to start runs from with `agent run --plan NAME`.
 async fn save(args: SaveArgs<'_>) -> Result<ExitCode> {
     let store = crate::store::store_for(args.trace_dir).await?;
-    let text = plan_mode::text(store.as_ref(), args.trace_id).await?;
+    let trace_id = crate::ids::resolve(store.as_ref(), args.trace_id).await?;
+    let text = plan_mode::text(store.as_ref(), &trace_id).await?;
     let mission = store
-        .get_trace(args.trace_id)
+        .get_trace(&trace_id)
         .await?
         .map(|trace| trace.task)
         .unwrap_or_default();

@@ -26,7 +26,18 @@ struct Opened {
 
 async fn open(arg: &TraceDirArg, given: &str) -> Result<Opened> {
     let file = FileConfig::load()?;
-    let opened = crate::store::open(arg, &file).await?;
+    let location = crate::store::Location::resolve(arg, &file);
+    if let Some(folder) = location.folder()
+        && !folder.exists()
+    {
+        // Not created by a command that finds nothing in it.
+        return Err(UsageError(format!(
+            "there is no trace {given}: the trace folder {} does not exist",
+            folder.display()
+        ))
+        .into());
+    }
+    let opened = crate::store::open_at(location).await?;
     let trace_id = crate::ids::resolve(opened.store.as_ref(), given).await?;
     let Some(folder) = opened.location.folder() else {
         return Err(UsageError(format!(

@@ -15,14 +15,14 @@ use crate::exit::{ExitCode, UsageError, exit_code};
 use crate::output::{note, print};
 use crate::progress::{self, ProgressMode, status_word};
 use crate::setup::{Setup, setup};
-use crate::{ids, mcp, plan, task};
+use crate::{ids, mcp, plan, recorded, task};
 
 /// `agent run`.
 pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
-    let task = task::read(args.task.as_deref(), args.task_file.as_deref()).await?;
-    if let Some(given) = &args.continue_trace {
-        return continue_run(&args, given, task).await;
+    if args.continue_trace.is_some() || args.last {
+        return continue_run(&args).await;
     }
+    let task = task::read(args.task.as_deref(), args.task_file.as_deref()).await?;
     let mcp = mcp::start(
         &FileConfig::load()?,
         &args.model.mcp,
@@ -31,10 +31,11 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
     .await?;
     let setup = setup(&args.model, mcp::tools(&mcp), None).await?;
     let trace_id = match (&args.trace, &args.plan, task) {
-        (Some(trace_id), _, _) => {
+        (Some(given), _, _) => {
+            let trace_id = ids::resolve(setup.store.as_ref(), given).await?;
             // The plan runs as this run's profile, whichever wrote it, and resumes as it.
-            plan::prepare_run(&setup.runner, trace_id).await?;
-            trace_id.clone()
+            plan::prepare_run(&setup.runner, &trace_id).await?;
+            trace_id
         }
         (None, Some(template), task) => {
             plan::start_from_template(&setup.runner, template, &args.vars, task).await?
@@ -44,68 +45,109 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
             return Err(UsageError("a task is needed, or --trace TRACE_ID".into()).into());
         }
     };
-    let code = execute(&setup, &trace_id, &args.model, None).await;
+    let code = execute(&setup, &trace_id, &args.model, None, args.print).await;
     mcp.shutdown().await;
     code
 }
 
-/// `agent run --continue`: the trace (named by a unique prefix, or the newest with `--last`)
-/// takes the task as its next user message and runs again under the profile it was started
-/// with, as `agent resume` would run it.
-async fn continue_run(args: &RunArgs, given: &str, message: Option<String>) -> Result<ExitCode> {
-    let message = message.unwrap_or_default();
+/// `agent run --continue [ID]` (or `--last`): the trace (named by a unique prefix, else the
+/// newest of the project) takes the task as its next user message and runs again with what it
+/// ran with (profile, model, limits), as `agent resume` would run it. One value and no task
+/// (`agent run -c "next message"`) is the message to the newest trace, unless it names a trace.
+async fn continue_run(args: &RunArgs) -> Result<ExitCode> {
+    let file = FileConfig::load()?;
+    let store = crate::store::open_for_run(&args.model, &file).await?.store;
+    let mut given = args
+        .continue_trace
+        .clone()
+        .filter(|given| !given.is_empty());
+    let mut task = args.task.clone();
+    if task.is_none()
+        && args.task_file.is_none()
+        && let Some(value) = given.take()
+    {
+        let names_a_trace =
+            ids::looks_like_id(&value) && ids::resolve(store.as_ref(), &value).await.is_ok();
+        if names_a_trace {
+            given = Some(value);
+        } else {
+            task = Some(value);
+        }
+    }
+    let message = task::read(task.as_deref(), args.task_file.as_deref())
+        .await?
+        .unwrap_or_default();
     if message.trim().is_empty() {
         return Err(UsageError(
-            "--continue needs a message: agent run --continue ID \"...\"".into(),
+            "--continue needs a message: agent run --continue [ID] \"...\"".into(),
         )
         .into());
     }
-    let file = FileConfig::load()?;
-    let store = crate::store::open(&args.model.trace_dir, &file)
-        .await?
-        .store;
-    let trace_id = match (given.is_empty(), args.last) {
-        (true, true) => ids::last(store.as_ref()).await?,
-        (false, false) => ids::resolve(store.as_ref(), given).await?,
-        (true, false) => {
-            return Err(UsageError("--continue needs a trace id, or --last".into()).into());
-        }
-        (false, true) => {
-            return Err(UsageError("give --continue a trace id or --last, not both".into()).into());
-        }
-    };
-    let profile = recorded_agents(store.as_ref(), &trace_id).await?.main;
+    let trace_id = ids::continued(store.as_ref(), given.as_deref(), args.last).await?;
+    let recorded = recorded::read(store.as_ref(), &trace_id).await?;
     drop(store);
+    let model = with_recorded(&recorded, &args.model);
     let mcp = mcp::start(
         &file,
-        &args.model.mcp,
-        mcp::on_terminal(args.model.workspace.as_deref()),
+        &model.mcp,
+        mcp::on_terminal(model.workspace.as_deref()),
     )
     .await?;
-    let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref()).await?;
-    let code = execute(&setup, &trace_id, &args.model, Some(message.as_str())).await;
+    let setup = setup(&model, mcp::tools(&mcp), recorded.profile.as_deref()).await?;
+    let code = execute(
+        &setup,
+        &trace_id,
+        &model,
+        Some(message.as_str()),
+        args.print,
+    )
+    .await;
     mcp.shutdown().await;
     code
 }
 
-/// `agent resume`: a trace resumes under the profile its main trace was started with (a
-/// sub-trace keeps its own agent type below it), unless `--agent` names another.
+/// The flags with what the trace recorded filling the rest; says on stderr which flags
+/// override it.
+pub(crate) fn with_recorded(recorded: &recorded::Recorded, args: &ModelArgs) -> ModelArgs {
+    let (args, notice) = recorded.apply(args);
+    if let Some(notice) = notice {
+        note(&notice);
+    }
+    args
+}
+
+/// `agent resume [ID]`: a trace resumes with what its main trace was started with (profile,
+/// provider, model, base URL, limits; a sub-trace keeps its own agent type below it), unless
+/// flags name others. Without an id, the trace is chosen from a list (on a terminal). A
+/// completed trace has nothing to resume: the error names the command that continues it.
 pub(crate) async fn resume(args: ResumeArgs) -> Result<ExitCode> {
     let file = FileConfig::load()?;
-    let store = crate::store::open(&args.model.trace_dir, &file)
-        .await?
-        .store;
-    let trace_id = ids::resolve(store.as_ref(), &args.trace_id).await?;
-    let profile = recorded_agents(store.as_ref(), &trace_id).await?.main;
+    let store = crate::store::open_for_run(&args.model, &file).await?.store;
+    let trace_id = match &args.trace_id {
+        Some(given) => ids::resolve(store.as_ref(), given).await?,
+        None => crate::pick::pick(store.as_ref(), "agent resume").await?,
+    };
+    if let Some(trace) = store.get_trace(&trace_id).await?
+        && trace.status == TraceStatus::Completed
+    {
+        return Err(UsageError(format!(
+            "trace {trace_id} has completed: there is nothing to resume. To give it another \
+             turn, run: agent run --continue {} \"<message>\"",
+            crate::ids::short(&trace_id)
+        ))
+        .into());
+    }
+    let recorded = recorded::read(store.as_ref(), &trace_id).await?;
     drop(store);
+    let model = with_recorded(&recorded, &args.model);
     let mcp = mcp::start(
         &file,
-        &args.model.mcp,
-        mcp::on_terminal(args.model.workspace.as_deref()),
+        &model.mcp,
+        mcp::on_terminal(model.workspace.as_deref()),
     )
     .await?;
-    let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref()).await?;
-    let code = execute(&setup, &trace_id, &args.model, None).await;
+    let setup = setup(&model, mcp::tools(&mcp), recorded.profile.as_deref()).await?;
+    let code = execute(&setup, &trace_id, &model, None, false).await;
     mcp.shutdown().await;
     code
 }
@@ -117,6 +159,7 @@ async fn execute(
     trace_id: &str,
     args: &ModelArgs,
     message: Option<&str>,
+    headless: bool,
 ) -> Result<ExitCode> {
     let cancel = CancellationToken::new();
     let since = setup
@@ -128,6 +171,7 @@ async fn execute(
     let progress = tokio::spawn(progress::follow(
         watch_live(setup.store.clone(), trace_id, since),
         match args.output() {
+            OutputFormat::Text if headless => ProgressMode::Off,
             OutputFormat::Text => ProgressMode::Auto,
             OutputFormat::Json => ProgressMode::Off,
             OutputFormat::StreamJson => ProgressMode::StreamJson,
@@ -169,7 +213,11 @@ async fn execute(
     // Progress ends at trace_completed; give it a moment to print the last lines.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
     crate::otel::send(setup.otel.as_ref(), setup.store.as_ref(), trace_id).await;
-    report(&outcome, args.output(), &setup.provider);
+    if headless {
+        print_answer(&outcome);
+    } else {
+        report(&outcome, args.output(), &setup.provider);
+    }
     setup.report_refusals();
     if let Some(server) = &server {
         // The open viewer keeps the result: serve until Ctrl-C.
@@ -257,13 +305,7 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
                 // What the model wrote before its length limit cut it off, as an answer is.
                 print(&crate::output::clean(partial));
             }
-            let error = outcome.error.as_deref().unwrap_or("no error recorded");
-            note(&format!(
-                "agent: the run ended {}: {error}\n  trace {} can be continued with `agent resume {}`",
-                status_word(outcome.status),
-                outcome.trace_id,
-                outcome.trace_id
-            ));
+            note(&crate::failure::explain(outcome, provider));
         }
     }
     let total = &outcome.stats_with_sub_traces;
@@ -281,6 +323,21 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
         ));
     }
     note(&line);
+}
+
+/// `--print`: the final answer alone on stdout; a run that did not complete says why in one
+/// line on stderr (its exit code says how it ended).
+fn print_answer(outcome: &RunOutcome) {
+    if let Some(answer) = outcome.response.as_deref().filter(|a| !a.trim().is_empty()) {
+        print(&crate::output::clean(answer));
+    }
+    if outcome.status != TraceStatus::Completed {
+        note(&format!(
+            "agent: the run ended {}: {}",
+            status_word(outcome.status),
+            outcome.error.as_deref().unwrap_or("no error recorded")
+        ));
+    }
 }
 
 /// A token count as shown: `N tokens`, or `~N tokens (estimated)` when the server reported no

@@ -34,13 +34,15 @@ pub(crate) fn init(flag: Option<SandboxMode>, file: &FileConfig) -> Result<()> {
     config.writable_roots = table.writable_roots;
     config.env_keep = table.env_keep;
     config.env_set = table.env_set;
-    let trace_dir = crate::config::trace_dir(
-        std::env::var_os("AGENT_TRACE_DIR")
-            .map(PathBuf::from)
-            .as_ref(),
-        file,
-    );
-    config.protected = vec![std::path::absolute(&trace_dir).unwrap_or(trace_dir)];
+    // The trace folder the environment or agent.toml names, else the project's default one.
+    let named = crate::cli::TraceDirArg {
+        trace_dir: std::env::var_os("AGENT_TRACE_DIR").map(PathBuf::from),
+        store: std::env::var("AGENT_STORE").ok(),
+    };
+    let location = crate::store::Location::resolve(&named, file);
+    if let Some(trace_dir) = location.folder() {
+        config.protected = vec![std::path::absolute(trace_dir).unwrap_or(trace_dir.clone())];
+    }
     check_support(&config).map_err(|error| UsageError(error.to_string()))?;
     if config.mode == SandboxMode::Off {
         crate::output::note(
@@ -79,6 +81,10 @@ pub(crate) fn runs_tools(command: &Command) -> bool {
         | Command::Cancel(_)
         | Command::Mcp(_)
         | Command::Agents(_)
-        | Command::Export(_) => false,
+        | Command::Export(_)
+        | Command::Completions(_)
+        | Command::Man
+        | Command::Config(_)
+        | Command::Init(_) => false,
     }
 }

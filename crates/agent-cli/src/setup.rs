@@ -69,7 +69,7 @@ pub(crate) async fn setup_asking(
 ) -> Result<Setup> {
     let file = FileConfig::load()?;
     let mut prepared = prepare(args, tools, agent, approval, &file)?;
-    let opened = crate::store::open(&args.trace_dir, &file).await?;
+    let opened = crate::store::open_for_run(args, &file).await?;
     let workspace = prepared.options.workspace.clone();
     prepared.options.checkpoints = crate::checkpoint::options(&opened.location, &workspace, &file);
     Ok(prepared.with_store(opened.store))
@@ -153,6 +153,9 @@ fn prepare(
         .with_agent(name)
         .map_err(|error| UsageError(format!("--agent: {error}")))?;
     options.model = provider.model.clone();
+    // Recorded with each new trace, so that a resume reaches the same model.
+    options.provider = Some(provider.kind.name().to_owned());
+    options.base_url = provider.base_url.clone();
     if let Some(max) = args.max_iterations {
         if max == 0 {
             return Err(UsageError("--max-iterations must be at least 1".into()).into());

@@ -1,12 +1,13 @@
 //! Where traces are stored: a folder (the embedded default, `agent-store-fs`) or a PostgreSQL
 //! database (`agent-store-pg`, the `postgres` feature), named by `--store` / `AGENT_STORE`, else
-//! `--trace-dir` / `AGENT_TRACE_DIR`, else agent.toml's `store` or `trace_dir`, else `.trace`.
+//! `--trace-dir` / `AGENT_TRACE_DIR`, else agent.toml's `store` or `trace_dir`, else the
+//! project's own folder (see [`crate::project`]).
 //!
 //! A `postgres://` or `postgresql://` URL names a database; `file://PATH` or a plain path names
 //! a folder.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_execution::TraceStore;
@@ -35,18 +36,55 @@ impl Location {
         }
     }
 
-    /// The location a command's flags, the environment and agent.toml name.
+    /// The location a command's flags, the environment and agent.toml name, for the project
+    /// of the current folder.
     pub(crate) fn resolve(arg: &TraceDirArg, file: &FileConfig) -> Self {
+        Self::resolve_in(arg, file, Path::new(".")).0
+    }
+
+    /// The location a command's flags, the environment and agent.toml name, else the default
+    /// folder of the project `dir` belongs to (see [`crate::project`]); with where it came
+    /// from, in words (for `agent config`).
+    pub(crate) fn resolve_in(arg: &TraceDirArg, file: &FileConfig, dir: &Path) -> (Self, String) {
+        let from_file = || {
+            format!(
+                "agent.toml ({})",
+                file.path.as_ref().map_or_else(
+                    || crate::config::FILE_NAME.into(),
+                    |p| p.display().to_string()
+                )
+            )
+        };
         if let Some(store) = &arg.store {
-            return Self::parse(store);
+            return (
+                Self::parse(store),
+                flag_or_env("--store", "AGENT_STORE", store),
+            );
         }
         if let Some(dir) = &arg.trace_dir {
-            return Self::Folder(dir.clone());
+            let text = dir.to_string_lossy();
+            let source = flag_or_env("--trace-dir", "AGENT_TRACE_DIR", &text);
+            return (Self::Folder(dir.clone()), source);
         }
         if let Some(store) = &file.store {
-            return Self::parse(store);
+            return (Self::parse(store), format!("{} store", from_file()));
         }
-        Self::Folder(crate::config::trace_dir(None, file))
+        if let Some(dir) = &file.trace_dir {
+            return (
+                Self::Folder(dir.clone()),
+                format!("{} trace_dir", from_file()),
+            );
+        }
+        let (folder, found) = crate::project::trace_dir(dir);
+        crate::project::notice(found, &folder);
+        let source = match found {
+            crate::project::Found::Legacy => "default: the project's own .trace folder",
+            crate::project::Found::DataDir => {
+                "default: the project's folder in the user's data folder"
+            }
+            crate::project::Found::NoHome => "default: no home folder, so the current folder",
+        };
+        (Self::Folder(folder), source.to_owned())
     }
 
     /// The trace folder, for a folder store.
@@ -89,6 +127,21 @@ fn redact(url: &str) -> String {
     }
 }
 
+/// `flag`, or the environment variable `var` when the value is the variable's (clap reads the
+/// variable into the flag).
+fn flag_or_env(flag: &str, var: &str, value: &str) -> String {
+    if std::env::var(var).is_ok_and(|v| v == value) && !given_on_command_line(flag) {
+        format!("environment {var}")
+    } else {
+        format!("flag {flag}")
+    }
+}
+
+/// Whether `flag` (long form) is on this process's command line.
+pub(crate) fn given_on_command_line(flag: &str) -> bool {
+    std::env::args().any(|arg| arg == flag || arg.starts_with(&format!("{flag}=")))
+}
+
 /// An open store with its location.
 pub(crate) struct Opened {
     /// The store.
@@ -114,9 +167,31 @@ pub(crate) async fn open(arg: &TraceDirArg, file: &FileConfig) -> Result<Opened>
     open_at(Location::resolve(arg, file)).await
 }
 
-/// Like [`open`], reading agent.toml itself; returns the store alone.
+/// Opens the store of a command that runs the model: as [`open`], with the default folder
+/// that of the project of its workspace (`--workspace`, agent.toml's, else the current folder).
+pub(crate) async fn open_for_run(
+    args: &crate::cli::ModelArgs,
+    file: &FileConfig,
+) -> Result<Opened> {
+    let workspace = args
+        .workspace
+        .clone()
+        .or_else(|| file.workspace.clone())
+        .unwrap_or_else(|| PathBuf::from("."));
+    open_at(Location::resolve_in(&args.trace_dir, file, &workspace).0).await
+}
+
+/// For commands that only read traces (or change existing ones): the store agent.toml and
+/// the flags name, reading agent.toml itself. A trace folder that does not exist is not
+/// created: it reads as an empty store.
 pub(crate) async fn store_for(arg: &TraceDirArg) -> Result<Arc<dyn TraceStore>> {
-    Ok(open(arg, &FileConfig::load()?).await?.store)
+    let location = Location::resolve(arg, &FileConfig::load()?);
+    if let Location::Folder(dir) = &location
+        && !dir.exists()
+    {
+        return Ok(Arc::new(agent_execution::InMemoryTraceStore::new()));
+    }
+    Ok(open_at(location).await?.store)
 }
 
 #[cfg(feature = "postgres")]
@@ -186,9 +261,17 @@ mod tests {
             Location::resolve(&arg(None, None), &file),
             Location::Postgres("postgres://file/db".into())
         );
+        let file = FileConfig {
+            trace_dir: Some("t".into()),
+            ..FileConfig::default()
+        };
         assert_eq!(
-            Location::resolve(&arg(None, None), &FileConfig::default()),
-            Location::Folder(".trace".into())
+            Location::resolve(&arg(None, None), &file),
+            Location::Folder("t".into())
+        );
+        assert_eq!(
+            Location::resolve(&arg(None, Some("f")), &file),
+            Location::Folder("f".into())
         );
     }
 

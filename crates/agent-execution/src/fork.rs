@@ -168,6 +168,7 @@ pub async fn fork(
     new.model = original.model.clone();
     new.agent_type = original.agent_type.clone();
     new.limits = original.limits;
+    new.model_settings = original.model_settings.clone();
     let created = store.create_trace(new).await?;
     ops.push(WriteOp::UpdateTrace(TraceUpdate {
         status: Some(TraceStatus::Cancelled),

@@ -71,6 +71,6 @@ pub use store::{
     WriteOp, WriteOutput, copy_trace, plan_commit,
 };
 pub use trace::{
-    ForkOrigin, NewTrace, ParentLink, Trace, TraceFilter, TraceLimits, TraceMode, TraceOutcome,
-    TraceStats, TraceStatus, TraceUpdate,
+    ForkOrigin, ModelSettings, NewTrace, ParentLink, Trace, TraceFilter, TraceLimits, TraceMode,
+    TraceOutcome, TraceStats, TraceStatus, TraceUpdate,
 };

@@ -91,6 +91,33 @@ pub struct Trace {
     /// absent on every other trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<ForkOrigin>,
+    /// How the model was reached when the trace was created (provider, the model name asked
+    /// for, base URL, window, token cap), which later runs of it (resume, continue) use unless
+    /// their caller sets others; absent on traces written before it existed and on sub-traces.
+    /// [`Trace::model`] is the model that answered, when the provider named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_settings: Option<ModelSettings>,
+}
+
+/// How a trace's model was reached (see [`Trace::model_settings`]). No secret is kept: the API
+/// key stays where it was configured.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelSettings {
+    /// The provider, as its front end names it (e.g. `openai`, `anthropic`, `scripted`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The model name the run asked for (which the provider may answer as another name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The provider's base URL, when one was configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The context window in tokens, when one was configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// The completion token cap per call, when one was configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
 }
 
 /// Where a forked trace came from (see [`Trace::forked_from`]).
@@ -170,6 +197,8 @@ pub struct NewTrace {
     pub limits: Option<TraceLimits>,
     /// Set for a fork: the trace it was forked from.
     pub forked_from: Option<ForkOrigin>,
+    /// How the model is reached, to store with the trace.
+    pub model_settings: Option<ModelSettings>,
 }
 
 impl NewTrace {
@@ -184,6 +213,7 @@ impl NewTrace {
             agent_type: None,
             limits: None,
             forked_from: None,
+            model_settings: None,
         }
     }
 
@@ -227,6 +257,12 @@ impl NewTrace {
     /// Stores these limits with the trace.
     pub fn with_limits(mut self, limits: TraceLimits) -> Self {
         self.limits = Some(limits);
+        self
+    }
+
+    /// Stores how the model is reached with the trace.
+    pub fn with_model_settings(mut self, settings: ModelSettings) -> Self {
+        self.model_settings = Some(settings);
         self
     }
 

@@ -98,6 +98,12 @@ pub(crate) fn render_instructions(instructions: &[Instruction]) -> String {
 pub struct RunnerOptions {
     /// The model name sent to the provider.
     pub model: String,
+    /// The provider behind the client, as the embedder names it (e.g. `openai`): recorded with
+    /// each new main trace (see [`agent_execution::Trace::model_settings`]) so that a later
+    /// run of it can reach the same model. The runner does not use it otherwise.
+    pub provider: Option<String>,
+    /// The provider's base URL, recorded with each new main trace like [`Self::provider`].
+    pub base_url: Option<String>,
     /// The system prompt; the plan is appended to it on every call.
     pub system_prompt: String,
     /// Blocks appended to the system prompt of every agent but the compaction summariser (main
@@ -161,6 +167,8 @@ impl RunnerOptions {
     pub fn new(model: impl Into<String>, workspace: impl Into<PathBuf>) -> Self {
         Self {
             model: model.into(),
+            provider: None,
+            base_url: None,
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
             instructions: Vec::new(),
             workspace: workspace.into(),

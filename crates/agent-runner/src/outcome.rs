@@ -59,4 +59,8 @@ pub struct RunOutcome {
     /// True when token counts of this run are the agent's estimate (its server reported none):
     /// front ends show its totals as estimates.
     pub tokens_estimated: bool,
+    /// The model's error, as the provider reported it, when one stopped the run
+    /// ([`StopReason::ModelError`]): front ends say what to fix (the key, the model name, the
+    /// server's address).
+    pub model_error: Option<agent_llm::LlmError>,
 }

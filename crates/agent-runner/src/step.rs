@@ -7,7 +7,7 @@ use std::time::Instant;
 use agent_execution::AssistantContent;
 use agent_execution::message::{Message, NewMessage, Role};
 use agent_execution::store::WriteOp;
-use agent_execution::trace::{NewTrace, TraceOutcome, TraceStatus};
+use agent_execution::trace::{ModelSettings, NewTrace, TraceOutcome, TraceStatus, TraceUpdate};
 use agent_goal::GoalTree;
 use agent_llm::{LlmError, ToolCall};
 use serde_json::json;
@@ -44,9 +44,18 @@ pub(crate) async fn create_trace(
 ) -> Result<String, RunError> {
     check_workspace(&agent.spec)?;
     let store = agent.store();
+    let root = &agent.engine.root;
+    let settings = ModelSettings {
+        provider: root.provider.clone(),
+        model: Some(agent.spec.model.clone()),
+        base_url: root.base_url.clone(),
+        context_window: agent.spec.context_window.map(|window| window as u64),
+        max_tokens: agent.spec.max_tokens,
+    };
     let mut new = NewTrace::agent(task)
         .with_model(&agent.spec.model)
-        .with_limits(agent.spec.limits.stored());
+        .with_limits(agent.spec.limits.stored())
+        .with_model_settings(settings);
     if let Some(id) = trace_id {
         new = new.with_id(id);
     }
@@ -92,6 +101,7 @@ pub(crate) async fn run_loop(
     let mut state = RunState::default();
     let mut iterations = 0;
     let mut interrupted_calls_done = false;
+    let mut model_error = None;
     let (stop, outcome, response) = loop {
         if cancel.is_cancelled() {
             break (StopReason::Cancelled, cancelled(), None);
@@ -127,6 +137,7 @@ pub(crate) async fn run_loop(
             Ok(Next::Stop(stop, outcome, response)) => break (stop, outcome, response),
             Err(StepError::Llm(error)) => {
                 let outcome = TraceOutcome::failed(format!("model error: {error}"));
+                model_error = Some(error);
                 break (StopReason::ModelError, outcome, None);
             }
             Err(StepError::Cancelled) => break (StopReason::Cancelled, cancelled(), None),
@@ -160,6 +171,7 @@ pub(crate) async fn run_loop(
         stats: trace.stats(),
         stats_with_sub_traces,
         tokens_estimated,
+        model_error,
     })
 }
 
@@ -288,7 +300,16 @@ async fn step(
         .metadata
         .insert(USAGE_KEY.to_owned(), json!(usage));
     let store = agent.store();
-    let recorded = record(store, trace_id, vec![WriteOp::AddMessage(assistant)]).await?;
+    let mut ops = vec![WriteOp::AddMessage(assistant)];
+    if let Some(answered) = response.model.as_ref().filter(|m| !m.is_empty()) {
+        // The trace names the model that answered (a server may serve the name asked for as
+        // another); the store changes nothing when it is already the one named.
+        ops.push(WriteOp::UpdateTrace(TraceUpdate {
+            model: Some(answered.clone()),
+            ..TraceUpdate::default()
+        }));
+    }
+    let recorded = record(store, trace_id, ops).await?;
     messages.extend(recorded);
     spending.add(cost);
 

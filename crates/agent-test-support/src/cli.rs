@@ -1,6 +1,6 @@
 //! A temporary environment for running the `agent` binary as a user would: a root folder with
-//! `home/` (the isolated `HOME` and `XDG_CONFIG_HOME`), `work/` (a workspace) and `traces/`
-//! (`AGENT_TRACE_DIR`), and commands that start in the root with no keys, no user
+//! `home/` (the isolated `HOME` and `XDG_CONFIG_HOME`; `XDG_DATA_HOME` is `home/.local/share`),
+//! `work/` (a workspace) and `traces/` (`AGENT_TRACE_DIR`), and commands that start in the root with no keys, no user
 //! configuration, no editor and no terminal.
 //!
 //! The binary's path is a parameter: agent-cli's tests pass `env!("CARGO_BIN_EXE_agent")`, and
@@ -67,6 +67,12 @@ impl CliEnv {
         self.path("traces")
     }
 
+    /// The user's data folder (`XDG_DATA_HOME`), where traces live when no trace folder is
+    /// named: `home/.local/share`.
+    pub fn data(&self) -> PathBuf {
+        self.path("home/.local/share")
+    }
+
     /// Writes a file under the root (creating its folders) and returns its path as an argument.
     pub fn write(&self, name: &str, text: &str) -> String {
         let path = self.path(name);
@@ -78,7 +84,7 @@ impl CliEnv {
     }
 
     /// `agent <args>` as a blocking command: current folder the root, `HOME` and
-    /// `XDG_CONFIG_HOME` the `home/` folder, `AGENT_TRACE_DIR` the `traces/` folder,
+    /// `XDG_CONFIG_HOME` the `home/` folder, `XDG_DATA_HOME` [`CliEnv::data`], `AGENT_TRACE_DIR` the `traces/` folder,
     /// `NO_COLOR`, no standard input, and none of the caller's keys, model, token, log filter
     /// or editor.
     pub fn command(&self, args: &[&str]) -> std::process::Command {
@@ -98,6 +104,7 @@ impl CliEnv {
             .current_dir(self.root.path())
             .env("HOME", self.path("home"))
             .env("XDG_CONFIG_HOME", self.path("home"))
+            .env("XDG_DATA_HOME", self.data())
             .env("AGENT_TRACE_DIR", self.traces())
             .env("NO_COLOR", "1")
             .stdin(Stdio::null());

@@ -15,7 +15,7 @@ use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 
 use agent_execution::{TraceStatus, watch_live};
-use agent_runner::{RunOutcome, recorded_agents};
+use agent_runner::RunOutcome;
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
@@ -51,44 +51,42 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
         .into());
     }
     let file = FileConfig::load()?;
-    let store = crate::store::open(&args.model.trace_dir, &file)
-        .await?
-        .store;
-    let (trace_id, profile) = match (&args.continue_trace, args.last) {
-        (None, _) => (None, None),
-        (Some(given), last) => {
-            let id = match (given.is_empty(), last) {
-                (true, true) => ids::last(store.as_ref()).await?,
-                (false, false) => ids::resolve(store.as_ref(), given).await?,
-                (true, false) => {
-                    return Err(UsageError("--continue needs a trace id, or --last".into()).into());
-                }
-                (false, true) => {
-                    return Err(UsageError(
-                        "give --continue a trace id or --last, not both".into(),
-                    )
-                    .into());
-                }
-            };
-            let profile = recorded_agents(store.as_ref(), &id).await?.main;
-            (Some(id), profile)
+    let store = crate::store::open_for_run(&args.model, &file).await?.store;
+    // -c/--continue [ID], --last, -r/--resume [ID]: an existing trace, with what it ran with.
+    let trace_id = match (&args.continue_trace, &args.resume) {
+        (_, Some(given)) if given.is_empty() => {
+            Some(crate::pick::pick(store.as_ref(), "agent chat --resume").await?)
         }
+        (_, Some(given)) => Some(ids::resolve(store.as_ref(), given).await?),
+        (Some(given), None) => {
+            Some(ids::continued(store.as_ref(), Some(given.as_str()), args.last).await?)
+        }
+        (None, None) if args.last => Some(ids::last(store.as_ref()).await?),
+        (None, None) => None,
+    };
+    let (model, profile) = match &trace_id {
+        Some(id) => {
+            let recorded = crate::recorded::read(store.as_ref(), id).await?;
+            let model = crate::run::with_recorded(&recorded, &args.model);
+            (model, recorded.profile)
+        }
+        None => (args.model.clone(), None),
     };
     drop(store);
     let mcp = Arc::new(
         mcp::start(
             &file,
-            &args.model.mcp,
-            mcp::on_terminal(args.model.workspace.as_deref()),
+            &model.mcp,
+            mcp::on_terminal(model.workspace.as_deref()),
         )
         .await?,
     );
     if crate::tui::wanted(args.no_tui) {
-        let ended = crate::tui::chat(&args.model, &mcp, trace_id, profile.as_deref()).await;
+        let ended = crate::tui::chat(&model, &mcp, trace_id, profile.as_deref()).await;
         mcp.shutdown().await;
         return ended;
     }
-    let setup = setup(&args.model, mcp::tools(&mcp), profile.as_deref()).await?;
+    let setup = setup(&model, mcp::tools(&mcp), profile.as_deref()).await?;
     // A server that says its tools changed is listed again, and the next turn has the new ones.
     let refresh = {
         let (servers, runner) = (mcp.clone(), setup.runner.clone());
@@ -98,7 +96,7 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
                 .await;
         })
     };
-    let _server = match args.model.serve {
+    let _server = match model.serve {
         Some(port) => Some(crate::serve::background(&setup, port).await?),
         None => None,
     };

@@ -8,12 +8,16 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod chat;
 mod checkpoints;
+mod configure;
 mod model;
+mod plan;
 mod serve;
 
 pub(crate) use chat::ChatArgs;
 pub(crate) use checkpoints::{DiffArgs, RewindArgs};
+pub(crate) use configure::{CompletionsArgs, ConfigArgs, InitArgs};
 pub(crate) use model::{ModelArgs, OutputFormat, ProviderArgs, ProviderKind, ReasoningEffort};
+pub(crate) use plan::{PlanAction, PlanArgs};
 pub(crate) use serve::ServeArgs;
 
 /// An LLM agent runtime with goal trees, precise compaction and durable traces.
@@ -83,6 +87,15 @@ pub(crate) enum Command {
     /// Neovim): sessions are traces, the goal tree is the plan.
     #[cfg(feature = "acp")]
     Acp(AcpArgs),
+    /// Print a shell's completion script for `agent` (e.g. `agent completions bash >
+    /// ~/.local/share/bash-completion/completions/agent`).
+    Completions(CompletionsArgs),
+    /// Print the manual page of `agent` (roff; e.g. `agent man | man -l -`).
+    Man,
+    /// Print the settings a run here would use, and where each comes from.
+    Config(ConfigArgs),
+    /// Write a commented agent.toml in the current folder.
+    Init(InitArgs),
 }
 
 /// `agent export`.
@@ -115,7 +128,9 @@ pub(crate) struct AcpArgs {
 /// Where traces live; every command takes it.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct TraceDirArg {
-    /// The folder traces are stored in [default: .trace].
+    /// The folder traces are stored in [default: agent.toml's trace_dir, else the project's
+    /// .trace folder when it has one, else the project's folder in
+    /// $XDG_DATA_HOME/agent/traces].
     #[arg(long, env = "AGENT_TRACE_DIR", value_name = "DIR")]
     pub(crate) trace_dir: Option<PathBuf>,
     /// Where traces are stored: a folder (a path or file://PATH) or a PostgreSQL database
@@ -129,15 +144,16 @@ pub(crate) struct TraceDirArg {
 pub(crate) struct RunArgs {
     /// The task; `-` reads it from standard input. Not needed with --trace or --task-file, nor
     /// with --plan when the template has a mission. With --continue: the next user message.
-    #[arg(required_unless_present_any = ["trace", "task_file", "plan"])]
+    #[arg(required_unless_present_any = ["trace", "task_file", "plan", "continue_trace", "last"])]
     pub(crate) task: Option<String>,
     /// Read the task (with --continue: the next message) from this file (`-`: standard input).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["task", "trace"])]
     pub(crate) task_file: Option<PathBuf>,
     /// Continue this ended trace (completed, failed or cancelled; an id or a unique prefix of
-    /// one) with TASK as its next user message, under the same id; with --last and no id, the
-    /// newest trace of the folder.
+    /// one) with TASK as its next user message, under the same id. Without an id, or with one
+    /// value and no TASK (`agent run -c "next message"`), the newest trace of this project.
     #[arg(
+        short = 'c',
         long = "continue",
         value_name = "TRACE_ID",
         num_args = 0..=1,
@@ -145,9 +161,13 @@ pub(crate) struct RunArgs {
         conflicts_with_all = ["trace", "plan"]
     )]
     pub(crate) continue_trace: Option<String>,
-    /// With --continue: continue the newest main trace of the trace folder.
-    #[arg(long, requires = "continue_trace")]
+    /// Continue the newest trace of this project (the same as --continue without an id).
+    #[arg(long, conflicts_with_all = ["trace", "plan"])]
     pub(crate) last: bool,
+    /// Headless: print only the final answer on stdout, no progress and no closing line (errors
+    /// still go to stderr).
+    #[arg(short = 'p', long, conflicts_with_all = ["json", "output_format"])]
+    pub(crate) print: bool,
     /// Execute the plan stored in this trace (made by `agent plan`, possibly edited).
     #[arg(long, value_name = "TRACE_ID", conflicts_with_all = ["task", "plan"])]
     pub(crate) trace: Option<String>,
@@ -169,8 +189,9 @@ pub(crate) struct RunArgs {
 /// `agent resume`.
 #[derive(Debug, Args)]
 pub(crate) struct ResumeArgs {
-    /// The trace to continue.
-    pub(crate) trace_id: String,
+    /// The trace to continue (an id or a unique prefix of one) [default: chosen from a list of
+    /// this project's traces, on a terminal].
+    pub(crate) trace_id: Option<String>,
     /// Model, workspace, limits and output.
     #[command(flatten)]
     pub(crate) model: ModelArgs,
@@ -305,6 +326,10 @@ pub(crate) struct TracesArgs {
     /// At most this many.
     #[arg(long, default_value_t = 50)]
     pub(crate) limit: usize,
+    /// Also the traces that failed before the model answered anything (a wrong key or model
+    /// name), hidden by default.
+    #[arg(long)]
+    pub(crate) all: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
@@ -350,7 +375,7 @@ pub(crate) struct ForkArgs {
 /// `agent cancel`.
 #[derive(Debug, Args)]
 pub(crate) struct CancelArgs {
-    /// The trace whose run to cancel.
+    /// The trace whose run to cancel (an id or a unique prefix of one, looked up on the server).
     pub(crate) trace_id: String,
     /// The server running it.
     #[arg(long, default_value = "http://127.0.0.1:8420")]
@@ -361,65 +386,6 @@ pub(crate) struct CancelArgs {
     /// Where traces live (unused; accepted like every command).
     #[command(flatten)]
     pub(crate) trace_dir: TraceDirArg,
-}
-
-/// `agent plan`.
-#[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub(crate) struct PlanArgs {
-    /// Edit or save an existing plan.
-    #[command(subcommand)]
-    pub(crate) action: Option<PlanAction>,
-    /// The task to plan.
-    #[arg(required = true)]
-    pub(crate) task: Option<String>,
-    /// Model and output options.
-    #[command(flatten)]
-    pub(crate) model: ModelArgs,
-}
-
-/// What to do with an existing plan.
-#[derive(Debug, Subcommand)]
-pub(crate) enum PlanAction {
-    /// Open the plan in $EDITOR as text (one goal a line, two spaces of indent per level).
-    Edit {
-        /// The plan's trace.
-        trace_id: String,
-        /// Where traces live.
-        #[command(flatten)]
-        trace_dir: TraceDirArg,
-    },
-    /// Save the plan as a template, `.agent/plans/NAME.md` in the workspace, to start runs
-    /// from with `agent run --plan NAME`.
-    Save {
-        /// The plan's trace (any trace: a finished one's plan can be saved too).
-        trace_id: String,
-        /// The template's name (letters, digits, `-`, `_`, `.`), or a file to write (a value
-        /// with a path separator or ending in `.md` or `.txt`).
-        name: String,
-        /// What the template is for, shown by `agent plan list`.
-        #[arg(long, value_name = "TEXT", default_value = "")]
-        description: String,
-        /// Replace a template of the same name.
-        #[arg(long)]
-        force: bool,
-        /// The project whose `.agent/plans/` is written [default: the current folder].
-        #[arg(long, value_name = "DIR")]
-        workspace: Option<PathBuf>,
-        /// Where traces live.
-        #[command(flatten)]
-        trace_dir: TraceDirArg,
-    },
-    /// List the plan templates of the workspace (`.agent/plans/*.md`): name, description,
-    /// parameters.
-    List {
-        /// The project whose `.agent/plans/` is read [default: the current folder].
-        #[arg(long, value_name = "DIR")]
-        workspace: Option<PathBuf>,
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
-    },
 }
 
 /// `agent mcp`.

@@ -46,6 +46,28 @@ pub(crate) enum ProviderKind {
 }
 
 impl ProviderKind {
+    /// The name `--provider` and agent.toml give it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Openai => "openai",
+            Self::OpenaiResponses => "openai-responses",
+            Self::Anthropic => "anthropic",
+            Self::Scripted => "scripted",
+        }
+    }
+
+    /// The provider `name` names (as [`ProviderKind::name`] gives it).
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
+        [
+            Self::Openai,
+            Self::OpenaiResponses,
+            Self::Anthropic,
+            Self::Scripted,
+        ]
+        .into_iter()
+        .find(|kind| kind.name() == name)
+    }
+
     /// The provider whose server, key and settings this one shares: OpenAI's two APIs share
     /// them.
     pub(crate) fn account(self) -> ProviderKind {
@@ -86,8 +108,9 @@ pub(crate) struct ProviderArgs {
     /// `openai` on OpenAI's own API, the models served only on the Responses API use it.
     #[arg(long, value_enum)]
     pub(crate) provider: Option<ProviderKind>,
-    /// The model name.
-    #[arg(long, env = "AGENT_MODEL")]
+    /// The model name [default: on resume the trace's own, else agent.toml's, else the one a
+    /// local server serves, else the provider's usual one].
+    #[arg(short = 'm', long, env = "AGENT_MODEL")]
     pub(crate) model: Option<String>,
     /// The provider's base URL (OpenAI and OpenAI-compatible: including /v1; Anthropic: without
     /// it).

@@ -139,8 +139,21 @@ async fn an_ambiguous_or_unknown_prefix_is_a_usage_error() {
         "{}",
         stderr(&output)
     );
+    // Without an id, --continue takes the newest trace of the folder.
+    drop(store);
     let output = env
-        .run(&["run", "--continue", "--script", &script, "More"])
+        .run(&[
+            "run",
+            "--continue",
+            "--script",
+            &script,
+            "--workspace",
+            &work,
+            "--json",
+            "More",
+        ])
         .await;
-    assert_eq!(code(&output), 2, "{}", stderr(&output));
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let result: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(result["trace_id"], "7d1e2c58-2222-4000-8000-000000000000");
 }

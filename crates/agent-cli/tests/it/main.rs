@@ -13,6 +13,7 @@ mod cli;
 mod confinement;
 mod continue_run;
 mod fork;
+mod habits;
 mod instructions;
 mod interrupted;
 mod limits;

@@ -451,6 +451,7 @@ async fn create_one<S: TraceStore + ?Sized>(
         summary: None,
         limits: new.limits,
         forked_from: new.forked_from.clone(),
+        model_settings: new.model_settings.clone(),
     };
     let mut txn = store.begin_new(trace_id).await?;
     let commit = Commit::create(trace.clone(), GoalTree::new(new.task.clone()));
