@@ -25,6 +25,7 @@ mod import;
 mod inspect;
 mod instructions;
 mod mcp;
+mod mcp_catalog;
 mod otel;
 mod output;
 mod plan;

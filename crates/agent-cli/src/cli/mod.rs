@@ -7,9 +7,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod checkpoints;
+mod mcp;
 mod model;
 
 pub(crate) use checkpoints::{DiffArgs, RewindArgs};
+pub(crate) use mcp::{McpAction, McpArgs};
 pub(crate) use model::{ModelArgs, OutputFormat, ProviderArgs, ProviderKind, ReasoningEffort};
 
 /// An LLM agent runtime with goal trees, precise compaction and durable traces.
@@ -462,39 +464,6 @@ pub(crate) enum PlanAction {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
-    },
-}
-
-/// `agent mcp`.
-#[derive(Debug, Args)]
-pub(crate) struct McpArgs {
-    /// What to do.
-    #[command(subcommand)]
-    pub(crate) action: McpAction,
-}
-
-/// The `agent mcp` commands.
-#[derive(Debug, Subcommand)]
-pub(crate) enum McpAction {
-    /// Connect to each server (disabled ones too), list its tools, report those that fail
-    /// (exit code 1).
-    List {
-        /// Only these servers [default: all configured].
-        names: Vec<String>,
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Sign in to an HTTP server that asks for OAuth: opens the browser (and prints the
-    /// address) and keeps the token in the user's config folder.
-    Login {
-        /// The server, as named in agent.toml.
-        name: String,
-    },
-    /// Forget the token of a server signed in to.
-    Logout {
-        /// The server, as named in agent.toml.
-        name: String,
     },
 }
 
