@@ -28,6 +28,7 @@ mod inspect;
 mod install;
 mod instructions;
 mod mcp;
+mod mcp_catalog;
 mod otel;
 mod output;
 mod pick;

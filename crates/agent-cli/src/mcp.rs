@@ -1,5 +1,6 @@
-//! MCP servers in the command line: `agent mcp list`, and the servers a run uses (the enabled
-//! ones of `[mcp.servers.<name>]` in agent.toml, plus those named with `--mcp NAME`).
+//! MCP servers in the command line: `agent mcp list` (and `prompts`, `resources`, `read`, whose
+//! output is `mcp_catalog.rs`'s), and the servers a run uses (the enabled ones of
+//! `[mcp.servers.<name>]` in agent.toml, plus those named with `--mcp NAME`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use crate::cli::{McpAction, McpArgs};
 use crate::config::FileConfig;
 use crate::elicit::TerminalElicitor;
 use crate::exit::{ExitCode, UsageError};
+use crate::mcp_catalog;
 use crate::output::{note, one_line, print, truncate};
 
 /// Starts the MCP servers of a run: every enabled server and those in `named`. A server that
@@ -34,13 +36,28 @@ pub(crate) async fn start(
     Ok(McpServers::start_with(selected, client).await)
 }
 
-/// For a run shown on a terminal: the workspace (default: the current folder) as the root, and
-/// the servers' questions asked on the terminal (declined without one).
+/// For a run shown on a terminal: the workspace (default: the current folder) as the root, the
+/// servers' questions asked on the terminal (declined without one), and a server that asks for
+/// a wider scope signed in to again through the browser.
 pub(crate) fn on_terminal(workspace: Option<&Path>) -> ClientOptions {
     with_tokens(ClientOptions::new(
         root(workspace),
         Arc::new(TerminalElicitor),
     ))
+    .with_browser(Arc::new(TerminalBrowser))
+}
+
+/// Shows a sign-in page: its address on stderr, and the browser when there is one.
+#[derive(Debug)]
+struct TerminalBrowser;
+
+impl agent_mcp::Browser for TerminalBrowser {
+    fn open(&self, url: &str) {
+        note(&format!(
+            "Open this page to sign in again, with a wider scope:\n  {url}"
+        ));
+        open_browser(url);
+    }
 }
 
 /// For a server or an editor's agent, where the terminal is not the person's: the workspace as
@@ -134,7 +151,63 @@ pub(crate) async fn command(args: McpArgs) -> Result<ExitCode> {
         McpAction::List { names, json } => list(&names, json).await,
         McpAction::Login { name } => login(&name).await,
         McpAction::Logout { name } => logout(&name),
+        McpAction::Prompts { names, json } => {
+            let (wanted, session) = open(&names).await?;
+            let code = mcp_catalog::prompts(&session, &wanted, json).await;
+            session.shutdown().await;
+            Ok(code)
+        }
+        McpAction::Resources { names, json } => {
+            let (wanted, session) = open(&names).await?;
+            let code = mcp_catalog::resources(&session, &wanted, json);
+            session.shutdown().await;
+            Ok(code)
+        }
+        McpAction::Read { name, uri, json } => {
+            let (_, session) = open(std::slice::from_ref(&name)).await?;
+            let code = mcp_catalog::read(&session, &name, &uri, json).await;
+            session.shutdown().await;
+            Ok(code)
+        }
     }
+}
+
+/// The configured servers named in `names` (all when none), disabled ones too, started with
+/// the terminal's client options: their names and the session. A usage error for an unknown
+/// name, or when none is configured.
+async fn open(names: &[String]) -> Result<(Vec<String>, McpServers)> {
+    let config = FileConfig::load()?.mcp.unwrap_or_default();
+    if config.servers.is_empty() {
+        return Err(UsageError(
+            "no MCP servers are configured; add [mcp.servers.NAME] tables to agent.toml".into(),
+        )
+        .into());
+    }
+    let wanted = wanted(&config, names)?;
+    let selected = wanted
+        .iter()
+        .map(|name| (name.clone(), config.servers[name].clone()))
+        .collect();
+    Ok((
+        wanted,
+        McpServers::start_with(selected, on_terminal(None)).await,
+    ))
+}
+
+/// The servers `names` asks for (all configured when none); a usage error for an unknown one.
+fn wanted(config: &McpConfig, names: &[String]) -> Result<Vec<String>> {
+    if names.is_empty() {
+        return Ok(config.servers.keys().cloned().collect());
+    }
+    for name in names {
+        if !config.servers.contains_key(name) {
+            return Err(usage(McpError::UnknownServer {
+                name: name.clone(),
+                known: config.servers.keys().cloned().collect(),
+            }));
+        }
+    }
+    Ok(names.to_vec())
 }
 
 /// The configuration of the server `name`, or a usage error naming the configured ones.
@@ -245,22 +318,12 @@ async fn list(names: &[String], as_json: bool) -> Result<ExitCode> {
         }
         return Ok(ExitCode::Completed);
     }
-    let wanted: Vec<String> = if names.is_empty() {
-        config.servers.keys().cloned().collect()
-    } else {
-        names.to_vec()
-    };
+    let wanted = wanted(&config, names)?;
     // Disabled servers are listed too; an invalid one is reported like a server that failed.
-    let mut selected = BTreeMap::new();
-    for name in &wanted {
-        let Some(server) = config.servers.get(name) else {
-            return Err(usage(McpError::UnknownServer {
-                name: name.clone(),
-                known: config.servers.keys().cloned().collect(),
-            }));
-        };
-        selected.insert(name.clone(), server.clone());
-    }
+    let selected: BTreeMap<String, _> = wanted
+        .iter()
+        .map(|name| (name.clone(), config.servers[name].clone()))
+        .collect();
     let session = McpServers::start_with(selected, on_terminal(None)).await;
     let tools = session.tools();
     let mut reports = Vec::new();

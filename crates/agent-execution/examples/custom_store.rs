@@ -16,9 +16,9 @@ use std::collections::HashMap;
 use std::error::Error;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use agent_execution::conformance;
 use agent_execution::feed::EventBus;
 use agent_execution::ids::split_message_id;
-use agent_execution::store::conformance;
 use agent_execution::{
     Commit, Event, Message, NewMessage, NewTrace, StoreError, Trace, TraceFilter, TraceState,
     TraceStore, TraceTxn, validate_trace_id,

@@ -12,6 +12,9 @@
 //!   roll-up and events are the same in every store; [`InMemoryTraceStore`] is the in-memory one.
 //! - [`watch`]: the live event feed of a trace (stored events, then live ones, no gap).
 //! - [`meta`]: the keys of message metadata, named once for the runner and every reader.
+//! - [`limits`]: the one check of a run limit's value; [`lineage`]: the agent types and main
+//!   trace above a sub-trace, read by following its parent links; [`loop_guard`]: what a
+//!   trace's newest turns say about a stuck agent (a pure detector the runner acts on).
 //! - [`fork::fork`]: a new trace holding another's history and plan up to an earlier point.
 //! - [`queue::RunQueue`]: runs queued for workers on other nodes, and how any node steers them.
 //!
@@ -43,12 +46,18 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod bus;
+#[cfg(any(test, feature = "conformance"))]
+pub mod conformance;
 pub mod content;
 pub mod event;
 pub mod feed;
 pub mod fork;
 pub mod ids;
+pub mod limits;
+pub mod lineage;
 pub mod lookup;
+pub mod loop_guard;
 pub mod message;
 pub mod meta;
 pub mod queue;
@@ -65,6 +74,11 @@ pub use feed::{
     DeltaKind, EventBus, EventStream, LiveDelta, LiveEvent, LiveStream, watch, watch_live,
 };
 pub use ids::{InvalidId, validate_trace_id};
+pub use limits::{
+    LimitError, check_max_cost, check_max_iterations, parse_max_cost, parse_max_iterations,
+};
+pub use lineage::{RecordedAgents, recorded_agents, stats_with_sub_traces};
+pub use loop_guard::LoopGuard;
 pub use message::{Message, MessageUpdate, NewMessage, Role, describe};
 pub use store::{
     Commit, Copied, Doorbell, InMemoryTraceStore, StoreError, TraceState, TraceStore, TraceTxn,

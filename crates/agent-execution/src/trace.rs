@@ -167,6 +167,15 @@ pub struct TraceStats {
     pub total_cost: f64,
 }
 
+impl TraceStats {
+    /// Adds `other`'s totals to these.
+    pub fn add(&mut self, other: &TraceStats) {
+        self.total_messages += other.total_messages;
+        self.total_tokens += other.total_tokens;
+        self.total_cost += other.total_cost;
+    }
+}
+
 /// What makes a trace a sub-trace: its parent, the goal that spawned it, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ParentLink {

@@ -227,6 +227,60 @@ pub async fn login(
     tokens: &TokenStore,
     open: &(dyn Fn(&str) + Send + Sync),
 ) -> Result<(), McpError> {
+    sign_in(name, config, tokens, open, &[]).await
+}
+
+/// Signs in to `name` again for the scopes its token has and those `wanted` names (a server's
+/// `403 insufficient_scope` challenge asked for them), the sign-in page shown through `open`
+/// (scope step-up).
+pub(crate) async fn step_up(
+    name: &str,
+    config: &ServerConfig,
+    tokens: &TokenStore,
+    wanted: &str,
+    open: &(dyn Fn(&str) + Send + Sync),
+) -> Result<(), McpError> {
+    let url = config.url.clone().unwrap_or_default();
+    let mut scopes = match tokens.state(name, &url) {
+        SignInState::SignedIn { scopes, .. } => scopes,
+        SignInState::SignedOut => Vec::new(),
+    };
+    for scope in wanted.split_whitespace() {
+        if !scopes.iter().any(|held| held == scope) {
+            scopes.push(scope.to_owned());
+        }
+    }
+    tracing::info!(
+        server = name,
+        "the server asks for a wider scope; signing in again"
+    );
+    sign_in(name, config, tokens, open, &scopes).await
+}
+
+/// The scope a server's `403 insufficient_scope` asks for, read from the `WWW-Authenticate`
+/// challenge somewhere in `error`'s chain (the SDK passes it on as text).
+pub(crate) fn wanted_scope(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = current {
+        let text = error.to_string();
+        if text.contains("insufficient_scope") || text.contains("insufficient scope") {
+            let start = text.find("scope=\"")? + "scope=\"".len();
+            let end = text[start..].find('"')? + start;
+            return Some(text[start..end].to_owned()).filter(|scope| !scope.trim().is_empty());
+        }
+        current = error.source();
+    }
+    None
+}
+
+/// [`login`], asking for `wider` scopes besides those the server's metadata suggests.
+async fn sign_in(
+    name: &str,
+    config: &ServerConfig,
+    tokens: &TokenStore,
+    open: &(dyn Fn(&str) + Send + Sync),
+    wider: &[String],
+) -> Result<(), McpError> {
     let Some(url) = config.url.clone() else {
         return Err(McpError::Config {
             server: name.to_owned(),
@@ -258,11 +312,16 @@ pub async fn login(
         .map_err(|error| failed(error.to_string()))?
         .port();
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
-    let scopes = if oauth.scopes.is_empty() {
+    let mut scopes = if oauth.scopes.is_empty() {
         manager.select_initial_scopes(&[]).await
     } else {
         oauth.scopes.clone()
     };
+    for scope in wider {
+        if !scopes.contains(scope) {
+            scopes.push(scope.clone());
+        }
+    }
     let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
     let client_secret = match &oauth.client_id {
         Some(client_id) => {

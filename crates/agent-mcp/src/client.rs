@@ -20,6 +20,15 @@ pub struct ClientOptions {
     /// Where the tokens of servers signed in to are kept (`agent mcp login`); `None` reaches
     /// every server without one.
     pub tokens: Option<Tokens>,
+    /// Who opens a sign-in page when a signed-in server asks for a wider scope in the middle of
+    /// a session (`403 insufficient_scope`); without one the call fails with the refusal.
+    pub browser: Option<Arc<dyn Browser>>,
+}
+
+/// Opens a sign-in page for the person (a browser, or the address printed for them).
+pub trait Browser: Send + Sync + fmt::Debug {
+    /// Shows the page at `url`.
+    fn open(&self, url: &str);
 }
 
 /// The token folder, when the crate signs in ([`crate::TokenStore`] with the `oauth` feature).
@@ -36,6 +45,7 @@ impl Default for ClientOptions {
             roots: Vec::new(),
             elicitor: Arc::new(NoElicitor),
             tokens: None,
+            browser: None,
         }
     }
 }
@@ -47,12 +57,19 @@ impl ClientOptions {
             roots: vec![root.into()],
             elicitor,
             tokens: None,
+            browser: None,
         }
     }
 
     /// The same, with the tokens of the servers signed in to kept in `tokens`.
     pub fn with_tokens(mut self, tokens: Tokens) -> Self {
         self.tokens = Some(tokens);
+        self
+    }
+
+    /// The same, signing in again through `browser` when a server asks for a wider scope.
+    pub fn with_browser(mut self, browser: Arc<dyn Browser>) -> Self {
+        self.browser = Some(browser);
         self
     }
 }

@@ -1,7 +1,10 @@
 //! The text the model sees for an MCP tool result: text blocks as they are, structured content
-//! as JSON, resources and resource links as short references, images and audio as a note.
+//! as JSON, resources and resource links as short references, images and audio as a note. The
+//! same for a prompt's messages (the text a slash command sends) and a resource's contents.
 
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use rmcp::model::{
+    CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult, ResourceContents, Role,
+};
 
 /// The text of a tool result for the model, and whether the server flagged it as an error.
 pub fn result_text(result: &CallToolResult) -> (String, bool) {
@@ -32,6 +35,63 @@ pub fn result_text(result: &CallToolResult) -> (String, bool) {
         parts.join("\n")
     };
     (text, result.is_error == Some(true))
+}
+
+/// The text of a prompt's messages, as one message to send: the messages' text in order, each
+/// under its role when the prompt has more than one role (`assistant:` before an example
+/// answer).
+pub fn prompt_text(result: &GetPromptResult) -> String {
+    let role = |role: &Role| match role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    let mixed = result
+        .messages
+        .windows(2)
+        .any(|pair| pair[0].role != pair[1].role);
+    result
+        .messages
+        .iter()
+        .map(|message| {
+            let text = block_text(&message.content);
+            if mixed {
+                format!("{}: {text}", role(&message.role))
+            } else {
+                text
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// The text of a resource's contents: text as it is, binary contents as a note of their type
+/// and size.
+pub fn resource_text(result: &ReadResourceResult) -> String {
+    let parts: Vec<String> = result
+        .contents
+        .iter()
+        .map(|contents| match contents {
+            ResourceContents::TextResourceContents { text, .. } => text.clone(),
+            ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => format!(
+                "[{uri}: {}, {} — not shown]",
+                mime_type.as_deref().unwrap_or("binary"),
+                size_of_base64(blob)
+            ),
+            // Newer protocol versions may add kinds of resource contents.
+            #[allow(unreachable_patterns)]
+            _ => "[contents of an unknown kind — not shown]".to_owned(),
+        })
+        .collect();
+    if parts.is_empty() {
+        "(the resource is empty)".to_owned()
+    } else {
+        parts.join("\n")
+    }
 }
 
 fn block_text(block: &ContentBlock) -> String {

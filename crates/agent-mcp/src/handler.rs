@@ -1,8 +1,8 @@
 //! What the client tells servers about itself, and how it answers them: the protocol version it
 //! offers (the newest with an `initialize` handshake), its roots, its questions to the person
 //! (elicitation) passed to the session's [`Elicitor`], and a server's
-//! `notifications/tools/list_changed`, which bumps a counter its [`crate::McpServer`] exposes so
-//! the session can list the tools again between turns.
+//! `notifications/{tools,prompts,resources}/list_changed`, which bump the counters its
+//! [`crate::McpServer`] exposes so the session can list them again between turns.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -29,10 +29,37 @@ use crate::version::OFFERED_VERSION;
 pub(crate) struct Handler {
     /// The server's name, for the person asked a question.
     pub(crate) server: String,
-    /// Bumped on each tool list change the server announces.
-    pub(crate) changes: Arc<watch::Sender<u64>>,
+    /// Bumped on each list change the server announces.
+    pub(crate) changes: Arc<ListChanges>,
     /// Roots and the elicitor.
     pub(crate) options: Arc<ClientOptions>,
+}
+
+/// How many times a server said each of its lists changed; a receiver wakes at each change.
+#[derive(Debug)]
+pub(crate) struct ListChanges {
+    /// `notifications/tools/list_changed`.
+    pub(crate) tools: watch::Sender<u64>,
+    /// `notifications/prompts/list_changed`.
+    pub(crate) prompts: watch::Sender<u64>,
+    /// `notifications/resources/list_changed`.
+    pub(crate) resources: watch::Sender<u64>,
+}
+
+impl ListChanges {
+    /// No change yet.
+    pub(crate) fn new() -> Self {
+        Self {
+            tools: watch::Sender::new(0),
+            prompts: watch::Sender::new(0),
+            resources: watch::Sender::new(0),
+        }
+    }
+}
+
+fn bump(counter: &watch::Sender<u64>) -> std::future::Ready<()> {
+    counter.send_modify(|count| *count += 1);
+    std::future::ready(())
 }
 
 impl Handler {
@@ -127,7 +154,22 @@ impl ClientHandler for Handler {
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
         tracing::debug!("an MCP server's tool list changed");
-        self.changes.send_modify(|count| *count += 1);
-        std::future::ready(())
+        bump(&self.changes.tools)
+    }
+
+    fn on_prompt_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        tracing::debug!("an MCP server's prompt list changed");
+        bump(&self.changes.prompts)
+    }
+
+    fn on_resource_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        tracing::debug!("an MCP server's resource list changed");
+        bump(&self.changes.resources)
     }
 }

@@ -2,13 +2,16 @@
 //!
 //! Any MCP server — a child process spoken to over stdio, or a streamable HTTP endpoint — adds
 //! its tools to an agent's `ToolRegistry`, named `mcp__<server>__<tool>`, with the server's
-//! descriptions and JSON schemas. Built on the official Rust SDK, `rmcp`. Depends on
+//! descriptions and JSON schemas, and its resources through two tools of their own. Built on the official Rust SDK, `rmcp`. Depends on
 //! `agent-execution` (the `Tool` trait) and `agent-llm` (the TLS setup), never on a store, the
 //! HTTP server or the command line.
 //!
 //! - [`McpConfig`], [`ServerConfig`]: the configuration (`[mcp.servers.<name>]` in `agent.toml`).
 //! - [`McpServers`]: the servers of a session, started together; their tools go into a registry.
-//! - [`McpServer`]: one server and its connection; [`McpTool`]: one of its tools.
+//! - [`McpServer`]: one server and its connection; [`McpTool`]: one of its tools. Its prompts
+//!   ([`McpServer::prompts`], [`McpServer::get_prompt`]) and resources
+//!   ([`McpServer::listed_resources`], [`McpServer::read_resource`]); the model reads resources
+//!   through two tools, [`LIST_RESOURCES_TOOL`] and [`READ_RESOURCE_TOOL`].
 //! - [`ClientOptions`]: what the client offers servers: the workspace as its root, and an
 //!   [`Elicitor`] to answer a server's questions to the person (declined without one).
 //!
@@ -42,13 +45,16 @@
 
 #[cfg(feature = "oauth")]
 mod auth;
+mod catalog;
 mod client;
 mod config;
+mod connection;
 mod content;
 mod error;
 mod handler;
 mod http;
 mod process;
+mod resource_tools;
 mod server;
 mod servers;
 mod tool;
@@ -57,15 +63,16 @@ mod version;
 #[cfg(feature = "oauth")]
 pub use auth::{SignInState, TokenStore, login};
 pub use client::{
-    ClientOptions, ElicitationAnswer, ElicitationKind, ElicitationRequest, Elicitor, NoElicitor,
-    Tokens,
+    Browser, ClientOptions, ElicitationAnswer, ElicitationKind, ElicitationRequest, Elicitor,
+    NoElicitor, Tokens,
 };
 pub use config::{
     DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, MAX_SERVER_NAME_LEN, McpConfig, OAuthConfig,
     ServerConfig, TransportKind, expand_env, validate_name,
 };
-pub use content::result_text;
+pub use content::{prompt_text, resource_text, result_text};
 pub use error::McpError;
+pub use resource_tools::{LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL};
 pub use server::McpServer;
 pub use servers::McpServers;
 pub use tool::{McpTool, TOOL_PREFIX, tool_name};

@@ -1,27 +1,23 @@
-//! One MCP server and its live connection: start (a child process or an HTTP session), the
-//! handshake, the tool list, calls bounded by a timeout, restarts after the server stopped, and
-//! shutdown. A child process runs in its own process group, killed when the connection is
-//! dropped, so nothing it started outlives the session.
+//! One MCP server and its live connection (`connection.rs`): start (a child process or an HTTP
+//! session), the handshake, the tool list, calls bounded by a timeout, restarts after the server
+//! stopped, and shutdown. A child process runs in its own process group, killed when the
+//! connection is dropped, so nothing it started outlives the session.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool as McpToolInfo};
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceError, ServiceExt};
+use rmcp::ServiceError;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, JsonObject, Resource, ServerCapabilities,
+    Tool as McpToolInfo,
+};
 use tokio::time::Instant;
 
 use crate::client::ClientOptions;
 use crate::config::{ServerConfig, TransportKind, validate_name};
+use crate::connection::Connection;
 use crate::error::McpError;
-use crate::handler::Handler;
-use crate::http::{HttpTransport, http_transport};
-use crate::process::{ProcessGroup, StderrTail, spawn};
-use crate::version::supported;
-
-/// How long a graceful shutdown (close stdin, wait for the exit) may take before the process
-/// group is killed.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+use crate::handler::{Handler, ListChanges};
 
 /// A configured MCP server, started: its tools and a connection that is restarted when the
 /// server stops (up to its restart limit).
@@ -34,10 +30,14 @@ pub struct McpServer {
     kind: TransportKind,
     /// The tools as last listed: at start, and again after the server said they changed.
     tools: std::sync::RwLock<Vec<McpToolInfo>>,
-    /// The client side of each connection (counts the tool list changes the server announced).
+    /// The resources as last listed (see `catalog.rs`): empty until then.
+    pub(crate) resources: std::sync::RwLock<Vec<Resource>>,
+    /// The client side of each connection (counts the list changes the server announced).
     handler: Handler,
     /// What the server said about using it in its handshake (`instructions`).
     instructions: Option<String>,
+    /// What the server said it offers in its handshake.
+    capabilities: ServerCapabilities,
     state: tokio::sync::Mutex<State>,
 }
 
@@ -87,7 +87,7 @@ impl McpServer {
         let timeout = config.startup_timeout();
         let handler = Handler {
             server: name.to_owned(),
-            changes: Arc::new(tokio::sync::watch::Sender::new(0)),
+            changes: Arc::new(ListChanges::new()),
             options,
         };
         let connection = Connection::open(name, &config, kind, &handler).await?;
@@ -118,9 +118,10 @@ impl McpServer {
             }
         };
         tracing::debug!(server = name, tools = tools.len(), "MCP server started");
-        let instructions = connection
-            .service
-            .peer_info()
+        let info = connection.service.peer_info();
+        let capabilities = info.as_ref().map(|info| info.capabilities.clone());
+        let instructions = info
+            .as_ref()
             .and_then(|info| info.instructions.clone())
             .filter(|text| !text.trim().is_empty());
         Ok(Arc::new(Self {
@@ -128,8 +129,10 @@ impl McpServer {
             config,
             kind,
             tools: std::sync::RwLock::new(tools),
+            resources: std::sync::RwLock::default(),
             handler,
             instructions,
+            capabilities: capabilities.unwrap_or_default(),
             state: tokio::sync::Mutex::new(State {
                 connection: Some(Arc::new(connection)),
                 restarts: 0,
@@ -172,7 +175,17 @@ impl McpServer {
     /// How many times the server said its tool list changed (`notifications/tools/list_changed`);
     /// a receiver wakes at each change.
     pub fn tool_changes(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.handler.changes.subscribe()
+        self.handler.changes.tools.subscribe()
+    }
+
+    /// What the server said it offers (tools, prompts, resources) in its handshake.
+    pub fn capabilities(&self) -> &ServerCapabilities {
+        &self.capabilities
+    }
+
+    /// The counters of the server's list changes (tools, prompts, resources).
+    pub(crate) fn list_changes(&self) -> &ListChanges {
+        &self.handler.changes
     }
 
     /// Lists the server's tools again (after it said they changed), within its startup
@@ -248,18 +261,60 @@ impl McpServer {
             tool: tool.to_owned(),
             after: timeout,
         };
-        let connection = tokio::time::timeout_at(deadline, self.connection())
-            .await
-            .map_err(|_| timed_out())??;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
-        match tokio::time::timeout_at(deadline, connection.service.call_tool(params)).await {
-            Err(_) => Err(timed_out()),
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(ServiceError::Timeout { .. })) => Err(timed_out()),
-            Ok(Err(error)) => Err(self
-                .failed(&connection, &format!("calling {tool}"), error)
-                .await),
+        let mut stepped_up = false;
+        loop {
+            let connection = tokio::time::timeout_at(deadline, self.connection())
+                .await
+                .map_err(|_| timed_out())??;
+            let call = connection.service.call_tool(params.clone());
+            return match tokio::time::timeout_at(deadline, call).await {
+                Err(_) => Err(timed_out()),
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(ServiceError::Timeout { .. })) => Err(timed_out()),
+                Ok(Err(error)) => {
+                    #[cfg(feature = "oauth")]
+                    if !stepped_up && self.step_up(&error).await {
+                        stepped_up = true;
+                        continue;
+                    }
+                    Err(self
+                        .failed(&connection, &format!("calling {tool}"), error)
+                        .await)
+                }
+            };
+        }
+    }
+
+    /// When `error` is the server's `403 insufficient_scope`, signs in again with the wider
+    /// scope it asks for (if a browser was given) and connects again with the new token; true
+    /// when the call may be retried.
+    #[cfg(feature = "oauth")]
+    async fn step_up(&self, error: &ServiceError) -> bool {
+        let options = &self.handler.options;
+        let (Some(scope), Some(tokens), Some(browser)) = (
+            crate::auth::wanted_scope(error),
+            &options.tokens,
+            &options.browser,
+        ) else {
+            return false;
+        };
+        let open = |page: &str| browser.open(page);
+        let signed_in = crate::auth::step_up(&self.name, &self.config, tokens, &scope, &open).await;
+        let opened = match signed_in {
+            Ok(()) => Connection::open(&self.name, &self.config, self.kind, &self.handler).await,
+            Err(error) => Err(error),
+        };
+        match opened {
+            Ok(connection) => {
+                self.state.lock().await.connection = Some(Arc::new(connection));
+                true
+            }
+            Err(error) => {
+                tracing::warn!("{error}");
+                false
+            }
         }
     }
 
@@ -277,7 +332,7 @@ impl McpServer {
     }
 
     /// The live connection, restarted first when the server had stopped.
-    async fn connection(&self) -> Result<Arc<Connection>, McpError> {
+    pub(crate) async fn connection(&self) -> Result<Arc<Connection>, McpError> {
         let mut state = self.state.lock().await;
         if state.shut_down {
             return Err(McpError::ShutDown {
@@ -322,7 +377,7 @@ impl McpServer {
 
     /// Turns a failed request into an error; a broken connection is dropped (killing the
     /// process group) so the next call starts the server again.
-    async fn failed(
+    pub(crate) async fn failed(
         &self,
         connection: &Arc<Connection>,
         doing: &str,
@@ -370,121 +425,5 @@ fn tail_note(stderr: &str) -> String {
     match stderr.lines().last() {
         Some(line) => format!(" (stderr: {line})"),
         None => String::new(),
-    }
-}
-
-/// A live session with a server.
-struct Connection {
-    service: RunningService<RoleClient, Handler>,
-    /// The child's process group (stdio servers); killed when the connection is dropped.
-    group: Option<ProcessGroup>,
-    stderr: StderrTail,
-}
-
-impl Connection {
-    /// Starts the server and completes the handshake within the startup timeout.
-    async fn open(
-        name: &str,
-        config: &ServerConfig,
-        kind: TransportKind,
-        handler: &Handler,
-    ) -> Result<Self, McpError> {
-        let client = || handler.clone();
-        let timeout = config.startup_timeout();
-        let start_error = |message: String, stderr: &StderrTail| McpError::Start {
-            server: name.to_owned(),
-            message,
-            stderr: stderr.text(),
-        };
-        let stderr = StderrTail::default();
-        let (service, group) = match kind {
-            TransportKind::Stdio => {
-                let (transport, group) = spawn(name, config, &stderr)?;
-                let handshake = tokio::time::timeout(timeout, client().serve(transport)).await;
-                (handshake, group)
-            }
-            TransportKind::Http => {
-                let tokens = handler.options.tokens.as_ref();
-                let handshake = match http_transport(name, config, tokens).await? {
-                    HttpTransport::Plain(transport) => {
-                        tokio::time::timeout(timeout, client().serve(transport)).await
-                    }
-                    #[cfg(feature = "oauth")]
-                    HttpTransport::SignedIn(transport) => {
-                        tokio::time::timeout(timeout, client().serve(transport)).await
-                    }
-                };
-                (handshake, None)
-            }
-        };
-        match service {
-            Ok(Ok(service)) => {
-                let version = service
-                    .peer_info()
-                    .map(|info| info.protocol_version.clone())
-                    .unwrap_or_default();
-                if !supported(&version) {
-                    let _ = service.cancel().await;
-                    return Err(start_error(
-                        format!(
-                            "the server answered with protocol version {version}, which this client does not speak"
-                        ),
-                        &stderr,
-                    ));
-                }
-                Ok(Self {
-                    service,
-                    group,
-                    stderr,
-                })
-            }
-            Ok(Err(error)) => {
-                #[cfg(feature = "oauth")]
-                if kind == TransportKind::Http
-                    && let Some(url) = &config.url
-                    && let Ok(Some(_)) = crate::auth::challenge(url).await
-                {
-                    return Err(McpError::SignInRequired {
-                        server: name.to_owned(),
-                        message: "the server answers 401 Unauthorized without a valid token".into(),
-                    });
-                }
-                // A process that exited leaves its reason on stderr; let the reader catch up.
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                Err(start_error(
-                    format!("the handshake failed: {error}"),
-                    &stderr,
-                ))
-            }
-            Err(_) => Err(McpError::StartTimeout {
-                server: name.to_owned(),
-                after: timeout,
-                stderr: stderr.text(),
-            }),
-        }
-    }
-
-    fn is_closed(&self) -> bool {
-        self.service.is_closed() || self.service.peer().is_transport_closed()
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr.text()
-    }
-
-    /// Closes the session gracefully (bounded), then kills the process group.
-    async fn close(self: Arc<Self>) {
-        match Arc::try_unwrap(self) {
-            Ok(mut connection) => {
-                let _ = connection.service.close_with_timeout(SHUTDOWN_GRACE).await;
-                // Dropping the connection kills whatever is left of the group.
-            }
-            Err(shared) => {
-                // A call is still holding the connection: do not wait for it.
-                if let Some(group) = &shared.group {
-                    group.kill();
-                }
-            }
-        }
     }
 }

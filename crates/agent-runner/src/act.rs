@@ -8,13 +8,13 @@ use futures::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
-use crate::approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
-use crate::approval_rules::RuleVerdict;
 use crate::checkpoints;
 use crate::error::StepError;
 use crate::record::Answer;
 use crate::spec::AgentSpec;
 use crate::subagent_tools::run_call;
+use agent_tools::RuleVerdict;
+use agent_tools::approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
 
 /// Tools whose calls change or read the run's own state: they run alone, in call order.
 const STATEFUL_TOOLS: &[&str] = &["goal", "read_progress", "explore", "delegate"];

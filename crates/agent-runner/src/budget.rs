@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use agent_execution::{StoreError, TraceLimits, TraceOutcome, TraceStore};
 
-use crate::lineage::recorded_agents;
-use crate::report::stats_with_sub_traces;
+use agent_execution::recorded_agents;
+use agent_execution::stats_with_sub_traces;
 
 /// The spending of a trace and its sub-traces against its budget, and the budget above it.
 #[derive(Debug)]

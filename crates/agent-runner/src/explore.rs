@@ -25,7 +25,7 @@ use crate::agents::EXPLORE;
 use crate::context::{ContextInput, build_context, conversation, render_transcript};
 use crate::engine::Start;
 use crate::model::budget_for;
-use crate::report::{CallOutcome, SubTraceReport, add_stats, stats_text};
+use crate::report::{CallOutcome, SubTraceReport, stats_text};
 use crate::subagents::{Adoption, SubAgents};
 use agent_execution::ids::sub_trace_id;
 use agent_execution::store::StoreError;
@@ -409,7 +409,7 @@ fn merged_report(branches: &[Branch], reports: &[SubTraceReport]) -> String {
             report.status_line(),
             report.body()
         ));
-        add_stats(&mut total, &report.stats);
+        total.add(&report.stats);
         if report.status == TraceStatus::Completed {
             completed += 1;
         }

@@ -3,11 +3,12 @@
 //! This crate owns the loop ([`AgentRunner`]), context building ([`context`]) and compaction
 //! ([`compaction`]: goal compaction, prune, full compaction and its prompt), the goal tools,
 //! `explore` / `delegate` sub-traces, agent profiles as data ([`agents`], [`profiles`]), the
-//! loop guard (`guard`), approvals ([`approval`]), resume, and the checkpoints of the
-//! workspace taken at goal boundaries ([`CheckpointOptions`], through an `agent-checkpoint`
-//! [`Checkpointer`](agent_checkpoint::Checkpointer) the embedder gives). It depends on
-//! `agent-goal`, `agent-llm` (types and the client trait, no provider), `agent-execution`,
-//! `agent-tools` and `agent-checkpoint`,
+//! loop guard's warnings and stops (its detector is `agent_execution::loop_guard`), approvals
+//! (the policy types, [`approval`] and [`approval_rules`], are `agent-tools`'), resume, and the
+//! checkpoints of the workspace taken at goal boundaries ([`CheckpointOptions`], through an
+//! `agent-checkpoint` [`Checkpointer`](agent_checkpoint::Checkpointer) the embedder gives). It
+//! depends on `agent-goal`, `agent-llm` (types and the client trait, no provider),
+//! `agent-execution`, `agent-tools` and `agent-checkpoint`,
 //! and must not depend on a concrete store, a model provider, the HTTP server or the command
 //! line: those are given to it. It reads no configuration file: profiles come as data.
 //!
@@ -101,8 +102,6 @@
 mod act;
 mod agent;
 pub mod agents;
-pub mod approval;
-pub mod approval_rules;
 mod branch_copies;
 mod budget;
 mod checkpoint_options;
@@ -118,11 +117,9 @@ mod engine;
 mod error;
 mod explore;
 mod goal_tools;
-mod guard;
 mod handoff;
 mod inbox;
 mod limits;
-mod lineage;
 mod model;
 mod options;
 mod outcome;
@@ -131,8 +128,6 @@ mod record;
 mod report;
 mod resume;
 mod runner;
-mod shell_commands;
-mod shell_wrappers;
 mod spec;
 mod step;
 mod stuck;
@@ -142,9 +137,20 @@ mod summarise;
 mod turns;
 mod window;
 
+/// What the records say, kept where callers have long named it: the check of a limit's value,
+/// the loop guard's thresholds, a trace's lineage and its totals with its sub-traces.
+pub use agent_execution::{
+    LimitError, LoopGuard, RecordedAgents, check_max_cost, check_max_iterations, parse_max_cost,
+    parse_max_iterations, recorded_agents, stats_with_sub_traces,
+};
+/// Who decides on risky calls, which lives with the tools it is about.
+pub use agent_tools::approval::{
+    self, Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest,
+};
+/// The rules checked before a risky call asks ([`RunnerOptions::approval_rules`]), which live with
+/// the tools they are about.
+pub use agent_tools::rules::{self as approval_rules, ApprovalRules, RuleError, RuleVerdict};
 pub use agents::{AgentTypeConfig, ApprovalPolicy, ProfileOrigin, RiskLimit, ToolFilter};
-pub use approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
-pub use approval_rules::{ApprovalRules, RuleError, RuleVerdict};
 /// The attribute [`ApprovalHandler`] implementations need.
 pub use async_trait::async_trait;
 pub use checkpoint_options::{CheckpointOptions, RollbackConfirm};
@@ -154,17 +160,11 @@ pub use error::RunError;
 pub use goal_tools::{
     GoalTool, MAX_GOAL_TEXT_CHARS, MAX_GOALS_PER_CALL, MAX_PLAN_GOALS, ReadProgressTool,
 };
-pub use guard::LoopGuard;
-pub use limits::{
-    LimitError, LimitOverrides, RunLimits, check_max_cost, check_max_iterations, parse_max_cost,
-    parse_max_iterations,
-};
-pub use lineage::{RecordedAgents, recorded_agents};
+pub use limits::{LimitOverrides, RunLimits};
 pub use model::{USAGE_KEY, tokens_estimated, usage_is_estimated};
 pub use options::{DEFAULT_SYSTEM_PROMPT, Instruction, RunnerOptions, SubAgentOptions};
 pub use outcome::{RunOutcome, StopReason};
 pub use profiles::UnknownProfile;
-pub use report::stats_with_sub_traces;
 pub use runner::{AgentRunner, RunEvent, RunHandle, RunSender};
 pub use spec::{Access, AgentSpec};
 /// The cancellation token runs take ([`AgentRunner::resume_in_background`]).

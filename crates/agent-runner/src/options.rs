@@ -13,12 +13,12 @@ use agent_llm::{LlmClient, PriceTable};
 use agent_tools::ToolLimits;
 
 use crate::agents::AgentTypeConfig;
-use crate::approval::Approval;
-use crate::approval_rules::ApprovalRules;
 use crate::checkpoint_options::CheckpointOptions;
 use crate::compaction::CompactionStrategy;
 use crate::limits::{LimitOverrides, RunLimits};
 use crate::profiles::{UnknownProfile, builtin_profiles};
+use agent_tools::Approval;
+use agent_tools::ApprovalRules;
 
 /// The system prompt used when none is configured. The plan is appended after it.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a capable software agent working in a \

@@ -4,7 +4,6 @@
 use serde_json::{Map, Value, json};
 
 use agent_execution::meta;
-use agent_execution::store::{StoreError, TraceStore};
 use agent_execution::trace::{TraceStats, TraceStatus};
 use agent_tools::ToolResult;
 
@@ -46,7 +45,7 @@ impl CallOutcome {
     /// A call that ran its sub-traces to their end.
     pub(crate) fn done(content: String, is_error: bool, reports: &[&SubTraceReport]) -> Self {
         let total = reports.iter().fold(TraceStats::default(), |mut sum, r| {
-            add_stats(&mut sum, &r.stats);
+            sum.add(&r.stats);
             sum
         });
         let sub_traces: Vec<Value> = reports
@@ -156,36 +155,4 @@ pub(crate) fn stats_text(stats: &TraceStats) -> String {
         "{} messages, {} tokens, ${:.4}",
         stats.total_messages, stats.total_tokens, stats.total_cost
     )
-}
-
-pub(crate) fn add_stats(sum: &mut TraceStats, stats: &TraceStats) {
-    sum.total_messages += stats.total_messages;
-    sum.total_tokens += stats.total_tokens;
-    sum.total_cost += stats.total_cost;
-}
-
-/// The totals of a trace together with all its sub-traces, recursively.
-///
-/// A trace's own totals ([`agent_execution::Trace::stats`]) count only its own messages; the work of its
-/// explore branches and delegates is in their traces (and in the `sub_trace_completed` events
-/// and the tool messages of the calls that ran them). This adds them up.
-pub async fn stats_with_sub_traces(
-    store: &dyn TraceStore,
-    trace_id: &str,
-) -> Result<TraceStats, StoreError> {
-    let trace = store
-        .get_trace(trace_id)
-        .await?
-        .ok_or_else(|| StoreError::NotFound {
-            trace_id: trace_id.to_owned(),
-        })?;
-    let mut total = trace.stats();
-    let mut pending = vec![trace.trace_id];
-    while let Some(id) = pending.pop() {
-        for sub in store.get_sub_traces(&id).await? {
-            add_stats(&mut total, &sub.stats());
-            pending.push(sub.trace_id);
-        }
-    }
-    Ok(total)
 }

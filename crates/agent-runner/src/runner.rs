@@ -14,13 +14,13 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::Agent;
 use crate::engine::{Driver, Engine, Start};
 use crate::error::RunError;
-use crate::lineage::recorded_agents;
 use crate::options::RunnerOptions;
 use crate::outcome::RunOutcome;
 use crate::resume::{prepare_continue, prepare_resume};
 use crate::spec::AgentSpec;
 use crate::step::{create_trace, run_loop};
 use crate::turns::keep_late;
+use agent_execution::recorded_agents;
 
 /// A run going on in the background.
 pub struct RunHandle {

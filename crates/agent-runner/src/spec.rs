@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use agent_tools::ToolLimits;
 
 use crate::agents::{DELEGATE, EXPLORE};
-use crate::approval::Approval;
 use crate::compaction::CompactionStrategy;
 use crate::limits::RunLimits;
+use agent_tools::Approval;
 
 /// Whether an agent offers one of the sub-agent tools (`explore`, `delegate`).
 #[derive(Debug, Clone, PartialEq, Eq)]

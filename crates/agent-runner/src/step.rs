@@ -27,12 +27,12 @@ use crate::handoff;
 use crate::model;
 use crate::outcome::{RunOutcome, StopReason};
 use crate::record::{check_workspace, record, tool_message};
-use crate::report::stats_with_sub_traces;
 use crate::resume::finish_sub_agent_calls;
 use crate::stuck;
 use crate::summarise::{Trigger, compact};
 use crate::turns::take_queued;
 use crate::window;
+use agent_execution::stats_with_sub_traces;
 
 use crate::model::USAGE_KEY;
 

@@ -8,10 +8,10 @@ use serde_json::json;
 
 use crate::agent::Agent;
 use crate::error::StepError;
-use crate::guard::{
-    self, GuardVerdict, LOOP_GUARD_KEY, LoopAction, LoopDetection, stop_error, warning_text,
-};
 use crate::record::record;
+use agent_execution::LoopAction;
+use agent_execution::loop_guard::{self, GuardVerdict, LoopDetection, stop_error, warning_text};
+use agent_execution::meta::LOOP_GUARD;
 
 /// Checks the newest turn of `messages` for a loop. A warning is recorded (the message and a
 /// `loop_detected` event, in one commit) and added to `messages`; a stop records its event and
@@ -22,14 +22,14 @@ pub(crate) async fn after_turn(
     messages: &mut Vec<Message>,
     goal_id: Option<String>,
 ) -> Result<Option<TraceOutcome>, StepError> {
-    match guard::check(messages, &agent.spec.limits.loop_guard) {
+    match loop_guard::check(messages, &agent.spec.limits.loop_guard) {
         GuardVerdict::Continue => Ok(None),
         GuardVerdict::Warn(detection) => {
             let mut warning = NewMessage::user(warning_text(&detection));
             warning.goal_id = goal_id;
             warning
                 .metadata
-                .insert(LOOP_GUARD_KEY.into(), json!(detection.pattern.name()));
+                .insert(LOOP_GUARD.into(), json!(detection.pattern.name()));
             let ops = vec![
                 WriteOp::AddMessage(warning),
                 WriteOp::AppendEvent(event(&detection, LoopAction::Warned)),

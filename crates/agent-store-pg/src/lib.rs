@@ -43,6 +43,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod active;
 mod listen;
 mod locks;
 mod queue;

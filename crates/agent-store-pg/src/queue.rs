@@ -19,25 +19,9 @@ use deadpool_postgres::{Object, Pool};
 use serde_json::Value;
 use tokio_postgres::types::Json;
 
+use crate::active::{ACTIVE, HAS_ACTIVE_RUN};
 use crate::listen::{Listener, RUNS_CHANNEL};
 use crate::store::{ConnectError, open};
-
-/// The SQL condition of a run that will still execute: queued, or claimed under a live lease.
-macro_rules! active {
-    () => {
-        "(status = 'queued' OR (status = 'running' AND lease_until > now()))"
-    };
-}
-
-/// See [`active!`].
-const ACTIVE: &str = active!();
-
-/// Whether trace `$1` has a run that will still execute.
-pub(crate) const HAS_ACTIVE_RUN: &str = concat!(
-    "SELECT EXISTS (SELECT 1 FROM agent_runs WHERE trace_id = $1 AND ",
-    active!(),
-    ")"
-);
 
 /// The run queue of one database. Cheap to share behind an `Arc`.
 pub struct PgRunQueue {

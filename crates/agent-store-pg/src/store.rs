@@ -13,9 +13,9 @@ use serde::de::DeserializeOwned;
 use tokio_postgres::types::{Json, ToSql};
 use tokio_postgres::{Config, NoTls};
 
+use crate::active::HAS_ACTIVE_RUN;
 use crate::listen::Listener;
 use crate::locks::Locks;
-use crate::queue::HAS_ACTIVE_RUN;
 use crate::schema::{self, SchemaError};
 use crate::txn::{PgTxn, signed, word};
 use crate::{corrupt, db};

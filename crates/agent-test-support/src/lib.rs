@@ -31,4 +31,4 @@ pub mod postgres;
 pub mod pty;
 pub mod shell;
 
-pub use agent_execution::store::conformance;
+pub use agent_execution::conformance;

@@ -13,7 +13,10 @@
 //! The built-in tools (`read_file`, `write_file`, `edit_file`, `glob_files`, `grep`, `bash`) are
 //! confined to the workspace root by [`resolve_in_workspace`]; `bash` commands also run in a
 //! kernel sandbox ([`sandbox`]: Landlock and seccomp on Linux), `workspace-write` unless the
-//! caller says otherwise, with secrets left out of their environment. The names in
+//! caller says otherwise, with secrets left out of their environment. Who may run a risky call
+//! is said here too: [`ApprovalRules`] ([`rules`]) allow or deny calls before anyone is asked,
+//! reading a `bash` script's commands without running it, and an [`Approval`] ([`approval`])
+//! refuses the rest, runs them, or asks an [`ApprovalHandler`]. The names in
 //! [`RESERVED_TOOL_NAMES`] belong to tools the runner registers itself.
 //!
 //! This crate owns tools and their confinement; it must not depend on any other workspace crate
@@ -27,11 +30,13 @@
 //! assert!(registry.names().iter().any(|name| name == "bash"));
 //! ```
 
+pub mod approval;
 mod bash;
 mod fs;
 mod output;
 mod path;
 mod registry;
+pub mod rules;
 pub mod sandbox;
 mod search;
 mod typed;
@@ -42,6 +47,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
 /// The attribute [`Tool`] and [`TypedTool`] implementations need.
 pub use async_trait::async_trait;
 pub use bash::{BashArgs, BashTool};
@@ -51,6 +57,7 @@ pub use fs::{
 pub use output::{Keep, truncate_output};
 pub use path::{canonical_workspace, resolve_in_workspace};
 pub use registry::{RegisterError, ToolRegistry, ToolResult};
+pub use rules::{ApprovalRules, RuleError, RuleVerdict};
 pub use sandbox::{SandboxConfig, SandboxMode};
 pub use search::{GlobFilesArgs, GlobFilesTool, GrepArgs, GrepTool};
 /// The cancellation token of [`ToolContext::cancel`].

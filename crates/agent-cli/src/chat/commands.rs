@@ -1,6 +1,6 @@
 //! The chat's slash commands: look at the session (`/plan`, `/cost`, `/trace`), steer it
-//! (`/compact`, `/fork`, `/new`) and leave it (`/quit`). A mistake is printed with what would
-//! work; it never ends the session.
+//! (`/compact`, `/fork`, `/new`), send an MCP server's prompt (`/mcp__SERVER__PROMPT`) and leave
+//! it (`/quit`). A mistake is printed with what would work; it never ends the session.
 
 use agent_execution::TraceStore;
 use agent_execution::fork::{self, ForkError, ForkPoint};
@@ -16,6 +16,8 @@ use crate::output::{clean, note};
 pub(crate) enum Next {
     /// Read the next line.
     Prompt,
+    /// Send this as the next message (a server's prompt, filled in).
+    Send(String),
     /// End the session.
     Quit,
 }
@@ -28,6 +30,7 @@ const HELP: &str = "\
 /fork N         a new conversation from just before goal N started (`/fork m SEQ`: after message SEQ)
 /trace          the trace id, for agent show, resume and the viewer
 /new            start a new conversation (a new trace)
+/mcp__S__P k=v  send the prompt P of the MCP server S, its arguments as key=value
 /help           this list
 /quit           leave (also /exit, Ctrl-D)
 Anything else is your next message; Ctrl-C stops a turn.";
@@ -39,7 +42,7 @@ pub(crate) async fn run(session: &mut Session, line: &str) -> Result<Next> {
     let rest: Vec<&str> = words.collect();
     match name {
         "quit" | "exit" | "q" => return Ok(Next::Quit),
-        "help" | "?" => note(HELP),
+        "help" | "?" => help(session).await,
         "new" => {
             session.trace_id = None;
             note("a new conversation starts with your next message");
@@ -52,9 +55,28 @@ pub(crate) async fn run(session: &mut Session, line: &str) -> Result<Next> {
         "cost" => cost(session).await?,
         "compact" => compact(session).await?,
         "fork" => fork_at(session, &rest).await?,
+        prompt if prompt.starts_with(agent_mcp::TOOL_PREFIX) => {
+            let args = line.trim_start()[prompt.len()..].trim();
+            match crate::mcp_catalog::prompt_message(&session.mcp, prompt, args).await {
+                Ok(message) => return Ok(Next::Send(message)),
+                Err(error) => note(&error),
+            }
+        }
         other => note(&format!("unknown command /{other}; /help lists them")),
     }
     Ok(Next::Prompt)
+}
+
+/// `/help`: the commands, then the prompts of the session's MCP servers.
+async fn help(session: &Session) {
+    note(HELP);
+    for server in session.mcp.servers() {
+        for prompt in server.prompts().await.unwrap_or_default() {
+            let command = crate::mcp_catalog::command_name(server.name(), &prompt.name);
+            let about = prompt.description.or(prompt.title).unwrap_or_default();
+            note(&format!("{command}  {}", crate::output::one_line(&about)));
+        }
+    }
 }
 
 /// The trace of the session, or a note that there is none yet.

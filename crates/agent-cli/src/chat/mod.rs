@@ -36,6 +36,8 @@ pub(crate) struct Session {
     trace_id: Option<String>,
     /// Whether the answers are printed on stdout too (stdout is not the terminal).
     answers_on_stdout: bool,
+    /// The MCP servers of the session, whose prompts are commands.
+    mcp: Arc<agent_mcp::McpServers>,
 }
 
 /// The token of the turn going on, for the Ctrl-C handler.
@@ -104,6 +106,7 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
         setup,
         trace_id,
         answers_on_stdout: !std::io::stdout().is_terminal(),
+        mcp: mcp.clone(),
     };
     let terminal = std::io::stdin().is_terminal();
     let current: CurrentTurn = Arc::default();
@@ -126,8 +129,14 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
                     continue;
                 }
                 if let Some(command) = line.strip_prefix('/') {
-                    if commands::run(&mut session, command).await? == commands::Next::Quit {
-                        break;
+                    match commands::run(&mut session, command).await? {
+                        commands::Next::Quit => break,
+                        commands::Next::Prompt => {}
+                        // A server's prompt, filled in: the message of the next turn.
+                        commands::Next::Send(message) => {
+                            input.remember(line);
+                            turn(&mut session, &message, &current).await?;
+                        }
                     }
                     continue;
                 }

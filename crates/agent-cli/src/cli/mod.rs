@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 mod chat;
 mod checkpoints;
 mod configure;
+mod mcp;
 mod model;
 mod plan;
 mod serve;
@@ -16,6 +17,7 @@ mod serve;
 pub(crate) use chat::ChatArgs;
 pub(crate) use checkpoints::{DiffArgs, RewindArgs};
 pub(crate) use configure::{CompletionsArgs, ConfigArgs, InitArgs};
+pub(crate) use mcp::{McpAction, McpArgs};
 pub(crate) use model::{ModelArgs, OutputFormat, ProviderArgs, ProviderKind, ReasoningEffort};
 pub(crate) use plan::{PlanAction, PlanArgs};
 pub(crate) use serve::ServeArgs;
@@ -386,39 +388,6 @@ pub(crate) struct CancelArgs {
     /// Where traces live (unused; accepted like every command).
     #[command(flatten)]
     pub(crate) trace_dir: TraceDirArg,
-}
-
-/// `agent mcp`.
-#[derive(Debug, Args)]
-pub(crate) struct McpArgs {
-    /// What to do.
-    #[command(subcommand)]
-    pub(crate) action: McpAction,
-}
-
-/// The `agent mcp` commands.
-#[derive(Debug, Subcommand)]
-pub(crate) enum McpAction {
-    /// Connect to each server (disabled ones too), list its tools, report those that fail
-    /// (exit code 1).
-    List {
-        /// Only these servers [default: all configured].
-        names: Vec<String>,
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Sign in to an HTTP server that asks for OAuth: opens the browser (and prints the
-    /// address) and keeps the token in the user's config folder.
-    Login {
-        /// The server, as named in agent.toml.
-        name: String,
-    },
-    /// Forget the token of a server signed in to.
-    Logout {
-        /// The server, as named in agent.toml.
-        name: String,
-    },
 }
 
 #[cfg(test)]

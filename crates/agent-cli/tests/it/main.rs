@@ -18,6 +18,7 @@ mod instructions;
 mod interrupted;
 mod limits;
 mod mcp;
+mod mcp_catalog;
 mod mcp_oauth;
 mod otel;
 mod plan_edit;

@@ -8,8 +8,8 @@ use agent_goal::GoalTree;
 use async_trait::async_trait;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
+use crate::bus::EventBus;
 use crate::event::Event;
-use crate::feed::EventBus;
 use crate::ids::{split_message_id, validate_trace_id};
 use crate::message::Message;
 use crate::store::{Commit, StoreError, TraceState, TraceStore, TraceTxn};
@@ -239,7 +239,7 @@ mod tests {
     use futures::StreamExt;
 
     use super::*;
-    use crate::store::conformance;
+    use crate::conformance;
     use crate::{NewMessage, NewTrace, watch};
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

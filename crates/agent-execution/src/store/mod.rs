@@ -17,9 +17,6 @@ mod error;
 mod memory;
 mod state;
 
-#[cfg(any(test, feature = "conformance"))]
-pub mod conformance;
-
 use std::collections::HashMap;
 
 use agent_goal::{Goal, GoalCommand, GoalOutcome, GoalTree};
@@ -32,8 +29,8 @@ pub use error::StoreError;
 pub use memory::InMemoryTraceStore;
 pub use state::{Commit, ReplayError, TraceState};
 
+use crate::bus::EventBus;
 use crate::event::{Event, EventKind};
-use crate::feed::EventBus;
 use crate::ids::{new_trace_id, now_rfc3339, split_message_id, sub_trace_id, validate_trace_id};
 use crate::message::{Message, MessageUpdate, NewMessage};
 use crate::trace::{NewTrace, Trace, TraceFilter, TraceOutcome, TraceStatus, TraceUpdate};

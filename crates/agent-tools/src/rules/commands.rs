@@ -44,7 +44,7 @@ struct Walk<'a> {
     found: &'a mut Commands,
 }
 
-impl crate::shell_wrappers::Sink for Walk<'_> {
+impl super::wrappers::Sink for Walk<'_> {
     fn command(&mut self, words: Vec<String>) {
         self.found.commands.push(words);
     }
@@ -194,7 +194,7 @@ fn walk_simple(simple: &SimpleCommand, depth: usize, found: &mut Commands) {
         }
     }
     if !words.is_empty() {
-        crate::shell_wrappers::unwrap(words, &mut Walk { depth, found });
+        super::wrappers::unwrap(words, &mut Walk { depth, found });
     }
 }
 
@@ -240,5 +240,5 @@ fn literal(piece: &WordPiece, depth: usize, found: &mut Commands, text: &mut Opt
 }
 
 #[cfg(test)]
-#[path = "shell_commands_tests.rs"]
+#[path = "commands_tests.rs"]
 mod tests;

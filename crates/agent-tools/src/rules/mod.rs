@@ -9,7 +9,7 @@
 //!   `||`, `|`, `&`, `>`, `<`, a backquote, `$(`, a line break) is never *allowed* by a prefix —
 //!   `git status && rm -rf ~` starts with `git status` — nor is one that cannot be parsed. A
 //!   command is *denied* when any simple command of the parsed script runs the rule's words
-//!   (`shell_commands.rs`): quotes and escapes removed, looking through `sh -c`, `eval`,
+//!   (`rules/commands.rs`): quotes and escapes removed, looking through `sh -c`, `eval`,
 //!   `xargs`, `env`, `timeout`, `nice`, `sudo`, `find -exec` and the like and into
 //!   substitutions, with flags normalised (`rm -rf` = `rm -fr` = `rm -r -f`, `find -delete`
 //!   counts as `rm -r -f`). A command whose programs cannot all be known (an expansion as the
@@ -24,6 +24,9 @@
 //!
 //! Claude Code's spellings work too: `Bash(npm test:*)`, `Write(src/**)`, `Edit`, `Read`.
 //! Deny rules win over allow rules; they apply to every call, risky or not.
+
+mod commands;
+mod wrappers;
 
 use std::path::Path;
 
@@ -241,7 +244,7 @@ impl Rule {
             return None;
         }
         let command = arguments.get("command").and_then(Value::as_str)?;
-        crate::shell_commands::commands(command).unknown
+        commands::commands(command).unknown
     }
 
     /// Whether the rule covers the call; `deny` rules match a chained command by any part.
@@ -257,12 +260,9 @@ impl Rule {
                 let Some(command) = arguments.get("command").and_then(Value::as_str) else {
                     return false;
                 };
-                let found = crate::shell_commands::commands(command);
+                let found = commands::commands(command);
                 if deny {
-                    found
-                        .commands
-                        .iter()
-                        .any(|run| crate::shell_wrappers::runs(run, words))
+                    found.commands.iter().any(|run| wrappers::runs(run, words))
                 } else {
                     found.unknown.is_none() && !chains(command) && starts_with_words(command, words)
                 }
@@ -336,10 +336,10 @@ fn relative_path(workspace: &Path, path: &str) -> Option<String> {
 /// it leads outside. A workspace that is not on disk has nothing to resolve: the path is taken
 /// as written.
 fn canonical_relative(workspace: &Path, path: &str) -> Option<String> {
-    let Ok(root) = agent_tools::canonical_workspace(workspace) else {
+    let Ok(root) = crate::canonical_workspace(workspace) else {
         return relative_path(workspace, path);
     };
-    let resolved = agent_tools::resolve_in_workspace(&root, path).ok()?;
+    let resolved = crate::resolve_in_workspace(&root, path).ok()?;
     let relative = resolved.strip_prefix(&root).ok()?;
     relative_path(Path::new(""), relative.to_str()?)
 }
@@ -350,10 +350,10 @@ const TREE_LIMIT: usize = 20_000;
 /// Whether `path` (a file or a folder `grep` searches) is or holds a file matching `glob`; a
 /// folder too large to check counts as holding one.
 fn tree_matches(workspace: &Path, path: &str, glob: &GlobMatcher) -> bool {
-    let Ok(root) = agent_tools::canonical_workspace(workspace) else {
+    let Ok(root) = crate::canonical_workspace(workspace) else {
         return false;
     };
-    let Ok(start) = agent_tools::resolve_in_workspace(&root, path) else {
+    let Ok(start) = crate::resolve_in_workspace(&root, path) else {
         return glob.is_match(path);
     };
     let mut pending = vec![start];
@@ -389,7 +389,7 @@ fn listing_matches(workspace: &Path, pattern: &str, glob: &GlobMatcher) -> bool 
     else {
         return false;
     };
-    let Ok(root) = agent_tools::canonical_workspace(workspace) else {
+    let Ok(root) = crate::canonical_workspace(workspace) else {
         return glob.is_match(pattern);
     };
     let mut pending = vec![root.clone()];
@@ -422,5 +422,5 @@ fn listing_matches(workspace: &Path, pattern: &str, glob: &GlobMatcher) -> bool 
 }
 
 #[cfg(test)]
-#[path = "approval_rules_tests.rs"]
+#[path = "rules_tests.rs"]
 mod tests;

@@ -1,7 +1,9 @@
 //! The agent types a trace runs under, and its main trace's id and stored limits, read from the
-//! store by following its parent links up.
+//! store by following its parent links up ([`recorded_agents`]); and the totals of a trace with
+//! every sub-trace below it ([`stats_with_sub_traces`]).
 
-use agent_execution::{StoreError, TraceLimits, TraceStore};
+use crate::store::{StoreError, TraceStore};
+use crate::trace::{TraceLimits, TraceStats};
 
 /// The most sub-trace levels followed up from a trace to find its main trace.
 const MAX_LINEAGE: usize = 64;
@@ -16,7 +18,7 @@ pub struct RecordedAgents {
     pub main: Option<String>,
     /// The main trace's id (`None`: no main trace found).
     pub main_trace_id: Option<String>,
-    /// The limits the main trace stored (see [`agent_execution::Trace::limits`]).
+    /// The limits the main trace stored (see [`Trace::limits`](crate::Trace::limits)).
     pub main_limits: Option<TraceLimits>,
 }
 
@@ -49,4 +51,31 @@ pub async fn recorded_agents(
         }
     }
     Ok(recorded)
+}
+
+/// The totals of a trace together with all its sub-traces, recursively.
+///
+/// A trace's own totals ([`Trace::stats`](crate::Trace::stats)) count only its own messages;
+/// the work of its explore branches and delegates is in their traces (and in the
+/// `sub_trace_completed` events and the tool messages of the calls that ran them). This adds
+/// them up.
+pub async fn stats_with_sub_traces(
+    store: &dyn TraceStore,
+    trace_id: &str,
+) -> Result<TraceStats, StoreError> {
+    let trace = store
+        .get_trace(trace_id)
+        .await?
+        .ok_or_else(|| StoreError::NotFound {
+            trace_id: trace_id.to_owned(),
+        })?;
+    let mut total = trace.stats();
+    let mut pending = vec![trace.trace_id];
+    while let Some(id) = pending.pop() {
+        for sub in store.get_sub_traces(&id).await? {
+            total.add(&sub.stats());
+            pending.push(sub.trace_id);
+        }
+    }
+    Ok(total)
 }

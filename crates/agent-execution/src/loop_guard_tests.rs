@@ -32,7 +32,7 @@ impl History {
             goal_id: None,
             tool_call_id: None,
             tool_name: None,
-            content: agent_execution::Content::from_stored(role, content, false),
+            content: crate::Content::from_stored(role, content, false),
             description: String::new(),
             tokens: None,
             cost: None,
@@ -60,8 +60,7 @@ impl History {
             let message = self.push(Role::Tool, json!(result));
             // In these histories a failed call's result reads `error: ...`.
             let failed = result.starts_with("error:");
-            message.content =
-                agent_execution::Content::from_stored(Role::Tool, json!(result), failed);
+            message.content = crate::Content::from_stored(Role::Tool, json!(result), failed);
             message.tool_call_id = Some(id);
             message.tool_name = Some((*name).to_owned());
         }
@@ -72,7 +71,7 @@ impl History {
         let message = self.push(Role::User, json!("Loop detected"));
         message
             .metadata
-            .insert(LOOP_GUARD_KEY.into(), json!("repeated_call"));
+            .insert(crate::meta::LOOP_GUARD.into(), json!("repeated_call"));
         self
     }
 

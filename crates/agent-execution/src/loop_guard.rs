@@ -17,22 +17,22 @@
 //! starts passing) is progress, not a loop.
 //!
 //! What to do is decided from the same messages: the first time a loop is seen the model gets
-//! a warning (a user message marked with [`LOOP_GUARD_KEY`]); if the loop goes on for
-//! `stop_after` more turns after a warning, or a loop is found again after `max_warnings`
-//! warnings in the trace, the run stops. The runner records each decision as a `loop_detected`
+//! a warning (a user message marked with [`meta::LOOP_GUARD`](crate::meta::LOOP_GUARD)); if the
+//! loop goes on for `stop_after` more turns after a warning, or a loop is found again after
+//! `max_warnings` warnings in the trace, the run stops. The runner records each decision as a `loop_detected`
 //! event and ends a stopped run `failed` with a `stuck: …` error, which a resume can continue.
+//!
+//! The detector lives with the records it reads and the vocabulary it speaks (the event's
+//! [`LoopPattern`] and [`LoopAction`](crate::LoopAction), the warning's metadata key): it is a
+//! pure function of a trace's messages and runs nothing; acting on its verdict is the runner's.
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
-
-pub(crate) use agent_execution::{LoopAction, LoopPattern};
 use serde_json::Value;
 
-use agent_execution::message::{Message, Role};
-
-/// The metadata key of a loop warning message (its value is the pattern's name).
-pub(crate) const LOOP_GUARD_KEY: &str = agent_execution::meta::LOOP_GUARD;
+use crate::event::LoopPattern;
+use crate::message::{Message, Role};
 
 /// The longest argument or result text quoted in a detail, in characters.
 const MAX_QUOTED_CHARS: usize = 120;
@@ -95,19 +95,19 @@ impl LoopGuard {
 
 /// A loop found in the newest turns.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct LoopDetection {
+pub struct LoopDetection {
     /// Which kind.
-    pub(crate) pattern: LoopPattern,
+    pub pattern: LoopPattern,
     /// What repeats, in words, e.g. `read_file {"path":"a"} returned the same result 3 times
     /// in a row`.
-    pub(crate) detail: String,
+    pub detail: String,
     /// How many of the newest turns belong to the loop.
-    pub(crate) turns: usize,
+    pub turns: usize,
 }
 
 /// What the guard asks the runner to do after a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum GuardVerdict {
+pub enum GuardVerdict {
     /// Nothing: no loop, or a warned loop that still has turns left.
     Continue,
     /// Tell the model about the loop.
@@ -117,7 +117,7 @@ pub(crate) enum GuardVerdict {
 }
 
 /// The message that tells the model about a loop.
-pub(crate) fn warning_text(detection: &LoopDetection) -> String {
+pub fn warning_text(detection: &LoopDetection) -> String {
     format!(
         "Loop detected ({}): {}. Doing the same again will give the same result. Change your \
          approach: look at the plan, try something different, or if you are blocked, stop and \
@@ -129,13 +129,13 @@ pub(crate) fn warning_text(detection: &LoopDetection) -> String {
 }
 
 /// The error of a run stopped by the guard.
-pub(crate) fn stop_error(detection: &LoopDetection) -> String {
+pub fn stop_error(detection: &LoopDetection) -> String {
     format!("stuck: {}: {}", detection.pattern.name(), detection.detail)
 }
 
 /// Decides what to do after the newest turn of `messages` (a trace's messages in order).
 /// Pure: reads only the messages, and only the newest turns and the warning marks.
-pub(crate) fn check(messages: &[Message], guard: &LoopGuard) -> GuardVerdict {
+pub fn check(messages: &[Message], guard: &LoopGuard) -> GuardVerdict {
     if guard.is_off() {
         return GuardVerdict::Continue;
     }
@@ -212,7 +212,7 @@ fn recent_turns(messages: &[Message], window: usize) -> Recent {
                 turns.push(turn);
                 results.clear();
             }
-            Role::User if message.metadata.contains_key(LOOP_GUARD_KEY) => {
+            Role::User if message.metadata.contains_key(crate::meta::LOOP_GUARD) => {
                 warnings.push(turns.len());
             }
             Role::User => break,
@@ -226,7 +226,7 @@ fn recent_turns(messages: &[Message], window: usize) -> Recent {
 fn warnings_in(messages: &[Message]) -> usize {
     messages
         .iter()
-        .filter(|m| m.role == Role::User && m.metadata.contains_key(LOOP_GUARD_KEY))
+        .filter(|m| m.role == Role::User && m.metadata.contains_key(crate::meta::LOOP_GUARD))
         .count()
 }
 
@@ -337,5 +337,5 @@ fn quote(text: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "guard_tests.rs"]
+#[path = "loop_guard_tests.rs"]
 mod tests;
