@@ -140,6 +140,10 @@ fn checked(
 /// with `git config`, which runs nothing), else git's default `$XDG_CONFIG_HOME/git/ignore`,
 /// which git reads by itself.
 pub(crate) fn user_excludes_file(work_tree: &Path) -> Option<PathBuf> {
+    if !has_global_config() {
+        // Nothing to read: no process to start.
+        return None;
+    }
     let mut command = Command::new("git");
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("GIT_") {
@@ -155,6 +159,28 @@ pub(crate) fn user_excludes_file(work_tree: &Path) -> Option<PathBuf> {
         .ok()?;
     let path = String::from_utf8_lossy(&output.stdout).trim().to_owned();
     (output.status.success() && !path.is_empty()).then(|| PathBuf::from(path))
+}
+
+/// Whether the user has a global git configuration file (`$XDG_CONFIG_HOME/git/config`, else
+/// `~/.config/git/config`, or `~/.gitconfig`), the only places `git config --global` reads
+/// (`GIT_CONFIG_GLOBAL` is cleared for it like every `GIT_*` variable).
+fn has_global_config() -> bool {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|x| !x.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let candidates = [
+        xdg.map(|x| x.join("git").join("config")),
+        home.map(|h| h.join(".gitconfig")),
+    ];
+    // A file that cannot be looked at is left to git to judge.
+    candidates
+        .into_iter()
+        .flatten()
+        .any(|path| !matches!(path.try_exists(), Ok(false)))
 }
 
 /// Splits NUL-separated git output into paths.

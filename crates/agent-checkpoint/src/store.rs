@@ -184,8 +184,22 @@ impl CheckpointStore {
         result
     }
 
-    /// The newest snapshot's commit, if any.
+    /// The newest snapshot's commit, if any: read from the ref's file, as git writes it, or
+    /// asked of `git` when the ref is packed or its file is not a plain commit id.
     fn head(&self) -> Result<Option<String>, CheckpointError> {
+        let git_dir = &self.git.git_dir;
+        match fs::read_to_string(git_dir.join(SNAPSHOTS_REF)) {
+            Ok(text) if is_object_id(text.trim_end()) => {
+                return Ok(Some(text.trim_end().to_owned()));
+            }
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && !git_dir.join("packed-refs").exists() =>
+            {
+                return Ok(None);
+            }
+            _ => {}
+        }
         match self
             .git
             .text(["rev-parse", "--verify", "--quiet", SNAPSHOTS_REF])
@@ -303,6 +317,14 @@ impl CheckpointStore {
             _ => Err(CheckpointError::UnknownSnapshot(name.to_owned())),
         }
     }
+}
+
+/// Whether `text` is a full object id: 40 (SHA-1) or 64 (SHA-256) lowercase hex digits.
+fn is_object_id(text: &str) -> bool {
+    matches!(text.len(), 40 | 64)
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 pub(crate) fn nul_joined(paths: &[String]) -> Vec<u8> {

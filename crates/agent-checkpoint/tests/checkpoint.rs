@@ -402,3 +402,38 @@ fn a_trace_folder_inside_the_workspace_is_never_snapshotted() {
     let entries = checkpoints.store("t1").unwrap().entries().unwrap();
     assert_eq!(entries.goal_start("1"), Some(taken.id));
 }
+
+#[test]
+fn each_snapshot_follows_the_one_before_whether_the_ref_is_loose_or_packed() {
+    let f = Fixture::new();
+    let ws = f.ws();
+    write(ws, "a.txt", "one\n");
+    let store = f.store(Limits::default());
+    let history = || {
+        let out = Command::new("git")
+            .args(["rev-list", "refs/heads/snapshots"])
+            .env("GIT_DIR", store.store_dir())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let first = store.snapshot("first").unwrap();
+    write(ws, "a.txt", "two\n");
+    let second = store.snapshot("second").unwrap();
+    assert_eq!(history(), [second.0.clone(), first.0.clone()]);
+    // A packed ref has no file of its own: the store asks git for it.
+    let packed = Command::new("git")
+        .args(["pack-refs", "--all"])
+        .env("GIT_DIR", store.store_dir())
+        .status()
+        .unwrap();
+    assert!(packed.success());
+    assert!(!store.store_dir().join("refs/heads/snapshots").exists());
+    write(ws, "a.txt", "three\n");
+    let third = store.snapshot("third").unwrap();
+    assert_eq!(history(), [third.0, second.0, first.0]);
+}

@@ -250,7 +250,7 @@ pub use scripted::{
 };
 pub use tokens::{
     estimate_message_tokens, estimate_messages_tokens, estimate_request_tokens, estimate_tokens,
-    estimate_tools_tokens,
+    estimate_tools_tokens, prepare_token_estimates,
 };
 pub use types::{
     ChatEvent, ChatMessage, ChatRequest, ChatResponse, FinishReason, Reasoning, Role, ToolCall,

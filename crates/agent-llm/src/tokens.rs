@@ -31,6 +31,32 @@ pub fn estimate_tokens(text: &str) -> usize {
     count(text)
 }
 
+/// Starts loading the token encoding on a thread of its own, once per process, so that the
+/// first estimate finds it ready (or waits only for the rest of the load) instead of paying
+/// the whole load on the caller's thread: building the `o200k_base` tables takes a few hundred
+/// milliseconds, which a run can overlap with its start-up. Without the `tiktoken` feature
+/// there is nothing to load and this does nothing.
+///
+/// ```
+/// agent_llm::prepare_token_estimates();
+/// assert!((3..=5).contains(&agent_llm::estimate_tokens("Hello, world!")));
+/// ```
+pub fn prepare_token_estimates() {
+    #[cfg(feature = "tiktoken")]
+    {
+        static STARTED: std::sync::Once = std::sync::Once::new();
+        STARTED.call_once(|| {
+            let spawned = std::thread::Builder::new()
+                .name("token-encoding".into())
+                .spawn(|| {
+                    bpe::encoding();
+                });
+            // Without a thread, the first estimate loads the encoding as it always could.
+            drop(spawned);
+        });
+    }
+}
+
 #[cfg(feature = "tiktoken")]
 use bpe::estimate as count;
 

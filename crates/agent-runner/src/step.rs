@@ -84,6 +84,9 @@ pub(crate) async fn run_loop(
     trace_id: &str,
     cancel: CancellationToken,
 ) -> Result<RunOutcome, RunError> {
+    // The first step estimates tokens: the encoding loads while the run starts and the
+    // workspace is snapshotted.
+    agent_llm::prepare_token_estimates();
     let store = agent.store();
     let limits = &agent.spec.limits;
     warn_if_unpriced(agent);
