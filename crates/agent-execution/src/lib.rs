@@ -46,6 +46,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod budget;
 mod bus;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;

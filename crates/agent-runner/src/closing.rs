@@ -17,10 +17,10 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
-use crate::budget::Budget;
 use crate::error::StepError;
 use crate::model;
 use crate::record::record;
+use agent_execution::budget::Budget;
 
 /// The metadata key that marks the closing report's message.
 pub(crate) const REPORT_KEY: &str = agent_execution::meta::CLOSING_REPORT;

@@ -7,12 +7,12 @@
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
-use crate::budget;
 use crate::context_incremental::IncrementalContext;
 use crate::error::{RunError, StepError};
 use crate::model;
 use crate::step::view_of;
 use crate::summarise::{Trigger, compact};
+use agent_execution::budget;
 
 /// Summarises the trace's conversation into one stored message that hides everything before
 /// it; its cost counts toward the trace. Returns whether a summary was stored (false when the

@@ -17,12 +17,12 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::agents::{AgentTypeConfig, ApprovalPolicy, DEFAULT, DELEGATE, EXPLORE};
-use crate::budget::Budgets;
 use crate::goal_tools::{GoalTool, ReadProgressTool};
 use crate::inbox::Inbox;
 use crate::options::{RunnerOptions, render_instructions};
 use crate::profiles::{PromptVars, render_prompt};
 use crate::spec::{Access, AgentSpec};
+use agent_execution::budget::Budgets;
 use agent_tools::Approval;
 
 /// How a sub-trace starts running.

@@ -103,7 +103,6 @@ mod act;
 mod agent;
 pub mod agents;
 mod branch_copies;
-mod budget;
 mod checkpoint_options;
 mod checkpoints;
 mod closing;

@@ -16,7 +16,6 @@ use tokio_util::sync::CancellationToken;
 use crate::act::run_tools;
 use crate::agent::Agent;
 use crate::agents::DEFAULT;
-use crate::budget::{self, Budget};
 use crate::closing;
 use crate::compaction::ContextBudget;
 use crate::context::ContextInput;
@@ -32,6 +31,7 @@ use crate::stuck;
 use crate::summarise::{Trigger, compact};
 use crate::turns::take_queued;
 use crate::window;
+use agent_execution::budget::{self, Budget};
 use agent_execution::stats_with_sub_traces;
 
 use crate::model::USAGE_KEY;

@@ -23,7 +23,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::agents::COMPACTION;
-use crate::budget::Budget;
 use crate::compaction::{
     COMPACTION_PROMPT, SUMMARY_FILL, estimate_chat, fit_for_summary, summary_message,
     summary_request,
@@ -32,6 +31,7 @@ use crate::context_incremental::SharedView;
 use crate::error::StepError;
 use crate::model;
 use crate::record::record;
+use agent_execution::budget::Budget;
 
 /// What the summariser is told when its first answer had no text.
 const TEXT_ONLY: &str = "Your answer had no text. Answer with the summary itself, as plain \

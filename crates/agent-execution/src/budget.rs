@@ -18,14 +18,12 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use agent_execution::{StoreError, TraceLimits, TraceOutcome, TraceStore};
-
-use agent_execution::recorded_agents;
-use agent_execution::stats_with_sub_traces;
+use crate::lineage::{recorded_agents, stats_with_sub_traces};
+use crate::{StoreError, TraceLimits, TraceOutcome, TraceStore};
 
 /// The spending of a trace and its sub-traces against its budget, and the budget above it.
 #[derive(Debug)]
-pub(crate) struct Budget {
+pub struct Budget {
     trace_id: String,
     max_cost: Option<f64>,
     spent: Mutex<f64>,
@@ -37,7 +35,7 @@ pub(crate) struct Budget {
 
 impl Budget {
     /// Adds the cost of a model call of this trace to its budget and every one above it.
-    pub(crate) fn add(&self, cost: f64) {
+    pub fn add(&self, cost: f64) {
         if cost <= 0.0 {
             return;
         }
@@ -49,7 +47,7 @@ impl Budget {
     }
 
     /// Counts a model call of this trace in its budget and every one above it.
-    pub(crate) fn add_call(&self) {
+    pub fn add_call(&self) {
         let mut next = Some(self);
         while let Some(budget) = next {
             budget.calls.fetch_add(1, Ordering::Relaxed);
@@ -59,7 +57,7 @@ impl Budget {
 
     /// How the run ends when this budget or one above it has made all the model calls its
     /// `max_iterations` allows; `None` while every one may call again.
-    pub(crate) fn calls_exceeded(&self) -> Option<TraceOutcome> {
+    pub fn calls_exceeded(&self) -> Option<TraceOutcome> {
         let mut next = Some(self);
         let mut own = true;
         while let Some(budget) = next {
@@ -86,7 +84,7 @@ impl Budget {
 
     /// How the run ends when this budget or one above it is spent; `None` while every one has
     /// money left.
-    pub(crate) fn exceeded(&self) -> Option<TraceOutcome> {
+    pub fn exceeded(&self) -> Option<TraceOutcome> {
         let mut next = Some(self);
         let mut own = true;
         while let Some(budget) = next {
@@ -114,7 +112,7 @@ impl Budget {
 
 /// The budgets of the traces an engine is running, by trace id.
 #[derive(Debug, Default)]
-pub(crate) struct Budgets {
+pub struct Budgets {
     running: Mutex<HashMap<String, Weak<Budget>>>,
 }
 
@@ -140,7 +138,7 @@ impl Budgets {
 /// for a sub-trace run on its own (a resume of it alone), the main trace's budget read from the
 /// store: `main_max_cost` of the limits the main trace stored. `max_calls` is the run's
 /// `max_iterations`, counted from zero.
-pub(crate) async fn open(
+pub async fn open(
     budgets: &Budgets,
     store: &dyn TraceStore,
     trace_id: &str,
