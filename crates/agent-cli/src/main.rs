@@ -24,6 +24,7 @@ mod ids;
 mod import;
 mod inspect;
 mod instructions;
+mod markdown;
 mod mcp;
 mod otel;
 mod output;
