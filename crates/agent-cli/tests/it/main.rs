@@ -16,6 +16,7 @@ mod fork;
 mod instructions;
 mod interrupted;
 mod limits;
+mod line_mode;
 mod mcp;
 mod mcp_oauth;
 mod otel;
