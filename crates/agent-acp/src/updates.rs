@@ -220,7 +220,7 @@ impl Follower {
         match event {
             LiveEvent::Delta(delta) if delta.delta.is_empty() => Vec::new(),
             LiveEvent::Delta(delta) => match delta.kind {
-                DeltaKind::Text => {
+                DeltaKind::Text | DeltaKind::Report => {
                     self.text_streamed = true;
                     vec![SessionUpdate::AgentMessageChunk(text(&delta.delta))]
                 }

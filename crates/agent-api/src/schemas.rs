@@ -380,6 +380,11 @@ fn metadata_key(key: &str) -> (Type, &'static str) {
             "`true` on the assistant messages the runner wrote to hand a goal to another \
              profile.",
         ),
+        meta::INTERRUPTED => (
+            Type::Boolean,
+            "`true` on an assistant message the run was cancelled in the middle of: its text is \
+             what had arrived.",
+        ),
         meta::SUB_TRACES => (
             Type::Array,
             "`explore` / `delegate` results: `[{trace_id, status, stats}]` of the sub-traces.",

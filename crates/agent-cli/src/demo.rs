@@ -7,7 +7,6 @@
 //! goals leave the model's context as their summaries (goal compaction) as it goes, and the run
 //! ends with a closing report built from every goal's summary.
 
-use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -64,16 +63,23 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
     let trace_id = runner.create(TASK).await?;
     let progress = tokio::spawn(progress::follow(
         watch_live(store.clone(), &trace_id, 0),
-        ProgressMode::Auto,
-        false,
+        progress::Shown {
+            mode: ProgressMode::Auto,
+            show_reasoning: false,
+            show_edits: false,
+        },
     ));
     let outcome = runner.drive(&trace_id, CancellationToken::new()).await?;
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
+    let streamed = match tokio::time::timeout(std::time::Duration::from_secs(2), progress).await {
+        Ok(Ok(streamed)) => streamed,
+        _ => String::new(),
+    };
     crate::otel::send(otel.as_ref(), store.as_ref(), &trace_id).await;
 
-    // On a terminal the answer was just shown as it streamed; piped, stdout carries it.
-    if !(std::io::stdout().is_terminal() && std::io::stderr().is_terminal()) {
-        print(outcome.response.as_deref().unwrap_or_default());
+    // The answer streamed on stdout; what did not (a progress that fell behind) is printed.
+    let answer = outcome.response.as_deref().unwrap_or_default();
+    if !streamed.contains(answer.trim()) {
+        print(answer);
     }
     let subs = store.get_sub_traces(&trace_id).await?;
     note(&format!(

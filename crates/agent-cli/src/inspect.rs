@@ -423,8 +423,14 @@ fn message_line(message: &Message, view: View) -> String {
         Role::Assistant => "assistant",
         Role::Tool => "tool",
     };
+    // An answer a cancellation cut short says so.
+    let cut = if agent_execution::meta::MessageMeta::of(message).interrupted {
+        " (interrupted)"
+    } else {
+        ""
+    };
     let mut line = format!(
-        "#{} {role}: {}",
+        "#{} {role}{cut}: {}",
         message.sequence,
         truncate(&one_line(&message.description), 100)
     );

@@ -27,6 +27,7 @@ mod import;
 mod inspect;
 mod install;
 mod instructions;
+mod markdown;
 mod mcp;
 mod mcp_catalog;
 mod otel;

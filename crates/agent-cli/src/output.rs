@@ -122,9 +122,18 @@ pub(crate) fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> 
 /// traces | head -1`) ends the command quietly with exit code 0, as a Unix tool does, instead
 /// of a panic: what it wanted has been read.
 pub(crate) fn print(text: &str) {
+    write_stdout(&format!("{text}\n"));
+}
+
+/// Writes `text` on stdout as it is and flushes it, above the run's spinner when one is shown
+/// (the model's answer as it streams). A reader that went away ends the command quietly with
+/// exit code 0, as [`print`] does.
+pub(crate) fn write_stdout(text: &str) {
     use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let written = writeln!(out, "{text}").and_then(|()| out.flush());
+    let written = suspended(|| {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes()).and_then(|()| out.flush())
+    });
     if let Err(error) = written {
         if error.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);

@@ -1,8 +1,6 @@
 //! `agent run` and `agent resume`: build a runner from the configuration, run or continue a
 //! trace with live progress, print the answer, and exit with a code that says how it ended.
 
-use std::io::IsTerminal;
-
 use agent_execution::{TraceStatus, watch_live};
 use agent_runner::{RunOutcome, StopReason, recorded_agents};
 use anyhow::Result;
@@ -170,19 +168,22 @@ async fn execute(
         .map_or(0, |e| e.event_id);
     let progress = tokio::spawn(progress::follow(
         watch_live(setup.store.clone(), trace_id, since),
-        match args.output() {
+        setup.shown(match args.output() {
             OutputFormat::Text if headless => ProgressMode::Off,
             OutputFormat::Text => ProgressMode::Auto,
             OutputFormat::Json => ProgressMode::Off,
             OutputFormat::StreamJson => ProgressMode::StreamJson,
-        },
-        setup.show_reasoning,
+        }),
     ));
     let interrupt = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            note("cancelling the run (the trace can be resumed)...");
+            // Cancelled first: an approval question being asked ends at once, and the note
+            // can then be written.
             interrupt.cancel();
+            tokio::task::block_in_place(|| {
+                note("cancelling the run (the trace can be resumed)...");
+            });
         }
     });
     let server = match args.serve {
@@ -211,12 +212,15 @@ async fn execute(
         None => handle.wait().await?,
     };
     // Progress ends at trace_completed; give it a moment to print the last lines.
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
+    let streamed = match tokio::time::timeout(std::time::Duration::from_secs(2), progress).await {
+        Ok(Ok(streamed)) => streamed,
+        _ => String::new(),
+    };
     crate::otel::send(setup.otel.as_ref(), setup.store.as_ref(), trace_id).await;
     if headless {
         print_answer(&outcome);
     } else {
-        report(&outcome, args.output(), &setup.provider);
+        report(&outcome, args.output(), &setup.provider, &streamed);
     }
     setup.report_refusals();
     if let Some(server) = &server {
@@ -258,14 +262,17 @@ pub(crate) fn unpriced_warning(model: &str) -> String {
     )
 }
 
-/// Prints the outcome: the answer on stdout, or one JSON object with `--json` (the last line of
-/// `stream-json`, as its `result` event).
-fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig) {
+/// Prints the outcome: one JSON object with `--json` (the last line of `stream-json`, as its
+/// `result` event), with the final answer as `response` and the closing report as `report`;
+/// as text, the answer (and on a terminal the report) streamed already, so only what did not
+/// stream is printed, and how the run ended on stderr.
+fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig, streamed: &str) {
     if format != OutputFormat::Text {
         let mut value = json!({
             "trace_id": outcome.trace_id,
             "status": status_word(outcome.status),
             "response": outcome.response,
+            "report": outcome.report,
             "error": outcome.error,
             "stop": outcome.stop,
             "iterations": outcome.iterations,
@@ -288,25 +295,16 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig)
         print(&value.to_string());
         return;
     }
-    match outcome.status {
-        // When stdout and stderr are both the terminal, the answer was just shown as it
-        // streamed: printing it again would show it twice. Piped, stdout carries it.
-        TraceStatus::Completed
-            if std::io::stdout().is_terminal() && std::io::stderr().is_terminal() => {}
-        TraceStatus::Completed => print(&crate::output::clean(
-            outcome.response.as_deref().unwrap_or_default(),
-        )),
-        _ => {
-            let streamed = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
-            if outcome.stop == StopReason::Truncated
-                && !streamed
-                && let Some(partial) = &outcome.response
-            {
-                // What the model wrote before its length limit cut it off, as an answer is.
-                print(&crate::output::clean(partial));
-            }
-            note(&crate::failure::explain(outcome, provider));
-        }
+    // What the model wrote before its length limit cut it off is shown as an answer is.
+    let answer = match (outcome.status, outcome.stop) {
+        (TraceStatus::Completed, _) | (_, StopReason::Truncated) => outcome.response.as_deref(),
+        _ => None,
+    };
+    if let Some(answer) = answer.filter(|answer| !streamed.contains(answer.trim())) {
+        print(&crate::output::clean(answer));
+    }
+    if outcome.status != TraceStatus::Completed {
+        note(&crate::failure::explain(outcome, provider));
     }
     let total = &outcome.stats_with_sub_traces;
     let mut line = format!(

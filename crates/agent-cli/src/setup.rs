@@ -22,6 +22,8 @@ pub(crate) struct Setup {
     pub(crate) provider: ProviderConfig,
     /// Whether progress prints reasoning in full (`--show-reasoning`, or agent.toml).
     pub(crate) show_reasoning: bool,
+    /// Whether progress shows the changes of file edits (`--yes`: no approval showed them).
+    pub(crate) show_edits: bool,
     /// The terminal approver, when risky calls are asked about (not with `--yes`).
     pub(crate) approver: Option<Arc<approve::TerminalApprover>>,
     /// Where the run's spans go when it ends (`--otel`, `OTEL_EXPORTER_OTLP_ENDPOINT`).
@@ -29,6 +31,15 @@ pub(crate) struct Setup {
 }
 
 impl Setup {
+    /// How a run of this setup is shown, with progress in `mode`.
+    pub(crate) fn shown(&self, mode: crate::progress::ProgressMode) -> crate::progress::Shown {
+        crate::progress::Shown {
+            mode,
+            show_reasoning: self.show_reasoning,
+            show_edits: self.show_edits,
+        }
+    }
+
     /// Says on stderr how many risky calls were refused for lack of a terminal since the last
     /// time, and how to allow them.
     pub(crate) fn report_refusals(&self) {
@@ -96,6 +107,7 @@ struct Prepared {
     options: RunnerOptions,
     provider: ProviderConfig,
     show_reasoning: bool,
+    show_edits: bool,
     approver: Option<Arc<approve::TerminalApprover>>,
     otel: Option<crate::otel::Exporter>,
 }
@@ -108,6 +120,7 @@ impl Prepared {
             runner,
             provider: self.provider,
             show_reasoning: self.show_reasoning,
+            show_edits: self.show_edits,
             approver: self.approver,
             otel: self.otel,
         }
@@ -208,6 +221,7 @@ fn prepare(
         options,
         provider,
         show_reasoning: args.show_reasoning || file.show_reasoning == Some(true),
+        show_edits: args.yes,
         approver,
         otel,
     })

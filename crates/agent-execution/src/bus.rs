@@ -21,6 +21,9 @@ pub enum DeltaKind {
     Text,
     /// The model's reasoning, as the provider shows it while it streams.
     Reasoning,
+    /// The text of the closing report, written after the run's final answer (the API sends it
+    /// as text).
+    Report,
 }
 
 /// A piece of a model answer still being generated: live-only, never stored.

@@ -46,6 +46,9 @@ pub const HANDOFF: &str = "handoff";
 pub const SUB_TRACES: &str = "sub_traces";
 /// On the same message: the sum of the sub-traces' statistics.
 pub const SUB_TRACE_STATS: &str = "sub_trace_stats";
+/// `true` on an assistant message the run was cancelled in the middle of: its text is what
+/// had arrived, and it has no tool calls.
+pub const INTERRUPTED: &str = "interrupted";
 
 /// Every key above, in the order they are listed.
 pub const KEYS: &[&str] = &[
@@ -59,6 +62,7 @@ pub const KEYS: &[&str] = &[
     HANDOFF,
     SUB_TRACES,
     SUB_TRACE_STATS,
+    INTERRUPTED,
 ];
 
 /// How a user message after the task came ([`TURN`]).
@@ -135,6 +139,8 @@ pub struct MessageMeta {
     pub sub_traces: Vec<SubTraceRef>,
     /// [`SUB_TRACE_STATS`], as written.
     pub sub_trace_stats: Option<Value>,
+    /// [`INTERRUPTED`].
+    pub interrupted: bool,
 }
 
 impl MessageMeta {
@@ -159,6 +165,7 @@ impl MessageMeta {
             handoff: flag(HANDOFF),
             sub_traces: get(metadata, SUB_TRACES).unwrap_or_default(),
             sub_trace_stats: metadata.get(SUB_TRACE_STATS).cloned(),
+            interrupted: flag(INTERRUPTED),
         }
     }
 
@@ -182,13 +189,13 @@ mod tests {
             "turn": "continue", "loop_guard": "same_call", "closing_report": true,
             "handoff": true,
             "sub_traces": [{"trace_id": "t@explore-1", "status": "completed", "stats": {}}],
-            "sub_trace_stats": {"total_tokens": 5}, "other": 1
+            "sub_trace_stats": {"total_tokens": 5}, "interrupted": true, "other": 1
         });
         let Value::Object(metadata) = metadata else {
             unreachable!()
         };
         let read = MessageMeta::read(&metadata);
-        assert!(read.compaction && read.closing_report && read.handoff);
+        assert!(read.compaction && read.closing_report && read.handoff && read.interrupted);
         assert_eq!(
             (read.tokens_before, read.tokens_after),
             (Some(9000), Some(800))
@@ -198,7 +205,7 @@ mod tests {
         assert_eq!(read.loop_guard.as_deref(), Some("same_call"));
         assert_eq!(read.sub_traces[0].trace_id, "t@explore-1");
         assert!(read.sub_trace_stats.is_some());
-        assert_eq!(KEYS.len(), 10);
+        assert_eq!(KEYS.len(), 11);
         for key in KEYS {
             assert!(metadata.contains_key(*key), "{key}");
         }

@@ -1,12 +1,13 @@
 //! The closing report (JManus' summary step): when a main run whose plan is done gives its
-//! final answer, one more model call writes a report from the mission, every goal's summary and
-//! the reasons of what was abandoned, and that report is the run's final answer.
+//! final answer, one more model call writes a report from the mission, every goal's summary,
+//! the reasons of what was abandoned and the final answer itself. The answer stays the run's
+//! response (what a front end prints first); the report follows it, and is the trace's summary.
 //!
 //! It is made only when the spec asks for it ([`AgentSpec::closing_report`](crate::AgentSpec::closing_report)), the plan has at
 //! least [`MIN_GOALS`] goals (the planning goal not counted) and none is still open. The report
 //! streams like any answer and is recorded as the last assistant message, marked with
 //! [`REPORT_KEY`] in its metadata; its cost counts towards the run. When the call fails or
-//! answers with anything but text, the model's own answer stays the final answer.
+//! answers with anything but text, the run ends without a report.
 
 use agent_execution::AssistantContent;
 use agent_execution::message::{Message, NewMessage};
@@ -31,10 +32,11 @@ pub(crate) const MIN_GOALS: usize = 2;
 /// The system prompt of the report call.
 pub const REPORT_PROMPT: &str = "You write the closing report of a finished task for the person \
 who asked for it. You are given the mission, the plan with each goal's outcome, what was \
-abandoned and why, and the agent's last words. Write a short report in Markdown: what was done \
-(goal by goal, keeping the facts, names, numbers and file paths of the summaries), what was \
-abandoned and why, and anything left for the reader to do. Do not invent anything that is not in \
-what you are given. Answer with the report only.";
+abandoned and why, and the agent's final answer, which the reader sees just above your report. \
+Write a short report in Markdown: what was done (goal by goal, keeping the facts, names, numbers \
+and file paths of the summaries), what was abandoned and why, and anything left for the reader \
+to do. Do not repeat the final answer, but never contradict it, and do not invent anything that \
+is not in what you are given. Answer with the report only.";
 
 /// Writes the closing report of `trace_id` when one is due (see the module documentation) and
 /// returns its text; the recorded message is appended to `messages`. `None` when no report is
@@ -64,11 +66,7 @@ pub(crate) async fn report(
         ],
         Vec::new(),
     );
-    let sink = model::DeltaSink {
-        bus: store.event_bus(),
-        trace_id,
-        goal_id: None,
-    };
+    let sink = model::DeltaSink::report(store.event_bus(), trace_id);
     let started = std::time::Instant::now();
     let response = match model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await {
         Ok(response) => response,
@@ -142,7 +140,7 @@ fn material(tree: &GoalTree, answer: &str) -> Option<String> {
         text.push('\n');
     }
     text.push_str(&format!(
-        "\n## The agent's last words\n\n{}\n",
+        "\n## The agent's final answer\n\n{}\n",
         answer.trim()
     ));
     Some(text)
@@ -177,7 +175,7 @@ mod tests {
             text.contains("## Abandoned\n\n- Try Redis: no Redis here\n"),
             "{text}"
         );
-        assert!(text.ends_with("## The agent's last words\n\nDone.\n"));
+        assert!(text.ends_with("## The agent's final answer\n\nDone.\n"));
 
         let mut small = GoalTree::new("Say hi");
         apply(&mut small, r#"{"add": "Greet", "focus": "1"}"#);

@@ -22,6 +22,12 @@ pub const MAX_CONTINUATIONS: u32 = 2;
 pub const CONTINUE_PROMPT: &str = "Your answer was cut off at the length limit. Continue \
 exactly where it stopped, without repeating what you already wrote.";
 
+/// What the model is told when a run resumes after a cancellation cut its answer short (the
+/// answer is kept, marked [`INTERRUPTED`](agent_execution::meta::INTERRUPTED)); the message is
+/// marked [`CONTINUATION_KEY`] too.
+pub const INTERRUPTED_PROMPT: &str = "Your previous answer was interrupted before it was \
+finished. Continue where it stopped, without repeating what you already wrote.";
+
 /// True when the model stopped because it hit its length limit.
 pub(crate) fn is_cut(response: &ChatResponse) -> bool {
     response.truncated()

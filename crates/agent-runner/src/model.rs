@@ -70,18 +70,63 @@ pub(crate) fn request(
 }
 
 /// Where the pieces of an answer go while it streams: the trace's live feed, tied to the goal
-/// the answer will be recorded under.
+/// the answer will be recorded under. The sink keeps the text of the call going on, so that
+/// what arrived before a cancellation can be recorded.
 pub(crate) struct DeltaSink<'a> {
-    pub(crate) bus: &'a EventBus,
-    pub(crate) trace_id: &'a str,
-    pub(crate) goal_id: Option<&'a str>,
+    bus: &'a EventBus,
+    trace_id: &'a str,
+    goal_id: Option<&'a str>,
+    /// What the answer's text is published as: the answer's, or the closing report's.
+    text: DeltaKind,
+    /// The text of the current call so far.
+    arrived: std::sync::Mutex<String>,
 }
 
-impl DeltaSink<'_> {
+impl<'a> DeltaSink<'a> {
+    /// A sink for the text of an answer tied to `goal_id`.
+    pub(crate) fn answer(bus: &'a EventBus, trace_id: &'a str, goal_id: Option<&'a str>) -> Self {
+        Self {
+            bus,
+            trace_id,
+            goal_id,
+            text: DeltaKind::Text,
+            arrived: std::sync::Mutex::default(),
+        }
+    }
+
+    /// A sink for the text of the closing report.
+    pub(crate) fn report(bus: &'a EventBus, trace_id: &'a str) -> Self {
+        Self {
+            text: DeltaKind::Report,
+            ..Self::answer(bus, trace_id, None)
+        }
+    }
+
+    /// The text of the last call, as far as it arrived.
+    pub(crate) fn arrived(&self) -> String {
+        self.arrived
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn start(&self) {
+        self.arrived
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+    }
+
     /// Publishes the piece of text or reasoning `event` carries, if any.
     fn publish(&self, event: &ChatEvent) {
         let (kind, delta) = match event {
-            ChatEvent::Text(text) => (DeltaKind::Text, text),
+            ChatEvent::Text(text) => {
+                self.arrived
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push_str(text);
+                (self.text, text)
+            }
             ChatEvent::ReasoningText { delta, .. } => (DeltaKind::Reasoning, delta),
             ChatEvent::ReasoningPreview(text) => (DeltaKind::Reasoning, text),
             _ => return,
@@ -104,6 +149,9 @@ async fn stream(
     request: ChatRequest,
     sink: Option<&DeltaSink<'_>>,
 ) -> Result<ChatResponse, LlmError> {
+    if let Some(sink) = sink {
+        sink.start();
+    }
     let mut events = llm.stream(request).await?;
     let mut collector = ResponseCollector::new();
     while let Some(event) = events.next().await {

@@ -46,6 +46,9 @@ pub struct RunOutcome {
     pub stop: StopReason,
     /// The model's final answer, when it gave one.
     pub response: Option<String>,
+    /// The closing report written after the final answer (a plan of two goals or more), when
+    /// one was; the trace's summary is then the report.
+    pub report: Option<String>,
     /// Why it stopped, in words, when it did not complete (`max_iterations: …`, `max_cost: …`,
     /// `cancelled: …`, `stuck: …`, `truncated: …`, `context_window: …`, or the model's error); the trace's `error`.
     pub error: Option<String>,

@@ -1,5 +1,6 @@
-//! Resuming a stopped trace: answering tool calls left without a result, and finishing the
-//! `explore` and `delegate` calls a crash or a cancel interrupted.
+//! Resuming a stopped trace: answering tool calls left without a result, finishing the
+//! `explore` and `delegate` calls a crash or a cancel interrupted, and asking the model to go on
+//! with an answer a cancel cut short (kept as an interrupted assistant message).
 //!
 //! A call that never returned gets an "interrupted" result, so the model decides what to do
 //! about it — except an `explore` or `delegate` call of the last turn: its sub-traces hold work
@@ -20,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::act::{runnable_calls, tool_context};
 use crate::agent::Agent;
 use crate::context::INTERRUPTED_RESULT;
+use crate::continuation::{CONTINUATION_KEY, INTERRUPTED_PROMPT};
 use crate::error::{RunError, StepError};
 use crate::record::{check_workspace, record, tool_message};
 use crate::subagent_tools::run_call;
@@ -76,9 +78,19 @@ async fn prepare(agent: &Agent, trace_id: &str, message: Option<&str>) -> Result
             WriteOp::AddMessage(message)
         })
         .collect();
-    if let Some(message) = message {
-        let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
-        ops.push(continue_message(message, tree.current_id()));
+    let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
+    match message {
+        Some(message) => ops.push(continue_message(message, tree.current_id())),
+        // The conversation never ends on the assistant's words when a model is called again.
+        None if ends_interrupted(&messages) => {
+            let mut go_on = NewMessage::user(INTERRUPTED_PROMPT);
+            go_on.goal_id = tree.current_id().map(str::to_owned);
+            go_on
+                .metadata
+                .insert(CONTINUATION_KEY.to_owned(), serde_json::Value::from(1));
+            ops.push(WriteOp::AddMessage(go_on));
+        }
+        None => {}
     }
     // A main trace keeps the limits this run applies (the stored ones, or those its caller
     // set instead), so that the next run of it starts from them.
@@ -95,6 +107,13 @@ async fn prepare(agent: &Agent, trace_id: &str, message: Option<&str>) -> Result
     }));
     store.batch(trace_id, ops).await?;
     Ok(())
+}
+
+/// Whether the trace's last message is an answer a cancellation interrupted.
+fn ends_interrupted(messages: &[Message]) -> bool {
+    messages.last().is_some_and(|last| {
+        last.role == Role::Assistant && agent_execution::meta::MessageMeta::of(last).interrupted
+    })
 }
 
 /// Tool calls of assistant messages that have no recorded result, with their goal.

@@ -169,6 +169,7 @@ pub(crate) async fn run_loop(
         status: trace.status,
         stop,
         response,
+        report: state.report.take(),
         error: trace.error.clone(),
         iterations,
         stats: trace.stats(),
@@ -210,6 +211,8 @@ struct RunState {
     summariser_failed: bool,
     /// An answer cut at the length limit, being continued.
     cut: CutAnswer,
+    /// The closing report written after the final answer.
+    report: Option<String>,
 }
 
 /// One think–act–observe step.
@@ -226,6 +229,7 @@ async fn step(
         call_ids,
         summariser_failed,
         cut,
+        report,
     } = state;
     let spec = &agent.spec;
     let tree = agent
@@ -254,37 +258,45 @@ async fn step(
 
     let started = Instant::now();
     let goal_id = tree.current_id().map(str::to_owned);
-    let sink = model::DeltaSink {
-        bus: agent.store().event_bus(),
-        trace_id,
-        goal_id: goal_id.as_deref(),
-    };
+    let sink = model::DeltaSink::answer(agent.store().event_bus(), trace_id, goal_id.as_deref());
     // The request shares the view's messages, and drops them before the next step extends
     // them; the rare retry below builds the view again.
     let estimated_tokens = view.estimated_tokens;
     let request = model::request(spec, &spec.model, view.messages, tools.clone());
-    let mut response =
-        match model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await {
-            Err(StepError::Llm(error @ LlmError::ContextWindowExceeded { .. })) => {
-                // The estimate was too low for this provider: compact and try once more.
-                let view = view_of(agent, &tree, messages, &budget, context);
-                let why = (&view, Trigger::Refused);
-                if !compact(agent, trace_id, &tree, messages, why, spending, cancel).await? {
-                    return Err(StepError::Llm(error));
-                }
-                let view = view_of(agent, &tree, messages, &budget, context);
-                if view.estimated_tokens >= estimated_tokens {
-                    // The same request again would be refused again.
-                    return Err(window::too_small(
-                        window::floor(&view.messages, &budget),
-                        &budget,
-                    ));
-                }
-                let request = model::request(spec, &spec.model, view.messages, tools);
-                model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await?
+    let called = match model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await {
+        Err(StepError::Llm(error @ LlmError::ContextWindowExceeded { .. })) => {
+            // The estimate was too low for this provider: compact and try once more.
+            let view = view_of(agent, &tree, messages, &budget, context);
+            let why = (&view, Trigger::Refused);
+            if !compact(agent, trace_id, &tree, messages, why, spending, cancel).await? {
+                return Err(StepError::Llm(error));
             }
-            other => other?,
-        };
+            let view = view_of(agent, &tree, messages, &budget, context);
+            if view.estimated_tokens >= estimated_tokens {
+                // The same request again would be refused again.
+                return Err(window::too_small(
+                    window::floor(&view.messages, &budget),
+                    &budget,
+                ));
+            }
+            let request = model::request(spec, &spec.model, view.messages, tools);
+            model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await
+        }
+        other => other,
+    };
+    let mut response = match called {
+        Err(StepError::Cancelled) => {
+            let arrived = Arrived {
+                text: sink.arrived(),
+                goal_id: goal_id.clone(),
+                started,
+                prompt_tokens: estimated_tokens,
+            };
+            keep_interrupted(agent, trace_id, messages, arrived, spending).await?;
+            return Err(StepError::Cancelled);
+        }
+        other => other?,
+    };
     let duration_ms = started.elapsed().as_millis() as u64;
     call_ids.assign(&mut response.tool_calls, messages);
 
@@ -332,10 +344,10 @@ async fn step(
                 return Ok(Next::Stop(StopReason::Truncated, outcome, Some(text)));
             }
         };
-        let text = closing::report(agent, trace_id, &text, messages, (spending, cancel))
-            .await?
-            .unwrap_or(text);
-        let summary = text.trim().to_owned();
+        // The answer stays the run's response; the report, written with it in view, is the
+        // trace's summary when there is one.
+        *report = closing::report(agent, trace_id, &text, messages, (spending, cancel)).await?;
+        let summary = report.as_deref().unwrap_or(&text).trim().to_owned();
         let outcome = TraceOutcome::completed(summary);
         return Ok(Next::Stop(StopReason::Completed, outcome, Some(text)));
     }
@@ -360,6 +372,49 @@ async fn step(
         return Ok(Next::Stop(StopReason::Stuck, stop, None));
     }
     Ok(Next::Continue)
+}
+
+/// What had arrived of an answer when its run was cancelled.
+struct Arrived {
+    text: String,
+    goal_id: Option<String>,
+    started: Instant,
+    /// The estimate of the request, for the message's usage.
+    prompt_tokens: usize,
+}
+
+/// Records the text of an answer the run was cancelled in the middle of as an assistant message
+/// without tool calls, marked [`meta::INTERRUPTED`](agent_execution::meta::INTERRUPTED), with
+/// estimated usage: the trace keeps what the model had said, and a later turn sends it back as
+/// the assistant's. Nothing is recorded when no text had arrived.
+async fn keep_interrupted(
+    agent: &Agent,
+    trace_id: &str,
+    messages: &mut Vec<Message>,
+    arrived: Arrived,
+    spending: &Budget,
+) -> Result<(), StepError> {
+    if arrived.text.trim().is_empty() {
+        return Ok(());
+    }
+    let usage = agent_llm::Usage::estimate(
+        arrived.prompt_tokens as u64,
+        agent_llm::estimate_tokens(&arrived.text) as u64,
+    );
+    let cost = agent.engine.root.prices.cost(&agent.spec.model, &usage);
+    let content = AssistantContent::new(Some(arrived.text), Vec::new());
+    let mut message = NewMessage::assistant(content)
+        .usage(usage.prompt_tokens + usage.completion_tokens, cost)
+        .duration_ms(arrived.started.elapsed().as_millis() as u64);
+    message.goal_id = arrived.goal_id;
+    message.metadata.insert(USAGE_KEY.to_owned(), json!(usage));
+    message
+        .metadata
+        .insert(agent_execution::meta::INTERRUPTED.to_owned(), json!(true));
+    let recorded = record(agent.store(), trace_id, vec![WriteOp::AddMessage(message)]).await?;
+    messages.extend(recorded);
+    spending.add(cost);
+    Ok(())
 }
 
 /// The tool call ids a trace has used, kept up to date with its growing message list, so that

@@ -106,6 +106,27 @@ impl Terminal {
             .unwrap_or_default()
     }
 
+    /// Whether the first row showing `text` draws every one of its characters bold (the text
+    /// and what comes before it on the row are taken as one column per character).
+    pub fn is_bold(&self, text: &str) -> bool {
+        let parser = self.screen.lock().unwrap();
+        let screen = parser.screen();
+        let rows: Vec<String> = screen.rows(0, COLUMNS).collect();
+        let Some((row, at)) = rows
+            .iter()
+            .enumerate()
+            .find_map(|(index, row)| row.find(text).map(|at| (index, at)))
+        else {
+            return false;
+        };
+        let column = rows[row][..at].chars().count();
+        (0..text.chars().count()).all(|offset| {
+            screen
+                .cell(row as u16, (column + offset) as u16)
+                .is_some_and(vt100::Cell::bold)
+        })
+    }
+
     /// Waits until the screen shows `text` and returns the screen; panics with the screen
     /// after a minute.
     pub fn wait_for(&self, text: &str) -> String {

@@ -174,7 +174,7 @@ impl App {
             .take(2)
             .find_map(|cell| match (kind, cell) {
                 (
-                    DeltaKind::Text,
+                    DeltaKind::Text | DeltaKind::Report,
                     Cell::Assistant {
                         text,
                         streaming: true,
@@ -192,7 +192,8 @@ impl App {
         match streaming {
             Some(text) => text.push_str(piece),
             None => self.cells.push(match kind {
-                DeltaKind::Text => Cell::Assistant {
+                // The closing report streams as text of the answer it follows.
+                DeltaKind::Text | DeltaKind::Report => Cell::Assistant {
                     text: piece.to_owned(),
                     streaming: true,
                 },

@@ -290,7 +290,7 @@ impl Outbox {
 fn delta_message(delta: &LiveDelta) -> DeltaMessage<'_> {
     DeltaMessage {
         event: match delta.kind {
-            DeltaKind::Text => "text_delta",
+            DeltaKind::Text | DeltaKind::Report => "text_delta",
             DeltaKind::Reasoning => "reasoning_delta",
         },
         trace_id: &delta.trace_id,

@@ -3,13 +3,14 @@
 //! the screen — and may answer yes, no (with a reason the model reads), always for this tool, or
 //! always for commands starting like this one. Without a terminal to ask on, the call is refused
 //! (fail closed) and counted, so the run can say how many were refused and how to allow them.
-//! `[approvals] allow/deny` rules of `agent.toml` apply before anyone is asked.
+//! `[approvals] allow/deny` rules of `agent.toml` apply before anyone is asked. Ctrl-C while a
+//! question waits cancels the run at once, without waiting for Enter.
 
 mod show;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_runner::approval_rules::suggested_prefix;
@@ -136,11 +137,16 @@ impl ApprovalHandler for TerminalApprover {
         let choices = choices(&request.tool_name, prefix.as_deref());
         let tool = request.tool_name.clone();
         let asked = prefix.clone();
+        // The run drops this future when it is cancelled (Ctrl-C): the question then stops
+        // waiting for its answer at once.
+        let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
+        let stopped = stop.0.clone();
         let answer = tokio::task::spawn_blocking(move || {
-            crate::output::suspended(|| ask(&described, &choices, asked.as_deref()))
+            crate::output::suspended(|| ask(&described, &choices, asked.as_deref(), &stopped))
         })
         .await
         .unwrap_or_else(|_| Answer::No(String::new()));
+        drop(stop);
         match answer {
             Answer::Yes => ApprovalDecision::Approve,
             Answer::AlwaysTool => {
@@ -181,8 +187,18 @@ fn choices(tool: &str, prefix: Option<&str>) -> String {
     line
 }
 
-/// Prints the question and reads answers until one is understood; end of input is "no".
-fn ask(described: &str, choices: &str, prefix: Option<&str>) -> Answer {
+/// Sets its flag when dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Prints the question and reads answers until one is understood; end of input, or `stop`
+/// set while waiting, is "no".
+fn ask(described: &str, choices: &str, prefix: Option<&str>, stop: &AtomicBool) -> Answer {
     let mut stderr = std::io::stderr();
     let _ = write!(
         stderr,
@@ -191,11 +207,9 @@ fn ask(described: &str, choices: &str, prefix: Option<&str>) -> Answer {
     );
     let _ = stderr.flush();
     loop {
-        let mut line = String::new();
-        match std::io::stdin().lock().read_line(&mut line) {
-            Ok(0) | Err(_) => return Answer::No(String::new()),
-            Ok(_) => {}
-        }
+        let Some(line) = read_line(stop) else {
+            return Answer::No(String::new());
+        };
         if let Some(answer) = parse(&line, prefix) {
             return answer;
         }
@@ -205,6 +219,32 @@ fn ask(described: &str, choices: &str, prefix: Option<&str>) -> Answer {
             if prefix.is_some() { " or p" } else { "" }
         );
         let _ = stderr.flush();
+    }
+}
+
+/// The next line typed on standard input, waited for in short polls so that `stop` ends the
+/// wait within a tenth of a second; `None` at the end of input or when stopped.
+fn read_line(stop: &AtomicBool) -> Option<String> {
+    use std::os::fd::AsFd;
+    let stdin = std::io::stdin();
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut fds = [nix::poll::PollFd::new(
+            stdin.as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
+        match nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(100u16)) {
+            Ok(0) | Err(nix::errno::Errno::EINTR) => {}
+            // Ready, or not pollable: read.
+            Ok(_) | Err(_) => break,
+        }
+    }
+    let mut line = String::new();
+    match stdin.lock().read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line),
     }
 }
 

@@ -6,7 +6,9 @@
 //!
 //! On a terminal the session opens the full-screen UI (`tui.rs`) unless `--no-tui` or
 //! `AGENT_TUI=0` asks for this line mode, where the prompt is a line editor (history, editing
-//! keys); from a pipe or a file each line is a turn and each answer is printed on stdout as well.
+//! keys); from a pipe or a file each line is a turn. The model's text streams on stdout,
+//! rendered on a terminal and plain in a pipe; Ctrl-C mid-answer keeps what arrived in the
+//! trace, marked interrupted.
 
 mod commands;
 mod input;
@@ -34,8 +36,6 @@ pub(crate) struct Session {
     setup: Setup,
     /// The trace of the conversation; `None` until the first turn (or after `/new`).
     trace_id: Option<String>,
-    /// Whether the answers are printed on stdout too (stdout is not the terminal).
-    answers_on_stdout: bool,
     /// The MCP servers of the session, whose prompts are commands.
     mcp: Arc<agent_mcp::McpServers>,
 }
@@ -105,7 +105,6 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
     let mut session = Session {
         setup,
         trace_id,
-        answers_on_stdout: !std::io::stdout().is_terminal(),
         mcp: mcp.clone(),
     };
     let terminal = std::io::stdin().is_terminal();
@@ -198,8 +197,7 @@ async fn turn(session: &mut Session, message: &str, current: &CurrentTurn) -> Re
         .map_or(0, |e| e.event_id);
     let progress = tokio::spawn(progress::follow(
         watch_live(store.clone(), &trace_id, since),
-        ProgressMode::Auto,
-        session.setup.show_reasoning,
+        session.setup.shown(ProgressMode::Auto),
     ));
     set_turn(current, Some(cancel.clone()));
     let started = match before {
@@ -215,23 +213,27 @@ async fn turn(session: &mut Session, message: &str, current: &CurrentTurn) -> Re
         Err(error) => Err(error),
     };
     set_turn(current, None);
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), progress).await;
+    let streamed = match tokio::time::timeout(std::time::Duration::from_secs(2), progress).await {
+        Ok(Ok(streamed)) => streamed,
+        _ => String::new(),
+    };
     crate::otel::send(session.setup.otel.as_ref(), store.as_ref(), &trace_id).await;
     match outcome {
-        Ok(outcome) => report(session, &outcome, before.as_ref()),
+        Ok(outcome) => report(&outcome, before.as_ref(), &streamed),
         Err(error) => note(&format!("agent: {error}")),
     }
     session.setup.report_refusals();
     Ok(())
 }
 
-/// After a turn: the answer on stdout when stdout is not the terminal, how the turn ended when
-/// it did not complete, and what the turn cost.
-fn report(session: &Session, outcome: &RunOutcome, before: Option<&agent_execution::TraceStats>) {
+/// After a turn: the answer when it did not stream on stdout, how the turn ended when it did
+/// not complete, and what the turn cost.
+fn report(outcome: &RunOutcome, before: Option<&agent_execution::TraceStats>, streamed: &str) {
     match outcome.status {
         TraceStatus::Completed => {
-            if session.answers_on_stdout {
-                print(&clean(outcome.response.as_deref().unwrap_or_default()));
+            let answer = outcome.response.as_deref().unwrap_or_default();
+            if !streamed.contains(answer.trim()) {
+                print(&clean(answer));
             }
         }
         TraceStatus::Cancelled => note("stopped; what was done is kept — type to go on"),
@@ -273,8 +275,10 @@ async fn watch_interrupts(current: CurrentTurn) {
             .clone();
         match turn {
             Some(cancel) if !cancel.is_cancelled() => {
-                note("stopping the turn (Ctrl-C again to quit)...");
+                // Cancelled first: an approval question being asked ends at once, and the
+                // note can then be written.
                 cancel.cancel();
+                tokio::task::block_in_place(|| note("stopping the turn (Ctrl-C again to quit)..."));
             }
             _ => {
                 note("");

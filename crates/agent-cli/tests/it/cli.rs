@@ -571,13 +571,18 @@ async fn the_demo_runs_offline_and_records_a_full_trace() {
     let env = agent_env();
     let traces = env.path("traces");
     let output = run_demo(&env).await;
-    // The final answer is the closing report, made from every goal's summary.
+    // The model's words stream on stdout, the final answer last; the closing report, made from
+    // every goal's summary, is the trace's summary and stays off a pipe.
     let answer = stdout(&output);
-    assert!(answer.starts_with("## Report"), "{answer}");
     assert!(
-        answer.contains("**Abandoned:** a regex tokenizer"),
+        answer.starts_with("I will plan first, then read the code before changing it.\n"),
         "{answer}"
     );
+    assert!(
+        answer.trim_end().ends_with("checks both lines and passes."),
+        "{answer}"
+    );
+    assert!(!answer.contains("## Report"), "{answer}");
 
     let listed: Value =
         serde_json::from_slice(&env.run(&["traces", "--json"]).await.stdout).unwrap();
@@ -591,6 +596,12 @@ async fn the_demo_runs_offline_and_records_a_full_trace() {
     let shown: Value =
         serde_json::from_slice(&env.run(&["show", trace_id, "--json"]).await.stdout).unwrap();
     assert_eq!(shown["trace"]["status"], "completed");
+    let summary = shown["trace"]["summary"].as_str().unwrap();
+    assert!(summary.starts_with("## Report"), "{summary}");
+    assert!(
+        summary.contains("**Abandoned:** a regex tokenizer"),
+        "{summary}"
+    );
 
     // The plan: an abandoned approach, an exploration with two branches, everything else done.
     let goals = shown["goal_tree"]["goals"].as_array().unwrap();
@@ -697,7 +708,9 @@ async fn a_done_plan_ends_with_a_closing_report_unless_no_report() {
     let output = env.run(&args).await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let result: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
-    assert_eq!(result["response"], "## Report\nCounted 3 and checked it.");
+    // The final answer stays the answer; the report is beside it.
+    assert_eq!(result["response"], "Both done.");
+    assert_eq!(result["report"], "## Report\nCounted 3 and checked it.");
 
     let script = write_script(&env, "no-report.json", turns);
     let mut args = vec!["run", "--script", &script, "--workspace", &work, "--json"];
@@ -706,6 +719,7 @@ async fn a_done_plan_ends_with_a_closing_report_unless_no_report() {
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let result: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     assert_eq!(result["response"], "Both done.");
+    assert_eq!(result["report"], Value::Null);
 }
 
 #[tokio::test]

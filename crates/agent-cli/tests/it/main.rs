@@ -17,6 +17,7 @@ mod habits;
 mod instructions;
 mod interrupted;
 mod limits;
+mod line_mode;
 mod mcp;
 mod mcp_catalog;
 mod mcp_oauth;

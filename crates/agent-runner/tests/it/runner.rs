@@ -695,7 +695,9 @@ async fn a_done_plan_ends_with_a_closing_report_from_every_goal() {
     let outcome = f.runner.run("Write notes.txt").await.unwrap();
     assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
     let report = "## Report\nnotes.txt holds hello; no database.";
-    assert_eq!(outcome.response.as_deref(), Some(report));
+    // The final answer stays the response; the report follows it and is the summary.
+    assert_eq!(outcome.response.as_deref(), Some("All done."));
+    assert_eq!(outcome.report.as_deref(), Some(report));
     let trace = f.store.get_trace(&outcome.trace_id).await.unwrap().unwrap();
     assert_eq!(trace.summary.as_deref(), Some(report));
 
@@ -734,9 +736,11 @@ async fn a_report_that_fails_leaves_the_answer_and_a_run_without_reports_makes_n
     let outcome = f.runner.run("Count").await.unwrap();
     assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
     assert_eq!(outcome.response.as_deref(), Some("All done."));
+    assert_eq!(outcome.report, None);
 
     let f = fixture(turns());
     let outcome = f.runner.run("Count").await.unwrap();
     assert_eq!(outcome.response.as_deref(), Some("All done."));
+    assert_eq!(outcome.report, None);
     assert_eq!(f.llm.requests().len(), 4, "no report call");
 }
