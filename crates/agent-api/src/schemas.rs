@@ -5,7 +5,6 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
-
 use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema, Type};
 use utoipa::openapi::{RefOr, schema};
 use utoipa::{PartialSchema, ToSchema};

@@ -51,6 +51,7 @@ mod bus;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 pub mod content;
+pub mod continuation;
 pub mod event;
 pub mod feed;
 pub mod fork;
@@ -62,6 +63,7 @@ pub mod loop_guard;
 pub mod message;
 pub mod meta;
 pub mod queue;
+pub mod run_limits;
 pub mod store;
 pub mod trace;
 

@@ -7,10 +7,10 @@ use agent_llm::LlmClient;
 use agent_tools::ToolRegistry;
 
 use crate::engine::Engine;
-use crate::limits::RunLimits;
 use crate::spec::{Access, AgentSpec};
 use crate::subagent_tools::{DelegateTool, ExploreTool};
 use crate::subagents::SubAgents;
+use agent_execution::run_limits::RunLimits;
 
 /// An agent: what one loop over one trace runs with.
 #[derive(Clone)]

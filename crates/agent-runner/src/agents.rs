@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use agent_tools::Risk;
 
-use crate::limits::RunLimits;
+use agent_execution::run_limits::RunLimits;
 
 /// The profile of a main run when none is named.
 pub const DEFAULT: &str = "default";

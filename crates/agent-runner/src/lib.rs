@@ -110,7 +110,7 @@ mod compact_now;
 pub mod compaction;
 pub mod context;
 pub mod context_incremental;
-pub mod continuation;
+pub use agent_execution::continuation;
 mod delegate;
 mod engine;
 mod error;
@@ -118,7 +118,6 @@ mod explore;
 mod goal_tools;
 mod handoff;
 mod inbox;
-mod limits;
 mod model;
 mod options;
 mod outcome;
@@ -136,6 +135,7 @@ mod summarise;
 mod turns;
 mod window;
 
+pub use agent_execution::run_limits::{LimitOverrides, RunLimits};
 /// What the records say, kept where callers have long named it: the check of a limit's value,
 /// the loop guard's thresholds, a trace's lineage and its totals with its sub-traces.
 pub use agent_execution::{
@@ -159,7 +159,6 @@ pub use error::RunError;
 pub use goal_tools::{
     GoalTool, MAX_GOAL_TEXT_CHARS, MAX_GOALS_PER_CALL, MAX_PLAN_GOALS, ReadProgressTool,
 };
-pub use limits::{LimitOverrides, RunLimits};
 pub use model::{USAGE_KEY, tokens_estimated, usage_is_estimated};
 pub use options::{DEFAULT_SYSTEM_PROMPT, Instruction, RunnerOptions, SubAgentOptions};
 pub use outcome::{RunOutcome, StopReason};

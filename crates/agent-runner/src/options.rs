@@ -15,8 +15,8 @@ use agent_tools::ToolLimits;
 use crate::agents::AgentTypeConfig;
 use crate::checkpoint_options::CheckpointOptions;
 use crate::compaction::CompactionStrategy;
-use crate::limits::{LimitOverrides, RunLimits};
 use crate::profiles::{UnknownProfile, builtin_profiles};
+use agent_execution::run_limits::{LimitOverrides, RunLimits};
 use agent_tools::Approval;
 use agent_tools::ApprovalRules;
 

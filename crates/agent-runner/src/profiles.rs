@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::agents::{AgentTypeConfig, COMPACTION, DEFAULT, DELEGATE, EXPLORE, PLAN, ToolFilter};
 use crate::compaction::COMPACTION_PROMPT;
-use crate::limits::RunLimits;
+use agent_execution::run_limits::RunLimits;
 
 /// The system prompt of plan mode.
 pub const PLAN_PROMPT: &str = "You are in plan mode: write a plan for the task, do not carry it \

@@ -21,12 +21,12 @@ use tokio_util::sync::CancellationToken;
 use crate::act::{runnable_calls, tool_context};
 use crate::agent::Agent;
 use crate::context::INTERRUPTED_RESULT;
-use crate::continuation::{CONTINUATION_KEY, INTERRUPTED_PROMPT};
 use crate::error::{RunError, StepError};
 use crate::record::{check_workspace, record, tool_message};
 use crate::subagent_tools::run_call;
 use crate::subagents::Adoption;
 use crate::turns::continue_message;
+use agent_execution::continuation::{CONTINUATION_KEY, INTERRUPTED_PROMPT};
 
 /// Readies a stopped trace for more work: answers dangling tool calls (but the sub-agent calls
 /// of the last turn, which the run finishes) and marks it running.

@@ -7,7 +7,7 @@ use agent_tools::ToolLimits;
 
 use crate::agents::{DELEGATE, EXPLORE};
 use crate::compaction::CompactionStrategy;
-use crate::limits::RunLimits;
+use agent_execution::run_limits::RunLimits;
 use agent_tools::Approval;
 
 /// Whether an agent offers one of the sub-agent tools (`explore`, `delegate`).

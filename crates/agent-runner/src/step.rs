@@ -20,7 +20,6 @@ use crate::closing;
 use crate::compaction::ContextBudget;
 use crate::context::ContextInput;
 use crate::context_incremental::{IncrementalContext, SharedView};
-use crate::continuation::{AfterAnswer, CutAnswer, is_cut};
 use crate::error::{RunError, StepError};
 use crate::handoff;
 use crate::model;
@@ -32,6 +31,7 @@ use crate::summarise::{Trigger, compact};
 use crate::turns::take_queued;
 use crate::window;
 use agent_execution::budget::{self, Budget};
+use agent_execution::continuation::{AfterAnswer, CutAnswer, is_cut};
 use agent_execution::stats_with_sub_traces;
 
 use crate::model::USAGE_KEY;

@@ -4,11 +4,11 @@
 //! The loop records the cut answer as it came, asks the model to go on where it stopped (a user
 //! message marked [`CONTINUATION_KEY`]), and joins the pieces into the final answer. After
 //! [`MAX_CONTINUATIONS`] such requests a still-cut answer ends the run
-//! [`StopReason::Truncated`](crate::StopReason::Truncated), failed and resumable, with the
+//! with the runner's stop reason `Truncated`, failed and resumable, with the
 //! partial answer kept.
 
-use agent_execution::TraceOutcome;
-use agent_execution::message::NewMessage;
+use crate::TraceOutcome;
+use crate::message::NewMessage;
 use agent_llm::ChatResponse;
 use serde_json::Value;
 
@@ -23,19 +23,19 @@ pub const CONTINUE_PROMPT: &str = "Your answer was cut off at the length limit. 
 exactly where it stopped, without repeating what you already wrote.";
 
 /// What the model is told when a run resumes after a cancellation cut its answer short (the
-/// answer is kept, marked [`INTERRUPTED`](agent_execution::meta::INTERRUPTED)); the message is
+/// answer is kept, marked [`INTERRUPTED`](crate::meta::INTERRUPTED)); the message is
 /// marked [`CONTINUATION_KEY`] too.
 pub const INTERRUPTED_PROMPT: &str = "Your previous answer was interrupted before it was \
 finished. Continue where it stopped, without repeating what you already wrote.";
 
 /// True when the model stopped because it hit its length limit.
-pub(crate) fn is_cut(response: &ChatResponse) -> bool {
+pub fn is_cut(response: &ChatResponse) -> bool {
     response.truncated()
 }
 
 /// The pieces of an answer cut at the length limit, gathered across the calls that continue it.
 #[derive(Debug, Default)]
-pub(crate) struct CutAnswer {
+pub struct CutAnswer {
     /// The text so far.
     text: String,
     /// How many continuations were asked for.
@@ -43,7 +43,7 @@ pub(crate) struct CutAnswer {
 }
 
 /// What to do after an answer without tool calls.
-pub(crate) enum AfterAnswer {
+pub enum AfterAnswer {
     /// Ask the model to go on: record this message and call again.
     Continue(Box<NewMessage>),
     /// The answer is whole: the joined text.
@@ -55,7 +55,7 @@ pub(crate) enum AfterAnswer {
 
 impl CutAnswer {
     /// Takes an answer without tool calls (`text`, cut or not) and says what comes next.
-    pub(crate) fn take(
+    pub fn take(
         &mut self,
         text: &str,
         cut: bool,
@@ -88,7 +88,7 @@ impl CutAnswer {
     }
 
     /// Forgets a cut answer the model went on from with tool calls instead.
-    pub(crate) fn reset(&mut self) {
+    pub fn reset(&mut self) {
         *self = Self::default();
     }
 }

@@ -1,12 +1,12 @@
 //! The limits that end a run: model calls, spending, the model's time, tool calls per turn and
 //! the loop guard's thresholds; the limits a caller sets explicitly ([`LimitOverrides`]); and how
 //! the limits stored with a trace apply to its later runs ([`RunLimits::for_trace`]). The check
-//! of a limit's value is `agent-execution`'s ([`agent_execution::limits`]), beside the limits a
+//! of a limit's value is [`crate::limits`], beside the limits a
 //! trace stores.
 
 use std::time::Duration;
 
-use agent_execution::{LoopGuard, TraceLimits};
+use crate::{LoopGuard, TraceLimits};
 
 /// Limits that end a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,7 +21,7 @@ pub struct RunLimits {
     /// Tool calls run per model turn: the calls of a turn past this many are answered with an
     /// error without running, so one runaway turn cannot start hundreds of commands.
     pub max_tool_calls_per_turn: usize,
-    /// When a repeating agent is warned and stopped (see [`agent_execution::loop_guard`]).
+    /// When a repeating agent is warned and stopped (see [`crate::loop_guard`]).
     pub loop_guard: LoopGuard,
 }
 
