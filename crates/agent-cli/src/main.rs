@@ -47,6 +47,8 @@ use crate::cli::{Cli, Command};
 use crate::exit::{ExitCode, UsageError};
 
 fn main() -> std::process::ExitCode {
+    // Started as the sandbox helper of a command: becomes the command, before any thread starts.
+    agent_tools::sandbox::run_helper_if_requested();
     let cli = Cli::parse();
     output::set_color(cli.color);
     init_logging(cli.verbose);
