@@ -91,8 +91,8 @@ fn approval_script(env: &CliEnv) -> String {
         json!({"delay_ms": 100, "tool_calls": [{"name": "bash", "arguments": {"command": "echo hi >> shell.txt"}}]}),
         json!({"delay_ms": 100, "text": "Done."}),
     ];
-    // The sandbox lets commands write files that exist at the top of the workspace, not add
-    // new entries there.
+    // Made beforehand: without user namespaces the sandbox lets commands write files that
+    // exist at the top of the workspace, not add new entries there.
     env.write("work/shell.txt", "");
     let turns: Vec<Value> = (0..6).flat_map(|_| run.clone()).collect();
     env.write(
@@ -234,8 +234,8 @@ fn long_script(env: &CliEnv, steps: usize) -> String {
             json!({"delay_ms": 50, "tool_calls": [{"name": "bash", "arguments": {"command": format!("sleep 0.15; echo {i} >> steps.txt")}}]})
         })
         .collect();
-    // The sandbox lets commands write files that exist at the top of the workspace, not add
-    // new entries there.
+    // Made beforehand: without user namespaces the sandbox lets commands write files that
+    // exist at the top of the workspace, not add new entries there.
     env.write("work/steps.txt", "");
     turns.push(json!({"text": "All steps done."}));
     env.write(

@@ -56,6 +56,8 @@ use crate::cli::{Cli, Command};
 use crate::exit::{ExitCode, UsageError};
 
 fn main() -> std::process::ExitCode {
+    // Started as the sandbox helper of a command: becomes the command, before any thread starts.
+    agent_tools::sandbox::run_helper_if_requested();
     // `agent` alone on a terminal is a chat in the full-screen UI.
     let cli = match std::env::args_os().len() == 1 && tui::wanted(false) {
         true => Cli::parse_from(["agent", "chat"]),

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use agent_tools::sandbox::{SandboxConfig, SandboxMode, check_support};
+use agent_tools::sandbox::{SandboxConfig, SandboxMode, check_support, probe_helper};
 use anyhow::Result;
 
 use crate::cli::Command;
@@ -44,6 +44,9 @@ pub(crate) fn init(flag: Option<SandboxMode>, file: &FileConfig) -> Result<()> {
         config.protected = vec![std::path::absolute(trace_dir).unwrap_or(trace_dir.clone())];
     }
     check_support(&config).map_err(|error| UsageError(error.to_string()))?;
+    if config.mode == SandboxMode::WorkspaceWrite {
+        config.helper = namespace_helper();
+    }
     if config.mode == SandboxMode::Off {
         crate::output::note(
             "agent: the sandbox is off: the model's commands read and write anything you can, \
@@ -53,6 +56,26 @@ pub(crate) fn init(flag: Option<SandboxMode>, file: &FileConfig) -> Result<()> {
     // A second resolution in the same process (none is expected) keeps the first.
     let _ = RESOLVED.set(config);
     Ok(())
+}
+
+/// This binary as the sandbox helper of `workspace-write` commands, when it can give them their
+/// own user and mount namespaces here; otherwise says once why commands cannot create entries
+/// at the top of the workspace.
+fn namespace_helper() -> Option<PathBuf> {
+    let probed = std::env::current_exe()
+        .map_err(|e| format!("cannot find this program: {e}"))
+        .and_then(|exe| probe_helper(&exe).map(|()| exe));
+    match probed {
+        Ok(exe) => Some(exe),
+        Err(reason) => {
+            crate::output::note(&format!(
+                "agent: the sandbox cannot use user namespaces here ({reason}): .git, agent.toml, \
+                 .agent/ and the trace folder stay read-only, but commands cannot create new \
+                 entries at the top of the workspace"
+            ));
+            None
+        }
+    }
 }
 
 /// The sandbox settings of this process's runs (`workspace-write` until [`init`] ran).

@@ -115,7 +115,15 @@ impl TypedTool for BashTool {
         let timeout = command_timeout(args.timeout_secs, &ctx.limits);
         let confinement = Confinement::prepare(&self.sandbox, &root, &ctx.trace_id)
             .map_err(|e| ToolError::failed(e.to_string()))?;
-        let mut command = tokio::process::Command::new("bash");
+        let helper = confinement.helper_command();
+        let mut command = match &helper {
+            Some((program, args)) => {
+                let mut command = tokio::process::Command::new(program);
+                command.args(args).arg("bash");
+                command
+            }
+            None => tokio::process::Command::new("bash"),
+        };
         command
             .arg("-c")
             .arg(GROUP_SHELL)
@@ -129,7 +137,14 @@ impl TypedTool for BashTool {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        let mut child = spawn_confined(command, confinement.clone()).await?;
+        let mut child = if helper.is_some() {
+            // The helper confines itself before it becomes the command.
+            command
+                .spawn()
+                .map_err(|e| ToolError::failed(format!("cannot start the sandbox helper: {e}")))?
+        } else {
+            spawn_confined(command, confinement.clone()).await?
+        };
         // Never written to: the watcher of the group sees it close when the agent exits.
         let _lifeline = child.stdin.take();
         let group = child
@@ -170,7 +185,15 @@ impl TypedTool for BashTool {
             }
         }
 
-        let streams = render_streams(&stdout, &stderr);
+        let mut streams = render_streams(&stdout, &stderr);
+        // Every process of the command is dead: protected paths it created go now, before the
+        // agent or the model can act on them.
+        for path in confinement.remove_created() {
+            streams.push_str(&format!(
+                "note: the sandbox took away {}, which commands may not create (it is protected)\n",
+                path.display()
+            ));
+        }
         Ok(match outcome {
             Outcome::Exited(Ok(status)) if status.success() => {
                 ToolOutput::text(format!("{}\n{streams}", describe_status(status)))
@@ -223,10 +246,11 @@ async fn spawn_confined(
 
 /// A note for the model when a failed command may have been refused by the sandbox.
 fn sandbox_note(confinement: &Confinement, streams: &str) -> String {
-    const REFUSALS: [&str; 4] = [
+    const REFUSALS: [&str; 5] = [
         "Permission denied",
         "Operation not permitted",
         "Read-only file system",
+        "Device or resource busy",
         "Could not resolve host",
     ];
     if confinement.mode == SandboxMode::Off || !REFUSALS.iter().any(|r| streams.contains(r)) {
@@ -234,6 +258,10 @@ fn sandbox_note(confinement: &Confinement, streams: &str) -> String {
     }
     let writes = match confinement.mode {
         SandboxMode::ReadOnly => "writes go only to $TMPDIR",
+        _ if confinement.helper.is_some() => {
+            "writes go only inside the workspace (not to .git, agent.toml, .agent/ or the trace \
+             folder, which are read-only) and to $TMPDIR"
+        }
         _ => {
             "writes go only inside the workspace (not to .git, agent.toml or .agent/, and no new \
              entry at its top: create those with write_file) and to $TMPDIR"

@@ -107,8 +107,8 @@ async fn without_a_terminal_refused_calls_are_counted_on_the_last_line() {
 #[tokio::test]
 async fn agent_toml_rules_apply_before_anyone_is_asked() {
     let env = agent_env();
-    // Commands write in a folder of the workspace: the sandbox lets them change top-level
-    // entries, not add new ones.
+    // Commands write in a folder of the workspace: without user namespaces the sandbox lets
+    // them change top-level entries, not add new ones.
     std::fs::create_dir_all(env.path("work/out")).unwrap();
     env.write(
         "agent.toml",
@@ -168,8 +168,8 @@ async fn agent_toml_rules_apply_before_anyone_is_asked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn always_for_a_tool_stops_the_next_question_for_that_tool_only() {
     let env = agent_env();
-    // Commands write in a folder of the workspace: the sandbox lets them change top-level
-    // entries, not add new ones.
+    // Commands write in a folder of the workspace: without user namespaces the sandbox lets
+    // them change top-level entries, not add new ones.
     std::fs::create_dir_all(env.path("work/out")).unwrap();
     let write = |id: &str, path: &str| {
         Turn::tool_call(id, "write_file", json!({"path": path, "content": "hi"}))

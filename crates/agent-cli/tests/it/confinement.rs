@@ -39,8 +39,8 @@ async fn commands_are_confined_unless_the_sandbox_is_off() {
         env.write("agent.toml", "# original\n");
         env.write(".git/config", "# original\n");
         let command = format!(
-            "env > work/env.txt; echo changed > '{}'; echo changed >> agent.toml; \
-             echo changed >> .git/config; echo changed > work/inside.txt",
+            "env > env.txt; echo changed > '{}'; echo changed >> agent.toml; \
+             echo changed >> .git/config; echo changed > inside.txt",
             escaped.display()
         );
         let script = bash_script(&env, &command);
@@ -65,7 +65,7 @@ async fn commands_are_confined_unless_the_sandbox_is_off() {
             .await
             .unwrap();
         assert_eq!(code(&output), 0, "{}", stderr(&output));
-        let seen = read(&env.path("work/env.txt"));
+        let seen = read(&env.path("env.txt"));
         assert!(seen.contains("PATH="), "{seen}");
         for secret in ["sk-secret-openai", "secret-server-token", "secret-password"] {
             assert_eq!(seen.contains(secret), off, "{secret} in {seen}");
@@ -73,13 +73,85 @@ async fn commands_are_confined_unless_the_sandbox_is_off() {
         assert_eq!(read(&escaped).contains("changed"), off);
         assert_eq!(read(&env.path("agent.toml")).contains("changed"), off);
         assert_eq!(read(&env.path(".git/config")).contains("changed"), off);
-        assert!(read(&env.path("work/inside.txt")).contains("changed"));
+        assert!(read(&env.path("inside.txt")).contains("changed"));
         assert_eq!(
             stderr(&output).contains("the sandbox is off"),
             off,
             "{}",
             stderr(&output)
         );
+    }
+}
+
+/// Every file under `dir`, read as text, one after the other.
+fn read_tree(dir: &Path) -> String {
+    let mut text = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            text.push_str(&read_tree(&path));
+        } else {
+            text.push_str(&read(&path));
+        }
+    }
+    text
+}
+
+#[tokio::test]
+async fn commands_create_entries_at_the_top_but_no_protected_path() {
+    for off in [false, true] {
+        let env = agent_env();
+        env.write(".git/config", "# original\n");
+        env.write(".agent/notes.md", "# original\n");
+        let outside = tempfile::tempdir().unwrap();
+        // agent.toml does not exist: it cannot carry a mount, so it is taken away after the
+        // command; the rest are read-only or out of reach while it runs.
+        let command = format!(
+            "touch new.txt && mkdir -p newdir/sub && echo made > newdir/sub/f.txt && \
+             echo made > newdir.txt; echo '[x]' > agent.toml; echo changed >> .git/config; \
+             echo planted > .git/hooks-planted; echo planted > .agent/x; \
+             echo planted > traces/planted.txt; rm -f .agent/notes.md; echo planted > '{}/escaped'; \
+             true",
+            outside.path().display()
+        );
+        let script = bash_script(&env, &command);
+        let mut args = vec![
+            "run",
+            "--provider",
+            "scripted",
+            "--script",
+            &script,
+            "--yes",
+        ];
+        if off {
+            args.extend(["--sandbox", "off"]);
+        }
+        args.push("Create things");
+        let output = env.agent(&args).output().await.unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        assert!(env.path("new.txt").exists());
+        assert_eq!(read(&env.path("newdir/sub/f.txt")), "made\n");
+        assert_eq!(read(&env.path("newdir.txt")), "made\n");
+        let planted = [
+            env.path("agent.toml"),
+            env.path(".git/hooks-planted"),
+            env.path(".agent/x"),
+            env.traces().join("planted.txt"),
+            outside.path().join("escaped"),
+        ];
+        for path in planted {
+            assert_eq!(path.exists(), off, "{}", path.display());
+        }
+        assert_eq!(read(&env.path(".git/config")) == "# original\n", !off);
+        assert_eq!(env.path(".agent/notes.md").exists(), !off);
+        let said = read_tree(&env.traces());
+        assert_eq!(
+            said.contains("the sandbox took away"),
+            !off,
+            "{}",
+            stderr(&output)
+        );
+        assert_eq!(said.contains("Read-only file system"), !off);
     }
 }
 
@@ -224,8 +296,8 @@ async fn a_deny_rule_holds_against_every_spelling_under_yes() {
         env.write("agent.toml", "[approvals]\ndeny = [\"bash(rm -rf)\"]\n");
         env.write("target/keep.txt", "precious\n");
         let script = bash_script(&env, spelling);
-        // The sandbox would keep `target` too (it is a top-level entry); the rules must hold
-        // on their own.
+        // The sandbox may delete `target` (it is no protected entry): the rules must hold on
+        // their own.
         let output = clean_up(&env, &script).await;
         assert_eq!(code(&output), 0, "{spelling}: {}", stderr(&output));
         assert_eq!(

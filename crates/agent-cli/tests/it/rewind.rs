@@ -93,7 +93,8 @@ async fn run(env: &CliEnv, continuing: Option<&str>, turns: Value, task: &str) -
         args.extend(["--continue", id]);
     }
     // The script's commands add new top-level entries (a binary file, ignored and over-cap
-    // files), which the default sandbox refuses: what is tested here is the files' history.
+    // files), which the sandbox refuses without user namespaces: what is tested here is the
+    // files' history.
     args.extend([
         "--sandbox",
         "off",

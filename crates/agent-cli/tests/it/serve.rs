@@ -20,8 +20,8 @@ fn script(env: &CliEnv) -> String {
         json!({"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi > shell.txt"}}]}),
         json!({"text": "Done."}),
     ];
-    // The sandbox lets commands write files that exist at the top of the workspace, not add
-    // new entries there.
+    // Made beforehand: without user namespaces the sandbox lets commands write files that
+    // exist at the top of the workspace, not add new entries there.
     for workspace in ["work", "work/sub", "elsewhere"] {
         env.write(&format!("{workspace}/shell.txt"), "");
     }
@@ -528,8 +528,8 @@ fn approval_rules_of_agent_toml_apply_to_runs_started_over_http() {
         .collect();
     let script = env.write("rules.json", &json!({"turns": turns}).to_string());
     let work = env.work();
-    // The command writes in a folder of the workspace: the sandbox lets commands change
-    // top-level entries, not add new ones.
+    // The command writes in a folder of the workspace: without user namespaces the sandbox
+    // lets commands change top-level entries, not add new ones.
     std::fs::create_dir_all(env.path("work/out")).unwrap();
     let server = env.serve(&["--script", &script, "--workspace", &work]);
     // Allowed: runs without waiting for a decision, although the mode is `ask`.

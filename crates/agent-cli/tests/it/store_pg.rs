@@ -122,8 +122,8 @@ async fn a_server_started_with_worker_executes_the_runs_it_queues() {
         {"tool_calls": [{"name": "bash", "arguments": {"command": "echo ran > ran.txt"}}]},
         {"text": "Ran it."}
     ]});
-    // The sandbox lets commands write files that exist at the top of the workspace, not add
-    // new entries there.
+    // Made beforehand: without user namespaces the sandbox lets commands write files that
+    // exist at the top of the workspace, not add new entries there.
     env.write("work/ran.txt", "");
     let script = env.write("script.json", &script.to_string());
     let work = env.work();

@@ -7,13 +7,26 @@
 //! `AF_INET`/`AF_INET6` sockets), and the child inherits both across `fork` and `exec`. The
 //! starting thread is a fresh one per command, so nothing else of the process is confined.
 //!
-//! Landlock cannot take write access away from a path below a tree it allows, so a writable root
-//! is granted entry by entry: every entry that is not protected (`.git`, `agent.toml`, `.agent`
-//! and the extra protected paths such as the trace folder) and has no protected path below it is
+//! Landlock cannot take write access away from a path below a tree it allows. With a helper
+//! program ([`SandboxConfig::helper`], the `agent` binary's helper mode, see `helper.rs`), a
+//! `workspace-write` command runs in its own user and mount namespace where every protected path
+//! that exists (`.git`, `agent.toml`, `.agent` and the extra protected paths such as the trace
+//! folder) is bound read-only onto itself, so the writable roots are granted whole and a command
+//! can add entries at their top. A protected path that does not exist cannot carry a mount (a
+//! mount needs an existing entry, and nothing is created in the workspace for one): it is
+//! [`Confinement::watched`], and [`Confinement::remove_created`] moves it out of the workspace
+//! as soon as the command is over. A protected name that is a symlink is never granted, nor the
+//! folder it is in (the command could replace it), as below.
+//!
+//! Without a helper (an embedder's choice, or no user namespaces here), a writable root is granted
+//! entry by entry: every entry that is not protected and has no protected path below it is
 //! granted whole; a directory with a protected path below it is descended into. The directories on
 //! the way to a protected path stay without create or delete rights, so a command cannot add a
 //! new entry at the top of the workspace (`write_file` can) nor replace a protected file.
 
+mod grants;
+#[cfg(target_os = "linux")]
+mod helper;
 #[cfg(target_os = "linux")]
 mod linux;
 
@@ -25,6 +38,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+
+use grants::{grant_tree, protected_paths, split_protected};
 
 /// Names inside every writable root that commands and the file tools may never write.
 pub const PROTECTED_NAMES: [&str; 3] = [".git", "agent.toml", ".agent"];
@@ -103,6 +118,11 @@ pub struct SandboxConfig {
     pub env_set: BTreeMap<String, String>,
     /// More variables kept out of commands, such as a provider key with an unusual name.
     pub env_remove: Vec<String>,
+    /// A program that calls [`run_helper_if_requested`] first thing in its `main` (the `agent`
+    /// binary), checked with [`probe_helper`]. With it, `workspace-write` commands start through
+    /// it in their own namespaces and may create entries at the top of a writable root; without
+    /// it they are confined from a thread of this process and may not.
+    pub helper: Option<PathBuf>,
 }
 
 impl SandboxConfig {
@@ -156,6 +176,42 @@ pub fn check_support(config: &SandboxConfig) -> Result<(), SandboxError> {
     }
 }
 
+/// Becomes the sandbox helper and never returns when this process was started as one (its first
+/// argument is the helper's); returns at once otherwise. A program named as
+/// [`SandboxConfig::helper`] calls it at the very start of `main`, before any thread is started
+/// (a user namespace can only be entered by a single-threaded process).
+pub fn run_helper_if_requested() {
+    let mut args = std::env::args_os().skip(1);
+    if args.next().is_none_or(|first| first != HELPER_ARG) {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    helper::main(args.collect());
+    #[cfg(not(target_os = "linux"))]
+    std::process::exit(126);
+}
+
+/// The first argument that starts a program as the sandbox helper.
+pub const HELPER_ARG: &str = "__sandbox-helper";
+
+/// Whether `helper` can give commands their own user and mount namespaces here.
+///
+/// # Errors
+///
+/// Why it cannot: user namespaces disabled (`kernel.unprivileged_userns_clone=0`, an AppArmor
+/// restriction, a container's seccomp profile), or the program is no helper.
+pub fn probe_helper(helper: &Path) -> Result<(), String> {
+    #[cfg(target_os = "linux")]
+    {
+        helper::probe(helper)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = helper;
+        Err("namespaces are only used on Linux".to_owned())
+    }
+}
+
 /// What one command runs with: the paths it may write and its environment.
 #[derive(Debug, Clone)]
 pub struct Confinement {
@@ -165,6 +221,13 @@ pub struct Confinement {
     pub network: bool,
     /// Paths granted write access (files or whole trees).
     pub writable: Vec<PathBuf>,
+    /// Paths bound read-only onto themselves in the command's mount namespace (with a helper).
+    pub read_only: Vec<PathBuf>,
+    /// The helper program the command starts through, if any.
+    pub helper: Option<PathBuf>,
+    /// Protected paths that did not exist when the command started (with a helper), which
+    /// [`Confinement::remove_created`] takes away if the command created them.
+    pub watched: Vec<PathBuf>,
     /// The run's private temporary folder (`TMPDIR`), when confined.
     pub temp_dir: Option<PathBuf>,
     /// The complete environment of the command.
@@ -188,6 +251,9 @@ impl Confinement {
                 mode: config.mode,
                 network: true,
                 writable: Vec::new(),
+                read_only: Vec::new(),
+                helper: None,
+                watched: Vec::new(),
                 temp_dir: None,
                 env,
             });
@@ -195,9 +261,22 @@ impl Confinement {
         let temp_dir = private_temp_dir(trace_id)?;
         env.retain(|(name, _)| name != "TMPDIR");
         env.push(("TMPDIR".into(), temp_dir.clone().into_os_string()));
-        let protected = protected_paths(config, workspace);
         let mut writable = vec![temp_dir.clone()];
+        let (mut read_only, mut watched) = (Vec::new(), Vec::new());
+        let helper = config
+            .helper
+            .clone()
+            .filter(|_| config.mode == SandboxMode::WorkspaceWrite);
         if config.mode == SandboxMode::WorkspaceWrite {
+            // With the helper, protected paths that exist are mounted read-only, missing ones
+            // are watched, and only symlinks must stay out of the grants.
+            let protected = if helper.is_some() {
+                let split = split_protected(config, workspace);
+                (read_only, watched) = (split.existing, split.missing);
+                split.symlinks
+            } else {
+                protected_paths(config, workspace)
+            };
             let roots = std::iter::once(workspace.to_path_buf()).chain(
                 config
                     .writable_roots
@@ -218,9 +297,52 @@ impl Confinement {
             mode: config.mode,
             network: config.network,
             writable,
+            read_only,
+            helper,
+            watched,
             temp_dir: Some(temp_dir),
             env,
         })
+    }
+
+    /// The helper and its arguments (to be followed by the command) when the command starts
+    /// through it, else `None` and [`Confinement::apply_to_current_thread`] confines it.
+    pub fn helper_command(&self) -> Option<(PathBuf, Vec<OsString>)> {
+        #[cfg(target_os = "linux")]
+        {
+            let helper = self.helper.clone()?;
+            Some((helper, helper::arguments(self)))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            None
+        }
+    }
+
+    /// Takes out of the workspace every [watched](Confinement::watched) protected path that now
+    /// exists: moved into the run's temporary folder, or removed where it cannot be moved.
+    /// Call it once the command and its process group are dead. Returns what was taken.
+    pub fn remove_created(&self) -> Vec<PathBuf> {
+        let mut taken = Vec::new();
+        for (index, path) in self.watched.iter().enumerate() {
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue;
+            };
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let moved = self.temp_dir.as_ref().is_some_and(|temp| {
+                std::fs::rename(path, temp.join(format!("refused-{index}-{name}"))).is_ok()
+            });
+            let gone = moved
+                || if meta.is_dir() {
+                    std::fs::remove_dir_all(path).is_ok()
+                } else {
+                    std::fs::remove_file(path).is_ok()
+                };
+            if gone {
+                taken.push(path.clone());
+            }
+        }
+        taken
     }
 
     /// Applies the confinement to the calling thread; every process it starts afterwards
@@ -275,46 +397,6 @@ fn command_env(
         env.push((name.into(), value.into()));
     }
     env
-}
-
-/// The protected paths of `workspace` and of every writable root, canonical where they exist.
-fn protected_paths(config: &SandboxConfig, workspace: &Path) -> Vec<PathBuf> {
-    let roots = std::iter::once(workspace.to_path_buf()).chain(config.writable_roots.clone());
-    let named = roots.flat_map(|root| PROTECTED_NAMES.map(|name| root.join(name)));
-    named
-        .chain(config.protected.iter().cloned())
-        .map(|path| path.canonicalize().unwrap_or(path))
-        .collect()
-}
-
-/// Adds to `writable` what of `root` may be written: `root` itself when no protected path is at
-/// or below it, else each of its entries the same way. Symlinks are never granted (their targets
-/// are granted, or not, where they really are).
-fn grant_tree(root: &Path, protected: &[PathBuf], writable: &mut Vec<PathBuf>) {
-    if protected.iter().any(|p| p == root) {
-        return;
-    }
-    if !protected.iter().any(|p| p.starts_with(root)) {
-        writable.push(root.to_path_buf());
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_symlink() {
-            continue;
-        }
-        let path = entry.path();
-        if kind.is_dir() {
-            grant_tree(&path, protected, writable);
-        } else if !protected.contains(&path) {
-            writable.push(path);
-        }
-    }
 }
 
 /// The run's private temporary folder (`$TMPDIR/agent-run-<trace id>`, mode 0700, ours).

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use super::*;
 
@@ -78,4 +79,47 @@ fn protected_entries_are_never_granted() {
         .map(|path| path.strip_prefix(&root).unwrap().display().to_string())
         .collect();
     assert_eq!(names, ["README.md", "src"]);
+}
+
+#[test]
+fn with_a_helper_protected_paths_are_mounted_watched_or_never_granted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("real-agent")).unwrap();
+    std::os::unix::fs::symlink("real-agent", root.join(".agent")).unwrap();
+    let config = SandboxConfig {
+        protected: vec![root.join("traces")],
+        helper: Some(PathBuf::from("/bin/false")),
+        ..SandboxConfig::default()
+    };
+    let split = split_protected(&config, &root);
+    assert_eq!(split.existing, [root.join(".git"), root.join("real-agent")]);
+    assert_eq!(
+        split.missing,
+        [root.join("agent.toml"), root.join("traces")]
+    );
+    assert_eq!(split.symlinks, [root.join(".agent")]);
+
+    // The symlinked name keeps the top closed; the missing ones are taken away when created.
+    let confinement = Confinement::prepare(&config, &root, "split-test").unwrap();
+    assert!(!confinement.writable.contains(&root));
+    assert!(confinement.writable.contains(&root.join(".git")));
+    std::fs::remove_file(root.join(".agent")).unwrap();
+    let confinement = Confinement::prepare(&config, &root, "split-test").unwrap();
+    assert!(confinement.writable.contains(&root));
+    assert_eq!(confinement.read_only, [root.join(".git")]);
+    std::fs::write(root.join("agent.toml"), "allow = [\"bash\"]\n").unwrap();
+    std::fs::create_dir(root.join(".agent")).unwrap();
+    let taken = confinement.remove_created();
+    assert_eq!(taken, [root.join("agent.toml"), root.join(".agent")]);
+    assert!(!root.join("agent.toml").exists());
+    assert!(confinement.remove_created().is_empty());
+}
+
+#[test]
+fn a_program_that_is_no_helper_fails_the_probe() {
+    let error = probe_helper(Path::new("/bin/false")).unwrap_err();
+    assert!(error.contains("failed"), "{error}");
+    assert!(probe_helper(Path::new("/nonexistent/agent")).is_err());
 }
