@@ -141,7 +141,7 @@ pub(crate) async fn follow(mut events: LiveStream, shown: Shown) -> String {
             break;
         }
     }
-    text.finish();
+    text.end();
     if let Sink::Spinner(bar) = &sink {
         crate::output::show_spinner(None);
         bar.finish_and_clear();
@@ -169,6 +169,14 @@ fn show(item: LiveEvent, sink: &Sink, state: &mut State, text: &mut TextOut) -> 
         EventKind::MessageAdded { message, .. } if message.role == Role::Assistant);
     if done || answered {
         text.finish();
+    }
+    if let EventKind::MessageAdded { message, .. } = &event.kind
+        && message.role == Role::User
+        && message
+            .metadata
+            .contains_key(agent_execution::continuation::CONTINUATION_KEY)
+    {
+        text.continue_next();
     }
     for line in state.apply(&event.kind) {
         sink.line(&line);

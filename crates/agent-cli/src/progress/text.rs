@@ -1,7 +1,8 @@
 //! The model's text on stdout as it streams: rendered Markdown on a terminal (each line as it
 //! ends, see `markdown`), plain text in a pipe (each piece as it comes, only the terminal
 //! control sequences the model wrote taken out). The messages of a run are separated by a blank
-//! line. The closing report follows the answer under a rule on a terminal; a pipe carries the
+//! line, but for an answer cut at the length limit and its continuation, which follow each
+//! other with no break. The closing report follows the answer under a rule on a terminal; a pipe carries the
 //! answer alone.
 
 use std::io::IsTerminal;
@@ -29,6 +30,11 @@ pub(super) struct TextOut {
     written: bool,
     /// The last character written was a newline (or nothing was written).
     at_line_start: bool,
+    /// The last message ended without a newline, which is owed unless the next one continues
+    /// it.
+    owed_newline: bool,
+    /// The next message continues the last one (a cut answer asked to go on): no break.
+    continues: bool,
     /// The closing report's rule was written.
     report: bool,
     /// Everything written, as the model sent it.
@@ -59,6 +65,8 @@ impl TextOut {
             open: false,
             written: false,
             at_line_start: true,
+            owed_newline: false,
+            continues: false,
             report: false,
             streamed: String::new(),
         }
@@ -71,8 +79,13 @@ impl TextOut {
         }
         if !self.open {
             self.open = true;
-            if self.written {
-                self.write("\n");
+            if std::mem::take(&mut self.continues) {
+                self.owed_newline = false;
+            } else {
+                self.pay_newline();
+                if self.written {
+                    self.write("\n");
+                }
             }
         }
         self.streamed.push_str(piece);
@@ -96,6 +109,7 @@ impl TextOut {
         };
         if !self.report {
             self.finish();
+            self.pay_newline();
             self.report = true;
             let rule = format!("{} report {}", "─".repeat(3), "─".repeat(30));
             let color = crate::output::color(false);
@@ -111,16 +125,31 @@ impl TextOut {
             return;
         }
         self.open = false;
-        let mut out = match &mut self.form {
+        let out = match &mut self.form {
             Form::Rendered(markdown) => markdown.finish(),
             Form::Plain { held } => clean(&std::mem::take(held)),
             Form::Off => String::new(),
         };
         let ends = out.ends_with('\n') || (out.is_empty() && self.at_line_start);
-        if !ends {
-            out.push('\n');
-        }
         self.write(&out);
+        self.owed_newline = !ends;
+    }
+
+    /// The next message continues the last one: it follows it with no break.
+    pub(super) fn continue_next(&mut self) {
+        self.continues = true;
+    }
+
+    /// Ends the text: the newline the last message is owed.
+    pub(super) fn end(&mut self) {
+        self.finish();
+        self.pay_newline();
+    }
+
+    fn pay_newline(&mut self) {
+        if std::mem::take(&mut self.owed_newline) {
+            self.write("\n");
+        }
     }
 
     /// The unfinished line of the answer, as a terminal shows it below the text.

@@ -213,7 +213,8 @@ async fn chat_keeps_an_interrupted_answer_and_sends_it_with_the_next_turn() {
         Reply::from(Turn::text("Whole.")),
     ])
     .await;
-    let args = args_on(&env, &server, "chat", &[]);
+    // The line mode: on a terminal `agent chat` opens the full-screen UI otherwise.
+    let args = args_on(&env, &server, "chat", &["--no-tui"]);
     let mut terminal = Terminal::spawn(env.command(&strs(&args)));
     terminal.wait_for("Ctrl-D quits");
     terminal.send("Explain\r");
