@@ -223,6 +223,11 @@ async fn chat_keeps_an_interrupted_answer_and_sends_it_with_the_next_turn() {
     terminal.wait_for("what was done is kept");
     terminal.send("Go on\r");
     terminal.wait_for("Whole.");
+    // Only once the line editor reads again: what is typed before it takes the terminal may
+    // be dropped when it does.
+    terminal.wait_until("the prompt after the second turn", |_| {
+        terminal.cursor_row().trim_end() == "›"
+    });
     terminal.send("\u{4}");
     assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
 
