@@ -127,7 +127,7 @@ pub(crate) fn print(text: &str) {
 
 /// Writes `text` on stdout as it is and flushes it, above the run's spinner when one is shown
 /// (the model's answer as it streams). A reader that went away ends the command quietly with
-/// exit code 0, as [`print`] does.
+/// exit code 0, as [`print()`] does.
 pub(crate) fn write_stdout(text: &str) {
     use std::io::Write;
     let written = suspended(|| {
