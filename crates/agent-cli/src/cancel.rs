@@ -86,7 +86,7 @@ impl Server {
                 traces
                     .iter()
                     .filter_map(|t| t["trace_id"].as_str())
-                    .filter(|id| crate::ids::matches(id, given))
+                    .filter(|id| agent_execution::lookup::prefix_names(id, given))
                     .map(str::to_owned)
                     .collect()
             })

@@ -2,6 +2,7 @@
 //! ids), a sub-trace's id with its main part shortened (`<prefix>@explore-…`), and the newest
 //! main trace for `--last`.
 
+use agent_execution::lookup::prefix_names;
 use agent_execution::{Trace, TraceFilter, TraceStatus, TraceStore};
 use anyhow::Result;
 
@@ -23,7 +24,7 @@ pub(crate) async fn resolve(store: &dyn TraceStore, given: &str) -> Result<Strin
     let traces = store.list_traces(&TraceFilter::default()).await?;
     let matches: Vec<&Trace> = traces
         .iter()
-        .filter(|t| matches(&t.trace_id, given))
+        .filter(|t| prefix_names(&t.trace_id, given))
         .collect();
     match matches.as_slice() {
         [one] => Ok(one.trace_id.clone()),
@@ -117,34 +118,8 @@ pub(crate) fn short(trace_id: &str) -> String {
     trace_id.chars().take(8).collect()
 }
 
-/// Whether the id `trace_id` is named by the prefix `given`.
-pub(crate) fn matches(trace_id: &str, given: &str) -> bool {
-    match (trace_id.split_once('@'), given.split_once('@')) {
-        (None, None) => trace_id.starts_with(given),
-        (Some((main, sub)), Some((main_prefix, sub_prefix))) => {
-            main.starts_with(main_prefix) && sub.starts_with(sub_prefix)
-        }
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::matches;
-
-    #[test]
-    fn a_plain_prefix_names_main_traces_and_an_at_sign_names_sub_traces() {
-        let main = "7d1e2c58-1111-4000-8000-000000000000";
-        let sub = "7d1e2c58-1111-4000-8000-000000000000@explore-20260101000000-001";
-        assert!(matches(main, "7d1e"));
-        assert!(!matches(sub, "7d1e"));
-        assert!(matches(sub, "7d1e@explore"));
-        assert!(matches(sub, "7d1e@"));
-        assert!(!matches(sub, "7d1e@delegate"));
-        assert!(!matches(main, "7d1e@explore"));
-        assert!(!matches(main, "8d1e"));
-    }
-
     #[test]
     fn ids_and_messages_are_told_apart() {
         assert!(super::looks_like_id("7d1e"));

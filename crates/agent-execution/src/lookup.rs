@@ -78,6 +78,9 @@ mod tests {
         assert!(prefix_names(main, "7d1e"));
         assert!(!prefix_names(sub, "7d1e"));
         assert!(prefix_names(sub, "7d1e@explore"));
+        assert!(prefix_names(sub, "7d1e@"));
+        assert!(!prefix_names(sub, "7d1e@delegate"));
+        assert!(!prefix_names(main, "7d1e@explore"));
         assert!(!prefix_names(main, "7d1e@"));
         assert!(!prefix_names(main, "8d1e"));
     }
