@@ -2,7 +2,6 @@
 //! worked on apart from the workspace and the other copies, and the changes of the one chosen
 //! are applied to the workspace.
 
-use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -64,19 +63,7 @@ impl CheckpointStore {
         }
         if !force {
             let now = self.capture()?.tree;
-            let touched: BTreeSet<String> =
-                self.changed_paths(&base_tree, &now)?.into_iter().collect();
-            let conflicts: Vec<String> = changes
-                .added
-                .iter()
-                .chain(&changes.modified)
-                .chain(&changes.deleted)
-                .filter(|p| touched.contains(*p))
-                .cloned()
-                .collect();
-            if !conflicts.is_empty() {
-                return Err(CheckpointError::Conflicts { paths: conflicts });
-            }
+            self.refuse_conflicts(&base_tree, &now, &changes)?;
         }
         self.write_back(&copy, &changes)?;
         self.snapshot_at(&Point::Restored, &format!("applied {}", dir.display()))?;

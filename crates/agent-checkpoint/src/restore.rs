@@ -66,19 +66,7 @@ impl CheckpointStore {
             && let Some(latest) = latest
         {
             let latest = self.tree_of(&latest)?;
-            let touched: BTreeSet<String> =
-                self.changed_paths(&latest, &now)?.into_iter().collect();
-            let conflicts: Vec<String> = changes
-                .added
-                .iter()
-                .chain(&changes.modified)
-                .chain(&changes.deleted)
-                .filter(|p| touched.contains(*p))
-                .cloned()
-                .collect();
-            if !conflicts.is_empty() {
-                return Err(CheckpointError::Conflicts { paths: conflicts });
-            }
+            self.refuse_conflicts(&latest, &now, &changes)?;
         }
         if options.dry_run || changes.is_empty() {
             return Ok(changes);
@@ -138,6 +126,30 @@ impl CheckpointStore {
             }
         }
         Ok(changes)
+    }
+
+    /// Refuses `changes` when they touch a file that changed from tree `since` to tree `now`
+    /// (changed by someone else, which the changes would overwrite).
+    pub(crate) fn refuse_conflicts(
+        &self,
+        since: &str,
+        now: &str,
+        changes: &Changes,
+    ) -> Result<(), CheckpointError> {
+        let touched: BTreeSet<String> = self.changed_paths(since, now)?.into_iter().collect();
+        let conflicts: Vec<String> = changes
+            .added
+            .iter()
+            .chain(&changes.modified)
+            .chain(&changes.deleted)
+            .filter(|p| touched.contains(*p))
+            .cloned()
+            .collect();
+        if conflicts.is_empty() {
+            Ok(())
+        } else {
+            Err(CheckpointError::Conflicts { paths: conflicts })
+        }
     }
 
     pub(crate) fn changed_paths(
