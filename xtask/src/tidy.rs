@@ -17,11 +17,16 @@ mod tests {
         ("agent-execution", &["agent-goal", "agent-llm"]),
         ("agent-tools", &[]),
         (
+            "agent-context",
+            &["agent-goal", "agent-llm", "agent-execution"],
+        ),
+        (
             "agent-runner",
             &[
                 "agent-goal",
                 "agent-llm",
                 "agent-execution",
+                "agent-context",
                 "agent-tools",
                 "agent-checkpoint",
             ],
@@ -227,8 +232,9 @@ mod tests {
     const RUNNER_LINES_BEFORE_SPLIT: usize = 9_350;
 
     /// How much lighter the runner stays: it keeps the loop, and what is not the loop lives in
-    /// the crates around it.
-    const RUNNER_LINES_SHED: usize = 2_000;
+    /// the crates around it (plan mode above it; the queue worker beside it; the context view
+    /// and compaction's rules, the loop guard, budgets and approvals' policy below it).
+    const RUNNER_LINES_SHED: usize = 3_500;
 
     #[test]
     fn the_runner_keeps_the_loop_and_little_else() {
@@ -491,7 +497,18 @@ mod tests {
     /// `TIDY_BLESS=1 cargo test -p xtask` rewrites it.
     #[test]
     fn the_runner_public_surface_is_the_committed_list() {
-        let crate_dir = root().join("crates/agent-runner");
+        check_public_surface("agent-runner");
+    }
+
+    /// The runner re-exports the context crate's modules, so their surface is checked the
+    /// same way, in `crates/agent-context/public-items.txt`.
+    #[test]
+    fn the_context_public_surface_is_the_committed_list() {
+        check_public_surface("agent-context");
+    }
+
+    fn check_public_surface(name: &str) {
+        let crate_dir = root().join("crates").join(name);
         let listed = public_items(&crate_dir.join("src")).join("\n") + "\n";
         let file = crate_dir.join("public-items.txt");
         if std::env::var_os("TIDY_BLESS").is_some() {
@@ -500,7 +517,7 @@ mod tests {
         let committed = std::fs::read_to_string(&file).unwrap_or_default();
         assert!(
             committed == listed,
-            "the public items of agent-runner changed; review them and run \
+            "the public items of {name} changed; review them and run \
              `TIDY_BLESS=1 cargo test -p xtask` to update {}:\n{}",
             file.display(),
             line_diff(&committed, &listed)

@@ -1,14 +1,15 @@
 //! The agent runner: the think–act–observe loop over a trace store, a model and a tool registry.
 //!
-//! This crate owns the loop ([`AgentRunner`]), context building ([`context`]) and compaction
-//! ([`compaction`]: goal compaction, prune, full compaction and its prompt), the goal tools,
+//! This crate owns the loop ([`AgentRunner`]) and when it builds and compacts its context (the
+//! view and compaction's rules are `agent-context`'s, re-exported as [`context`],
+//! [`context_incremental`] and [`compaction`]; the full compaction's model call is here), the goal tools,
 //! `explore` / `delegate` sub-traces, agent profiles as data ([`agents`], [`profiles`]), the
 //! loop guard's warnings and stops (its detector is `agent_execution::loop_guard`), approvals
 //! (the policy types, [`approval`] and [`approval_rules`], are `agent-tools`'), resume, and the
 //! checkpoints of the workspace taken at goal boundaries ([`CheckpointOptions`], through an
 //! `agent-checkpoint` [`Checkpointer`](agent_checkpoint::Checkpointer) the embedder gives). It
 //! depends on `agent-goal`, `agent-llm` (types and the client trait, no provider),
-//! `agent-execution`, `agent-tools` and `agent-checkpoint`,
+//! `agent-execution`, `agent-context`, `agent-tools` and `agent-checkpoint`,
 //! and must not depend on a concrete store, a model provider, the HTTP server or the command
 //! line: those are given to it. It reads no configuration file: profiles come as data.
 //!
@@ -107,9 +108,7 @@ mod checkpoint_options;
 mod checkpoints;
 mod closing;
 mod compact_now;
-pub mod compaction;
-pub mod context;
-pub mod context_incremental;
+pub use agent_context::{compaction, context, context_incremental};
 pub use agent_execution::continuation;
 mod delegate;
 mod engine;

@@ -82,7 +82,7 @@ impl ContextBudget {
     /// more than leaves room for the answer.
     ///
     /// ```
-    /// let mut budget = agent_runner::ContextBudget::for_window(2_048);
+    /// let mut budget = agent_context::ContextBudget::for_window(2_048);
     /// assert_eq!(budget.compaction_threshold(), 1_433);
     /// budget.answer_tokens = 1_024;
     /// assert_eq!(budget.compaction_threshold(), 1_024);
