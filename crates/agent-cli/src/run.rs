@@ -17,6 +17,8 @@ use crate::{ids, mcp, plan, recorded, task};
 
 /// `agent run`.
 pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
+    // Loads while the task is read and MCP servers start (see `setup`).
+    agent_llm::prepare_token_estimates();
     if args.continue_trace.is_some() || args.last {
         return continue_run(&args).await;
     }

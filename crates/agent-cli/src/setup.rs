@@ -78,6 +78,9 @@ pub(crate) async fn setup_asking(
     agent: Option<&str>,
     approval: Option<agent_runner::Approval>,
 ) -> Result<Setup> {
+    // The token encoding loads on a thread of its own while the configuration is read, the
+    // store opened and the workspace snapshotted, instead of when the first step needs it.
+    agent_llm::prepare_token_estimates();
     let file = FileConfig::load()?;
     let mut prepared = prepare(args, tools, agent, approval, &file)?;
     let opened = crate::store::open_for_run(args, &file).await?;
