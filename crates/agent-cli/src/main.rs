@@ -1,7 +1,8 @@
 //! The `agent` command: the composition root that wires the filesystem store, a model provider,
 //! the runner and the HTTP server together.
 //!
-//! `agent` alone on a terminal opens a chat in the full-screen UI. Commands: `run`, `chat`,
+//! `agent` alone on a terminal opens a chat in the full-screen UI; without a command, `-c`,
+//! `-r [ID]`, `-m MODEL` and a first message open one too, and `-p` runs headless. Commands: `run`, `chat`,
 //! `demo`, `serve`, `traces`, `show`, `resume`, `fork`, `rewind`, `diff`, `cancel`, `plan`,
 //! `mcp`, `agents`, `export`, `acp`, `completions`, `man`, `config`, `init`. Exit codes: 0
 //! completed, 1 failed, 2 usage or configuration error, 3 limit hit, 130 cancelled.
@@ -59,9 +60,15 @@ fn main() -> std::process::ExitCode {
     // Started as the sandbox helper of a command: becomes the command, before any thread starts.
     agent_tools::sandbox::run_helper_if_requested();
     // `agent` alone on a terminal is a chat in the full-screen UI.
-    let cli = match std::env::args_os().len() == 1 && tui::wanted(false) {
-        true => Cli::parse_from(["agent", "chat"]),
-        false => Cli::parse(),
+    // Without one, it is the help (on stderr, exit 2, as for any usage error).
+    let cli = match (std::env::args_os().len() == 1, tui::wanted(false)) {
+        (true, true) => Cli::parse_from(["agent", "chat"]),
+        (true, false) => {
+            let help = <Cli as clap::CommandFactory>::command().render_help();
+            output::note(help.to_string().trim_end());
+            return ExitCode::Usage.into();
+        }
+        (false, _) => Cli::parse(),
     };
     output::set_color(cli.color);
     init_logging(cli.verbose);
@@ -75,11 +82,18 @@ fn main() -> std::process::ExitCode {
             return ExitCode::Failed.into();
         }
     };
+    // Without a command, the flags say a chat or a headless run.
+    let alone = std::env::args_os().len() == 2;
+    let command = match cli.command {
+        Some(command) => Ok(command),
+        None => cli.bare.into_command(alone).map_err(anyhow::Error::from),
+    };
     let result = runtime.block_on(async {
-        if sandbox::runs_tools(&cli.command) {
+        let command = command?;
+        if sandbox::runs_tools(&command) {
             sandbox::init(cli.sandbox, &config::FileConfig::load()?)?;
         }
-        dispatch(cli.command).await
+        dispatch(command).await
     });
     // Tools may leave blocking reads behind (e.g. a terminal prompt); do not wait for them.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));

@@ -23,12 +23,20 @@ pub(crate) fn wanted(no_tui: bool) -> bool {
         && std::io::stdout().is_terminal()
 }
 
-/// A chat in the full-screen UI, continuing `trace_id` when given (run as `profile`, the
-/// agent profile it recorded).
+/// How a session in the full-screen UI opens.
+pub(crate) struct Opening {
+    /// The trace to continue, if any.
+    pub(crate) trace_id: Option<String>,
+    /// A first message, sent as the screen opens.
+    pub(crate) message: Option<String>,
+}
+
+/// A chat in the full-screen UI, continuing the opening's trace when it names one (run as
+/// `profile`, the agent profile it recorded).
 pub(crate) async fn chat(
     args: &ModelArgs,
     mcp: &Arc<McpServers>,
-    trace_id: Option<String>,
+    opening: Opening,
     profile: Option<&str>,
 ) -> Result<ExitCode> {
     let file = FileConfig::load()?;
@@ -69,11 +77,18 @@ pub(crate) async fn chat(
         sandbox: crate::sandbox::current().mode.as_str().to_owned(),
         ..agent_tui::Status::default()
     };
+    // A turn that fails says what to fix, in the words `agent run` uses.
+    let provider = setup.provider.clone();
+    let explain: agent_tui::Explain = Arc::new(move |outcome: &agent_runner::RunOutcome| {
+        crate::failure::explain_turn(outcome, &provider)
+    });
     let options = agent_tui::Options {
+        explain: Some(explain),
         runner: setup.runner.clone(),
         questions,
         status,
-        trace_id,
+        trace_id: opening.trace_id,
+        message: opening.message,
         workspace: setup.runner.options().workspace.clone(),
         show_reasoning: setup.show_reasoning,
     };

@@ -55,5 +55,5 @@ pub use app::{App, Status};
 pub use approval::{Answer, Approver, Ask, Describe, Questions};
 pub use cells::{Cell, ToolCell, ToolState};
 pub use keys::Action;
-pub use session::{Options, run};
+pub use session::{Explain, Options, run};
 pub use view::draw;

@@ -6,8 +6,10 @@
 mod acp;
 mod agents;
 mod approvals;
+mod bare;
 mod budgets;
 mod chat;
+mod chat_errors;
 mod chat_turns;
 mod cli;
 mod confinement;
