@@ -28,6 +28,7 @@ mod import;
 mod inspect;
 mod install;
 mod instructions;
+mod logs;
 mod markdown;
 mod mcp;
 mod mcp_catalog;
@@ -138,7 +139,8 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Logs go to stderr through `tracing`: warnings by default, more with `-v`, or as `RUST_LOG`
+/// Logs go to stderr through `tracing` (to a log file while the full-screen UI is up, see
+/// `logs`): warnings by default, more with `-v`, or as `RUST_LOG`
 /// says. `NO_COLOR` turns colours off. Without `-v` or `RUST_LOG`, what the model clients say
 /// while working around a server (a retry, streaming turned off) is one plain line each.
 fn init_logging(verbose: u8) {
@@ -189,10 +191,17 @@ impl std::io::Write for LogLine {
 
 impl Drop for LogLine {
     fn drop(&mut self) {
-        if !self.0.is_empty() {
-            output::suspended(|| {
-                let _ = std::io::Write::write_all(&mut std::io::stderr(), &self.0);
-            });
+        if self.0.is_empty() {
+            return;
         }
+        // In the log file of the full-screen UI, without colours.
+        if logs::redirected() {
+            let line = console::strip_ansi_codes(&String::from_utf8_lossy(&self.0)).into_owned();
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+            return;
+        }
+        output::suspended(|| {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), &self.0);
+        });
     }
 }

@@ -1,6 +1,7 @@
 //! The full-screen UI (`agent-tui`) wired to the command line: `agent chat` (and `agent` with no
 //! arguments) on a terminal opens it, with the runner built as for every run and risky calls
-//! asked in its modal; `--no-tui`, `AGENT_TUI=0` or a pipe keep the line mode.
+//! asked in its modal; `--no-tui`, `AGENT_TUI=0` or a pipe keep the line mode. While the screen
+//! is up, standard error goes to the log file (`logs.rs`).
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -84,6 +85,7 @@ pub(crate) async fn chat(
     });
     let options = agent_tui::Options {
         explain: Some(explain),
+        log_file: crate::logs::log_file(),
         runner: setup.runner.clone(),
         questions,
         status,
@@ -92,8 +94,21 @@ pub(crate) async fn chat(
         workspace: setup.runner.options().workspace.clone(),
         show_reasoning: setup.show_reasoning,
     };
+    // While the screen is up, standard error (log lines, notices) goes to the log file.
+    let redirect = crate::logs::Redirect::begin("agent chat");
     let ended = agent_tui::run(options).await;
     refresh.abort();
+    if let Some(redirect) = redirect {
+        let path = redirect.path.clone();
+        let wrote = redirect.wrote();
+        drop(redirect);
+        if wrote {
+            note(&format!(
+                "log lines of the session are in {}",
+                path.display()
+            ));
+        }
+    }
     if let Some(trace_id) = ended.context("the terminal failed")? {
         crate::otel::send(setup.otel.as_ref(), setup.store.as_ref(), &trace_id).await;
         note(&format!(

@@ -39,6 +39,8 @@ pub struct Options {
     /// How a turn that did not complete is told (what to fix, how to go on); without it, its
     /// status and error.
     pub explain: Option<Explain>,
+    /// Where log lines go while the screen is up, said in the greeting.
+    pub log_file: Option<PathBuf>,
 }
 
 /// Says how a turn that did not complete ended, for people; it may ask a server (the models
@@ -79,11 +81,15 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
     app.set_reasoning_unfolded(options.show_reasoning);
     app.history = crate::history::History::load(&options.workspace);
     app.files = crate::complete::workspace_files(&options.workspace);
-    app.notice(format!(
+    let mut greeting = format!(
         "agent · {} · {}\nType a message and Enter · /help lists commands and keys · Ctrl-C stops a turn, twice quits",
         app.status.model,
         options.workspace.display()
-    ));
+    );
+    if let Some(path) = &options.log_file {
+        greeting.push_str(&format!("\nLog lines go to {}", path.display()));
+    }
+    app.notice(greeting);
     let mut session = Session {
         runner: options.runner,
         app,

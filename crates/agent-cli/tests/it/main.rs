@@ -36,6 +36,7 @@ mod streaming;
 mod terminal_output;
 mod truncated;
 mod tui;
+mod tui_terminal;
 mod usage_errors;
 
 use agent_test_support::cli::CliEnv;
