@@ -1,6 +1,6 @@
 //! A run that failed, said for people: what to fix when the model could not be reached (the
-//! key, the model name with the server's list of models, the base URL), and `agent resume` only
-//! where resuming can help.
+//! key, the model name with the server's list of models, the base URL), and how to go on (`agent
+//! resume` after a run, typing again in a chat) only where going on can help.
 
 use agent_llm::LlmError;
 use agent_runner::RunOutcome;
@@ -11,15 +11,30 @@ use crate::progress::status_word;
 
 /// The lines that say how the run ended and what to do about it.
 pub(crate) fn explain(outcome: &RunOutcome, provider: &ProviderConfig) -> String {
-    let error = outcome.error.as_deref().unwrap_or("no error recorded");
     let resume = format!(
         "  trace {} can be continued with `agent resume {}`",
         outcome.trace_id,
         crate::ids::short(&outcome.trace_id)
     );
+    said(outcome, provider, &resume)
+}
+
+/// How a turn of a chat ended and what to do about it: what `run` says, where the way to go
+/// on is to type again (the session continues the trace) rather than `agent resume`.
+pub(crate) fn explain_turn(outcome: &RunOutcome, provider: &ProviderConfig) -> String {
+    said(
+        outcome,
+        provider,
+        "  the trace is kept: type a message to try again",
+    )
+}
+
+/// What went wrong, then `go_on` (how to continue the trace) where continuing can help.
+fn said(outcome: &RunOutcome, provider: &ProviderConfig, go_on: &str) -> String {
+    let error = outcome.error.as_deref().unwrap_or("no error recorded");
     let Some(model_error) = &outcome.model_error else {
         return format!(
-            "agent: the run ended {}: {error}\n{resume}",
+            "agent: the run ended {}: {error}\n{go_on}",
             status_word(outcome.status)
         );
     };
@@ -28,11 +43,11 @@ pub(crate) fn explain(outcome: &RunOutcome, provider: &ProviderConfig) -> String
             let mut text = format!("agent: {what}");
             if resumable {
                 text.push('\n');
-                text.push_str(&resume);
+                text.push_str(go_on);
             }
             text
         }
-        None => format!("agent: the run failed: {error}\n{resume}"),
+        None => format!("agent: the run failed: {error}\n{go_on}"),
     }
 }
 

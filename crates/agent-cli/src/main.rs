@@ -1,7 +1,8 @@
 //! The `agent` command: the composition root that wires the filesystem store, a model provider,
 //! the runner and the HTTP server together.
 //!
-//! `agent` alone on a terminal opens a chat in the full-screen UI. Commands: `run`, `chat`,
+//! `agent` alone on a terminal opens a chat in the full-screen UI; without a command, `-c`,
+//! `-r [ID]`, `-m MODEL` and a first message open one too, and `-p` runs headless. Commands: `run`, `chat`,
 //! `demo`, `serve`, `traces`, `show`, `resume`, `fork`, `rewind`, `diff`, `cancel`, `plan`,
 //! `mcp`, `agents`, `export`, `acp`, `completions`, `man`, `config`, `init`. Exit codes: 0
 //! completed, 1 failed, 2 usage or configuration error, 3 limit hit, 130 cancelled.
@@ -27,6 +28,7 @@ mod import;
 mod inspect;
 mod install;
 mod instructions;
+mod logs;
 mod markdown;
 mod mcp;
 mod mcp_catalog;
@@ -59,9 +61,15 @@ fn main() -> std::process::ExitCode {
     // Started as the sandbox helper of a command: becomes the command, before any thread starts.
     agent_tools::sandbox::run_helper_if_requested();
     // `agent` alone on a terminal is a chat in the full-screen UI.
-    let cli = match std::env::args_os().len() == 1 && tui::wanted(false) {
-        true => Cli::parse_from(["agent", "chat"]),
-        false => Cli::parse(),
+    // Without one, it is the help (on stderr, exit 2, as for any usage error).
+    let cli = match (std::env::args_os().len() == 1, tui::wanted(false)) {
+        (true, true) => Cli::parse_from(["agent", "chat"]),
+        (true, false) => {
+            let help = <Cli as clap::CommandFactory>::command().render_help();
+            output::note(help.to_string().trim_end());
+            return ExitCode::Usage.into();
+        }
+        (false, _) => Cli::parse(),
     };
     output::set_color(cli.color);
     init_logging(cli.verbose);
@@ -75,11 +83,18 @@ fn main() -> std::process::ExitCode {
             return ExitCode::Failed.into();
         }
     };
+    // Without a command, the flags say a chat or a headless run.
+    let alone = std::env::args_os().len() == 2;
+    let command = match cli.command {
+        Some(command) => Ok(command),
+        None => cli.bare.into_command(alone).map_err(anyhow::Error::from),
+    };
     let result = runtime.block_on(async {
-        if sandbox::runs_tools(&cli.command) {
+        let command = command?;
+        if sandbox::runs_tools(&command) {
             sandbox::init(cli.sandbox, &config::FileConfig::load()?)?;
         }
-        dispatch(cli.command).await
+        dispatch(command).await
     });
     // Tools may leave blocking reads behind (e.g. a terminal prompt); do not wait for them.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
@@ -124,7 +139,8 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Logs go to stderr through `tracing`: warnings by default, more with `-v`, or as `RUST_LOG`
+/// Logs go to stderr through `tracing` (to a log file while the full-screen UI is up, see
+/// `logs`): warnings by default, more with `-v`, or as `RUST_LOG`
 /// says. `NO_COLOR` turns colours off. Without `-v` or `RUST_LOG`, what the model clients say
 /// while working around a server (a retry, streaming turned off) is one plain line each.
 fn init_logging(verbose: u8) {
@@ -175,10 +191,17 @@ impl std::io::Write for LogLine {
 
 impl Drop for LogLine {
     fn drop(&mut self) {
-        if !self.0.is_empty() {
-            output::suspended(|| {
-                let _ = std::io::Write::write_all(&mut std::io::stderr(), &self.0);
-            });
+        if self.0.is_empty() {
+            return;
         }
+        // In the log file of the full-screen UI, without colours.
+        if logs::redirected() {
+            let line = console::strip_ansi_codes(&String::from_utf8_lossy(&self.0)).into_owned();
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+            return;
+        }
+        output::suspended(|| {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), &self.0);
+        });
     }
 }

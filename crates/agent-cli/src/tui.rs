@@ -1,6 +1,7 @@
 //! The full-screen UI (`agent-tui`) wired to the command line: `agent chat` (and `agent` with no
 //! arguments) on a terminal opens it, with the runner built as for every run and risky calls
-//! asked in its modal; `--no-tui`, `AGENT_TUI=0` or a pipe keep the line mode.
+//! asked in its modal; `--no-tui`, `AGENT_TUI=0` or a pipe keep the line mode. While the screen
+//! is up, standard error goes to the log file (`logs.rs`).
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -23,12 +24,20 @@ pub(crate) fn wanted(no_tui: bool) -> bool {
         && std::io::stdout().is_terminal()
 }
 
-/// A chat in the full-screen UI, continuing `trace_id` when given (run as `profile`, the
-/// agent profile it recorded).
+/// How a session in the full-screen UI opens.
+pub(crate) struct Opening {
+    /// The trace to continue, if any.
+    pub(crate) trace_id: Option<String>,
+    /// A first message, sent as the screen opens.
+    pub(crate) message: Option<String>,
+}
+
+/// A chat in the full-screen UI, continuing the opening's trace when it names one (run as
+/// `profile`, the agent profile it recorded).
 pub(crate) async fn chat(
     args: &ModelArgs,
     mcp: &Arc<McpServers>,
-    trace_id: Option<String>,
+    opening: Opening,
     profile: Option<&str>,
 ) -> Result<ExitCode> {
     let file = FileConfig::load()?;
@@ -69,16 +78,37 @@ pub(crate) async fn chat(
         sandbox: crate::sandbox::current().mode.as_str().to_owned(),
         ..agent_tui::Status::default()
     };
+    // A turn that fails says what to fix, in the words `agent run` uses.
+    let provider = setup.provider.clone();
+    let explain: agent_tui::Explain = Arc::new(move |outcome: &agent_runner::RunOutcome| {
+        crate::failure::explain_turn(outcome, &provider)
+    });
     let options = agent_tui::Options {
+        explain: Some(explain),
+        log_file: crate::logs::log_file(),
         runner: setup.runner.clone(),
         questions,
         status,
-        trace_id,
+        trace_id: opening.trace_id,
+        message: opening.message,
         workspace: setup.runner.options().workspace.clone(),
         show_reasoning: setup.show_reasoning,
     };
+    // While the screen is up, standard error (log lines, notices) goes to the log file.
+    let redirect = crate::logs::Redirect::begin("agent chat");
     let ended = agent_tui::run(options).await;
     refresh.abort();
+    if let Some(redirect) = redirect {
+        let path = redirect.path.clone();
+        let wrote = redirect.wrote();
+        drop(redirect);
+        if wrote {
+            note(&format!(
+                "log lines of the session are in {}",
+                path.display()
+            ));
+        }
+    }
     if let Some(trace_id) = ended.context("the terminal failed")? {
         crate::otel::send(setup.otel.as_ref(), setup.store.as_ref(), &trace_id).await;
         note(&format!(

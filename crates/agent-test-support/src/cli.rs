@@ -105,6 +105,7 @@ impl CliEnv {
             .env("HOME", self.path("home"))
             .env("XDG_CONFIG_HOME", self.path("home"))
             .env("XDG_DATA_HOME", self.data())
+            .env("XDG_STATE_HOME", self.path("state"))
             .env("AGENT_TRACE_DIR", self.traces())
             .env("NO_COLOR", "1")
             .stdin(Stdio::null());

@@ -106,6 +106,12 @@ impl Terminal {
             .unwrap_or_default()
     }
 
+    /// Whether the command asked the terminal to report mouse buttons (the wheel among them).
+    pub fn reports_mouse(&self) -> bool {
+        let parser = self.screen.lock().unwrap();
+        parser.screen().mouse_protocol_mode() != vt100::MouseProtocolMode::None
+    }
+
     /// Whether the first row showing `text` draws every one of its characters bold (the text
     /// and what comes before it on the row are taken as one column per character).
     pub fn is_bold(&self, text: &str) -> bool {

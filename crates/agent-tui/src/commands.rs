@@ -12,8 +12,9 @@ use crate::session::Session;
 
 /// The keys, as `/help` lists them after the commands.
 const KEYS: &str = "Enter sends · Shift+Enter, Ctrl-J or \\ then Enter: a new line · Up/Down: \
-history · Tab: complete /commands and @files · PageUp/PageDown: scroll · Ctrl-O: plan panel · \
-Ctrl-T: unfold reasoning · Esc or Ctrl-C: stop the turn (twice: quit) · Ctrl-D: quit";
+history · Tab: complete /commands and @files · PageUp/PageDown or the mouse wheel: scroll \
+(Shift+drag selects text) · Ctrl-O: plan panel · Ctrl-T: unfold reasoning · Esc or Ctrl-C: stop \
+the turn (twice: quit) · Ctrl-D: quit";
 
 impl Session {
     /// Runs the command `line` (without its `/`).

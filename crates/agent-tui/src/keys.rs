@@ -1,10 +1,13 @@
 //! What a key or a paste does: answers the question on screen when there is one (`y`, `n` and
 //! a reason, `a`, `p`; Esc or Ctrl-C refuses it and stops the turn at once), else edits the
-//! message, completes a command or a path (Tab), scrolls (PageUp, PageDown), folds and unfolds
+//! message, completes a command or a path (Tab), scrolls (PageUp, PageDown, the mouse wheel),
+//! folds and unfolds
 //! (Ctrl-O the plan, Ctrl-T reasoning), stops the turn (Ctrl-C, Esc) or quits (a second Ctrl-C,
 //! Ctrl-D on an empty line).
 
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind,
+};
 
 use crate::app::App;
 use crate::approval::Answer;
@@ -27,6 +30,8 @@ pub enum Action {
 
 /// The lines the conversation scrolls by for PageUp and PageDown.
 const PAGE: usize = 10;
+/// The lines the conversation scrolls by for a notch of the mouse wheel.
+const WHEEL: usize = 3;
 
 impl App {
     /// Takes an input event of the terminal.
@@ -41,6 +46,14 @@ impl App {
                         self.input.insert(&text);
                         self.complete();
                     }
+                }
+                Action::Nothing
+            }
+            Event::Mouse(mouse) => {
+                match mouse.kind {
+                    MouseEventKind::ScrollUp => self.scroll += WHEEL,
+                    MouseEventKind::ScrollDown => self.scroll = self.scroll.saturating_sub(WHEEL),
+                    _ => {}
                 }
                 Action::Nothing
             }

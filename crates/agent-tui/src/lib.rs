@@ -4,8 +4,9 @@
 //! and sandbox modes), approvals in a modal, and an input with multi-line editing, a history
 //! per project, and completion of slash commands and `@` paths.
 //!
-//! It owns the screen and nothing else. A session ([`run`]) drives the [`AgentRunner`] its
-//! embedder built and shows the trace's live feed ([`agent_execution::watch_live`]) — the
+//! It owns the screen, and the one layout of Markdown ([`markdown`]: styled lines) that the
+//! line mode of `agent-cli` paints as ANSI text too. A session ([`run`]) drives the
+//! [`AgentRunner`] its embedder built and shows the trace's live feed ([`agent_execution::watch_live`]) — the
 //! events the store records and the text deltas of model calls — so the screen shows what the
 //! trace holds. Risky calls are asked through the [`Approver`] the embedder puts in the
 //! runner's options. Depends on `agent-execution`, `agent-goal` and `agent-runner`, never on the
@@ -44,7 +45,7 @@ mod complete;
 mod history;
 mod input;
 mod keys;
-mod markdown;
+pub mod markdown;
 mod plan;
 mod session;
 mod terminal;
@@ -55,5 +56,5 @@ pub use app::{App, Status};
 pub use approval::{Answer, Approver, Ask, Describe, Questions};
 pub use cells::{Cell, ToolCell, ToolState};
 pub use keys::Action;
-pub use session::{Options, run};
+pub use session::{Explain, Options, run};
 pub use view::draw;

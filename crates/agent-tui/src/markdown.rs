@@ -1,16 +1,27 @@
-//! The model's Markdown as styled terminal lines, rendered again as each piece streams in:
-//! headings, emphasis, inline code, lists (nested, numbered, task lists), quotes, rules, code
-//! blocks (comments dimmed, whatever the language) and tables with aligned columns. An
-//! unfinished construct (a fence not closed yet) renders as what it is so far.
+//! The model's Markdown as styled terminal lines: headings, emphasis, inline code, links (their
+//! address after their text), lists (nested, numbered, task lists), quotes, rules, code blocks
+//! (comments dimmed, whatever the language; long lines broken, never cut) and tables with
+//! aligned columns, words wrapped to a width. An unfinished construct (a fence not closed yet)
+//! renders as what it is so far.
+//!
+//! This is the one layout of Markdown: the full-screen UI draws its lines as they are, rendering
+//! the answer again as each piece streams in, and the line mode (`agent-cli`) paints them as
+//! ANSI text into the scrollback, committing each block once it is complete ([`code_header`]
+//! and [`code_line`] for a fenced block it streams line by line).
+//!
+//! ```
+//! let lines = agent_tui::markdown::render("Some **bold** [docs](https://e.org)", 80);
+//! assert_eq!(lines[0].to_string(), "Some bold docs (https://e.org)");
+//! ```
 
-use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::wrap::{clean, truncate, width, wrap};
+use crate::wrap::{clean, rows, truncate, width, wrap};
 
-/// `text` rendered for a terminal `columns` wide.
-pub(crate) fn render(text: &str, columns: usize) -> Vec<Line<'static>> {
+/// `text` rendered for a terminal `columns` wide, without a blank line at its end.
+pub fn render(text: &str, columns: usize) -> Vec<Line<'static>> {
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let text = clean(text);
@@ -35,9 +46,38 @@ pub(crate) fn render(text: &str, columns: usize) -> Vec<Line<'static>> {
     renderer.lines
 }
 
-/// A table being read: its rows of cells, the first one the header.
+/// The first line of a fenced code block in `language`: its name, dim, under a corner.
+pub fn code_header(language: &str) -> Line<'static> {
+    Line::from(vec![
+        Span::raw("  "),
+        Span::styled(format!("╭ {language}"), dim_style()),
+    ])
+}
+
+/// A line of code, indented and coloured (a comment dimmed), broken into rows that fit
+/// `columns` (nothing is cut).
+pub fn code_line(text: &str, columns: usize) -> Vec<Line<'static>> {
+    let text = clean(text);
+    let trimmed = text.trim_start();
+    let style = if ["//", "#", "--", "/*", "*"]
+        .iter()
+        .any(|start| trimmed.starts_with(start))
+    {
+        dim_style().add_modifier(Modifier::ITALIC)
+    } else {
+        code_style()
+    };
+    rows(&text, columns.saturating_sub(2).max(8))
+        .into_iter()
+        .map(|row| Line::from(vec![Span::raw("  "), Span::styled(row, style)]))
+        .collect()
+}
+
+/// A table being read: its rows of cells, the first one the header, and how each column is
+/// aligned.
 #[derive(Default)]
 struct Table {
+    align: Vec<Alignment>,
     rows: Vec<Vec<String>>,
     row: Vec<String>,
     cell: String,
@@ -59,10 +99,16 @@ struct Renderer {
     /// The code block being read: its language and text.
     code: Option<(String, String)>,
     table: Option<Table>,
+    /// The open links: their address, and where their text starts in `inline`.
+    links: Vec<(String, usize)>,
 }
 
 fn code_style() -> Style {
     Style::new().fg(Color::Cyan)
+}
+
+fn dim_style() -> Style {
+    Style::new().fg(Color::DarkGray)
 }
 
 impl Renderer {
@@ -155,7 +201,7 @@ impl Renderer {
                 }
                 Event::End(TagEnd::Table) => {
                     if let Some(table) = self.table.take() {
-                        self.table_lines(&table.rows);
+                        self.table_lines(&table.rows, &table.align);
                         self.blank();
                     }
                 }
@@ -248,14 +294,20 @@ impl Renderer {
             Tag::Emphasis => self.push_style(Style::new().add_modifier(Modifier::ITALIC)),
             Tag::Strong => self.push_style(Style::new().add_modifier(Modifier::BOLD)),
             Tag::Strikethrough => self.push_style(Style::new().add_modifier(Modifier::CROSSED_OUT)),
-            Tag::Link { .. } => self.push_style(
-                Style::new()
-                    .fg(Color::Blue)
-                    .add_modifier(Modifier::UNDERLINED),
-            ),
-            Tag::Table(_) => {
+            Tag::Link { dest_url, .. } => {
+                self.links.push((dest_url.into_string(), self.inline.len()));
+                self.push_style(
+                    Style::new()
+                        .fg(Color::Blue)
+                        .add_modifier(Modifier::UNDERLINED),
+                );
+            }
+            Tag::Table(align) => {
                 self.flush();
-                self.table = Some(Table::default());
+                self.table = Some(Table {
+                    align,
+                    ..Table::default()
+                });
             }
             _ => {}
         }
@@ -288,8 +340,22 @@ impl Renderer {
                 }
             }
             TagEnd::Item => self.flush(),
-            TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Link => {
+            TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => {
                 self.styles.pop();
+            }
+            TagEnd::Link => {
+                self.styles.pop();
+                // The address follows the text, unless the text is the address.
+                if let Some((url, start)) = self.links.pop() {
+                    let text: String = self.inline[start.min(self.inline.len())..]
+                        .iter()
+                        .map(|span| span.content.as_ref())
+                        .collect();
+                    if !url.is_empty() && text != url && !url.starts_with('#') {
+                        self.inline
+                            .push(Span::styled(format!(" ({url})"), self.style()));
+                    }
+                }
             }
             _ => {}
         }
@@ -298,36 +364,26 @@ impl Renderer {
     /// A code block: a dim line naming its language, then its lines, indented, comments dimmed.
     fn code_block(&mut self, language: &str, code: &str) {
         let (first, _) = self.prefixes();
-        let mut indent = first;
-        indent.push(Span::raw("  "));
-        let dim = Style::new().fg(Color::DarkGray);
-        if !language.is_empty() {
-            let mut line = indent.clone();
-            line.push(Span::styled(format!("╭ {language}"), dim));
-            self.lines.push(Line::from(line));
-        }
         let room = self
             .columns
-            .saturating_sub(crate::wrap::spans_width(&indent));
+            .saturating_sub(crate::wrap::spans_width(&first));
+        let mut lines = Vec::new();
+        if !language.is_empty() {
+            lines.push(code_header(language));
+        }
         for text in code.trim_end_matches('\n').split('\n') {
-            let trimmed = text.trim_start();
-            let style = if ["//", "#", "--", "/*", "*"]
-                .iter()
-                .any(|start| trimmed.starts_with(start))
-            {
-                dim.add_modifier(Modifier::ITALIC)
-            } else {
-                code_style()
-            };
-            let mut line = indent.clone();
-            line.push(Span::styled(truncate(text, room), style));
-            self.lines.push(Line::from(line));
+            lines.extend(code_line(text, room));
+        }
+        for line in lines {
+            let mut spans = first.clone();
+            spans.extend(line.spans);
+            self.lines.push(Line::from(spans));
         }
         self.blank();
     }
 
     /// A table with its columns aligned, the header bold and ruled, cells cut to fit.
-    fn table_lines(&mut self, rows: &[Vec<String>]) {
+    fn table_lines(&mut self, rows: &[Vec<String>], align: &[Alignment]) {
         let count = rows.iter().map(Vec::len).max().unwrap_or(0);
         if count == 0 {
             return;
@@ -362,7 +418,13 @@ impl Renderer {
                 }
                 let cell = truncate(row.get(i).map_or("", String::as_str), *column);
                 let pad = column.saturating_sub(width(&cell));
-                spans.push(Span::styled(format!("{cell}{}", " ".repeat(pad)), style));
+                let (before, after) = match align.get(i) {
+                    Some(Alignment::Right) => (pad, 0),
+                    Some(Alignment::Center) => (pad / 2, pad - pad / 2),
+                    _ => (0, pad),
+                };
+                let padded = format!("{}{cell}{}", " ".repeat(before), " ".repeat(after));
+                spans.push(Span::styled(padded, style));
             }
             self.lines.push(Line::from(spans));
             if index == 0 {
@@ -406,6 +468,23 @@ mod tests {
                 "──┼───",
                 "1 │ 2",
             ]
+        );
+    }
+
+    #[test]
+    fn links_keep_their_address_and_columns_their_alignment() {
+        assert_eq!(
+            texts("[docs](https://e.org) and <https://e.org>", 80),
+            ["docs (https://e.org) and https://e.org"]
+        );
+        assert_eq!(
+            texts("| name | n |\n|---|--:|\n| a | 1 |\n| bb | 22 |", 80),
+            ["name │  n", "─────┼───", "a    │  1", "bb   │ 22"]
+        );
+        // A long line of code is broken, not cut.
+        assert_eq!(
+            texts("```\nabcdefghijkl\n```", 10),
+            ["  abcdefgh", "  ijkl"]
         );
     }
 

@@ -5,6 +5,7 @@
 //! it). Continuing a trace replays its recorded events first, so its conversation is shown.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_execution::{LiveEvent, TraceStatus, watch_live};
@@ -29,17 +30,29 @@ pub struct Options {
     pub status: Status,
     /// The trace to continue, if any.
     pub trace_id: Option<String>,
+    /// A first message, sent as the session opens (to the trace continued, if any).
+    pub message: Option<String>,
     /// The workspace, for `@` completion and the history of the project.
     pub workspace: PathBuf,
     /// Whether reasoning starts unfolded.
     pub show_reasoning: bool,
+    /// How a turn that did not complete is told (what to fix, how to go on); without it, its
+    /// status and error.
+    pub explain: Option<Explain>,
+    /// Where log lines go while the screen is up, said in the greeting.
+    pub log_file: Option<PathBuf>,
 }
+
+/// Says how a turn that did not complete ended, for people; it may ask a server (the models
+/// it serves), so it is called off the screen's loop.
+pub type Explain = Arc<dyn Fn(&RunOutcome) -> String + Send + Sync>;
 
 /// Something the loop waits for.
 pub(crate) enum Msg {
     Term(Event),
     Live(String, Box<LiveEvent>),
-    TurnEnded(Box<Result<RunOutcome, String>>),
+    /// A turn ended: its outcome, and for one that did not complete what `explain` says.
+    TurnEnded(Box<Result<RunOutcome, String>>, Option<String>),
 }
 
 pub(crate) struct Session {
@@ -49,6 +62,7 @@ pub(crate) struct Session {
     pub(crate) trace_id: Option<String>,
     watcher: Option<tokio::task::JoinHandle<()>>,
     cancel: Option<CancellationToken>,
+    explain: Option<Explain>,
     /// Messages typed as the turn ended, for the next one.
     waiting: Vec<String>,
     pub(crate) quit: bool,
@@ -67,11 +81,15 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
     app.set_reasoning_unfolded(options.show_reasoning);
     app.history = crate::history::History::load(&options.workspace);
     app.files = crate::complete::workspace_files(&options.workspace);
-    app.notice(format!(
+    let mut greeting = format!(
         "agent · {} · {}\nType a message and Enter · /help lists commands and keys · Ctrl-C stops a turn, twice quits",
         app.status.model,
         options.workspace.display()
-    ));
+    );
+    if let Some(path) = &options.log_file {
+        greeting.push_str(&format!("\nLog lines go to {}", path.display()));
+    }
+    app.notice(greeting);
     let mut session = Session {
         runner: options.runner,
         app,
@@ -79,11 +97,16 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
         trace_id: None,
         watcher: None,
         cancel: None,
+        explain: options.explain,
         waiting: Vec::new(),
         quit: false,
     };
     if let Some(trace_id) = options.trace_id {
         session.follow(trace_id);
+    }
+    if let Some(message) = options.message.filter(|m| !m.trim().is_empty()) {
+        session.app.history.add(&message);
+        session.start_turn(&message).await;
     }
     let mut questions = options.questions;
     let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -141,7 +164,7 @@ impl Session {
                     self.app.apply(&item);
                 }
             }
-            Msg::TurnEnded(ended) => self.turn_ended(*ended).await,
+            Msg::TurnEnded(ended, explained) => self.turn_ended(*ended, explained).await,
         }
     }
 
@@ -230,16 +253,31 @@ impl Session {
                 self.app.running = true;
                 self.cancel = Some(cancel);
                 let tx = self.tx.clone();
+                let explain = self.explain.clone();
                 tokio::spawn(async move {
                     let ended = handle.wait().await.map_err(|error| error.to_string());
-                    let _ = tx.send(Msg::TurnEnded(Box::new(ended)));
+                    let explained = match (&ended, explain) {
+                        (Ok(outcome), Some(explain))
+                            if !matches!(
+                                outcome.status,
+                                TraceStatus::Completed | TraceStatus::Cancelled
+                            ) =>
+                        {
+                            let outcome = outcome.clone();
+                            tokio::task::spawn_blocking(move || explain(&outcome))
+                                .await
+                                .ok()
+                        }
+                        _ => None,
+                    };
+                    let _ = tx.send(Msg::TurnEnded(Box::new(ended), explained));
                 });
             }
             Err(error) => self.app.error(error.to_string()),
         }
     }
 
-    async fn turn_ended(&mut self, ended: Result<RunOutcome, String>) {
+    async fn turn_ended(&mut self, ended: Result<RunOutcome, String>, explained: Option<String>) {
         self.app.running = false;
         self.cancel = None;
         match ended {
@@ -256,11 +294,13 @@ impl Session {
                         self.app
                             .notice("stopped · what was said is kept · type to go on");
                     }
-                    status => self.app.error(format!(
-                        "the turn ended {}: {}",
-                        crate::app::status_word(status),
-                        outcome.error.as_deref().unwrap_or("no error recorded")
-                    )),
+                    status => self.app.error(explained.unwrap_or_else(|| {
+                        format!(
+                            "the turn ended {}: {}",
+                            crate::app::status_word(status),
+                            outcome.error.as_deref().unwrap_or("no error recorded")
+                        )
+                    })),
                 }
             }
             Err(error) => self.app.error(error),
@@ -282,7 +322,7 @@ impl Session {
             cancel.cancel();
             let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
             while let Ok(Some(msg)) = tokio::time::timeout_at(deadline, rx.recv()).await {
-                if matches!(msg, Msg::TurnEnded(_)) {
+                if matches!(msg, Msg::TurnEnded(..)) {
                     break;
                 }
             }

@@ -1,4 +1,5 @@
-//! The terminal while the UI is up: raw mode, the alternate screen, bracketed paste, and the
+//! The terminal while the UI is up: raw mode, the alternate screen, bracketed paste, mouse
+//! buttons and wheel reported (no motion; Shift held selects text in most terminals), and the
 //! keyboard protocol that reports Shift+Enter where the terminal has it. All of it is undone
 //! when the [`Screen`] is dropped, and by a panic before the panic is printed (undoing it when
 //! it was already undone does no harm).
@@ -17,6 +18,13 @@ use ratatui::crossterm::terminal::{
 };
 use ratatui::crossterm::{cursor, execute};
 
+/// Mouse reporting on: presses (the wheel is buttons 4 and 5) in the SGR encoding, without the
+/// motion reports crossterm's `EnableMouseCapture` asks for too, which would redraw the screen
+/// at every move.
+const MOUSE_ON: &[u8] = b"\x1b[?1000h\x1b[?1006h";
+/// Mouse reporting off.
+const MOUSE_OFF: &[u8] = b"\x1b[?1006l\x1b[?1000l";
+
 /// The terminal in the UI's modes.
 pub(crate) struct Screen {
     pub(crate) terminal: Terminal<CrosstermBackend<Stdout>>,
@@ -26,6 +34,7 @@ pub(crate) struct Screen {
 fn restore() {
     let mut out = std::io::stdout();
     let _ = execute!(out, PopKeyboardEnhancementFlags);
+    let _ = out.write_all(MOUSE_OFF);
     let _ = execute!(
         out,
         DisableBracketedPaste,
@@ -47,6 +56,8 @@ impl Screen {
         }));
         let mut out = std::io::stdout();
         execute!(out, EnterAlternateScreen, EnableBracketedPaste)?;
+        out.write_all(MOUSE_ON)?;
+        out.flush()?;
         if matches!(supports_keyboard_enhancement(), Ok(true)) {
             execute!(
                 out,

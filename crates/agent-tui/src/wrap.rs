@@ -97,21 +97,27 @@ pub(crate) fn rows(text: &str, columns: usize) -> Vec<String> {
     rows
 }
 
-/// One piece of a paragraph: a word, a run of spaces, or a line break.
+/// One piece of a paragraph: a word (its pieces in their styles: `**bold**,` is one word of
+/// two pieces, never broken before its comma), a space, or a line break.
 enum Token {
-    Word(String, Style),
+    Word(Vec<Span<'static>>),
     Space(Style),
     Break,
 }
 
 fn tokens(spans: &[Span<'static>]) -> Vec<Token> {
     let mut out = Vec::new();
+    // The word being read, which may go on in the next span.
+    let mut pieces: Vec<Span<'static>> = Vec::new();
     for span in spans {
         let mut word = String::new();
         for c in span.content.chars() {
             if c == '\n' || c == ' ' {
                 if !word.is_empty() {
-                    out.push(Token::Word(std::mem::take(&mut word), span.style));
+                    pieces.push(Span::styled(std::mem::take(&mut word), span.style));
+                }
+                if !pieces.is_empty() {
+                    out.push(Token::Word(std::mem::take(&mut pieces)));
                 }
                 out.push(if c == '\n' {
                     Token::Break
@@ -123,8 +129,11 @@ fn tokens(spans: &[Span<'static>]) -> Vec<Token> {
             }
         }
         if !word.is_empty() {
-            out.push(Token::Word(word, span.style));
+            pieces.push(Span::styled(word, span.style));
         }
+    }
+    if !pieces.is_empty() {
+        out.push(Token::Word(pieces));
     }
     out
 }
@@ -152,34 +161,37 @@ impl Filler {
         self.width.saturating_sub(self.used)
     }
 
-    fn word(&mut self, word: String, style: Style) {
-        let w = width(&word);
+    fn word(&mut self, pieces: Vec<Span<'static>>) {
+        let w = spans_width(&pieces);
         if w > self.room() && self.filled {
             self.push_line();
         }
         if w <= self.room() {
             self.used += w;
-            self.line.push(Span::styled(word, style));
+            self.line.extend(pieces);
             self.filled = true;
             return;
         }
         // Longer than a whole line: cut it.
-        let mut piece = String::new();
-        for c in word.chars() {
-            let cw = c.width().unwrap_or(0);
-            if cw > self.room() && (self.filled || !piece.is_empty()) {
-                if !piece.is_empty() {
-                    self.line
-                        .push(Span::styled(std::mem::take(&mut piece), style));
+        for span in pieces {
+            let style = span.style;
+            let mut piece = String::new();
+            for c in span.content.chars() {
+                let cw = c.width().unwrap_or(0);
+                if cw > self.room() && (self.filled || !piece.is_empty()) {
+                    if !piece.is_empty() {
+                        self.line
+                            .push(Span::styled(std::mem::take(&mut piece), style));
+                    }
+                    self.push_line();
                 }
-                self.push_line();
+                piece.push(c);
+                self.used += cw;
+                self.filled = true;
             }
-            piece.push(c);
-            self.used += cw;
-            self.filled = true;
-        }
-        if !piece.is_empty() {
-            self.line.push(Span::styled(piece, style));
+            if !piece.is_empty() {
+                self.line.push(Span::styled(piece, style));
+            }
         }
     }
 
@@ -214,7 +226,7 @@ pub(crate) fn wrap(
     };
     for token in tokens(spans) {
         match token {
-            Token::Word(word, style) => filler.word(word, style),
+            Token::Word(pieces) => filler.word(pieces),
             Token::Space(style) => filler.space(style),
             Token::Break => filler.push_line(),
         }

@@ -1,4 +1,5 @@
-//! `agent chat`: an interactive session over one trace. Each line typed is a user turn — the
+//! `agent chat`: an interactive session over one trace. A message given with the command is the
+//! first turn; then each line typed is a user turn — the
 //! first starts the trace, the next ones continue it under the same id — shown as it runs: the
 //! model's text as it streams, tool calls and their approvals, the plan's changes, and the cost
 //! of the turn. Ctrl-C stops the turn and returns to the prompt; a second one (or one at an empty
@@ -84,7 +85,11 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
         .await?,
     );
     if crate::tui::wanted(args.no_tui) {
-        let ended = crate::tui::chat(&model, &mcp, trace_id, profile.as_deref()).await;
+        let opening = crate::tui::Opening {
+            trace_id,
+            message: args.message.clone(),
+        };
+        let ended = crate::tui::chat(&model, &mcp, opening, profile.as_deref()).await;
         mcp.shutdown().await;
         return ended;
     }
@@ -113,6 +118,11 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
     greet(&session, terminal).await;
     let mut input = Input::new(terminal)?;
     let mut interrupted_prompt = false;
+    // A message given with the command is the first turn.
+    if let Some(message) = args.message.as_deref().filter(|m| !m.trim().is_empty()) {
+        input.remember(message);
+        turn(&mut session, message, &current).await?;
+    }
     loop {
         match input.read("› ").await? {
             Read::Eof => break,
@@ -219,7 +229,12 @@ async fn turn(session: &mut Session, message: &str, current: &CurrentTurn) -> Re
     };
     crate::otel::send(session.setup.otel.as_ref(), store.as_ref(), &trace_id).await;
     match outcome {
-        Ok(outcome) => report(&outcome, before.as_ref(), &streamed),
+        Ok(outcome) => report(
+            &outcome,
+            before.as_ref(),
+            &streamed,
+            &session.setup.provider,
+        ),
         Err(error) => note(&format!("agent: {error}")),
     }
     session.setup.report_refusals();
@@ -228,7 +243,12 @@ async fn turn(session: &mut Session, message: &str, current: &CurrentTurn) -> Re
 
 /// After a turn: the answer when it did not stream on stdout, how the turn ended when it did
 /// not complete, and what the turn cost.
-fn report(outcome: &RunOutcome, before: Option<&agent_execution::TraceStats>, streamed: &str) {
+fn report(
+    outcome: &RunOutcome,
+    before: Option<&agent_execution::TraceStats>,
+    streamed: &str,
+    provider: &crate::config::ProviderConfig,
+) {
     match outcome.status {
         TraceStatus::Completed => {
             let answer = outcome.response.as_deref().unwrap_or_default();
@@ -237,11 +257,7 @@ fn report(outcome: &RunOutcome, before: Option<&agent_execution::TraceStats>, st
             }
         }
         TraceStatus::Cancelled => note("stopped; what was done is kept — type to go on"),
-        status => note(&format!(
-            "the turn ended {}: {}",
-            status_word(status),
-            outcome.error.as_deref().unwrap_or("no error recorded")
-        )),
+        _ => note(&crate::failure::explain_turn(outcome, provider)),
     }
     let now = &outcome.stats;
     let (messages, tokens, cost) = match before {

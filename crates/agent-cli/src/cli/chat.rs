@@ -1,4 +1,5 @@
-//! The flags of `agent chat`: the trace to continue, the line mode, and the model's flags.
+//! The flags of `agent chat`: a first message, the trace to continue, the line mode, and the
+//! model's flags.
 
 use clap::Args;
 
@@ -7,6 +8,9 @@ use super::ModelArgs;
 /// `agent chat`.
 #[derive(Debug, Args)]
 pub(crate) struct ChatArgs {
+    /// The first message, sent as the session opens.
+    #[arg(value_name = "MESSAGE")]
+    pub(crate) message: Option<String>,
     /// Continue this trace (an id or a unique prefix of one) instead of starting a new one;
     /// without an id, the newest trace of this project.
     #[arg(

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod bare;
 mod chat;
 mod checkpoints;
 mod configure;
@@ -14,6 +15,7 @@ mod model;
 mod plan;
 mod serve;
 
+pub(crate) use bare::BareArgs;
 pub(crate) use chat::ChatArgs;
 pub(crate) use checkpoints::{DiffArgs, RewindArgs};
 pub(crate) use configure::{CompletionsArgs, ConfigArgs, InitArgs};
@@ -24,7 +26,13 @@ pub(crate) use serve::ServeArgs;
 
 /// An LLM agent runtime with goal trees, precise compaction and durable traces.
 #[derive(Debug, Parser)]
-#[command(name = "agent", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "agent",
+    version,
+    about,
+    long_about = None,
+    propagate_version = true
+)]
 pub(crate) struct Cli {
     /// More log output (repeat for more); `RUST_LOG` takes precedence.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -40,9 +48,13 @@ pub(crate) struct Cli {
     #[arg(long, global = true, value_name = "MODE", env = "AGENT_SANDBOX")]
     pub(crate) sandbox: Option<agent_tools::SandboxMode>,
 
-    /// What to do.
+    /// What to do [default: a chat, as the flags below say].
     #[command(subcommand)]
-    pub(crate) command: Command,
+    pub(crate) command: Option<Command>,
+
+    /// Without a command: a chat, or a headless run.
+    #[command(flatten)]
+    pub(crate) bare: BareArgs,
 }
 
 /// The commands.

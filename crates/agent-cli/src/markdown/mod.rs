@@ -1,19 +1,20 @@
 //! The model's Markdown as a terminal shows it, rendered while it streams.
 //!
-//! Each line is rendered as soon as it ends: headings, emphasis, lists, quotes, rules, inline
-//! code and links through `pulldown-cmark`, word-wrapped to the terminal's width with list items
-//! and quotes hanging from their marker. A fenced code block streams line by line in its own
-//! colour, without its fences; a table is held until its last row, then drawn in aligned
-//! columns. Only the unfinished line (or the open table) is held back, and what is written
-//! depends on the text alone, never on how it was cut into pieces. Terminal control sequences
-//! the model wrote are dropped before anything is parsed.
+//! The layout is `agent_tui::markdown`'s, the one the full-screen UI draws too (headings,
+//! emphasis, lists, quotes, rules, inline code, links, code blocks and aligned tables, words
+//! wrapped to the terminal's width); this module commits it to the scrollback as the text
+//! streams and paints it as ANSI text (`paint.rs`). Each line is committed as soon as it ends,
+//! its indent kept; a fenced code block streams line by line in its own colour, under the name
+//! of its language; a table is held until its last row, then laid out whole. Only the unfinished
+//! line (or the open table) is held back, and what is written depends on the text alone, never
+//! on how it was cut into pieces. Terminal control sequences the model wrote are dropped before
+//! anything is parsed.
 
-mod inline;
-mod layout;
+mod paint;
 #[cfg(test)]
 mod tests;
 
-use self::inline::{Colour, Span, Style};
+use agent_tui::markdown::{code_header, code_line, render};
 
 /// What the renderer is inside of.
 #[derive(Debug)]
@@ -84,9 +85,12 @@ impl Markdown {
         if text.trim().is_empty() {
             return None;
         }
-        let spans = [Span::new(text, Style::default())];
-        // A column to spare, so that no row of the preview makes the terminal wrap.
-        let wrapped = layout::wrap(&spans, self.width - 1, ("", 0), 0, false);
+        // A column to spare, so that no row of the preview makes the terminal wrap; plain, as
+        // it is drawn again as it grows.
+        let wrapped: Vec<String> = render(&text, self.width - 1)
+            .iter()
+            .map(|line| paint::line(line, false).trim_end().to_owned())
+            .collect();
         let skip = wrapped.len().saturating_sub(rows);
         Some(wrapped[skip..].join("\n"))
     }
@@ -99,8 +103,9 @@ impl Markdown {
                 if closes(&line, fence) {
                     self.block = Block::Text;
                 } else {
-                    let code = Style::default().colour(Colour::Cyan);
-                    self.emit(&format!("  {}", code.paint(&line, self.color)), out);
+                    for row in code_line(&line, self.width) {
+                        self.emit(&paint::line(&row, self.color), out);
+                    }
                 }
                 return;
             }
@@ -115,8 +120,11 @@ impl Markdown {
             }
             Block::Text => {}
         }
-        if let Some(fence) = opens_fence(&line) {
+        if let Some((fence, language)) = opens_fence(&line) {
             self.block = Block::Fence { fence };
+            if !language.is_empty() {
+                self.emit(&paint::line(&code_header(&language), self.color), out);
+            }
             return;
         }
         if is_table_row(&line) {
@@ -126,7 +134,7 @@ impl Markdown {
         self.text(&line, out);
     }
 
-    /// A line of text: parsed, styled, wrapped under its marker.
+    /// A line of text, laid out alone under its indent.
     fn text(&mut self, line: &str, out: &mut String) {
         if line.trim().is_empty() {
             if !self.blank {
@@ -140,37 +148,22 @@ impl Markdown {
             .chars()
             .map(|c| if c == '\t' { 4 } else { 1 })
             .sum();
-        let parsed = inline::line(content);
-        if parsed.rule {
-            let rule = "─".repeat(self.width.saturating_sub(indent).min(80));
-            let rule = Style::default().dim().paint(&rule, self.color);
-            self.emit(&format!("{}{rule}", " ".repeat(indent)), out);
-            return;
-        }
-        let mut first = " ".repeat(indent);
-        let mut hang = indent;
-        for span in &parsed.prefix {
-            first.push_str(&span.style.paint(&span.text, self.color));
-            hang += layout::width(&span.text);
-        }
-        for row in layout::wrap(&parsed.spans, self.width, (&first, hang), hang, self.color) {
-            self.emit(&row, out);
+        // The indent is kept (a nested item), within half the width.
+        let indent = indent.min(self.width / 2);
+        let pad = " ".repeat(indent);
+        for row in render(content, self.width - indent) {
+            if row.spans.is_empty() {
+                continue;
+            }
+            self.emit(&format!("{pad}{}", paint::line(&row, self.color)), out);
         }
     }
 
-    /// A table, or its rows as lines of text when they are not one.
+    /// A table laid out whole (or its rows as lines of text when they are not one).
     fn table(&mut self, rows: &[String], out: &mut String) {
-        match layout::table(rows, self.width, self.color) {
-            Some(lines) => {
-                for line in lines {
-                    self.emit(&line, out);
-                }
-            }
-            None => {
-                for row in rows {
-                    self.text(row, out);
-                }
-            }
+        let lines = render(&rows.join("\n"), self.width);
+        for line in lines {
+            self.emit(&paint::line(&line, self.color), out);
         }
     }
 
@@ -181,8 +174,9 @@ impl Markdown {
     }
 }
 
-/// The fence a line opens (its run of backticks or tildes), if it opens one.
-fn opens_fence(line: &str) -> Option<String> {
+/// The fence a line opens (its run of backticks or tildes) and the language its info string
+/// names, if it opens one.
+fn opens_fence(line: &str) -> Option<(String, String)> {
     let content = line.trim_start();
     if line.len() - content.len() > 3 {
         return None;
@@ -192,7 +186,12 @@ fn opens_fence(line: &str) -> Option<String> {
     let info = &content[fence.len()..];
     // A backtick fence's info string has no backtick (else it is inline code).
     let info_ok = mark == '~' || !info.contains('`');
-    (fence.len() >= 3 && info_ok).then_some(fence)
+    let language = info
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    (fence.len() >= 3 && info_ok).then_some((fence, language))
 }
 
 /// Whether `line` closes a block opened by `fence`.

@@ -1,5 +1,5 @@
-//! The streaming Markdown renderer: a text cut anywhere renders as the whole, every block
-//! without its markup, words wrapped at the width, tables aligned.
+//! The streaming Markdown renderer over the shared layout: a text cut anywhere renders as the
+//! whole, every block without its markup, words wrapped at the width, tables aligned.
 
 use super::*;
 
@@ -63,7 +63,7 @@ fn blocks_are_rendered_without_their_markup() {
     check(
         "```sh\ncargo test\n  indented\n```\nafter\n",
         80,
-        "  cargo test\n    indented\nafter\n",
+        "  ╭ sh\n  cargo test\n    indented\nafter\n",
     );
     // An unclosed fence ends with the text.
     check("```\nopen", 80, "  open\n");

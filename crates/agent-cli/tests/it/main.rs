@@ -6,8 +6,10 @@
 mod acp;
 mod agents;
 mod approvals;
+mod bare;
 mod budgets;
 mod chat;
+mod chat_errors;
 mod chat_turns;
 mod cli;
 mod confinement;
@@ -34,6 +36,7 @@ mod streaming;
 mod terminal_output;
 mod truncated;
 mod tui;
+mod tui_terminal;
 mod usage_errors;
 
 use agent_test_support::cli::CliEnv;
