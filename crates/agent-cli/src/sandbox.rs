@@ -1,5 +1,7 @@
 //! The sandbox of the model's commands: `--sandbox`, agent.toml's `sandbox = "MODE"` or
-//! `[sandbox]` table, resolved once per process before a run starts.
+//! `[sandbox]` table, resolved once per process before a run starts. An agent profile's
+//! `sandbox` is applied by the runner (the stricter of it and this one); one looser than this
+//! is said on stderr here.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -81,6 +83,25 @@ fn namespace_helper() -> Option<PathBuf> {
 /// The sandbox settings of this process's runs (`workspace-write` until [`init`] ran).
 pub(crate) fn current() -> SandboxConfig {
     RESOLVED.get().cloned().unwrap_or_default()
+}
+
+/// Says on stderr which profiles ask for a looser sandbox than this process's runs have: a
+/// profile can only tighten the run's sandbox, so their commands run under the run's.
+pub(crate) fn check_profiles<'a>(
+    profiles: impl IntoIterator<Item = (&'a String, &'a agent_runner::AgentTypeConfig)>,
+) {
+    let Some(own) = RESOLVED.get().map(|config| config.mode) else {
+        return;
+    };
+    for (name, profile) in profiles {
+        if let Some(asked) = profile.sandbox.filter(|asked| *asked > own) {
+            crate::output::note(&format!(
+                "agent: the agent profile {name} asks for the `{asked}` sandbox, looser than \
+                 this run's `{own}`: its commands run under `{own}` (a profile can only tighten \
+                 the run's sandbox; pass --sandbox {asked} to allow it)"
+            ));
+        }
+    }
 }
 
 /// Whether the command may run the model's tools (and so needs the sandbox resolved).

@@ -25,7 +25,9 @@ use tokio::task::JoinHandle;
 use super::output::CappedBuffer;
 use super::path::canonical_workspace;
 use super::sandbox::{Confinement, SandboxConfig, SandboxMode};
-use super::{Risk, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput, TypedTool};
+use super::{
+    Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput, TypedTool,
+};
 
 /// How much longer than the command's own timeout the registry waits before abandoning the call.
 const REGISTRY_GRACE: Duration = Duration::from_secs(5);
@@ -108,6 +110,19 @@ impl TypedTool for BashTool {
 
     fn timeout(&self, args: &BashArgs, limits: &ToolLimits) -> Duration {
         command_timeout(args.timeout_secs, limits) + REGISTRY_GRACE
+    }
+
+    fn confined_to(&self, mode: SandboxMode) -> Option<Arc<dyn Tool>> {
+        let mut sandbox = (*self.sandbox).clone();
+        // The stricter of the two (modes are ordered from the strictest); only `workspace-write`
+        // commands start through the helper, which `Confinement::prepare` sees to.
+        sandbox.mode = sandbox.mode.min(mode);
+        Some(
+            Self {
+                sandbox: Arc::new(sandbox),
+            }
+            .into_tool(),
+        )
     }
 
     async fn run(&self, args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -28,6 +28,7 @@ mod reasoning;
 mod responses;
 mod rewind;
 mod run_serve;
+mod sandbox_profiles;
 mod serve;
 mod store_pg;
 mod streaming;
