@@ -85,6 +85,12 @@ pub(crate) fn current() -> SandboxConfig {
     RESOLVED.get().cloned().unwrap_or_default()
 }
 
+/// The sandbox settings of this process's runs, once [`init`] resolved them (commands that run
+/// no tools, such as `agent mcp list`, never do).
+pub(crate) fn resolved() -> Option<SandboxConfig> {
+    RESOLVED.get().cloned()
+}
+
 /// Says on stderr which profiles ask for a looser sandbox than this process's runs have: a
 /// profile can only tighten the run's sandbox, so their commands run under the run's.
 pub(crate) fn check_profiles<'a>(

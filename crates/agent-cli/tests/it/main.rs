@@ -21,6 +21,7 @@ mod line_mode;
 mod mcp;
 mod mcp_catalog;
 mod mcp_oauth;
+mod mcp_sandbox;
 mod otel;
 mod plan_edit;
 mod plan_templates;
