@@ -115,7 +115,17 @@ fn root(workspace: Option<&Path>) -> PathBuf {
 
 /// The built-in tools, `bash` in this process's sandbox, and the tools of `servers`.
 pub(crate) fn registry(servers: &McpServers) -> ToolRegistry {
-    registry_in(servers, crate::sandbox::current())
+    asking_reruns(registry_in(servers, crate::sandbox::current()))
+}
+
+/// `registry` with `bash` asking whether to run a command the sandbox refused again without
+/// it, when this process's runs ask their approvals on the terminal.
+pub(crate) fn asking_reruns(mut registry: ToolRegistry) -> ToolRegistry {
+    if let Some(bash) = crate::sandbox::asking_bash() {
+        // `bash` is a valid name.
+        let _ = registry.replace(bash);
+    }
+    registry
 }
 
 /// The built-in tools, `bash` in `sandbox`, and the tools of `servers`.
@@ -145,7 +155,9 @@ impl From<ToolRegistry> for RunTools {
 
 /// The tools of `servers` with the built-ins, and the servers' instructions.
 pub(crate) fn tools(servers: &McpServers) -> RunTools {
-    tools_in(servers, crate::sandbox::current())
+    let mut tools = tools_in(servers, crate::sandbox::current());
+    tools.registry = asking_reruns(tools.registry);
+    tools
 }
 
 /// [`tools`] with `bash` in `sandbox` (a run that asked for a stricter sandbox than this

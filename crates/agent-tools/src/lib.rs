@@ -47,7 +47,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
+pub use approval::{
+    Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest, RerunApprover, RerunRequest,
+};
 /// The attribute [`Tool`] and [`TypedTool`] implementations need.
 pub use async_trait::async_trait;
 pub use bash::{BashArgs, BashTool};

@@ -30,6 +30,7 @@ mod responses;
 mod rewind;
 mod run_serve;
 mod sandbox_profiles;
+mod sandbox_rerun;
 mod serve;
 mod store_pg;
 mod streaming;
