@@ -1,7 +1,7 @@
 //! A command the sandbox refused, on a pseudo-terminal in line mode: after the approval, the
 //! user is asked whether to run it again without the sandbox; yes reruns it once (the file
 //! outside the workspace exists), no leaves the refusal (and the model is told); with `--yes`
-//! nobody is asked and the file stays absent.
+//! nobody is asked and the file stays absent. The full-screen UI asks in its modal.
 
 use agent_test_support::cli::CliEnv;
 use agent_test_support::pty::Terminal;
@@ -95,4 +95,34 @@ async fn with_yes_a_refused_command_is_never_rerun() {
         result.contains("sandbox, which may have refused it"),
         "{result}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_full_screen_ui_asks_in_its_modal() {
+    use agent_test_support::mock_model::{MockModelServer, Turn};
+    let env = agent_env();
+    let outside = tempfile::tempdir().unwrap();
+    let escaped = outside.path().join("escaped");
+    let command = format!("echo PWN > '{}'", escaped.display());
+    let server = MockModelServer::with_replies([
+        Turn::tool_call("c1", "bash", json!({ "command": command })),
+        Turn::text("Written."),
+    ])
+    .await;
+    let mut args = vec!["chat".to_owned()];
+    args.extend(crate::on_server(&env, &server));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut terminal = Terminal::spawn(env.command(&args));
+    // Typed only once the screen is up, as keys sent earlier may be dropped.
+    terminal.wait_for("Type a message and Enter");
+    terminal.send("Write outside\r");
+    terminal.wait_for("Allow bash?");
+    terminal.send("y");
+    let screen = terminal.wait_for("The sandbox refused this command");
+    assert!(!escaped.exists(), "{screen}");
+    terminal.send("y");
+    terminal.wait_for("Written.");
+    assert!(escaped.exists(), "{}", terminal.screen());
+    terminal.send("\u{4}");
+    assert_eq!(terminal.wait_exit(), Some(0));
 }
