@@ -84,6 +84,7 @@ pub(crate) fn load(
             profile.limits.max_cost.get_or_insert(cost);
         }
     }
+    crate::sandbox::check_profiles(&profiles);
     for (name, profile) in &profiles {
         if let Some(provider) = &profile.provider {
             provider_kind(provider).map_err(|message| {
@@ -221,6 +222,7 @@ pub(crate) async fn command(args: AgentsArgs) -> Result<ExitCode> {
                     "max_iterations": p.limits.max_iterations,
                     "max_cost": p.limits.max_cost,
                     "max_depth": p.max_depth,
+                    "sandbox": p.sandbox,
                 })
             })
             .collect();

@@ -1,6 +1,8 @@
 //! MCP servers in the command line: `agent mcp list` (and `prompts`, `resources`, `read`, whose
 //! output is `mcp_catalog.rs`'s), and the servers a run uses (the enabled ones of
-//! `[mcp.servers.<name>]` in agent.toml, plus those named with `--mcp NAME`).
+//! `[mcp.servers.<name>]` in agent.toml, plus those named with `--mcp NAME`), whose stdio
+//! servers start in this process's sandbox when it has one (a server's `sandbox = "off"` is
+//! said on stderr).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,7 +13,7 @@ use agent_mcp::{
     TransportKind,
 };
 use agent_runner::Instruction;
-use agent_tools::sandbox::SandboxConfig;
+use agent_tools::sandbox::{SandboxConfig, SandboxMode};
 use agent_tools::{Risk, Tool, ToolRegistry};
 use anyhow::Result;
 use serde_json::json;
@@ -33,17 +35,40 @@ pub(crate) async fn start(
 ) -> Result<McpServers> {
     let config = file.mcp.clone().unwrap_or_default();
     let selected = config.select(named).map_err(usage)?;
+    if client
+        .sandbox
+        .as_ref()
+        .is_some_and(|s| s.mode != SandboxMode::Off)
+    {
+        for (name, server) in &selected {
+            if server.command.is_some() && server.sandbox == Some(SandboxMode::Off) {
+                note(&format!(
+                    "agent: the MCP server {name} runs without the sandbox (`sandbox = \"off\"` \
+                     in its [mcp.servers.{name}]): it reads and writes anything you can, reaches \
+                     the network and sees your environment"
+                ));
+            }
+        }
+    }
     Ok(McpServers::start_with(selected, client).await)
+}
+
+/// `options` with this process's sandbox for the stdio servers, once it is resolved.
+fn confined(options: ClientOptions) -> ClientOptions {
+    match crate::sandbox::resolved() {
+        Some(sandbox) => options.with_sandbox(sandbox),
+        None => options,
+    }
 }
 
 /// For a run shown on a terminal: the workspace (default: the current folder) as the root, the
 /// servers' questions asked on the terminal (declined without one), and a server that asks for
 /// a wider scope signed in to again through the browser.
 pub(crate) fn on_terminal(workspace: Option<&Path>) -> ClientOptions {
-    with_tokens(ClientOptions::new(
+    confined(with_tokens(ClientOptions::new(
         root(workspace),
         Arc::new(TerminalElicitor),
-    ))
+    )))
     .with_browser(Arc::new(TerminalBrowser))
 }
 
@@ -63,7 +88,10 @@ impl agent_mcp::Browser for TerminalBrowser {
 /// For a server or an editor's agent, where the terminal is not the person's: the workspace as
 /// the root, and every question declined.
 pub(crate) fn unattended(workspace: Option<&Path>) -> ClientOptions {
-    with_tokens(ClientOptions::new(root(workspace), Arc::new(NoElicitor)))
+    confined(with_tokens(ClientOptions::new(
+        root(workspace),
+        Arc::new(NoElicitor),
+    )))
 }
 
 /// The tokens of the servers signed in to: `mcp-tokens/` in the user's agent folder.
@@ -87,7 +115,17 @@ fn root(workspace: Option<&Path>) -> PathBuf {
 
 /// The built-in tools, `bash` in this process's sandbox, and the tools of `servers`.
 pub(crate) fn registry(servers: &McpServers) -> ToolRegistry {
-    registry_in(servers, crate::sandbox::current())
+    asking_reruns(registry_in(servers, crate::sandbox::current()))
+}
+
+/// `registry` with `bash` asking whether to run a command the sandbox refused again without
+/// it, when this process's runs ask their approvals on the terminal.
+pub(crate) fn asking_reruns(mut registry: ToolRegistry) -> ToolRegistry {
+    if let Some(bash) = crate::sandbox::asking_bash() {
+        // `bash` is a valid name.
+        let _ = registry.replace(bash);
+    }
+    registry
 }
 
 /// The built-in tools, `bash` in `sandbox`, and the tools of `servers`.
@@ -117,7 +155,9 @@ impl From<ToolRegistry> for RunTools {
 
 /// The tools of `servers` with the built-ins, and the servers' instructions.
 pub(crate) fn tools(servers: &McpServers) -> RunTools {
-    tools_in(servers, crate::sandbox::current())
+    let mut tools = tools_in(servers, crate::sandbox::current());
+    tools.registry = asking_reruns(tools.registry);
+    tools
 }
 
 /// [`tools`] with `bash` in `sandbox` (a run that asked for a stricter sandbox than this

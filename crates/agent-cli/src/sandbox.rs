@@ -1,10 +1,14 @@
 //! The sandbox of the model's commands: `--sandbox`, agent.toml's `sandbox = "MODE"` or
-//! `[sandbox]` table, resolved once per process before a run starts.
+//! `[sandbox]` table, resolved once per process before a run starts. An agent profile's
+//! `sandbox` is applied by the runner (the stricter of it and this one); one looser than this
+//! is said on stderr here. A run asking its approvals on the terminal also asks there whether a
+//! command the sandbox refused runs again without it ([`ask_reruns`]).
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use agent_tools::sandbox::{SandboxConfig, SandboxMode, check_support, probe_helper};
+use agent_tools::{BashTool, RerunApprover, Tool, TypedTool};
 use anyhow::Result;
 
 use crate::cli::Command;
@@ -81,6 +85,48 @@ fn namespace_helper() -> Option<PathBuf> {
 /// The sandbox settings of this process's runs (`workspace-write` until [`init`] ran).
 pub(crate) fn current() -> SandboxConfig {
     RESOLVED.get().cloned().unwrap_or_default()
+}
+
+/// Who is asked whether a command the sandbox refused runs again without it: the terminal of
+/// a run that asks its approvals there, once it set itself up.
+static RERUN: OnceLock<Arc<dyn RerunApprover>> = OnceLock::new();
+
+/// Has every `bash` tool built from now on ask `approver` before it runs a command the sandbox
+/// refused again without the sandbox.
+pub(crate) fn ask_reruns(approver: Arc<dyn RerunApprover>) {
+    // One terminal per process: a second one (none is expected) keeps the first.
+    let _ = RERUN.set(approver);
+}
+
+/// `bash` in this process's sandbox asking about reruns, once [`ask_reruns`] named who asks.
+pub(crate) fn asking_bash() -> Option<Arc<dyn Tool>> {
+    let approver = RERUN.get()?.clone();
+    Some(BashTool::new(current()).with_rerun(approver).into_tool())
+}
+
+/// The sandbox settings of this process's runs, once [`init`] resolved them (commands that run
+/// no tools, such as `agent mcp list`, never do).
+pub(crate) fn resolved() -> Option<SandboxConfig> {
+    RESOLVED.get().cloned()
+}
+
+/// Says on stderr which profiles ask for a looser sandbox than this process's runs have: a
+/// profile can only tighten the run's sandbox, so their commands run under the run's.
+pub(crate) fn check_profiles<'a>(
+    profiles: impl IntoIterator<Item = (&'a String, &'a agent_runner::AgentTypeConfig)>,
+) {
+    let Some(own) = RESOLVED.get().map(|config| config.mode) else {
+        return;
+    };
+    for (name, profile) in profiles {
+        if let Some(asked) = profile.sandbox.filter(|asked| *asked > own) {
+            crate::output::note(&format!(
+                "agent: the agent profile {name} asks for the `{asked}` sandbox, looser than \
+                 this run's `{own}`: its commands run under `{own}` (a profile can only tighten \
+                 the run's sandbox; pass --sandbox {asked} to allow it)"
+            ));
+        }
+    }
 }
 
 /// Whether the command may run the model's tools (and so needs the sandbox resolved).

@@ -204,6 +204,12 @@ fn prepare(
         _ => (policy, approver),
     };
     options.approval = approval;
+    let mut registry = tools.registry;
+    if let Some(approver) = &approver {
+        // Asked on the terminal: so is a rerun of a command the sandbox refused.
+        crate::sandbox::ask_reruns(approver.clone());
+        registry = mcp::asking_reruns(registry);
+    }
     options.approval_rules = approve::rules(file.approvals.as_ref(), file.path.as_deref())?;
     if !args.no_instructions && file.instructions != Some(false) {
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
@@ -220,7 +226,7 @@ fn prepare(
     options.sub_agents.enabled = true;
     Ok(Prepared {
         client,
-        registry: tools.registry,
+        registry,
         options,
         provider,
         show_reasoning: args.show_reasoning || file.show_reasoning == Some(true),

@@ -51,6 +51,10 @@ pub(crate) async fn chat(
         crate::approve::describe_plain(request, &shown_in)
     });
     let (approver, questions) = agent_tui::Approver::new(describe, workspace);
+    if !args.yes {
+        // A command the sandbox refused is asked about in the modal too.
+        crate::sandbox::ask_reruns(approver.clone());
+    }
     let setup = crate::setup::setup_asking(
         args,
         crate::mcp::tools(mcp),

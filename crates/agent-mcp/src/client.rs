@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use agent_tools::SandboxConfig;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
@@ -23,6 +24,11 @@ pub struct ClientOptions {
     /// Who opens a sign-in page when a signed-in server asks for a wider scope in the middle of
     /// a session (`403 insufficient_scope`); without one the call fails with the refusal.
     pub browser: Option<Arc<dyn Browser>>,
+    /// The sandbox stdio servers start in (with the first root as the workspace): each in the
+    /// mode its [`ServerConfig::sandbox`](crate::ServerConfig::sandbox) names, else this one's,
+    /// with the network unless its `network = false`, and this sandbox's environment (secrets
+    /// left out) under its own `env`. `None` starts them unconfined, with the whole environment.
+    pub sandbox: Option<SandboxConfig>,
 }
 
 /// Opens a sign-in page for the person (a browser, or the address printed for them).
@@ -46,6 +52,7 @@ impl Default for ClientOptions {
             elicitor: Arc::new(NoElicitor),
             tokens: None,
             browser: None,
+            sandbox: None,
         }
     }
 }
@@ -58,12 +65,19 @@ impl ClientOptions {
             elicitor,
             tokens: None,
             browser: None,
+            sandbox: None,
         }
     }
 
     /// The same, with the tokens of the servers signed in to kept in `tokens`.
     pub fn with_tokens(mut self, tokens: Tokens) -> Self {
         self.tokens = Some(tokens);
+        self
+    }
+
+    /// The same, with stdio servers started in `sandbox` (see [`ClientOptions::sandbox`]).
+    pub fn with_sandbox(mut self, sandbox: SandboxConfig) -> Self {
+        self.sandbox = Some(sandbox);
         self
     }
 

@@ -1,7 +1,8 @@
 //! Configuration of MCP servers: the `[mcp.servers.<name>]` tables of `agent.toml`, and the same
 //! types for programs that build them in code.
 //!
-//! A server is either a child process spoken to over stdio (`command`, `args`, `env`, `cwd`) or
+//! A server is either a child process spoken to over stdio (`command`, `args`, `env`, `cwd`,
+//! and the `sandbox` and `network` of its confinement) or
 //! a streamable HTTP endpoint (`url`, `headers`). `${NAME}` in an `env` or header value is
 //! replaced by the environment variable `NAME` when the server starts, so secrets need not be
 //! written into the file.
@@ -10,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agent_tools::SandboxMode;
 use serde::{Deserialize, Serialize};
 
 use crate::error::McpError;
@@ -59,6 +61,15 @@ pub struct ServerConfig {
     /// The folder it runs in [default: the current folder].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<PathBuf>,
+    /// The sandbox it runs in when the session has one ([`crate::ClientOptions::sandbox`]):
+    /// `workspace-write`, `read-only` or `off` [default: the session's mode]. The file system
+    /// as that mode says; `off` runs it unconfined, with the whole environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxMode>,
+    /// Whether it may open internet sockets in its sandbox [default: true, as servers often
+    /// need the network].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
     /// The endpoint of a streamable HTTP server, e.g. `http://127.0.0.1:3001/mcp`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
@@ -144,6 +155,8 @@ impl ServerConfig {
             args: Vec::new(),
             env: BTreeMap::new(),
             cwd: None,
+            sandbox: None,
+            network: None,
             url: None,
             headers: BTreeMap::new(),
             enabled: true,
@@ -188,9 +201,12 @@ impl ServerConfig {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(invalid("`url` must start with http:// or https://"));
                 }
-                if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() {
+                let stdio_only = self.sandbox.is_some() || self.network.is_some();
+                if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() || stdio_only
+                {
                     return Err(invalid(
-                        "`args`, `env` and `cwd` are for stdio servers (`command`)",
+                        "`args`, `env`, `cwd`, `sandbox` and `network` are for stdio servers \
+                         (`command`)",
                     ));
                 }
                 Ok(TransportKind::Http)

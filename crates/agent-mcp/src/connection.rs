@@ -3,6 +3,7 @@
 //! is refused), and a bounded graceful close. A child process runs in its own process group,
 //! killed when the connection is dropped.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,7 +47,15 @@ impl Connection {
         let stderr = StderrTail::default();
         let (service, group) = match kind {
             TransportKind::Stdio => {
-                let (transport, group) = spawn(name, config, &stderr)?;
+                let options = &handler.options;
+                let sandbox = options.sandbox.as_ref().map(|sandbox| {
+                    let workspace = options
+                        .roots
+                        .first()
+                        .map_or(Path::new("."), |r| r.as_path());
+                    (sandbox, workspace)
+                });
+                let (transport, group) = spawn(name, config, &stderr, sandbox)?;
                 let handshake = tokio::time::timeout(timeout, client().serve(transport)).await;
                 (handshake, group)
             }

@@ -1,7 +1,10 @@
 //! The child process of a stdio server: started as the leader of its own process group (so
-//! killing the group reaches everything it started), with its stderr kept for error messages.
+//! killing the group reaches everything it started), with its stderr kept for error messages,
+//! and in the session's sandbox when it has one (Landlock and seccomp applied to the thread that
+//! starts it, so only the server is confined).
 
 use std::collections::VecDeque;
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -9,6 +12,8 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use rmcp::transport::TokioChildProcess;
 use tokio::io::{AsyncBufReadExt, BufReader};
+
+use agent_tools::sandbox::{Confinement, SandboxConfig, SandboxError, SandboxMode};
 
 use crate::config::{ServerConfig, expand_env};
 use crate::error::McpError;
@@ -18,37 +23,86 @@ const STDERR_LINES: usize = 20;
 /// The longest stderr line kept, in bytes.
 const STDERR_LINE_BYTES: usize = 500;
 
-/// Starts a stdio server's process in a process group of its own, with stderr captured.
+/// Starts a stdio server's process in a process group of its own, with stderr captured, in
+/// `sandbox` when the session has one (see [`crate::ClientOptions::sandbox`]).
 pub(crate) fn spawn(
     name: &str,
     config: &ServerConfig,
     stderr: &StderrTail,
+    sandbox: Option<(&SandboxConfig, &Path)>,
 ) -> Result<(TokioChildProcess, Option<ProcessGroup>), McpError> {
     let program = config.command.clone().unwrap_or_default();
+    let start_error = |message: String| McpError::Start {
+        server: name.to_owned(),
+        message,
+        stderr: String::new(),
+    };
+    let confinement = sandbox
+        .map(|(sandbox, workspace)| confinement(name, config, sandbox, workspace))
+        .transpose()
+        .map_err(|error| start_error(error.to_string()))?;
     let mut command = tokio::process::Command::new(&program);
     command
         .args(&config.args)
         .process_group(0)
         .kill_on_drop(true);
+    if let Some(confinement) = &confinement {
+        command
+            .env_clear()
+            .envs(confinement.env.iter().map(|(name, value)| (name, value)));
+    }
     for (key, value) in &config.env {
         command.env(key, expand_env(name, value)?);
     }
     if let Some(cwd) = &config.cwd {
         command.current_dir(cwd);
     }
-    let (transport, pipe) = TokioChildProcess::builder(command)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|error| McpError::Start {
-            server: name.to_owned(),
-            message: format!("cannot run {program:?}: {error}"),
-            stderr: String::new(),
-        })?;
+    let start = || {
+        TokioChildProcess::builder(command)
+            .stderr(Stdio::piped())
+            .spawn()
+    };
+    let started = match &confinement {
+        Some(confinement) if confinement.mode != SandboxMode::Off => {
+            let runtime = tokio::runtime::Handle::current();
+            confinement
+                .start_confined(move || {
+                    let _runtime = runtime.enter();
+                    start()
+                })
+                .map_err(|error| start_error(error.to_string()))?
+        }
+        _ => start(),
+    };
+    let (transport, pipe) =
+        started.map_err(|error| start_error(format!("cannot run {program:?}: {error}")))?;
     let group = transport.id().map(ProcessGroup);
     if let Some(pipe) = pipe {
         stderr.follow(name, pipe);
     }
     Ok((transport, group))
+}
+
+/// The confinement of the server `name`: its own mode or the session's, the network unless it
+/// says `network = false`, and no helper (protected names missing from the workspace then stay
+/// impossible to create, which a long-lived process could otherwise do).
+fn confinement(
+    name: &str,
+    config: &ServerConfig,
+    sandbox: &SandboxConfig,
+    workspace: &Path,
+) -> Result<Confinement, SandboxError> {
+    let settings = SandboxConfig {
+        mode: config.sandbox.unwrap_or(sandbox.mode),
+        network: config.network.unwrap_or(true),
+        helper: None,
+        ..sandbox.clone()
+    };
+    let workspace = workspace
+        .canonicalize()
+        .map_err(|e| SandboxError::Setup(format!("{}: {e}", workspace.display())))?;
+    let run = format!("mcp-{name}-{}", std::process::id());
+    Confinement::prepare(&settings, &workspace, &run)
 }
 
 /// The process group of a child started as its leader; killed when dropped.

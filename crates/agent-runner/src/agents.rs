@@ -1,6 +1,6 @@
 //! Agent types (profiles) as data: the names of the built-in ones (`default`, `explore`,
-//! `delegate`, `compaction`, `plan`), and the prompt, tools, model, limits, depth and approval
-//! policy of each ([`AgentTypeConfig`], [`ToolFilter`]). `profiles.rs` defines the built-ins;
+//! `delegate`, `compaction`, `plan`), and the prompt, tools, model, limits, depth, approval
+//! policy and sandbox of each ([`AgentTypeConfig`], [`ToolFilter`]). `profiles.rs` defines the built-ins;
 //! reading profiles from files is the caller's business.
 
 use std::collections::BTreeSet;
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use agent_tools::Risk;
+use agent_tools::{Risk, SandboxMode};
 
 use agent_execution::run_limits::RunLimits;
 
@@ -50,6 +50,10 @@ pub struct AgentTypeConfig {
     pub provider: Option<String>,
     /// How its risky tool calls are approved.
     pub approval: ApprovalPolicy,
+    /// The sandbox of the commands its traces run, and of every sub-agent below them: the
+    /// stricter of this and the run's own (a profile can tighten the run's sandbox, never
+    /// loosen it); the run's when `None`.
+    pub sandbox: Option<SandboxMode>,
     /// The reasoning effort of its OpenAI-compatible reasoning model (`low`, `medium`,
     /// `high`); the runner's when `None`.
     pub reasoning_effort: Option<String>,
@@ -109,6 +113,7 @@ impl AgentTypeConfig {
             model: None,
             provider: None,
             approval: ApprovalPolicy::Inherit,
+            sandbox: None,
             reasoning_effort: None,
             thinking_budget: None,
             closing_report: true,

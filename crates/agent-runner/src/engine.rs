@@ -208,6 +208,20 @@ impl Engine {
             }
             None => tools = (*base_tools).clone(),
         }
+        // The strictest sandbox a profile of the lineage asks for holds below it too, so a
+        // read-only agent cannot write through a sub-agent of another profile.
+        let sandbox = lineage
+            .iter()
+            .filter_map(|agent_type| self.config(agent_type)?.sandbox)
+            .min();
+        if let Some(mode) = sandbox {
+            for tool_name in tools.names() {
+                if let Some(confined) = tools.get(&tool_name).and_then(|t| t.confined_to(mode)) {
+                    // The name is the one just read from the registry.
+                    let _ = tools.replace(confined);
+                }
+            }
+        }
         if tools.get("goal").is_none() {
             // Registration only fails for a duplicate name, which was just ruled out.
             let _ = tools.register(Arc::new(GoalTool::new(self.store.clone())));

@@ -143,7 +143,7 @@ pub use agent_execution::{
 };
 /// Who decides on risky calls, which lives with the tools it is about.
 pub use agent_tools::approval::{
-    self, Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest,
+    self, Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest, RerunApprover, RerunRequest,
 };
 /// The rules checked before a risky call asks ([`RunnerOptions::approval_rules`]), which live with
 /// the tools they are about.

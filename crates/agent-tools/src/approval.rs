@@ -110,3 +110,25 @@ impl ApprovalHandler for RejectAll {
         }
     }
 }
+
+/// A `bash` command the sandbox seems to have refused, waiting for a decision on running it
+/// again without the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RerunRequest {
+    /// The trace whose command it is.
+    pub trace_id: String,
+    /// The command, as the model wrote it.
+    pub command: String,
+    /// What it printed when the sandbox refused it (its exit status and output).
+    pub output: String,
+}
+
+/// Asks a person whether a command the sandbox refused runs once more without it (codex's
+/// "on-request"). Only a front end where a person answers installs one
+/// ([`crate::BashTool::with_rerun`]); a refused command is never run again without asking.
+#[async_trait]
+pub trait RerunApprover: Send + Sync {
+    /// Whether to run `request`'s command again, once, without the sandbox; `false` unless a
+    /// person said yes.
+    async fn rerun_unsandboxed(&self, request: RerunRequest) -> bool;
+}

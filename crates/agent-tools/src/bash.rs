@@ -5,11 +5,16 @@
 //! when the call is abandoned, the whole process group is killed with `SIGKILL`, so background
 //! children and grandchildren never outlive the call.
 //!
+//! A failed command that looks refused by the sandbox is asked about when the embedder gave a
+//! [`RerunApprover`] ([`BashTool::with_rerun`]): on yes it runs once more without the sandbox
+//! (its environment still without secrets), on no the model gets the refusal and the answer.
+//!
 //! The group also dies with the agent, even one killed with `SIGKILL`: the group's first shell
 //! starts a watcher that reads a pipe only the agent holds the other end of, and kills the group
 //! when the pipe closes, which the kernel does when the agent exits however it exits.
 
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -22,15 +27,21 @@ use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinHandle;
 
+use super::approval::{RerunApprover, RerunRequest};
 use super::output::CappedBuffer;
 use super::path::canonical_workspace;
 use super::sandbox::{Confinement, SandboxConfig, SandboxMode};
-use super::{Risk, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput, TypedTool};
+use super::{
+    Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput, TypedTool,
+};
 
 /// How much longer than the command's own timeout the registry waits before abandoning the call.
 const REGISTRY_GRACE: Duration = Duration::from_secs(5);
 /// How long to wait for the output pipes to close after the process group was killed.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long the question whether to run a refused command without the sandbox waits for an
+/// answer before it counts as no.
+const QUESTION_WAIT: Duration = Duration::from_secs(600);
 
 /// The group's first shell: starts the watcher that kills the group when the agent's end of
 /// stdin closes, gives the command an empty stdin, and becomes `bash -c <command>`.
@@ -42,9 +53,19 @@ exec bash -c \"$1\"";
 /// `bash(command, timeout_secs?)`: runs a shell command in the workspace, in a sandbox.
 ///
 /// [`BashTool::default`] confines commands as [`SandboxMode::WorkspaceWrite`] does.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct BashTool {
     sandbox: Arc<SandboxConfig>,
+    rerun: Option<Arc<dyn RerunApprover>>,
+}
+
+impl std::fmt::Debug for BashTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BashTool")
+            .field("sandbox", &self.sandbox)
+            .field("asks_to_rerun", &self.rerun.is_some())
+            .finish()
+    }
 }
 
 impl BashTool {
@@ -52,7 +73,17 @@ impl BashTool {
     pub fn new(sandbox: SandboxConfig) -> Self {
         Self {
             sandbox: Arc::new(sandbox),
+            rerun: None,
         }
+    }
+
+    /// The same tool asking `approver`, when a command fails in a way that looks like the
+    /// sandbox's refusal (a permission or read-only error, a refused connection; the sandbox
+    /// on), whether to run it once more without the sandbox. Without one (the default), the
+    /// model gets the refusal with a note that it may have been the sandbox's.
+    pub fn with_rerun(mut self, approver: Arc<dyn RerunApprover>) -> Self {
+        self.rerun = Some(approver);
+        self
     }
 
     /// The sandbox settings of its commands.
@@ -107,7 +138,26 @@ impl TypedTool for BashTool {
     }
 
     fn timeout(&self, args: &BashArgs, limits: &ToolLimits) -> Duration {
-        command_timeout(args.timeout_secs, limits) + REGISTRY_GRACE
+        let command = command_timeout(args.timeout_secs, limits);
+        match self.rerun {
+            // The command, the question and the command again.
+            Some(_) => command * 2 + QUESTION_WAIT + REGISTRY_GRACE,
+            None => command + REGISTRY_GRACE,
+        }
+    }
+
+    fn confined_to(&self, mode: SandboxMode) -> Option<Arc<dyn Tool>> {
+        let mut sandbox = (*self.sandbox).clone();
+        // The stricter of the two (modes are ordered from the strictest); only `workspace-write`
+        // commands start through the helper, which `Confinement::prepare` sees to.
+        sandbox.mode = sandbox.mode.min(mode);
+        Some(
+            Self {
+                sandbox: Arc::new(sandbox),
+                rerun: self.rerun.clone(),
+            }
+            .into_tool(),
+        )
     }
 
     async fn run(&self, args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -115,106 +165,169 @@ impl TypedTool for BashTool {
         let timeout = command_timeout(args.timeout_secs, &ctx.limits);
         let confinement = Confinement::prepare(&self.sandbox, &root, &ctx.trace_id)
             .map_err(|e| ToolError::failed(e.to_string()))?;
-        let helper = confinement.helper_command();
-        let mut command = match &helper {
-            Some((program, args)) => {
-                let mut command = tokio::process::Command::new(program);
-                command.args(args).arg("bash");
-                command
-            }
-            None => tokio::process::Command::new("bash"),
+        let ran = execute(&confinement, &args.command, &root, timeout, ctx).await?;
+        let refused = matches!(&ran.outcome, Outcome::Exited(Ok(status)) if !status.success())
+            && refused_by_sandbox(&confinement, &ran.streams);
+        let Some(rerun) = self.rerun.as_ref().filter(|_| refused) else {
+            return Ok(ran.output(&confinement));
         };
-        command
-            .arg("-c")
-            .arg(GROUP_SHELL)
-            .arg("bash")
-            .arg(&args.command)
-            .current_dir(&root)
-            .env_clear()
-            .envs(confinement.env.iter().map(|(name, value)| (name, value)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        let mut child = if helper.is_some() {
-            // The helper confines itself before it becomes the command.
-            command
-                .spawn()
-                .map_err(|e| ToolError::failed(format!("cannot start the sandbox helper: {e}")))?
-        } else {
-            spawn_confined(command, confinement.clone()).await?
+        let request = RerunRequest {
+            trace_id: ctx.trace_id.clone(),
+            command: args.command.clone(),
+            output: ran.output(&confinement).content,
         };
-        // Never written to: the watcher of the group sees it close when the agent exits.
-        let _lifeline = child.stdin.take();
-        let group = child
-            .id()
-            .and_then(|pid| i32::try_from(pid).ok())
-            .map(|pid| GroupGuard(Pid::from_raw(pid)))
-            .ok_or_else(|| ToolError::failed("bash exited before it could be watched"))?;
-
-        let cap = (ctx.limits.max_output_bytes / 2).max(1);
-        let stdout = Arc::new(Mutex::new(CappedBuffer::new(cap)));
-        let stderr = Arc::new(Mutex::new(CappedBuffer::new(cap)));
-        let pumps = [
-            child
-                .stdout
-                .take()
-                .map(|pipe| pump(pipe, Arc::clone(&stdout))),
-            child
-                .stderr
-                .take()
-                .map(|pipe| pump(pipe, Arc::clone(&stderr))),
-        ];
-
-        let outcome = tokio::select! {
-            status = child.wait() => Outcome::Exited(status),
-            () = tokio::time::sleep(timeout) => Outcome::TimedOut,
-            () = ctx.cancel.cancelled() => Outcome::Cancelled,
-        };
-        group.kill();
-        if !matches!(outcome, Outcome::Exited(_)) {
-            let _ = tokio::time::timeout(DRAIN_TIMEOUT, child.wait()).await;
+        let asked = tokio::time::timeout(QUESTION_WAIT, rerun.rerun_unsandboxed(request)).await;
+        if asked != Ok(true) {
+            let mut output = ran.output(&confinement);
+            output.content.push_str(
+                "note: the user was asked to run it again without the sandbox and said no.\n",
+            );
+            return Ok(output);
         }
-        for pump in pumps.into_iter().flatten() {
-            // The pipes close once every process of the group is dead; a process that left the
-            // group could keep them open, so the wait is bounded.
-            let abort = pump.abort_handle();
-            if tokio::time::timeout(DRAIN_TIMEOUT, pump).await.is_err() {
-                abort.abort();
-            }
-        }
+        // Once, with files and network open; the environment stays without secrets.
+        let open = SandboxConfig::new(SandboxMode::Off);
+        let mut unconfined = Confinement::prepare(&open, &root, &ctx.trace_id)
+            .map_err(|e| ToolError::failed(e.to_string()))?;
+        unconfined.env = confinement.env.clone();
+        let again = execute(&unconfined, &args.command, &root, timeout, ctx).await?;
+        let mut output = again.output(&unconfined);
+        output.content = format!(
+            "note: the sandbox refused this command; the user had it run again without the \
+             sandbox:\n{}",
+            output.content
+        );
+        Ok(output)
+    }
+}
 
-        let mut streams = render_streams(&stdout, &stderr);
-        // Every process of the command is dead: protected paths it created go now, before the
-        // agent or the model can act on them.
-        for path in confinement.remove_created() {
-            streams.push_str(&format!(
-                "note: the sandbox took away {}, which commands may not create (it is protected)\n",
-                path.display()
-            ));
-        }
-        Ok(match outcome {
+/// What a command did.
+struct Ran {
+    outcome: Outcome,
+    streams: String,
+    timeout: Duration,
+}
+
+impl Ran {
+    /// The tool's output: the exit status and the streams, with a note when the command failed
+    /// in a way the sandbox may have caused.
+    fn output(&self, confinement: &Confinement) -> ToolOutput {
+        let streams = &self.streams;
+        match &self.outcome {
             Outcome::Exited(Ok(status)) if status.success() => {
-                ToolOutput::text(format!("{}\n{streams}", describe_status(status)))
+                ToolOutput::text(format!("{}\n{streams}", describe_status(*status)))
             }
             Outcome::Exited(Ok(status)) => ToolOutput::text(format!(
                 "{}\n{streams}{}",
-                describe_status(status),
-                sandbox_note(&confinement, &streams)
+                describe_status(*status),
+                sandbox_note(confinement, streams)
             )),
             Outcome::Exited(Err(e)) => ToolOutput::error(format!(
                 "error: waiting for the command failed: {e}\n{streams}"
             )),
             Outcome::TimedOut => ToolOutput::error(format!(
                 "error: the command timed out after {} s and was killed with its process group; output so far:\n{streams}",
-                timeout.as_secs()
+                self.timeout.as_secs()
             )),
             Outcome::Cancelled => ToolOutput::error(format!(
                 "error: the command was cancelled and killed with its process group; output so far:\n{streams}"
             )),
-        })
+        }
     }
+}
+
+/// Runs `command_text` in `root` as `confinement` says, to its end, its timeout or the run's
+/// cancellation, and kills its process group after.
+async fn execute(
+    confinement: &Confinement,
+    command_text: &str,
+    root: &Path,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<Ran, ToolError> {
+    let helper = confinement.helper_command();
+    let mut command = match &helper {
+        Some((program, args)) => {
+            let mut command = tokio::process::Command::new(program);
+            command.args(args).arg("bash");
+            command
+        }
+        None => tokio::process::Command::new("bash"),
+    };
+    command
+        .arg("-c")
+        .arg(GROUP_SHELL)
+        .arg("bash")
+        .arg(command_text)
+        .current_dir(root)
+        .env_clear()
+        .envs(confinement.env.iter().map(|(name, value)| (name, value)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = if helper.is_some() {
+        // The helper confines itself before it becomes the command.
+        command
+            .spawn()
+            .map_err(|e| ToolError::failed(format!("cannot start the sandbox helper: {e}")))?
+    } else {
+        spawn_confined(command, confinement.clone()).await?
+    };
+    // Never written to: the watcher of the group sees it close when the agent exits.
+    let _lifeline = child.stdin.take();
+    let group = child
+        .id()
+        .and_then(|pid| i32::try_from(pid).ok())
+        .map(|pid| GroupGuard(Pid::from_raw(pid)))
+        .ok_or_else(|| ToolError::failed("bash exited before it could be watched"))?;
+
+    let cap = (ctx.limits.max_output_bytes / 2).max(1);
+    let stdout = Arc::new(Mutex::new(CappedBuffer::new(cap)));
+    let stderr = Arc::new(Mutex::new(CappedBuffer::new(cap)));
+    let pumps = [
+        child
+            .stdout
+            .take()
+            .map(|pipe| pump(pipe, Arc::clone(&stdout))),
+        child
+            .stderr
+            .take()
+            .map(|pipe| pump(pipe, Arc::clone(&stderr))),
+    ];
+
+    let outcome = tokio::select! {
+        status = child.wait() => Outcome::Exited(status),
+        () = tokio::time::sleep(timeout) => Outcome::TimedOut,
+        () = ctx.cancel.cancelled() => Outcome::Cancelled,
+    };
+    group.kill();
+    if !matches!(outcome, Outcome::Exited(_)) {
+        let _ = tokio::time::timeout(DRAIN_TIMEOUT, child.wait()).await;
+    }
+    for pump in pumps.into_iter().flatten() {
+        // The pipes close once every process of the group is dead; a process that left the
+        // group could keep them open, so the wait is bounded.
+        let abort = pump.abort_handle();
+        if tokio::time::timeout(DRAIN_TIMEOUT, pump).await.is_err() {
+            abort.abort();
+        }
+    }
+
+    let mut streams = render_streams(&stdout, &stderr);
+    // Every process of the command is dead: protected paths it created go now, before the
+    // agent or the model can act on them.
+    for path in confinement.remove_created() {
+        streams.push_str(&format!(
+            "note: the sandbox took away {}, which commands may not create (it is protected)\n",
+            path.display()
+        ));
+    }
+    Ok(Ran {
+        outcome,
+        streams,
+        timeout,
+    })
 }
 
 /// Starts `command` on a thread of its own that first takes on `confinement`, so the child
@@ -244,16 +357,25 @@ async fn spawn_confined(
         .map_err(|_| ToolError::failed("the thread starting bash ended without an answer"))?
 }
 
-/// A note for the model when a failed command may have been refused by the sandbox.
-fn sandbox_note(confinement: &Confinement, streams: &str) -> String {
-    const REFUSALS: [&str; 5] = [
+/// Whether the output of a failed command looks like the sandbox refused it: the sandbox was on
+/// and the output names a refused permission, a read-only file system, a protected mount point
+/// or a network that could not be reached.
+fn refused_by_sandbox(confinement: &Confinement, streams: &str) -> bool {
+    const REFUSALS: [&str; 7] = [
         "Permission denied",
         "Operation not permitted",
         "Read-only file system",
         "Device or resource busy",
         "Could not resolve host",
+        "Network is unreachable",
+        "Couldn't connect",
     ];
-    if confinement.mode == SandboxMode::Off || !REFUSALS.iter().any(|r| streams.contains(r)) {
+    confinement.mode != SandboxMode::Off && REFUSALS.iter().any(|r| streams.contains(r))
+}
+
+/// A note for the model when a failed command may have been refused by the sandbox.
+fn sandbox_note(confinement: &Confinement, streams: &str) -> String {
+    if !refused_by_sandbox(confinement, streams) {
         return String::new();
     }
     let writes = match confinement.mode {

@@ -47,7 +47,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
+pub use approval::{
+    Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest, RerunApprover, RerunRequest,
+};
 /// The attribute [`Tool`] and [`TypedTool`] implementations need.
 pub use async_trait::async_trait;
 pub use bash::{BashArgs, BashTool};
@@ -267,6 +269,14 @@ pub trait Tool: Send + Sync {
         args: serde_json::Value,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError>;
+
+    /// The same tool with the commands it runs confined at most as `mode` allows (the stricter
+    /// of its own sandbox and `mode`), for an agent whose profile asks for a stricter sandbox;
+    /// `None` for a tool that runs no commands (the default), which stays as it is.
+    fn confined_to(&self, mode: SandboxMode) -> Option<Arc<dyn Tool>> {
+        let _ = mode;
+        None
+    }
 }
 
 /// The built-in file, search and shell tools, in a stable order; `bash` in the default

@@ -10,7 +10,9 @@ use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput};
+use super::{
+    Risk, SandboxMode, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput,
+};
 
 /// A tool whose arguments are parsed into [`TypedTool::Args`] before it runs.
 ///
@@ -36,6 +38,12 @@ pub trait TypedTool: Send + Sync + 'static {
 
     /// Runs the tool with parsed arguments.
     async fn run(&self, args: Self::Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// The same tool confined at most as `mode` allows; see [`Tool::confined_to`].
+    fn confined_to(&self, mode: SandboxMode) -> Option<Arc<dyn Tool>> {
+        let _ = mode;
+        None
+    }
 
     /// Erases the argument type so the tool can live in a [`super::ToolRegistry`].
     fn into_tool(self) -> Arc<dyn Tool>
@@ -69,6 +77,10 @@ impl<T: TypedTool> Tool for Typed<T> {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let parsed = parse_args::<T::Args>(&self.0.definition(), args)?;
         self.0.run(parsed, ctx).await
+    }
+
+    fn confined_to(&self, mode: SandboxMode) -> Option<Arc<dyn Tool>> {
+        self.0.confined_to(mode)
     }
 }
 

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_runner::approval_rules::suggested_prefix;
 use agent_runner::{
-    ApprovalDecision, ApprovalHandler, ApprovalRequest, ApprovalRules, RuleVerdict, async_trait,
+    ApprovalDecision, ApprovalHandler, ApprovalRequest, ApprovalRules, RerunApprover, RerunRequest,
+    RuleVerdict, async_trait,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -101,6 +102,23 @@ impl Approver {
     fn remember(&self, rule: &str) {
         let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
         let _ = session.allow(rule);
+    }
+}
+
+/// The question about a command the sandbox refused, above the command.
+const RERUN_QUESTION: &str = "The sandbox refused this command: run it again without the sandbox?";
+
+/// A command the sandbox refused is asked about in the same modal; only yes (or "always",
+/// which is not remembered) runs it again, once.
+#[async_trait]
+impl RerunApprover for Approver {
+    async fn rerun_unsandboxed(&self, request: RerunRequest) -> bool {
+        let description = format!("{RERUN_QUESTION}\n  $ {}", request.command);
+        let (ask, answer) = Ask::new("bash", description, None);
+        if self.questions.send(ask).is_err() {
+            return false;
+        }
+        matches!(answer.await, Ok(Answer::Yes | Answer::AlwaysTool))
     }
 }
 

@@ -4,8 +4,10 @@
 //! always for commands starting like this one. Without a terminal to ask on, the call is refused
 //! (fail closed) and counted, so the run can say how many were refused and how to allow them.
 //! `[approvals] allow/deny` rules of `agent.toml` apply before anyone is asked. Ctrl-C while a
-//! question waits cancels the run at once, without waiting for Enter.
+//! question waits cancels the run at once, without waiting for Enter. The same terminal is asked
+//! whether a command the sandbox refused runs again without it (`rerun.rs`).
 
+mod rerun;
 mod show;
 
 use std::io::{BufRead, IsTerminal, Write};

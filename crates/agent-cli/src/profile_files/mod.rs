@@ -2,8 +2,10 @@
 //! `.agent/agents/`, layered on the runner's built-in profiles.
 //!
 //! A profile ([`AgentTypeConfig`], the runner's plain data) names an agent type: a description, a system prompt, a tool
-//! set, a model, limits (the loop guard's thresholds among them), a depth limit and an approval
-//! policy. The built-ins are `default` (the main run), `explore` (read-only branches),
+//! set, a model, limits (the loop guard's thresholds among them), a depth limit, an approval
+//! policy and a sandbox (`sandbox = "read-only"`: the stricter of it and the run's holds for the
+//! commands of its traces and of every sub-agent below them; a looser one is said and not
+//! applied). The built-ins are `default` (the main run), `explore` (read-only branches),
 //! `delegate`, `compaction` (the summariser of full compactions: its prompt is the request for
 //! the summary) and `plan` (plan mode: read-only tools and the goal tools).
 //!
@@ -66,6 +68,7 @@ const TEXT_KEYS: &[&str] = &[
     "model",
     "provider",
     "approval",
+    "sandbox",
     "color",
 ];
 
@@ -115,6 +118,9 @@ pub(crate) struct ProfileSpec {
     pub(crate) max_depth: Option<usize>,
     /// `inherit`, `auto` or `deny`.
     pub(crate) approval: Option<ApprovalPolicy>,
+    /// `read-only`, `workspace-write` or `off`: the sandbox of its commands, never looser than
+    /// the run's.
+    pub(crate) sandbox: Option<agent_tools::SandboxMode>,
     /// Loop-guard thresholds; the ones not given keep their value.
     pub(crate) loop_guard: Option<LoopGuardSpec>,
     /// Whether a run of this profile that carries out a plan ends with a closing report (the
@@ -406,6 +412,9 @@ fn define(
     }
     if let Some(approval) = spec.approval {
         profile.approval = approval;
+    }
+    if let Some(sandbox) = spec.sandbox {
+        profile.sandbox = Some(sandbox);
     }
     if let Some(report) = spec.closing_report {
         profile.closing_report = report;

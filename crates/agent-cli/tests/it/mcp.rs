@@ -165,7 +165,9 @@ async fn a_server_that_fails_to_start_is_a_warning_and_the_run_goes_on() {
 #[tokio::test]
 async fn no_server_process_outlives_the_run() {
     let env = site("");
-    let pid_file = env.path("server.pid");
+    // In a folder of the workspace, where the sandboxed server may write.
+    std::fs::create_dir(env.path("work/pids")).unwrap();
+    let pid_file = env.path("work/pids/server.pid");
     let script = format!(
         "echo $$ > '{}'; exec node '{}' stdio",
         pid_file.display(),

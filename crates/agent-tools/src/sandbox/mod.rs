@@ -345,6 +345,31 @@ impl Confinement {
         taken
     }
 
+    /// Runs `start` (which starts a process) on a fresh thread confined as this says, so the
+    /// process inherits the sandbox and no other thread of this one is confined; the caller
+    /// blocks until `start` returns. For a long-lived child such as an MCP server; a caller that
+    /// cannot block starts its own thread and calls [`Confinement::apply_to_current_thread`].
+    ///
+    /// # Errors
+    ///
+    /// Fails when the kernel cannot enforce the confinement (`start` is not called then).
+    pub fn start_confined<T: Send>(
+        &self,
+        start: impl FnOnce() -> T + Send,
+    ) -> Result<T, SandboxError> {
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("sandboxed-start".to_owned())
+                .spawn_scoped(scope, || {
+                    self.apply_to_current_thread()?;
+                    Ok(start())
+                })
+                .map_err(|e| SandboxError::Setup(format!("cannot start a thread: {e}")))?
+                .join()
+                .unwrap_or_else(|_| Err(SandboxError::Setup("the starting thread panicked".into())))
+        })
+    }
+
     /// Applies the confinement to the calling thread; every process it starts afterwards
     /// inherits it. Call it on a thread that does nothing else.
     ///

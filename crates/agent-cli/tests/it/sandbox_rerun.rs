@@ -1,0 +1,128 @@
+//! A command the sandbox refused, on a pseudo-terminal in line mode: after the approval, the
+//! user is asked whether to run it again without the sandbox; yes reruns it once (the file
+//! outside the workspace exists), no leaves the refusal (and the model is told); with `--yes`
+//! nobody is asked and the file stays absent. The full-screen UI asks in its modal.
+
+use agent_test_support::cli::CliEnv;
+use agent_test_support::pty::Terminal;
+use serde_json::{Value, json};
+
+use crate::agent_env;
+
+const QUESTION: &str = "The sandbox refused this command: run it again without the sandbox? [y/N]";
+
+/// `agent run` with a model that runs `command` once, plus `extra` flags.
+fn run_command(env: &CliEnv, command: &str, extra: &[&str]) -> Terminal {
+    let script = env.write(
+        "script.json",
+        &json!([
+            {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+            {"text": "Done."}
+        ])
+        .to_string(),
+    );
+    let work = env.work();
+    // `agent run` keeps the line mode on a terminal.
+    let mut args = vec!["run", "--script", &script, "--workspace", &work];
+    args.extend_from_slice(extra);
+    args.push("Write outside");
+    Terminal::spawn(env.command(&args))
+}
+
+/// The result of the one tool call of the environment's one trace.
+async fn tool_result(env: &CliEnv) -> String {
+    let trace_id = std::fs::read_dir(env.traces())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .next()
+        .unwrap();
+    let shown = env.run(&["show", &trace_id, "--json"]).await;
+    let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_command_runs_again_without_the_sandbox_only_when_the_user_says_yes() {
+    for yes in [true, false] {
+        let env = agent_env();
+        let outside = tempfile::tempdir().unwrap();
+        let escaped = outside.path().join("escaped");
+        let command = format!("echo PWN > '{}'", escaped.display());
+        let mut terminal = run_command(&env, &command, &[]);
+        // A command with a redirection gets no "always" prefix.
+        terminal.wait_for("[y/n/a]");
+        terminal.send("y\r");
+        let screen = terminal.wait_for(QUESTION);
+        assert!(screen.contains(&format!("$ {command}")), "{screen}");
+        assert!(!escaped.exists(), "{screen}");
+        terminal.send(if yes { "y\r" } else { "n\r" });
+        assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
+        assert_eq!(escaped.exists(), yes, "{}", terminal.screen());
+        let result = tool_result(&env).await;
+        if yes {
+            assert!(
+                result.contains("the user had it run again without the sandbox"),
+                "{result}"
+            );
+            assert!(result.contains("exit code: 0"), "{result}");
+        } else {
+            assert!(result.contains("Permission denied"), "{result}");
+            assert!(result.contains("said no"), "{result}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_yes_a_refused_command_is_never_rerun() {
+    let env = agent_env();
+    let outside = tempfile::tempdir().unwrap();
+    let escaped = outside.path().join("escaped");
+    let command = format!("echo PWN > '{}'", escaped.display());
+    let mut terminal = run_command(&env, &command, &["--yes"]);
+    assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
+    let screen = terminal.screen();
+    assert!(!screen.contains(QUESTION), "{screen}");
+    assert!(!escaped.exists(), "{screen}");
+    let result = tool_result(&env).await;
+    assert!(result.contains("Permission denied"), "{result}");
+    assert!(
+        result.contains("sandbox, which may have refused it"),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_full_screen_ui_asks_in_its_modal() {
+    use agent_test_support::mock_model::{MockModelServer, Turn};
+    let env = agent_env();
+    let outside = tempfile::tempdir().unwrap();
+    let escaped = outside.path().join("escaped");
+    let command = format!("echo PWN > '{}'", escaped.display());
+    let server = MockModelServer::with_replies([
+        Turn::tool_call("c1", "bash", json!({ "command": command })),
+        Turn::text("Written."),
+    ])
+    .await;
+    let mut args = vec!["chat".to_owned()];
+    args.extend(crate::on_server(&env, &server));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut terminal = Terminal::spawn(env.command(&args));
+    // Typed only once the screen is up, as keys sent earlier may be dropped.
+    terminal.wait_for("Type a message and Enter");
+    terminal.send("Write outside\r");
+    terminal.wait_for("Allow bash?");
+    terminal.send("y");
+    let screen = terminal.wait_for("The sandbox refused this command");
+    assert!(!escaped.exists(), "{screen}");
+    terminal.send("y");
+    terminal.wait_for("Written.");
+    assert!(escaped.exists(), "{}", terminal.screen());
+    terminal.send("\u{4}");
+    assert_eq!(terminal.wait_exit(), Some(0));
+}
