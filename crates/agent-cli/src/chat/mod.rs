@@ -12,6 +12,7 @@
 
 mod commands;
 mod input;
+mod rewind;
 
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};

@@ -8,6 +8,7 @@ mod agents;
 mod approvals;
 mod budgets;
 mod chat;
+mod chat_rewind;
 mod chat_turns;
 mod cli;
 mod confinement;
