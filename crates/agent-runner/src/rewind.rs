@@ -9,9 +9,10 @@
 
 use std::sync::Arc;
 
+/// The store a trace's checkpoints are read from, as [`checkpoints_of`] opens it.
+pub use agent_checkpoint::CheckpointStore;
 use agent_checkpoint::{
-    Changes, CheckpointError, CheckpointStore, DiffTarget, EntriesExt, Entry, Point,
-    RestoreOptions, SnapshotId,
+    Changes, CheckpointError, DiffTarget, EntriesExt, Entry, Point, RestoreOptions, SnapshotId,
 };
 use agent_execution::fork::{self, ForkError, ForkPoint, Forked};
 use agent_execution::{Role, StoreError, TraceStore};

@@ -83,6 +83,8 @@ pub struct App {
     pub(crate) quit_armed: bool,
     /// The tool-call ids of `goal` and `read_progress` calls, shown by the plan, not as cells.
     plan_calls: std::collections::HashSet<String>,
+    /// A goal's diff, shown over the conversation until closed (`/diff N`).
+    pub(crate) diff: Option<crate::diff_view::DiffView>,
 }
 
 impl App {
@@ -106,6 +108,7 @@ impl App {
             history: crate::history::History::default(),
             quit_armed: false,
             plan_calls: std::collections::HashSet::new(),
+            diff: None,
         }
     }
 

@@ -55,6 +55,9 @@ impl App {
         if !self.asks.is_empty() {
             return self.answer_key(key, interrupt);
         }
+        if self.diff.is_some() {
+            return self.diff_key(key);
+        }
         let armed = std::mem::take(&mut self.quit_armed);
         match key.code {
             _ if interrupt => {

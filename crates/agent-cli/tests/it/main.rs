@@ -35,6 +35,7 @@ mod streaming;
 mod terminal_output;
 mod truncated;
 mod tui;
+mod tui_rewind;
 mod usage_errors;
 
 use agent_test_support::cli::CliEnv;
