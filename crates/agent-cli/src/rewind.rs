@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use agent_checkpoint::{Changes, CheckpointStore, DiffTarget, EntriesExt, TraceCheckpoints};
 use agent_execution::TraceStore;
-use agent_runner::rewind::{RewindError, RewindOptions, RewindTarget};
+use agent_plan::rewind::{RewindError, RewindOptions, RewindTarget};
 use anyhow::{Context, Result};
 
 use crate::cli::{DiffArgs, RewindArgs, TraceDirArg};
@@ -68,7 +68,7 @@ pub(crate) async fn rewind(args: RewindArgs) -> Result<ExitCode> {
         force: args.force,
         dry_run: args.dry_run,
     };
-    let rewound = agent_runner::rewind::rewind(
+    let rewound = agent_plan::rewind::rewind(
         opened.store.as_ref(),
         &opened.checkpoints,
         &opened.trace_id,
@@ -143,7 +143,7 @@ fn for_terminal(text: &str) -> String {
 pub(crate) async fn diff(args: DiffArgs) -> Result<ExitCode> {
     let opened = open(&args.trace_dir, &args.trace_id).await?;
     let text = match &args.goal {
-        Some(number) => agent_runner::rewind::goal_diff(
+        Some(number) => agent_plan::rewind::goal_diff(
             opened.store.as_ref(),
             &opened.checkpoints,
             &opened.trace_id,

@@ -6,8 +6,7 @@
 //! loop guard's warnings and stops (its detector is `agent_execution::loop_guard`), approvals
 //! (the policy types, [`approval`] and [`approval_rules`], are `agent-tools`'), resume, and the
 //! checkpoints of the workspace taken at goal boundaries ([`CheckpointOptions`], through an
-//! `agent-checkpoint` [`Checkpointer`](agent_checkpoint::Checkpointer) the embedder gives) and
-//! the rewinds every front end makes from them ([`rewind`]). It
+//! `agent-checkpoint` [`Checkpointer`](agent_checkpoint::Checkpointer) the embedder gives). It
 //! depends on `agent-goal`, `agent-llm` (types and the client trait, no provider),
 //! `agent-execution`, `agent-tools` and `agent-checkpoint`,
 //! and must not depend on a concrete store, a model provider, the HTTP server or the command
@@ -126,7 +125,6 @@ pub mod profiles;
 mod record;
 mod report;
 mod resume;
-pub mod rewind;
 mod runner;
 mod spec;
 mod step;

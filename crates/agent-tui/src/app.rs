@@ -132,6 +132,17 @@ impl App {
         self.status.sub_cost = 0.0;
     }
 
+    /// Opens the scrollable view of `diff` (a unified diff) titled `title`, over the
+    /// conversation until Esc closes it; an empty diff says that nothing changed.
+    pub fn show_diff(&mut self, title: impl Into<String>, diff: &str) {
+        self.diff = Some(crate::diff_view::DiffView::new(title.into(), diff));
+    }
+
+    /// Whether a diff is on the screen.
+    pub fn diff_shown(&self) -> bool {
+        self.diff.is_some()
+    }
+
     /// Whether the plan panel is shown now.
     pub fn plan_shown(&self) -> bool {
         self.show_plan.unwrap_or_else(|| self.plan.has_goals())

@@ -11,8 +11,6 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use crate::app::App;
-use crate::keys::Action;
 use crate::wrap::truncate;
 
 /// The diff shown, and how far it is scrolled.
@@ -37,46 +35,38 @@ impl DiffView {
     }
 }
 
-impl App {
-    /// Opens the scrollable view of `diff` (a unified diff) titled `title`; an empty diff says
-    /// that nothing changed.
-    pub fn show_diff(&mut self, title: impl Into<String>, diff: &str) {
+impl DiffView {
+    /// The view of `diff` (a unified diff) titled `title`; an empty diff says that nothing
+    /// changed.
+    pub(crate) fn new(title: String, diff: &str) -> Self {
         let mut lines: Vec<String> = diff.lines().map(shown).collect();
         if lines.is_empty() {
             lines.push("(no file changed)".to_owned());
         }
-        self.diff = Some(DiffView {
-            title: title.into(),
+        Self {
+            title,
             lines,
             top: 0,
             page: 0,
-        });
+        }
     }
 
-    /// Whether a diff is on the screen.
-    pub fn diff_shown(&self) -> bool {
-        self.diff.is_some()
-    }
-
-    /// A key while the diff is shown: scrolls it or closes it.
-    pub(crate) fn diff_key(&mut self, key: KeyEvent) -> Action {
-        let Some(view) = &mut self.diff else {
-            return Action::Nothing;
-        };
-        let page = view.page.max(1) as isize;
+    /// Takes a key: scrolls, or closes the view (returns `false`).
+    pub(crate) fn key(&mut self, key: KeyEvent) -> bool {
+        let page = self.page.max(1) as isize;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
-            KeyCode::Char('c' | 'd') if ctrl => self.diff = None,
-            KeyCode::Esc | KeyCode::Char('q') => self.diff = None,
-            KeyCode::Up | KeyCode::Char('k') => view.scroll_by(-1),
-            KeyCode::Down | KeyCode::Char('j') | KeyCode::Enter => view.scroll_by(1),
-            KeyCode::PageUp | KeyCode::Char('b') => view.scroll_by(-page),
-            KeyCode::PageDown | KeyCode::Char(' ') => view.scroll_by(page),
-            KeyCode::Home | KeyCode::Char('g') => view.top = 0,
-            KeyCode::End | KeyCode::Char('G') => view.top = view.last_top(),
+            KeyCode::Char('c' | 'd') if ctrl => return false,
+            KeyCode::Esc | KeyCode::Char('q') => return false,
+            KeyCode::Up | KeyCode::Char('k') => self.scroll_by(-1),
+            KeyCode::Down | KeyCode::Char('j') | KeyCode::Enter => self.scroll_by(1),
+            KeyCode::PageUp | KeyCode::Char('b') => self.scroll_by(-page),
+            KeyCode::PageDown | KeyCode::Char(' ') => self.scroll_by(page),
+            KeyCode::Home | KeyCode::Char('g') => self.top = 0,
+            KeyCode::End | KeyCode::Char('G') => self.top = self.last_top(),
             _ => {}
         }
-        Action::Nothing
+        true
     }
 }
 

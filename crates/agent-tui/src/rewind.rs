@@ -1,11 +1,11 @@
 //! `/rewind` and `/diff` in the UI: the points the conversation can go back to, going back to
 //! one (the files put back as they were when it started, the session continued in a fork, as
-//! `agent rewind` does — both through `agent_runner::rewind`), and a goal's file changes in a
+//! `agent rewind` does — both through `agent_plan::rewind`), and a goal's file changes in a
 //! scrollable view.
 
 use std::sync::Arc;
 
-use agent_runner::rewind::{self, Command};
+use agent_plan::rewind::{self, Command};
 
 use crate::session::Session;
 
@@ -60,7 +60,7 @@ impl Session {
     }
 
     /// The trace and its checkpoints; `None` (said on the screen) when there are none.
-    fn checkpoints(&mut self) -> Option<(String, Arc<agent_runner::rewind::CheckpointStore>)> {
+    fn checkpoints(&mut self) -> Option<(String, Arc<agent_plan::rewind::CheckpointStore>)> {
         let Some(trace_id) = self.trace_id.clone() else {
             self.app.notice("no conversation yet: type a message first");
             return None;

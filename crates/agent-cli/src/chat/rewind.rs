@@ -1,8 +1,8 @@
 //! `/rewind` in a chat: the points the conversation can go back to, and going back to one —
 //! the files put back as they were when it started and the session continued in a fork, as
-//! `agent rewind` does (both through `agent_runner::rewind`).
+//! `agent rewind` does (both through `agent_plan::rewind`).
 
-use agent_runner::rewind::{self, Command};
+use agent_plan::rewind::{self, Command};
 use anyhow::Result;
 
 use super::Session;

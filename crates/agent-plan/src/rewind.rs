@@ -17,7 +17,7 @@ use agent_checkpoint::{
 use agent_execution::fork::{self, ForkError, ForkPoint, Forked};
 use agent_execution::{Role, StoreError, TraceStore};
 
-use crate::options::RunnerOptions;
+use agent_runner::RunnerOptions;
 
 /// Where to go back to.
 #[derive(Debug, Clone, PartialEq, Eq)]
