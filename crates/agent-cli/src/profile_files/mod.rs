@@ -66,6 +66,7 @@ const TEXT_KEYS: &[&str] = &[
     "model",
     "provider",
     "approval",
+    "abandon_rollback",
     "color",
 ];
 
@@ -115,6 +116,9 @@ pub(crate) struct ProfileSpec {
     pub(crate) max_depth: Option<usize>,
     /// `inherit`, `auto` or `deny`.
     pub(crate) approval: Option<ApprovalPolicy>,
+    /// What an abandoned goal does to the files (`ask`, `always`, `never`); agent.toml's
+    /// top-level value when not given.
+    pub(crate) abandon_rollback: Option<agent_checkpoint::AbandonRollback>,
     /// Loop-guard thresholds; the ones not given keep their value.
     pub(crate) loop_guard: Option<LoopGuardSpec>,
     /// Whether a run of this profile that carries out a plan ends with a closing report (the
@@ -237,18 +241,7 @@ pub(crate) fn load_dir(
     profiles: &mut BTreeMap<String, AgentTypeConfig>,
     dir: &Path,
 ) -> Result<Vec<String>, ProfileError> {
-    let source = dir.display().to_string();
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(error) => return Err(ProfileError::new(&source, None, error.to_string())),
-    };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "md") && path.is_file())
-        .collect();
-    files.sort();
+    let files = files_in(dir)?;
     let mut names = Vec::with_capacity(files.len());
     for path in files {
         let (name, spec, body) = read_profile_file(&path)?;
@@ -264,6 +257,25 @@ pub(crate) fn load_dir(
         names.push(name);
     }
     Ok(names)
+}
+
+/// The profile files of `dir` (its `*.md` files), in name order; none when it does not exist.
+pub(crate) fn files_in(dir: &Path) -> Result<Vec<PathBuf>, ProfileError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => {
+            let source = dir.display().to_string();
+            return Err(ProfileError::new(&source, None, error.to_string()));
+        }
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "md") && path.is_file())
+        .collect();
+    files.sort();
+    Ok(files)
 }
 
 /// Reads a profile file: its name, its fields, and its body (the system prompt) when it has
