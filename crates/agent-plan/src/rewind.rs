@@ -25,7 +25,7 @@ pub enum RewindTarget {
     /// The start of the goal with this display number (e.g. `"2.1"`).
     Goal(String),
     /// The start of the conversation's turn with this number (from 1: the run's start); the
-    /// fork keeps the turns before it.
+    /// fork keeps the turns before it (the first turn has none: only its files go back).
     Turn(usize),
 }
 
@@ -169,17 +169,15 @@ pub async fn points(
             })
         })
         .collect();
-    let turns = turn_starts(&entries).len();
-    if turns > 1 {
-        let asked = user_turns(store, trace_id).await?;
-        for number in 1..=turns {
-            let about = asked
-                .get(number - 1)
-                .map(|(_, text)| text.clone())
-                .unwrap_or_default();
+    let asked = user_turns(store, trace_id).await?;
+    let snapshots = turn_starts(&entries).len();
+    if asked.len() > 1 && snapshots > 0 {
+        // The newest snapshots are the newest turns' (a fork's store starts at the fork).
+        let first = asked.len().saturating_sub(snapshots);
+        for (index, (_, about)) in asked.iter().enumerate().skip(first) {
             points.push(RewindPoint {
-                target: RewindTarget::Turn(number),
-                about,
+                target: RewindTarget::Turn(index + 1),
+                about: about.clone(),
             });
         }
     }
@@ -264,14 +262,18 @@ async fn start_of(
         }
         RewindTarget::Turn(number) => {
             let starts = turn_starts(&entries);
-            let start = starts.get(number - 1).cloned().ok_or_else(missing)?;
-            if *number == 1 {
-                return Ok((start, None));
-            }
             let asked = user_turns(store, trace_id).await?;
+            // The newest snapshots are the newest turns' (a fork's store starts at the fork).
+            let index = (number - 1 + starts.len())
+                .checked_sub(asked.len())
+                .ok_or_else(missing)?;
+            let start = starts.get(index).cloned().ok_or_else(missing)?;
             let sequence = asked.get(number - 1).map(|(sequence, _)| *sequence);
-            let before = sequence.filter(|s| *s > 1).ok_or_else(missing)?;
-            Ok((start, Some(ForkPoint::Message(before - 1))))
+            // The first turn has nothing before it to fork: the files alone go back.
+            let fork = sequence
+                .filter(|s| *s > 1 && *number > 1)
+                .map(|s| ForkPoint::Message(s - 1));
+            Ok((start, fork))
         }
     }
 }
@@ -299,26 +301,22 @@ fn turn_starts(entries: &[Entry]) -> Vec<SnapshotId> {
         .collect()
 }
 
-/// The user messages of the trace's main line, each with its sequence and first line.
+/// The user messages of the trace's main line, each with its sequence and first line: one per
+/// turn of a conversation (a message sent to a running turn would count as one too).
 async fn user_turns(
     store: &dyn TraceStore,
     trace_id: &str,
 ) -> Result<Vec<(u64, String)>, RewindError> {
     let messages = store.get_trace_messages(trace_id).await?;
-    Ok(messages
+    let turns = messages
         .iter()
         .filter(|m| m.role == Role::User && m.branch_id.is_none())
         .map(|m| {
-            let text = m
-                .content
-                .text()
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_owned();
-            (m.sequence, text)
+            let text = m.content.text().lines().next().unwrap_or_default();
+            (m.sequence, text.to_owned())
         })
-        .collect())
+        .collect();
+    Ok(turns)
 }
 
 async fn entries(checkpoints: &Arc<CheckpointStore>) -> Result<Vec<Entry>, RewindError> {
@@ -452,4 +450,102 @@ pub fn done_text(
         None => text.push_str(&format!("; the conversation goes on in {trace_id}")),
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(words: &str, expected: Result<Command, &str>) {
+        let words: Vec<&str> = words.split_whitespace().collect();
+        match (parse_command(&words), expected) {
+            (Ok(got), Ok(want)) => assert_eq!(got, want, "{words:?}"),
+            (Err(got), Err(want)) => assert!(got.contains(want), "{words:?}: {got}"),
+            (got, want) => panic!("{words:?}: got {got:?}, wanted {want:?}"),
+        }
+    }
+
+    #[test]
+    fn the_words_of_rewind() {
+        let goal = |n: &str| RewindTarget::Goal(n.to_owned());
+        let plain = RewindOptions::default();
+        check("", Ok(Command::List));
+        check("2", Ok(Command::Rewind(goal("2"), plain)));
+        check(
+            "2.1 --force",
+            Ok(Command::Rewind(
+                goal("2.1"),
+                RewindOptions {
+                    force: true,
+                    ..plain
+                },
+            )),
+        );
+        check(
+            "--files-only t3",
+            Ok(Command::Rewind(
+                RewindTarget::Turn(3),
+                RewindOptions {
+                    files_only: true,
+                    ..plain
+                },
+            )),
+        );
+        check(
+            "-n 1",
+            Ok(Command::Rewind(
+                goal("1"),
+                RewindOptions {
+                    dry_run: true,
+                    ..plain
+                },
+            )),
+        );
+        check("two", Err("\"two\" is not a goal number or tK"));
+        check("t0", Err("is not a goal number"));
+        check("2 3", Err("unexpected \"3\""));
+        check("--force", Err("which point?"));
+    }
+
+    #[test]
+    fn the_answers_name_the_points_and_the_changes() {
+        let points = [
+            RewindPoint {
+                target: RewindTarget::Goal("1".into()),
+                about: "Draft\nmore".into(),
+            },
+            RewindPoint {
+                target: RewindTarget::Turn(2),
+                about: "Go on".into(),
+            },
+        ];
+        assert_eq!(
+            list_text("t", &points),
+            "/rewind N goes back to the start of one of these:\n  1      goal  Draft\n  t2     turn  Go on"
+        );
+        assert_eq!(list_text("t", &[]), "t has no checkpoint to go back to yet");
+        let rewound = Rewound {
+            changes: Changes {
+                added: vec!["a".into()],
+                modified: vec![],
+                deleted: vec!["b".into(), "c".into()],
+            },
+            forked: None,
+        };
+        let goal = RewindTarget::Goal("2".into());
+        assert_eq!(
+            done_text("t", &goal, RewindOptions::default(), &rewound),
+            "files put back as at the start of goal 2: 1 added, 0 modified, 2 deleted; the \
+             conversation goes on in t"
+        );
+        let dry = RewindOptions {
+            dry_run: true,
+            ..RewindOptions::default()
+        };
+        assert_eq!(
+            done_text("t", &goal, dry, &rewound),
+            "rewinding to the start of goal 2 would change: 1 added, 0 modified, 2 deleted\n  \
+             A a\n  D b\n  D c"
+        );
+    }
 }

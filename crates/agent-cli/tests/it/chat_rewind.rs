@@ -1,7 +1,7 @@
 //! `/rewind` in a line-mode chat on a real terminal: a scripted conversation writes a file in
 //! goal 1 and changes it (and adds another) in goal 2; `/rewind` lists the goals, `/rewind 2`
 //! puts the files back as they were when goal 2 started and the session goes on in a fork; a
-//! file the user changed since is kept unless `--force`.
+//! file the user changed since is kept unless `--force`; the fork lists the turn it went on with.
 
 use std::path::Path;
 
@@ -112,6 +112,15 @@ async fn rewind_in_a_line_mode_chat_puts_goal_2s_files_back_and_goes_on_in_a_for
 
     terminal.send("Go on\r");
     terminal.wait_for("Going on from the fork.");
+    at_prompt(&terminal);
+
+    // The fork's own checkpoints: the turn it went on with, numbered in the conversation.
+    terminal.send("/rewind\r");
+    terminal.wait_for("t2     turn  Go on");
+    at_prompt(&terminal);
+    terminal.send("/rewind t2 --dry-run\r");
+    terminal
+        .wait_for("rewinding to the start of turn 2 would change: 0 added, 0 modified, 0 deleted");
     at_prompt(&terminal);
     terminal.send("/trace\r");
     at_prompt(&terminal);
