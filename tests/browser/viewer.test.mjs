@@ -6,7 +6,7 @@
 // (goals appearing, a dropped WebSocket resumed without a duplicate or missing event, an
 // approval decided from the page). After the screenshots: the message box (an ended trace continued
 // and followed live, a message queued for a running one, an error of a server without a model),
-// Fork here, Rewind here, a trace without goals, file contents in tool arguments and a command's output as
+// Fork here, Rewind here and Diff, a trace without goals, file contents in tool arguments and a command's output as
 // lines, status icons that the fonts have, an exploration summed up by what its branches found, an
 // answer growing on the page while a model server streams it piece by piece, and a plan changed on
 // the page (reworded, a sub-goal added, a goal deleted) then run.
@@ -694,6 +694,22 @@ test('Rewind here puts the files back as the goal started and opens the fork', a
   await openTrace(id);
   await page.waitForSelector('.dag button.rewind[data-rewind-goal="2"]');
   assert.equal(await page.locator('.dag button.fork[data-fork-goal="2"]').count(), 1, 'beside Fork here');
+  // "Diff" beside it: goal 2's changes under the goal, the added line green; goal 1 changed
+  // nothing, and says so; a second click hides the diff.
+  await page.click('.dag button.diff[data-diff-goal="2"]');
+  const diff2 = await page.waitForSelector('.dag .goal-diff pre');
+  const text2 = await diff2.textContent();
+  assert.match(text2, /\+\+\+ b\/draft\.md/);
+  const added = page.locator('.dag .goal-diff .dl.add', { hasText: '+A draft.' });
+  assert.equal(await added.count(), 1, text2);
+  assert.equal(await added.evaluate((el) => getComputedStyle(el).color), 'rgb(17, 99, 41)');
+  const server2 = await getJson(`${url}/goals/2/diff`);
+  assert.equal(text2.replace(/\n/g, ''), server2.diff.replace(/\n/g, ''), 'the page shows the API\'s diff');
+  await page.click('.dag button.diff[data-diff-goal="1"]');
+  await waitFor('goal 1 says nothing changed', async () => /No file changed in this goal\./.test(await page.textContent('.dag .goal-diff[data-goal-id="1"]')));
+  await page.click('.dag button.diff[data-diff-goal="2"]');
+  await page.click('.dag button.diff[data-diff-goal="1"]');
+  await waitFor('the diffs hidden', async () => (await page.locator('.dag .goal-diff').count()) === 0);
   // The page says what would change and asks first.
   let asked = '';
   page.once('dialog', (dialog) => { asked = dialog.message(); dialog.accept(); });

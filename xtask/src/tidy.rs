@@ -33,7 +33,12 @@ mod tests {
         ),
         (
             "agent-plan",
-            &["agent-goal", "agent-execution", "agent-runner"],
+            &[
+                "agent-goal",
+                "agent-execution",
+                "agent-runner",
+                "agent-checkpoint",
+            ],
         ),
         ("agent-store-fs", &["agent-execution"]),
         ("agent-checkpoint", &[]),
@@ -67,7 +72,12 @@ mod tests {
         ("agent-test-support", &["agent-execution"]),
         (
             "agent-tui",
-            &["agent-execution", "agent-goal", "agent-runner"],
+            &[
+                "agent-execution",
+                "agent-goal",
+                "agent-runner",
+                "agent-plan",
+            ],
         ),
         (
             "agent-cli",

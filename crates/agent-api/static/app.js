@@ -547,6 +547,7 @@ class TraceView {
     this.lanes = new Map(); // sub-trace id → { model, watch } of expanded lanes
     this.panel = null; // { traceId, goalIds, title, ... } of the open messages panel
     this.typing = new Map(); // trace id → { goalId, text } of the answer being streamed
+    this.diffs = new Map(); // `<trace_id>#<goal_id>` → { loading } | { diff, to } | { error } of the diffs shown
     this.frame = 0;
   }
 
@@ -1174,7 +1175,8 @@ class TraceView {
         onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.openPanel(model, goal, label); } },
       },
       h('div', { class: 'node-head' }, this.goalLabel(model, goal, numbers), statusChip(goal.status), current ? h('span', { class: 'here' }, '← current') : null),
-      summary), this.forkButton(model, goal, numbers), this.rewindButton(model, goal, numbers), this.goalTools(model, goal));
+      summary), this.forkButton(model, goal, numbers), this.rewindButton(model, goal, numbers),
+    this.diffButton(model, goal, numbers), this.goalTools(model, goal), this.diffBox(model, goal));
     return h('div', { class: classes, 'data-goal-id': goal.id }, edge, node);
   }
 
@@ -1239,6 +1241,65 @@ class TraceView {
         }
       },
     }, 'Rewind here');
+  }
+
+  /** "Diff" beside "Rewind here", on a trace with checkpoints: shows (or hides) the goal's file
+   * changes under it, from `GET .../goals/{goal_id}/diff`: from its start to its end, or to the
+   * workspace now while it has not ended. */
+  diffButton(model, goal, numbers) {
+    const number = numbers.get(goal.id);
+    if (!number || goal.status === 'pending' || !model.trace || !model.hasCheckpoints) return null;
+    const key = `${model.traceId}#${goal.id}`;
+    const open = this.diffs.has(key);
+    return h('button', {
+      class: 'diff', type: 'button', 'data-diff-goal': number, 'aria-expanded': open ? 'true' : 'false',
+      title: `The file changes of goal ${number}, as a unified diff`,
+      onclick: async (e) => {
+        e.stopPropagation();
+        if (this.diffs.has(key)) {
+          this.diffs.delete(key);
+          this.render();
+          return;
+        }
+        this.diffs.set(key, { loading: true });
+        this.render();
+        let shown;
+        try {
+          shown = await api(`/api/traces/${enc(model.traceId)}/goals/${enc(goal.id)}/diff`);
+        } catch (error) {
+          shown = { error };
+        }
+        if (this.diffs.has(key)) {
+          this.diffs.set(key, shown);
+          this.render();
+        }
+      },
+    }, open ? 'Hide diff' : 'Diff');
+  }
+
+  /** The diff of a goal, when its "Diff" was clicked: added lines green, removed lines red. */
+  diffBox(model, goal) {
+    const shown = this.diffs.get(`${model.traceId}#${goal.id}`);
+    if (!shown) return null;
+    const box = (...kids) => h('div', { class: 'goal-diff', 'data-goal-id': goal.id }, ...kids);
+    if (shown.loading) return box(h('p', { class: 'muted small' }, 'Loading the diff…'));
+    if (shown.error) {
+      const code = shown.error.code;
+      const why = code === 'no_checkpoint' || code === 'no_checkpoints'
+        ? `No diff: no checkpoint of this goal (${shown.error.message})`
+        : `The diff could not be read: ${shown.error.message}`;
+      return box(h('p', { class: 'note' }, why));
+    }
+    const note = shown.to === 'workspace'
+      ? h('p', { class: 'muted small' }, 'The goal has not ended: compared with the workspace as it is now.')
+      : null;
+    if (!shown.diff) return box(note, h('p', { class: 'note' }, 'No file changed in this goal.'));
+    const lines = shown.diff.replace(/\n$/, '').split('\n').map((line) => {
+      const kind = /^(\+\+\+|---|diff |index |new file|deleted file|similarity|rename |Binary )/.test(line) ? 'file'
+        : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('@@') ? 'hunk' : 'ctx';
+      return h('span', { class: `dl ${kind}` }, line);
+    });
+    return box(note, h('pre', { 'aria-label': 'Unified diff' }, ...lines));
   }
 
   renderGroup(model, goal, numbers, key) {

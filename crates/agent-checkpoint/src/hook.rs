@@ -81,6 +81,13 @@ pub trait Checkpointer: Send + Sync {
         let _ = (trace_id, apply, force);
         Err(CheckpointError::UnknownSnapshot(format!("{branch} base")))
     }
+
+    /// The store of `trace_id`, for rewinds and diffs during a session; `None` when the trace
+    /// has none (it took no snapshot yet) or this checkpointer keeps no store to open.
+    fn open(&self, trace_id: &str) -> Result<Option<Arc<CheckpointStore>>, CheckpointError> {
+        let _ = trace_id;
+        Ok(None)
+    }
 }
 
 /// The folder of the private copy of the workspace for `branch` (a sub-trace id): under the
@@ -180,6 +187,13 @@ pub fn store_dir(traces: &Path, trace_id: &str) -> PathBuf {
 }
 
 impl Checkpointer for FolderCheckpoints {
+    fn open(&self, trace_id: &str) -> Result<Option<Arc<CheckpointStore>>, CheckpointError> {
+        if !store_dir(&self.traces, trace_id).join("HEAD").exists() {
+            return Ok(None);
+        }
+        self.store(trace_id).map(Some)
+    }
+
     fn checkpoint(&self, trace_id: &str, points: &[Point]) -> Result<Option<Snapshot>, Failure> {
         let Some((first, rest)) = points.split_first() else {
             return Ok(None);

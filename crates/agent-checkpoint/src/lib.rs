@@ -18,7 +18,8 @@
 //! `GIT_*` variable is cleared, the store, work tree and index are set explicitly, system and
 //! global configuration are not read (so no hook, filter, fsmonitor or external diff runs),
 //! and the user's repository is only read for its `info/exclude`. It depends on no crate of the
-//! workspace, and must not: the runner, the command line and the server depend on it.
+//! workspace, and must not: the runner, the rewinds of `agent-plan`, the command line and
+//! the server depend on it.
 //!
 //! ```
 //! use agent_checkpoint::{CheckpointStore, Limits, RestoreOptions};

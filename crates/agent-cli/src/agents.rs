@@ -6,7 +6,8 @@
 //! of `agent.toml`, which are the `default` profile's; the `[agents.<name>]` tables of
 //! `agent.toml`; the user's `~/.config/agent/agents/*.md`; the project's
 //! `<workspace>/.agent/agents/*.md`. Last, the top-level `max_cost` becomes the cap of every
-//! profile that still has none.
+//! profile that still has none. A profile's `abandon_rollback` is read apart
+//! ([`abandon_rollback`]): it sets up the run's checkpoints, not the profile the runner holds.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,8 @@ use std::sync::Arc;
 use agent_runner::agents::DEFAULT;
 use agent_runner::profiles::builtin_profiles;
 
-use crate::profile_files::{AGENTS_DIR, ProfileError, apply_config, load_dir};
+use crate::profile_files::{AGENTS_DIR, ProfileError, apply_config, load_dir, read_profile_file};
+use agent_checkpoint::AbandonRollback;
 use agent_llm::LlmClient;
 use agent_runner::{AgentTypeConfig, ProfileOrigin};
 use anyhow::{Context, Result};
@@ -96,6 +98,31 @@ pub(crate) fn load(
         }
     }
     Ok(profiles)
+}
+
+/// What an abandoned goal of a run as profile `name` does to the files, as the profile says:
+/// its last definition that sets `abandon_rollback` wins (the `[agents.NAME]` table, then the
+/// user's and the workspace's profile files, read in the order [`load`] reads them); `None`
+/// when none sets it, and agent.toml's top-level value applies.
+pub(crate) fn abandon_rollback(
+    file: &FileConfig,
+    workspace: &Path,
+    name: &str,
+) -> Result<Option<AbandonRollback>> {
+    let mut found = file.agents.get(name).and_then(|spec| spec.abandon_rollback);
+    let usage = |error: ProfileError| UsageError(error.to_string());
+    for dir in [user_dir(), Some(workspace.join(AGENTS_DIR))]
+        .into_iter()
+        .flatten()
+    {
+        for path in crate::profile_files::files_in(&dir).map_err(usage)? {
+            let (defined, spec, _) = read_profile_file(&path).map_err(usage)?;
+            if defined == name && spec.abandon_rollback.is_some() {
+                found = spec.abandon_rollback;
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// `~/.config/agent/agents` (or under `$XDG_CONFIG_HOME`).

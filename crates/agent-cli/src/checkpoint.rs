@@ -15,11 +15,13 @@ use crate::config::FileConfig;
 use crate::store::Location;
 
 /// The checkpoints of runs working in `workspace` whose traces are kept at `location`: `None`
-/// when they are off, or when traces are kept in a database.
+/// when they are off, or when traces are kept in a database. `profile_rollback`, the run's
+/// profile's `abandon_rollback`, wins over agent.toml's top-level one.
 pub(crate) fn options(
     location: &Location,
     workspace: &Path,
     file: &FileConfig,
+    profile_rollback: Option<AbandonRollback>,
 ) -> Option<CheckpointOptions> {
     let config = file.checkpoints.clone().unwrap_or_default();
     if config.enabled == Some(false) {
@@ -28,11 +30,13 @@ pub(crate) fn options(
     let folder = location.folder()?;
     let limits = limits(file);
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let rollback = file.abandon_rollback.unwrap_or(if interactive {
-        AbandonRollback::Ask
-    } else {
-        AbandonRollback::Never
-    });
+    let rollback = profile_rollback
+        .or(file.abandon_rollback)
+        .unwrap_or(if interactive {
+            AbandonRollback::Ask
+        } else {
+            AbandonRollback::Never
+        });
     let checkpointer = FolderCheckpoints::new(folder.clone(), workspace.to_path_buf(), limits);
     let mut options = CheckpointOptions::new(Arc::new(checkpointer));
     options.abandon_rollback = rollback;

@@ -4,12 +4,9 @@
 
 use std::sync::Arc;
 
-use agent_checkpoint::{
-    Changes, CheckpointError, CheckpointStore, DiffTarget, EntriesExt, RestoreOptions, SnapshotId,
-    TraceCheckpoints,
-};
+use agent_checkpoint::{Changes, CheckpointStore, DiffTarget, EntriesExt, TraceCheckpoints};
 use agent_execution::TraceStore;
-use agent_execution::fork::{self, ForkError, ForkPoint};
+use agent_plan::rewind::{RewindError, RewindOptions, RewindTarget};
 use anyhow::{Context, Result};
 
 use crate::cli::{DiffArgs, RewindArgs, TraceDirArg};
@@ -21,7 +18,7 @@ use crate::output::{note, print};
 struct Opened {
     store: Arc<dyn TraceStore>,
     trace_id: String,
-    checkpoints: CheckpointStore,
+    checkpoints: Arc<CheckpointStore>,
 }
 
 async fn open(arg: &TraceDirArg, given: &str) -> Result<Opened> {
@@ -57,72 +54,40 @@ async fn open(arg: &TraceDirArg, given: &str) -> Result<Opened> {
     Ok(Opened {
         store: opened.store,
         trace_id,
-        checkpoints,
+        checkpoints: Arc::new(checkpoints),
     })
-}
-
-/// The id of the goal numbered `number` in the trace's plan.
-async fn goal_id(opened: &Opened, number: &str) -> Result<String> {
-    let tree = opened.store.get_goal_tree(&opened.trace_id).await?;
-    tree.as_ref()
-        .and_then(|t| t.find_by_display(number))
-        .map(|g| g.id.clone())
-        .ok_or_else(|| UsageError(format!("trace {} has no goal {number}", opened.trace_id)).into())
 }
 
 /// Puts the files back as they were when the goal started, then (unless `--files-only` or
 /// `--dry-run`) forks the trace there and prints the new trace's id.
 pub(crate) async fn rewind(args: RewindArgs) -> Result<ExitCode> {
     let opened = open(&args.trace_dir, &args.trace_id).await?;
-    let id = goal_id(&opened, &args.goal).await?;
-    let start = opened
-        .checkpoints
-        .entries()?
-        .goal_start(&id)
-        .ok_or_else(|| {
-            UsageError(format!(
-                "goal {} of {} has no checkpoint of its start",
-                args.goal, opened.trace_id
-            ))
-        })?;
-    let check = RestoreOptions {
+    let target = RewindTarget::Goal(args.goal.clone());
+    let options = RewindOptions {
+        files_only: args.files_only,
         force: args.force,
-        dry_run: true,
+        dry_run: args.dry_run,
     };
-    let changes = restore(&opened.checkpoints, &start, check)?;
+    let rewound = agent_plan::rewind::rewind(
+        opened.store.as_ref(),
+        &opened.checkpoints,
+        &opened.trace_id,
+        &target,
+        options,
+    )
+    .await
+    .map_err(usage)?;
     if args.dry_run {
-        print_changes(&changes);
+        print_changes(&rewound.changes);
         return Ok(ExitCode::Completed);
     }
-    let forked = if args.files_only {
-        None
-    } else {
-        let point = ForkPoint::Goal(args.goal.clone());
-        match fork::fork(opened.store.as_ref(), &opened.trace_id, &point).await {
-            Ok(forked) => Some(forked),
-            Err(error @ ForkError::NotFound { .. }) => {
-                return Err(UsageError(error.to_string()).into());
-            }
-            Err(error) if error.is_bad_request() => {
-                return Err(UsageError(error.to_string()).into());
-            }
-            Err(error) => return Err(error.into()),
-        }
-    };
-    let options = RestoreOptions {
-        force: args.force,
-        dry_run: false,
-    };
-    let changes = restore(&opened.checkpoints, &start, options)?;
     note(&format!(
-        "files of {} put back as at the start of goal {}: {} added, {} modified, {} deleted",
+        "files of {} put back as at the start of goal {}: {}",
         opened.trace_id,
         args.goal,
-        changes.added.len(),
-        changes.modified.len(),
-        changes.deleted.len()
+        counts(&rewound.changes)
     ));
-    if let Some(forked) = forked {
+    if let Some(forked) = rewound.forked {
         print(&forked.trace_id);
         note(&format!(
             "forked {} into {}; continue it with `agent run --continue {} \"<message>\"`",
@@ -132,16 +97,22 @@ pub(crate) async fn rewind(args: RewindArgs) -> Result<ExitCode> {
     Ok(ExitCode::Completed)
 }
 
-/// A restore whose refusal (files changed since the run) is the user's to resolve.
-fn restore(
-    checkpoints: &CheckpointStore,
-    id: &SnapshotId,
-    options: RestoreOptions,
-) -> Result<Changes> {
-    match checkpoints.restore(id, options) {
-        Ok(changes) => Ok(changes),
-        Err(error @ CheckpointError::Conflicts { .. }) => Err(UsageError(error.to_string()).into()),
-        Err(error) => Err(error.into()),
+/// `N added, N modified, N deleted`: what a rewind changed, as every front end says it.
+pub(crate) fn counts(changes: &Changes) -> String {
+    format!(
+        "{} added, {} modified, {} deleted",
+        changes.added.len(),
+        changes.modified.len(),
+        changes.deleted.len()
+    )
+}
+
+/// A rewind's failure: the user's to resolve (a usage error) or the program's.
+fn usage(error: RewindError) -> anyhow::Error {
+    if error.is_user_error() {
+        UsageError(error.to_string()).into()
+    } else {
+        error.into()
     }
 }
 
@@ -171,26 +142,24 @@ fn for_terminal(text: &str) -> String {
 /// Prints the unified diff of a goal's files (start to end, or to now) or of the run's.
 pub(crate) async fn diff(args: DiffArgs) -> Result<ExitCode> {
     let opened = open(&args.trace_dir, &args.trace_id).await?;
-    let entries = opened.checkpoints.entries()?;
-    let (from, to) = match &args.goal {
-        Some(number) => {
-            let id = goal_id(&opened, number).await?;
-            let from = entries.goal_start(&id).ok_or_else(|| {
-                UsageError(format!("goal {number} has no checkpoint of its start"))
-            })?;
-            let to = entries
-                .goal_end(&id)
-                .map_or(DiffTarget::Workspace, DiffTarget::Snapshot);
-            (from, to)
-        }
+    let text = match &args.goal {
+        Some(number) => agent_plan::rewind::goal_diff(
+            opened.store.as_ref(),
+            &opened.checkpoints,
+            &opened.trace_id,
+            number,
+        )
+        .await
+        .map_err(usage)?,
         None => {
-            let from = entries
+            let from = opened
+                .checkpoints
+                .entries()?
                 .first_snapshot()
                 .ok_or_else(|| UsageError(format!("{} has no checkpoint", opened.trace_id)))?;
-            (from, DiffTarget::Workspace)
+            opened.checkpoints.diff(&from, &DiffTarget::Workspace)?
         }
     };
-    let text = opened.checkpoints.diff(&from, &to)?;
     if !text.is_empty() {
         print(&for_terminal(text.trim_end_matches('\n')));
     }

@@ -85,7 +85,12 @@ pub(crate) async fn setup_asking(
     let mut prepared = prepare(args, tools, agent, approval, &file)?;
     let opened = crate::store::open_for_run(args, &file).await?;
     let workspace = prepared.options.workspace.clone();
-    prepared.options.checkpoints = crate::checkpoint::options(&opened.location, &workspace, &file);
+    prepared.options.checkpoints = crate::checkpoint::options(
+        &opened.location,
+        &workspace,
+        &file,
+        prepared.abandon_rollback,
+    );
     Ok(prepared.with_store(opened.store))
 }
 
@@ -113,6 +118,8 @@ struct Prepared {
     show_edits: bool,
     approver: Option<Arc<approve::TerminalApprover>>,
     otel: Option<crate::otel::Exporter>,
+    /// The profile's `abandon_rollback`, over agent.toml's top-level one.
+    abandon_rollback: Option<agent_checkpoint::AbandonRollback>,
 }
 
 impl Prepared {
@@ -156,6 +163,7 @@ fn prepare(
         .into());
     }
     let profile = agents::get(&profiles, name)?;
+    let abandon_rollback = agents::abandon_rollback(file, &workspace, name)?;
     let provider = config::resolve_provider(&agents::provider_args(&args.llm, profile), file)
         .ok_or_else(|| UsageError(config::NO_PROVIDER.into()))?;
     let client = provider::client(&provider)?;
@@ -233,6 +241,7 @@ fn prepare(
         show_edits: args.yes,
         approver,
         otel,
+        abandon_rollback,
     })
 }
 

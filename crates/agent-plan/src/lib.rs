@@ -3,12 +3,15 @@
 //!
 //! This crate owns plan mode ([`plan`]: plan a task, store it as a `planned` trace, edit it as
 //! text, ready it to run), people's edits of a stored plan ([`plan_edits`]), plan templates
-//! saved in the workspace ([`plan_templates`]) and the front matter they and profile files are
-//! written with ([`front_matter`]). The loop stays the runner's: this crate drives an
+//! saved in the workspace ([`plan_templates`]), the front matter they and profile files are
+//! written with ([`front_matter`]), and going back to a point of a plan ([`rewind`]: the
+//! workspace's files put back from the checkpoints taken as a goal or a turn started, and the
+//! trace forked there, for every front end). The loop stays the runner's: this crate drives an
 //! [`agent_runner::AgentRunner`] it is given and writes through a
 //! [`agent_execution::TraceStore`] it is given.
 //!
-//! It depends on `agent-goal`, `agent-execution` and `agent-runner`, and must not depend on a
+//! It depends on `agent-goal`, `agent-execution`, `agent-runner` and `agent-checkpoint`, and
+//! must not depend on a
 //! concrete store, a model provider, the HTTP server or the command line. Only
 //! [`plan_templates`] touches files: the templates folder of the workspace it is given.
 //!
@@ -25,6 +28,7 @@ pub mod front_matter;
 pub mod plan;
 pub mod plan_edits;
 pub mod plan_templates;
+pub mod rewind;
 
 pub use plan::{PlanError, PlanOutcome};
 pub use plan_edits::PlanEditError;

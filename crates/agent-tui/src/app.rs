@@ -83,6 +83,8 @@ pub struct App {
     pub(crate) quit_armed: bool,
     /// The tool-call ids of `goal` and `read_progress` calls, shown by the plan, not as cells.
     plan_calls: std::collections::HashSet<String>,
+    /// A goal's diff, shown over the conversation until closed (`/diff N`).
+    pub(crate) diff: Option<crate::diff_view::DiffView>,
 }
 
 impl App {
@@ -106,6 +108,7 @@ impl App {
             history: crate::history::History::default(),
             quit_armed: false,
             plan_calls: std::collections::HashSet::new(),
+            diff: None,
         }
     }
 
@@ -127,6 +130,17 @@ impl App {
         self.status.cost = 0.0;
         self.status.sub_tokens = 0;
         self.status.sub_cost = 0.0;
+    }
+
+    /// Opens the scrollable view of `diff` (a unified diff) titled `title`, over the
+    /// conversation until Esc closes it; an empty diff says that nothing changed.
+    pub fn show_diff(&mut self, title: impl Into<String>, diff: &str) {
+        self.diff = Some(crate::diff_view::DiffView::new(title.into(), diff));
+    }
+
+    /// Whether a diff is on the screen.
+    pub fn diff_shown(&self) -> bool {
+        self.diff.is_some()
     }
 
     /// Whether the plan panel is shown now.

@@ -1,6 +1,6 @@
 //! The slash commands of a session: look at it (`/plan`, `/cost`, `/model`, `/trace`,
-//! `/help`), steer it (`/compact`, `/fork`, `/new`, `/resume`) and leave it (`/quit`). A
-//! mistake is answered with what would work; it never ends the session.
+//! `/help`, `/diff`), steer it (`/compact`, `/fork`, `/rewind`, `/new`, `/resume`) and leave it
+//! (`/quit`). A mistake is answered with what would work; it never ends the session.
 
 use agent_execution::TraceFilter;
 use agent_execution::fork::{self, ForkPoint};
@@ -22,7 +22,8 @@ impl Session {
         let mut words = line.split_whitespace();
         let name = words.next().unwrap_or_default();
         let rest: Vec<&str> = words.collect();
-        let busy = self.app.running && matches!(name, "compact" | "fork" | "new" | "resume");
+        let busy =
+            self.app.running && matches!(name, "compact" | "fork" | "new" | "resume" | "rewind");
         if busy {
             self.app
                 .notice(format!("/{name} waits for the turn to end (Esc stops it)"));
@@ -59,6 +60,8 @@ impl Session {
             }
             "compact" => self.compact().await,
             "fork" => self.fork(&rest).await,
+            "rewind" => self.rewind(&rest).await,
+            "diff" => self.diff(&rest).await,
             "resume" => self.resume(rest.first().copied()).await,
             other => self
                 .app

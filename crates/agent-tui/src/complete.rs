@@ -22,6 +22,14 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
         "/fork",
         "N: a new conversation from just before goal N started",
     ),
+    (
+        "/rewind",
+        "[N]: the points to go back to; N: files as at goal N's start, in a fork",
+    ),
+    (
+        "/diff",
+        "N: the file changes of goal N, in a scrollable view",
+    ),
     ("/model", "the model of this session"),
     ("/new", "start a new conversation (a new trace)"),
     (

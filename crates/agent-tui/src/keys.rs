@@ -68,6 +68,12 @@ impl App {
         if !self.asks.is_empty() {
             return self.answer_key(key, interrupt);
         }
+        if let Some(diff) = &mut self.diff {
+            if !diff.key(key) {
+                self.diff = None;
+            }
+            return Action::Nothing;
+        }
         let armed = std::mem::take(&mut self.quit_armed);
         match key.code {
             _ if interrupt => {

@@ -9,8 +9,10 @@
 //! [`AgentRunner`] its embedder built and shows the trace's live feed ([`agent_execution::watch_live`]) — the
 //! events the store records and the text deltas of model calls — so the screen shows what the
 //! trace holds. Risky calls are asked through the [`Approver`] the embedder puts in the
-//! runner's options. Depends on `agent-execution`, `agent-goal` and `agent-runner`, never on the
-//! command line, a concrete store or a provider; `ratatui` (its crossterm backend only) draws.
+//! runner's options. `/rewind` and `/diff` read the checkpoints the runner's options name,
+//! through `agent-plan`'s rewinds. Depends on `agent-execution`, `agent-goal`, `agent-runner`
+//! and `agent-plan`, never on the command line, a concrete store or a provider; `ratatui` (its
+//! crossterm backend only) draws.
 //!
 //! The state ([`App`]) is apart from the terminal, so every screen can be drawn on a test
 //! backend:
@@ -42,11 +44,13 @@ mod approval;
 mod cells;
 mod commands;
 mod complete;
+mod diff_view;
 mod history;
 mod input;
 mod keys;
 pub mod markdown;
 mod plan;
+mod rewind;
 mod session;
 mod terminal;
 mod view;

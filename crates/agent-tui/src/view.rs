@@ -48,6 +48,9 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
         Paragraph::new(status_line(&app.status, app, columns)),
         status,
     );
+    if let Some(diff) = &mut app.diff {
+        crate::diff_view::draw(frame, diff, main);
+    }
     if !app.asks.is_empty() {
         draw_question(frame, app, area);
     }

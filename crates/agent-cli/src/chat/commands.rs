@@ -1,6 +1,6 @@
 //! The chat's slash commands: look at the session (`/plan`, `/cost`, `/trace`), steer it
-//! (`/compact`, `/fork`, `/new`), send an MCP server's prompt (`/mcp__SERVER__PROMPT`) and leave
-//! it (`/quit`). A mistake is printed with what would work; it never ends the session.
+//! (`/compact`, `/fork`, `/rewind`, `/new`), send an MCP server's prompt
+//! (`/mcp__SERVER__PROMPT`) and leave it (`/quit`). A mistake is printed with what would work; it never ends the session.
 
 use agent_execution::TraceStore;
 use agent_execution::fork::{self, ForkError, ForkPoint};
@@ -28,6 +28,7 @@ const HELP: &str = "\
 /cost           messages, tokens and cost so far (with sub-agents)
 /compact        summarise the conversation now; the next turn starts from the summary
 /fork N         a new conversation from just before goal N started (`/fork m SEQ`: after message SEQ)
+/rewind [N]     the points to go back to; with N, the files as at goal N's start, in a fork
 /trace          the trace id, for agent show, resume and the viewer
 /new            start a new conversation (a new trace)
 /mcp__S__P k=v  send the prompt P of the MCP server S, its arguments as key=value
@@ -55,6 +56,7 @@ pub(crate) async fn run(session: &mut Session, line: &str) -> Result<Next> {
         "cost" => cost(session).await?,
         "compact" => compact(session).await?,
         "fork" => fork_at(session, &rest).await?,
+        "rewind" => super::rewind::run(session, &rest).await?,
         prompt if prompt.starts_with(agent_mcp::TOOL_PREFIX) => {
             let args = line.trim_start()[prompt.len()..].trim();
             match crate::mcp_catalog::prompt_message(&session.mcp, prompt, args).await {

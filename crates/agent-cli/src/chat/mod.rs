@@ -13,6 +13,7 @@
 
 mod commands;
 mod input;
+mod rewind;
 
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};

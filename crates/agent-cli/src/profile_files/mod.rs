@@ -44,12 +44,13 @@ use std::path::{Path, PathBuf};
 use agent_plan::front_matter::{self, FrontMatterError, Syntax};
 use agent_runner::ApprovalPolicy;
 use agent_runner::agents::DEFAULT;
-use agent_runner::{AgentTypeConfig, LoopGuard, ProfileOrigin, RiskLimit, RunLimits, ToolFilter};
+use agent_runner::{AgentTypeConfig, ProfileOrigin};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use self::tool_names::tool_names;
+use self::apply::{apply_limits, apply_tools};
 
+mod apply;
 mod tool_names;
 
 /// Where project profile files live, relative to the workspace.
@@ -69,6 +70,7 @@ const TEXT_KEYS: &[&str] = &[
     "provider",
     "approval",
     "sandbox",
+    "abandon_rollback",
     "color",
 ];
 
@@ -121,6 +123,9 @@ pub(crate) struct ProfileSpec {
     /// `read-only`, `workspace-write` or `off`: the sandbox of its commands, never looser than
     /// the run's.
     pub(crate) sandbox: Option<agent_tools::SandboxMode>,
+    /// What an abandoned goal does to the files (`ask`, `always`, `never`); agent.toml's
+    /// top-level value when not given.
+    pub(crate) abandon_rollback: Option<agent_checkpoint::AbandonRollback>,
     /// Loop-guard thresholds; the ones not given keep their value.
     pub(crate) loop_guard: Option<LoopGuardSpec>,
     /// Whether a run of this profile that carries out a plan ends with a closing report (the
@@ -243,18 +248,7 @@ pub(crate) fn load_dir(
     profiles: &mut BTreeMap<String, AgentTypeConfig>,
     dir: &Path,
 ) -> Result<Vec<String>, ProfileError> {
-    let source = dir.display().to_string();
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(error) => return Err(ProfileError::new(&source, None, error.to_string())),
-    };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "md") && path.is_file())
-        .collect();
-    files.sort();
+    let files = files_in(dir)?;
     let mut names = Vec::with_capacity(files.len());
     for path in files {
         let (name, spec, body) = read_profile_file(&path)?;
@@ -270,6 +264,25 @@ pub(crate) fn load_dir(
         names.push(name);
     }
     Ok(names)
+}
+
+/// The profile files of `dir` (its `*.md` files), in name order; none when it does not exist.
+pub(crate) fn files_in(dir: &Path) -> Result<Vec<PathBuf>, ProfileError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => {
+            let source = dir.display().to_string();
+            return Err(ProfileError::new(&source, None, error.to_string()));
+        }
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "md") && path.is_file())
+        .collect();
+    files.sort();
+    Ok(files)
 }
 
 /// Reads a profile file: its name, its fields, and its body (the system prompt) when it has
@@ -420,75 +433,6 @@ fn define(
         profile.closing_report = report;
     }
     profiles.insert(name.to_owned(), profile);
-    Ok(())
-}
-
-/// Applies the tool fields of a spec to a filter.
-fn apply_tools(filter: &mut ToolFilter, spec: &ProfileSpec) -> Result<(), (&'static str, String)> {
-    if let Some(tools) = &spec.tools {
-        let names = tool_names(tools, "tools")?;
-        filter.allow = if names.iter().any(|n| n == "*" || n == "all") {
-            None
-        } else {
-            Some(names.into_iter().collect())
-        };
-    }
-    if let Some(deny) = &spec.deny_tools {
-        filter.deny = tool_names(deny, "deny_tools")?.into_iter().collect();
-    }
-    if let Some(read_only) = spec.read_only {
-        filter.risk = if read_only {
-            RiskLimit::ReadOnly
-        } else {
-            RiskLimit::Any
-        };
-    }
-    if let Some(servers) = &spec.mcp_servers {
-        filter.mcp_servers = Some(servers.names().into_iter().collect());
-    }
-    Ok(())
-}
-
-/// Applies the limit fields of a spec.
-fn apply_limits(limits: &mut RunLimits, spec: &ProfileSpec) -> Result<(), (&'static str, String)> {
-    // The same checks as the command line's and the API's.
-    let refused = |error: agent_runner::LimitError| (error.field(), error.reason());
-    if let Some(max) = spec.max_iterations {
-        limits.max_iterations = agent_runner::check_max_iterations(max).map_err(refused)?;
-    }
-    if let Some(cost) = spec.max_cost {
-        limits.max_cost = Some(agent_runner::check_max_cost(cost).map_err(refused)?);
-    }
-    if let Some(secs) = spec.llm_timeout_secs {
-        if secs == 0 {
-            return Err(("llm_timeout_secs", "must be at least 1".into()));
-        }
-        limits.llm_timeout = std::time::Duration::from_secs(secs);
-    }
-    if let Some(max) = spec.max_tool_calls_per_turn {
-        limits.max_tool_calls_per_turn = max;
-    }
-    if let Some(guard) = &spec.loop_guard {
-        let LoopGuard {
-            repeated_call,
-            repeated_error,
-            alternation,
-            stop_after,
-            max_warnings,
-        } = &mut limits.loop_guard;
-        let fields = [
-            (repeated_call, guard.repeated_call),
-            (repeated_error, guard.repeated_error),
-            (alternation, guard.alternation),
-            (stop_after, guard.stop_after),
-            (max_warnings, guard.max_warnings),
-        ];
-        for (field, value) in fields {
-            if let Some(value) = value {
-                *field = value;
-            }
-        }
-    }
     Ok(())
 }
 

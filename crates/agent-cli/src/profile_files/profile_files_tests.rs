@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::*;
 use agent_runner::profiles::{PLAN_PROMPT, PromptVars, builtin_profiles, render_prompt};
-use agent_runner::{COMPACTION_PROMPT, RunnerOptions};
+use agent_runner::{COMPACTION_PROMPT, RunLimits, RunnerOptions, ToolFilter};
 use agent_tools::Risk;
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {

@@ -10,6 +10,7 @@ mod bare;
 mod budgets;
 mod chat;
 mod chat_errors;
+mod chat_rewind;
 mod chat_turns;
 mod cli;
 mod confinement;
@@ -39,6 +40,7 @@ mod streaming;
 mod terminal_output;
 mod truncated;
 mod tui;
+mod tui_rewind;
 mod tui_terminal;
 mod usage_errors;
 

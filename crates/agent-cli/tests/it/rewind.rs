@@ -83,6 +83,17 @@ fn goal(arguments: Value) -> Value {
 
 /// Runs `agent run` (or `--continue`) with `turns` as the script; returns the trace id.
 async fn run(env: &CliEnv, continuing: Option<&str>, turns: Value, task: &str) -> String {
+    run_with(env, continuing, turns, task, &[]).await
+}
+
+/// [`run`] with `extra` arguments.
+async fn run_with(
+    env: &CliEnv,
+    continuing: Option<&str>,
+    turns: Value,
+    task: &str,
+    extra: &[&str],
+) -> String {
     let script = env.write(
         &format!("script-{}.json", rand_name(task)),
         &turns.to_string(),
@@ -106,6 +117,7 @@ async fn run(env: &CliEnv, continuing: Option<&str>, turns: Value, task: &str) -
         "--no-report",
         "--json",
     ]);
+    args.extend(extra);
     args.push(task);
     let output = env.run(&args).await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
@@ -289,4 +301,102 @@ async fn an_abandoned_goal_is_rolled_back_with_always_and_earlier_goals_stay() {
         "the model is told"
     );
     assert_eq!(repo_state(&work), repo);
+}
+
+/// The script of a run that keeps goal 1's file and abandons goal 2 after changing it.
+fn abandoning() -> Value {
+    json!([
+        {"tool_calls": [goal(json!({"add": "Keep, Try", "focus": "1"}))]},
+        {"tool_calls": [write("kept.txt", "kept\n")]},
+        {"tool_calls": [goal(json!({"done": "kept", "focus": "2"}))]},
+        {"tool_calls": [write("kept.txt", "spoiled\n"), write("tried.txt", "tried\n")]},
+        {"tool_calls": [goal(json!({"abandon": "a dead end"}))]},
+        {"text": "Gave up on the second."}
+    ])
+}
+
+#[tokio::test]
+async fn a_profiles_abandon_rollback_wins_over_agent_toml() {
+    let env = agent_env();
+    let work = setup_repo(&env);
+    // agent.toml keeps abandoned changes; the `tidy` table and the workspace's `careful` file
+    // say otherwise, each for its own runs.
+    env.write(
+        "agent.toml",
+        "abandon_rollback = \"never\"\n[checkpoints]\nmax_file_bytes = 1000\n\n\
+         [agents.tidy]\ndescription = \"Rolls back\"\nabandon_rollback = \"always\"\n",
+    );
+    run_with(&env, None, abandoning(), "Try things", &["--agent", "tidy"]).await;
+    assert_eq!(
+        std::fs::read_to_string(work.join("kept.txt")).unwrap(),
+        "kept\n"
+    );
+    assert!(
+        !work.join("tried.txt").exists(),
+        "the profile's always rolled back"
+    );
+
+    // Without the profile, agent.toml's `never` keeps them.
+    std::fs::remove_file(work.join("kept.txt")).unwrap();
+    run(&env, None, abandoning(), "Try again").await;
+    assert_eq!(
+        std::fs::read_to_string(work.join("kept.txt")).unwrap(),
+        "spoiled\n"
+    );
+    assert!(work.join("tried.txt").exists());
+
+    // A profile file's front matter, over agent.toml's `always`.
+    std::fs::remove_file(work.join("kept.txt")).unwrap();
+    std::fs::remove_file(work.join("tried.txt")).unwrap();
+    env.write(
+        "agent.toml",
+        "abandon_rollback = \"always\"\n[checkpoints]\nmax_file_bytes = 1000\n",
+    );
+    std::fs::create_dir_all(work.join(".agent/agents")).unwrap();
+    std::fs::write(
+        work.join(".agent/agents/careful.md"),
+        "---\ndescription: Keeps what it tried\nabandon_rollback: never\n---\nBe careful.\n",
+    )
+    .unwrap();
+    run_with(
+        &env,
+        None,
+        abandoning(),
+        "Try once more",
+        &["--agent", "careful"],
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(work.join("kept.txt")).unwrap(),
+        "spoiled\n"
+    );
+    assert!(
+        work.join("tried.txt").exists(),
+        "the file's never kept them"
+    );
+
+    // A value that is not one of the three is a usage error naming the field.
+    std::fs::write(
+        work.join(".agent/agents/careful.md"),
+        "---\ndescription: Keeps\nabandon_rollback: sometimes\n---\nBe careful.\n",
+    )
+    .unwrap();
+    let refused = env
+        .run(&[
+            "run",
+            "--script",
+            "/dev/null",
+            "--workspace",
+            &env.work(),
+            "--agent",
+            "careful",
+            "Hi",
+        ])
+        .await;
+    assert_eq!(code(&refused), 2, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("abandon_rollback"),
+        "{}",
+        stderr(&refused)
+    );
 }
