@@ -18,6 +18,7 @@ mod config;
 mod demo;
 mod discover;
 mod elicit;
+mod elicit_http;
 mod exit;
 mod factory;
 mod failure;

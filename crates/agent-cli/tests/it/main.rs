@@ -20,6 +20,7 @@ mod limits;
 mod line_mode;
 mod mcp;
 mod mcp_catalog;
+mod mcp_elicit_http;
 mod mcp_oauth;
 mod otel;
 mod plan_edit;
