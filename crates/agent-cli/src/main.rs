@@ -19,6 +19,7 @@ mod demo;
 mod discover;
 mod elicit;
 mod elicit_http;
+mod elicit_tui;
 mod exit;
 mod factory;
 mod failure;

@@ -75,6 +75,22 @@ pub(crate) fn for_run(model: &crate::cli::ModelArgs) -> ClientOptions {
     }
 }
 
+/// For `agent chat`: in the full-screen UI (`tui`), the servers' questions are forms on its
+/// screen, arriving on the returned receiver; otherwise they are asked on the terminal.
+pub(crate) fn for_chat(
+    workspace: Option<&Path>,
+    tui: bool,
+) -> (ClientOptions, Option<agent_tui::FormQuestions>) {
+    if !tui {
+        return (on_terminal(workspace), None);
+    }
+    let (asker, forms) = agent_tui::FormAsker::new();
+    let elicitor = Arc::new(crate::elicit_tui::TuiElicitor::new(asker));
+    let options = with_tokens(ClientOptions::new(root(workspace), elicitor))
+        .with_browser(Arc::new(TerminalBrowser));
+    (options, Some(forms))
+}
+
 /// For runs served over HTTP (`agent serve`): the workspace as the root, and the servers'
 /// questions waiting on `board` for an answer over HTTP (declined after its timeout).
 pub(crate) fn served(

@@ -24,12 +24,13 @@ pub(crate) fn wanted(no_tui: bool) -> bool {
 }
 
 /// A chat in the full-screen UI, continuing `trace_id` when given (run as `profile`, the
-/// agent profile it recorded).
+/// agent profile it recorded); the MCP servers' questions arrive on `forms`.
 pub(crate) async fn chat(
     args: &ModelArgs,
     mcp: &Arc<McpServers>,
     trace_id: Option<String>,
     profile: Option<&str>,
+    forms: Option<agent_tui::FormQuestions>,
 ) -> Result<ExitCode> {
     let file = FileConfig::load()?;
     // The workspace as the setup resolves it, for the rules the "always" answers add.
@@ -76,6 +77,7 @@ pub(crate) async fn chat(
         trace_id,
         workspace: setup.runner.options().workspace.clone(),
         show_reasoning: setup.show_reasoning,
+        forms,
     };
     let ended = agent_tui::run(options).await;
     refresh.abort();

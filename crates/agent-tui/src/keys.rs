@@ -52,6 +52,10 @@ impl App {
     pub fn on_key(&mut self, key: KeyEvent) -> Action {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let interrupt = ctrl && key.code == KeyCode::Char('c');
+        if self.forms.is_open() {
+            self.forms.key(key);
+            return Action::Nothing;
+        }
         if !self.asks.is_empty() {
             return self.answer_key(key, interrupt);
         }

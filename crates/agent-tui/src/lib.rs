@@ -8,7 +8,8 @@
 //! embedder built and shows the trace's live feed ([`agent_execution::watch_live`]) — the
 //! events the store records and the text deltas of model calls — so the screen shows what the
 //! trace holds. Risky calls are asked through the [`Approver`] the embedder puts in the
-//! runner's options. Depends on `agent-execution`, `agent-goal` and `agent-runner`, never on the
+//! runner's options; a tool's server's questions to the person arrive through a [`FormAsker`]
+//! and are filled in in a modal form. Depends on `agent-execution`, `agent-goal` and `agent-runner`, never on the
 //! command line, a concrete store or a provider; `ratatui` (its crossterm backend only) draws.
 //!
 //! The state ([`App`]) is apart from the terminal, so every screen can be drawn on a test
@@ -41,6 +42,7 @@ mod approval;
 mod cells;
 mod commands;
 mod complete;
+mod elicit;
 mod history;
 mod input;
 mod keys;
@@ -54,6 +56,7 @@ mod wrap;
 pub use app::{App, Status};
 pub use approval::{Answer, Approver, Ask, Describe, Questions};
 pub use cells::{Cell, ToolCell, ToolState};
+pub use elicit::{FormAnswer, FormAsker, FormQuestion, FormQuestions};
 pub use keys::Action;
 pub use session::{Options, run};
 pub use view::draw;

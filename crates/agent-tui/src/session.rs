@@ -33,6 +33,8 @@ pub struct Options {
     pub workspace: PathBuf,
     /// Whether reasoning starts unfolded.
     pub show_reasoning: bool,
+    /// The questions of the tools' servers to fill in, from a [`FormAsker`](crate::FormAsker).
+    pub forms: Option<crate::elicit::FormQuestions>,
 }
 
 /// Something the loop waits for.
@@ -86,6 +88,8 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
         session.follow(trace_id);
     }
     let mut questions = options.questions;
+    let (_no_forms, none) = crate::elicit::FormAsker::new();
+    let mut forms = options.forms.unwrap_or(none);
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     while !session.quit {
         session.app.now = Instant::now();
@@ -101,6 +105,7 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
                 }
             }
             Some(ask) = questions.recv() => session.app.ask(ask),
+            Some(question) = forms.recv() => session.app.elicit(question),
             _ = tick.tick() => {}
         }
     }

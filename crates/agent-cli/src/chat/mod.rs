@@ -75,16 +75,11 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
         None => (args.model.clone(), None),
     };
     drop(store);
-    let mcp = Arc::new(
-        mcp::start(
-            &file,
-            &model.mcp,
-            mcp::on_terminal(model.workspace.as_deref()),
-        )
-        .await?,
-    );
-    if crate::tui::wanted(args.no_tui) {
-        let ended = crate::tui::chat(&model, &mcp, trace_id, profile.as_deref()).await;
+    let tui = crate::tui::wanted(args.no_tui);
+    let (client, forms) = mcp::for_chat(model.workspace.as_deref(), tui);
+    let mcp = Arc::new(mcp::start(&file, &model.mcp, client).await?);
+    if tui {
+        let ended = crate::tui::chat(&model, &mcp, trace_id, profile.as_deref(), forms).await;
         mcp.shutdown().await;
         return ended;
     }

@@ -21,6 +21,7 @@ mod line_mode;
 mod mcp;
 mod mcp_catalog;
 mod mcp_elicit_http;
+mod mcp_elicit_tui;
 mod mcp_oauth;
 mod otel;
 mod plan_edit;
