@@ -32,6 +32,7 @@ mod instructions;
 mod markdown;
 mod mcp;
 mod mcp_catalog;
+mod mcp_mentions;
 mod otel;
 mod output;
 mod pick;
@@ -50,6 +51,7 @@ mod setup;
 mod store;
 mod task;
 mod tui;
+mod tui_mcp;
 mod worker;
 
 use clap::Parser;

@@ -78,6 +78,9 @@ pub(crate) async fn chat(
         workspace: setup.runner.options().workspace.clone(),
         show_reasoning: setup.show_reasoning,
         forms,
+        extensions: Some(Arc::new(
+            crate::tui_mcp::McpExtensions::new(mcp.clone()).await,
+        )),
     };
     let ended = agent_tui::run(options).await;
     refresh.abort();

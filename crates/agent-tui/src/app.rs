@@ -65,6 +65,8 @@ pub struct App {
     pub(crate) reason: Option<String>,
     /// The servers' questions to the person, in a form (`elicit.rs`).
     pub(crate) forms: crate::elicit::Forms,
+    /// The embedder's slash commands (`extend.rs`), with their `/`, and what each does.
+    pub(crate) extra_commands: Vec<(String, String)>,
     /// Messages sent to the running turn and not recorded yet.
     pub(crate) queued: Vec<String>,
     /// Whether a turn runs.
@@ -99,6 +101,7 @@ impl App {
             asks: VecDeque::new(),
             reason: None,
             forms: crate::elicit::Forms::default(),
+            extra_commands: Vec::new(),
             queued: Vec::new(),
             running: false,
             scroll: 0,

@@ -35,6 +35,8 @@ pub struct Options {
     pub show_reasoning: bool,
     /// The questions of the tools' servers to fill in, from a [`FormAsker`](crate::FormAsker).
     pub forms: Option<crate::elicit::FormQuestions>,
+    /// The embedder's commands, mentions and last look at each message.
+    pub extensions: Option<std::sync::Arc<dyn crate::Extensions>>,
 }
 
 /// Something the loop waits for.
@@ -54,6 +56,7 @@ pub(crate) struct Session {
     /// Messages typed as the turn ended, for the next one.
     waiting: Vec<String>,
     pub(crate) quit: bool,
+    pub(crate) extensions: Option<std::sync::Arc<dyn crate::Extensions>>,
 }
 
 /// Runs a session in the terminal until the user leaves; returns the trace it ended on.
@@ -69,6 +72,10 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
     app.set_reasoning_unfolded(options.show_reasoning);
     app.history = crate::history::History::load(&options.workspace);
     app.files = crate::complete::workspace_files(&options.workspace);
+    if let Some(extensions) = &options.extensions {
+        app.extra_commands = extensions.commands();
+        app.files.extend(extensions.mentions());
+    }
     app.notice(format!(
         "agent · {} · {}\nType a message and Enter · /help lists commands and keys · Ctrl-C stops a turn, twice quits",
         app.status.model,
@@ -83,6 +90,7 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
         cancel: None,
         waiting: Vec::new(),
         quit: false,
+        extensions: options.extensions,
     };
     if let Some(trace_id) = options.trace_id {
         session.follow(trace_id);
@@ -199,7 +207,14 @@ impl Session {
         self.app.reset(None);
     }
 
-    async fn send(&mut self, text: String) {
+    pub(crate) async fn send(&mut self, text: String) {
+        let text = match &self.extensions {
+            Some(extensions) => match extensions.message(&text).await {
+                Ok(text) => text,
+                Err(error) => return self.app.error(error),
+            },
+            None => text,
+        };
         if self.app.running {
             let sent = self
                 .trace_id

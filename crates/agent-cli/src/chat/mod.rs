@@ -135,7 +135,11 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
                     continue;
                 }
                 input.remember(line);
-                turn(&mut session, line, &current).await?;
+                // `@server:uri`: the resource's contents go with the message.
+                match crate::mcp_mentions::attach(&session.mcp, line).await {
+                    Ok(message) => turn(&mut session, &message, &current).await?,
+                    Err(error) => note(&error),
+                }
             }
         }
     }

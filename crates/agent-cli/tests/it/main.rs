@@ -22,6 +22,7 @@ mod mcp;
 mod mcp_catalog;
 mod mcp_elicit_http;
 mod mcp_elicit_tui;
+mod mcp_mentions;
 mod mcp_oauth;
 mod otel;
 mod plan_edit;
