@@ -35,6 +35,8 @@ pub(crate) struct Handler {
     pub(crate) options: Arc<ClientOptions>,
     /// The traces whose tool calls are in flight on the server.
     pub(crate) callers: Arc<Callers>,
+    /// The last `403 insufficient_scope` challenge of an HTTP server.
+    pub(crate) challenge: Arc<crate::challenge::Challenge>,
 }
 
 /// The traces whose tool calls are in flight on one server, oldest first: a server's question

@@ -90,6 +90,7 @@ impl McpServer {
             changes: Arc::new(ListChanges::new()),
             options,
             callers: Arc::default(),
+            challenge: Arc::default(),
         };
         let connection = Connection::open(name, &config, kind, &handler).await?;
         let listed =
@@ -300,8 +301,10 @@ impl McpServer {
     #[cfg(feature = "oauth")]
     async fn step_up(&self, error: &ServiceError) -> bool {
         let options = &self.handler.options;
+        // The transport drops the challenge from the error; the client kept it.
+        let kept = self.handler.challenge.take();
         let (Some(scope), Some(tokens), Some(browser)) = (
-            crate::auth::wanted_scope(error),
+            crate::auth::wanted_scope(error).or_else(|| crate::auth::scope_in(&kept?)),
             &options.tokens,
             &options.browser,
         ) else {

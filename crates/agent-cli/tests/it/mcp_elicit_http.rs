@@ -123,3 +123,93 @@ fn a_server_question_of_a_served_run_is_answered_over_http() {
     });
     assert!(all_text(&env.traces()).contains("No answer: decline."));
 }
+
+/// Sends one HTTP/1.1 request to `address`; the status and the body as JSON.
+fn request(address: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    let body = body.map(Value::to_string).unwrap_or_default();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, serde_json::from_str(body).unwrap_or_default())
+}
+
+#[test]
+fn a_server_question_of_a_run_with_serve_is_answered_over_http() {
+    use std::io::BufRead;
+    let env = agent_env();
+    env.write(
+        "agent.toml",
+        &format!(
+            "[mcp.servers.asking]\ncommand = \"node\"\nargs = [{:?}]\n",
+            test_server("asking.mjs")
+        ),
+    );
+    let script = json!([
+        {"tool_calls": [{"name": "mcp__asking__greet", "arguments": {}}]},
+        {"text": "Greeted."}
+    ]);
+    let script = env.write("script.json", &script.to_string());
+    let work = env.work();
+    let args = [
+        "run",
+        "--script",
+        &script,
+        "--workspace",
+        &work,
+        "--serve",
+        "0",
+        "Greet me",
+    ];
+    let mut child = env
+        .command(&args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut log = std::io::BufReader::new(child.stderr.take().unwrap());
+    let page = loop {
+        let mut line = String::new();
+        assert!(log.read_line(&mut line).unwrap() > 0, "the run ended early");
+        if let Some(page) = line.trim().strip_prefix("this run: ") {
+            break page.to_owned();
+        }
+    };
+    std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
+    let (base, trace_id) = page.split_once("/#/traces/").unwrap();
+    let address = base.trim_start_matches("http://").to_owned();
+    let list = format!("/api/traces/{trace_id}/elicitations");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let id = loop {
+        let (_, listed) = request(&address, "GET", &list, None);
+        if let Some(id) = listed["elicitations"][0]["id"].as_str() {
+            break id.to_owned();
+        }
+        assert!(Instant::now() < deadline, "{listed}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let body = json!({"action": "accept", "content": {"name": "Ada", "colour": "red"}});
+    let (status, answer) = request(&address, "POST", &format!("{list}/{id}"), Some(&body));
+    assert_eq!(status, 200, "{answer}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !all_text(&env.traces()).contains("Hello Ada, who likes red.") {
+        assert!(
+            Instant::now() < deadline,
+            "the answer did not reach the server"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The run serves its viewer until Ctrl-C; what was to be seen is seen.
+    let _ = child.kill();
+    let _ = child.wait();
+}
