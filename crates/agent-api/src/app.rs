@@ -7,8 +7,8 @@ use axum::routing::get;
 
 use crate::openapi;
 use crate::routes::{
-    fork, goals, method_not_allowed, plans, rewind, runs, templates, traces, unknown_route, viewer,
-    watch,
+    elicitations, fork, goals, method_not_allowed, plans, rewind, runs, templates, traces,
+    unknown_route, viewer, watch,
 };
 use crate::security;
 use crate::state::AppState;
@@ -23,6 +23,7 @@ pub fn router(state: AppState) -> Router {
         )
         .merge(traces::router())
         .merge(runs::router())
+        .merge(elicitations::router())
         .merge(fork::router())
         .merge(rewind::router())
         .merge(templates::router())

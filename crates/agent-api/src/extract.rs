@@ -155,6 +155,32 @@ impl FromRequestParts<AppState> for ApprovalPath {
     }
 }
 
+/// The `{trace_id}` and `{elicitation_id}` of an elicitation's path, both decoded; the trace id
+/// is validated and resolved as [`TraceIdPath`]'s.
+#[derive(Debug, Clone)]
+pub(crate) struct ElicitationPath {
+    pub(crate) trace_id: String,
+    pub(crate) elicitation_id: String,
+}
+
+impl FromRequestParts<AppState> for ElicitationPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let ApprovalPath {
+            trace_id,
+            tool_call_id,
+        } = ApprovalPath::from_request_parts(parts, state).await?;
+        Ok(Self {
+            trace_id,
+            elicitation_id: tool_call_id,
+        })
+    }
+}
+
 /// The `{trace_id}` and `{goal_id}` of a goal's path, both decoded; the trace id is validated
 /// and resolved as [`TraceIdPath`]'s (a goal id is only looked up in the trace's tree).
 #[derive(Debug, Clone)]

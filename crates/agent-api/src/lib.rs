@@ -39,6 +39,8 @@ mod app;
 pub mod approvals;
 pub mod config;
 mod connections;
+mod elicitation_schema;
+pub mod elicitations;
 mod error;
 mod extract;
 mod openapi;
@@ -57,6 +59,9 @@ pub use agent_worker::{
 pub use app::router;
 pub use approvals::{HttpApprovals, PendingApproval};
 pub use config::{ApiConfig, WatchConfig};
+pub use elicitations::{
+    ElicitationMode, ElicitationQuestion, ElicitationReply, HttpElicitations, PendingElicitation,
+};
 pub use error::ApiError;
 pub use openapi::{ApiDoc, openapi_json};
 pub use routes::watch::Connected;

@@ -1,6 +1,6 @@
 //! `AppState`: what every route shares — the store, the optional runner factory and
 //! checkpoints, the configuration (with its workspace roots resolved), the runs this server owns
-//! and the pending approvals.
+//! and the pending approvals and elicitations.
 
 use std::sync::Arc;
 
@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approvals::HttpApprovals;
 use crate::config::ApiConfig;
+use crate::elicitations::HttpElicitations;
 use crate::error::ApiError;
 use crate::runs::RunRegistry;
 
@@ -34,6 +35,7 @@ struct Inner {
     workspace_roots: WorkspaceRoots,
     runs: RunRegistry,
     approvals: Arc<HttpApprovals>,
+    elicitations: Arc<HttpElicitations>,
     shutdown: CancellationToken,
 }
 
@@ -62,6 +64,7 @@ impl AppState {
             queue: None,
             checkpoints: None,
             config: ApiConfig::default(),
+            elicitations: None,
         }
     }
 
@@ -102,6 +105,12 @@ impl AppState {
         self.inner.approvals.clone()
     }
 
+    /// The questions MCP servers ask the people of this server's runs, waiting for an answer
+    /// (`/api/traces/{id}/elicitations`). Give it to the MCP client of the runs.
+    pub fn elicitations(&self) -> Arc<HttpElicitations> {
+        self.inner.elicitations.clone()
+    }
+
     /// The canonical workspace roots (empty: the factory's workspace is the only one).
     pub(crate) fn workspace_roots(&self) -> &WorkspaceRoots {
         &self.inner.workspace_roots
@@ -136,6 +145,7 @@ pub struct AppStateBuilder {
     queue: Option<Arc<dyn agent_execution::queue::RunQueue>>,
     checkpoints: Option<TraceCheckpoints>,
     config: ApiConfig,
+    elicitations: Option<Arc<HttpElicitations>>,
 }
 
 impl AppStateBuilder {
@@ -160,6 +170,13 @@ impl AppStateBuilder {
     /// them those routes answer 404 `no_checkpoints`.
     pub fn checkpoints(mut self, checkpoints: TraceCheckpoints) -> Self {
         self.checkpoints = Some(checkpoints);
+        self
+    }
+
+    /// Takes the servers' questions on this board (the default: a board of its own, which no
+    /// MCP client asks unless it is given [`AppState::elicitations`]).
+    pub fn elicitations(mut self, elicitations: Arc<HttpElicitations>) -> Self {
+        self.elicitations = Some(elicitations);
         self
     }
 
@@ -193,6 +210,7 @@ impl AppStateBuilder {
                 workspace_roots,
                 runs,
                 approvals: Arc::new(HttpApprovals::new()),
+                elicitations: self.elicitations.unwrap_or_default(),
                 shutdown: CancellationToken::new(),
             }),
         })

@@ -535,6 +535,67 @@ class ListView {
 
 // ----- one trace ------------------------------------------------------------------------------
 
+/** The form of one question (`q`, as `GET /api/traces/{id}/elicitations` lists it); `send`
+ * posts an answer body and throws with the server's message when it is refused. */
+function elicitationForm(q, send) {
+  const schema = q.requested_schema || {};
+  const required = new Set(schema.required || []);
+  const fields = Object.entries(schema.properties || {}).map(([name, p]) => {
+    const label = p.title || name;
+    const choices = p.enum ? p.enum.map((v, i) => [v, (p.enumNames || [])[i] || String(v)])
+      : (p.oneOf || p.anyOf || []).filter((c) => 'const' in c).map((c) => [c.const, c.title || String(c.const)]);
+    let input;
+    let read;
+    if (choices.length) {
+      input = h('select', { name, 'aria-label': label },
+        required.has(name) ? null : h('option', { value: '' }, '—'),
+        ...choices.map(([v, text], i) => h('option', { value: String(i), selected: v === p.default }, text)));
+      read = () => (input.value === '' ? undefined : choices[Number(input.value)][0]);
+    } else if (p.type === 'boolean') {
+      input = h('input', { type: 'checkbox', name, 'aria-label': label, checked: p.default === true });
+      read = () => input.checked;
+    } else if (p.type === 'number' || p.type === 'integer') {
+      input = h('input', { type: 'number', name, 'aria-label': label, step: p.type === 'integer' ? '1' : 'any', min: p.minimum, max: p.maximum, value: p.default });
+      read = () => (input.value === '' ? undefined : Number(input.value));
+    } else {
+      const type = { email: 'email', uri: 'url', date: 'date', 'date-time': 'datetime-local' }[p.format] || 'text';
+      input = h('input', { type, name, 'aria-label': label, value: p.default, required: required.has(name) });
+      read = () => (input.value === '' ? undefined : input.value);
+    }
+    const row = h('label', { class: 'field' }, h('span', {}, label, required.has(name) ? ' *' : ''), input,
+      p.description ? h('span', { class: 'small muted' }, ` ${p.description}`) : null);
+    return { name, row, read };
+  });
+  const error = h('p', { class: 'err small', hidden: true });
+  const answer = async (body, button) => {
+    button.disabled = true;
+    try {
+      await send(body);
+    } catch (e) {
+      error.textContent = e.message;
+      error.hidden = false;
+      button.disabled = false;
+    }
+  };
+  const accept = (button) => {
+    const content = {};
+    for (const f of fields) {
+      const value = f.read();
+      if (value !== undefined) content[f.name] = value;
+    }
+    answer(q.mode === 'url' ? { action: 'accept' } : { action: 'accept', content }, button);
+  };
+  return h('div', { class: 'approval elicitation', 'data-elicitation-id': q.id },
+    h('div', {}, h('strong', {}, q.server), h('span', { class: 'small muted' }, ` asked ${fmtAge(q.requested_at)}`)),
+    h('p', {}, q.message),
+    q.mode === 'url' ? h('p', {}, h('a', { href: q.url, target: '_blank', rel: 'noopener noreferrer' }, q.url)) : null,
+    ...fields.map((f) => f.row),
+    error,
+    h('div', { class: 'approval-actions' },
+      h('button', { class: 'approve', type: 'button', onclick: (e) => accept(e.currentTarget) }, q.mode === 'url' ? 'Done' : 'Accept'),
+      h('button', { class: 'reject', type: 'button', onclick: (e) => answer({ action: 'decline' }, e.currentTarget) }, 'Decline')));
+}
+
 /** One trace: header, pending approvals, the DAG and the messages panel, live. */
 class TraceView {
   constructor(traceId) {
@@ -555,6 +616,7 @@ class TraceView {
     setCrumbs(h('a', { href: '#/' }, 'Traces'), h('span', { class: 'crumb-id' }, this.traceId));
     this.headerEl = h('section', { class: 'trace-head', 'aria-label': 'Trace' }, h('p', { class: 'muted' }, 'Loading…'));
     this.approvalsEl = h('section', { class: 'approvals', 'aria-label': 'Pending approvals', 'aria-live': 'polite' });
+    this.elicitationsEl = h('section', { class: 'approvals elicitations', 'aria-label': 'Questions from MCP servers', 'aria-live': 'polite' });
     this.dagEl = h('div', { class: 'dag', role: 'region', 'aria-label': 'Goal graph: nodes are goal outcomes, edges the work that led to them', onkeydown: (e) => this.onKey(e) });
     this.panelEl = h('aside', { class: 'panel', hidden: true, 'aria-label': 'Messages' });
     this.typingEl = h('p', { class: 'typing small', hidden: true, 'aria-label': 'The model is writing' });
@@ -563,7 +625,7 @@ class TraceView {
     const keys = h('p', { class: 'small muted keys' },
       'Edges are the work, nodes the outcome of each goal. Keys: ↑ ↓ move · Enter opens the messages · → ← expand and collapse · Esc closes.');
     viewEl().replaceChildren(
-      this.headerEl, this.approvalsEl, this.planBarEl, this.composer.form, this.typingEl, keys,
+      this.headerEl, this.approvalsEl, this.elicitationsEl, this.planBarEl, this.composer.form, this.typingEl, keys,
       h('div', { class: 'split' }, h('div', { class: 'dag-wrap' }, this.dagEl), this.panelEl));
     this.watch = new Watch(this.traceId, {
       onConnected: (e) => this.onConnected(this.model, e),
@@ -587,6 +649,7 @@ class TraceView {
     for (const lane of this.lanes.values()) lane.watch.stop();
     clearTimeout(this.refreshTimer);
     clearTimeout(this.approvalTimer);
+    clearTimeout(this.elicitationTimer);
     if (window.__viewer?.view === this) delete window.__viewer;
   }
 
@@ -610,12 +673,15 @@ class TraceView {
         if (!mine || !(mine.updated_at > detail.trace.updated_at)) this.model.trace = detail.trace;
         this.model.setSubTraces(detail.sub_traces);
         this.model.pendingApprovals = detail.pending_approvals || [];
+        this.model.pendingElicitations = detail.pending_elicitations || [];
         this.model.totalWithSubs = detail.total_stats_with_sub_traces || null;
         this.model.interrupted = Boolean(detail.interrupted);
         this.model.tokensEstimated = Boolean(detail.tokens_estimated);
         this.model.hasCheckpoints = Boolean(detail.checkpoints);
         if (this.model.goals.size === 0) this.model.setTree(detail.goal_tree);
         this.renderApprovals();
+        this.renderElicitations();
+        this.pollElicitations(detail.trace.status);
         this.schedule();
         // The run asks for approval just after it says it is waiting: look again shortly.
         if (detail.trace.status === 'waiting' && this.model.pendingApprovals.length === 0) {
@@ -1059,6 +1125,43 @@ class TraceView {
             h('button', { class: 'reject', type: 'button', onclick: (e) => decide(false, e.currentTarget) }, 'Reject'),
             reason));
       }));
+  }
+
+  /** A tool call asking the person a question writes no event while it waits: while the run
+   * goes on, its questions are looked for every second and a half. */
+  pollElicitations(status) {
+    clearTimeout(this.elicitationTimer);
+    if (this.stopped || status !== 'running') return;
+    this.elicitationTimer = setTimeout(async () => {
+      try {
+        const listed = await api(`/api/traces/${enc(this.traceId)}/elicitations`);
+        if (this.stopped) return;
+        this.model.pendingElicitations = listed.elicitations || [];
+        this.renderElicitations();
+      } catch (_) { /* the next refresh tries again */ }
+      this.pollElicitations(this.model.trace?.status);
+    }, 1500);
+  }
+
+  /** The questions MCP servers ask, each a small form built from its schema (text, number,
+   * yes/no and choice fields, with their defaults) or a page to open, and Accept / Decline. */
+  renderElicitations() {
+    const pending = this.model.pendingElicitations || [];
+    // Drawn again only when the questions change, so what is being typed stays.
+    const shown = pending.map((q) => q.id).join('\n');
+    if (shown === this.elicitationsShown) return;
+    this.elicitationsShown = shown;
+    if (!pending.length) {
+      this.elicitationsEl.replaceChildren();
+      return;
+    }
+    this.elicitationsEl.replaceChildren(
+      h('h2', {}, 'An MCP server asks you'),
+      ...pending.map((q) => elicitationForm(q, async (body) => {
+        await api(`/api/traces/${enc(this.traceId)}/elicitations/${enc(q.id)}`, { body });
+        this.model.pendingElicitations = this.model.pendingElicitations.filter((x) => x.id !== q.id);
+        this.renderElicitations();
+      })));
   }
 
   renderDag(model) {

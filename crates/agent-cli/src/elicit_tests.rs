@@ -8,6 +8,7 @@ use super::*;
 fn check(kind: ElicitationKind, typed: &str) -> (ElicitationAnswer, String) {
     let request = ElicitationRequest {
         server: "files".into(),
+        trace_id: None,
         message: "Who are you?".into(),
         kind,
     };

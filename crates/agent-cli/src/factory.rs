@@ -195,7 +195,8 @@ impl LlmClient for WholeAnswers {
 }
 
 /// The runner factory of runs started over HTTP or taken from the queue, with the MCP servers
-/// its runs use (started here, listed again when they say their tools changed).
+/// its runs use (started here with what `client` offers them, listed again when they say their
+/// tools changed).
 pub(crate) async fn build_factory(
     model: &ServeModelArgs,
     file: &FileConfig,
@@ -203,11 +204,12 @@ pub(crate) async fn build_factory(
     provider_config: config::ProviderConfig,
     store: &Arc<dyn TraceStore>,
     location: &crate::store::Location,
+    client: agent_mcp::ClientOptions,
 ) -> Result<(Arc<CliFactory>, Arc<McpServers>)> {
     let approval_rules = crate::approve::rules(file.approvals.as_ref(), file.path.as_deref())?;
     let mut profiles = crate::agents::load(file, &workspace)?;
     let clients = crate::agents::clients(&mut profiles, None, &provider_config, file);
-    let mcp = Arc::new(crate::mcp::start(file, &[], crate::mcp::unattended(None)).await?);
+    let mcp = Arc::new(crate::mcp::start(file, &[], client).await?);
     // Runs take the servers' tools as listed when they start: list them again when a server
     // says they changed.
     let servers = mcp.clone();

@@ -94,6 +94,43 @@ pub(crate) fn unattended(workspace: Option<&Path>) -> ClientOptions {
     )))
 }
 
+/// For `agent run`: with `--serve`, the servers' questions wait for an answer over HTTP (the
+/// viewer shows them beside the run); otherwise they are asked on the terminal.
+pub(crate) fn for_run(model: &crate::cli::ModelArgs) -> ClientOptions {
+    match model.serve {
+        Some(_) => served(model.workspace.as_deref(), crate::elicit_http::run_board()),
+        None => on_terminal(model.workspace.as_deref()),
+    }
+}
+
+/// For `agent chat`: in the full-screen UI (`tui`), the servers' questions are forms on its
+/// screen, arriving on the returned receiver; otherwise they are asked on the terminal.
+pub(crate) fn for_chat(
+    workspace: Option<&Path>,
+    tui: bool,
+) -> (ClientOptions, Option<agent_tui::FormQuestions>) {
+    if !tui {
+        return (on_terminal(workspace), None);
+    }
+    let (asker, forms) = agent_tui::FormAsker::new();
+    let elicitor = Arc::new(crate::elicit_tui::TuiElicitor::new(asker));
+    let options = with_tokens(ClientOptions::new(root(workspace), elicitor))
+        .with_browser(Arc::new(TerminalBrowser));
+    (options, Some(forms))
+}
+
+/// For runs served over HTTP (`agent serve`): the workspace as the root, and the servers'
+/// questions waiting on `board` for an answer over HTTP (declined after its timeout).
+pub(crate) fn served(
+    workspace: Option<&Path>,
+    board: Arc<agent_api::HttpElicitations>,
+) -> ClientOptions {
+    with_tokens(ClientOptions::new(
+        root(workspace),
+        Arc::new(crate::elicit_http::HttpElicitor::new(board)),
+    ))
+}
+
 /// The tokens of the servers signed in to: `mcp-tokens/` in the user's agent folder.
 fn tokens() -> Option<TokenStore> {
     crate::config::user_dir().map(|dir| TokenStore::new(dir.join("mcp-tokens")))

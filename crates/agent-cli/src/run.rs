@@ -26,7 +26,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
     let mcp = mcp::start(
         &FileConfig::load()?,
         &args.model.mcp,
-        mcp::on_terminal(args.model.workspace.as_deref()),
+        mcp::for_run(&args.model),
     )
     .await?;
     let setup = setup(&args.model, mcp::tools(&mcp), None).await?;
@@ -87,12 +87,7 @@ async fn continue_run(args: &RunArgs) -> Result<ExitCode> {
     let recorded = recorded::read(store.as_ref(), &trace_id).await?;
     drop(store);
     let model = with_recorded(&recorded, &args.model);
-    let mcp = mcp::start(
-        &file,
-        &model.mcp,
-        mcp::on_terminal(model.workspace.as_deref()),
-    )
-    .await?;
+    let mcp = mcp::start(&file, &model.mcp, mcp::for_run(&model)).await?;
     let setup = setup(&model, mcp::tools(&mcp), recorded.profile.as_deref()).await?;
     let code = execute(
         &setup,
@@ -140,12 +135,7 @@ pub(crate) async fn resume(args: ResumeArgs) -> Result<ExitCode> {
     let recorded = recorded::read(store.as_ref(), &trace_id).await?;
     drop(store);
     let model = with_recorded(&recorded, &args.model);
-    let mcp = mcp::start(
-        &file,
-        &model.mcp,
-        mcp::on_terminal(model.workspace.as_deref()),
-    )
-    .await?;
+    let mcp = mcp::start(&file, &model.mcp, mcp::for_run(&model)).await?;
     let setup = setup(&model, mcp::tools(&mcp), recorded.profile.as_deref()).await?;
     let code = execute(&setup, &trace_id, &model, None, false).await;
     mcp.shutdown().await;

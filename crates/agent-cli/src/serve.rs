@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_api::{ApiConfig, AppState, ApprovalMode, Server};
+use agent_api::{ApiConfig, AppState, ApprovalMode, HttpElicitations, Server};
 use agent_checkpoint::TraceCheckpoints;
 use agent_execution::TraceStore;
 use agent_mcp::McpServers;
@@ -66,7 +66,11 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         ),
         ..ApiConfig::default()
     };
-    let mut builder = AppState::builder(store.clone()).config(config);
+    // The questions MCP servers ask during runs started here wait on this board.
+    let elicitations = Arc::new(HttpElicitations::default());
+    let mut builder = AppState::builder(store.clone())
+        .config(config)
+        .elicitations(elicitations.clone());
     let mut mcp = Arc::new(McpServers::default());
     let mut factory = None;
     let provider = config::resolve_provider(&args.model.llm, &file);
@@ -81,6 +85,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
                 provider_config,
                 &store,
                 &location,
+                crate::mcp::served(None, elicitations.clone()),
             )
             .await?;
             mcp = built.1;
@@ -195,7 +200,8 @@ impl Drop for Background {
     }
 }
 
-/// Starts the API and viewer on loopback `port` while a run goes on.
+/// Starts the API and viewer on loopback `port` while a run goes on; the MCP servers'
+/// questions wait on [`crate::elicit_http::run_board`].
 pub(crate) async fn background(setup: &Setup, port: u16) -> Result<Background> {
     let store: Arc<dyn TraceStore> = setup.store.clone();
     let config = ApiConfig {
@@ -204,6 +210,7 @@ pub(crate) async fn background(setup: &Setup, port: u16) -> Result<Background> {
     };
     let state = AppState::builder(store)
         .config(config)
+        .elicitations(crate::elicit_http::run_board())
         .build()
         .map_err(|e| UsageError(e.to_string()))?;
     let server = Server::bind(state.clone())

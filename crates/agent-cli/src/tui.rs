@@ -33,12 +33,13 @@ pub(crate) struct Opening {
 }
 
 /// A chat in the full-screen UI, continuing the opening's trace when it names one (run as
-/// `profile`, the agent profile it recorded).
+/// `profile`, the agent profile it recorded); the MCP servers' questions arrive on `forms`.
 pub(crate) async fn chat(
     args: &ModelArgs,
     mcp: &Arc<McpServers>,
     opening: Opening,
     profile: Option<&str>,
+    forms: Option<agent_tui::FormQuestions>,
 ) -> Result<ExitCode> {
     let file = FileConfig::load()?;
     // The workspace as the setup resolves it, for the rules the "always" answers add.
@@ -97,6 +98,10 @@ pub(crate) async fn chat(
         message: opening.message,
         workspace: setup.runner.options().workspace.clone(),
         show_reasoning: setup.show_reasoning,
+        forms,
+        extensions: Some(Arc::new(
+            crate::tui_mcp::McpExtensions::new(mcp.clone()).await,
+        )),
     };
     // While the screen is up, standard error (log lines, notices) goes to the log file.
     let redirect = crate::logs::Redirect::begin("agent chat");

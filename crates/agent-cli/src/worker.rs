@@ -94,6 +94,7 @@ pub(crate) async fn worker(args: WorkerArgs) -> Result<ExitCode> {
         provider,
         &opened.store,
         &opened.location,
+        crate::mcp::unattended(None),
     )
     .await?;
     let worker = worker_for(&args.work, queue, opened.store, factory);

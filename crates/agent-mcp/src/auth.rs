@@ -177,8 +177,8 @@ pub(crate) async fn signed_in_client(
     name: &str,
     url: &str,
     tokens: &TokenStore,
-    http: reqwest::Client,
-) -> Result<Option<AuthClient<reqwest::Client>>, McpError> {
+    http: crate::challenge::KeepingClient,
+) -> Result<Option<AuthClient<crate::challenge::KeepingClient>>, McpError> {
     let path = tokens.path(name);
     let Some(file) = read(&path, url) else {
         return Ok(None);
@@ -264,13 +264,21 @@ pub(crate) fn wanted_scope(error: &(dyn std::error::Error + 'static)) -> Option<
     while let Some(error) = current {
         let text = error.to_string();
         if text.contains("insufficient_scope") || text.contains("insufficient scope") {
-            let start = text.find("scope=\"")? + "scope=\"".len();
-            let end = text[start..].find('"')? + start;
-            return Some(text[start..end].to_owned()).filter(|scope| !scope.trim().is_empty());
+            return scope_in(&text);
         }
         current = error.source();
     }
     None
+}
+
+/// The `scope="…"` of an `insufficient_scope` challenge.
+pub(crate) fn scope_in(challenge: &str) -> Option<String> {
+    if !challenge.contains("insufficient_scope") && !challenge.contains("insufficient scope") {
+        return None;
+    }
+    let start = challenge.find("scope=\"")? + "scope=\"".len();
+    let end = challenge[start..].find('"')? + start;
+    Some(challenge[start..end].to_owned()).filter(|scope| !scope.trim().is_empty())
 }
 
 /// [`login`], asking for `wider` scopes besides those the server's metadata suggests.

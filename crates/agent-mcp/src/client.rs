@@ -93,6 +93,9 @@ impl ClientOptions {
 pub struct ElicitationRequest {
     /// The name of the server asking.
     pub server: String,
+    /// The trace whose tool call the question came during: the trace of the server's newest
+    /// call in flight, `None` when none is (a question outside a tool call).
+    pub trace_id: Option<String>,
     /// What the server says it needs, for people.
     pub message: String,
     /// What kind of answer it wants.

@@ -61,15 +61,16 @@ impl Connection {
             }
             TransportKind::Http => {
                 let tokens = handler.options.tokens.as_ref();
-                let handshake = match http_transport(name, config, tokens).await? {
-                    HttpTransport::Plain(transport) => {
-                        tokio::time::timeout(timeout, client().serve(transport)).await
-                    }
-                    #[cfg(feature = "oauth")]
-                    HttpTransport::SignedIn(transport) => {
-                        tokio::time::timeout(timeout, client().serve(transport)).await
-                    }
-                };
+                let handshake =
+                    match http_transport(name, config, tokens, &handler.challenge).await? {
+                        HttpTransport::Plain(transport) => {
+                            tokio::time::timeout(timeout, client().serve(transport)).await
+                        }
+                        #[cfg(feature = "oauth")]
+                        HttpTransport::SignedIn(transport) => {
+                            tokio::time::timeout(timeout, client().serve(transport)).await
+                        }
+                    };
                 (handshake, None)
             }
         };

@@ -33,6 +33,55 @@ pub(crate) struct Handler {
     pub(crate) changes: Arc<ListChanges>,
     /// Roots and the elicitor.
     pub(crate) options: Arc<ClientOptions>,
+    /// The traces whose tool calls are in flight on the server.
+    pub(crate) callers: Arc<Callers>,
+    /// The last `403 insufficient_scope` challenge of an HTTP server.
+    pub(crate) challenge: Arc<crate::challenge::Challenge>,
+}
+
+/// The traces whose tool calls are in flight on one server, oldest first: a server's question
+/// comes while one of its calls runs, and belongs to that call's trace. JSON-RPC does not say
+/// which call a question belongs to; with calls of several traces in flight at once, the newest
+/// call's trace is taken.
+#[derive(Debug, Default)]
+pub(crate) struct Callers {
+    calls: std::sync::Mutex<Vec<(u64, String)>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl Callers {
+    /// Notes a call of `trace_id` in flight until the returned guard is dropped.
+    pub(crate) fn enter(self: &Arc<Self>, trace_id: &str) -> CallerGuard {
+        let key = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.lock().push((key, trace_id.to_owned()));
+        CallerGuard {
+            callers: self.clone(),
+            key,
+        }
+    }
+
+    /// The trace of the newest call in flight.
+    pub(crate) fn current(&self) -> Option<String> {
+        self.lock().last().map(|(_, trace)| trace.clone())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, String)>> {
+        self.calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Ends a call noted by [`Callers::enter`] when dropped.
+pub(crate) struct CallerGuard {
+    callers: Arc<Callers>,
+    key: u64,
+}
+
+impl Drop for CallerGuard {
+    fn drop(&mut self) {
+        self.callers.lock().retain(|(key, _)| *key != self.key);
+    }
 }
 
 /// How many times a server said each of its lists changed; a receiver wakes at each change.
@@ -137,6 +186,7 @@ impl ClientHandler for Handler {
         };
         let question = ElicitationRequest {
             server: self.server.clone(),
+            trace_id: self.callers.current(),
             message,
             kind,
         };

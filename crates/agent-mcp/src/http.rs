@@ -20,7 +20,11 @@ pub(crate) enum HttpTransport {
     Plain(StreamableHttpClientTransport<reqwest::Client>),
     /// With the token on file, refreshed when it expires.
     #[cfg(feature = "oauth")]
-    SignedIn(StreamableHttpClientTransport<rmcp::transport::auth::AuthClient<reqwest::Client>>),
+    SignedIn(
+        StreamableHttpClientTransport<
+            rmcp::transport::auth::AuthClient<crate::challenge::KeepingClient>,
+        >,
+    ),
 }
 
 /// A streamable HTTP transport over a reqwest client with rustls on ring, with the server's
@@ -29,6 +33,7 @@ pub(crate) async fn http_transport(
     name: &str,
     config: &ServerConfig,
     tokens: Option<&crate::client::Tokens>,
+    challenge: &std::sync::Arc<crate::challenge::Challenge>,
 ) -> Result<HttpTransport, McpError> {
     let invalid = |message: String| McpError::Config {
         server: name.to_owned(),
@@ -61,15 +66,28 @@ pub(crate) async fn http_transport(
     #[cfg(feature = "oauth")]
     if let Some(tokens) = tokens
         && let Some(client) =
-            crate::auth::signed_in_client(name, &url, tokens, client.clone()).await?
+            crate::auth::signed_in_client(name, &url, tokens, keeping(client.clone(), challenge))
+                .await?
     {
         return Ok(HttpTransport::SignedIn(
             StreamableHttpClientTransport::with_client(client, transport_config),
         ));
     }
     #[cfg(not(feature = "oauth"))]
-    let _ = tokens;
+    let _ = (tokens, challenge);
     Ok(HttpTransport::Plain(
         StreamableHttpClientTransport::with_client(client, transport_config),
     ))
+}
+
+/// `client`, keeping the challenge of a `403 insufficient_scope` in `challenge`.
+#[cfg(feature = "oauth")]
+fn keeping(
+    client: reqwest::Client,
+    challenge: &std::sync::Arc<crate::challenge::Challenge>,
+) -> crate::challenge::KeepingClient {
+    crate::challenge::KeepingClient {
+        inner: client,
+        challenge: challenge.clone(),
+    }
 }

@@ -46,6 +46,7 @@
 #[cfg(feature = "oauth")]
 mod auth;
 mod catalog;
+mod challenge;
 mod client;
 mod config;
 mod connection;

@@ -89,6 +89,8 @@ impl McpServer {
             server: name.to_owned(),
             changes: Arc::new(ListChanges::new()),
             options,
+            callers: Arc::default(),
+            challenge: Arc::default(),
         };
         let connection = Connection::open(name, &config, kind, &handler).await?;
         let listed =
@@ -181,6 +183,12 @@ impl McpServer {
     /// What the server said it offers (tools, prompts, resources) in its handshake.
     pub fn capabilities(&self) -> &ServerCapabilities {
         &self.capabilities
+    }
+
+    /// Notes a tool call of `trace_id` in flight until the guard is dropped, so the server's
+    /// questions meanwhile are asked for that trace.
+    pub(crate) fn calling_for(&self, trace_id: &str) -> crate::handler::CallerGuard {
+        self.handler.callers.enter(trace_id)
     }
 
     /// The counters of the server's list changes (tools, prompts, resources).
@@ -293,8 +301,10 @@ impl McpServer {
     #[cfg(feature = "oauth")]
     async fn step_up(&self, error: &ServiceError) -> bool {
         let options = &self.handler.options;
+        // The transport drops the challenge from the error; the client kept it.
+        let kept = self.handler.challenge.take();
         let (Some(scope), Some(tokens), Some(browser)) = (
-            crate::auth::wanted_scope(error),
+            crate::auth::wanted_scope(error).or_else(|| crate::auth::scope_in(&kept?)),
             &options.tokens,
             &options.browser,
         ) else {

@@ -137,6 +137,7 @@ impl Tool for McpTool {
             }
         };
         let timeout = self.call_timeout(&ctx.limits);
+        let _caller = self.server.calling_for(&ctx.trace_id);
         match self
             .server
             .call_tool(&self.mcp_name, arguments, timeout)

@@ -63,6 +63,10 @@ pub struct App {
     pub(crate) asks: VecDeque<Ask>,
     /// The reason being typed after `n` at a question.
     pub(crate) reason: Option<String>,
+    /// The servers' questions to the person, in a form (`elicit.rs`).
+    pub(crate) forms: crate::elicit::Forms,
+    /// The embedder's slash commands (`extend.rs`), with their `/`, and what each does.
+    pub(crate) extra_commands: Vec<(String, String)>,
     /// Messages sent to the running turn and not recorded yet.
     pub(crate) queued: Vec<String>,
     /// Whether a turn runs.
@@ -98,6 +102,8 @@ impl App {
             input: Editor::default(),
             asks: VecDeque::new(),
             reason: None,
+            forms: crate::elicit::Forms::default(),
+            extra_commands: Vec::new(),
             queued: Vec::new(),
             running: false,
             scroll: 0,
@@ -164,6 +170,11 @@ impl App {
         self.settle_streaming();
         self.cells.push(Cell::Error(text.into()));
         self.scroll = 0;
+    }
+
+    /// Adds a server's question to fill in, shown over everything else.
+    pub fn elicit(&mut self, question: crate::elicit::FormQuestion) {
+        self.forms.push(question);
     }
 
     /// Adds a question to answer.

@@ -35,6 +35,12 @@ impl Session {
                 let mut text: Vec<String> = COMMANDS
                     .iter()
                     .map(|(name, about)| format!("{name:<10} {about}"))
+                    .chain(
+                        self.app
+                            .extra_commands
+                            .iter()
+                            .map(|(name, about)| format!("{name} {about}")),
+                    )
                     .collect();
                 text.push(KEYS.to_owned());
                 self.app.notice(text.join("\n"));
@@ -63,9 +69,22 @@ impl Session {
             "rewind" => self.rewind(&rest).await,
             "diff" => self.diff(&rest).await,
             "resume" => self.resume(rest.first().copied()).await,
-            other => self
-                .app
-                .notice(format!("unknown command /{other}; /help lists them")),
+            other => {
+                let args = line.trim_start()[other.len()..].trim();
+                let extensions = self.extensions.clone();
+                match extensions {
+                    Some(extensions) => match extensions.command(other, args).await {
+                        Some(Ok(message)) => self.send(message).await,
+                        Some(Err(error)) => self.app.notice(error),
+                        None => self
+                            .app
+                            .notice(format!("unknown command /{other}; /help lists them")),
+                    },
+                    None => self
+                        .app
+                        .notice(format!("unknown command /{other}; /help lists them")),
+                }
+            }
         }
     }
 

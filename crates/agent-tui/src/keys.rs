@@ -65,6 +65,10 @@ impl App {
     pub fn on_key(&mut self, key: KeyEvent) -> Action {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let interrupt = ctrl && key.code == KeyCode::Char('c');
+        if self.forms.is_open() {
+            self.forms.key(key);
+            return Action::Nothing;
+        }
         if !self.asks.is_empty() {
             return self.answer_key(key, interrupt);
         }
@@ -153,6 +157,12 @@ impl App {
     fn complete(&mut self) {
         let before = &self.input.text[..self.input.cursor];
         self.completion = crate::complete::candidates(before, &self.files);
+        // The embedder's commands complete as the built-in ones do.
+        if before.starts_with('/') && !before.contains(char::is_whitespace) {
+            let extra = self.extra_commands.iter().map(|(name, _)| name);
+            let matching = extra.filter(|name| name.starts_with(before) && name.as_str() != before);
+            self.completion.items.extend(matching.cloned());
+        }
     }
 
     fn accept_completion(&mut self) {

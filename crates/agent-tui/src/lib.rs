@@ -9,10 +9,11 @@
 //! [`AgentRunner`] its embedder built and shows the trace's live feed ([`agent_execution::watch_live`]) — the
 //! events the store records and the text deltas of model calls — so the screen shows what the
 //! trace holds. Risky calls are asked through the [`Approver`] the embedder puts in the
-//! runner's options. `/rewind` and `/diff` read the checkpoints the runner's options name,
-//! through `agent-plan`'s rewinds. Depends on `agent-execution`, `agent-goal`, `agent-runner`
-//! and `agent-plan`, never on the command line, a concrete store or a provider; `ratatui` (its
-//! crossterm backend only) draws.
+//! runner's options; a tool's server's questions to the person arrive through a [`FormAsker`]
+//! and are filled in in a modal form. `/rewind` and `/diff` read the checkpoints the runner's
+//! options name, through `agent-plan`'s rewinds. Depends on `agent-execution`, `agent-goal`,
+//! `agent-runner` and `agent-plan`, never on the command line, a concrete store or a provider;
+//! `ratatui` (its crossterm backend only) draws.
 //!
 //! The state ([`App`]) is apart from the terminal, so every screen can be drawn on a test
 //! backend:
@@ -45,6 +46,8 @@ mod cells;
 mod commands;
 mod complete;
 mod diff_view;
+mod elicit;
+mod extend;
 mod history;
 mod input;
 mod keys;
@@ -59,6 +62,8 @@ mod wrap;
 pub use app::{App, Status};
 pub use approval::{Answer, Approver, Ask, Describe, Questions};
 pub use cells::{Cell, ToolCell, ToolState};
+pub use elicit::{FormAnswer, FormAsker, FormQuestion, FormQuestions};
+pub use extend::Extensions;
 pub use keys::Action;
 pub use session::{Explain, Options, run};
 pub use view::draw;

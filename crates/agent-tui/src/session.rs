@@ -41,6 +41,10 @@ pub struct Options {
     pub explain: Option<Explain>,
     /// Where log lines go while the screen is up, said in the greeting.
     pub log_file: Option<PathBuf>,
+    /// The questions of the tools' servers to fill in, from a [`FormAsker`](crate::FormAsker).
+    pub forms: Option<crate::elicit::FormQuestions>,
+    /// The embedder's commands, mentions and last look at each message.
+    pub extensions: Option<std::sync::Arc<dyn crate::Extensions>>,
 }
 
 /// Says how a turn that did not complete ended, for people; it may ask a server (the models
@@ -66,6 +70,7 @@ pub(crate) struct Session {
     /// Messages typed as the turn ended, for the next one.
     waiting: Vec<String>,
     pub(crate) quit: bool,
+    pub(crate) extensions: Option<std::sync::Arc<dyn crate::Extensions>>,
 }
 
 /// Runs a session in the terminal until the user leaves; returns the trace it ended on.
@@ -81,6 +86,10 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
     app.set_reasoning_unfolded(options.show_reasoning);
     app.history = crate::history::History::load(&options.workspace);
     app.files = crate::complete::workspace_files(&options.workspace);
+    if let Some(extensions) = &options.extensions {
+        app.extra_commands = extensions.commands();
+        app.files.extend(extensions.mentions());
+    }
     let mut greeting = format!(
         "agent · {} · {}\nType a message and Enter · /help lists commands and keys · Ctrl-C stops a turn, twice quits",
         app.status.model,
@@ -100,6 +109,7 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
         explain: options.explain,
         waiting: Vec::new(),
         quit: false,
+        extensions: options.extensions,
     };
     if let Some(trace_id) = options.trace_id {
         session.follow(trace_id);
@@ -109,6 +119,8 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
         session.start_turn(&message).await;
     }
     let mut questions = options.questions;
+    let (_no_forms, none) = crate::elicit::FormAsker::new();
+    let mut forms = options.forms.unwrap_or(none);
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     while !session.quit {
         session.app.now = Instant::now();
@@ -124,6 +136,7 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
                 }
             }
             Some(ask) = questions.recv() => session.app.ask(ask),
+            Some(question) = forms.recv() => session.app.elicit(question),
             _ = tick.tick() => {}
         }
     }
@@ -217,7 +230,14 @@ impl Session {
         self.app.reset(None);
     }
 
-    async fn send(&mut self, text: String) {
+    pub(crate) async fn send(&mut self, text: String) {
+        let text = match &self.extensions {
+            Some(extensions) => match extensions.message(&text).await {
+                Ok(text) => text,
+                Err(error) => return self.app.error(error),
+            },
+            None => text,
+        };
         if self.app.running {
             let sent = self
                 .trace_id

@@ -54,6 +54,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     if !app.asks.is_empty() {
         draw_question(frame, app, area);
     }
+    crate::elicit::draw(frame, &app.forms, area);
 }
 
 /// Draws the plan panel in `area` and returns the room left for the conversation.

@@ -12,7 +12,8 @@ use axum::response::IntoResponse;
 
 use crate::approvals::PendingApproval;
 use crate::routes::{
-    ErrorObject, ErrorResponse, fork, goals, plans, rewind, runs, templates, traces, watch,
+    ErrorObject, ErrorResponse, elicitations, fork, goals, plans, rewind, runs, templates, traces,
+    watch,
 };
 use crate::schemas;
 use ids::TraceIdRules;
@@ -24,7 +25,7 @@ use ids::TraceIdRules;
     info(
         title = "agent-api",
         description = "Traces of agent runs: list, inspect, watch live over WebSocket, start, \
-            cancel, resume, fork, rewind files to a goal, approve, plan a task, edit the plan and run it. Errors are `{\"error\": {\"code\", \"message\"}}`. When the \
+            cancel, resume, fork, rewind files to a goal, approve, answer an MCP server's questions, plan a task, edit the plan and run it. Errors are `{\"error\": {\"code\", \"message\"}}`. When the \
             server has a token, send `Authorization: Bearer <token>`.",
         license(name = "MIT OR Apache-2.0"),
     ),
@@ -42,6 +43,8 @@ use ids::TraceIdRules;
         rewind::rewind_trace,
         rewind::goal_diff,
         runs::decide_approval,
+        elicitations::list_elicitations,
+        elicitations::answer_elicitation,
         templates::list_templates,
         templates::start_template_run,
         plans::start_plan,
@@ -57,6 +60,7 @@ use ids::TraceIdRules;
         ErrorResponse,
         ErrorObject,
         PendingApproval,
+        crate::elicitations::PendingElicitation,
         schemas::EventDoc,
         schemas::ConnectedEventDoc,
         schemas::MessageMetadataDoc,

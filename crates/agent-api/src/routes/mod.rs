@@ -4,6 +4,7 @@
 //! - [`traces`]: list, read, messages, events.
 //! - [`runs`]: start, cancel, resume, messages, approvals; [`run_settings`]: what a request may
 //!   set about a run (limits, approval mode, workspace) and how it is checked.
+//! - [`elicitations`]: the questions MCP servers ask the person of a served run.
 //! - [`fork`]: fork a trace at a goal or after a message; [`rewind`]: put a workspace's files
 //!   back as at a goal's start (and fork there), a goal's diff.
 //! - [`templates`]: list plan templates, start a run from one.
@@ -11,6 +12,7 @@
 //! - [`watch`]: the live WebSocket.
 //! - [`viewer`]: `GET /` (the viewer page) and its script and style sheet under `/static/`.
 
+pub(crate) mod elicitations;
 pub(crate) mod fork;
 pub(crate) mod goals;
 pub(crate) mod plans;

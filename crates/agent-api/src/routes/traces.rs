@@ -131,6 +131,9 @@ pub(crate) struct TraceDetail {
     pub(crate) sub_traces: Vec<Trace>,
     /// Risky tool calls of a run of this server waiting for a decision, oldest first.
     pub(crate) pending_approvals: Vec<PendingApproval>,
+    /// The questions MCP servers asked its run that wait for an answer (as
+    /// `GET /api/traces/{id}/elicitations` lists them).
+    pub(crate) pending_elicitations: Vec<crate::elicitations::PendingElicitation>,
     /// The totals of the trace and all its sub-traces, recursively (`trace` counts its own
     /// messages only): what its `max_cost` budget counts.
     #[schema(value_type = TraceStatsDoc)]
@@ -189,6 +192,7 @@ pub(crate) async fn get_trace(
         goal_tree,
         sub_traces,
         pending_approvals,
+        pending_elicitations: state.elicitations().pending(&trace_id),
         total_stats_with_sub_traces,
         interrupted,
         tokens_estimated,

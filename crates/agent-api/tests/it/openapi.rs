@@ -66,6 +66,8 @@ async fn the_document_is_served_and_lists_every_route() {
             "/api/traces/{trace_id}",
             "/api/traces/{trace_id}/approvals/{tool_call_id}",
             "/api/traces/{trace_id}/cancel",
+            "/api/traces/{trace_id}/elicitations",
+            "/api/traces/{trace_id}/elicitations/{elicitation_id}",
             "/api/traces/{trace_id}/events",
             "/api/traces/{trace_id}/fork",
             "/api/traces/{trace_id}/goal_tree",

@@ -168,6 +168,7 @@ async fn a_trace_comes_with_its_goal_tree_sub_traces_and_pending_approvals() {
             "goal_tree",
             "interrupted",
             "pending_approvals",
+            "pending_elicitations",
             "sub_traces",
             "tokens_estimated",
             "total_stats_with_sub_traces",
@@ -194,6 +195,11 @@ async fn a_trace_comes_with_its_goal_tree_sub_traces_and_pending_approvals() {
     );
     assert_eq!(answer.json["sub_traces"][0]["trace_id"], sub.as_str());
     assert_eq!(answer.json["pending_approvals"], json!([]));
+    assert_eq!(answer.json["pending_elicitations"], json!([]));
+    let listed = get(&state, &format!("/api/traces/{main}/elicitations")).await;
+    assert_eq!(listed.json["elicitations"], json!([]), "{}", listed.text);
+    let unknown = get(&state, "/api/traces/nosuchtrace/elicitations").await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
     // A sub-trace id contains `@`; it is a valid path segment.
     let answer = get(&state, &format!("/api/traces/{sub}")).await;
     assert_eq!(answer.status, StatusCode::OK);

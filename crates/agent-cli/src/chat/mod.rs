@@ -77,20 +77,15 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
         None => (args.model.clone(), None),
     };
     drop(store);
-    let mcp = Arc::new(
-        mcp::start(
-            &file,
-            &model.mcp,
-            mcp::on_terminal(model.workspace.as_deref()),
-        )
-        .await?,
-    );
-    if crate::tui::wanted(args.no_tui) {
+    let tui = crate::tui::wanted(args.no_tui);
+    let (client, forms) = mcp::for_chat(model.workspace.as_deref(), tui);
+    let mcp = Arc::new(mcp::start(&file, &model.mcp, client).await?);
+    if tui {
         let opening = crate::tui::Opening {
             trace_id,
             message: args.message.clone(),
         };
-        let ended = crate::tui::chat(&model, &mcp, opening, profile.as_deref()).await;
+        let ended = crate::tui::chat(&model, &mcp, opening, profile.as_deref(), forms).await;
         mcp.shutdown().await;
         return ended;
     }
@@ -151,7 +146,11 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
                     continue;
                 }
                 input.remember(line);
-                turn(&mut session, line, &current).await?;
+                // `@server:uri`: the resource's contents go with the message.
+                match crate::mcp_mentions::attach(&session.mcp, line).await {
+                    Ok(message) => turn(&mut session, &message, &current).await?,
+                    Err(error) => note(&error),
+                }
             }
         }
     }

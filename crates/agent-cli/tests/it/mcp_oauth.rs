@@ -14,7 +14,7 @@ use agent_test_support::pty::Terminal;
 use serde_json::{Value, json};
 
 /// A script of the test servers, failing loudly when their packages are not installed.
-fn test_server(script: &str) -> String {
+pub(crate) fn test_server(script: &str) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp");
     assert!(
         dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
@@ -142,7 +142,7 @@ async fn call(env: &CliEnv, tool: &str) -> String {
 }
 
 /// Every file under `dir`, read as text.
-fn all_text(dir: &Path) -> String {
+pub(crate) fn all_text(dir: &Path) -> String {
     let mut text = String::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return text;
