@@ -29,7 +29,7 @@ pub use copy::{Copied, copy_trace};
 pub use error::StoreError;
 pub use memory::InMemoryTraceStore;
 pub use state::{Commit, ReplayError, TraceState};
-pub use undo::Undo;
+pub use undo::{Undo, commit_ops};
 
 use crate::bus::EventBus;
 use crate::event::{Event, EventKind};
@@ -418,44 +418,6 @@ async fn write_ops(
     let (events, outputs) = commit_ops(txn, ops, &stored, &now_rfc3339()).await?;
     bus.publish(&trace_id, &events);
     Ok(outputs)
-}
-
-/// Plans `ops` in the locked trace's state ([`plan_commit`]) and commits them: the one way a
-/// write reaches a store. Returns the committed events, for the caller to publish, and one output
-/// per op. On any error — a refused op or a failed commit — the trace's state is put back as it
-/// was and nothing is written. A batch that produces no event commits nothing.
-///
-/// `stored` holds the current versions of the messages that `UpdateMessage` ops name (see
-/// [`messages_to_read`]); `now` stamps what the batch creates or changes.
-pub async fn commit_ops(
-    txn: &mut (dyn TraceTxn + '_),
-    ops: Vec<WriteOp>,
-    stored: &HashMap<u64, Message>,
-    now: &str,
-) -> Result<(Vec<Event>, Vec<WriteOutput>), StoreError> {
-    let Some(state) = txn.state_mut() else {
-        return Err(StoreError::Internal(
-            "a new trace must be created first".into(),
-        ));
-    };
-    let trace_id = state.trace.trace_id.clone();
-    let (commit, outputs, undo) = plan_commit(state, ops, stored, now)?;
-    if commit.events.is_empty() {
-        return Ok((Vec::new(), outputs));
-    }
-    match txn.commit(commit).await {
-        Ok(events) => Ok((events, outputs)),
-        Err(error) => {
-            match txn.state_mut() {
-                Some(state) => undo.restore(state),
-                None => tracing::error!(
-                    %trace_id,
-                    "a failed commit lost the trace's state; the trace must be opened again"
-                ),
-            }
-            Err(error)
-        }
-    }
 }
 
 /// Creates one trace with the given id.

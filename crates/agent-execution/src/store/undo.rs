@@ -1,5 +1,6 @@
 //! [`Undo`]: what a write planned in place changed in a trace's state, kept so that a refused op
-//! or a failed commit puts the state back as it was.
+//! or a failed commit puts the state back as it was; and [`commit_ops`], which plans a write,
+//! commits it and undoes it on failure.
 //!
 //! A write is planned on the state the locked trace holds, not on a copy of it: most commits add
 //! a message, which changes a few counters, the trace's totals and the statistics of the
@@ -9,9 +10,13 @@
 //! else in it changes), each goal whose statistics a message changed (or the whole tree once
 //! its shape changes).
 
+use std::collections::HashMap;
+
 use agent_goal::{Goal, GoalTree};
 
-use crate::store::TraceState;
+use crate::event::Event;
+use crate::message::Message;
+use crate::store::{StoreError, TraceState, TraceTxn, WriteOp, WriteOutput, plan_commit};
 use crate::trace::Trace;
 
 /// The versions before a planned write of everything it changed in a [`TraceState`]; see
@@ -132,6 +137,44 @@ impl Undo {
             // Every kept goal is in the tree as it is now: none was removed without the whole
             // tree being kept first, and a goal never changes its parent.
             let _ = state.goal_tree.replace(goal);
+        }
+    }
+}
+
+/// Plans `ops` in the locked trace's state ([`plan_commit`]) and commits them: the one way a
+/// write reaches a store. Returns the committed events, for the caller to publish, and one output
+/// per op. On any error — a refused op or a failed commit — the trace's state is put back as it
+/// was and nothing is written. A batch that produces no event commits nothing.
+///
+/// `stored` holds the current versions of the messages that `UpdateMessage` ops name, read
+/// through the transaction before; `now` stamps what the batch creates or changes.
+pub async fn commit_ops(
+    txn: &mut (dyn TraceTxn + '_),
+    ops: Vec<WriteOp>,
+    stored: &HashMap<u64, Message>,
+    now: &str,
+) -> Result<(Vec<Event>, Vec<WriteOutput>), StoreError> {
+    let Some(state) = txn.state_mut() else {
+        return Err(StoreError::Internal(
+            "a new trace must be created first".into(),
+        ));
+    };
+    let trace_id = state.trace.trace_id.clone();
+    let (commit, outputs, undo) = plan_commit(state, ops, stored, now)?;
+    if commit.events.is_empty() {
+        return Ok((Vec::new(), outputs));
+    }
+    match txn.commit(commit).await {
+        Ok(events) => Ok((events, outputs)),
+        Err(error) => {
+            match txn.state_mut() {
+                Some(state) => undo.restore(state),
+                None => tracing::error!(
+                    %trace_id,
+                    "a failed commit lost the trace's state; the trace must be opened again"
+                ),
+            }
+            Err(error)
         }
     }
 }
