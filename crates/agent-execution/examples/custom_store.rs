@@ -104,6 +104,10 @@ impl TraceTxn for HashMapTxn<'_> {
         self.state.as_ref()
     }
 
+    fn state_mut(&mut self) -> Option<&mut TraceState> {
+        self.state.as_mut()
+    }
+
     async fn read_message(&mut self, sequence: u64) -> Result<Option<Message>, StoreError> {
         Ok(self
             .store
@@ -112,12 +116,19 @@ impl TraceTxn for HashMapTxn<'_> {
     }
 
     async fn commit(&mut self, commit: Commit) -> Result<Vec<Event>, StoreError> {
+        // The state after the write: planned in place in `self.state`, or the new trace's.
+        if let Some(created) = commit.created {
+            self.state = Some(created);
+        }
+        let Some(state) = &self.state else {
+            return Err(StoreError::Internal("no state to commit".into()));
+        };
         // The whole commit is applied under one lock, so readers see it all or nothing.
         let mut traces = self.store.traces();
         let record = traces
             .entry(self.trace_id.clone())
             .or_insert_with(|| Record {
-                state: commit.state.clone(),
+                state: state.clone(),
                 messages: Vec::new(),
                 events: Vec::new(),
             });
@@ -129,8 +140,7 @@ impl TraceTxn for HashMapTxn<'_> {
             }
         }
         record.events.extend(commit.events.iter().cloned());
-        record.state = commit.state.clone();
-        self.state = Some(commit.state);
+        record.state = state.clone();
         Ok(commit.events)
     }
 }

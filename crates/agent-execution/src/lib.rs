@@ -85,7 +85,7 @@ pub use loop_guard::LoopGuard;
 pub use message::{Message, MessageUpdate, NewMessage, Role, describe};
 pub use store::{
     Commit, Copied, Doorbell, InMemoryTraceStore, StoreError, TraceState, TraceStore, TraceTxn,
-    WriteOp, WriteOutput, copy_trace, plan_commit,
+    Undo, WriteOp, WriteOutput, commit_ops, copy_trace, plan_commit,
 };
 pub use trace::{
     ForkOrigin, ModelSettings, NewTrace, ParentLink, Trace, TraceFilter, TraceLimits, TraceMode,

@@ -32,7 +32,7 @@
 
 use std::collections::HashMap;
 
-use agent_execution::{StoreError, TraceStatus, TraceStore, WriteOp, plan_commit};
+use agent_execution::{StoreError, TraceStatus, TraceStore, WriteOp, commit_ops};
 use agent_goal::now_rfc3339;
 
 use agent_runner::{MAX_GOAL_TEXT_CHARS, MAX_PLAN_GOALS};
@@ -134,11 +134,8 @@ pub async fn apply(
     if ops.is_empty() {
         return Ok(tree);
     }
-    let (commit, _) = plan_commit(state, ops, &HashMap::new(), &now)?;
-    if !commit.events.is_empty() {
-        let events = txn.commit(commit).await?;
-        store.event_bus().publish(trace_id, &events);
-    }
+    let (events, _) = commit_ops(txn.as_mut(), ops, &HashMap::new(), &now).await?;
+    store.event_bus().publish(trace_id, &events);
     Ok(tree)
 }
 

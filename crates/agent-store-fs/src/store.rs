@@ -118,6 +118,28 @@ impl FileSystemTraceStore {
         .await
     }
 
+    /// Reads from a trace's state; `None` when it does not exist. The state of a trace this
+    /// instance writes is current in memory, so it is read on the caller's thread, without a
+    /// hand-off to the blocking pool (the runner reads the goal tree at every step).
+    async fn read_state<R: Send + 'static>(
+        &self,
+        trace_id: &str,
+        read: fn(&TraceState) -> R,
+    ) -> Result<Option<R>, StoreError> {
+        validate_trace_id(trace_id)?;
+        let guard = self.slot(trace_id).lock_owned().await;
+        if let Some(state) = guard.writer_state() {
+            return Ok(Some(read(state)));
+        }
+        let (_, result) = blocking(guard, move |slot| match slot.load() {
+            Ok(state) => Ok(Some(read(state))),
+            Err(StoreError::NotFound { .. }) => Ok(None),
+            Err(error) => Err(error),
+        })
+        .await?;
+        result
+    }
+
     /// Loads a trace that must exist and reads from it.
     async fn read_existing<R: Send + 'static>(
         &self,
@@ -200,6 +222,10 @@ impl TraceTxn for FsTxn<'_> {
         self.slot.as_ref().and_then(|slot| slot.state())
     }
 
+    fn state_mut(&mut self) -> Option<&mut TraceState> {
+        self.slot.as_mut().and_then(|slot| slot.state_mut())
+    }
+
     async fn read_message(&mut self, sequence: u64) -> Result<Option<Message>, StoreError> {
         let (guard, result) = blocking(self.take()?, move |slot| slot.message(sequence)).await?;
         self.slot = Some(guard);
@@ -226,7 +252,8 @@ impl TraceTxn for FsTxn<'_> {
 }
 
 /// Serialises a commit: the event lines, and which message files it puts behind the log. The
-/// commit's state moves into the result; its events come back, for the caller to publish.
+/// state of a trace the commit creates moves into the result; its events come back, for the
+/// caller to publish.
 fn prepare(commit: Commit) -> Result<(Prepared, Vec<Event>), StoreError> {
     let mut bytes = Vec::new();
     let mut events = Vec::with_capacity(commit.events.len());
@@ -250,7 +277,7 @@ fn prepare(commit: Commit) -> Result<(Prepared, Vec<Event>), StoreError> {
     let prepared = Prepared {
         bytes,
         events,
-        state: commit.state,
+        created: commit.created,
         messages: commit.messages.iter().map(|m| m.sequence).collect(),
         trace_changed: commit.trace_changed,
         goal_tree_changed: commit.goal_tree_changed,
@@ -295,8 +322,7 @@ impl TraceStore for FileSystemTraceStore {
     }
 
     async fn get_trace(&self, trace_id: &str) -> Result<Option<Trace>, StoreError> {
-        self.read(trace_id, |slot| Ok(slot.load()?.trace.clone()))
-            .await
+        self.read_state(trace_id, |state| state.trace.clone()).await
     }
 
     async fn list_traces(&self, filter: &TraceFilter) -> Result<Vec<Trace>, StoreError> {
@@ -311,7 +337,7 @@ impl TraceStore for FileSystemTraceStore {
     }
 
     async fn get_goal_tree(&self, trace_id: &str) -> Result<Option<GoalTree>, StoreError> {
-        self.read(trace_id, |slot| Ok(slot.load()?.goal_tree.clone()))
+        self.read_state(trace_id, |state| state.goal_tree.clone())
             .await
     }
 

@@ -177,6 +177,10 @@ impl TraceTxn for PgTxn {
         self.state.as_ref()
     }
 
+    fn state_mut(&mut self) -> Option<&mut TraceState> {
+        self.state.as_mut()
+    }
+
     async fn read_message(&mut self, sequence: u64) -> Result<Option<Message>, StoreError> {
         let row = self
             .client()?
@@ -194,18 +198,23 @@ impl TraceTxn for PgTxn {
         .transpose()
     }
 
-    async fn commit(&mut self, commit: Commit) -> Result<Vec<Event>, StoreError> {
+    async fn commit(&mut self, mut commit: Commit) -> Result<Vec<Event>, StoreError> {
         if !self.open {
             // A second commit through the same lock: lock the row again and check that no one
             // wrote in between.
             let state = self.lock_row().await?;
-            let expected = self.state.as_ref().map(|state| state.last_event_id);
+            // The state was planned in place: the row must still be at the event before this
+            // commit's first.
+            let expected = commit.events.first().map(|event| event.event_id - 1);
             if state.map(|state| state.last_event_id) != expected {
                 return Err(StoreError::Internal(format!(
                     "trace {} changed between two commits of one write",
                     self.trace_id
                 )));
             }
+        }
+        if let Some(created) = commit.created.take() {
+            self.state = Some(created);
         }
         let client = self.client()?;
         // Prepared once per connection; afterwards a statement costs no round trip of its own.
@@ -216,7 +225,12 @@ impl TraceTxn for PgTxn {
             client.prepare_cached("SELECT pg_notify($1, $2)"),
         )
         .map_err(db)?;
-        let state = &commit.state;
+        let Some(state) = self.state.as_ref() else {
+            return Err(StoreError::Internal(format!(
+                "trace {} has no state to commit",
+                self.trace_id
+            )));
+        };
         let ids: Vec<i64> = commit.events.iter().map(|e| signed(e.event_id)).collect();
         let events: Vec<Json<_>> = commit.events.iter().map(Json).collect();
         let sequences: Vec<i64> = commit.messages.iter().map(|m| signed(m.sequence)).collect();
@@ -280,8 +294,7 @@ impl TraceTxn for PgTxn {
         )
         .map_err(db)?;
         self.open = false;
-        let finished = commit.state.trace.status.is_finished();
-        self.state = Some(commit.state);
+        let finished = state.trace.status.is_finished();
         if finished && let Err(error) = self.locks.release(&self.trace_id).await {
             tracing::warn!(%error, trace_id = %self.trace_id, "releasing a trace's writer lock failed");
         }

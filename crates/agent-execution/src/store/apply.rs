@@ -14,6 +14,7 @@ use crate::ids::{message_id, split_message_id};
 use crate::message::{Message, MessageUpdate, NewMessage, describe};
 use crate::store::StoreError;
 use crate::store::state::{Commit, TraceState, absorb_message};
+use crate::store::undo::Undo;
 use crate::trace::{Trace, TraceOutcome, TraceUpdate};
 
 /// One change to a trace; a batch of them is written atomically by [`crate::TraceStore::batch`].
@@ -89,19 +90,23 @@ pub enum WriteOutput {
     Done,
 }
 
-/// Plans a batch of writes against a trace's state.
+/// Plans a batch of writes against a trace's state, changing `state` in place into the state
+/// after the write.
 ///
 /// `stored` holds the current versions of the messages that `UpdateMessage` ops name (by
-/// sequence); the store reads them before planning. On any error nothing is planned, so nothing
-/// may be written. `now` stamps everything the batch creates or changes.
+/// sequence); the store reads them before planning. On any error `state` is put back as it was
+/// and nothing is planned, so nothing may be written. On success the returned [`Undo`] puts it
+/// back if the commit then fails. `now` stamps everything the batch creates or changes.
 pub fn plan_commit(
-    state: &TraceState,
+    state: &mut TraceState,
     ops: Vec<WriteOp>,
     stored: &HashMap<u64, Message>,
     now: &str,
-) -> Result<(Commit, Vec<WriteOutput>), StoreError> {
+) -> Result<(Commit, Vec<WriteOutput>, Undo), StoreError> {
+    let first_event_id = state.last_event_id + 1;
     let mut planner = Planner {
-        state: state.clone(),
+        undo: Undo::new(state),
+        state,
         trace_changed: false,
         goal_tree_changed: false,
         kinds: Vec::new(),
@@ -111,10 +116,17 @@ pub fn plan_commit(
     };
     let mut outputs = Vec::with_capacity(ops.len());
     for op in ops {
-        outputs.push(planner.apply(op)?);
+        match planner.apply(op) {
+            Ok(output) => outputs.push(output),
+            Err(error) => {
+                planner.undo.restore(planner.state);
+                return Err(error);
+            }
+        }
     }
     let Planner {
-        state: mut next,
+        state,
+        undo,
         trace_changed,
         goal_tree_changed,
         kinds,
@@ -126,20 +138,20 @@ pub fn plan_commit(
         .into_iter()
         .enumerate()
         .map(|(index, kind)| Event {
-            event_id: state.last_event_id + 1 + index as u64,
+            event_id: first_event_id + index as u64,
             kind,
             commit_continues: index + 1 < count,
         })
         .collect();
-    next.last_event_id = state.last_event_id + count as u64;
+    state.last_event_id = first_event_id - 1 + count as u64;
     let commit = Commit {
         trace_changed,
         goal_tree_changed,
-        state: next,
+        created: None,
         events,
         messages: messages.into_values().collect(),
     };
-    Ok((commit, outputs))
+    Ok((commit, outputs, undo))
 }
 
 /// The sequences of the stored messages a batch needs to read before it can be planned.
@@ -161,9 +173,10 @@ pub fn messages_to_read(state: &TraceState, ops: &[WriteOp]) -> Vec<u64> {
 }
 
 struct Planner<'a> {
-    /// The state after the ops applied so far; a copy of the trace's, so an error leaves the
-    /// trace as it was.
-    state: TraceState,
+    /// The state after the ops applied so far: the trace's own, changed in place.
+    state: &'a mut TraceState,
+    /// What the ops changed in `state`, to put back on an error.
+    undo: Undo,
     /// Whether an op changed the trace's record; tracked as the ops apply, so the planned state
     /// need not be compared with the old one.
     trace_changed: bool,
@@ -255,6 +268,10 @@ impl Planner<'_> {
             created_at: self.now.to_owned(),
             metadata: new.metadata,
         };
+        self.undo.save_totals(&self.state.trace);
+        if let Some(goal_id) = &message.goal_id {
+            self.undo.save_goal_chain(&self.state.goal_tree, goal_id);
+        }
         let affected = absorb_message(&mut self.state.trace, &mut self.state.goal_tree, &message)?;
         self.state.last_sequence = sequence;
         self.trace_changed = true;
@@ -325,8 +342,10 @@ impl Planner<'_> {
             self.push(EventKind::GoalTreeUpdated {
                 goal_tree: self.state.goal_tree.clone(),
             });
+            self.undo.keep_goal_tree(before);
         }
         if self.state.trace.current_goal_id.as_deref() != self.state.goal_tree.current_id() {
+            self.undo.save_trace(&self.state.trace);
             self.state.trace.current_goal_id = self.state.goal_tree.current_id().map(str::to_owned);
             self.trace_changed();
         }
@@ -335,6 +354,7 @@ impl Planner<'_> {
 
     /// Stamps the trace and queues a `trace_updated` event carrying it.
     fn trace_changed(&mut self) {
+        self.undo.save_trace(&self.state.trace);
         self.trace_changed = true;
         self.state.trace.updated_at = self.now.to_owned();
         self.push(EventKind::TraceUpdated {
@@ -364,6 +384,7 @@ impl Planner<'_> {
             trace.limits = limits;
         }
         if self.state.trace != before {
+            self.undo.keep_trace(before);
             self.trace_changed();
         }
         self.state.trace.clone()
@@ -376,6 +397,7 @@ impl Planner<'_> {
                 outcome.status
             )));
         }
+        self.undo.save_trace(&self.state.trace);
         let trace = &mut self.state.trace;
         trace.status = outcome.status;
         trace.summary = outcome.summary;

@@ -45,7 +45,7 @@ pub async fn copy_trace(
     };
     let count = events.len();
     let commit = Commit {
-        state,
+        created: Some(state),
         events,
         messages,
         trace_changed: true,

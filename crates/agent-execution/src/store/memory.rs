@@ -92,6 +92,10 @@ impl TraceTxn for MemoryTxn {
         self.slot.state.as_ref()
     }
 
+    fn state_mut(&mut self) -> Option<&mut TraceState> {
+        self.slot.state.as_mut()
+    }
+
     async fn read_message(&mut self, sequence: u64) -> Result<Option<Message>, StoreError> {
         Ok(index(sequence)
             .and_then(|i| self.slot.messages.get(i))
@@ -117,7 +121,9 @@ impl TraceTxn for MemoryTxn {
             }
         }
         slot.events.extend(commit.events.iter().cloned());
-        slot.state = Some(commit.state);
+        if let Some(created) = commit.created {
+            slot.state = Some(created);
+        }
         Ok(commit.events)
     }
 }

@@ -16,6 +16,7 @@ mod diff;
 mod error;
 mod memory;
 mod state;
+mod undo;
 
 use std::collections::HashMap;
 
@@ -28,6 +29,7 @@ pub use copy::{Copied, copy_trace};
 pub use error::StoreError;
 pub use memory::InMemoryTraceStore;
 pub use state::{Commit, ReplayError, TraceState};
+pub use undo::{Undo, commit_ops};
 
 use crate::bus::EventBus;
 use crate::event::{Event, EventKind};
@@ -44,15 +46,21 @@ pub trait TraceTxn: Send {
     /// The trace's current state; `None` for a trace being created, before its first commit.
     fn state(&self) -> Option<&TraceState>;
 
+    /// The same state, to plan a write in: [`plan_commit`] changes it in place into the state
+    /// after the write, which the store serves once [`commit`](TraceTxn::commit) succeeds.
+    fn state_mut(&mut self) -> Option<&mut TraceState>;
+
     /// The current version of the message with this sequence number.
     async fn read_message(&mut self, sequence: u64) -> Result<Option<Message>, StoreError>;
 
     /// Makes a planned write durable (per the store's durability policy) as one unit: appends
-    /// its events, stores its messages, and from then on serves its state. On error the trace
-    /// must be as before, or (if the events were made durable) as after.
+    /// its events, stores its messages, and from then on serves the state planned in
+    /// [`state_mut`](TraceTxn::state_mut) (or, for the commit that creates the trace, the state
+    /// in [`Commit::created`]). On error nothing of the commit may be kept, and the caller puts
+    /// the state back as it was before the write (with the [`Undo`] of its plan).
     ///
-    /// The commit is taken by value, so a store keeps its state and messages without copying
-    /// them; it hands back the committed events, which the caller publishes.
+    /// The commit is taken by value, so a store keeps its messages without copying them; it
+    /// hands back the committed events, which the caller publishes.
     async fn commit(&mut self, commit: Commit) -> Result<Vec<Event>, StoreError>;
 }
 
@@ -407,14 +415,8 @@ async fn write_ops(
             stored.insert(sequence, message);
         }
     }
-    let Some(state) = txn.state() else {
-        return Err(StoreError::NotFound { trace_id });
-    };
-    let (commit, outputs) = plan_commit(state, ops, &stored, &now_rfc3339())?;
-    if !commit.events.is_empty() {
-        let events = txn.commit(commit).await?;
-        bus.publish(&trace_id, &events);
-    }
+    let (events, outputs) = commit_ops(txn, ops, &stored, &now_rfc3339()).await?;
+    bus.publish(&trace_id, &events);
     Ok(outputs)
 }
 

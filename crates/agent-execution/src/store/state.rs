@@ -25,12 +25,14 @@ pub struct TraceState {
 /// A write planned by [`crate::plan_commit`] that a store must make durable as one unit.
 ///
 /// Everything was computed by shared code: the new state, the events with their ids, and the
-/// messages to store. A store appends `events` in order, stores `messages` (new ones and new
-/// versions of updated ones), and from then on serves `state`.
+/// messages to store. A store appends `events` in order and stores `messages` (new ones and new
+/// versions of updated ones). The state after a write to an existing trace was planned in place,
+/// in the state the store's [`crate::TraceTxn`] holds; the commit that creates a trace carries
+/// the new trace's state in `created`, which the store serves from then on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Commit {
-    /// The trace's state after the write.
-    pub state: TraceState,
+    /// The state of the trace this commit creates; `None` for a write to an existing trace.
+    pub created: Option<TraceState>,
     /// The events to append, with consecutive ids after the previous newest.
     pub events: Vec<Event>,
     /// Messages added or changed, each once, in sequence order.
@@ -53,13 +55,13 @@ impl Commit {
             commit_continues: false,
         };
         Self {
-            state: TraceState {
+            created: Some(TraceState {
                 trace,
                 goal_tree,
                 last_event_id: 1,
                 last_sequence: 0,
                 sub_trace_count: 0,
-            },
+            }),
             events: vec![event],
             messages: Vec::new(),
             trace_changed: true,

@@ -112,8 +112,8 @@ pub(crate) struct Prepared {
     pub(crate) bytes: Vec<u8>,
     /// Offset within `bytes`, length and index change of every event.
     pub(crate) events: Vec<(u64, u64, IndexNote)>,
-    /// The state after the commit.
-    pub(crate) state: TraceState,
+    /// The state of the trace the commit creates (a later commit's was planned in place).
+    pub(crate) created: Option<TraceState>,
     /// Sequences of the messages the commit adds or changes, whose files are now behind.
     pub(crate) messages: Vec<u64>,
     /// True when the trace's own record changed.
@@ -343,15 +343,22 @@ impl Slot {
             let _ = log.set_len(open.len);
             return Err(StoreError::io(&log_path, error));
         }
-        if durability == Durability::Fsync {
-            log.sync_data().map_err(|e| StoreError::io(&log_path, e))?;
+        if durability == Durability::Fsync
+            && let Err(error) = log.sync_data()
+        {
+            // Not durable, so not committed: the caller puts the state back, and the log must
+            // not keep the lines either.
+            let _ = log.set_len(open.len);
+            return Err(StoreError::io(&log_path, error));
         }
         let base = open.len;
         open.len += prepared.bytes.len() as u64;
         for (offset, length, note) in prepared.events {
             open.index(note, base + offset, length);
         }
-        open.state = Some(prepared.state);
+        if let Some(created) = prepared.created {
+            open.state = Some(created);
+        }
         if creating && durability == Durability::Fsync {
             sync_dir(&self.dir)?;
             if let Some(parent) = self.dir.parent() {
@@ -364,8 +371,12 @@ impl Slot {
             open.pending.insert(sequence, false);
         }
         open.committed_at = std::time::Instant::now();
-        if prepared.structural || open.mirrored_at.elapsed() >= MIRROR_DELAY {
-            self.flush_meta()?;
+        if (prepared.structural || open.mirrored_at.elapsed() >= MIRROR_DELAY)
+            && let Err(error) = self.flush_meta()
+        {
+            // The commit is in the log, which is the record; the mirrors stay marked behind and
+            // are written by a later commit, the flusher or the next open.
+            tracing::warn!(%error, "could not bring meta.json and goal.json up to date");
         }
         Ok(())
     }
@@ -433,5 +444,19 @@ impl Slot {
     /// The state of a trace being written (`None` while it is being created).
     pub(crate) fn state(&self) -> Option<&TraceState> {
         self.open.as_ref().and_then(|open| open.state.as_ref())
+    }
+
+    /// The state of a trace this slot writes (holding its lock), which no other process
+    /// changes: current without reading the log.
+    pub(crate) fn writer_state(&self) -> Option<&TraceState> {
+        self.open
+            .as_ref()
+            .filter(|open| open.lock.is_some())
+            .and_then(|open| open.state.as_ref())
+    }
+
+    /// The same state, to plan a write in.
+    pub(crate) fn state_mut(&mut self) -> Option<&mut TraceState> {
+        self.open.as_mut().and_then(|open| open.state.as_mut())
     }
 }
