@@ -34,6 +34,7 @@ mod logs;
 mod markdown;
 mod mcp;
 mod mcp_catalog;
+mod mcp_command;
 mod mcp_mentions;
 mod otel;
 mod output;
@@ -131,7 +132,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Rewind(args) => rewind::rewind(args).await,
         Command::Diff(args) => rewind::diff(args).await,
         Command::Plan(args) => plan::command(args).await,
-        Command::Mcp(args) => mcp::command(args).await,
+        Command::Mcp(args) => mcp_command::command(args).await,
         Command::Agents(args) => agents::command(args).await,
         Command::Export(args) => otel::export(args).await,
         #[cfg(feature = "acp")]
