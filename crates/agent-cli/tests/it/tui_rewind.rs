@@ -55,10 +55,13 @@ async fn rewind_and_diff_in_the_full_screen_ui() {
 
     // Goal 2's changes, in a view over the conversation.
     terminal.send("/diff 2\r");
-    let screen = terminal.wait_for("Diff · goal 2");
-    assert!(screen.contains("-draft"), "{screen}");
-    assert!(screen.contains("+revised"), "{screen}");
-    assert!(screen.contains("+++ b/extra.md"), "{screen}");
+    // The frame may be read half drawn: wait for the whole diff.
+    terminal.wait_until("goal 2's whole diff", |screen| {
+        screen.contains("Diff · goal 2")
+            && screen.contains("-draft")
+            && screen.contains("+revised")
+            && screen.contains("+++ b/extra.md")
+    });
     terminal.send("\u{1b}");
     terminal.wait_until("the diff closed", |screen| {
         !screen.contains("Diff · goal 2")
