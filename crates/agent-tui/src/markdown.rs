@@ -18,7 +18,7 @@ use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Par
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::wrap::{clean, rows, truncate, width, wrap};
+use crate::wrap::{clean, truncate, width, wrap};
 
 /// `text` rendered for a terminal `columns` wide, without a blank line at its end.
 pub fn render(text: &str, columns: usize) -> Vec<Line<'static>> {
@@ -54,23 +54,38 @@ pub fn code_header(language: &str) -> Line<'static> {
     ])
 }
 
-/// A line of code, indented and coloured (a comment dimmed), broken into rows that fit
-/// `columns` (nothing is cut).
-pub fn code_line(text: &str, columns: usize) -> Vec<Line<'static>> {
+/// A line of code in `language`, indented and highlighted (keywords, strings, numbers and
+/// comments of the languages [`highlight`](crate::highlight) knows; in another, one colour
+/// with whole-line comments dimmed), broken into rows that fit `columns` (nothing is cut).
+pub fn code_line(language: &str, text: &str, columns: usize) -> Vec<Line<'static>> {
     let text = clean(text);
-    let trimmed = text.trim_start();
-    let style = if ["//", "#", "--", "/*", "*"]
-        .iter()
-        .any(|start| trimmed.starts_with(start))
-    {
-        dim_style().add_modifier(Modifier::ITALIC)
-    } else {
-        code_style()
-    };
-    rows(&text, columns.saturating_sub(2).max(8))
-        .into_iter()
-        .map(|row| Line::from(vec![Span::raw("  "), Span::styled(row, style)]))
-        .collect()
+    let columns = columns.saturating_sub(2).max(8);
+    let mut lines = Vec::new();
+    let mut row: Vec<Span<'static>> = vec![Span::raw("  ")];
+    let mut used = 0;
+    for (piece, style) in crate::highlight::line(language, &text) {
+        let mut part = String::new();
+        for c in piece.chars() {
+            let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+            if used + w > columns {
+                if !part.is_empty() {
+                    row.push(Span::styled(std::mem::take(&mut part), style));
+                }
+                lines.push(Line::from(std::mem::replace(
+                    &mut row,
+                    vec![Span::raw("  ")],
+                )));
+                used = 0;
+            }
+            part.push(c);
+            used += w;
+        }
+        if !part.is_empty() {
+            row.push(Span::styled(part, style));
+        }
+    }
+    lines.push(Line::from(row));
+    lines
 }
 
 /// A table being read: its rows of cells, the first one the header, and how each column is
@@ -103,9 +118,7 @@ struct Renderer {
     links: Vec<(String, usize)>,
 }
 
-fn code_style() -> Style {
-    Style::new().fg(Color::Cyan)
-}
+use crate::highlight::code_style;
 
 fn dim_style() -> Style {
     Style::new().fg(Color::DarkGray)
@@ -372,7 +385,7 @@ impl Renderer {
             lines.push(code_header(language));
         }
         for text in code.trim_end_matches('\n').split('\n') {
-            lines.extend(code_line(text, room));
+            lines.extend(code_line(language, text, room));
         }
         for line in lines {
             let mut spans = first.clone();

@@ -22,7 +22,7 @@ enum Block {
     /// Lines of text, each rendered alone.
     Text,
     /// A fenced code block opened by `fence` (three or more backticks or tildes).
-    Fence { fence: String },
+    Fence { fence: String, language: String },
     /// The rows of a table so far.
     Table(Vec<String>),
 }
@@ -99,11 +99,11 @@ impl Markdown {
     fn line(&mut self, raw: &str, out: &mut String) {
         let line = crate::output::clean(raw.trim_end_matches(['\n', '\r']));
         match &mut self.block {
-            Block::Fence { fence } => {
+            Block::Fence { fence, language } => {
                 if closes(&line, fence) {
                     self.block = Block::Text;
                 } else {
-                    for row in code_line(&line, self.width) {
+                    for row in code_line(language, &line, self.width) {
                         self.emit(&paint::line(&row, self.color), out);
                     }
                 }
@@ -121,10 +121,10 @@ impl Markdown {
             Block::Text => {}
         }
         if let Some((fence, language)) = opens_fence(&line) {
-            self.block = Block::Fence { fence };
             if !language.is_empty() {
                 self.emit(&paint::line(&code_header(&language), self.color), out);
             }
+            self.block = Block::Fence { fence, language };
             return;
         }
         if is_table_row(&line) {
