@@ -5,7 +5,8 @@
 //! `-r [ID]`, `-m MODEL` and a first message open one too, and `-p` runs headless. Commands: `run`, `chat`,
 //! `demo`, `serve`, `traces`, `show`, `resume`, `fork`, `rewind`, `diff`, `cancel`, `plan`,
 //! `mcp`, `agents`, `export`, `acp`, `completions`, `man`, `config`, `init`. Exit codes: 0
-//! completed, 1 failed, 2 usage or configuration error, 3 limit hit, 130 cancelled.
+//! completed, 1 failed, 2 usage or configuration error, 3 limit hit, 4 answer cut off at the model's
+//! length limit, 130 cancelled.
 
 #[cfg(feature = "acp")]
 mod acp;
