@@ -55,7 +55,7 @@ pub fn code_header(language: &str) -> Line<'static> {
 }
 
 /// A line of code in `language`, indented and highlighted (keywords, strings, numbers and
-/// comments of the languages [`highlight`](crate::highlight) knows; in another, one colour
+/// comments of the languages the `highlight` module knows; in another, one colour
 /// with whole-line comments dimmed), broken into rows that fit `columns` (nothing is cut).
 pub fn code_line(language: &str, text: &str, columns: usize) -> Vec<Line<'static>> {
     let text = clean(text);

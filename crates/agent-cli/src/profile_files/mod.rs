@@ -135,19 +135,19 @@ pub(crate) struct ProfileSpec {
     pub(crate) color: Option<String>,
 }
 
-/// Loop-guard thresholds of a [`ProfileSpec`] (see [`LoopGuard`]).
+/// Loop-guard thresholds of a [`ProfileSpec`] (see [`LoopGuard`](agent_runner::LoopGuard)).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct LoopGuardSpec {
-    /// [`LoopGuard::repeated_call`].
+    /// [`LoopGuard::repeated_call`](agent_runner::LoopGuard::repeated_call).
     pub(crate) repeated_call: Option<usize>,
-    /// [`LoopGuard::repeated_error`].
+    /// [`LoopGuard::repeated_error`](agent_runner::LoopGuard::repeated_error).
     pub(crate) repeated_error: Option<usize>,
-    /// [`LoopGuard::alternation`].
+    /// [`LoopGuard::alternation`](agent_runner::LoopGuard::alternation).
     pub(crate) alternation: Option<usize>,
-    /// [`LoopGuard::stop_after`].
+    /// [`LoopGuard::stop_after`](agent_runner::LoopGuard::stop_after).
     pub(crate) stop_after: Option<usize>,
-    /// [`LoopGuard::max_warnings`].
+    /// [`LoopGuard::max_warnings`](agent_runner::LoopGuard::max_warnings).
     pub(crate) max_warnings: Option<usize>,
 }
 
