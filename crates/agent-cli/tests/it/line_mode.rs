@@ -45,7 +45,7 @@ fn slow_answer(pieces: &[&str], pause: Duration) -> Reply {
 }
 
 /// A stream that sends `text` and then nothing more, never ending.
-fn unfinished(text: &str) -> Reply {
+pub(crate) fn unfinished(text: &str) -> Reply {
     Reply::sse([sse_data(&chunk(text))]).then_hang()
 }
 

@@ -1,8 +1,8 @@
 //! The full-screen UI as a user meets it: `agent chat` on a pseudo-terminal, against the mock
 //! model server sending its answers in pieces. What is checked is what the screen shows: the
 //! first words while the rest is unsent, the plan panel with the goal the model just focused,
-//! the approval modal (answered with `y`, cancelled with Ctrl-C), the input history of an
-//! earlier session, and the conversation of a continued trace.
+//! the approval modal (answered with `y`, cancelled with Ctrl-C), Ctrl-C mid-answer keeping what
+//! arrived, the input history of an earlier session, and the conversation of a continued trace.
 
 use std::time::{Duration, Instant};
 
@@ -192,4 +192,39 @@ async fn a_second_session_recalls_the_first_ones_input_and_continuing_shows_the_
     assert!(screen.contains("› Remember this line"), "{screen}");
     terminal.send("\u{4}");
     assert_eq!(terminal.wait_exit(), Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_mid_answer_keeps_the_partial_text_on_screen_and_in_the_trace() {
+    let env = agent_env();
+    // Some words, then nothing more: the model is still "writing" when Ctrl-C comes.
+    let server =
+        MockModelServer::with_replies([crate::line_mode::unfinished("Half an answer so far")])
+            .await;
+    let mut terminal = tui(&env, &server, &[]);
+    terminal.send("Explain\r");
+    terminal.wait_for("Half an answer so far");
+    terminal.send("\u{3}");
+    // The turn stops at once, and what had arrived stays on the screen.
+    let screen = terminal.wait_until("the turn to stop", |screen| {
+        screen.contains("○ gpt-4o-mini")
+    });
+    assert!(screen.contains("Half an answer so far"), "{screen}");
+    terminal.send("\u{4}");
+    terminal.wait_exit();
+
+    // And in the trace, as an assistant message marked interrupted.
+    let ids = trace_ids(&env);
+    assert_eq!(ids.len(), 1);
+    let shown = env.run(&["show", &ids[0], "--json"]).await;
+    let shown: serde_json::Value =
+        serde_json::from_str(&agent_test_support::cli::stdout(&shown)).unwrap();
+    let kept = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metadata"]["interrupted"] == true)
+        .unwrap_or_else(|| panic!("no interrupted message: {shown}"));
+    assert_eq!(kept["role"], "assistant");
+    assert!(kept.to_string().contains("Half an answer so far"), "{kept}");
 }
