@@ -123,7 +123,13 @@ async fn rewind_in_a_line_mode_chat_puts_goal_2s_files_back_and_goes_on_in_a_for
         .wait_for("rewinding to the start of turn 2 would change: 0 added, 0 modified, 0 deleted");
     at_prompt(&terminal);
     terminal.send("/trace\r");
-    at_prompt(&terminal);
+    // The id and a fresh prompt after it: the old prompt is still on the cursor's row until the
+    // typed line is echoed, and a Ctrl-D typed while the editor is between two lines is lost.
+    terminal.wait_until("the trace id and the next prompt", |screen| {
+        let after = screen.rsplit_once("› /trace").map_or("", |(_, rest)| rest);
+        after.lines().filter(|line| !line.trim().is_empty()).count() >= 2
+            && terminal.cursor_row().trim_end() == "›"
+    });
     terminal.send("\u{4}");
     assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
 
