@@ -15,12 +15,23 @@ dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
 python3 - "$url" "${MCP_CONFORMANCE_CONTEXT:-}" > agent.toml <<'PY'
-import json, sys
+import json, os, sys
 url, context = sys.argv[1], json.loads(sys.argv[2] or "{}")
 print('[mcp.servers.conformance]\nurl = %s\ntimeout_secs = 10' % json.dumps(url))
+scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+# The client credentials scenarios hand the client its credentials: a secret, or a private key
+# that signs a JWT assertion (kept in a file of its own, as a person would keep one).
+grant = 'grant = "client_credentials"\n' if scenario.startswith("auth/client-credentials") else ""
 if "client_id" in context and "client_secret" in context:
-    print('[mcp.servers.conformance.oauth]\nclient_id = %s\nclient_secret = %s'
-          % (json.dumps(context["client_id"]), json.dumps(context["client_secret"])))
+    print('[mcp.servers.conformance.oauth]\n%sclient_id = %s\nclient_secret = %s'
+          % (grant, json.dumps(context["client_id"]), json.dumps(context["client_secret"])))
+elif "client_id" in context and "private_key_pem" in context:
+    path = os.path.abspath("client-key.pem")
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as key:
+        key.write(context["private_key_pem"])
+    print('[mcp.servers.conformance.oauth]\n%sclient_id = %s\nprivate_key_file = %s'
+          '\nsigning_algorithm = %s' % (grant, json.dumps(context["client_id"]), json.dumps(path),
+                                         json.dumps(context.get("signing_algorithm", "ES256"))))
 PY
 export AGENT_TRACE_DIR="$dir/traces" HOME="$dir" XDG_CONFIG_HOME="$dir"
 export BROWSER="curl --silent --show-error --location --output /dev/null"

@@ -3,7 +3,7 @@
 //! resource metadata, authorization server metadata), a configured client or dynamic client
 //! registration, PKCE, the `resource` indicator, tokens refreshed when they expire.
 //!
-//! [`login`] runs the browser step with a loopback redirect; [`TokenStore`] keeps one file per
+//! [`crate::login`] runs the browser step with a loopback redirect; [`TokenStore`] keeps one file per
 //! server, readable by its owner only. Tokens go to that file and to the server's
 //! `Authorization` header, never to a log or a trace.
 
@@ -136,12 +136,12 @@ fn write(path: &Path, file: &TokenFile) -> std::io::Result<()> {
 }
 
 /// The SDK's credential store over one server's token file.
-struct FileCredentials {
-    path: PathBuf,
-    url: String,
-    redirect_uri: String,
-    client_secret: Option<String>,
-    metadata: Option<AuthorizationMetadata>,
+pub(crate) struct FileCredentials {
+    pub(crate) path: PathBuf,
+    pub(crate) url: String,
+    pub(crate) redirect_uri: String,
+    pub(crate) client_secret: Option<String>,
+    pub(crate) metadata: Option<AuthorizationMetadata>,
 }
 
 #[async_trait]
@@ -213,15 +213,8 @@ pub(crate) async fn signed_in_client(
     Ok(Some(AuthClient::new(http, manager)))
 }
 
-/// Signs in to the HTTP server `name`: discovers its authorization server from its `401`,
-/// registers the client (or uses the configured one), sends the person to the authorization
-/// page through `open` (which opens a browser or prints the address), waits for the browser
-/// to come back to a loopback address, and keeps the token in `tokens`.
-///
-/// # Errors
-///
-/// [`McpError::Config`] for a server that is not HTTP, [`McpError::SignIn`] when a step fails.
-pub async fn login(
+/// Signs in to the HTTP server `name` through the browser (see [`crate::login`]).
+pub(crate) async fn browser_login(
     name: &str,
     config: &ServerConfig,
     tokens: &TokenStore,

@@ -122,6 +122,40 @@ pub struct OAuthConfig {
     /// redirect URI `http://127.0.0.1:PORT/callback` [default: any free port].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub callback_port: Option<u16>,
+    /// How the client gets its token [default: `authorization_code`, a person signing in].
+    #[serde(default, skip_serializing_if = "Grant::is_default")]
+    pub grant: Grant,
+    /// The environment variable holding the client's secret (instead of `client_secret`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret_env: Option<String>,
+    /// A PEM file with the client's PKCS#8 private key: the client authenticates with a signed
+    /// JWT assertion (`private_key_jwt`) instead of a secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key_file: Option<PathBuf>,
+    /// The environment variable holding that PEM key (instead of `private_key_file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key_env: Option<String>,
+    /// The assertion's signing algorithm: `ES256`, `ES384` or `RS256` [default: `ES256`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_algorithm: Option<String>,
+}
+
+/// How a client gets the token of a server that asks for OAuth.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grant {
+    /// A person signs in through the browser (`agent mcp login NAME`).
+    #[default]
+    AuthorizationCode,
+    /// The client signs in as itself with its own credentials, no browser: the token is fetched
+    /// when the server asks for one and fetched again when it expires.
+    ClientCredentials,
+}
+
+impl Grant {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 fn enabled_by_default() -> bool {
@@ -378,6 +412,26 @@ mod tests {
         assert_eq!(remote.call_timeout(), Some(Duration::from_secs(5)));
         assert!(remote.offers("read") && !remote.offers("write"));
         assert_eq!(remote.restart_limit(), DEFAULT_MAX_RESTARTS);
+    }
+
+    #[test]
+    fn the_grant_is_a_person_signing_in_unless_it_says_client_credentials() {
+        let config = parse(
+            "[servers.a]\nurl = \"https://h/mcp\"\n[servers.a.oauth]\n\
+             grant = \"client_credentials\"\nclient_id = \"c\"\n\
+             private_key_file = \"key.pem\"\nsigning_algorithm = \"ES384\"\n\
+             [servers.b]\nurl = \"https://h/mcp\"\n[servers.b.oauth]\nclient_id = \"c\"\n",
+        )
+        .unwrap();
+        let a = config.servers["a"].oauth.clone().unwrap();
+        assert_eq!(a.grant, Grant::ClientCredentials);
+        assert_eq!(a.private_key_file, Some(PathBuf::from("key.pem")));
+        let b = config.servers["b"].oauth.clone().unwrap();
+        assert_eq!(b.grant, Grant::AuthorizationCode);
+        let error =
+            parse("[servers.a]\nurl = \"https://h\"\n[servers.a.oauth]\ngrant = \"password\"\n")
+                .unwrap_err();
+        assert!(error.to_string().contains("client_credentials"), "{error}");
     }
 
     #[test]

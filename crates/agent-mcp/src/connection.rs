@@ -30,8 +30,37 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    /// Starts the server and completes the handshake within the startup timeout.
+    /// Starts the server and completes the handshake within the startup timeout. A server that
+    /// signs in with the client credentials grant gets a token first when the one on file has
+    /// expired, and when it answers `401` to the one it has.
     pub(crate) async fn open(
+        name: &str,
+        config: &ServerConfig,
+        kind: TransportKind,
+        handler: &Handler,
+    ) -> Result<Self, McpError> {
+        #[cfg(feature = "oauth")]
+        if let Some(tokens) = handler.options.tokens.as_ref()
+            && crate::client_credentials::configured(config)
+        {
+            use crate::client_credentials::{expired, fetch};
+            // Without a token the server's `401` says where to get one.
+            let fetched = expired(name, config, tokens);
+            if fetched {
+                fetch(name, config, tokens).await?;
+            }
+            return match Self::open_once(name, config, kind, handler).await {
+                Err(McpError::SignInRequired { .. }) if !fetched => {
+                    fetch(name, config, tokens).await?;
+                    Self::open_once(name, config, kind, handler).await
+                }
+                opened => opened,
+            };
+        }
+        Self::open_once(name, config, kind, handler).await
+    }
+
+    async fn open_once(
         name: &str,
         config: &ServerConfig,
         kind: TransportKind,

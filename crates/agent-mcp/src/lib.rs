@@ -44,10 +44,14 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 #[cfg(feature = "oauth")]
+mod assertion;
+#[cfg(feature = "oauth")]
 mod auth;
 mod catalog;
 mod challenge;
 mod client;
+#[cfg(feature = "oauth")]
+mod client_credentials;
 mod config;
 mod connection;
 mod content;
@@ -62,14 +66,16 @@ mod tool;
 mod version;
 
 #[cfg(feature = "oauth")]
-pub use auth::{SignInState, TokenStore, login};
+pub use auth::{SignInState, TokenStore};
 pub use client::{
     Browser, ClientOptions, ElicitationAnswer, ElicitationKind, ElicitationRequest, Elicitor,
     NoElicitor, Tokens,
 };
+#[cfg(feature = "oauth")]
+pub use client_credentials::login;
 pub use config::{
-    DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, MAX_SERVER_NAME_LEN, McpConfig, OAuthConfig,
-    ServerConfig, TransportKind, expand_env, validate_name,
+    DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, Grant, MAX_SERVER_NAME_LEN, McpConfig,
+    OAuthConfig, ServerConfig, TransportKind, expand_env, validate_name,
 };
 pub use content::{prompt_text, resource_text, result_text};
 pub use error::McpError;

@@ -283,7 +283,7 @@ impl McpServer {
                 Ok(Err(ServiceError::Timeout { .. })) => Err(timed_out()),
                 Ok(Err(error)) => {
                     #[cfg(feature = "oauth")]
-                    if !stepped_up && self.step_up(&error).await {
+                    if !stepped_up && (self.renew(&error).await || self.step_up(&error).await) {
                         stepped_up = true;
                         continue;
                     }
@@ -292,6 +292,35 @@ impl McpServer {
                         .await)
                 }
             };
+        }
+    }
+
+    /// When the server signs in with the client credentials grant and refused the token (or it
+    /// expired), fetches a new one and connects again; true when the call may be retried.
+    #[cfg(feature = "oauth")]
+    async fn renew(&self, error: &ServiceError) -> bool {
+        use crate::client_credentials::{configured, expired, fetch};
+        let Some(tokens) = &self.handler.options.tokens else {
+            return false;
+        };
+        let refused =
+            crate::auth::refused_for_auth(error) || expired(&self.name, &self.config, tokens);
+        if !configured(&self.config) || !refused {
+            return false;
+        }
+        let opened = match fetch(&self.name, &self.config, tokens).await {
+            Ok(()) => Connection::open(&self.name, &self.config, self.kind, &self.handler).await,
+            Err(error) => Err(error),
+        };
+        match opened {
+            Ok(connection) => {
+                self.state.lock().await.connection = Some(Arc::new(connection));
+                true
+            }
+            Err(error) => {
+                tracing::warn!("{error}");
+                false
+            }
         }
     }
 

@@ -23,6 +23,7 @@ mod limits;
 mod line_mode;
 mod mcp;
 mod mcp_catalog;
+mod mcp_client_credentials;
 mod mcp_elicit_http;
 mod mcp_elicit_tui;
 mod mcp_mentions;
