@@ -16,6 +16,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 const CLIENT_ID = "agent-test";
 const secret = process.env.CLIENT_SECRET || "client-secret-value";
 const { publicKey, privateKey } = await jose.generateKeyPair("ES256", { extractable: true });
+const idpKeys = await jose.generateKeyPair("ES256");
 const tokens = new Map();
 let issued = 0;
 
@@ -54,7 +55,42 @@ async function client(req) {
   return null;
 }
 
+const ID_JAG = "urn:ietf:params:oauth:token-type:id-jag";
+const idToken = await new jose.SignJWT({ sub: "person@example.com" })
+  .setProtectedHeader({ alg: "ES256" }).setIssuer(`${base}/idp`).setAudience("idp-client")
+  .setExpirationTime("1h").sign(idpKeys.privateKey);
+
+app.post("/idp/token", express.urlencoded({ extended: false }), async (req, res) => {
+  const body = req.body;
+  if (body.grant_type !== "urn:ietf:params:oauth:grant-type:token-exchange"
+    || body.requested_token_type !== ID_JAG
+    || body.subject_token_type !== "urn:ietf:params:oauth:token-type:id_token"
+    || body.audience !== base || body.resource !== mcpUrl) {
+    return res.status(400).json({ error: "invalid_request" });
+  }
+  try {
+    const { payload } = await jose.jwtVerify(body.subject_token, idpKeys.publicKey, { audience: "idp-client" });
+    const grant = await new jose.SignJWT({ sub: payload.sub, resource: mcpUrl, client_id: CLIENT_ID })
+      .setProtectedHeader({ alg: "ES256", typ: "oauth-id-jag+jwt" }).setIssuer(`${base}/idp`)
+      .setAudience(base).setExpirationTime("5m").sign(idpKeys.privateKey);
+    res.json({ access_token: grant, issued_token_type: ID_JAG, token_type: "N_A" });
+  } catch {
+    res.status(400).json({ error: "invalid_grant" });
+  }
+});
+
 app.post("/token", express.urlencoded({ extended: false }), async (req, res) => {
+  if (req.body.grant_type === "urn:ietf:params:oauth:grant-type:jwt-bearer") {
+    const who = await client(req).catch(() => null);
+    if (!who) return res.status(401).json({ error: "invalid_client" });
+    try {
+      const { payload } = await jose.jwtVerify(req.body.assertion, idpKeys.publicKey, { audience: base });
+      if (payload.client_id !== who || payload.resource !== mcpUrl) throw new Error("not for this client");
+    } catch {
+      return res.status(400).json({ error: "invalid_grant" });
+    }
+    return res.json(issue());
+  }
   if (req.body.grant_type !== "client_credentials") {
     return res.status(400).json({ error: "unsupported_grant_type" });
   }
@@ -63,11 +99,15 @@ app.post("/token", express.urlencoded({ extended: false }), async (req, res) => 
   }
   const who = await client(req).catch(() => null);
   if (!who) return res.status(401).json({ error: "invalid_client" });
+  res.json(issue());
+});
+
+function issue() {
   const token = randomUUID();
   issued += 1;
   tokens.set(token, { number: issued, revoked: false });
-  res.json({ access_token: token, token_type: "Bearer", expires_in: 3600 });
-});
+  return { access_token: token, token_type: "Bearer", expires_in: 3600 };
+}
 
 app.post("/mcp", express.json(), async (req, res) => {
   const token = req.headers.authorization?.replace(/^Bearer /, "");
@@ -97,4 +137,7 @@ app.post("/mcp", express.json(), async (req, res) => {
 });
 app.get("/mcp", (req, res) => res.status(405).end());
 app.delete("/mcp", (req, res) => res.status(405).end());
-console.log(JSON.stringify({ url: mcpUrl, private_key_pem: await jose.exportPKCS8(privateKey) }));
+console.log(JSON.stringify({
+  url: mcpUrl, private_key_pem: await jose.exportPKCS8(privateKey),
+  idp_token_endpoint: `${base}/idp/token`, id_token: idToken,
+}));

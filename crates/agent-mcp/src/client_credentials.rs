@@ -5,12 +5,11 @@
 //! authorization server's metadata says) or a private key (`private_key_file` or
 //! `private_key_env`) that signs a JWT assertion (`private_key_jwt`, RFC 7523).
 //!
-//! The token is fetched when the server asks for one (its `401` names the authorization
-//! server), kept in the server's token file like a signed-in person's ([`crate::TokenStore`],
-//! owner-only), and fetched again when it expires or the server refuses it. The secret and the
-//! key are never written there.
-
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+//! `grant = "cross_app_access"` is the other grant without a browser (see [`crate::cross_app`]).
+//! Either way the token is fetched when the server asks for one (its `401` names the
+//! authorization server), kept in the server's token file like a signed-in person's
+//! ([`crate::TokenStore`], owner-only), and fetched again when it expires or the server refuses
+//! it. The secret, the key and the ID token are never written there.
 
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, ClientCredentialsConfig,
@@ -19,8 +18,9 @@ use rmcp::transport::auth::{
 
 use crate::assertion::{Algorithm, SigningKey};
 use crate::auth::{FileCredentials, SignInState, TokenStore};
-use crate::config::{Grant, OAuthConfig, ServerConfig, expand_env};
+use crate::config::{Grant, OAuthConfig, ServerConfig, expand_env, variable};
 use crate::error::McpError;
+use crate::token_request::{now, post};
 
 /// A token this close to its expiry is fetched again before it is used.
 const EXPIRY_MARGIN_SECS: u64 = 30;
@@ -54,12 +54,15 @@ pub async fn login(
     crate::auth::browser_login(name, config, tokens, open).await
 }
 
-/// Whether `config` signs in with the client credentials grant.
+/// Whether `config` signs in without a person: the client credentials grant, or cross-app
+/// access.
 pub(crate) fn configured(config: &ServerConfig) -> bool {
-    config
-        .oauth
-        .as_ref()
-        .is_some_and(|oauth| oauth.grant == Grant::ClientCredentials)
+    config.oauth.as_ref().is_some_and(|oauth| {
+        matches!(
+            oauth.grant,
+            Grant::ClientCredentials | Grant::CrossAppAccess
+        )
+    })
 }
 
 /// Whether `name` has a token on file that has expired or is about to.
@@ -72,7 +75,8 @@ pub(crate) fn expired(name: &str, config: &ServerConfig, tokens: &TokenStore) ->
     }
 }
 
-/// Fetches a token for `name` with its client credentials and keeps it in `tokens`.
+/// Fetches a token for `name` with its client credentials (or by cross-app access) and keeps it
+/// in `tokens`.
 ///
 /// # Errors
 ///
@@ -100,8 +104,14 @@ pub(crate) async fn fetch(
     let client_id = oauth
         .client_id
         .clone()
-        .ok_or_else(|| invalid("grant = \"client_credentials\" needs a client_id".into()))?;
-    let secret = secret(name, &oauth).map_err(invalid)?;
+        .ok_or_else(|| invalid("this grant needs a client_id".into()))?;
+    let (secret, cross_app) = if oauth.grant == Grant::CrossAppAccess {
+        let app = crate::cross_app::CrossApp::read(name, &oauth).map_err(invalid)?;
+        let secret = password(name, &oauth).map_err(invalid)?;
+        (secret.map(Secret::Password), Some(app))
+    } else {
+        (Some(secret(name, &oauth).map_err(invalid)?), None)
+    };
     crate::config::install_crypto();
     let challenge = crate::auth::challenge(&url).await.map_err(failed)?;
     let mut manager = AuthorizationManager::new(url.as_str())
@@ -125,8 +135,17 @@ pub(crate) async fn fetch(
         client_secret: None,
         metadata: Some(metadata.clone()),
     };
-    match secret {
-        Secret::Password(client_secret) => {
+    let answer = match (secret, cross_app) {
+        (secret, Some(app)) => {
+            let password = match &secret {
+                Some(Secret::Password(password)) => Some((client_id.as_str(), password.as_str())),
+                _ => None,
+            };
+            app.token(&metadata, &url, password, &scopes)
+                .await
+                .map_err(failed)?
+        }
+        (Some(Secret::Password(client_secret)), None) => {
             // The SDK sends it as HTTP Basic when that is all the server takes, else in the body.
             manager.set_credential_store(store);
             let grant = ClientCredentialsConfig::ClientSecret {
@@ -143,33 +162,41 @@ pub(crate) async fn fetch(
                 .exchange_client_credentials(&grant)
                 .await
                 .map_err(auth)?;
+            tracing::info!(server = name, "fetched a token with the client credentials");
+            return Ok(());
         }
-        Secret::Key(key) => {
-            let token = with_assertion(&metadata, &url, &client_id, &key, &scopes)
+        (Some(Secret::Key(key)), None) => {
+            with_assertion(&metadata, &url, &client_id, &key, &scopes)
                 .await
-                .map_err(failed)?;
-            let granted = token_scopes(&token);
-            let credentials = StoredCredentials::new(client_id, Some(token), granted, Some(now()))
-                .with_issuer(metadata.issuer.clone());
-            store.save(credentials).await.map_err(auth)?;
+                .map_err(failed)?
         }
-    }
-    tracing::info!(server = name, "fetched a token with the client credentials");
+        (None, None) => return Err(invalid("no client credentials".into())),
+    };
+    let token: OAuthTokenResponse = serde_json::from_value(answer)
+        .map_err(|error| failed(format!("the token answer is not valid: {error}")))?;
+    let granted = token_scopes(&token);
+    let credentials = StoredCredentials::new(client_id, Some(token), granted, Some(now()))
+        .with_issuer(metadata.issuer.clone());
+    store.save(credentials).await.map_err(auth)?;
+    tracing::info!(server = name, "fetched a token without a browser");
     Ok(())
+}
+
+/// The configured secret, read from the environment when it says so.
+fn password(name: &str, oauth: &OAuthConfig) -> Result<Option<String>, String> {
+    match (&oauth.client_secret, &oauth.client_secret_env) {
+        (Some(_), Some(_)) => Err("set client_secret or client_secret_env, not both".into()),
+        (Some(secret), None) => expand_env(name, secret)
+            .map(Some)
+            .map_err(|error| error.to_string()),
+        (None, Some(env)) => variable(env).map(Some),
+        (None, None) => Ok(None),
+    }
 }
 
 /// The configured secret or key, read from the file or the environment.
 fn secret(name: &str, oauth: &OAuthConfig) -> Result<Secret, String> {
-    let variable = |variable: &str| {
-        std::env::var(variable)
-            .map_err(|_| format!("the environment variable {variable} is not set"))
-    };
-    let password = match (&oauth.client_secret, &oauth.client_secret_env) {
-        (Some(_), Some(_)) => return Err("set client_secret or client_secret_env, not both".into()),
-        (Some(secret), None) => Some(expand_env(name, secret).map_err(|error| error.to_string())?),
-        (None, Some(env)) => Some(variable(env)?),
-        (None, None) => None,
-    };
+    let password = password(name, oauth)?;
     let pem =
         match (&oauth.private_key_file, &oauth.private_key_env) {
             (Some(_), Some(_)) => {
@@ -205,7 +232,7 @@ async fn with_assertion(
     client_id: &str,
     key: &SigningKey,
     scopes: &[String],
-) -> Result<OAuthTokenResponse, String> {
+) -> Result<serde_json::Value, String> {
     let advertised = |field: &str, value: &str| {
         metadata
             .additional_fields
@@ -225,69 +252,26 @@ async fn with_assertion(
             key.algorithm().name()
         ));
     }
-    let endpoint = reqwest::Url::parse(&metadata.token_endpoint)
-        .map_err(|error| format!("the token endpoint is not a URL: {error}"))?;
-    if !secure(&endpoint) {
-        return Err(format!(
-            "the token endpoint {endpoint} is neither HTTPS nor on this machine"
-        ));
-    }
     // The assertion's audience is the authorization server's issuer identifier.
     let audience = metadata
         .issuer
         .clone()
         .ok_or("the authorization server's metadata names no issuer")?;
     let assertion = key.assertion(client_id, &audience)?;
-    let mut form = reqwest::Url::parse("form:").map_err(|error| error.to_string())?;
-    {
-        let mut pairs = form.query_pairs_mut();
-        pairs
-            .append_pair("grant_type", "client_credentials")
-            .append_pair(
-                "client_assertion_type",
-                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
-            )
-            .append_pair("client_assertion", &assertion)
-            .append_pair("resource", resource);
-        if !scopes.is_empty() {
-            pairs.append_pair("scope", &scopes.join(" "));
-        }
+    let scope = scopes.join(" ");
+    let mut pairs = vec![
+        ("grant_type", "client_credentials"),
+        (
+            "client_assertion_type",
+            "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        ),
+        ("client_assertion", assertion.as_str()),
+        ("resource", resource),
+    ];
+    if !scope.is_empty() {
+        pairs.push(("scope", &scope));
     }
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(30))
-        .build()
-        .map_err(|error| error.to_string())?;
-    let response = client
-        .post(endpoint)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("accept", "application/json")
-        .body(form.query().unwrap_or_default().to_owned())
-        .send()
-        .await
-        .map_err(|error| format!("the token request failed: {error}"))?;
-    let status = response.status();
-    let body = response.bytes().await.map_err(|error| error.to_string())?;
-    if !status.is_success() {
-        let answer: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-        return Err(format!(
-            "the token endpoint answered {status}: {} {}",
-            answer["error"].as_str().unwrap_or("(no error code)"),
-            answer["error_description"].as_str().unwrap_or_default()
-        ));
-    }
-    serde_json::from_slice(&body).map_err(|error| format!("the token answer is not valid: {error}"))
-}
-
-/// HTTPS, or plain HTTP to this machine.
-fn secure(url: &reqwest::Url) -> bool {
-    let host = url.host_str().unwrap_or_default();
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let local = host == "localhost"
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
-    url.scheme() == "https" || (url.scheme() == "http" && local)
+    post(&metadata.token_endpoint, &pairs, None).await
 }
 
 /// The scopes a token answer grants (its `scope` field).
@@ -298,10 +282,4 @@ fn token_scopes(token: &OAuthTokenResponse) -> Vec<String> {
         .split_whitespace()
         .map(str::to_owned)
         .collect()
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs())
 }

@@ -138,6 +138,18 @@ pub struct OAuthConfig {
     /// The assertion's signing algorithm: `ES256`, `ES384` or `RS256` [default: `ES256`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signing_algorithm: Option<String>,
+    /// Cross-app access: the token endpoint of the enterprise identity provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp_token_endpoint: Option<String>,
+    /// Cross-app access: the client id registered with the identity provider, if it wants one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp_client_id: Option<String>,
+    /// Cross-app access: a file holding the person's ID token from the identity provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token_file: Option<PathBuf>,
+    /// Cross-app access: the environment variable holding that ID token instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token_env: Option<String>,
 }
 
 /// How a client gets the token of a server that asks for OAuth.
@@ -150,6 +162,10 @@ pub enum Grant {
     /// The client signs in as itself with its own credentials, no browser: the token is fetched
     /// when the server asks for one and fetched again when it expires.
     ClientCredentials,
+    /// Enterprise-managed authorization: the person's ID token from the company's identity
+    /// provider is exchanged there for an authorization grant (ID-JAG), which the server's
+    /// authorization server takes for a token (JWT bearer grant); no browser.
+    CrossAppAccess,
 }
 
 impl Grant {
@@ -367,6 +383,11 @@ pub fn expand_env(server: &str, value: &str) -> Result<String, McpError> {
     Ok(out)
 }
 
+/// The environment variable `name`, which must be set.
+pub(crate) fn variable(name: &str) -> Result<String, String> {
+    std::env::var(name).map_err(|_| format!("the environment variable {name} is not set"))
+}
+
 /// Installs rustls' ring provider for the process, unless one is installed: every reqwest client
 /// (this crate's and the SDK's sign-in ones) needs it.
 pub(crate) fn install_crypto() {
@@ -426,6 +447,16 @@ mod tests {
         let a = config.servers["a"].oauth.clone().unwrap();
         assert_eq!(a.grant, Grant::ClientCredentials);
         assert_eq!(a.private_key_file, Some(PathBuf::from("key.pem")));
+        let cross = parse(
+            "[servers.a]\nurl = \"https://h/mcp\"\n[servers.a.oauth]\n\
+             grant = \"cross_app_access\"\nidp_token_endpoint = \"https://idp/token\"\n\
+             id_token_env = \"ID_TOKEN\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            cross.servers["a"].oauth.as_ref().unwrap().grant,
+            Grant::CrossAppAccess
+        );
         let b = config.servers["b"].oauth.clone().unwrap();
         assert_eq!(b.grant, Grant::AuthorizationCode);
         let error =

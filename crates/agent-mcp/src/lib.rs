@@ -55,6 +55,8 @@ mod client_credentials;
 mod config;
 mod connection;
 mod content;
+#[cfg(feature = "oauth")]
+mod cross_app;
 mod error;
 mod handler;
 mod http;
@@ -62,6 +64,8 @@ mod process;
 mod resource_tools;
 mod server;
 mod servers;
+#[cfg(feature = "oauth")]
+mod token_request;
 mod tool;
 mod version;
 

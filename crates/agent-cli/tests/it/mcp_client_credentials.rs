@@ -4,7 +4,8 @@
 //! fetched again when the server refuses it (at the start of a run or in the middle of one) and
 //! when it expired on the client's clock, kept in
 //! an owner-only file without the secret, and never written into a trace; with a secret (HTTP
-//! Basic) and with a private key (a signed JWT assertion).
+//! Basic), with a private key (a signed JWT assertion), and by cross-app access (an identity
+//! provider's ID token exchanged for a grant the authorization server takes).
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
@@ -18,11 +19,13 @@ use crate::mcp_oauth::{all_text, test_server};
 const SECRET: &str = "the-client-secret-42";
 const WHOAMI: &str = "mcp__machine__whoami";
 
-/// The server, killed when dropped, with the private key it made for the client.
+/// The server, killed when dropped, with what it hands the client: a private key, and for
+/// cross-app access the identity provider's token endpoint and an ID token from it.
 struct Server {
     child: Child,
     url: String,
     private_key_pem: String,
+    ready: Value,
 }
 
 impl Drop for Server {
@@ -48,6 +51,7 @@ fn server() -> Server {
         child,
         url: ready["url"].as_str().unwrap().to_owned(),
         private_key_pem: ready["private_key_pem"].as_str().unwrap().to_owned(),
+        ready,
     }
 }
 
@@ -190,4 +194,44 @@ async fn a_private_key_signs_the_assertion_and_login_fetches_at_once() {
     let out = env.run(&["mcp", "login", "keyed"]).await;
     assert!(!out.status.success());
     assert!(stderr(&out).contains("invalid_client"), "{}", stderr(&out));
+}
+
+#[tokio::test]
+async fn cross_app_access_exchanges_the_id_token_at_the_identity_provider() {
+    let server = server();
+    let env = crate::agent_env();
+    let id_token = server.ready["id_token"].as_str().unwrap();
+    let token_file = env.write("id-token", id_token);
+    let config = |token_file: &str| {
+        format!(
+            "[mcp.servers.sso]\nurl = {:?}\n[mcp.servers.sso.oauth]\n\
+             grant = \"cross_app_access\"\nclient_id = \"agent-test\"\n\
+             client_secret_env = \"CC_SECRET\"\nidp_token_endpoint = {:?}\n\
+             id_token_file = {token_file:?}\n",
+            server.url,
+            server.ready["idp_token_endpoint"].as_str().unwrap()
+        )
+    };
+    env.write("agent.toml", &config(&token_file));
+    assert_eq!(number(&call(&env, &["mcp__sso__whoami"]).await), 1);
+    let kept = std::fs::read_to_string(env.root().join("home/agent/mcp-tokens/sso.json")).unwrap();
+    assert!(!kept.contains(id_token) && !kept.contains(SECRET), "{kept}");
+    assert!(!all_text(&env.traces()).contains(id_token));
+
+    // An ID token the identity provider did not issue gets no grant; the run says so.
+    let forged = env.write("forged", &format!("{id_token}x"));
+    env.write("agent.toml", &config(&forged));
+    std::fs::remove_file(env.root().join("home/agent/mcp-tokens/sso.json")).unwrap();
+    let out = env
+        .agent(&["mcp", "login", "sso"])
+        .env("CC_SECRET", SECRET)
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("token exchange failed") && stderr(&out).contains("invalid_grant"),
+        "{}",
+        stderr(&out)
+    );
 }
