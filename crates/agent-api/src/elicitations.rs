@@ -6,17 +6,16 @@
 //! The MCP client of the runs asks through [`HttpElicitations::ask`]; the routes list and answer
 //! (`routes/elicitations.rs`). A form's content is checked against the requested schema before it
 //! reaches the server (`elicitation_schema.rs`). The ids of recently answered questions are
-//! remembered, so a second answer gets 409 rather than 404.
+//! remembered, so a second answer gets 409 rather than 404 (the waiting board, `board.rs`,
+//! shared with approvals).
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use agent_execution::ids::now_rfc3339;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tokio::sync::oneshot;
 
+use crate::board::{Board, Refusal};
 use crate::error::ApiError;
 
 /// How long a question waits for an answer before it is declined.
@@ -83,22 +82,9 @@ pub struct PendingElicitation {
     pub requested_at: String,
 }
 
-struct Parked {
-    pending: PendingElicitation,
-    schema: Option<Value>,
-    sender: oneshot::Sender<ElicitationReply>,
-}
-
-#[derive(Default)]
-struct Board {
-    next: u64,
-    pending: HashMap<String, Vec<Parked>>,
-    answered: HashMap<String, VecDeque<String>>,
-}
-
 /// The questions of served runs waiting for an answer, per trace.
 pub struct HttpElicitations {
-    board: Mutex<Board>,
+    board: Board<PendingElicitation, ElicitationReply>,
     timeout: Duration,
 }
 
@@ -110,9 +96,8 @@ impl Default for HttpElicitations {
 
 impl std::fmt::Debug for HttpElicitations {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let waiting: usize = self.board().pending.values().map(Vec::len).sum();
         f.debug_struct("HttpElicitations")
-            .field("waiting", &waiting)
+            .field("waiting", &self.board.waiting())
             .field("timeout", &self.timeout)
             .finish()
     }
@@ -122,33 +107,38 @@ impl HttpElicitations {
     /// An empty board whose questions are declined after `timeout` without an answer.
     pub fn new(timeout: Duration) -> Self {
         Self {
-            board: Mutex::default(),
+            board: Board::new(ANSWERED_MEMORY),
             timeout,
         }
     }
 
-    fn board(&self) -> MutexGuard<'_, Board> {
-        self.board.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// The questions of a trace waiting for an answer, oldest first.
     pub fn pending(&self, trace_id: &str) -> Vec<PendingElicitation> {
-        self.board()
-            .pending
-            .get(trace_id)
-            .map(|parked| parked.iter().map(|p| p.pending.clone()).collect())
-            .unwrap_or_default()
+        self.board.pending(trace_id)
     }
 
     /// Asks `question` for the run of `trace_id` and waits for the answer; declined when none
     /// comes within the board's timeout.
     pub async fn ask(&self, trace_id: &str, question: ElicitationQuestion) -> ElicitationReply {
-        let (id, receiver) = self.park(trace_id, question);
-        let _unpark = Unpark {
-            board: self,
-            trace_id,
-            id: &id,
+        let (mode, schema, url) = match question.mode {
+            ElicitationMode::Form { schema } => ("form", Some(schema), None),
+            ElicitationMode::Url { url } => ("url", None, Some(url)),
         };
+        // The question leaves the board however the wait ends (answered, timed out, dropped).
+        let (waiting, receiver) = self.board.park(trace_id, |next| {
+            let id = format!("elicitation-{next}");
+            let pending = PendingElicitation {
+                id: id.clone(),
+                server: question.server,
+                message: question.message,
+                mode: mode.to_owned(),
+                requested_schema: schema,
+                url,
+                requested_at: now_rfc3339(),
+            };
+            (id, pending)
+        });
+        let id = waiting.id();
         match tokio::time::timeout(self.timeout, receiver).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(_)) => ElicitationReply::Decline,
@@ -169,118 +159,35 @@ impl HttpElicitations {
         id: &str,
         reply: ElicitationReply,
     ) -> Result<(), ApiError> {
-        let mut board = self.board();
-        let position = board
-            .pending
-            .get(trace_id)
-            .and_then(|parked| parked.iter().position(|p| p.pending.id == id));
-        let Some(position) = position else {
-            let answered = board
-                .answered
-                .get(trace_id)
-                .is_some_and(|ids| ids.iter().any(|known| known == id));
-            return Err(if answered {
-                ApiError::conflict(
+        let check = |pending: &PendingElicitation| match (&reply, &pending.requested_schema) {
+            (ElicitationReply::Accept(content), Some(schema)) => {
+                crate::elicitation_schema::check(schema, content)
+                    .map_err(|message| ApiError::bad_request("invalid_content", message))
+            }
+            (ElicitationReply::Accept(content), None) if !content.is_empty() => {
+                Err(ApiError::bad_request(
+                    "invalid_content",
+                    "a page (url mode) is accepted without content",
+                ))
+            }
+            _ => Ok(()),
+        };
+        self.board
+            .resolve(trace_id, id, check, reply.clone())
+            .map_err(|refusal| match refusal {
+                Refusal::Unknown => ApiError::NotFound(format!(
+                    "trace {trace_id} has no elicitation {id} waiting for an answer"
+                )),
+                Refusal::Resolved => ApiError::conflict(
                     "already_answered",
                     format!("elicitation {id} of trace {trace_id} was already answered"),
-                )
-            } else {
-                ApiError::NotFound(format!(
-                    "trace {trace_id} has no elicitation {id} waiting for an answer"
-                ))
-            });
-        };
-        if let ElicitationReply::Accept(content) = &reply {
-            let parked = &board.pending[trace_id][position];
-            match &parked.schema {
-                Some(schema) => crate::elicitation_schema::check(schema, content)
-                    .map_err(|message| ApiError::bad_request("invalid_content", message))?,
-                None if !content.is_empty() => {
-                    return Err(ApiError::bad_request(
-                        "invalid_content",
-                        "a page (url mode) is accepted without content",
-                    ));
-                }
-                None => {}
-            }
-        }
-        let parked = remove(&mut board, trace_id, position);
-        let answered = board.answered.entry(trace_id.to_owned()).or_default();
-        if answered.len() >= ANSWERED_MEMORY {
-            answered.pop_front();
-        }
-        answered.push_back(id.to_owned());
-        drop(board);
-        parked.sender.send(reply).map_err(|_| {
-            ApiError::conflict(
-                "not_waiting",
-                format!("the run of trace {trace_id} stopped waiting for elicitation {id}"),
-            )
-        })
-    }
-
-    fn park(
-        &self,
-        trace_id: &str,
-        question: ElicitationQuestion,
-    ) -> (String, oneshot::Receiver<ElicitationReply>) {
-        let (sender, receiver) = oneshot::channel();
-        let mut board = self.board();
-        board.next += 1;
-        let id = format!("elicitation-{}", board.next);
-        let (mode, schema, url) = match question.mode {
-            ElicitationMode::Form { schema } => ("form", Some(schema), None),
-            ElicitationMode::Url { url } => ("url", None, Some(url)),
-        };
-        let pending = PendingElicitation {
-            id: id.clone(),
-            server: question.server,
-            message: question.message,
-            mode: mode.to_owned(),
-            requested_schema: schema.clone(),
-            url,
-            requested_at: now_rfc3339(),
-        };
-        board
-            .pending
-            .entry(trace_id.to_owned())
-            .or_default()
-            .push(Parked {
-                pending,
-                schema,
-                sender,
-            });
-        (id, receiver)
-    }
-}
-
-fn remove(board: &mut Board, trace_id: &str, position: usize) -> Parked {
-    let list = board.pending.entry(trace_id.to_owned()).or_default();
-    let parked = list.remove(position);
-    if list.is_empty() {
-        board.pending.remove(trace_id);
-    }
-    parked
-}
-
-/// Takes a question off the board when its wait ends in any way (answered, timed out, or the
-/// tool call dropped).
-struct Unpark<'a> {
-    board: &'a HttpElicitations,
-    trace_id: &'a str,
-    id: &'a str,
-}
-
-impl Drop for Unpark<'_> {
-    fn drop(&mut self) {
-        let mut board = self.board.board();
-        let position = board
-            .pending
-            .get(self.trace_id)
-            .and_then(|parked| parked.iter().position(|p| p.pending.id == self.id));
-        if let Some(position) = position {
-            remove(&mut board, self.trace_id, position);
-        }
+                ),
+                Refusal::Invalid(error) => error,
+                Refusal::NotWaiting => ApiError::conflict(
+                    "not_waiting",
+                    format!("the run of trace {trace_id} stopped waiting for elicitation {id}"),
+                ),
+            })
     }
 }
 

@@ -37,6 +37,7 @@
 
 mod app;
 pub mod approvals;
+mod board;
 pub mod config;
 mod connections;
 mod elicitation_schema;
