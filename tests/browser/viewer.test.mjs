@@ -9,7 +9,8 @@
 // Fork here, Rewind here and Diff, a trace without goals, file contents in tool arguments and a command's output as
 // lines, status icons that the fonts have, an exploration summed up by what its branches found, an
 // answer growing on the page while a model server streams it piece by piece, and a plan changed on
-// the page (reworded, a sub-goal added, a goal deleted) then run.
+// the page (reworded, a sub-goal added, a goal deleted) then run, and an MCP server's question
+// answered with the page's form.
 //
 // Environment: AGENT_BIN (default: <repo>/target/debug/agent), VIEWER_SCREENSHOTS (a folder
 // for the screenshots; default: a temporary folder). `cargo test -p agent-e2e --test browser`
@@ -722,6 +723,60 @@ test('Rewind here puts the files back as the goal started and opens the fork', a
   const { trace } = await getJson(`/api/traces/${encodeURIComponent(forkId)}`);
   assert.equal(trace.forked_from.trace_id, id);
   await waitFor('goal 2 pending in the fork', async () => /st-pending/.test(await page.getAttribute('.dag .seq.root > .step[data-goal-id="2"]', 'class') ?? ''));
+});
+
+test("an MCP server's question is answered with the page's form, and the tool result carries the answer", async () => {
+  // A served run whose MCP server (the SDK's stdio server tests/mcp/asking.mjs) asks the person
+  // for a name and a colour during its tool call.
+  const asking = join(root, 'tests', 'mcp', 'asking.mjs');
+  assert.ok(existsSync(join(root, 'tests', 'mcp', 'node_modules', '@modelcontextprotocol', 'sdk')),
+    'the MCP test servers are not installed: run scripts/setup-mcp.sh (cargo xtask setup)');
+  const project = join(work, 'asking');
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(project, 'agent.toml'), `[mcp.servers.asking]\ncommand = "node"\nargs = [${JSON.stringify(asking)}]\n`);
+  writeFileSync(join(project, 'script.json'), JSON.stringify({
+    turns: [{ tool_calls: [{ name: 'mcp__asking__greet', arguments: {} }] }, { text: 'Greeted.' }],
+    fallback: 'Done.',
+  }));
+  const port = await freePort();
+  const served = spawn(AGENT, [
+    'serve', '--port', String(port), '--trace-dir', join(project, 'traces'),
+    '--provider', 'scripted', '--script', join(project, 'script.json'), '--workspace', join(work, 'workspace'),
+  ], { cwd: project, env: { ...process.env, HOME: project, XDG_CONFIG_HOME: project }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  served.stdout.on('data', (d) => { log += d; });
+  served.stderr.on('data', (d) => { log += d; });
+  const other = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor('the asking server', async () => (await fetch(`${other}/api/traces`)).ok);
+    const response = await fetch(`${other}/api/traces`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ task: 'Greet me' }),
+    });
+    const { trace_id: id } = await response.json();
+    assert.ok(response.ok, `${response.status}: ${log}`);
+    await page.goto(`${other}/#/traces/${encodeURIComponent(id)}`);
+    // The question shows as a form: the server's message, a text field and a choice.
+    const form = await page.waitForSelector('.elicitation[data-elicitation-id]', { timeout: 30000 })
+      .catch((e) => { throw new Error(`${e}\nserver log:\n${log}`); });
+    assert.match(await form.textContent(), /asking/);
+    assert.match(await form.textContent(), /Who is there\?/);
+    const chosen = await page.$eval('.elicitation select[name="colour"]', (el) => el.selectedOptions[0].textContent);
+    assert.equal(chosen, 'green', 'the default is chosen');
+    // Accepting without the required name is refused by the server, and the form says why.
+    await page.click('.elicitation button.approve');
+    await waitFor('the refusal on the form', async () => /name/.test(await page.textContent('.elicitation .err:not([hidden])').catch(() => '')));
+    await page.fill('.elicitation input[name="name"]', 'Ada');
+    await page.selectOption('.elicitation select[name="colour"]', { label: 'blue' });
+    await page.click('.elicitation button.approve');
+    await waitFor('the form gone', async () => (await page.locator('.elicitation').count()) === 0);
+    await waitFor('the run to end', async () => (await (await fetch(`${other}/api/traces/${encodeURIComponent(id)}`)).json()).trace.status === 'completed', 30000);
+    const { messages } = await (await fetch(`${other}/api/traces/${encodeURIComponent(id)}/messages`)).json();
+    const result = messages.find((m) => m.role === 'tool');
+    assert.match(result.content, /Hello Ada, who likes blue\./, log);
+  } finally {
+    served.kill('SIGTERM');
+    await page.goto(`${base}/`);
+  }
 });
 
 test('no errors on the page', () => {
