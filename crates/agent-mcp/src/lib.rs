@@ -14,6 +14,9 @@
 //!   through two tools, [`LIST_RESOURCES_TOOL`] and [`READ_RESOURCE_TOOL`].
 //! - [`ClientOptions`]: what the client offers servers: the workspace as its root, and an
 //!   [`Elicitor`] to answer a server's questions to the person (declined without one).
+//! - With the `oauth` feature: [`login`] and [`TokenStore`], signing in to HTTP servers that
+//!   ask for OAuth — a person through the browser, or without one by the [`Grant`] configured
+//!   (the client credentials grant, cross-app access), the token fetched again when it expires.
 //!
 //! Failures never stop a run: a server that fails to start is reported and left out; a call that
 //! times out, a server that stops mid-call or answers with an error give the model an error
