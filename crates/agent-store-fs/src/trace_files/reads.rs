@@ -287,8 +287,11 @@ fn parse_lines(
         })?;
         Ok(parsed)
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if wanted.len() < PARALLEL_LINES || threads < 2 {
+    if wanted.len() < PARALLEL_LINES {
+        return parse(wanted);
+    }
+    let threads = parser_threads();
+    if threads < 2 {
         return parse(wanted);
     }
     let per_thread = wanted.len().div_ceil(threads);
@@ -305,6 +308,14 @@ fn parse_lines(
         }
         Ok(parsed)
     })
+}
+
+/// How many threads parse a large read: one per core, at most 8. Asked of the system once per
+/// process, since the answer reads cgroup files (several opens and reads, far more than parsing a
+/// few messages, which the flusher's single-message reads do all the time).
+fn parser_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
 }
 
 /// The message carried by an event line.
