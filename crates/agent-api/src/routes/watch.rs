@@ -45,6 +45,13 @@ use crate::state::AppState;
 /// The largest message a watch client may send; clients have nothing to say but pongs.
 const MAX_INCOMING: usize = 64 * 1024;
 
+/// The read buffer of a watch connection. The WebSocket codec zeroes its whole read buffer
+/// before every read, and a watch polls its client after every batch it sends, so the default
+/// 128 KiB cost a 128 KiB `memset` per batch per watcher (the largest cost of a burst to many
+/// watchers). Pongs and close frames fit in a few bytes; a larger frame (up to
+/// [`MAX_INCOMING`]) still arrives, the buffer grows to hold it.
+const READ_BUFFER: usize = 4 * 1024;
+
 /// How long a close frame may take to send before the connection is simply dropped.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -95,6 +102,7 @@ pub(crate) async fn watch_trace(
         )
     })?;
     Ok(upgrade
+        .read_buffer_size(READ_BUFFER)
         .max_message_size(MAX_INCOMING)
         .max_frame_size(MAX_INCOMING)
         .on_upgrade(move |socket| session(socket, state, snapshot)))

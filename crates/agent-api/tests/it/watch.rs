@@ -1,6 +1,6 @@
 //! The live watch over a real listener on port 0 with a real WebSocket client: `connected`
 //! first, resuming from the middle while a run writes, two watchers, a slow watcher, ping/pong
-//! keepalive and shutdown.
+//! keepalive, shutdown, and client frames larger than the watch's read buffer.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -495,5 +495,76 @@ async fn a_watcher_gets_the_text_as_it_streams_before_the_message_is_added() {
     assert_eq!(deltas.concat(), answer);
     assert_eq!(first_delta_while_streaming, Some(true));
     run.await.unwrap().unwrap();
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_frame_larger_than_the_read_buffer_is_read_and_one_past_the_limit_closes() {
+    let store: Arc<dyn TraceStore> = Arc::new(InMemoryTraceStore::new());
+    let id = store
+        .create_trace(NewTrace::agent("Big frames"))
+        .await
+        .unwrap()
+        .trace_id;
+    let running = Running::start(
+        AppState::builder(store.clone())
+            .config(config())
+            .build()
+            .unwrap(),
+    )
+    .await;
+
+    // A 60 KiB frame (the watch reads in 4 KiB, and accepts frames up to 64 KiB): the watch
+    // stays open and the next commit still arrives live.
+    let mut client = running.connect(&id, 0).await;
+    assert_eq!(next_json(&mut client).await.unwrap()["event"], "connected");
+    client
+        .send(Message::Text("x".repeat(60 * 1024).into()))
+        .await
+        .unwrap();
+    client.send(Message::Ping(Vec::new().into())).await.unwrap();
+    // The stored `trace_created` may come first; the pong proves the big frame was read.
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), client.next())
+            .await
+            .expect("no pong within 10 s")
+            .unwrap()
+            .unwrap();
+        match message {
+            Message::Pong(_) => break,
+            Message::Text(_) => {}
+            other => panic!("got {other:?}"),
+        }
+    }
+    store
+        .add_message(&id, NewMessage::user("after the big frame"))
+        .await
+        .unwrap();
+    let live = loop {
+        let event = next_json(&mut client).await.unwrap();
+        if event["event"] == "message_added" {
+            break event;
+        }
+    };
+    assert_eq!(live["message"]["content"], "after the big frame");
+
+    // A frame over the limit ends the watch.
+    let mut client = running.connect(&id, 0).await;
+    assert_eq!(next_json(&mut client).await.unwrap()["event"], "connected");
+    let _ = client
+        .send(Message::Text("x".repeat(65 * 1024).into()))
+        .await;
+    let mut closed = false;
+    for _ in 0..100 {
+        match tokio::time::timeout(Duration::from_secs(10), client.next()).await {
+            Ok(None | Some(Err(_)) | Some(Ok(Message::Close(_)))) => {
+                closed = true;
+                break;
+            }
+            Ok(Some(Ok(_))) => {}
+            Err(_) => break,
+        }
+    }
+    assert!(closed, "a frame over the limit did not end the watch");
     running.stop().await;
 }

@@ -8,7 +8,6 @@
 //! offset of their line, so a later read of the same version costs a copy (for a goal's
 //! messages, on the caller's thread); a newer version lies at another offset and is read afresh.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
 
@@ -29,34 +28,46 @@ const GAP: u64 = 64 << 10;
 const SPAN: u64 = 16 << 20;
 
 /// Parsed messages of one trace, by sequence, with the offset and length of the line they came
-/// from.
+/// from. Sequences are dense from 1, so the entries are a vector indexed by sequence − 1 (a
+/// lookup is an index, not a hash and a probe; a goal's read of a thousand cached messages
+/// does a thousand of them), each entry boxed so an empty slot costs a pointer.
 #[derive(Debug, Default)]
 pub(super) struct MessageCache {
-    entries: HashMap<u64, Box<(u64, u64, Message)>>,
+    entries: Vec<Option<Box<(u64, u64, Message)>>>,
     /// The sum of the line lengths of `entries`.
     bytes: u64,
 }
 
 impl MessageCache {
+    fn entry(&self, sequence: u64) -> Option<&(u64, u64, Message)> {
+        self.entries.get(position(sequence)?)?.as_deref()
+    }
+
     fn get(&self, sequence: u64, offset: u64) -> Option<&Message> {
-        self.entries
-            .get(&sequence)
+        self.entry(sequence)
             .filter(|entry| entry.0 == offset)
             .map(|entry| &entry.2)
     }
 
     /// Whether a line of `length` bytes fits in place of the sequence's current entry.
     fn room_for(&self, sequence: u64, length: u64) -> bool {
-        let replaced = self.entries.get(&sequence).map_or(0, |entry| entry.1);
+        let replaced = self.entry(sequence).map_or(0, |entry| entry.1);
         self.bytes - replaced + length <= CACHE_BYTES
     }
 
     /// Keeps a parsed message; the caller has checked [`room_for`](Self::room_for).
     fn insert(&mut self, sequence: u64, offset: u64, length: u64, message: Message) {
-        let replaced = self.entries.get(&sequence).map_or(0, |entry| entry.1);
+        let Some(index) = position(sequence) else {
+            return;
+        };
+        if self.entries.len() <= index {
+            self.entries.resize_with(index + 1, || None);
+        }
+        let replaced = self.entry(sequence).map_or(0, |entry| entry.1);
         self.bytes = self.bytes - replaced + length;
-        self.entries
-            .insert(sequence, Box::new((offset, length, message)));
+        if let Some(slot) = self.entries.get_mut(index) {
+            *slot = Some(Box::new((offset, length, message)));
+        }
     }
 }
 
@@ -287,8 +298,11 @@ fn parse_lines(
         })?;
         Ok(parsed)
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if wanted.len() < PARALLEL_LINES || threads < 2 {
+    if wanted.len() < PARALLEL_LINES {
+        return parse(wanted);
+    }
+    let threads = parser_threads();
+    if threads < 2 {
         return parse(wanted);
     }
     let per_thread = wanted.len().div_ceil(threads);
@@ -305,6 +319,14 @@ fn parse_lines(
         }
         Ok(parsed)
     })
+}
+
+/// How many threads parse a large read: one per core, at most 8. Asked of the system once per
+/// process, since the answer reads cgroup files (several opens and reads, far more than parsing a
+/// few messages, which the flusher's single-message reads do all the time).
+fn parser_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
 }
 
 /// The message carried by an event line.
