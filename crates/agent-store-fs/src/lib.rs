@@ -25,7 +25,11 @@
 //! method) is one `write` of its event lines, then in [`Durability::Fsync`] mode one
 //! `fdatasync`. A call returns after that: a returned write survives a process crash in both
 //! modes and an OS crash or power loss in `Fsync` mode. Creating a trace also syncs its folder
-//! and the base folder in `Fsync` mode.
+//! and the base folder in `Fsync` mode. Commits never share a sync: a step of the runner makes
+//! two (the model's turn, then the tool's result), and the first is acted on — the tool runs —
+//! before the second exists, so deferring its sync would let a power loss forget a turn whose
+//! effects happened. On a multi-threaded runtime the sync runs on the committing task's thread
+//! (`block_in_place`), without a hand-off to the blocking pool and back.
 //!
 //! The mirror files (`meta.json`, `goal.json`, the message files) are rewritten through a
 //! temporary file and a rename, without syncing, and they trail the log. A commit only notes

@@ -191,6 +191,13 @@ async fn blocking<R: Send + 'static>(
     .map_err(|e| StoreError::Internal(format!("a store task failed: {e}")))
 }
 
+/// Whether the caller runs on a multi-threaded runtime's worker, where
+/// [`tokio::task::block_in_place`] may block.
+fn multi_threaded() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|handle| handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+}
+
 /// A trace locked for a write.
 struct FsTxn<'a> {
     /// `None` only if a blocking task panicked while holding it.
@@ -239,6 +246,13 @@ impl TraceTxn for FsTxn<'_> {
             // One `write` of a few kilobytes into the page cache takes less time than handing
             // the work to another thread and back; syncs and file creation go to the pool.
             let result = guard.commit(prepared);
+            self.slot = Some(guard);
+            result
+        } else if guard.log_is_open() && multi_threaded() {
+            // A sync waits for the disk, but handing it to the pool and back would add two
+            // thread wake-ups to every commit: the commit syncs on this thread, and the
+            // runtime moves its other tasks to another thread meanwhile.
+            let result = tokio::task::block_in_place(|| guard.commit(prepared));
             self.slot = Some(guard);
             result
         } else {

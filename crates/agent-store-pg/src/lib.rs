@@ -13,14 +13,16 @@
 //!   `agent_traces` (the trace and its goal tree, and the counters a writer continues from) and `agent_messages` (the newest version of each message, indexed by goal) hold what
 //!   the events say and are written in the same transaction, so a reader never sees one without
 //!   the other.
-//! - **One writer at a time per trace.** A write is a transaction that first locks the trace's
-//!   row (`SELECT … FOR UPDATE`), so concurrent writers on any node are serialised and each
-//!   plans its commit from the current state. Beyond one write, a store that writes a trace
-//!   holds a session-level advisory lock on it while the trace runs: a second store (another
-//!   process or node) that tries to write it gets
-//!   [`StoreError::Locked`], and when the holder dies its
-//!   connection closes and the lock goes with it, so
-//!   [`TraceStore::writer_alive`] says the trace can be resumed.
+//! - **One writer at a time per trace.** A store that writes a trace holds a session-level
+//!   advisory lock on it while the trace runs: a second store (another process or node) that
+//!   tries to write it gets [`StoreError::Locked`], and when the holder dies its connection
+//!   closes and the lock goes with it, so [`TraceStore::writer_alive`] says the trace can be
+//!   resumed. Within the store, writers of a trace are serialised on an in-process lock. The
+//!   first write under the advisory lock is a transaction that locks the trace's row
+//!   (`SELECT … FOR UPDATE`) and plans from what it reads; each later one plans from the state
+//!   the last commit left and sends BEGIN, its writes and COMMIT in one round trip, fenced by
+//!   the events' primary key: had another writer appended to the trace meanwhile, the commit's
+//!   first event id would be taken, and the whole commit rolls back with an error.
 //! - **`LISTEN/NOTIFY` is only a doorbell.** A commit notifies `agent_trace_events` with the
 //!   trace id; watchers in every process ring on it and read `WHERE event_id > cursor` — the
 //!   same query as a replay — so a lost notification loses nothing.

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use agent_execution::ids::split_message_id;
 use agent_execution::{
-    Doorbell, Event, EventBus, GoalTree, Message, StoreError, Trace, TraceFilter, TraceStore,
-    TraceTxn, validate_trace_id,
+    Doorbell, Event, EventBus, GoalTree, Message, StoreError, Trace, TraceFilter, TraceState,
+    TraceStore, TraceTxn, validate_trace_id,
 };
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
@@ -116,6 +116,18 @@ impl PgTraceStore {
         }
     }
 
+    /// Reads from the state the last commit of this store's claim on the trace left, if it
+    /// holds one: the database's state until this store's next commit, since no other store
+    /// writes the trace meanwhile. Waits for a write of this store in progress on the trace.
+    async fn read_kept<R>(&self, trace_id: &str, read: fn(&TraceState) -> R) -> Option<R> {
+        let claim = self.locks.claim(trace_id)?;
+        let slot = self.locks.slot(trace_id);
+        let kept = slot.lock().await;
+        kept.as_ref()
+            .filter(|kept| kept.claim == claim)
+            .map(|kept| read(&kept.state))
+    }
+
     /// One JSON column of a trace's row.
     async fn trace_column<T: DeserializeOwned>(
         &self,
@@ -159,9 +171,10 @@ pub(crate) async fn open(url: &str) -> Result<(Config, Pool), ConnectError> {
 impl TraceStore for PgTraceStore {
     async fn begin(&self, trace_id: &str) -> Result<Box<dyn TraceTxn + '_>, StoreError> {
         validate_trace_id(trace_id)?;
-        self.locks.acquire(trace_id).await?;
+        let claim = self.locks.acquire(trace_id).await?;
+        let slot = self.locks.slot(trace_id).lock_owned().await;
         let conn = self.conn().await?;
-        match PgTxn::existing(conn, trace_id, self.locks.clone()).await {
+        match PgTxn::existing(conn, trace_id, self.locks.clone(), slot, claim).await {
             Ok(txn) => Ok(Box::new(txn)),
             Err(error) => {
                 if error.is_not_found() {
@@ -174,9 +187,10 @@ impl TraceStore for PgTraceStore {
 
     async fn begin_new(&self, trace_id: &str) -> Result<Box<dyn TraceTxn + '_>, StoreError> {
         validate_trace_id(trace_id)?;
+        let slot = self.locks.slot(trace_id).lock_owned().await;
         let conn = self.conn().await?;
-        let txn = PgTxn::new_trace(conn, trace_id, self.locks.clone()).await?;
-        self.locks.acquire(trace_id).await?;
+        let mut txn = PgTxn::new_trace(conn, trace_id, self.locks.clone(), slot).await?;
+        txn.set_claim(self.locks.acquire(trace_id).await?);
         Ok(Box::new(txn))
     }
 
@@ -208,6 +222,10 @@ impl TraceStore for PgTraceStore {
     }
 
     async fn get_trace(&self, trace_id: &str) -> Result<Option<Trace>, StoreError> {
+        validate_trace_id(trace_id)?;
+        if let Some(trace) = self.read_kept(trace_id, |state| state.trace.clone()).await {
+            return Ok(Some(trace));
+        }
         self.trace_column(trace_id, "trace").await
     }
 
@@ -235,6 +253,14 @@ impl TraceStore for PgTraceStore {
     }
 
     async fn get_goal_tree(&self, trace_id: &str) -> Result<Option<GoalTree>, StoreError> {
+        validate_trace_id(trace_id)?;
+        // The runner reads the goal tree at every step: no round trip for a trace it writes.
+        if let Some(tree) = self
+            .read_kept(trace_id, |state| state.goal_tree.clone())
+            .await
+        {
+            return Ok(Some(tree));
+        }
         self.trace_column(trace_id, "goal_tree").await
     }
 

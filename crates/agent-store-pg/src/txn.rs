@@ -1,22 +1,29 @@
-//! A trace locked for one write: a database transaction on a pooled connection, begun with the
-//! trace's row locked (`SELECT … FOR UPDATE`), so that writers on every node are serialised per
-//! trace and each plans its commit from the trace's current state.
+//! A trace locked for one write: the trace's in-process lock ([`Slot`]), and a database
+//! transaction on a pooled connection that locks the trace's row (`SELECT … FOR UPDATE`), so
+//! that writers on every node are serialised per trace and each plans its commit from the
+//! trace's current state.
 //!
 //! A commit writes the trace row, its events and its messages, then notifies the watchers, all
-//! in that transaction; dropping the transaction uncommitted rolls it back. The statements are
-//! prepared once per connection and pipelined: beginning costs one round trip (BEGIN and the
-//! locking read), committing another (every write, the notification and COMMIT).
+//! in one transaction; dropping the transaction uncommitted rolls it back. The statements are
+//! prepared once per connection and pipelined. The first write of a claim on the trace (see
+//! [`crate::locks`]) costs two round trips: BEGIN and the locking read, then every write, the
+//! notification and COMMIT. Every later write of the claim begins from the state the last one
+//! left and costs one round trip: BEGIN, the writes, the notification and COMMIT go out
+//! together. Its fence is the events' primary key: a commit appends the events after the last
+//! one it knows, so had anyone else written the trace since, the first insert would collide,
+//! the transaction would abort and the write fail without a trace of it.
 
 use std::sync::Arc;
 
 use agent_execution::{Commit, Event, Message, StoreError, TraceState, TraceTxn};
 use async_trait::async_trait;
 use deadpool_postgres::Object;
+use tokio::sync::OwnedMutexGuard;
 use tokio_postgres::types::{Json, ToSql};
 
 use crate::listen::CHANNEL;
-use crate::locks::Locks;
-use crate::{corrupt, db};
+use crate::locks::{Kept, Locks};
+use crate::{corrupt, db, describe};
 
 /// The state columns of `agent_traces`, in the order [`state_from_row`] reads them.
 pub(crate) const STATE_COLUMNS: &str =
@@ -41,7 +48,7 @@ const INSERT_MESSAGES: &str = "INSERT INTO agent_messages (trace_id, sequence, g
      ON CONFLICT (trace_id, sequence) DO UPDATE SET goal_id = EXCLUDED.goal_id, \
      message = EXCLUDED.message";
 
-/// An open transaction holding one trace's row lock.
+/// An open write on one trace.
 pub(crate) struct PgTxn {
     /// `None` once handed back (after the drop's rollback).
     conn: Option<Object>,
@@ -50,30 +57,58 @@ pub(crate) struct PgTxn {
     /// Whether a transaction is open on `conn`.
     open: bool,
     locks: Arc<Locks>,
+    /// The trace's in-process lock, where the state goes back after the write.
+    slot: OwnedMutexGuard<Option<Kept>>,
+    /// The claim on the trace's writer lock this write is made under.
+    claim: Option<u64>,
+    /// Whether `state`, before any plan, is the database's: read under the row lock, kept from
+    /// the claim's last commit, or left by this write's last commit.
+    trusted: bool,
+    /// Whether `state` may hold a plan not committed yet.
+    planned: bool,
 }
 
 impl PgTxn {
     /// The value before its transaction begins.
-    fn unopened(conn: Object, trace_id: &str, locks: Arc<Locks>) -> Self {
+    fn unopened(
+        conn: Object,
+        trace_id: &str,
+        locks: Arc<Locks>,
+        slot: OwnedMutexGuard<Option<Kept>>,
+    ) -> Self {
         Self {
             conn: Some(conn),
             trace_id: trace_id.to_owned(),
             state: None,
             open: false,
             locks,
+            slot,
+            claim: None,
+            trusted: false,
+            planned: false,
         }
     }
 
-    /// Opens a transaction on an existing trace and locks its row.
+    /// Begins a write on an existing trace under `claim`: from the state the claim's last
+    /// commit left when there is one (no round trip), otherwise with a transaction that locks
+    /// the row and reads it.
     pub(crate) async fn existing(
         conn: Object,
         trace_id: &str,
         locks: Arc<Locks>,
+        mut slot: OwnedMutexGuard<Option<Kept>>,
+        claim: u64,
     ) -> Result<Self, StoreError> {
-        let mut txn = Self::unopened(conn, trace_id, locks);
-        txn.state = Some(txn.lock_row().await?.ok_or_else(|| StoreError::NotFound {
-            trace_id: trace_id.to_owned(),
-        })?);
+        let kept = slot.take().filter(|kept| kept.claim == claim);
+        let mut txn = Self::unopened(conn, trace_id, locks, slot);
+        txn.claim = Some(claim);
+        txn.state = match kept {
+            Some(kept) => Some(kept.state),
+            None => Some(txn.lock_row().await?.ok_or_else(|| StoreError::NotFound {
+                trace_id: trace_id.to_owned(),
+            })?),
+        };
+        txn.trusted = true;
         Ok(txn)
     }
 
@@ -82,8 +117,9 @@ impl PgTxn {
         conn: Object,
         trace_id: &str,
         locks: Arc<Locks>,
+        slot: OwnedMutexGuard<Option<Kept>>,
     ) -> Result<Self, StoreError> {
-        let mut txn = Self::unopened(conn, trace_id, locks);
+        let mut txn = Self::unopened(conn, trace_id, locks, slot);
         let client = txn.client()?;
         let (lock, probe) = futures::try_join!(
             client.prepare_cached("SELECT pg_advisory_xact_lock(hashtextextended($1, 1))"),
@@ -104,6 +140,11 @@ impl PgTxn {
             });
         }
         Ok(txn)
+    }
+
+    /// Sets the claim the write is made under, once taken.
+    pub(crate) fn set_claim(&mut self, claim: u64) {
+        self.claim = Some(claim);
     }
 
     fn client(&self) -> Result<&Object, StoreError> {
@@ -178,6 +219,7 @@ impl TraceTxn for PgTxn {
     }
 
     fn state_mut(&mut self) -> Option<&mut TraceState> {
+        self.planned = true;
         self.state.as_mut()
     }
 
@@ -199,23 +241,31 @@ impl TraceTxn for PgTxn {
     }
 
     async fn commit(&mut self, mut commit: Commit) -> Result<Vec<Event>, StoreError> {
-        if !self.open {
-            // A second commit through the same lock: lock the row again and check that no one
-            // wrote in between.
+        // Without a transaction open, the write begins from the state the claim's last commit
+        // left, fenced by the events' key; a commit without events has no fence, and one after
+        // a failed commit no state known to be the database's: both lock the row first.
+        let begin = !self.open;
+        if begin && (!self.trusted || commit.events.is_empty()) {
             let state = self.lock_row().await?;
             // The state was planned in place: the row must still be at the event before this
             // commit's first.
             let expected = commit.events.first().map(|event| event.event_id - 1);
             if state.map(|state| state.last_event_id) != expected {
+                self.trusted = false;
                 return Err(StoreError::Internal(format!(
                     "trace {} changed between two commits of one write",
                     self.trace_id
                 )));
             }
         }
+        let begin = !self.open;
+        // Until it succeeds, the state is not known to be the database's.
+        self.trusted = false;
         if let Some(created) = commit.created.take() {
             self.state = Some(created);
         }
+        // From here a transaction may be open (a failed statement leaves it to the drop).
+        self.open = true;
         let client = self.client()?;
         // Prepared once per connection; afterwards a statement costs no round trip of its own.
         let (upsert, insert_events, insert_messages, notify) = futures::try_join!(
@@ -251,10 +301,17 @@ impl TraceTxn for PgTxn {
             signed(state.sub_trace_count),
         );
         let (trace, goal_tree) = (Json(&state.trace), Json(&state.goal_tree));
-        // Every statement and the COMMIT go out together, pipelined on the connection, so the
-        // commit costs one round trip. A failed statement aborts the transaction, which makes
-        // the COMMIT a rollback, and its error is the one returned.
-        futures::try_join!(
+        // Every statement and the COMMIT go out together (after BEGIN when no transaction is
+        // open), pipelined on the connection, so the commit costs one round trip. A failed
+        // statement aborts the transaction, which makes the COMMIT a rollback, and its error is
+        // the one returned.
+        let written = futures::try_join!(
+            async {
+                if begin {
+                    client.batch_execute("BEGIN").await?;
+                }
+                Ok::<(), Fence>(())
+            },
             async {
                 let row: [&(dyn ToSql + Sync); 10] = [
                     &self.trace_id,
@@ -268,7 +325,7 @@ impl TraceTxn for PgTxn {
                     &mode,
                     &status,
                 ];
-                client.execute(&upsert, &row).await
+                client.execute(&upsert, &row).await.map_err(Fence::Other)
             },
             async {
                 if ids.is_empty() {
@@ -277,6 +334,7 @@ impl TraceTxn for PgTxn {
                 client
                     .execute(&insert_events, &[&self.trace_id, &ids, &events])
                     .await
+                    .map_err(Fence::Events)
             },
             async {
                 if sequences.is_empty() {
@@ -288,12 +346,22 @@ impl TraceTxn for PgTxn {
                         &[&self.trace_id, &sequences, &goals, &messages],
                     )
                     .await
+                    .map_err(Fence::Other)
             },
-            async { client.execute(&notify, &[&CHANNEL, &self.trace_id]).await },
-            client.batch_execute("COMMIT"),
-        )
-        .map_err(db)?;
+            async {
+                client
+                    .execute(&notify, &[&CHANNEL, &self.trace_id])
+                    .await
+                    .map_err(Fence::Other)
+            },
+            async { client.batch_execute("COMMIT").await.map_err(Fence::Other) },
+        );
+        if let Err(error) = written {
+            return Err(error.into_store_error(&self.trace_id));
+        }
         self.open = false;
+        self.trusted = true;
+        self.planned = false;
         let finished = state.trace.status.is_finished();
         if finished && let Err(error) = self.locks.release(&self.trace_id).await {
             tracing::warn!(%error, trace_id = %self.trace_id, "releasing a trace's writer lock failed");
@@ -302,8 +370,52 @@ impl TraceTxn for PgTxn {
     }
 }
 
+/// Why the statements of a commit failed: the events' insert (which is the fence of a write
+/// begun from a kept state), or any other.
+enum Fence {
+    /// The events' insert failed.
+    Events(tokio_postgres::Error),
+    /// Another statement failed.
+    Other(tokio_postgres::Error),
+}
+
+impl From<tokio_postgres::Error> for Fence {
+    fn from(error: tokio_postgres::Error) -> Self {
+        Fence::Other(error)
+    }
+}
+
+impl Fence {
+    fn into_store_error(self, trace_id: &str) -> StoreError {
+        match self {
+            // A key taken: another writer appended these event ids first.
+            Fence::Events(error)
+                if error.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) =>
+            {
+                StoreError::Internal(format!(
+                    "trace {trace_id} was written by another writer since this store's last \
+                     commit; nothing was written ({})",
+                    describe(&error)
+                ))
+            }
+            Fence::Events(error) | Fence::Other(error) => db(error),
+        }
+    }
+}
+
 impl Drop for PgTxn {
     fn drop(&mut self) {
+        // The state stays for the claim's next write if it is the database's and the claim
+        // still stands.
+        if self.trusted
+            && !self.planned
+            && !self.open
+            && let Some(claim) = self.claim
+            && self.locks.claim(&self.trace_id) == Some(claim)
+            && let Some(state) = self.state.take()
+        {
+            *self.slot = Some(Kept { claim, state });
+        }
         let Some(conn) = self.conn.take() else {
             return;
         };

@@ -4,5 +4,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod conformance;
+mod fence;
 mod nodes;
 mod queue;
