@@ -20,7 +20,7 @@
 //! that the suite works. A failed check (a lost event, a summary missing from the last request)
 //! is written into the report and makes the program exit with an error.
 //!
-//! `--only PART` (overhead, scale, api or distributed) runs one part alone and prints its
+//! `--only PART` (overhead, scale, api, distributed or real_model) runs one part alone and prints its
 //! figures without writing a report, optionally with `--runs R`, `--ns N,N,...` (overhead) and
 //! `--messages M` (scale): for working on one figure without the whole run.
 
@@ -305,7 +305,7 @@ fn machine_line() -> String {
 }
 
 /// The 1, 5 and 15 minute load averages, as /proc/loadavg gives them.
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))

@@ -7,10 +7,10 @@ use std::fmt::Write as _;
 use anyhow::{Result, bail};
 
 use crate::stats::{ratio, seconds};
-use crate::{Plan, api, distributed, overhead, scale};
+use crate::{Plan, api, distributed, overhead, real_model, scale};
 
 /// The parts that run on their own.
-pub(crate) const PARTS: &str = "overhead, scale, api, distributed";
+pub(crate) const PARTS: &str = "overhead, scale, api, distributed, real_model";
 
 /// Runs one part with the plan's sizes and prints its figures.
 pub(crate) async fn run(part: &str, plan: &Plan) -> Result<String> {
@@ -100,6 +100,18 @@ pub(crate) async fn run(part: &str, plan: &Plan) -> Result<String> {
                 writeln!(out, "failed: {failure}")?;
             }
         }
+        "real_model" => match real_model::measure(false, plan.runs)? {
+            real_model::RealModel::Skipped(why) => writeln!(out, "skipped: {why}")?,
+            real_model::RealModel::Ran(f) => writeln!(
+                out,
+                "{} model calls per run: server {} per call, agent's own {} per call, {}% of the server's (load average {} at the end)",
+                f.calls.show(|v| format!("{v:.0}")),
+                f.server.show(seconds),
+                f.own.show(seconds),
+                f.share.show(|v| format!("{v:.1}")),
+                crate::load_average(),
+            )?,
+        },
         other => bail!("unknown part {other:?}; one of {PARTS}"),
     }
     Ok(out)

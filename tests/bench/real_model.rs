@@ -156,6 +156,12 @@ pub(crate) fn section(real: &RealModel) -> String {
          rest of the process's wall time (starting, the trace folder, building each request, \
          reading the answer, the commits), divided by its model calls. One warm-up run is not \
          counted. A tiny model on a CPU answers in a second or two; a real deployment's model \
-         takes longer, so the share there is smaller.\n\n{body}"
+         takes longer, so the share there is smaller. Where the agent's own time goes: the \
+         process's start, the trace folder's first commits, the run-start snapshot (`git` \
+         processes: creating the store once per trace, listing the files, writing the tree, the \
+         commit and the ref) before the first model call, and the run-end snapshot after the \
+         last. The o200k token encoding the first context estimate needs is a table the build \
+         writes and the program maps in a few milliseconds, on a thread of its own started as \
+         the run begins.\n\n{body}"
     )
 }

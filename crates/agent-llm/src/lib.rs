@@ -191,6 +191,8 @@ mod formats;
 )]
 mod http;
 mod models;
+#[cfg(feature = "tiktoken")]
+mod o200k;
 #[cfg(feature = "openai")]
 mod openai;
 mod reasoning;

@@ -1,8 +1,9 @@
 //! Token estimation before sending a prompt.
 //!
 //! With the `tiktoken` feature (on by default), counts use the `o200k_base` encoding of current
-//! OpenAI models through `tiktoken-rs`, which embeds its BPE tables and works offline; the
-//! encoding is loaded once per process. For other providers the count is an estimate within a
+//! OpenAI models, its table taken from `tiktoken-rs` at build time and embedded, so counting
+//! works offline; the encoding is loaded once per process, in a few milliseconds
+//! (`o200k.rs`). For other providers the count is an estimate within a
 //! few percent, which is what context budgeting needs. Counts of long texts are cached by
 //! content hash, so calling these on every step of an agent loop costs little more than hashing
 //! the new messages.
@@ -33,7 +34,7 @@ pub fn estimate_tokens(text: &str) -> usize {
 
 /// Starts loading the token encoding on a thread of its own, once per process, so that the
 /// first estimate finds it ready (or waits only for the rest of the load) instead of paying
-/// the whole load on the caller's thread: building the `o200k_base` tables takes a few hundred
+/// the whole load on the caller's thread: building the `o200k_base` map takes a few
 /// milliseconds, which a run can overlap with its start-up. Without the `tiktoken` feature
 /// there is nothing to load and this does nothing.
 ///
@@ -48,9 +49,7 @@ pub fn prepare_token_estimates() {
         STARTED.call_once(|| {
             let spawned = std::thread::Builder::new()
                 .name("token-encoding".into())
-                .spawn(|| {
-                    bpe::encoding();
-                });
+                .spawn(bpe::load);
             // Without a thread, the first estimate loads the encoding as it always could.
             drop(spawned);
         });
@@ -73,7 +72,7 @@ mod bpe {
     use std::hash::{DefaultHasher, Hash, Hasher};
     use std::sync::{Mutex, OnceLock};
 
-    use tiktoken_rs::CoreBPE;
+    use crate::o200k::encoding;
 
     /// Texts shorter than this are counted directly; longer ones go through the cache.
     const CACHE_MIN_LEN: usize = 256;
@@ -85,9 +84,9 @@ mod bpe {
     /// Text is handed to the encoder in pieces of about this many bytes.
     const CHUNK: usize = 4_096;
 
-    pub(super) fn encoding() -> &'static CoreBPE {
-        static ENCODING: OnceLock<&'static CoreBPE> = OnceLock::new();
-        ENCODING.get_or_init(tiktoken_rs::o200k_base_singleton)
+    /// Loads the encoding (see [`prepare_token_estimates`](super::prepare_token_estimates)).
+    pub(super) fn load() {
+        encoding();
     }
 
     fn cache() -> &'static Mutex<HashMap<u64, usize>> {
@@ -119,16 +118,18 @@ mod bpe {
     }
 
     fn count_uncached(text: &str) -> usize {
-        let bpe = encoding();
+        let Some(bpe) = encoding() else {
+            return text.len().div_ceil(4);
+        };
         if text.len() <= CHUNK && !text.split_whitespace().any(|word| word.len() > LONG_WORD) {
-            return bpe.encode_ordinary(text).len();
+            return bpe.count(text);
         }
         let mut total = 0;
         let mut start = 0;
         let mut pending_end = 0;
         for (offset, word) in split_words(text) {
             if word.trim().len() > LONG_WORD {
-                total += bpe.encode_ordinary(&text[start..pending_end]).len();
+                total += bpe.count(&text[start..pending_end]);
                 total += word.len().div_ceil(3);
                 start = offset + word.len();
                 pending_end = start;
@@ -136,11 +137,11 @@ mod bpe {
             }
             pending_end = offset + word.len();
             if pending_end - start >= CHUNK {
-                total += bpe.encode_ordinary(&text[start..pending_end]).len();
+                total += bpe.count(&text[start..pending_end]);
                 start = pending_end;
             }
         }
-        total + bpe.encode_ordinary(&text[start..pending_end]).len()
+        total + bpe.count(&text[start..pending_end])
     }
 
     /// The words of `text`, each with the whitespace after it, and their byte offsets.
@@ -202,7 +203,9 @@ mod tests {
     #[test]
     fn counts_match_the_encoder_for_ordinary_text() {
         let text = "The quick brown fox jumps over the lazy dog. ".repeat(200);
-        let exact = bpe::encoding().encode_ordinary(&text).len();
+        let exact = tiktoken_rs::o200k_base_singleton()
+            .encode_ordinary(&text)
+            .len();
         let estimate = estimate_tokens(&text);
         assert!(
             estimate.abs_diff(exact) <= exact / 50,
