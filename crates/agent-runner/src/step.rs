@@ -101,10 +101,8 @@ pub(crate) async fn run_loop(
     )
     .await?;
     let mut messages = store.get_trace_messages(trace_id).await?;
-    let mut state = RunState {
-        snapshot: crate::checkpoints::at_run_start(agent, trace_id, &messages).await,
-        ..RunState::default()
-    };
+    let mut state = RunState::default();
+    state.snapshot = crate::checkpoints::at_run_start(agent, trace_id, &messages).await;
     let mut iterations = 0;
     let mut interrupted_calls_done = false;
     let mut model_error = None;
