@@ -159,8 +159,8 @@ pub(crate) fn section(real: &RealModel) -> String {
          takes longer, so the share there is smaller. Where the agent's own time goes: the \
          process's start, the trace folder's first commits, the run-start snapshot (`git` \
          processes: creating the store once per trace, listing the files, writing the tree, the \
-         commit and the ref), which runs while the first model call is made (the run waits for \
-         it before its first tool call), and the run-end snapshot after the last. The o200k token encoding the first context estimate needs is a table the build \
+         commit and the ref) before the first model call, and the run-end snapshot after the \
+         last. The o200k token encoding the first context estimate needs is a table the build \
          writes and the program maps in a few milliseconds, on a thread of its own started as \
          the run begins.\n\n{body}"
     )
