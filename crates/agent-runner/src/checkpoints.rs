@@ -12,7 +12,6 @@ use agent_checkpoint::{AbandonRollback, Changes, Point, RestoreOptions};
 use agent_execution::message::Message;
 use agent_goal::{Goal, GoalStatus, GoalTree};
 use agent_llm::Role;
-use tokio::task::JoinHandle;
 
 use crate::agent::Agent;
 use crate::checkpoint_options::CheckpointOptions;
@@ -28,46 +27,26 @@ async fn options_for(agent: &Agent, trace_id: &str) -> Option<CheckpointOptions>
 
 /// Takes one snapshot recorded at `points`, off the async threads; a failure is said once.
 async fn take(options: &CheckpointOptions, trace_id: &str, points: Vec<Point>) {
-    Pending(Some(start(options, trace_id, points))).wait().await;
-}
-
-/// Starts taking one snapshot recorded at `points` on a blocking thread.
-fn start(options: &CheckpointOptions, trace_id: &str, points: Vec<Point>) -> JoinHandle<()> {
     let checkpointer = options.checkpointer.clone();
-    let trace_id = trace_id.to_owned();
-    tokio::task::spawn_blocking(move || match checkpointer.checkpoint(&trace_id, &points) {
-        Err(failure) if failure.first => {
+    let id = trace_id.to_owned();
+    let taken = tokio::task::spawn_blocking(move || checkpointer.checkpoint(&id, &points)).await;
+    match taken {
+        Ok(Err(failure)) if failure.first => {
             tracing::warn!(trace_id, error = %failure.error, "no checkpoint of the workspace");
         }
-        Err(failure) => {
+        Ok(Err(failure)) => {
             tracing::debug!(trace_id, error = %failure.error, "no checkpoint of the workspace");
         }
-        Ok(_) => {}
-    })
-}
-
-/// A snapshot being taken while the run goes on: waited for before anything the run does can
-/// change the workspace's files (a tool call), and before the next snapshot.
-#[derive(Default)]
-pub(crate) struct Pending(Option<JoinHandle<()>>);
-
-impl Pending {
-    /// Waits until the snapshot is taken (at once when there is none, or it was waited for).
-    pub(crate) async fn wait(&mut self) {
-        if let Some(taking) = self.0.take()
-            && let Err(error) = taking.await
-        {
-            tracing::warn!(%error, "the checkpoint task failed");
-        }
+        Ok(Ok(_)) => {}
+        Err(error) => tracing::warn!(trace_id, %error, "the checkpoint task failed"),
     }
 }
 
-/// As a run starts: the snapshot of the run's start, or of a conversation's next turn when the
-/// model has answered before. It is taken while the first model call is made, which changes no
-/// file; the run waits for it before its first tool call ([`Pending::wait`]).
-pub(crate) async fn at_run_start(agent: &Agent, trace_id: &str, messages: &[Message]) -> Pending {
+/// Before a run's first model call: the run's start, or the start of a conversation's next
+/// turn when the model has answered before.
+pub(crate) async fn at_run_start(agent: &Agent, trace_id: &str, messages: &[Message]) {
     let Some(options) = options_for(agent, trace_id).await else {
-        return Pending::default();
+        return;
     };
     let answered = messages.iter().any(|m| m.role == Role::Assistant);
     let point = if answered {
@@ -75,13 +54,11 @@ pub(crate) async fn at_run_start(agent: &Agent, trace_id: &str, messages: &[Mess
     } else {
         Point::RunStart
     };
-    Pending(Some(start(&options, trace_id, vec![point])))
+    take(&options, trace_id, vec![point]).await;
 }
 
-/// When the run stops, so that what the run wrote last is told apart from later edits; after
-/// the run-start snapshot, if that is still being taken.
-pub(crate) async fn at_run_end(agent: &Agent, trace_id: &str, started: &mut Pending) {
-    started.wait().await;
+/// When the run stops, so that what the run wrote last is told apart from later edits.
+pub(crate) async fn at_run_end(agent: &Agent, trace_id: &str) {
     if let Some(options) = options_for(agent, trace_id).await {
         take(&options, trace_id, vec![Point::RunEnd]).await;
     }

@@ -222,16 +222,3 @@ pub async fn tokens_estimated(store: &dyn TraceStore, trace_id: &str) -> Result<
     let messages = store.get_trace_messages(trace_id).await?;
     Ok(messages.iter().any(usage_is_estimated))
 }
-
-/// Warns when the run has a cost budget but its model has no price (`priced` is false): its
-/// calls would count as free and the budget could not stop the run.
-pub(crate) fn warn_if_unpriced(spec: &AgentSpec, priced: bool) {
-    let model = &spec.model;
-    if spec.limits.max_cost.is_some() && !priced {
-        // Info, not a warning: front ends say it their own way (the CLI before the run).
-        tracing::info!(
-            model = %model,
-            "the cost of model {model} is unknown: max_cost cannot be enforced"
-        );
-    }
-}

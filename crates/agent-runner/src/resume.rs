@@ -169,15 +169,12 @@ pub(crate) async fn finish_sub_agent_calls(
     agent: &Agent,
     trace_id: &str,
     messages: &mut Vec<Message>,
-    snapshot: &mut crate::checkpoints::Pending,
     cancel: &CancellationToken,
 ) -> Result<(), StepError> {
     let calls = resumable_calls(agent, messages);
     let Some(last) = last_turn(messages).filter(|_| !calls.is_empty()) else {
         return Ok(());
     };
-    // The calls may change files: the workspace as the run started is kept first.
-    snapshot.wait().await;
     let goal_id = last.goal_id.clone();
     let ctx = tool_context(agent, trace_id, goal_id.as_deref(), cancel);
     let mut adoption = Adoption::since(&last.created_at);

@@ -89,8 +89,7 @@ pub(crate) async fn run_loop(
     agent_llm::prepare_token_estimates();
     let store = agent.store();
     let limits = &agent.spec.limits;
-    let priced = agent.engine.root.prices.price(&agent.spec.model).is_some();
-    model::warn_if_unpriced(&agent.spec, priced);
+    warn_if_unpriced(agent);
     let root = &agent.engine.root;
     let spending = budget::open(
         &agent.engine.budgets,
@@ -101,8 +100,8 @@ pub(crate) async fn run_loop(
     )
     .await?;
     let mut messages = store.get_trace_messages(trace_id).await?;
+    crate::checkpoints::at_run_start(agent, trace_id, &messages).await;
     let mut state = RunState::default();
-    state.snapshot = crate::checkpoints::at_run_start(agent, trace_id, &messages).await;
     let mut iterations = 0;
     let mut interrupted_calls_done = false;
     let mut model_error = None;
@@ -132,8 +131,7 @@ pub(crate) async fn run_loop(
             .await
         } else {
             interrupted_calls_done = true;
-            let snapshot = &mut state.snapshot;
-            finish_sub_agent_calls(agent, trace_id, &mut messages, snapshot, &cancel)
+            finish_sub_agent_calls(agent, trace_id, &mut messages, &cancel)
                 .await
                 .map(|()| Next::Continue)
         };
@@ -161,7 +159,7 @@ pub(crate) async fn run_loop(
             }
         }
     };
-    crate::checkpoints::at_run_end(agent, trace_id, &mut state.snapshot).await;
+    crate::checkpoints::at_run_end(agent, trace_id).await;
     let trace = store.finish_trace(trace_id, outcome).await?;
     let stats_with_sub_traces = stats_with_sub_traces(store, trace_id).await?;
     // The trace's totals are estimates, in part, when any of its calls was estimated.
@@ -189,6 +187,19 @@ fn cancelled() -> TraceOutcome {
     }
 }
 
+/// Warns when the run has a cost budget but its model has no price: its calls would count as
+/// free and the budget could not stop the run.
+fn warn_if_unpriced(agent: &Agent) {
+    let model = &agent.spec.model;
+    if agent.spec.limits.max_cost.is_some() && agent.engine.root.prices.price(model).is_none() {
+        // Info, not a warning: front ends say it their own way (the CLI before the run).
+        tracing::info!(
+            model = %model,
+            "the cost of model {model} is unknown: max_cost cannot be enforced"
+        );
+    }
+}
+
 /// What the steps of a run carry from one to the next.
 #[derive(Default)]
 struct RunState {
@@ -202,8 +213,6 @@ struct RunState {
     cut: CutAnswer,
     /// The closing report written after the final answer.
     report: Option<String>,
-    /// The run-start snapshot, taken while the first model call is made.
-    snapshot: crate::checkpoints::Pending,
 }
 
 /// One think–act–observe step.
@@ -221,7 +230,6 @@ async fn step(
         summariser_failed,
         cut,
         report,
-        snapshot,
     } = state;
     let spec = &agent.spec;
     let tree = agent
@@ -290,8 +298,6 @@ async fn step(
         other => other?,
     };
     let duration_ms = started.elapsed().as_millis() as u64;
-    // Before the tools run: the workspace as the run started is kept.
-    snapshot.wait().await;
     call_ids.assign(&mut response.tool_calls, messages);
 
     let usage = model::usage_of(&response, estimated_tokens);
