@@ -568,6 +568,11 @@ test("the assistant's answer grows on the page while the model streams it", asyn
     // The whole answer, then the message in its place.
     await waitFor('the whole answer', async () => (await panelTexts('assistant')).includes(pieces.join('')));
     await waitFor('the typing line gone', async () => page.evaluate(() => document.querySelector('p.typing').hidden));
+    // The run ends once the answer is recorded and the workspace's last snapshot taken.
+    await waitFor('the run to end', async () => {
+      const { trace } = await (await fetch(`${other}/api/traces/${encodeURIComponent(id)}`)).json();
+      return trace.status !== 'running';
+    });
     const { trace } = await (await fetch(`${other}/api/traces/${encodeURIComponent(id)}`)).json();
     assert.equal(trace.status, 'completed', log);
   } finally {

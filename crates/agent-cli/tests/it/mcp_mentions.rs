@@ -95,6 +95,9 @@ fn prompts_complete_and_mentions_attach_in_the_full_screen_ui() {
     terminal.send("\t");
     terminal.send("\r");
     terminal.wait_for("Read it.");
+    // The turn is over (the status line's mark turns hollow) before the next message is typed:
+    // one sent in the instant a turn ends is kept in the trace but left for the next turn.
+    terminal.wait_until("the turn to end", |screen| screen.contains("○ scripted"));
     terminal.send("/mcp__catalog__gr");
     terminal.wait_for("/mcp__catalog__greet");
     terminal.send("\tname=Ada\r");
