@@ -308,20 +308,8 @@ impl McpServer {
         if !configured(&self.config) || !refused {
             return false;
         }
-        let opened = match fetch(&self.name, &self.config, tokens).await {
-            Ok(()) => Connection::open(&self.name, &self.config, self.kind, &self.handler).await,
-            Err(error) => Err(error),
-        };
-        match opened {
-            Ok(connection) => {
-                self.state.lock().await.connection = Some(Arc::new(connection));
-                true
-            }
-            Err(error) => {
-                tracing::warn!("{error}");
-                false
-            }
-        }
+        let fetched = fetch(&self.name, &self.config, tokens).await;
+        self.reconnect_after(fetched).await
     }
 
     /// When `error` is the server's `403 insufficient_scope`, signs in again with the wider
@@ -341,6 +329,13 @@ impl McpServer {
         };
         let open = |page: &str| browser.open(page);
         let signed_in = crate::auth::step_up(&self.name, &self.config, tokens, &scope, &open).await;
+        self.reconnect_after(signed_in).await
+    }
+
+    /// After a new token (`signed_in`), connects again with it and keeps the connection; true
+    /// when the call may be retried, false (said in the log) when either step failed.
+    #[cfg(feature = "oauth")]
+    async fn reconnect_after(&self, signed_in: Result<(), McpError>) -> bool {
         let opened = match signed_in {
             Ok(()) => Connection::open(&self.name, &self.config, self.kind, &self.handler).await,
             Err(error) => Err(error),
