@@ -26,6 +26,7 @@
 //! [`LoopPattern`] and [`LoopAction`](crate::LoopAction), the warning's metadata key): it is a
 //! pure function of a trace's messages and runs nothing; acting on its verdict is the runner's.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
@@ -158,27 +159,46 @@ pub fn check(messages: &[Message], guard: &LoopGuard) -> GuardVerdict {
     }
 }
 
-/// One tool call of a turn with its result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Call {
-    name: String,
-    /// The arguments as canonical JSON text (the raw text when they are not JSON).
-    arguments: String,
-    result: String,
+/// One tool call of a turn with its result, borrowed from the messages.
+#[derive(Debug)]
+struct Call<'a> {
+    name: &'a str,
+    /// The arguments as the model wrote them.
+    raw: &'a str,
+    /// The arguments as canonical JSON text (the raw text when they are not JSON), made only
+    /// when two calls' raw texts differ: most turns are told apart by their names, or their
+    /// raw texts are the same.
+    canonical: OnceCell<String>,
+    result: &'a str,
     is_error: bool,
 }
 
+impl Call<'_> {
+    fn arguments(&self) -> &str {
+        self.canonical.get_or_init(|| canonical(self.raw))
+    }
+}
+
+impl PartialEq for Call<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.is_error == other.is_error
+            && self.result == other.result
+            && (self.raw == other.raw || self.arguments() == other.arguments())
+    }
+}
+
 /// The newest turns, newest first, and where the loop warnings are among them.
-struct Recent {
-    turns: Vec<Vec<Call>>,
+struct Recent<'a> {
+    turns: Vec<Vec<Call<'a>>>,
     /// For each warning, how many turns came after it.
     warnings: Vec<usize>,
 }
 
 /// Reads turns back from the newest message until `window` turns, an instruction or a
 /// text-only answer.
-fn recent_turns(messages: &[Message], window: usize) -> Recent {
-    let mut turns: Vec<Vec<Call>> = Vec::new();
+fn recent_turns(messages: &[Message], window: usize) -> Recent<'_> {
+    let mut turns: Vec<Vec<Call<'_>>> = Vec::new();
     let mut warnings = Vec::new();
     let mut results: HashMap<&str, &Message> = HashMap::new();
     for message in messages.iter().rev() {
@@ -192,20 +212,20 @@ fn recent_turns(messages: &[Message], window: usize) -> Recent {
                 }
             }
             Role::Assistant => {
-                let calls = message.content.tool_calls().to_vec();
+                let calls = message.content.tool_calls();
                 if calls.is_empty() {
                     break;
                 }
                 let turn = calls
-                    .into_iter()
+                    .iter()
                     .map(|call| {
                         let answer = results.get(call.id.as_str());
-                        let result = answer.map(|m| m.content.text().to_owned());
                         Call {
                             is_error: answer.is_some_and(|m| m.content.is_error()),
-                            arguments: canonical(&call.arguments),
-                            name: call.name,
-                            result: result.unwrap_or_default(),
+                            raw: &call.arguments,
+                            canonical: OnceCell::new(),
+                            name: &call.name,
+                            result: answer.map_or("", |m| m.content.text()),
                         }
                     })
                     .collect();
@@ -244,7 +264,7 @@ fn canonical(arguments: &str) -> String {
 }
 
 /// The first loop found in the newest turns (newest first), if any.
-fn detect(turns: &[Vec<Call>], guard: &LoopGuard) -> Option<LoopDetection> {
+fn detect(turns: &[Vec<Call<'_>>], guard: &LoopGuard) -> Option<LoopDetection> {
     let newest = turns.first()?;
     if guard.repeated_call > 0 {
         let run = turns.iter().take_while(|turn| *turn == newest).count();
@@ -306,22 +326,19 @@ fn detect(turns: &[Vec<Call>], guard: &LoopGuard) -> Option<LoopDetection> {
 
 /// The failures of a turn in which every call failed, as sorted `(tool, error)` pairs; `None`
 /// when a call succeeded (that is progress) or the turn is empty.
-fn failures(turn: &[Call]) -> Option<Vec<(&str, &str)>> {
+fn failures<'a>(turn: &[Call<'a>]) -> Option<Vec<(&'a str, &'a str)>> {
     if turn.is_empty() || !turn.iter().all(|call| call.is_error) {
         return None;
     }
-    let mut errors: Vec<(&str, &str)> = turn
-        .iter()
-        .map(|call| (call.name.as_str(), call.result.as_str()))
-        .collect();
+    let mut errors: Vec<(&str, &str)> = turn.iter().map(|call| (call.name, call.result)).collect();
     errors.sort_unstable();
     Some(errors)
 }
 
 /// `name args` of each call of a turn, joined with ` + `.
-fn describe_turn(turn: &[Call]) -> String {
+fn describe_turn(turn: &[Call<'_>]) -> String {
     turn.iter()
-        .map(|call| format!("{} {}", call.name, quote(&call.arguments)))
+        .map(|call| format!("{} {}", call.name, quote(call.arguments())))
         .collect::<Vec<_>>()
         .join(" + ")
 }

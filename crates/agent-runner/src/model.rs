@@ -40,6 +40,46 @@ pub(crate) fn budget_for(
     budget
 }
 
+/// The tool specs a run's last step sent, with their estimated tokens. The specs are the same
+/// from step to step, and counting their tokens again was a large share of a step's own time;
+/// they are compared with the last step's, so a registry whose definitions change is counted
+/// again.
+#[derive(Default)]
+pub(crate) struct ToolsMemo {
+    specs: Vec<ToolSpec>,
+    tokens: Option<usize>,
+}
+
+impl ToolsMemo {
+    /// The specs of `tools` and the context budget of a request that carries them, as
+    /// [`tool_specs`] and [`budget_for`] give them.
+    pub(crate) fn budget(
+        &mut self,
+        spec: &AgentSpec,
+        llm: &dyn LlmClient,
+        tools: &ToolRegistry,
+    ) -> (Vec<ToolSpec>, ContextBudget) {
+        let specs = tool_specs(tools);
+        let tokens = match self.tokens {
+            Some(tokens) if self.specs == specs => tokens,
+            _ => {
+                let tokens = agent_llm::estimate_tools_tokens(&specs);
+                self.specs.clone_from(&specs);
+                self.tokens = Some(tokens);
+                tokens
+            }
+        };
+        let mut budget = budget_for(spec, llm, &[]);
+        budget.request_tokens = tokens;
+        (specs, budget)
+    }
+
+    /// The specs of the last step.
+    pub(crate) fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+}
+
 /// The specs of the tools of a registry, as the model is told about them.
 pub(crate) fn tool_specs(tools: &ToolRegistry) -> Vec<ToolSpec> {
     tools

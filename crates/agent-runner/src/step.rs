@@ -1,21 +1,21 @@
 //! The loop: build the context, call the model, record, run tools, repeat — until the model
 //! answers without tool calls, a limit is hit, the run is cancelled or the model fails.
 
-use std::collections::HashSet;
 use std::time::Instant;
 
 use agent_execution::AssistantContent;
-use agent_execution::message::{Message, NewMessage, Role};
+use agent_execution::message::{Message, NewMessage};
 use agent_execution::store::WriteOp;
 use agent_execution::trace::{ModelSettings, NewTrace, TraceOutcome, TraceStatus, TraceUpdate};
 use agent_goal::GoalTree;
-use agent_llm::{LlmError, ToolCall};
+use agent_llm::LlmError;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::act::run_tools;
 use crate::agent::Agent;
 use crate::agents::DEFAULT;
+use crate::call_ids::CallIds;
 use crate::closing;
 use crate::compaction::ContextBudget;
 use crate::context::ContextInput;
@@ -213,6 +213,8 @@ struct RunState {
     cut: CutAnswer,
     /// The closing report written after the final answer.
     report: Option<String>,
+    /// The tool specs of the last step and their tokens.
+    tools_memo: model::ToolsMemo,
 }
 
 /// One think–act–observe step.
@@ -230,6 +232,7 @@ async fn step(
         summariser_failed,
         cut,
         report,
+        tools_memo,
     } = state;
     let spec = &agent.spec;
     let tree = agent
@@ -239,8 +242,7 @@ async fn step(
         .unwrap_or_default();
     // Messages sent while the run works are the newest user turn of this call.
     take_queued(agent, trace_id, tree.current_id(), messages).await?;
-    let tools = model::tool_specs(&agent.tools);
-    let budget = model::budget_for(spec, agent.llm.as_ref(), &tools);
+    let (tools, budget) = tools_memo.budget(spec, agent.llm.as_ref(), &agent.tools);
 
     let mut view = view_of(agent, &tree, messages, &budget, context);
     if view.needs_full_compaction {
@@ -262,7 +264,7 @@ async fn step(
     // The request shares the view's messages, and drops them before the next step extends
     // them; the rare retry below builds the view again.
     let estimated_tokens = view.estimated_tokens;
-    let request = model::request(spec, &spec.model, view.messages, tools.clone());
+    let request = model::request(spec, &spec.model, view.messages, tools);
     let called = match model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await {
         Err(StepError::Llm(error @ LlmError::ContextWindowExceeded { .. })) => {
             // The estimate was too low for this provider: compact and try once more.
@@ -279,6 +281,7 @@ async fn step(
                     &budget,
                 ));
             }
+            let tools = tools_memo.specs().to_vec();
             let request = model::request(spec, &spec.model, view.messages, tools);
             model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await
         }
@@ -415,70 +418,6 @@ async fn keep_interrupted(
     messages.extend(recorded);
     spending.add(cost);
     Ok(())
-}
-
-/// The tool call ids a trace has used, kept up to date with its growing message list, so that
-/// each turn's ids are checked against a set rather than against every earlier call.
-///
-/// Keeps each tool call's id exactly as the provider sent it, and replaces only an id that is
-/// empty or that another call of the trace already has, before the turn is recorded.
-///
-/// Results are paired with their calls by id, in the context and on resume, and the id names
-/// the call in the API's approval path. Providers do not always deliver unique ids: servers that
-/// send none get `call_0` on every turn, and a model's output can repeat one. Any other id goes
-/// back to the provider as it came (Kimi K2's `functions.read_file:0` included); a provider that
-/// restricts the characters of ids maps them in its own request builder. A replaced id is
-/// `call_t<turn>_<position>`.
-#[derive(Debug, Default)]
-pub(crate) struct CallIds {
-    /// How many messages of the list have been read, and the sequence of the last one.
-    read: usize,
-    last: Option<u64>,
-    /// The ids of every call read.
-    used: HashSet<String>,
-    /// How many assistant messages were read.
-    turns: usize,
-}
-
-impl CallIds {
-    /// Makes the ids of `calls` unique among those of `messages` and among themselves.
-    pub(crate) fn assign(&mut self, calls: &mut [ToolCall], messages: &[Message]) {
-        let follows = self.read <= messages.len()
-            && self.read.checked_sub(1).map(|i| messages[i].sequence) == self.last;
-        if !follows {
-            *self = Self::default();
-        }
-        for message in &messages[self.read..] {
-            if message.role == Role::Assistant {
-                self.turns += 1;
-                let ids = message.content.tool_calls().iter().map(|c| c.id.clone());
-                self.used.extend(ids);
-            }
-        }
-        self.read = messages.len();
-        self.last = messages.last().map(|m| m.sequence);
-        let turn = self.turns + 1;
-        // Ids given to this turn are not the trace's until the turn is recorded.
-        let mut fresh: Vec<String> = Vec::new();
-        for (position, call) in calls.iter_mut().enumerate() {
-            let taken = |id: &str, fresh: &[String]| {
-                self.used.contains(id) || fresh.iter().any(|f| f == id)
-            };
-            if !call.id.is_empty() && !taken(&call.id, &fresh) {
-                fresh.push(call.id.clone());
-                continue;
-            }
-            let base = format!("call_t{turn}_{}", position + 1);
-            let mut id = base.clone();
-            let mut again = 1;
-            while taken(&id, &fresh) {
-                again += 1;
-                id = format!("{base}_{again}");
-            }
-            fresh.push(id.clone());
-            call.id = id;
-        }
-    }
 }
 
 /// The context the model would see now; `context` keeps the view between steps.
