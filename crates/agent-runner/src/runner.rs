@@ -14,12 +14,12 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::Agent;
 use crate::engine::{Driver, Engine, Start};
 use crate::error::RunError;
+use crate::late::run_answering_late;
 use crate::options::RunnerOptions;
 use crate::outcome::RunOutcome;
 use crate::resume::{prepare_continue, prepare_resume};
 use crate::spec::AgentSpec;
 use crate::step::{create_trace, run_loop};
-use crate::turns::keep_late;
 use agent_execution::recorded_agents;
 
 /// A run going on in the background.
@@ -358,12 +358,11 @@ impl AgentRunner {
         let token = cancel.clone();
         let owned = self.engine.inbox.open(&trace_id);
         let join = tokio::spawn(async move {
-            let result = run_loop(&agent, &id, token).await;
             if owned {
-                let late = agent.engine.inbox.close(&id);
-                keep_late(&agent, &id, late).await;
+                run_answering_late(&agent, &id, token).await
+            } else {
+                run_loop(&agent, &id, token).await
             }
-            result
         });
         RunHandle {
             trace_id,

@@ -23,6 +23,17 @@ struct Setup {
 }
 
 async fn setup(replies: Vec<Reply>, max_iterations: Option<u32>) -> Setup {
+    setup_with(replies, |options| match max_iterations {
+        Some(max) => options.with_max_iterations(max),
+        None => options,
+    })
+    .await
+}
+
+async fn setup_with(
+    replies: Vec<Reply>,
+    set: impl FnOnce(RunnerOptions) -> RunnerOptions,
+) -> Setup {
     let server = MockModelServer::with_replies(replies).await;
     let config =
         OpenAiConfig::new(server.openai_base(), Some("sk-test".into())).with_streaming(false);
@@ -30,11 +41,9 @@ async fn setup(replies: Vec<Reply>, max_iterations: Option<u32>) -> Setup {
     let workspace = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join("a.txt"), "alpha\n").unwrap();
     let store = Arc::new(InMemoryTraceStore::new());
-    let mut options =
-        RunnerOptions::new("gpt-4o", workspace.path()).with_approval(agent_runner::Approval::Allow);
-    if let Some(max) = max_iterations {
-        options = options.with_max_iterations(max);
-    }
+    let options =
+        set(RunnerOptions::new("gpt-4o", workspace.path())
+            .with_approval(agent_runner::Approval::Allow));
     let runner = AgentRunner::new(store.clone(), llm, ToolRegistry::with_builtins(), options);
     Setup {
         server,
@@ -331,6 +340,39 @@ async fn a_message_sent_during_the_final_call_is_answered_before_the_run_ends() 
     assert_eq!(requests.len(), 2);
     let second = messages_of(&requests[1].body);
     assert_eq!(text_of(second.last().unwrap()), "And that too?");
+}
+
+#[tokio::test]
+async fn a_message_sent_as_the_run_ends_is_answered_by_that_run() {
+    // The closing report is written after the loop's last look at its queue: a message sent
+    // while it is written arrives as the run ends.
+    let replies = vec![
+        Turn::tool_call("c1", "goal", json!({"add": "One, Two", "focus": "1"})).into(),
+        Turn::tool_call("c2", "goal", json!({"done": "one", "focus": "2"})).into(),
+        Turn::tool_call("c3", "goal", json!({"done": "two"})).into(),
+        Turn::text("All done.").into(),
+        Reply::from(Turn::text("## Report\nOne and two.")).with_delay(Duration::from_millis(800)),
+        Turn::text("Yes, three as well.").into(),
+        Turn::text("## Report\nOne, two and three.").into(),
+    ];
+    let s = setup_with(replies, |options| options.with_closing_report(true)).await;
+    let handle = s.runner.start("Count").await.unwrap();
+    let trace_id = handle.trace_id.clone();
+    wait_for_requests(&s.server, 5).await;
+    assert!(handle.send("And three?"));
+    let outcome = handle.wait().await.unwrap();
+    assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
+    assert_eq!(outcome.response.as_deref(), Some("Yes, three as well."));
+    assert!(outcome.iterations >= 5, "{outcome:?}");
+    let requests = s.server.requests();
+    assert!(requests.len() >= 6, "{} requests", requests.len());
+    let sixth = messages_of(&requests[5].body);
+    assert_eq!(text_of(sixth.last().unwrap()), "And three?");
+    // Nothing is left waiting: the trace ends on the run's own words, and takes no message.
+    let messages = s.store.get_trace_messages(&trace_id).await.unwrap();
+    assert_ne!(messages.last().unwrap().role, Role::User);
+    assert!(!s.runner.send(&trace_id, "later"));
+    assert_dense_events(&s.store, &trace_id).await;
 }
 
 #[tokio::test]
