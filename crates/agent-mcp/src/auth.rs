@@ -294,17 +294,7 @@ async fn sign_in(
     };
     let auth = |error: AuthError| failed(error.to_string());
     let oauth = config.oauth.clone().unwrap_or_default();
-    crate::config::install_crypto();
-    let challenge = challenge(&url).await.map_err(failed)?;
-    let mut manager = AuthorizationManager::new(url.as_str())
-        .await
-        .map_err(auth)?;
-    let metadata = manager
-        .resolve_metadata_from_challenge(challenge.as_deref())
-        .await
-        .map_err(auth)?
-        .metadata;
-    manager.set_metadata(metadata.clone());
+    let (mut manager, metadata) = discover(&url).await.map_err(failed)?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", oauth.callback_port.unwrap_or(0)))
         .await
         .map_err(|error| failed(format!("cannot listen for the browser: {error}")))?;
@@ -372,6 +362,25 @@ async fn sign_in(
         .await
         .map_err(auth)?;
     Ok(())
+}
+
+/// A manager of `url`'s sign-in holding the server's authorization metadata, found from the
+/// challenge of its 401 answer (or its well-known documents), and that metadata.
+pub(crate) async fn discover(
+    url: &str,
+) -> Result<(AuthorizationManager, AuthorizationMetadata), String> {
+    crate::config::install_crypto();
+    let challenge = challenge(url).await?;
+    let mut manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|error| error.to_string())?;
+    let metadata = manager
+        .resolve_metadata_from_challenge(challenge.as_deref())
+        .await
+        .map_err(|error| error.to_string())?
+        .metadata;
+    manager.set_metadata(metadata.clone());
+    Ok((manager, metadata))
 }
 
 /// The server's `WWW-Authenticate` challenge to a request without a token, if it gives one.

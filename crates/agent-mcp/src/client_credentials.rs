@@ -12,8 +12,8 @@
 //! it. The secret, the key and the ID token are never written there.
 
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationMetadata, ClientCredentialsConfig,
-    CredentialStore, OAuthTokenResponse, StoredCredentials,
+    AuthError, AuthorizationMetadata, ClientCredentialsConfig, CredentialStore, OAuthTokenResponse,
+    StoredCredentials,
 };
 
 use crate::assertion::{Algorithm, SigningKey};
@@ -112,17 +112,7 @@ pub(crate) async fn fetch(
     } else {
         (Some(secret(name, &oauth).map_err(invalid)?), None)
     };
-    crate::config::install_crypto();
-    let challenge = crate::auth::challenge(&url).await.map_err(failed)?;
-    let mut manager = AuthorizationManager::new(url.as_str())
-        .await
-        .map_err(auth)?;
-    let metadata = manager
-        .resolve_metadata_from_challenge(challenge.as_deref())
-        .await
-        .map_err(auth)?
-        .metadata;
-    manager.set_metadata(metadata.clone());
+    let (mut manager, metadata) = crate::auth::discover(&url).await.map_err(failed)?;
     let scopes = if oauth.scopes.is_empty() {
         manager.select_initial_scopes(&[]).await
     } else {
