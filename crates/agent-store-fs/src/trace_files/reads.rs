@@ -24,8 +24,9 @@ const CACHE_BYTES: u64 = 128 << 20;
 /// Lines less than this many bytes apart are read with one read.
 const GAP: u64 = 64 << 10;
 
-/// The most bytes one read takes.
-const SPAN: u64 = 16 << 20;
+/// The most bytes one read takes: small enough that the buffer each parser reuses stays in the
+/// processor's cache between the read and the parse, and is touched for the first time once.
+const SPAN: u64 = 1 << 20;
 
 /// Parsed messages of one trace, by sequence, with the offset and length of the line they came
 /// from. Sequences are dense from 1, so the entries are a vector indexed by sequence − 1 (a
@@ -33,13 +34,13 @@ const SPAN: u64 = 16 << 20;
 /// does a thousand of them), each entry boxed so an empty slot costs a pointer.
 #[derive(Debug, Default)]
 pub(super) struct MessageCache {
-    entries: Vec<Option<Box<(u64, u64, Message)>>>,
+    entries: Vec<Option<Box<Entry>>>,
     /// The sum of the line lengths of `entries`.
     bytes: u64,
 }
 
 impl MessageCache {
-    fn entry(&self, sequence: u64) -> Option<&(u64, u64, Message)> {
+    fn entry(&self, sequence: u64) -> Option<&Entry> {
         self.entries.get(position(sequence)?)?.as_deref()
     }
 
@@ -56,7 +57,7 @@ impl MessageCache {
     }
 
     /// Keeps a parsed message; the caller has checked [`room_for`](Self::room_for).
-    fn insert(&mut self, sequence: u64, offset: u64, length: u64, message: Message) {
+    fn insert(&mut self, sequence: u64, entry: Box<Entry>) {
         let Some(index) = position(sequence) else {
             return;
         };
@@ -64,12 +65,15 @@ impl MessageCache {
             self.entries.resize_with(index + 1, || None);
         }
         let replaced = self.entry(sequence).map_or(0, |entry| entry.1);
-        self.bytes = self.bytes - replaced + length;
+        self.bytes = self.bytes - replaced + entry.1;
         if let Some(slot) = self.entries.get_mut(index) {
-            *slot = Some(Box::new((offset, length, message)));
+            *slot = Some(entry);
         }
     }
 }
+
+/// A cached message: the offset and length of the line it was parsed from, and the message.
+type Entry = (u64, u64, Message);
 
 /// The part of a message event line a read needs.
 #[derive(Deserialize)]
@@ -88,7 +92,7 @@ impl Slot {
     /// The newest version of the message with this sequence.
     pub(crate) fn message(&self, sequence: u64) -> Result<Option<Message>, StoreError> {
         let open = self.open_trace()?;
-        Ok(self.messages_at(open, &[sequence], true)?.pop().flatten())
+        Ok(self.messages_at(open, &[sequence], true)?.pop())
     }
 
     /// The newest version of a message, read without keeping it in the cache.
@@ -97,18 +101,18 @@ impl Slot {
         open: &OpenTrace,
         sequence: u64,
     ) -> Result<Option<Message>, StoreError> {
-        Ok(self.messages_at(open, &[sequence], false)?.pop().flatten())
+        Ok(self.messages_at(open, &[sequence], false)?.pop())
     }
 
-    /// The newest versions of these messages, in the order asked; `None` for a sequence the
+    /// The newest versions of these messages, in the order asked, leaving out the sequences the
     /// trace does not have. `remember` keeps what is parsed in the cache.
     fn messages_at(
         &self,
         open: &OpenTrace,
         sequences: &[u64],
         remember: bool,
-    ) -> Result<Vec<Option<Message>>, StoreError> {
-        let mut found: Vec<Option<Message>> = vec![None; sequences.len()];
+    ) -> Result<Vec<Message>, StoreError> {
+        let mut cached: Vec<(usize, Message)> = Vec::new();
         let mut wanted = Vec::new();
         {
             let cache = open.cache.borrow();
@@ -118,43 +122,60 @@ impl Slot {
                     continue;
                 };
                 match cache.get(sequence, offset) {
-                    Some(message) => found[slot] = Some(message.clone()),
+                    Some(message) => cached.push((slot, message.clone())),
                     None => wanted.push((offset, length, slot)),
                 }
             }
         }
-        let Some(log) = &open.log else {
-            return Ok(found);
+        let (Some(log), false) = (&open.log, wanted.is_empty()) else {
+            return Ok(cached.into_iter().map(|(_, message)| message).collect());
         };
-        if wanted.is_empty() {
+        let path = self.dir.join(EVENTS);
+        let mut parts = parse_lines(log, &path, &mut wanted, remember)?;
+        {
+            let mut cache = open.cache.borrow_mut();
+            for line in parts.iter_mut().flatten() {
+                let sequence = sequences.get(line.slot).copied().unwrap_or_default();
+                if let Some(kept) = line.kept.take()
+                    && cache.room_for(sequence, kept.1)
+                {
+                    cache.insert(sequence, kept);
+                }
+            }
+        }
+        // Each part is in log order, which is the order asked when the sequences rise and no
+        // message was rewritten (the common case, and every read of all messages so far): then
+        // the messages are moved once, into the answer. Otherwise they are put in order.
+        let count = parts.iter().map(Vec::len).sum::<usize>() + cached.len();
+        let mut slots = parts.iter().flatten().map(|line| line.slot);
+        let in_order = cached.is_empty() && {
+            let mut last = slots.next();
+            slots.all(|slot| {
+                let rises = last.is_none_or(|last| last < slot);
+                last = Some(slot);
+                rises
+            })
+        };
+        if in_order {
+            let mut found = Vec::with_capacity(count);
+            for part in parts {
+                found.extend(part.into_iter().map(|line| line.message));
+            }
             return Ok(found);
         }
-        let path = self.dir.join(EVENTS);
-        let parsed = parse_lines(log, &path, &mut wanted, remember)?;
-        let mut cache = open.cache.borrow_mut();
-        for line in parsed {
-            let sequence = sequences.get(line.slot).copied().unwrap_or_default();
-            if let Some(copy) = line.copy
-                && cache.room_for(sequence, line.length)
-            {
-                cache.insert(sequence, line.offset, line.length, copy);
-            }
-            if let Some(found) = found.get_mut(line.slot) {
-                *found = Some(line.message);
-            }
+        cached.reserve(count - cached.len());
+        for part in parts {
+            cached.extend(part.into_iter().map(|line| (line.slot, line.message)));
         }
-        Ok(found)
+        cached.sort_by_key(|&(slot, _)| slot);
+        Ok(cached.into_iter().map(|(_, message)| message).collect())
     }
 
     /// All messages in sequence order.
     pub(crate) fn all_messages(&self) -> Result<Vec<Message>, StoreError> {
         let open = self.open_trace()?;
         let sequences: Vec<u64> = (1..=open.messages.len() as u64).collect();
-        Ok(self
-            .messages_at(open, &sequences, true)?
-            .into_iter()
-            .flatten()
-            .collect())
+        self.messages_at(open, &sequences, true)
     }
 
     /// The messages of one goal in sequence order.
@@ -165,11 +186,7 @@ impl Slot {
             .get(goal_id)
             .map(Vec::as_slice)
             .unwrap_or_default();
-        Ok(self
-            .messages_at(open, sequences, true)?
-            .into_iter()
-            .flatten()
-            .collect())
+        self.messages_at(open, sequences, true)
     }
 
     /// The messages of one goal when every one of them is parsed already and the log has not
@@ -260,13 +277,12 @@ fn for_each_line(
     Ok(())
 }
 
-/// A message read from its line, with where the line lies and, when it is to be cached, a copy.
+/// A message read from its line, with the number it was asked with and, when it is to be
+/// cached, a copy with where its line lies.
 struct ParsedLine {
     slot: usize,
-    offset: u64,
-    length: u64,
     message: Message,
-    copy: Option<Message>,
+    kept: Option<Box<Entry>>,
 }
 
 /// Lines fewer than this are parsed on the calling thread; more are shared out among threads.
@@ -275,23 +291,22 @@ const PARALLEL_LINES: usize = 4096;
 /// Reads and parses the lines `wanted` (see [`for_each_line`]). Many lines are split into runs
 /// of neighbouring lines, one per core, read and parsed side by side: parsing JSON, not reading
 /// it, is most of the cost of a large read. `copy` makes each thread also copy what it parsed,
-/// for the cache.
+/// for the cache. The runs come back as they were parsed, in log order, each in its own vector,
+/// so that no message is moved to gather them.
 fn parse_lines(
     log: &File,
     path: &Path,
     wanted: &mut [(u64, u64, usize)],
     copy: bool,
-) -> Result<Vec<ParsedLine>, StoreError> {
+) -> Result<Vec<Vec<ParsedLine>>, StoreError> {
     wanted.sort_unstable_by_key(|&(offset, _, _)| offset);
-    let parse = |part: &mut [(u64, u64, usize)]| {
+    let parse = |part: &mut [(u64, u64, usize)]| -> Result<Vec<ParsedLine>, StoreError> {
         let mut parsed = Vec::with_capacity(part.len());
         for_each_line(log, path, part, |slot, offset, line| {
             let message = message_of(path, line)?;
             parsed.push(ParsedLine {
                 slot,
-                offset,
-                length: line.len() as u64,
-                copy: copy.then(|| message.clone()),
+                kept: copy.then(|| Box::new((offset, line.len() as u64, message.clone()))),
                 message,
             });
             Ok(())
@@ -299,23 +314,23 @@ fn parse_lines(
         Ok(parsed)
     };
     if wanted.len() < PARALLEL_LINES {
-        return parse(wanted);
+        return Ok(vec![parse(wanted)?]);
     }
     let threads = parser_threads();
     if threads < 2 {
-        return parse(wanted);
+        return Ok(vec![parse(wanted)?]);
     }
     let per_thread = wanted.len().div_ceil(threads);
     std::thread::scope(|scope| {
         let mut parts = wanted.chunks_mut(per_thread);
         let first = parts.next().unwrap_or_default();
         let others: Vec<_> = parts.map(|part| scope.spawn(|| parse(part))).collect();
-        let mut parsed = parse(first)?;
+        let mut parsed = vec![parse(first)?];
         for other in others {
             let more = other
                 .join()
                 .map_err(|_| StoreError::Internal("a message parser panicked".into()))??;
-            parsed.extend(more);
+            parsed.push(more);
         }
         Ok(parsed)
     })

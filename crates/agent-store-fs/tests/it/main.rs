@@ -9,3 +9,4 @@ mod files;
 mod follow;
 mod hostile_log;
 mod old_traces;
+mod reads;

@@ -1,0 +1,98 @@
+//! Large reads of messages: a read big enough to be parsed on several threads gives every
+//! message, newest version, in sequence order, whether the log holds them in that order or some
+//! were rewritten later, and whether none, some or all of them were parsed before.
+
+use std::path::Path;
+
+use agent_execution::{Message, MessageUpdate, NewMessage, NewTrace, TraceStore};
+use agent_goal::GoalCommand;
+use agent_store_fs::{Durability, FileSystemTraceStore};
+
+/// More messages than a read parses on its caller's thread alone.
+const MESSAGES: u64 = 5_000;
+
+/// Messages rewritten after the rest, so their newest lines lie at the end of the log.
+const UPDATED: [u64; 4] = [1, 2, 1_500, 4_999];
+
+fn open(base: &Path) -> FileSystemTraceStore {
+    FileSystemTraceStore::open(base)
+        .unwrap()
+        .with_durability(Durability::Buffered)
+}
+
+/// Every message in sequence order, each the newest version: updated ones carry the new text.
+fn assert_all(found: &[Message], updated: bool) {
+    let sequences: Vec<u64> = found.iter().map(|m| m.sequence).collect();
+    let expected: Vec<u64> = (1..=MESSAGES).collect();
+    assert_eq!(sequences, expected, "not every message, or not in order");
+    for message in found {
+        let rewritten = updated && UPDATED.contains(&message.sequence);
+        let text = message.content.text();
+        if rewritten {
+            assert_eq!(text, format!("rewritten {}", message.sequence));
+        } else {
+            assert_eq!(text, format!("m{}", message.sequence - 1));
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_read_gives_every_newest_message_in_order_however_the_log_holds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let id = store
+        .create_trace(NewTrace::agent("reads"))
+        .await
+        .unwrap()
+        .trace_id;
+    let add = GoalCommand {
+        add: Some("one, two, three".into()),
+        ..GoalCommand::default()
+    };
+    store.apply_goal_command(&id, add).await.unwrap();
+    for step in 0..MESSAGES {
+        let goal = (step % 3 + 1).to_string();
+        store
+            .add_message(&id, NewMessage::user(format!("m{step}")).goal(goal))
+            .await
+            .unwrap();
+    }
+    store.flush().await.unwrap();
+
+    // The log in sequence order, nothing parsed yet; then the same read from the cache.
+    let reader = open(dir.path());
+    assert_all(&reader.get_trace_messages(&id).await.unwrap(), false);
+    assert_all(&reader.get_trace_messages(&id).await.unwrap(), false);
+
+    for &sequence in &UPDATED {
+        let update = MessageUpdate {
+            content: Some(agent_execution::Content::Text(format!(
+                "rewritten {sequence}"
+            ))),
+            ..MessageUpdate::default()
+        };
+        store
+            .update_message(&format!("{id}-{sequence:04}"), update)
+            .await
+            .unwrap();
+    }
+    store.flush().await.unwrap();
+
+    // Some newest lines out of sequence order, nothing parsed.
+    let fresh = open(dir.path());
+    let all = fresh.get_trace_messages(&id).await.unwrap();
+    assert_all(&all, true);
+    // The writer, which has parsed none of them.
+    assert_all(&store.get_trace_messages(&id).await.unwrap(), true);
+    // The earlier reader: the same, and it catches up with the commits of the writer.
+    assert_all(&reader.get_trace_messages(&id).await.unwrap(), true);
+
+    // A goal's messages read after all of them match them, in order.
+    let goal: Vec<Message> = all
+        .iter()
+        .filter(|m| m.goal_id.as_deref() == Some("2"))
+        .cloned()
+        .collect();
+    assert_eq!(fresh.get_messages_by_goal(&id, "2").await.unwrap(), goal);
+    assert_eq!(store.get_messages_by_goal(&id, "2").await.unwrap(), goal);
+}
