@@ -5,8 +5,8 @@
 //! The steps, in order (SPEC §6):
 //! 1. the system prompt with the plan (`GoalTree::to_prompt`) at its end, as two system
 //!    messages: the prompt, which stays byte-identical from call to call so that providers can
-//!    cache it, then the plan, which changes whenever the plan does; the task (the first user
-//!    message) is always kept;
+//!    cache it, then the plan, which changes whenever the plan does (held to an eighth of the
+//!    window, see [`crate::plan_fit`]); the task (the first user message) is always kept;
 //! 2. the latest full-compaction summary, when there is one, replaces everything before it
 //!    except the task;
 //! 3. **goal compaction**: the messages of a finished goal that is neither the current goal nor
@@ -178,7 +178,7 @@ pub fn build_context_with(input: &ContextInput<'_>, memo: &mut ContextMemo) -> C
         ),
     };
 
-    let system = system_messages(input.system_prompt, input.tree);
+    let system = system_messages_of(input);
     let (mut chat, origins) = to_chat(system, &items);
     // The estimate of each message's text, in step with `chat`.
     let mut tokens: Vec<usize> = chat
@@ -209,8 +209,22 @@ pub fn build_context_with(input: &ContextInput<'_>, memo: &mut ContextMemo) -> C
 /// are the system prompt with the plan at its end; apart, the first is a prefix that does not
 /// change while the plan does. An empty prompt leaves the plan alone.
 pub fn system_messages(system_prompt: &str, tree: &GoalTree) -> Vec<ChatMessage> {
+    with_plan(system_prompt, plan_prompt(tree))
+}
+
+/// [`system_messages`] of a context: the plan held to its share of the window
+/// ([`crate::plan_fit`]).
+pub(crate) fn system_messages_of(input: &ContextInput<'_>) -> Vec<ChatMessage> {
+    let plan = crate::plan_fit::plan_within(
+        plan_prompt(input.tree),
+        crate::plan_fit::plan_chars(input.budget),
+    );
+    with_plan(input.system_prompt, plan)
+}
+
+fn with_plan(system_prompt: &str, plan: String) -> Vec<ChatMessage> {
     let prompt = system_prompt.trim_end();
-    let plan = ChatMessage::System(plan_prompt(tree));
+    let plan = ChatMessage::System(plan);
     if prompt.is_empty() {
         vec![plan]
     } else {

@@ -34,6 +34,7 @@
 pub mod compaction;
 pub mod context;
 pub mod context_incremental;
+mod plan_fit;
 
 pub use compaction::{COMPACTION_PROMPT, CompactionStrategy, ContextBudget};
 pub use context::build_context;

@@ -33,7 +33,8 @@ use agent_llm::ChatMessage;
 
 use crate::compaction::{CompactionStrategy, GoalKey, MESSAGE_OVERHEAD, is_compaction};
 use crate::context::{
-    ContextInput, ContextMemo, ContextView, INTERRUPTED_RESULT, build_context_with, system_messages,
+    ContextInput, ContextMemo, ContextView, INTERRUPTED_RESULT, build_context_with,
+    system_messages_of,
 };
 
 mod conversation;
@@ -210,7 +211,7 @@ impl IncrementalContext {
     /// The view handed out: the system messages, then the conversation (`committed` messages
     /// and the open turn's provisional results after them), pruned.
     fn view(&mut self, input: &ContextInput<'_>, committed: usize) -> SharedView {
-        let system = system_messages(input.system_prompt, input.tree);
+        let system = system_messages_of(input);
         let system_tokens: usize = system
             .iter()
             .map(|message| match message {
