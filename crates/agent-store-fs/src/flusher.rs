@@ -6,7 +6,9 @@
 //! under the trace's lock and writes them after letting it go: the whole backlog once the trace
 //! has had no commit for a tick (between the steps of a run, a model call leaves it quiet), a
 //! few files per tick while commits keep coming, so a burst of commits does not share the machine
-//! with writing their files. Once a trace's backlog is written, the flusher also saves its
+//! with writing their files. A trace in [`Durability::Fsync`] mode that keeps committing gets
+//! none until its backlog reaches [`BACKLOG`]: every file created there is metadata the next
+//! commit's `fdatasync` would wait for the journal to write (and the disk to flush) with it. Once a trace's backlog is written, the flusher also saves its
 //! index checkpoint when the log has grown enough since the last one. Every writer of mirror
 //! files (the flusher, [`FileSystemTraceStore::flush`]) first takes the store's mirror-writer
 //! lock, then the trace's: a batch taken later is written later, so a newer version of a
@@ -14,6 +16,7 @@
 //! written what it took; the traces then write whatever is left.
 //!
 //! [`FileSystemTraceStore::flush`]: crate::FileSystemTraceStore::flush
+//! [`Durability::Fsync`]: crate::Durability::Fsync
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -23,6 +26,7 @@ use std::time::Duration;
 use agent_execution::StoreError;
 use tokio::sync::Mutex as AsyncMutex;
 
+use crate::Durability;
 use crate::trace_files::Slot;
 
 /// How often the flusher looks at the traces with files behind the log, and how long a trace
@@ -34,6 +38,10 @@ const BATCH: usize = 64;
 
 /// How many message files the flusher writes per tick of a trace that keeps committing.
 const TRICKLE: usize = 8;
+
+/// How many message files a trace in `Fsync` mode may leave behind while it keeps committing
+/// before the flusher writes some anyway ([`TRICKLE`] per tick).
+const BACKLOG: usize = 1024;
 
 /// A trace as the flusher knows it: it does not keep a dropped trace alive.
 type SlotRef = Weak<AsyncMutex<Slot>>;
@@ -117,7 +125,7 @@ fn run(due: &Receiver<SlotRef>, writer: &Mutex<()>) {
 
 /// Writes message files of `slot` that are behind the log, [`BATCH`] at a time, taking the
 /// trace's lock only to take each batch: all of them while the trace is quiet, [`TRICKLE`]
-/// when it is busy. Returns true once none are left (the trace then needs telling again). Must not
+/// when it is busy (in `Fsync` mode only once [`BACKLOG`] are behind). Returns true once none are left (the trace then needs telling again). Must not
 /// run on an async thread.
 fn drain(slot: &AsyncMutex<Slot>, writer: &Mutex<()>) -> Result<bool, StoreError> {
     let mut batches = 0;
@@ -126,10 +134,11 @@ fn drain(slot: &AsyncMutex<Slot>, writer: &Mutex<()>) -> Result<bool, StoreError
         let (batch, checkpoint, dir) = {
             let mut locked = slot.blocking_lock();
             let quiet = locked.quiet_for() >= TICK;
-            if batches > 0 && !quiet {
+            let Some(limit) = take_limit(quiet, locked.durability, locked.backlog(), batches)
+            else {
                 return Ok(false);
-            }
-            match locked.take_mirrors(if quiet { BATCH } else { TRICKLE })? {
+            };
+            match locked.take_mirrors(limit)? {
                 Some(batch) => (Some(batch), None, None),
                 None => (
                     None,
@@ -150,5 +159,50 @@ fn drain(slot: &AsyncMutex<Slot>, writer: &Mutex<()>) -> Result<bool, StoreError
         slot.blocking_lock().mirrors_written(batch, result.is_ok());
         result?;
         batches += 1;
+    }
+}
+
+/// How many message files to take from a trace now, after `batches` taken in this round; `None`
+/// leaves the trace for the next tick.
+fn take_limit(
+    quiet: bool,
+    durability: Durability,
+    backlog: usize,
+    batches: usize,
+) -> Option<usize> {
+    if quiet {
+        return Some(BATCH);
+    }
+    let waits = durability == Durability::Fsync && backlog < BACKLOG;
+    (batches == 0 && !waits).then_some(TRICKLE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quiet_trace_gets_its_whole_backlog_in_batches() {
+        for durability in [Durability::Buffered, Durability::Fsync] {
+            assert_eq!(take_limit(true, durability, 3, 0), Some(BATCH));
+            assert_eq!(take_limit(true, durability, 5000, 7), Some(BATCH));
+        }
+    }
+
+    #[test]
+    fn a_busy_buffered_trace_gets_a_trickle_per_tick() {
+        assert_eq!(take_limit(false, Durability::Buffered, 1, 0), Some(TRICKLE));
+        assert_eq!(take_limit(false, Durability::Buffered, 1, 1), None);
+    }
+
+    #[test]
+    fn a_busy_fsync_trace_gets_none_until_its_backlog_is_long() {
+        assert_eq!(take_limit(false, Durability::Fsync, 1, 0), None);
+        assert_eq!(take_limit(false, Durability::Fsync, BACKLOG - 1, 0), None);
+        assert_eq!(
+            take_limit(false, Durability::Fsync, BACKLOG, 0),
+            Some(TRICKLE)
+        );
+        assert_eq!(take_limit(false, Durability::Fsync, BACKLOG, 1), None);
     }
 }

@@ -35,7 +35,9 @@
 //! temporary file and a rename, without syncing, and they trail the log. A commit only notes
 //! which message files it put behind; a flusher thread of the store writes them in batches,
 //! reading each message back from the log: all of them once the trace has gone tens of
-//! milliseconds without a commit, a few at a time while commits keep coming. `meta.json` and `goal.json` are
+//! milliseconds without a commit, a few at a time while commits keep coming (in
+//! [`Durability::Fsync`] mode, none until a thousand are behind: a file created between two
+//! commits is metadata the second's `fdatasync` waits for the journal to write). `meta.json` and `goal.json` are
 //! written by the commit itself when it changed more than message statistics, otherwise at
 //! most every quarter of a second. [`FileSystemTraceStore::flush`] and dropping the store
 //! write every file that is behind: after either, every file of the layout is there and

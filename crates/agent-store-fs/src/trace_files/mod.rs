@@ -424,6 +424,11 @@ impl Slot {
         }
     }
 
+    /// How many message files are behind the log.
+    pub(crate) fn backlog(&self) -> usize {
+        self.open.as_ref().map_or(0, |open| open.pending.len())
+    }
+
     /// How long ago this instance last committed to the trace (since it was opened, if never).
     pub(crate) fn quiet_for(&self) -> std::time::Duration {
         self.open

@@ -345,3 +345,37 @@ async fn a_reader_in_another_instance_needs_no_mirror_file() {
     reader.flush().await.unwrap();
     assert_eq!(fs::read_dir(dir.join("messages")).unwrap().count(), 4);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_fsync_trace_gets_its_message_files_once_it_is_quiet() {
+    let base = tempfile::tempdir().unwrap();
+    let store = FileSystemTraceStore::open(base.path()).unwrap();
+    assert_eq!(store.durability(), Durability::Fsync);
+    let id = store
+        .create_trace(NewTrace::agent("task"))
+        .await
+        .unwrap()
+        .trace_id;
+    let mut ids = Vec::new();
+    for step in 0..5 {
+        let message = store
+            .add_message(&id, NewMessage::user(format!("step {step}")))
+            .await
+            .unwrap();
+        ids.push(message.message_id);
+    }
+    // Neither flushed nor dropped: the flusher writes them once no commit came for a while.
+    let messages = base.path().join(&id).join("messages");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !ids
+        .iter()
+        .all(|id| messages.join(format!("{id}.json")).is_file())
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the message files of a quiet trace were never written"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    drop(store);
+}

@@ -1,8 +1,9 @@
 //! The integration tests of `agent-store-pg`, in one test binary, each against a throwaway
 //! PostgreSQL cluster of its own: the conformance suite, live watching across store instances,
-//! one writer per trace, the schema version, the run queue.
+//! one writer per trace, the schema version, the run queue, and what a commit sends.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod commits;
 mod conformance;
 mod fence;
 mod nodes;
