@@ -66,10 +66,12 @@ pub(crate) async fn run(part: &str, plan: &Plan) -> Result<String> {
             for row in &results.fan_out {
                 writeln!(
                     out,
-                    "fan-out {} {} × {}: lag p50 {}, p99 {}, max {}; lost {}, out of order {}",
+                    "fan-out {} {} × {}: {} writes/s, {} deliveries/s, lag p50 {}, p99 {}, max {}; lost {}, out of order {}",
                     row.writer,
                     row.watchers,
                     row.events,
+                    row.writes.show(crate::stats::count),
+                    row.deliveries.show(crate::stats::count),
                     row.p50.show(seconds),
                     row.p99.show(seconds),
                     row.max.show(seconds),
@@ -86,6 +88,7 @@ pub(crate) async fn run(part: &str, plan: &Plan) -> Result<String> {
                     row.p99.show(seconds)
                 )?;
             }
+            writeln!(out, "load average {} at the end", crate::load_average())?;
         }
         "distributed" => {
             let results = distributed::measure(plan.quick, plan.runs).await?;

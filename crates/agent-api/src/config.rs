@@ -184,7 +184,7 @@ impl Default for WatchConfig {
         Self {
             ping_interval: Duration::from_secs(20),
             send_timeout: Duration::from_secs(30),
-            max_batch: 64,
+            max_batch: 256,
         }
     }
 }

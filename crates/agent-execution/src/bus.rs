@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
@@ -53,11 +54,12 @@ pub enum LiveEvent {
 
 /// A committed event as the feed hands it to every watcher of the trace: one copy of the event,
 /// and its JSON, made by the first watcher that asks for it and reused by the others, so a
-/// hundred watchers cost one serialisation.
+/// hundred watchers cost one serialisation and no copy of the text (the JSON is a
+/// reference-counted buffer a server can send as it is).
 #[derive(Debug)]
 pub struct SharedEvent {
     event: Event,
-    json: OnceLock<Option<Arc<str>>>,
+    json: OnceLock<Option<Bytes>>,
 }
 
 impl SharedEvent {
@@ -74,11 +76,11 @@ impl SharedEvent {
         &self.event
     }
 
-    /// The event's JSON, as the Contract writes it; `None` if it cannot be serialised (the
-    /// caller reports it).
-    pub fn json(&self) -> Option<Arc<str>> {
+    /// The event's JSON (UTF-8), as the Contract writes it, shared: cloning it copies no text.
+    /// `None` if it cannot be serialised (the caller reports it).
+    pub fn json(&self) -> Option<Bytes> {
         self.json
-            .get_or_init(|| serde_json::to_string(&self.event).ok().map(Arc::from))
+            .get_or_init(|| serde_json::to_vec(&self.event).ok().map(Bytes::from))
             .clone()
     }
 

@@ -26,7 +26,7 @@ use agent_execution::feed::{SharedEvent, SharedItem, SharedStream, watch_shared}
 use agent_execution::{DeltaKind, Event, GoalTree, LiveDelta, Trace};
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
 use axum::routing::get;
 use futures::stream::SplitSink;
@@ -232,13 +232,10 @@ struct DeltaMessage<'a> {
 impl Outbox {
     async fn feed(&mut self, item: &SharedItem) -> Result<(), WriteError> {
         match item {
-            // Serialised once for every watcher of the trace.
-            SharedItem::Stored(shared) => match shared.json() {
-                Some(json) => {
-                    self.bounded_feed(Message::Text(String::from(&*json).into()))
-                        .await
-                }
-                None => {
+            // Serialised once for every watcher of the trace, and sent without a copy.
+            SharedItem::Stored(shared) => match shared.json().map(Utf8Bytes::try_from) {
+                Some(Ok(json)) => self.bounded_feed(Message::Text(json)).await,
+                Some(Err(_)) | None => {
                     let event_id = shared.event().event_id;
                     tracing::error!(event_id, "an event cannot be serialised");
                     Err(WriteError::Closed)

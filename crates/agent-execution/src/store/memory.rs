@@ -273,4 +273,55 @@ mod tests {
         let rest: Vec<u64> = feed.take(50).map(|e| e.unwrap().event_id).collect().await;
         assert_eq!(rest, (2..=51).collect::<Vec<_>>());
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn lagging_watchers_read_only_what_the_bus_lost_and_share_the_rest() {
+        let store = Arc::new(InMemoryTraceStore::with_feed_capacity(4));
+        let id = store
+            .create_trace(NewTrace::agent("t"))
+            .await
+            .unwrap()
+            .trace_id;
+        let mut feeds = [
+            crate::feed::watch_shared(store.clone(), &id, 0),
+            crate::feed::watch_shared(store.clone(), &id, 0),
+        ];
+        // Both watchers have read the stored event and wait on the bus, then read nothing while
+        // 50 events are published.
+        for feed in &mut feeds {
+            assert!(feed.next().await.unwrap().is_ok());
+        }
+        for step in 0..50 {
+            store
+                .add_message(&id, NewMessage::user(format!("{step}")))
+                .await
+                .unwrap();
+        }
+        let mut seen = Vec::new();
+        for feed in &mut feeds {
+            let events: Vec<Arc<crate::feed::SharedEvent>> = feed
+                .by_ref()
+                .take(50)
+                .map(|item| match item.unwrap() {
+                    crate::feed::SharedItem::Stored(event) => event,
+                    crate::feed::SharedItem::Delta(delta) => panic!("no delta was sent: {delta:?}"),
+                })
+                .collect()
+                .await;
+            let ids: Vec<u64> = events.iter().map(|e| e.event().event_id).collect();
+            assert_eq!(ids, (2..=51).collect::<Vec<_>>());
+            seen.push(events);
+        }
+        // The four events still on the bus are the ones it carried, shared by both watchers;
+        // those it lost were read from the store by each.
+        for (first, second) in seen[0].iter().zip(&seen[1]) {
+            let on_bus = first.event().event_id >= 48;
+            assert_eq!(
+                Arc::ptr_eq(first, second),
+                on_bus,
+                "event {}",
+                first.event().event_id
+            );
+        }
+    }
 }
