@@ -25,8 +25,7 @@
 //!   first event id would be taken, and the whole commit rolls back with an error.
 //! - **`LISTEN/NOTIFY` is only a doorbell.** A commit notifies `agent_trace_events` with the
 //!   trace id; watchers in every process ring on it and read `WHERE event_id > cursor` — the
-//!   same query as a replay — so a lost notification loses nothing. A store listens only
-//!   once something watches through it (its first doorbell), and then rings every watcher.
+//!   same query as a replay — so a lost notification loses nothing.
 //! - **Migrations are embedded** and applied when a store connects ([`SCHEMA_VERSION`]); a
 //!   database migrated by a newer build is refused.
 //!

@@ -4,14 +4,8 @@
 //!
 //! A notification is only a hint: a watcher that hears it reads the events after its cursor,
 //! so a lost notification (the connection dropped and came back) loses nothing as long as a
-//! ring follows — and every time the connection starts listening, every watcher is rung.
-//!
-//! The connection is opened when the first doorbell is asked for, not before: a store nobody
-//! watches through keeps no `LISTEN` session, so the server delivers none of its commits'
-//! notifications back to it (each would wake a backend and this process on every commit). The
-//! ring that follows the `LISTEN` covers the commits made while the connection was opening.
+//! ring follows — and after a reconnection every watcher is rung.
 
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use agent_execution::Doorbell;
@@ -31,52 +25,32 @@ const EVERYONE: &str = "*";
 /// The receiving end of the notifications; dropping the store stops the connection.
 pub(crate) struct Listener {
     rings: broadcast::Sender<String>,
-    config: Config,
-    channel: &'static str,
-    /// The runtime the connection runs on (the one the store was opened on).
-    runtime: tokio::runtime::Handle,
-    /// The connection's task, once a doorbell was asked for.
-    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    task: tokio::task::JoinHandle<()>,
 }
 
 impl Listener {
-    /// A listener on `channel`, which connects when the first doorbell is asked for (in the
-    /// background, again after every disconnection). Must be called on a Tokio runtime.
+    /// Starts listening on `channel` (connecting in the background, again after every
+    /// disconnection).
     pub(crate) fn start(config: Config, channel: &'static str) -> Self {
         let (rings, _) = broadcast::channel(1024);
-        Self {
-            rings,
-            config,
-            channel,
-            runtime: tokio::runtime::Handle::current(),
-            task: Mutex::new(None),
-        }
-    }
-
-    /// Starts the connection unless it runs already.
-    fn ensure_started(&self) {
-        let mut task = self.task.lock().unwrap_or_else(PoisonError::into_inner);
-        if task.is_some() {
-            return;
-        }
-        let (config, channel, sender) = (self.config.clone(), self.channel, self.rings.clone());
-        *task = Some(self.runtime.spawn(async move {
+        let sender = rings.clone();
+        let task = tokio::spawn(async move {
+            let mut first = true;
             loop {
-                if let Err(error) = listen(&config, channel, &sender).await {
+                if let Err(error) = listen(&config, channel, &sender, first).await {
                     tracing::warn!(%error, "listening for trace changes failed; retrying");
                 }
+                first = false;
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
-        }));
+        });
+        Self { rings, task }
     }
 
     /// Rings whenever a notification with this payload arrives (for the trace channel: the
-    /// trace may have changed), and each time the connection starts listening (the first time
-    /// included).
+    /// trace may have changed), and after every reconnection.
     pub(crate) fn doorbell(&self, payload: &str) -> Doorbell {
-        // Subscribed before the connection starts, so the ring after its `LISTEN` is heard.
         let receiver = self.rings.subscribe();
-        self.ensure_started();
         let trace_id = payload.to_owned();
         futures::stream::unfold(
             (receiver, trace_id),
@@ -99,19 +73,16 @@ impl Listener {
 
 impl Drop for Listener {
     fn drop(&mut self) {
-        let task = self.task.get_mut().unwrap_or_else(PoisonError::into_inner);
-        if let Some(task) = task.take() {
-            task.abort();
-        }
+        self.task.abort();
     }
 }
 
-/// One connection's life: `LISTEN`, a ring for every watcher (commits made before it were not
-/// heard), then forward notifications until it ends.
+/// One connection's life: `LISTEN`, then forward notifications until it ends.
 async fn listen(
     config: &Config,
     channel: &str,
     rings: &broadcast::Sender<String>,
+    first: bool,
 ) -> Result<(), tokio_postgres::Error> {
     let (client, mut connection) = config.connect(NoTls).await?;
     let (messages, mut received) = tokio::sync::mpsc::unbounded_channel();
@@ -128,8 +99,10 @@ async fn listen(
         driver.abort();
         return Err(error);
     }
-    // Commits made before the connection listened (or while it was down) were not heard.
-    let _ = rings.send(EVERYONE.to_owned());
+    if !first {
+        // Commits made while the connection was down were not heard.
+        let _ = rings.send(EVERYONE.to_owned());
+    }
     while let Some(message) = received.recv().await {
         match message {
             Ok(AsyncMessage::Notification(notification)) => {

@@ -54,8 +54,8 @@ pub enum ConnectError {
 
 impl PgTraceStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`, or any
-    /// form `tokio_postgres::Config` parses) and applies the migrations it lacks. It listens
-    /// for changes made by other processes and nodes once something first watches through it.
+    /// form `tokio_postgres::Config` parses), applies the migrations it lacks, and starts
+    /// listening for changes made by other processes and nodes.
     pub async fn connect(url: &str) -> Result<Self, ConnectError> {
         let (config, pool) = open(url).await?;
         Ok(Self {

@@ -38,11 +38,6 @@ const UPSERT_TRACE: &str = "INSERT INTO agent_traces (trace_id, parent_trace_id,
      goal_tree = EXCLUDED.goal_tree, last_event_id = EXCLUDED.last_event_id, \
      last_sequence = EXCLUDED.last_sequence, sub_trace_count = EXCLUDED.sub_trace_count";
 
-/// Writes the trace's row when its goal tree did not change: the rest of its state, without
-/// sending (and the server parsing and logging) the goal tree again.
-const UPDATE_TRACE: &str = "UPDATE agent_traces SET trace = $2, mode = $3, status = $4, \
-     last_event_id = $5, last_sequence = $6, sub_trace_count = $7 WHERE trace_id = $1";
-
 /// Appends a commit's events, all in one statement.
 const INSERT_EVENTS: &str = "INSERT INTO agent_events (trace_id, event_id, event) \
      SELECT $1, * FROM UNNEST($2::bigint[], $3::json[])";
@@ -266,7 +261,6 @@ impl TraceTxn for PgTxn {
         let begin = !self.open;
         // Until it succeeds, the state is not known to be the database's.
         self.trusted = false;
-        let creating = commit.created.is_some();
         if let Some(created) = commit.created.take() {
             self.state = Some(created);
         }
@@ -274,15 +268,8 @@ impl TraceTxn for PgTxn {
         self.open = true;
         let client = self.client()?;
         // Prepared once per connection; afterwards a statement costs no round trip of its own.
-        // A new trace, or a changed goal tree, writes the whole row; otherwise the goal tree
-        // stays as it is.
-        let whole_row = creating || commit.goal_tree_changed;
         let (upsert, insert_events, insert_messages, notify) = futures::try_join!(
-            client.prepare_cached(if whole_row {
-                UPSERT_TRACE
-            } else {
-                UPDATE_TRACE
-            }),
+            client.prepare_cached(UPSERT_TRACE),
             client.prepare_cached(INSERT_EVENTS),
             client.prepare_cached(INSERT_MESSAGES),
             client.prepare_cached("SELECT pg_notify($1, $2)"),
@@ -326,18 +313,6 @@ impl TraceTxn for PgTxn {
                 Ok::<(), Fence>(())
             },
             async {
-                if !whole_row {
-                    let row: [&(dyn ToSql + Sync); 7] = [
-                        &self.trace_id,
-                        &trace,
-                        &mode,
-                        &status,
-                        &last_event_id,
-                        &last_sequence,
-                        &sub_traces,
-                    ];
-                    return client.execute(&upsert, &row).await.map_err(Fence::Other);
-                }
                 let row: [&(dyn ToSql + Sync); 10] = [
                     &self.trace_id,
                     parent,
@@ -381,16 +356,8 @@ impl TraceTxn for PgTxn {
             },
             async { client.batch_execute("COMMIT").await.map_err(Fence::Other) },
         );
-        match written {
-            Err(error) => return Err(error.into_store_error(&self.trace_id)),
-            // The row is there (the events' key refers to it), unless it was deleted: then
-            // the COMMIT went through with nothing of the row written.
-            Ok((_, 0, ..)) => {
-                return Err(StoreError::NotFound {
-                    trace_id: self.trace_id.clone(),
-                });
-            }
-            Ok(_) => {}
+        if let Err(error) = written {
+            return Err(error.into_store_error(&self.trace_id));
         }
         self.open = false;
         self.trusted = true;
