@@ -6,7 +6,7 @@
 //! 1. the system prompt with the plan (`GoalTree::to_prompt`) at its end, as two system
 //!    messages: the prompt, which stays byte-identical from call to call so that providers can
 //!    cache it, then the plan, which changes whenever the plan does (held to an eighth of the
-//!    window, see [`crate::plan_fit`]); the task (the first user message) is always kept;
+//!    window, see `plan_fit.rs`); the task (the first user message) is always kept;
 //! 2. the latest full-compaction summary, when there is one, replaces everything before it
 //!    except the task;
 //! 3. **goal compaction**: the messages of a finished goal that is neither the current goal nor
