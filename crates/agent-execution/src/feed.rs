@@ -6,9 +6,7 @@
 //! event committed after the read is also in the subscription; then it skips live events it has
 //! already yielded (by `event_id`). Stores publish while they still hold the trace's write lock,
 //! so live events arrive in id order. A subscriber that falls behind the bus's buffer reads the
-//! missed events from the store again instead of skipping them: only those the bus no longer
-//! holds, then it goes on with the oldest event the bus still has, shared with the other
-//! watchers rather than read and serialised again for each.
+//! missed events from the store again instead of skipping them.
 //!
 //! Live-only deltas: while a model call is under way the runner publishes [`LiveDelta`]s (pieces
 //! of the assistant's text or reasoning) on the same per-trace channel. They are never stored,
@@ -118,7 +116,6 @@ where
         last: since_event_id,
         pending: VecDeque::new(),
         catch_up: true,
-        resume: None,
         done: false,
         deltas,
     };
@@ -136,58 +133,31 @@ struct Watcher<S: ?Sized> {
     receiver: broadcast::Receiver<Item>,
     /// The id of the newest event yielded (or the starting point).
     last: u64,
-    pending: VecDeque<Arc<SharedEvent>>,
+    pending: VecDeque<Event>,
     /// True when the next events must be read from the store.
     catch_up: bool,
-    /// The first event still on the bus after this subscriber fell behind: the catch-up reads
-    /// only the events before it from the store, and goes on with this one and the rest of the
-    /// bus, shared with the other watchers (and serialised once for all of them).
-    resume: Option<Arc<SharedEvent>>,
     done: bool,
     /// Whether live deltas are yielded.
     deltas: bool,
 }
 
 impl<S: TraceStore + ?Sized> Watcher<S> {
-    /// After falling behind, the oldest event the bus still holds for this subscriber (the
-    /// deltas before it are dropped, as a lagging watcher may lose deltas); `None` if only
-    /// deltas are left.
-    fn oldest_on_bus(&mut self) -> Option<Arc<SharedEvent>> {
-        loop {
-            match self.receiver.try_recv() {
-                Ok(Item::Event(event)) => return Some(event),
-                Ok(Item::Delta(..)) => {}
-                Err(_) => return None,
-            }
-        }
-    }
-
     async fn next(&mut self) -> Option<Result<SharedItem, StoreError>> {
         loop {
             if self.done {
                 return None;
             }
             if let Some(event) = self.pending.pop_front() {
-                if event.event().event_id <= self.last {
+                if event.event_id <= self.last {
                     continue;
                 }
-                self.last = event.event().event_id;
-                return Some(Ok(SharedItem::Stored(event)));
+                self.last = event.event_id;
+                return Some(Ok(SharedItem::Stored(SharedEvent::new(event))));
             }
             if self.catch_up {
                 self.catch_up = false;
-                let resume = self.resume.take();
                 match self.store.get_events(&self.trace_id, self.last).await {
-                    Ok(events) => {
-                        let before = resume.as_ref().map_or(u64::MAX, |e| e.event().event_id);
-                        self.pending.extend(
-                            events
-                                .into_iter()
-                                .take_while(|event| event.event_id < before)
-                                .map(SharedEvent::new),
-                        );
-                        self.pending.extend(resume);
-                    }
+                    Ok(events) => self.pending.extend(events),
                     Err(error) => {
                         self.done = true;
                         return Some(Err(error));
@@ -224,14 +194,7 @@ impl<S: TraceStore + ?Sized> Watcher<S> {
                     return Some(Ok(SharedItem::Stored(event)));
                 }
                 // A hole means this subscriber missed events: read them from the store.
-                Ok(Item::Event(event)) => {
-                    self.catch_up = true;
-                    self.resume = Some(event);
-                }
-                Err(RecvError::Lagged(_)) => {
-                    self.catch_up = true;
-                    self.resume = self.oldest_on_bus();
-                }
+                Ok(Item::Event(_)) | Err(RecvError::Lagged(_)) => self.catch_up = true,
                 Err(RecvError::Closed) => return None,
             }
         }
