@@ -5,38 +5,14 @@
 use std::fs;
 use std::path::Path;
 
-use agent_execution::{Event, Message, NewMessage, NewTrace, Trace, TraceStore};
-use agent_goal::GoalCommand;
-use agent_store_fs::{Durability, FileSystemTraceStore};
+use crate::{fill, open};
+use agent_execution::{Event, Message, NewMessage, Trace, TraceStore};
 use agent_test_support::conformance::assert_consistent;
 
-fn open(base: &Path) -> FileSystemTraceStore {
-    FileSystemTraceStore::open(base)
-        .unwrap()
-        .with_durability(Durability::Buffered)
-}
-
 /// A trace with goals, messages spread over them and an updated message; the store is dropped.
-async fn build(base: &Path, messages: usize) -> String {
+async fn build(base: &Path, messages: u64) -> String {
     let store = open(base);
-    let id = store
-        .create_trace(NewTrace::agent("checkpoint"))
-        .await
-        .unwrap()
-        .trace_id;
-    let add = GoalCommand {
-        add: Some("one, two, three".into()),
-        ..GoalCommand::default()
-    };
-    store.apply_goal_command(&id, add).await.unwrap();
-    for step in 0..messages {
-        let goal = (step % 3 + 1).to_string();
-        store
-            .add_message(&id, NewMessage::user(format!("m{step}")).goal(goal))
-            .await
-            .unwrap();
-    }
-    id
+    fill(&store, "checkpoint", messages).await
 }
 
 /// Everything a reader can see of a trace.

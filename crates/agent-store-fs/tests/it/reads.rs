@@ -2,23 +2,14 @@
 //! message, newest version, in sequence order, whether the log holds them in that order or some
 //! were rewritten later, and whether none, some or all of them were parsed before.
 
-use std::path::Path;
-
-use agent_execution::{Message, MessageUpdate, NewMessage, NewTrace, TraceStore};
-use agent_goal::GoalCommand;
-use agent_store_fs::{Durability, FileSystemTraceStore};
+use crate::{fill, open};
+use agent_execution::{Message, MessageUpdate, TraceStore};
 
 /// More messages than a read parses on its caller's thread alone.
 const MESSAGES: u64 = 5_000;
 
 /// Messages rewritten after the rest, so their newest lines lie at the end of the log.
 const UPDATED: [u64; 4] = [1, 2, 1_500, 4_999];
-
-fn open(base: &Path) -> FileSystemTraceStore {
-    FileSystemTraceStore::open(base)
-        .unwrap()
-        .with_durability(Durability::Buffered)
-}
 
 /// Every message in sequence order, each the newest version: updated ones carry the new text.
 fn assert_all(found: &[Message], updated: bool) {
@@ -40,23 +31,7 @@ fn assert_all(found: &[Message], updated: bool) {
 async fn a_large_read_gives_every_newest_message_in_order_however_the_log_holds_them() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    let id = store
-        .create_trace(NewTrace::agent("reads"))
-        .await
-        .unwrap()
-        .trace_id;
-    let add = GoalCommand {
-        add: Some("one, two, three".into()),
-        ..GoalCommand::default()
-    };
-    store.apply_goal_command(&id, add).await.unwrap();
-    for step in 0..MESSAGES {
-        let goal = (step % 3 + 1).to_string();
-        store
-            .add_message(&id, NewMessage::user(format!("m{step}")).goal(goal))
-            .await
-            .unwrap();
-    }
+    let id = fill(&store, "reads", MESSAGES).await;
     store.flush().await.unwrap();
 
     // The log in sequence order, nothing parsed yet; then the same read from the cache.
