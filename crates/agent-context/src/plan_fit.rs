@@ -27,26 +27,23 @@ pub(crate) fn plan_within(plan: String, max: usize) -> String {
     }
     let mut lines: Vec<String> = plan.lines().map(cut_line).collect();
     let fits = |lines: &[String]| lines.iter().map(|l| l.chars().count() + 1).sum::<usize>() <= max;
-    // Summaries of finished goals, oldest first.
-    while !fits(&lines) {
-        let Some(at) = lines
+    let oldest = |lines: &[String], marker: &str| {
+        lines
             .iter()
-            .position(|line| line.trim_start().starts_with("→ "))
-        else {
-            break;
-        };
+            .position(|line| line.trim_start().starts_with(marker))
+    };
+    // Summaries of finished goals, oldest first.
+    while !fits(&lines)
+        && let Some(at) = oldest(&lines, "→ ")
+    {
         lines.remove(at);
     }
     // Finished goals, oldest first, counted in one note where the first of them was.
     let mut dropped = 0;
     let mut note_at = None;
-    while !fits(&lines) {
-        let Some(at) = lines
-            .iter()
-            .position(|line| line.trim_start().starts_with("[✓]"))
-        else {
-            break;
-        };
+    while !fits(&lines)
+        && let Some(at) = oldest(&lines, "[✓]")
+    {
         lines.remove(at);
         dropped += 1;
         let at = *note_at.get_or_insert(at);
