@@ -4,13 +4,20 @@
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::output::{Keep, truncate_output};
-use super::{Risk, SandboxConfig, Tool, ToolContext, ToolDefinition, builtin_tools_with};
+use super::{
+    Risk, SandboxConfig, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput,
+    builtin_tools_with,
+};
 
 /// How long a tool may take to finish on its own after the run was cancelled, before its task is
 /// aborted.
@@ -186,8 +193,11 @@ impl ToolRegistry {
     }
 }
 
-/// Runs one call in its own task, so a panic is caught, and bounds it by `timeout` and
-/// `ctx.cancel`.
+/// Runs one call, so that a panic is caught, bounded by `timeout` and `ctx.cancel`.
+///
+/// The call is polled once where it was made: a tool that answers at once (most reads do)
+/// costs no task and no timer, so the step goes on on the same thread. A call that has to wait
+/// moves to a task of its own, where the timeout and the cancellation watch it.
 async fn run_guarded(
     name: &str,
     tool: Arc<dyn Tool>,
@@ -196,26 +206,39 @@ async fn run_guarded(
     timeout: Duration,
 ) -> ToolResult {
     let task_ctx = ctx.clone();
-    let mut task = AbortOnDrop(tokio::spawn(
-        async move { tool.call(args, &task_ctx).await },
-    ));
-    let task = &mut task.0;
-    let joined = tokio::select! {
-        joined = &mut *task => joined,
-        () = tokio::time::sleep(timeout) => {
-            task.abort();
-            return ToolResult::error(format!(
-                "{name} timed out after {} s and was stopped",
-                timeout.as_secs_f64()
-            ));
-        }
-        () = ctx.cancel.cancelled() => {
-            // A tool that watches the token reports what it got done; give it a moment to.
-            match tokio::time::timeout(CANCEL_GRACE, &mut *task).await {
-                Ok(joined) => joined,
-                Err(_) => {
+    let mut call: CallFuture = Box::pin(async move { tool.call(args, &task_ctx).await });
+    let first = std::future::poll_fn(|cx| {
+        Poll::Ready(panic::catch_unwind(AssertUnwindSafe(|| {
+            call.as_mut().poll(cx)
+        })))
+    })
+    .await;
+    let joined = match first {
+        Ok(Poll::Ready(output)) => Ok(output),
+        Err(payload) => return crashed(name, payload.as_ref()),
+        Ok(Poll::Pending) => {
+            // Polled again in its task, with that task's waker, before anything else.
+            let mut task = AbortOnDrop(tokio::spawn(call));
+            let task = &mut task.0;
+            tokio::select! {
+                joined = &mut *task => joined,
+                () = tokio::time::sleep(timeout) => {
                     task.abort();
-                    return ToolResult::error(format!("{name} was cancelled"));
+                    return ToolResult::error(format!(
+                        "{name} timed out after {} s and was stopped",
+                        timeout.as_secs_f64()
+                    ));
+                }
+                () = ctx.cancel.cancelled() => {
+                    // A tool that watches the token reports what it got done; give it a
+                    // moment to.
+                    match tokio::time::timeout(CANCEL_GRACE, &mut *task).await {
+                        Ok(joined) => joined,
+                        Err(_) => {
+                            task.abort();
+                            return ToolResult::error(format!("{name} was cancelled"));
+                        }
+                    }
                 }
             }
         }
@@ -226,10 +249,7 @@ async fn run_guarded(
             is_error: output.is_error,
         },
         Ok(Err(error)) => ToolResult::error(error),
-        Err(e) if e.is_panic() => ToolResult::error(format!(
-            "{name} crashed: {}",
-            panic_message(e.into_panic().as_ref())
-        )),
+        Err(e) if e.is_panic() => crashed(name, e.into_panic().as_ref()),
         Err(_) => ToolResult::error(format!("{name} was cancelled")),
     }
 }
@@ -242,6 +262,14 @@ impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// A tool call in flight.
+type CallFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send>>;
+
+/// The result of a call whose tool panicked.
+fn crashed(name: &str, payload: &(dyn Any + Send)) -> ToolResult {
+    ToolResult::error(format!("{name} crashed: {}", panic_message(payload)))
 }
 
 fn panic_message(payload: &(dyn Any + Send)) -> &str {

@@ -36,6 +36,10 @@ impl Tool for Scripted {
             "echo" => Ok(ToolOutput::text(args.to_string())),
             "fails" => Err(ToolError::failed("it did not work")),
             "panics" => panic!("boom"),
+            "panics_later" => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                panic!("late boom")
+            }
             "sleeps" => {
                 tokio::time::sleep(Duration::from_secs(30)).await;
                 Ok(ToolOutput::text("woke up"))
@@ -84,7 +88,7 @@ fn setup() -> (TempDir, ToolContext, ToolRegistry) {
     let dir = tempfile::tempdir().unwrap();
     let ctx = ToolContext::new(dir.path(), "trace-1").unwrap();
     let mut registry = ToolRegistry::new();
-    for name in ["echo", "fails", "panics", "sleeps", "loud"] {
+    for name in ["echo", "fails", "panics", "panics_later", "sleeps", "loud"] {
         registry.register(Arc::new(Scripted(name))).unwrap();
     }
     registry.register(Add.into_tool()).unwrap();
@@ -121,7 +125,7 @@ async fn calls_reach_the_tool_and_errors_become_results() {
     check(
         registry.execute("nope", "{}", &ctx).await,
         true,
-        "error: unknown tool \"nope\"; available tools: add, echo, fails, loud, panics, sleeps",
+        "error: unknown tool \"nope\"; available tools: add, echo, fails, loud, panics, panics_later, sleeps",
     );
 }
 
@@ -167,6 +171,17 @@ async fn a_panicking_tool_becomes_an_error_result() {
         registry.execute("add", r#"{"a": 1}"#, &ctx).await,
         false,
         "1",
+    );
+}
+
+#[tokio::test]
+async fn a_tool_that_panics_after_waiting_becomes_an_error_result() {
+    // The call waits first, so it panics in the task it moved to, not where it was made.
+    let (_dir, ctx, registry) = setup();
+    check(
+        registry.execute("panics_later", "{}", &ctx).await,
+        true,
+        "error: panics_later crashed: late boom",
     );
 }
 
