@@ -20,8 +20,8 @@
 //!   resumed. Within the store, writers of a trace are serialised on an in-process lock. The
 //!   first write under the advisory lock is a transaction that locks the trace's row
 //!   (`SELECT … FOR UPDATE`) and plans from what it reads; each later one plans from the state
-//!   the last commit left and sends BEGIN, its writes and COMMIT in one round trip, fenced by
-//!   the events' primary key: had another writer appended to the trace meanwhile, the commit's
+//!   the last commit left and writes it with one statement, a transaction of its own (one
+//!   round trip), fenced by the events' primary key: had another writer appended to the trace meanwhile, the commit's
 //!   first event id would be taken, and the whole commit rolls back with an error.
 //! - **`LISTEN/NOTIFY` is only a doorbell.** A commit notifies `agent_trace_events` with the
 //!   trace id; watchers in every process ring on it and read `WHERE event_id > cursor` — the

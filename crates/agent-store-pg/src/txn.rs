@@ -4,14 +4,13 @@
 //! trace's current state.
 //!
 //! A commit writes the trace row, its events and its messages, then notifies the watchers, all
-//! in one transaction; dropping the transaction uncommitted rolls it back. The statements are
-//! prepared once per connection and pipelined. The first write of a claim on the trace (see
-//! [`crate::locks`]) costs two round trips: BEGIN and the locking read, then every write, the
-//! notification and COMMIT. Every later write of the claim begins from the state the last one
-//! left and costs one round trip: BEGIN, the writes, the notification and COMMIT go out
-//! together. Its fence is the events' primary key: a commit appends the events after the last
-//! one it knows, so had anyone else written the trace since, the first insert would collide,
-//! the transaction would abort and the write fail without a trace of it.
+//! in one statement ([`COMMIT`], prepared once per connection); dropping the write before it
+//! commits keeps nothing. The first write of a claim on the trace (see [`crate::locks`]) costs
+//! two round trips: BEGIN and the locking read, then the statement and COMMIT. Every later
+//! write of the claim begins from the state the last one left and costs one round trip: the
+//! statement alone, which is a transaction of its own. Its fence is the events' primary key: a
+//! commit appends the events after the last one it knows, so had anyone else written the trace
+//! since, the insert would collide and the statement fail without a trace of it.
 
 use std::sync::Arc;
 
@@ -29,24 +28,26 @@ use crate::{corrupt, db, describe};
 pub(crate) const STATE_COLUMNS: &str =
     "trace, goal_tree, last_event_id, last_sequence, sub_trace_count";
 
-/// Writes the trace's row: its state and the columns the listing filters on.
-const UPSERT_TRACE: &str = "INSERT INTO agent_traces (trace_id, parent_trace_id, created_at, \
+/// A whole commit in one statement: the trace's row (its state and the columns the listing
+/// filters on), the commit's events, its messages (new ones and new versions) and the watchers'
+/// notification. Each data-modifying part runs once, to completion, whether or not anything
+/// reads it; the foreign keys are checked at the end of the statement, after the trace's row is
+/// written. Outside a transaction it is a transaction of its own.
+const COMMIT: &str = "WITH trace AS (\
+     INSERT INTO agent_traces (trace_id, parent_trace_id, created_at, \
      trace, goal_tree, last_event_id, last_sequence, sub_trace_count, mode, status) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
      ON CONFLICT (trace_id) DO UPDATE SET trace = EXCLUDED.trace, \
      mode = EXCLUDED.mode, status = EXCLUDED.status, \
      goal_tree = EXCLUDED.goal_tree, last_event_id = EXCLUDED.last_event_id, \
-     last_sequence = EXCLUDED.last_sequence, sub_trace_count = EXCLUDED.sub_trace_count";
-
-/// Appends a commit's events, all in one statement.
-const INSERT_EVENTS: &str = "INSERT INTO agent_events (trace_id, event_id, event) \
-     SELECT $1, * FROM UNNEST($2::bigint[], $3::json[])";
-
-/// Stores a commit's messages (new ones and new versions), all in one statement.
-const INSERT_MESSAGES: &str = "INSERT INTO agent_messages (trace_id, sequence, goal_id, message) \
-     SELECT $1, * FROM UNNEST($2::bigint[], $3::text[], $4::json[]) \
+     last_sequence = EXCLUDED.last_sequence, sub_trace_count = EXCLUDED.sub_trace_count), \
+     events AS (INSERT INTO agent_events (trace_id, event_id, event) \
+     SELECT $1, * FROM UNNEST($11::bigint[], $12::json[])), \
+     messages AS (INSERT INTO agent_messages (trace_id, sequence, goal_id, message) \
+     SELECT $1, * FROM UNNEST($13::bigint[], $14::text[], $15::json[]) \
      ON CONFLICT (trace_id, sequence) DO UPDATE SET goal_id = EXCLUDED.goal_id, \
-     message = EXCLUDED.message";
+     message = EXCLUDED.message) \
+     SELECT pg_notify($16, $1)";
 
 /// An open write on one trace.
 pub(crate) struct PgTxn {
@@ -264,17 +265,9 @@ impl TraceTxn for PgTxn {
         if let Some(created) = commit.created.take() {
             self.state = Some(created);
         }
-        // From here a transaction may be open (a failed statement leaves it to the drop).
-        self.open = true;
         let client = self.client()?;
-        // Prepared once per connection; afterwards a statement costs no round trip of its own.
-        let (upsert, insert_events, insert_messages, notify) = futures::try_join!(
-            client.prepare_cached(UPSERT_TRACE),
-            client.prepare_cached(INSERT_EVENTS),
-            client.prepare_cached(INSERT_MESSAGES),
-            client.prepare_cached("SELECT pg_notify($1, $2)"),
-        )
-        .map_err(db)?;
+        // Prepared once per connection; afterwards the statement costs no round trip of its own.
+        let statement = client.prepare_cached(COMMIT).await.map_err(db)?;
         let Some(state) = self.state.as_ref() else {
             return Err(StoreError::Internal(format!(
                 "trace {} has no state to commit",
@@ -301,63 +294,40 @@ impl TraceTxn for PgTxn {
             signed(state.sub_trace_count),
         );
         let (trace, goal_tree) = (Json(&state.trace), Json(&state.goal_tree));
-        // Every statement and the COMMIT go out together (after BEGIN when no transaction is
-        // open), pipelined on the connection, so the commit costs one round trip. A failed
-        // statement aborts the transaction, which makes the COMMIT a rollback, and its error is
-        // the one returned.
-        let written = futures::try_join!(
-            async {
-                if begin {
-                    client.batch_execute("BEGIN").await?;
-                }
-                Ok::<(), Fence>(())
-            },
-            async {
-                let row: [&(dyn ToSql + Sync); 10] = [
-                    &self.trace_id,
-                    parent,
-                    &state.trace.created_at,
-                    &trace,
-                    &goal_tree,
-                    &last_event_id,
-                    &last_sequence,
-                    &sub_traces,
-                    &mode,
-                    &status,
-                ];
-                client.execute(&upsert, &row).await.map_err(Fence::Other)
-            },
-            async {
-                if ids.is_empty() {
-                    return Ok(0);
-                }
-                client
-                    .execute(&insert_events, &[&self.trace_id, &ids, &events])
-                    .await
-                    .map_err(Fence::Events)
-            },
-            async {
-                if sequences.is_empty() {
-                    return Ok(0);
-                }
-                client
-                    .execute(
-                        &insert_messages,
-                        &[&self.trace_id, &sequences, &goals, &messages],
-                    )
-                    .await
-                    .map_err(Fence::Other)
-            },
-            async {
-                client
-                    .execute(&notify, &[&CHANNEL, &self.trace_id])
-                    .await
-                    .map_err(Fence::Other)
-            },
-            async { client.batch_execute("COMMIT").await.map_err(Fence::Other) },
-        );
+        let params: [&(dyn ToSql + Sync); 16] = [
+            &self.trace_id,
+            parent,
+            &state.trace.created_at,
+            &trace,
+            &goal_tree,
+            &last_event_id,
+            &last_sequence,
+            &sub_traces,
+            &mode,
+            &status,
+            &ids,
+            &events,
+            &sequences,
+            &goals,
+            &messages,
+            &CHANNEL,
+        ];
+        // One statement, which is its own transaction; or, in the transaction a locking read
+        // opened, the statement and COMMIT pipelined: one round trip either way. A failed
+        // statement aborts that transaction, which makes the COMMIT a rollback, and its error
+        // is the one returned.
+        let written = if begin {
+            client.execute(&statement, &params).await.map(drop)
+        } else {
+            futures::try_join!(
+                client.execute(&statement, &params),
+                client.batch_execute("COMMIT")
+            )
+            .map(drop)
+        };
         if let Err(error) = written {
-            return Err(error.into_store_error(&self.trace_id));
+            // An open transaction is left to the drop, which rolls it back.
+            return Err(commit_error(error, &self.trace_id));
         }
         self.open = false;
         self.trusted = true;
@@ -370,37 +340,17 @@ impl TraceTxn for PgTxn {
     }
 }
 
-/// Why the statements of a commit failed: the events' insert (which is the fence of a write
-/// begun from a kept state), or any other.
-enum Fence {
-    /// The events' insert failed.
-    Events(tokio_postgres::Error),
-    /// Another statement failed.
-    Other(tokio_postgres::Error),
-}
-
-impl From<tokio_postgres::Error> for Fence {
-    fn from(error: tokio_postgres::Error) -> Self {
-        Fence::Other(error)
+/// The error of a failed commit. A key taken in the events can only mean that another writer
+/// appended these event ids first: the fence of a write begun from a kept state.
+fn commit_error(error: tokio_postgres::Error, trace_id: &str) -> StoreError {
+    if error.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) {
+        return StoreError::Internal(format!(
+            "trace {trace_id} was written by another writer since this store's last commit; \
+             nothing was written ({})",
+            describe(&error)
+        ));
     }
-}
-
-impl Fence {
-    fn into_store_error(self, trace_id: &str) -> StoreError {
-        match self {
-            // A key taken: another writer appended these event ids first.
-            Fence::Events(error)
-                if error.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) =>
-            {
-                StoreError::Internal(format!(
-                    "trace {trace_id} was written by another writer since this store's last \
-                     commit; nothing was written ({})",
-                    describe(&error)
-                ))
-            }
-            Fence::Events(error) | Fence::Other(error) => db(error),
-        }
-    }
+    db(error)
 }
 
 impl Drop for PgTxn {
