@@ -87,9 +87,9 @@
 //! the writer writes it.
 //!
 //! After the open, reading messages reads their lines from the log, nearby lines with one read,
-//! and parses only the message of each line; the lines read are kept per trace (up to 128 MiB
-//! of them, as shared slices of what was read, not copies), so reading them again costs a parse
-//! without a file read. Listing traces reads only `meta.json` files.
+//! and parses only the message of each line; parsed messages are kept per trace (up to the
+//! parsed messages of 128 MiB of log), so reading them again costs a copy. Listing traces reads
+//! only `meta.json` files.
 //!
 //! ```
 //! use agent_execution::{NewMessage, NewTrace, TraceStore};

@@ -367,7 +367,7 @@ impl TraceStore for FileSystemTraceStore {
     ) -> Result<Vec<Message>, StoreError> {
         validate_trace_id(trace_id)?;
         let guard = self.slot(trace_id).lock_owned().await;
-        // A few cached lines: parsing them costs less than handing the work to another thread.
+        // Parsed before: copying them costs less than handing the work to another thread.
         if let Some(messages) = guard.cached_goal_messages(goal_id) {
             return Ok(messages);
         }

@@ -4,78 +4,76 @@
 //! and lines close together are read with one positioned read, so reading a goal's messages or
 //! every message costs a few reads rather than one per message. Only the `message` field of a
 //! line is parsed, and on lines this store wrote nothing after it; a read of many lines is
-//! parsed on one thread per core. The lines read are kept in a bounded cache keyed by the
-//! offset of each line: not parsed copies but the bytes themselves, each line a shared slice of
-//! the chunk it was read with (no copy), so keeping them costs a reference count per message. A
-//! later read of the same version (a goal's messages after all of them) parses the cached lines
-//! without reading the file; a newer version lies at another offset and is read afresh.
+//! parsed on one thread per core. Parsed messages are kept in a bounded cache keyed by the
+//! offset of their line, so a later read of the same version costs a copy (for a goal's
+//! messages, on the caller's thread); a newer version lies at another offset and is read afresh.
 
 use std::fs::File;
 use std::path::Path;
 
 use agent_execution::{Event, Message, StoreError};
-use bytes::Bytes;
 use serde::Deserialize;
 
 use super::index::position;
 use super::{EVENTS, OpenTrace, Slot};
 use crate::log::{read_at, read_exact_at};
 
-/// How many bytes of event lines one trace's cache may hold.
+/// How many bytes of event lines the parsed messages of one trace may stand for in its cache.
 const CACHE_BYTES: u64 = 128 << 20;
 
 /// Lines less than this many bytes apart are read with one read.
 const GAP: u64 = 64 << 10;
 
-/// The most bytes one read takes: a chunk small enough to be read and parsed while it stays
-/// in the processor's cache.
+/// The most bytes one read takes: small enough that the buffer each parser reuses stays in the
+/// processor's cache between the read and the parse, and is touched for the first time once.
 const SPAN: u64 = 1 << 20;
 
-/// At most this many cached messages of a goal are parsed on the caller's (async) thread; a
-/// goal with more is parsed on the blocking pool, shared out among threads.
-const INLINE_PARSE: usize = 64;
-
-/// The lines of one trace's messages, by sequence, with the offset of each line. Sequences are
-/// dense from 1, so the entries are a vector indexed by sequence − 1 (a lookup is an index, not
-/// a hash and a probe).
+/// Parsed messages of one trace, by sequence, with the offset and length of the line they came
+/// from. Sequences are dense from 1, so the entries are a vector indexed by sequence − 1 (a
+/// lookup is an index, not a hash and a probe; a goal's read of a thousand cached messages
+/// does a thousand of them), each entry boxed so an empty slot costs a pointer.
 #[derive(Debug, Default)]
 pub(super) struct MessageCache {
-    entries: Vec<Option<(u64, Bytes)>>,
+    entries: Vec<Option<Box<Entry>>>,
     /// The sum of the line lengths of `entries`.
     bytes: u64,
 }
 
 impl MessageCache {
-    fn entry(&self, sequence: u64) -> Option<&(u64, Bytes)> {
-        self.entries.get(position(sequence)?)?.as_ref()
+    fn entry(&self, sequence: u64) -> Option<&Entry> {
+        self.entries.get(position(sequence)?)?.as_deref()
     }
 
-    /// The line of this version of the message (the one at `offset`), if kept.
-    fn get(&self, sequence: u64, offset: u64) -> Option<&Bytes> {
+    fn get(&self, sequence: u64, offset: u64) -> Option<&Message> {
         self.entry(sequence)
             .filter(|entry| entry.0 == offset)
-            .map(|entry| &entry.1)
+            .map(|entry| &entry.2)
     }
 
-    /// Keeps a message's line, if it fits in place of the sequence's current entry.
-    fn insert(&mut self, sequence: u64, offset: u64, line: Bytes) {
+    /// Whether a line of `length` bytes fits in place of the sequence's current entry.
+    fn room_for(&self, sequence: u64, length: u64) -> bool {
+        let replaced = self.entry(sequence).map_or(0, |entry| entry.1);
+        self.bytes - replaced + length <= CACHE_BYTES
+    }
+
+    /// Keeps a parsed message; the caller has checked [`room_for`](Self::room_for).
+    fn insert(&mut self, sequence: u64, entry: Box<Entry>) {
         let Some(index) = position(sequence) else {
             return;
         };
-        let replaced = self.entry(sequence).map_or(0, |entry| entry.1.len() as u64);
-        let length = line.len() as u64;
-        if self.bytes - replaced + length > CACHE_BYTES {
-            return;
-        }
         if self.entries.len() <= index {
             self.entries.resize_with(index + 1, || None);
         }
-        self.bytes = self.bytes - replaced + length;
+        let replaced = self.entry(sequence).map_or(0, |entry| entry.1);
+        self.bytes = self.bytes - replaced + entry.1;
         if let Some(slot) = self.entries.get_mut(index) {
-            *slot = Some((offset, line));
+            *slot = Some(entry);
         }
     }
 }
+
+/// A cached message: the offset and length of the line it was parsed from, and the message.
+type Entry = (u64, u64, Message);
 
 /// The part of a message event line a read needs.
 #[derive(Deserialize)]
@@ -107,15 +105,14 @@ impl Slot {
     }
 
     /// The newest versions of these messages, in the order asked, leaving out the sequences the
-    /// trace does not have. `remember` keeps the lines read in the cache.
+    /// trace does not have. `remember` keeps what is parsed in the cache.
     fn messages_at(
         &self,
         open: &OpenTrace,
         sequences: &[u64],
         remember: bool,
     ) -> Result<Vec<Message>, StoreError> {
-        let path = self.dir.join(EVENTS);
-        let mut cached: Vec<(usize, Bytes)> = Vec::new();
+        let mut cached: Vec<(usize, Message)> = Vec::new();
         let mut wanted = Vec::new();
         {
             let cache = open.cache.borrow();
@@ -125,39 +122,40 @@ impl Slot {
                     continue;
                 };
                 match cache.get(sequence, offset) {
-                    Some(line) => cached.push((slot, line.clone())),
+                    Some(message) => cached.push((slot, message.clone())),
                     None => wanted.push((offset, length, slot)),
                 }
             }
         }
-        let mut parts = parse_cached(&path, &cached)?;
-        if let (Some(log), false) = (&open.log, wanted.is_empty()) {
-            let read = parse_lines(log, &path, &mut wanted, remember)?;
+        let (Some(log), false) = (&open.log, wanted.is_empty()) else {
+            return Ok(cached.into_iter().map(|(_, message)| message).collect());
+        };
+        let path = self.dir.join(EVENTS);
+        let mut parts = parse_lines(log, &path, &mut wanted, remember)?;
+        {
             let mut cache = open.cache.borrow_mut();
-            for line in read.iter().flatten() {
+            for line in parts.iter_mut().flatten() {
                 let sequence = sequences.get(line.slot).copied().unwrap_or_default();
-                if let Some((offset, kept)) = &line.kept {
-                    cache.insert(sequence, *offset, kept.clone());
+                if let Some(kept) = line.kept.take()
+                    && cache.room_for(sequence, kept.1)
+                {
+                    cache.insert(sequence, kept);
                 }
             }
-            if parts.is_empty() {
-                parts = read;
-            } else {
-                parts.extend(read);
-            }
         }
-        // Each part is in the order it was read (log order, or the order asked for cached
-        // lines), which is the order asked when the sequences rise, no message was rewritten
-        // and the lines all came from the file or all from the cache (the common case): then the
-        // messages are moved once, into the answer. Otherwise they are put in order.
-        let count = parts.iter().map(Vec::len).sum::<usize>();
+        // Each part is in log order, which is the order asked when the sequences rise and no
+        // message was rewritten (the common case, and every read of all messages so far): then
+        // the messages are moved once, into the answer. Otherwise they are put in order.
+        let count = parts.iter().map(Vec::len).sum::<usize>() + cached.len();
         let mut slots = parts.iter().flatten().map(|line| line.slot);
-        let mut last = slots.next();
-        let in_order = slots.all(|slot| {
-            let rises = last.is_none_or(|last| last < slot);
-            last = Some(slot);
-            rises
-        });
+        let in_order = cached.is_empty() && {
+            let mut last = slots.next();
+            slots.all(|slot| {
+                let rises = last.is_none_or(|last| last < slot);
+                last = Some(slot);
+                rises
+            })
+        };
         if in_order {
             let mut found = Vec::with_capacity(count);
             for part in parts {
@@ -165,12 +163,12 @@ impl Slot {
             }
             return Ok(found);
         }
-        let mut found = Vec::with_capacity(count);
+        cached.reserve(count - cached.len());
         for part in parts {
-            found.extend(part.into_iter().map(|line| (line.slot, line.message)));
+            cached.extend(part.into_iter().map(|line| (line.slot, line.message)));
         }
-        found.sort_by_key(|&(slot, _)| slot);
-        Ok(found.into_iter().map(|(_, message)| message).collect())
+        cached.sort_by_key(|&(slot, _)| slot);
+        Ok(cached.into_iter().map(|(_, message)| message).collect())
     }
 
     /// All messages in sequence order.
@@ -191,18 +189,12 @@ impl Slot {
         self.messages_at(open, sequences, true)
     }
 
-    /// The messages of one goal when they are few, every line of them is cached and the log has
-    /// not grown since: parsed from the cache with no file read, which the store then does on
-    /// the caller's thread. `None` when anything must be read, or the goal has more than
-    /// [`INLINE_PARSE`] messages (parsed on the blocking pool, by several threads).
+    /// The messages of one goal when every one of them is parsed already and the log has not
+    /// grown since: a copy from the cache, with no file read, which the store then serves on the
+    /// caller's thread. `None` when anything must be read.
     pub(crate) fn cached_goal_messages(&self, goal_id: &str) -> Option<Vec<Message>> {
         let open = self.open.as_ref()?;
         open.state.as_ref()?;
-        let sequences = open.by_goal.get(goal_id).map(Vec::as_slice);
-        let sequences = sequences.unwrap_or_default();
-        if sequences.len() > INLINE_PARSE {
-            return None;
-        }
         if open.lock.is_none() {
             // A reader: another process may have appended (one `fstat`, as the catch-up does).
             let size = open.log.as_ref()?.metadata().ok()?.len();
@@ -210,13 +202,14 @@ impl Slot {
                 return None;
             }
         }
-        let path = self.dir.join(EVENTS);
         let cache = open.cache.borrow();
+        let sequences = open.by_goal.get(goal_id).map(Vec::as_slice);
         sequences
+            .unwrap_or_default()
             .iter()
             .map(|&sequence| {
                 let &(offset, _) = open.messages.get(position(sequence)?)?;
-                message_of(&path, cache.get(sequence, offset)?).ok()
+                cache.get(sequence, offset).cloned()
             })
             .collect()
     }
@@ -247,24 +240,19 @@ impl Slot {
 
 /// Reads the lines `wanted` (offset, length, and a number handed back to `each`): sorted by
 /// offset, lines less than [`GAP`] apart are read with one read of at most [`SPAN`] bytes.
-/// `each` gets the line, and with `share` the line as its own [`Bytes`] too: a slice of the
-/// chunk read when the lines fill at least half of it, otherwise a copy (so a cached line never
-/// holds a mostly unwanted mebibyte in memory).
 fn for_each_line(
     log: &File,
     path: &Path,
     wanted: &mut [(u64, u64, usize)],
-    share: bool,
-    mut each: impl FnMut(usize, u64, &[u8], Option<Bytes>) -> Result<(), StoreError>,
+    mut each: impl FnMut(usize, u64, &[u8]) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
     wanted.sort_unstable_by_key(|&(offset, _, _)| offset);
-    // Without `share`, one buffer for every span: a large read does not allocate anew.
+    // One buffer for every span: a large read does not allocate and zero each span anew.
     let mut buffer = Vec::new();
     let mut rest = &wanted[..];
     while let Some(&(start, length, _)) = rest.first() {
         let mut end = start + length;
         let mut count = 1;
-        let mut used = length;
         for &(offset, length, _) in &rest[1..] {
             let next_end = end.max(offset + length);
             if offset > end + GAP || next_end - start > SPAN {
@@ -272,84 +260,71 @@ fn for_each_line(
             }
             end = next_end;
             count += 1;
-            used += length;
         }
         let length = usize::try_from(end - start).unwrap_or(usize::MAX);
-        let lines = &rest[..count];
-        rest = &rest[count..];
-        let slice = |offset: u64, length: u64| {
-            let from = usize::try_from(offset - start).unwrap_or(usize::MAX);
-            let to = usize::try_from(offset - start + length).unwrap_or(usize::MAX);
-            from..to
-        };
-        if share {
-            let mut chunk = vec![0; length];
-            read_exact_at(log, &mut chunk, start).map_err(|e| StoreError::io(path, e))?;
-            let chunk = Bytes::from(chunk);
-            let dense = used * 2 >= end - start;
-            for &(offset, length, slot) in lines {
-                let range = slice(offset, length);
-                let line = chunk.get(range.clone()).unwrap_or_default();
-                let kept = if dense {
-                    chunk.slice(range)
-                } else {
-                    Bytes::copy_from_slice(line)
-                };
-                each(slot, offset, line, Some(kept))?;
-            }
-            continue;
-        }
         if buffer.len() < length {
             buffer.resize(length, 0);
         }
         let span = &mut buffer[..length];
         read_exact_at(log, span, start).map_err(|e| StoreError::io(path, e))?;
-        for &(offset, length, slot) in lines {
-            each(
-                slot,
-                offset,
-                span.get(slice(offset, length)).unwrap_or_default(),
-                None,
-            )?;
+        for &(offset, length, slot) in &rest[..count] {
+            let from = usize::try_from(offset - start).unwrap_or(usize::MAX);
+            let to = usize::try_from(offset - start + length).unwrap_or(usize::MAX);
+            each(slot, offset, span.get(from..to).unwrap_or_default())?;
         }
+        rest = &rest[count..];
     }
     Ok(())
 }
 
-/// A message parsed from its line, with the number it was asked with and, when the line is to
-/// be cached, the line's offset and bytes.
+/// A message read from its line, with the number it was asked with and, when it is to be
+/// cached, a copy with where its line lies.
 struct ParsedLine {
     slot: usize,
     message: Message,
-    kept: Option<(u64, Bytes)>,
+    kept: Option<Box<Entry>>,
 }
 
-/// Lines fewer than this are read and parsed on the calling thread; more are shared out among
-/// threads.
+/// Lines fewer than this are parsed on the calling thread; more are shared out among threads.
 const PARALLEL_LINES: usize = 4096;
 
-/// Cached lines fewer than this are parsed on the calling thread (no read to overlap, so
-/// fewer lines pay for a thread).
-const PARALLEL_CACHED: usize = 256;
-
-/// Runs `parse` over `items` split into one run per core when there are at least `threshold`,
-/// each run on its own thread (the first on the calling one); the runs come back in order,
-/// each in its own vector, so that no message is moved to gather them.
-fn share_out<T: Send>(
-    items: &mut [T],
-    threshold: usize,
-    parse: impl Fn(&mut [T]) -> Result<Vec<ParsedLine>, StoreError> + Sync,
+/// Reads and parses the lines `wanted` (see [`for_each_line`]). Many lines are split into runs
+/// of neighbouring lines, one per core, read and parsed side by side: parsing JSON, not reading
+/// it, is most of the cost of a large read. `copy` makes each thread also copy what it parsed,
+/// for the cache. The runs come back as they were parsed, in log order, each in its own vector,
+/// so that no message is moved to gather them.
+fn parse_lines(
+    log: &File,
+    path: &Path,
+    wanted: &mut [(u64, u64, usize)],
+    copy: bool,
 ) -> Result<Vec<Vec<ParsedLine>>, StoreError> {
-    let threads = parser_threads();
-    if items.len() < threshold || threads < 2 {
-        return Ok(vec![parse(items)?]);
+    wanted.sort_unstable_by_key(|&(offset, _, _)| offset);
+    let parse = |part: &mut [(u64, u64, usize)]| -> Result<Vec<ParsedLine>, StoreError> {
+        let mut parsed = Vec::with_capacity(part.len());
+        for_each_line(log, path, part, |slot, offset, line| {
+            let message = message_of(path, line)?;
+            parsed.push(ParsedLine {
+                slot,
+                kept: copy.then(|| Box::new((offset, line.len() as u64, message.clone()))),
+                message,
+            });
+            Ok(())
+        })?;
+        Ok(parsed)
+    };
+    if wanted.len() < PARALLEL_LINES {
+        return Ok(vec![parse(wanted)?]);
     }
-    let per_thread = items.len().div_ceil(threads);
-    let parse = &parse;
+    let threads = parser_threads();
+    if threads < 2 {
+        return Ok(vec![parse(wanted)?]);
+    }
+    let per_thread = wanted.len().div_ceil(threads);
     std::thread::scope(|scope| {
-        let mut parts = items.chunks_mut(per_thread);
+        let mut parts = wanted.chunks_mut(per_thread);
         let first = parts.next().unwrap_or_default();
-        let others: Vec<_> = parts.map(|part| scope.spawn(move || parse(part))).collect();
+        let others: Vec<_> = parts.map(|part| scope.spawn(|| parse(part))).collect();
         let mut parsed = vec![parse(first)?];
         for other in others {
             let more = other
@@ -358,52 +333,6 @@ fn share_out<T: Send>(
             parsed.push(more);
         }
         Ok(parsed)
-    })
-}
-
-/// Reads and parses the lines `wanted` (see [`for_each_line`]). Many lines are split into runs
-/// of neighbouring lines, one per core, read and parsed side by side: parsing JSON, not reading
-/// it, is most of the cost of a large read. `keep` hands back each line's bytes, for the cache.
-fn parse_lines(
-    log: &File,
-    path: &Path,
-    wanted: &mut [(u64, u64, usize)],
-    keep: bool,
-) -> Result<Vec<Vec<ParsedLine>>, StoreError> {
-    wanted.sort_unstable_by_key(|&(offset, _, _)| offset);
-    share_out(wanted, PARALLEL_LINES, |part| {
-        let mut parsed = Vec::with_capacity(part.len());
-        for_each_line(log, path, part, keep, |slot, offset, line, kept| {
-            parsed.push(ParsedLine {
-                slot,
-                message: message_of(path, line)?,
-                kept: kept.map(|kept| (offset, kept)),
-            });
-            Ok(())
-        })?;
-        Ok(parsed)
-    })
-}
-
-/// Parses cached lines (in the order given), shared out among threads when there are many.
-fn parse_cached(
-    path: &Path,
-    cached: &[(usize, Bytes)],
-) -> Result<Vec<Vec<ParsedLine>>, StoreError> {
-    if cached.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut cached: Vec<&(usize, Bytes)> = cached.iter().collect();
-    share_out(&mut cached, PARALLEL_CACHED, |part| {
-        part.iter()
-            .map(|&&(slot, ref line)| {
-                Ok(ParsedLine {
-                    slot,
-                    message: message_of(path, line)?,
-                    kept: None,
-                })
-            })
-            .collect()
     })
 }
 
