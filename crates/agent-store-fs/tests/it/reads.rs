@@ -71,3 +71,65 @@ async fn a_large_read_gives_every_newest_message_in_order_however_the_log_holds_
     assert_eq!(fresh.get_messages_by_goal(&id, "2").await.unwrap(), goal);
     assert_eq!(store.get_messages_by_goal(&id, "2").await.unwrap(), goal);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_goal_read_after_earlier_reads_gives_the_newest_version_of_a_rewritten_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    // Goal 1 holds one message in ten, so its lines are spread thin over the log.
+    let id = store
+        .create_trace(agent_execution::NewTrace::agent("spread"))
+        .await
+        .unwrap()
+        .trace_id;
+    let add = agent_goal::GoalCommand {
+        add: Some("one, two".into()),
+        ..agent_goal::GoalCommand::default()
+    };
+    store.apply_goal_command(&id, add).await.unwrap();
+    for step in 0..600 {
+        let goal = if step % 10 == 0 { "1" } else { "2" };
+        let message = agent_execution::NewMessage::user(format!("m{step}")).goal(goal);
+        store.add_message(&id, message).await.unwrap();
+    }
+    store.flush().await.unwrap();
+
+    let reader = open(dir.path());
+    let of_goal = |all: &[Message], goal: &str| -> Vec<Message> {
+        let goal = Some(goal);
+        all.iter()
+            .filter(|m| m.goal_id.as_deref() == goal)
+            .cloned()
+            .collect()
+    };
+    // Read from the file (thin lines), then again once kept, then all of them.
+    let first = reader.get_messages_by_goal(&id, "1").await.unwrap();
+    assert_eq!(first.len(), 60);
+    assert_eq!(reader.get_messages_by_goal(&id, "1").await.unwrap(), first);
+    let all = reader.get_trace_messages(&id).await.unwrap();
+    assert_eq!(of_goal(&all, "1"), first);
+    assert_eq!(
+        reader.get_messages_by_goal(&id, "2").await.unwrap(),
+        of_goal(&all, "2")
+    );
+
+    // A rewritten message lies at a new offset: the reader reads it, not the version it kept.
+    let update = MessageUpdate {
+        content: Some(agent_execution::Content::Text("rewritten".into())),
+        ..MessageUpdate::default()
+    };
+    store
+        .update_message(&format!("{id}-0011"), update)
+        .await
+        .unwrap();
+    let goal = reader.get_messages_by_goal(&id, "1").await.unwrap();
+    assert_eq!(goal.len(), 60);
+    assert_eq!(goal[1].sequence, 11);
+    assert_eq!(goal[1].content.text(), "rewritten");
+    assert_eq!(goal[0], first[0]);
+    assert_eq!(goal[2..], first[2..]);
+    let all = reader.get_trace_messages(&id).await.unwrap();
+    assert_eq!(of_goal(&all, "1"), goal);
+    let one = reader.get_message(&format!("{id}-0011")).await.unwrap();
+    assert_eq!(one.as_ref(), goal.get(1));
+}
