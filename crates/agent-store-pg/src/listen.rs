@@ -4,8 +4,10 @@
 //!
 //! A notification is only a hint: a watcher that hears it reads the events after its cursor,
 //! so a lost notification (the connection dropped and came back) loses nothing as long as a
-//! ring follows — and after a reconnection every watcher is rung.
+//! ring follows — and each time the connection starts listening every watcher is rung. The
+//! connection is opened by the first doorbell asked for.
 
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use agent_execution::Doorbell;
@@ -19,38 +21,62 @@ pub(crate) const CHANNEL: &str = "agent_trace_events";
 /// The channel the run queue notifies on (see `crate::queue`).
 pub(crate) const RUNS_CHANNEL: &str = "agent_runs";
 
-/// What every watcher hears after a reconnection (no trace id can be `*`).
+/// What every watcher hears once the connection listens (no trace id can be `*`).
 const EVERYONE: &str = "*";
 
 /// The receiving end of the notifications; dropping the store stops the connection.
+///
+/// The connection is opened when the first doorbell is asked for, not before: a process that
+/// never watches (a CLI run, a worker's store) keeps no listening backend, so its commits'
+/// notifications wake no one on the server or here.
 pub(crate) struct Listener {
     rings: broadcast::Sender<String>,
-    task: tokio::task::JoinHandle<()>,
+    config: Config,
+    channel: &'static str,
+    runtime: tokio::runtime::Handle,
+    /// The listening task, once a doorbell started it.
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Listener {
-    /// Starts listening on `channel` (connecting in the background, again after every
-    /// disconnection).
-    pub(crate) fn start(config: Config, channel: &'static str) -> Self {
+    /// Prepares to listen on `channel`; the connection is made (in the background, again after
+    /// every disconnection) when the first doorbell is asked for.
+    pub(crate) fn new(config: Config, channel: &'static str) -> Self {
         let (rings, _) = broadcast::channel(1024);
-        let sender = rings.clone();
-        let task = tokio::spawn(async move {
-            let mut first = true;
+        Self {
+            rings,
+            config,
+            channel,
+            runtime: tokio::runtime::Handle::current(),
+            task: Mutex::new(None),
+        }
+    }
+
+    /// Starts the listening task unless it runs already.
+    fn ensure_listening(&self) {
+        let mut task = self.task.lock().unwrap_or_else(PoisonError::into_inner);
+        if task.is_some() {
+            return;
+        }
+        let (config, channel, sender) = (self.config.clone(), self.channel, self.rings.clone());
+        *task = Some(self.runtime.spawn(async move {
             loop {
-                if let Err(error) = listen(&config, channel, &sender, first).await {
+                if let Err(error) = listen(&config, channel, &sender).await {
                     tracing::warn!(%error, "listening for trace changes failed; retrying");
                 }
-                first = false;
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
-        });
-        Self { rings, task }
+        }));
     }
 
     /// Rings whenever a notification with this payload arrives (for the trace channel: the
     /// trace may have changed), and after every reconnection.
+    ///
+    /// A doorbell asked for before the connection listens rings once it does: what was
+    /// committed before that was not heard.
     pub(crate) fn doorbell(&self, payload: &str) -> Doorbell {
         let receiver = self.rings.subscribe();
+        self.ensure_listening();
         let trace_id = payload.to_owned();
         futures::stream::unfold(
             (receiver, trace_id),
@@ -73,16 +99,17 @@ impl Listener {
 
 impl Drop for Listener {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(task) = self.task.get_mut().unwrap_or_else(PoisonError::into_inner) {
+            task.abort();
+        }
     }
 }
 
-/// One connection's life: `LISTEN`, then forward notifications until it ends.
+/// One connection's life: `LISTEN`, ring everyone, then forward notifications until it ends.
 async fn listen(
     config: &Config,
     channel: &str,
     rings: &broadcast::Sender<String>,
-    first: bool,
 ) -> Result<(), tokio_postgres::Error> {
     let (client, mut connection) = config.connect(NoTls).await?;
     let (messages, mut received) = tokio::sync::mpsc::unbounded_channel();
@@ -99,10 +126,9 @@ async fn listen(
         driver.abort();
         return Err(error);
     }
-    if !first {
-        // Commits made while the connection was down were not heard.
-        let _ = rings.send(EVERYONE.to_owned());
-    }
+    // Commits made before the connection listened (first, or again after a disconnection)
+    // were not heard.
+    let _ = rings.send(EVERYONE.to_owned());
     while let Some(message) = received.recv().await {
         match message {
             Ok(AsyncMessage::Notification(notification)) => {

@@ -59,7 +59,7 @@ impl PgRunQueue {
         let (config, pool) = open(url).await?;
         Ok(Self {
             pool,
-            listener: Listener::start(config, RUNS_CHANNEL),
+            listener: Listener::new(config, RUNS_CHANNEL),
         })
     }
 

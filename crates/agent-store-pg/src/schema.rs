@@ -11,6 +11,7 @@ use tokio_postgres::Client;
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_traces.sql"),
     include_str!("../migrations/0002_runs.sql"),
+    include_str!("../migrations/0003_no_row_checks.sql"),
 ];
 
 /// The schema version this build writes and reads.

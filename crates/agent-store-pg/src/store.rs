@@ -54,14 +54,14 @@ pub enum ConnectError {
 
 impl PgTraceStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`, or any
-    /// form `tokio_postgres::Config` parses), applies the migrations it lacks, and starts
-    /// listening for changes made by other processes and nodes.
+    /// form `tokio_postgres::Config` parses) and applies the migrations it lacks. It listens
+    /// for changes made by other processes and nodes once something watches a trace.
     pub async fn connect(url: &str) -> Result<Self, ConnectError> {
         let (config, pool) = open(url).await?;
         Ok(Self {
             pool,
             bus: EventBus::new(),
-            listener: Listener::start(config.clone(), crate::listen::CHANNEL),
+            listener: Listener::new(config.clone(), crate::listen::CHANNEL),
             locks: Arc::new(Locks::new(config)),
         })
     }
