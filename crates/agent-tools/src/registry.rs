@@ -195,9 +195,10 @@ impl ToolRegistry {
 
 /// Runs one call, so that a panic is caught, bounded by `timeout` and `ctx.cancel`.
 ///
-/// The call is polled once where it was made: a tool that answers at once (most reads do)
-/// costs no task and no timer, so the step goes on on the same thread. A call that has to wait
-/// moves to a task of its own, where the timeout and the cancellation watch it.
+/// The call is polled once where it was made: a tool that answers at once (the goal tools,
+/// work done in process) costs no task and no timer, so the step goes on on the same thread. A
+/// call that has to wait (file tools, commands, MCP servers) moves to a task of its own, where
+/// the timeout and the cancellation watch it.
 async fn run_guarded(
     name: &str,
     tool: Arc<dyn Tool>,
