@@ -27,6 +27,17 @@ fn open(base: &Path) -> FileSystemTraceStore {
 /// A new trace named `task` with three goals and `messages` user messages `m0`, `m1`, …
 /// spread over them in turn; returns its id.
 async fn fill(store: &FileSystemTraceStore, task: &str, messages: u64) -> String {
+    fill_by(store, task, messages, |step| step % 3 + 1).await
+}
+
+/// A new trace named `task` with three goals and `messages` user messages `m0`, `m1`, …, message
+/// `step` tied to goal `goal_of(step)` (1, 2 or 3); returns its id.
+async fn fill_by(
+    store: &FileSystemTraceStore,
+    task: &str,
+    messages: u64,
+    goal_of: impl Fn(u64) -> u64,
+) -> String {
     let id = store
         .create_trace(NewTrace::agent(task))
         .await
@@ -38,7 +49,7 @@ async fn fill(store: &FileSystemTraceStore, task: &str, messages: u64) -> String
     };
     store.apply_goal_command(&id, add).await.unwrap();
     for step in 0..messages {
-        let goal = (step % 3 + 1).to_string();
+        let goal = goal_of(step).to_string();
         store
             .add_message(&id, NewMessage::user(format!("m{step}")).goal(goal))
             .await

@@ -2,7 +2,7 @@
 //! message, newest version, in sequence order, whether the log holds them in that order or some
 //! were rewritten later, and whether none, some or all of them were parsed before.
 
-use crate::{fill, open};
+use crate::{fill, fill_by, open};
 use agent_execution::{Message, MessageUpdate, TraceStore};
 
 /// More messages than a read parses on its caller's thread alone.
@@ -77,21 +77,13 @@ async fn a_goal_read_after_earlier_reads_gives_the_newest_version_of_a_rewritten
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
     // Goal 1 holds one message in ten, so its lines are spread thin over the log.
-    let id = store
-        .create_trace(agent_execution::NewTrace::agent("spread"))
-        .await
-        .unwrap()
-        .trace_id;
-    let add = agent_goal::GoalCommand {
-        add: Some("one, two".into()),
-        ..agent_goal::GoalCommand::default()
-    };
-    store.apply_goal_command(&id, add).await.unwrap();
-    for step in 0..600 {
-        let goal = if step % 10 == 0 { "1" } else { "2" };
-        let message = agent_execution::NewMessage::user(format!("m{step}")).goal(goal);
-        store.add_message(&id, message).await.unwrap();
-    }
+    let id = fill_by(
+        &store,
+        "spread",
+        600,
+        |step| if step % 10 == 0 { 1 } else { 2 },
+    )
+    .await;
     store.flush().await.unwrap();
 
     let reader = open(dir.path());
