@@ -31,8 +31,7 @@ pub(crate) const STATE_COLUMNS: &str =
 /// A whole commit in one statement: the trace's row (its state and the columns the listing
 /// filters on), the commit's events, its messages (new ones and new versions) and the watchers'
 /// notification. Each data-modifying part runs once, to completion, whether or not anything
-/// reads it; the foreign keys are checked at the end of the statement, after the trace's row is
-/// written. Outside a transaction it is a transaction of its own.
+/// reads it. Outside a transaction it is a transaction of its own.
 const COMMIT: &str = "WITH trace AS (\
      INSERT INTO agent_traces (trace_id, parent_trace_id, created_at, \
      trace, goal_tree, last_event_id, last_sequence, sub_trace_count, mode, status) \
@@ -259,7 +258,8 @@ impl TraceTxn for PgTxn {
                 )));
             }
         }
-        let begin = !self.open;
+        // Open only when the locking read above (or the new trace's id lock) began one.
+        let in_transaction = self.open;
         // Until it succeeds, the state is not known to be the database's.
         self.trusted = false;
         if let Some(created) = commit.created.take() {
@@ -316,14 +316,14 @@ impl TraceTxn for PgTxn {
         // opened, the statement and COMMIT pipelined: one round trip either way. A failed
         // statement aborts that transaction, which makes the COMMIT a rollback, and its error
         // is the one returned.
-        let written = if begin {
-            client.execute(&statement, &params).await.map(drop)
-        } else {
+        let written = if in_transaction {
             futures::try_join!(
                 client.execute(&statement, &params),
                 client.batch_execute("COMMIT")
             )
             .map(drop)
+        } else {
+            client.execute(&statement, &params).await.map(drop)
         };
         if let Err(error) = written {
             // An open transaction is left to the drop, which rolls it back.
