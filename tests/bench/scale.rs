@@ -89,13 +89,23 @@ pub(crate) async fn measure(
         1,
     );
     let mut all = ScaleRow::new(
-        "all messages of the trace".into(),
+        "all messages of the trace, shared (as the API serves them)".into(),
         "read the same messages' JSON from one file",
         messages,
     );
     let per_goal = messages / goals;
     let mut by_goal = ScaleRow::new(
-        format!("messages of one goal ({per_goal})"),
+        format!("messages of one goal ({per_goal}), shared"),
+        "read the same messages' JSON from one file",
+        per_goal,
+    );
+    let mut all_owned = ScaleRow::new(
+        "all messages, copies of the caller's own (new store instance)".into(),
+        "read the same messages' JSON from one file",
+        messages,
+    );
+    let mut by_goal_owned = ScaleRow::new(
+        format!("messages of one goal ({per_goal}), copies of the caller's own"),
         "read the same messages' JSON from one file",
         per_goal,
     );
@@ -176,9 +186,9 @@ pub(crate) async fn measure(
         list.push(ours, raw);
         drop(lister);
 
-        // All messages, then one goal's, on the opened store.
+        // All messages, then one goal's, on the opened store: shared, as the API reads them.
         let started = Instant::now();
-        let found = store.get_trace_messages(&id).await?;
+        let found = store.get_trace_messages_shared(&id).await?;
         let ours = started.elapsed();
         ensure!(
             found.len() == messages,
@@ -190,7 +200,7 @@ pub(crate) async fn measure(
         all.push(ours, read_file(&plain)?);
 
         let started = Instant::now();
-        let found = store.get_messages_by_goal(&id, "7").await?;
+        let found = store.get_messages_by_goal_shared(&id, "7").await?;
         let ours = started.elapsed();
         ensure!(
             found.len() == per_goal,
@@ -200,6 +210,30 @@ pub(crate) async fn measure(
         let plain = base.join("goal-7.jsonl");
         std::fs::write(&plain, jsonl(&found)?)?;
         by_goal.push(ours, read_file(&plain)?);
+        drop(store);
+
+        // The same two reads as copies of the caller's own (as the runner reads them, to change
+        // them), from a new store instance opened the same way.
+        let store = FileSystemTraceStore::open(base)?.with_durability(Durability::Buffered);
+        store.get_trace(&id).await?;
+        let started = Instant::now();
+        let found = store.get_trace_messages(&id).await?;
+        let ours = started.elapsed();
+        ensure!(
+            found.len() == messages,
+            "{} copied messages instead of {messages}",
+            found.len()
+        );
+        all_owned.push(ours, read_file(&base.join("all.jsonl"))?);
+        let started = Instant::now();
+        let found = store.get_messages_by_goal(&id, "7").await?;
+        let ours = started.elapsed();
+        ensure!(
+            found.len() == per_goal,
+            "{} copied messages of goal 7 instead of {per_goal}",
+            found.len()
+        );
+        by_goal_owned.push(ours, read_file(&base.join("goal-7.jsonl"))?);
         drop(store);
 
         // Fsync appends to the big trace; the first append (which opens the trace) is not timed.
@@ -221,7 +255,16 @@ pub(crate) async fn measure(
         let raw = raw_append(&appended, Durability::Fsync, &base.join("raw-fsync.log"))?;
         append_fsync.push(ours, raw);
     }
-    Ok(vec![append, append_fsync, open, list, all, by_goal])
+    Ok(vec![
+        append,
+        append_fsync,
+        open,
+        list,
+        all,
+        by_goal,
+        all_owned,
+        by_goal_owned,
+    ])
 }
 
 fn jsonl<T: serde::Serialize>(items: &[T]) -> Result<Vec<u8>> {

@@ -148,14 +148,14 @@ pub(crate) fn section(
             2.0,
         ),
         (
-            "all messages",
-            "all messages / raw read of the same bytes",
+            "all messages of the trace, shared",
+            "all messages (shared, as the API serves them) / raw read of the same bytes",
             "≤ 3×",
             3.0,
         ),
         (
             "messages of one goal",
-            "one goal's messages / raw read of the same bytes",
+            "one goal's messages (shared) / raw read of the same bytes",
             "≤ 10×",
             10.0,
         ),

@@ -356,7 +356,8 @@ impl TraceStore for FileSystemTraceStore {
     }
 
     async fn get_trace_messages(&self, trace_id: &str) -> Result<Vec<Message>, StoreError> {
-        self.read_existing(trace_id, |slot| slot.all_messages())
+        // The copies out of the shared messages are made off the caller's thread too.
+        self.read_existing(trace_id, |slot| Ok(owned(slot.all_messages()?)))
             .await
     }
 
@@ -365,9 +366,28 @@ impl TraceStore for FileSystemTraceStore {
         trace_id: &str,
         goal_id: &str,
     ) -> Result<Vec<Message>, StoreError> {
+        Ok(owned(
+            self.get_messages_by_goal_shared(trace_id, goal_id).await?,
+        ))
+    }
+
+    async fn get_trace_messages_shared(
+        &self,
+        trace_id: &str,
+    ) -> Result<Vec<Arc<Message>>, StoreError> {
+        self.read_existing(trace_id, |slot| slot.all_messages())
+            .await
+    }
+
+    async fn get_messages_by_goal_shared(
+        &self,
+        trace_id: &str,
+        goal_id: &str,
+    ) -> Result<Vec<Arc<Message>>, StoreError> {
         validate_trace_id(trace_id)?;
         let guard = self.slot(trace_id).lock_owned().await;
-        // Parsed before: copying them costs less than handing the work to another thread.
+        // Parsed before: handing out the kept messages costs less than handing the work to
+        // another thread.
         if let Some(messages) = guard.cached_goal_messages(goal_id) {
             return Ok(messages);
         }
@@ -471,4 +491,9 @@ fn list(base: &Path, filter: &TraceFilter) -> Result<Vec<Trace>, StoreError> {
         }
     }
     Ok(traces)
+}
+
+/// Messages of the caller's own, copied out of shared ones (moved where nothing else holds one).
+fn owned(shared: Vec<Arc<Message>>) -> Vec<Message> {
+    shared.into_iter().map(Arc::unwrap_or_clone).collect()
 }

@@ -4,6 +4,8 @@
 //! A trace whose files are damaged or cannot be read is 410 `trace_unreadable` with the
 //! reason, on every route that reads it; the list leaves such traces out.
 
+use std::sync::Arc;
+
 use agent_execution::GoalTree;
 use agent_execution::{Event, Message, Trace, TraceFilter, TraceMode, TraceStats, TraceStatus};
 use axum::Json;
@@ -233,7 +235,7 @@ pub(crate) struct MessagesQuery {
 pub(crate) struct MessageList {
     /// The messages.
     #[schema(value_type = Vec<MessageDoc>)]
-    pub(crate) messages: Vec<Message>,
+    pub(crate) messages: Vec<Arc<Message>>,
 }
 
 /// The messages of a trace, optionally only those of one goal.
@@ -264,8 +266,9 @@ pub(crate) async fn list_messages(
         return Err(not_found(&trace_id));
     }
     let messages = match &query.goal_id {
-        Some(goal_id) => store.get_messages_by_goal(&trace_id, goal_id).await,
-        None => store.get_trace_messages(&trace_id).await,
+        // Shared with the store's cache: the response is written from them, not from copies.
+        Some(goal_id) => store.get_messages_by_goal_shared(&trace_id, goal_id).await,
+        None => store.get_trace_messages_shared(&trace_id).await,
     }
     .reading(&trace_id)?;
     Ok(Json(MessageList { messages }))

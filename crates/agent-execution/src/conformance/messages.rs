@@ -127,6 +127,20 @@ pub async fn messages_roll_up_statistics<S: TraceStore>(store: Arc<S>) {
         store.get_message(&call.message_id).await.unwrap(),
         Some(call.clone())
     );
+    // The shared reads return the same messages, twice (the second time from a store's cache).
+    for _ in 0..2 {
+        let shared = store.get_trace_messages_shared(&id).await.unwrap();
+        assert_eq!(
+            shared.iter().map(|m| &**m).collect::<Vec<_>>(),
+            [&first, &call, &result]
+        );
+        let shared = store.get_messages_by_goal_shared(&id, "2").await.unwrap();
+        assert_eq!(
+            shared.iter().map(|m| &**m).collect::<Vec<_>>(),
+            [&call, &result]
+        );
+    }
+    let held = store.get_trace_messages_shared(&id).await.unwrap();
     assert_eq!(
         store.get_message(&format!("{id}-0099")).await.unwrap(),
         None
@@ -156,6 +170,16 @@ pub async fn messages_roll_up_statistics<S: TraceStore>(store: Arc<S>) {
         updated
     );
     assert_eq!(store.get_trace_messages(&id).await.unwrap()[2], updated);
+    assert_eq!(
+        *store.get_messages_by_goal_shared(&id, "2").await.unwrap()[1],
+        updated
+    );
+    assert_eq!(
+        *store.get_trace_messages_shared(&id).await.unwrap()[2],
+        updated
+    );
+    // A message handed out before the update is the version it was.
+    assert_eq!(*held[2], result);
     let last = store.get_events(&id, 0).await.unwrap();
     assert_eq!(last.last().unwrap().name(), "message_updated");
     assert!(matches!(

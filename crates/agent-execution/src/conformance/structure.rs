@@ -260,6 +260,8 @@ pub async fn invalid_ids_are_refused<S: TraceStore>(store: Arc<S>) {
         invalid(store.get_goal_tree(bad).await.map(drop));
         invalid(store.get_trace_messages(bad).await.map(drop));
         invalid(store.get_messages_by_goal(bad, "1").await.map(drop));
+        invalid(store.get_trace_messages_shared(bad).await.map(drop));
+        invalid(store.get_messages_by_goal_shared(bad, "1").await.map(drop));
         invalid(store.get_events(bad, 0).await.map(drop));
         invalid(store.get_message(&format!("{bad}-0001")).await.map(drop));
         invalid(

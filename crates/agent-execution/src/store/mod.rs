@@ -19,6 +19,7 @@ mod state;
 mod undo;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use agent_goal::{Goal, GoalCommand, GoalOutcome, GoalTree};
 use async_trait::async_trait;
@@ -124,6 +125,30 @@ pub trait TraceStore: Send + Sync {
         trace_id: &str,
         goal_id: &str,
     ) -> Result<Vec<Message>, StoreError>;
+
+    /// All messages of a trace in sequence order, shared rather than copied: a store that keeps
+    /// parsed messages hands out the ones it keeps, so reading them costs no copy of their text.
+    /// For readers that do not change what they read (an API response, a rendering); the same
+    /// messages as [`get_trace_messages`](Self::get_trace_messages).
+    async fn get_trace_messages_shared(
+        &self,
+        trace_id: &str,
+    ) -> Result<Vec<Arc<Message>>, StoreError> {
+        let messages = self.get_trace_messages(trace_id).await?;
+        Ok(messages.into_iter().map(Arc::new).collect())
+    }
+
+    /// The messages of one goal, shared rather than copied: the same messages as
+    /// [`get_messages_by_goal`](Self::get_messages_by_goal), see
+    /// [`get_trace_messages_shared`](Self::get_trace_messages_shared).
+    async fn get_messages_by_goal_shared(
+        &self,
+        trace_id: &str,
+        goal_id: &str,
+    ) -> Result<Vec<Arc<Message>>, StoreError> {
+        let messages = self.get_messages_by_goal(trace_id, goal_id).await?;
+        Ok(messages.into_iter().map(Arc::new).collect())
+    }
 
     /// One message, by its id (`{trace_id}-{sequence:04}`).
     async fn get_message(&self, message_id: &str) -> Result<Option<Message>, StoreError>;

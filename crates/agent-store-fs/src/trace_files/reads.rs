@@ -4,12 +4,15 @@
 //! and lines close together are read with one positioned read, so reading a goal's messages or
 //! every message costs a few reads rather than one per message. Only the `message` field of a
 //! line is parsed, and on lines this store wrote nothing after it; a read of many lines is
-//! parsed on one thread per core. Parsed messages are kept in a bounded cache keyed by the
-//! offset of their line, so a later read of the same version costs a copy (for a goal's
-//! messages, on the caller's thread); a newer version lies at another offset and is read afresh.
+//! parsed on one thread per core. Parsed messages are shared ([`Arc`]) and kept in a bounded
+//! cache keyed by the offset of their line: a later read of the same version hands out the kept
+//! message again (for a goal's messages, on the caller's thread), with no parse and no copy; a
+//! newer version lies at another offset and is read afresh. A reader that wants messages of its
+//! own copies them out of the shared ones.
 
 use std::fs::File;
 use std::path::Path;
+use std::sync::Arc;
 
 use agent_execution::{Event, Message, StoreError};
 use serde::Deserialize;
@@ -31,20 +34,20 @@ const SPAN: u64 = 1 << 20;
 /// Parsed messages of one trace, by sequence, with the offset and length of the line they came
 /// from. Sequences are dense from 1, so the entries are a vector indexed by sequence − 1 (a
 /// lookup is an index, not a hash and a probe; a goal's read of a thousand cached messages
-/// does a thousand of them), each entry boxed so an empty slot costs a pointer.
+/// does a thousand of them).
 #[derive(Debug, Default)]
 pub(super) struct MessageCache {
-    entries: Vec<Option<Box<Entry>>>,
+    entries: Vec<Option<Entry>>,
     /// The sum of the line lengths of `entries`.
     bytes: u64,
 }
 
 impl MessageCache {
     fn entry(&self, sequence: u64) -> Option<&Entry> {
-        self.entries.get(position(sequence)?)?.as_deref()
+        self.entries.get(position(sequence)?)?.as_ref()
     }
 
-    fn get(&self, sequence: u64, offset: u64) -> Option<&Message> {
+    fn get(&self, sequence: u64, offset: u64) -> Option<&Arc<Message>> {
         self.entry(sequence)
             .filter(|entry| entry.0 == offset)
             .map(|entry| &entry.2)
@@ -57,7 +60,7 @@ impl MessageCache {
     }
 
     /// Keeps a parsed message; the caller has checked [`room_for`](Self::room_for).
-    fn insert(&mut self, sequence: u64, entry: Box<Entry>) {
+    fn insert(&mut self, sequence: u64, entry: Entry) {
         let Some(index) = position(sequence) else {
             return;
         };
@@ -73,7 +76,7 @@ impl MessageCache {
 }
 
 /// A cached message: the offset and length of the line it was parsed from, and the message.
-type Entry = (u64, u64, Message);
+type Entry = (u64, u64, Arc<Message>);
 
 /// The part of a message event line a read needs.
 #[derive(Deserialize)]
@@ -92,7 +95,8 @@ impl Slot {
     /// The newest version of the message with this sequence.
     pub(crate) fn message(&self, sequence: u64) -> Result<Option<Message>, StoreError> {
         let open = self.open_trace()?;
-        Ok(self.messages_at(open, &[sequence], true)?.pop())
+        let found = self.messages_at(open, &[sequence], true)?.pop();
+        Ok(found.map(Arc::unwrap_or_clone))
     }
 
     /// The newest version of a message, read without keeping it in the cache.
@@ -101,7 +105,9 @@ impl Slot {
         open: &OpenTrace,
         sequence: u64,
     ) -> Result<Option<Message>, StoreError> {
-        Ok(self.messages_at(open, &[sequence], false)?.pop())
+        let found = self.messages_at(open, &[sequence], false)?.pop();
+        // Unless an earlier read cached it, this is the only holder: no copy.
+        Ok(found.map(Arc::unwrap_or_clone))
     }
 
     /// The newest versions of these messages, in the order asked, leaving out the sequences the
@@ -111,8 +117,8 @@ impl Slot {
         open: &OpenTrace,
         sequences: &[u64],
         remember: bool,
-    ) -> Result<Vec<Message>, StoreError> {
-        let mut cached: Vec<(usize, Message)> = Vec::new();
+    ) -> Result<Vec<Arc<Message>>, StoreError> {
+        let mut cached: Vec<(usize, Arc<Message>)> = Vec::new();
         let mut wanted = Vec::new();
         {
             let cache = open.cache.borrow();
@@ -131,21 +137,20 @@ impl Slot {
             return Ok(cached.into_iter().map(|(_, message)| message).collect());
         };
         let path = self.dir.join(EVENTS);
-        let mut parts = parse_lines(log, &path, &mut wanted, remember)?;
+        let parts = parse_lines(log, &path, &mut wanted)?;
         {
             let mut cache = open.cache.borrow_mut();
-            for line in parts.iter_mut().flatten() {
+            for line in parts.iter().flatten().filter(|_| remember) {
                 let sequence = sequences.get(line.slot).copied().unwrap_or_default();
-                if let Some(kept) = line.kept.take()
-                    && cache.room_for(sequence, kept.1)
-                {
-                    cache.insert(sequence, kept);
+                if cache.room_for(sequence, line.length) {
+                    let entry = (line.offset, line.length, line.message.clone());
+                    cache.insert(sequence, entry);
                 }
             }
         }
         // Each part is in log order, which is the order asked when the sequences rise and no
         // message was rewritten (the common case, and every read of all messages so far): then
-        // the messages are moved once, into the answer. Otherwise they are put in order.
+        // the parts are joined as they are. Otherwise the messages are put in order.
         let count = parts.iter().map(Vec::len).sum::<usize>() + cached.len();
         let mut slots = parts.iter().flatten().map(|line| line.slot);
         let in_order = cached.is_empty() && {
@@ -172,14 +177,14 @@ impl Slot {
     }
 
     /// All messages in sequence order.
-    pub(crate) fn all_messages(&self) -> Result<Vec<Message>, StoreError> {
+    pub(crate) fn all_messages(&self) -> Result<Vec<Arc<Message>>, StoreError> {
         let open = self.open_trace()?;
         let sequences: Vec<u64> = (1..=open.messages.len() as u64).collect();
         self.messages_at(open, &sequences, true)
     }
 
     /// The messages of one goal in sequence order.
-    pub(crate) fn goal_messages(&self, goal_id: &str) -> Result<Vec<Message>, StoreError> {
+    pub(crate) fn goal_messages(&self, goal_id: &str) -> Result<Vec<Arc<Message>>, StoreError> {
         let open = self.open_trace()?;
         let sequences = open
             .by_goal
@@ -190,9 +195,9 @@ impl Slot {
     }
 
     /// The messages of one goal when every one of them is parsed already and the log has not
-    /// grown since: a copy from the cache, with no file read, which the store then serves on the
-    /// caller's thread. `None` when anything must be read.
-    pub(crate) fn cached_goal_messages(&self, goal_id: &str) -> Option<Vec<Message>> {
+    /// grown since: the cached messages themselves, with no file read, which the store then
+    /// serves on the caller's thread. `None` when anything must be read.
+    pub(crate) fn cached_goal_messages(&self, goal_id: &str) -> Option<Vec<Arc<Message>>> {
         let open = self.open.as_ref()?;
         open.state.as_ref()?;
         if open.lock.is_none() {
@@ -277,12 +282,12 @@ fn for_each_line(
     Ok(())
 }
 
-/// A message read from its line, with the number it was asked with and, when it is to be
-/// cached, a copy with where its line lies.
+/// A message read from its line, with the number it was asked with and where its line lies.
 struct ParsedLine {
     slot: usize,
-    message: Message,
-    kept: Option<Box<Entry>>,
+    offset: u64,
+    length: u64,
+    message: Arc<Message>,
 }
 
 /// Lines fewer than this are parsed on the calling thread; more are shared out among threads.
@@ -290,24 +295,22 @@ const PARALLEL_LINES: usize = 4096;
 
 /// Reads and parses the lines `wanted` (see [`for_each_line`]). Many lines are split into runs
 /// of neighbouring lines, one per core, read and parsed side by side: parsing JSON, not reading
-/// it, is most of the cost of a large read. `copy` makes each thread also copy what it parsed,
-/// for the cache. The runs come back as they were parsed, in log order, each in its own vector,
-/// so that no message is moved to gather them.
+/// it, is most of the cost of a large read. The runs come back as they were parsed, in log
+/// order, each in its own vector.
 fn parse_lines(
     log: &File,
     path: &Path,
     wanted: &mut [(u64, u64, usize)],
-    copy: bool,
 ) -> Result<Vec<Vec<ParsedLine>>, StoreError> {
     wanted.sort_unstable_by_key(|&(offset, _, _)| offset);
     let parse = |part: &mut [(u64, u64, usize)]| -> Result<Vec<ParsedLine>, StoreError> {
         let mut parsed = Vec::with_capacity(part.len());
         for_each_line(log, path, part, |slot, offset, line| {
-            let message = message_of(path, line)?;
             parsed.push(ParsedLine {
                 slot,
-                kept: copy.then(|| Box::new((offset, line.len() as u64, message.clone()))),
-                message,
+                offset,
+                length: line.len() as u64,
+                message: Arc::new(message_of(path, line)?),
             });
             Ok(())
         })?;

@@ -3,6 +3,8 @@
 //! were rewritten later, and whether none, some or all of them were parsed before.
 
 use crate::{fill, fill_by, open};
+use std::sync::Arc;
+
 use agent_execution::{Message, MessageUpdate, TraceStore};
 
 /// More messages than a read parses on its caller's thread alone.
@@ -124,4 +126,56 @@ async fn a_goal_read_after_earlier_reads_gives_the_newest_version_of_a_rewritten
     assert_eq!(of_goal(&all, "1"), goal);
     let one = reader.get_message(&format!("{id}-0011")).await.unwrap();
     assert_eq!(one.as_ref(), goal.get(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_reads_hand_out_the_kept_messages_and_a_rewrite_replaces_only_the_store_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let id = fill(&store, "shared", MESSAGES).await;
+    store.flush().await.unwrap();
+
+    let reader = open(dir.path());
+    let all = reader.get_trace_messages_shared(&id).await.unwrap();
+    let copies: Vec<Message> = all.iter().map(|m| (**m).clone()).collect();
+    assert_all(&copies, false);
+    // Read again, and a goal's messages: the very messages parsed by the first read.
+    let again = reader.get_trace_messages_shared(&id).await.unwrap();
+    assert!(all.iter().zip(&again).all(|(a, b)| Arc::ptr_eq(a, b)));
+    let goal = reader.get_messages_by_goal_shared(&id, "2").await.unwrap();
+    assert!(!goal.is_empty());
+    for message in &goal {
+        let kept = &all[message.sequence as usize - 1];
+        assert!(Arc::ptr_eq(message, kept), "message {}", message.sequence);
+    }
+    // Copies of the caller's own are equal, and changing one changes nothing kept.
+    let mut owned = reader.get_messages_by_goal(&id, "2").await.unwrap();
+    assert_eq!(
+        owned.iter().collect::<Vec<_>>(),
+        goal.iter().map(|m| &**m).collect::<Vec<_>>()
+    );
+    owned[0].content = agent_execution::Content::Text("changed by the caller".into());
+    let sequence = owned[0].sequence;
+    let kept = reader
+        .get_message(&format!("{id}-{sequence:04}"))
+        .await
+        .unwrap();
+    assert_eq!(kept.as_ref(), Some(&*goal[0]));
+
+    // A rewrite: later reads get the new version; what a reader holds stays the old one.
+    let update = MessageUpdate {
+        content: Some(agent_execution::Content::Text("rewritten 1".into())),
+        ..MessageUpdate::default()
+    };
+    store
+        .update_message(&format!("{id}-0001"), update)
+        .await
+        .unwrap();
+    let after = reader.get_trace_messages_shared(&id).await.unwrap();
+    assert_eq!(after[0].content.text(), "rewritten 1");
+    assert_eq!(all[0].content.text(), "m0");
+    assert!(
+        Arc::ptr_eq(&after[1], &all[1]),
+        "an untouched message is read again"
+    );
 }
