@@ -289,6 +289,7 @@ pub(crate) fn full(
 
 fn overhead_section(results: &Results<'_>) -> Result<String> {
     let plan = results.plan;
+    let short = count(crate::overhead::SHORT_REPEATS as f64);
     let mut out = String::new();
     writeln!(
         out,
@@ -296,7 +297,7 @@ fn overhead_section(results: &Results<'_>) -> Result<String> {
     )?;
     writeln!(
         out,
-        "The trajectory of the peer script: a model that answers at once emits N tool calls, one per turn, then a final answer; a trivial tool answers each call. An iteration is one model turn that asked for a tool plus the tool's execution, so iterations/s = N / wall time of the run. Ours: `AgentRunner::run` with a zero-latency scripted model and the same trivial tool (`add(a: i, b: 1)`), on the in-memory store and on the filesystem store in each durability mode (buffered: no syncs, survives a process crash; fsync: one `fdatasync` per commit, survives power loss); the runner is built before the clock starts, the trace is created after. Every step builds the context, calls the model, records the assistant message (one commit), runs the tool and records its result (one commit). LangGraph: the peer script `tests/bench/langgraph_peer.py`, which times `graph.invoke()` of `create_react_agent` (prebuilt) and of a hand-written `StateGraph` with `ToolNode` (handgraph) with `GenericFakeChatModel`, for each checkpointer; the comparison uses the faster of the two variants.\n"
+        "The trajectory of the peer script: a model that answers at once emits N tool calls, one per turn, then a final answer; a trivial tool answers each call. An iteration is one model turn that asked for a tool plus the tool's execution, so iterations/s = N / wall time of the run. Ours: `AgentRunner::run` with a zero-latency scripted model and the same trivial tool (`add(a: i, b: 1)`), on the in-memory store and on the filesystem store in each durability mode (buffered: no syncs, survives a process crash; fsync: one `fdatasync` per commit, survives power loss); the runner is built before the clock starts, the trace is created after. An in-memory run of N < {short} steps lasts a few milliseconds, so each round repeats it ⌈{short} / N⌉ times, each run one sample of the median. Every step builds the context, calls the model, records the assistant message (one commit), runs the tool and records its result (one commit). LangGraph: the peer script `tests/bench/langgraph_peer.py`, which times `graph.invoke()` of `create_react_agent` (prebuilt) and of a hand-written `StateGraph` with `ToolNode` (handgraph) with `GenericFakeChatModel`, for each checkpointer; the comparison uses the faster of the two variants.\n"
     )?;
     writeln!(
         out,
