@@ -18,11 +18,12 @@ pub(crate) async fn history(
     trace_id: &str,
     cwd: &Path,
 ) -> Result<Vec<SessionUpdate>, agent_execution::StoreError> {
-    let messages = store.get_trace_messages(trace_id).await?;
+    // Only read: the store's kept messages, not copies of them.
+    let messages = store.get_trace_messages_shared(trace_id).await?;
     let results: HashMap<&str, &Message> = messages
         .iter()
         .filter(|m| m.role == Role::Tool)
-        .filter_map(|m| Some((m.tool_call_id.as_deref()?, m)))
+        .filter_map(|m| Some((m.tool_call_id.as_deref()?, &**m)))
         .collect();
     let mut updates = Vec::new();
     for message in &messages {
