@@ -74,7 +74,7 @@ impl OverheadRow {
 }
 
 /// In-memory runs shorter than this many steps are repeated within each round, `SHORT_REPEATS / N`
-/// times (rounded up).
+/// times (rounded up), and the round's sample is their mean.
 pub(crate) const SHORT_REPEATS: usize = 1_000;
 
 /// Runs every store at every N, `runs` times, interleaved so that a slow moment of the machine
@@ -106,12 +106,14 @@ pub(crate) async fn measure(ns: &[usize], runs: usize) -> Result<Vec<OverheadRow
             let (ours, raw) = match row.store {
                 Store::Memory => {
                     // A short run takes a few milliseconds, which one hiccup of a shared
-                    // machine can double: the shorter runs are repeated, each one a sample, so
-                    // that every row's median rests on about the same time.
-                    for _ in 1..SHORT_REPEATS.div_ceil(row.n) {
-                        row.seconds.push(in_memory(row.n).await?.as_secs_f64());
+                    // machine can double: the round's sample is the mean of several runs, so
+                    // that it rests on about as much time as a run of N = 1,000.
+                    let repeats = SHORT_REPEATS.div_ceil(row.n);
+                    let mut total = Duration::ZERO;
+                    for _ in 0..repeats {
+                        total += in_memory(row.n).await?;
                     }
-                    (in_memory(row.n).await?, None)
+                    (total / repeats as u32, None)
                 }
                 Store::Fs(durability) => {
                     let (ours, raw) = filesystem(row.n, durability).await?;

@@ -89,23 +89,23 @@ pub(crate) async fn measure(
         1,
     );
     let mut all = ScaleRow::new(
-        "all messages of the trace, shared (as the API serves them)".into(),
+        "shared: all messages of the trace (as the API and ACP read them)".into(),
         "read the same messages' JSON from one file",
         messages,
     );
     let per_goal = messages / goals;
     let mut by_goal = ScaleRow::new(
-        format!("messages of one goal ({per_goal}), shared"),
+        format!("shared: messages of one goal ({per_goal})"),
         "read the same messages' JSON from one file",
         per_goal,
     );
     let mut all_owned = ScaleRow::new(
-        "all messages, copies of the caller's own (new store instance)".into(),
+        "copies: all messages of the trace (as the runner reads them; new store instance)".into(),
         "read the same messages' JSON from one file",
         messages,
     );
     let mut by_goal_owned = ScaleRow::new(
-        format!("messages of one goal ({per_goal}), copies of the caller's own"),
+        format!("copies: messages of one goal ({per_goal})"),
         "read the same messages' JSON from one file",
         per_goal,
     );
@@ -198,6 +198,7 @@ pub(crate) async fn measure(
         let plain = base.join("all.jsonl");
         std::fs::write(&plain, jsonl(&found)?)?;
         all.push(ours, read_file(&plain)?);
+        drop(found);
 
         let started = Instant::now();
         let found = store.get_messages_by_goal_shared(&id, "7").await?;
@@ -210,6 +211,8 @@ pub(crate) async fn measure(
         let plain = base.join("goal-7.jsonl");
         std::fs::write(&plain, jsonl(&found)?)?;
         by_goal.push(ours, read_file(&plain)?);
+        // Nothing of the first instance stays in memory while the second one reads.
+        drop(found);
         drop(store);
 
         // The same two reads as copies of the caller's own (as the runner reads them, to change

@@ -88,8 +88,10 @@
 //!
 //! After the open, reading messages reads their lines from the log, nearby lines with one read,
 //! and parses only the message of each line; parsed messages are kept per trace (up to the
-//! parsed messages of 128 MiB of log), so reading them again costs a copy. Listing traces reads
-//! only `meta.json` files.
+//! parsed messages of 128 MiB of log), so reading them again parses nothing: the shared reads
+//! (`get_trace_messages_shared`, `get_messages_by_goal_shared`) hand out the kept messages
+//! themselves, and the reads of owned messages copy them. Listing traces reads only
+//! `meta.json` files.
 //!
 //! ```
 //! use agent_execution::{NewMessage, NewTrace, TraceStore};

@@ -153,6 +153,29 @@ impl FileSystemTraceStore {
         .await
     }
 
+    /// A goal's messages passed through `finish` (handed out shared, or copied): on the
+    /// caller's thread when every one of them is parsed already, since that costs less than
+    /// handing the work to another thread; otherwise with the read, in the blocking pool.
+    async fn goal_messages<R: Send + 'static>(
+        &self,
+        trace_id: &str,
+        goal_id: &str,
+        finish: fn(Vec<Arc<Message>>) -> R,
+    ) -> Result<R, StoreError> {
+        validate_trace_id(trace_id)?;
+        let guard = self.slot(trace_id).lock_owned().await;
+        if let Some(messages) = guard.cached_goal_messages(goal_id) {
+            return Ok(finish(messages));
+        }
+        let goal_id = goal_id.to_owned();
+        let (_, result) = blocking(guard, move |slot| {
+            slot.load()?;
+            slot.goal_messages(&goal_id).map(finish)
+        })
+        .await?;
+        result
+    }
+
     async fn begin_with(
         &self,
         trace_id: &str,
@@ -356,7 +379,7 @@ impl TraceStore for FileSystemTraceStore {
     }
 
     async fn get_trace_messages(&self, trace_id: &str) -> Result<Vec<Message>, StoreError> {
-        // The copies out of the shared messages are made off the caller's thread too.
+        // The copies are made with the read, off the caller's thread.
         self.read_existing(trace_id, |slot| Ok(owned(slot.all_messages()?)))
             .await
     }
@@ -366,9 +389,7 @@ impl TraceStore for FileSystemTraceStore {
         trace_id: &str,
         goal_id: &str,
     ) -> Result<Vec<Message>, StoreError> {
-        Ok(owned(
-            self.get_messages_by_goal_shared(trace_id, goal_id).await?,
-        ))
+        self.goal_messages(trace_id, goal_id, owned).await
     }
 
     async fn get_trace_messages_shared(
@@ -384,20 +405,7 @@ impl TraceStore for FileSystemTraceStore {
         trace_id: &str,
         goal_id: &str,
     ) -> Result<Vec<Arc<Message>>, StoreError> {
-        validate_trace_id(trace_id)?;
-        let guard = self.slot(trace_id).lock_owned().await;
-        // Parsed before: handing out the kept messages costs less than handing the work to
-        // another thread.
-        if let Some(messages) = guard.cached_goal_messages(goal_id) {
-            return Ok(messages);
-        }
-        let goal_id = goal_id.to_owned();
-        let (_, result) = blocking(guard, move |slot| {
-            slot.load()?;
-            slot.goal_messages(&goal_id)
-        })
-        .await?;
-        result
+        self.goal_messages(trace_id, goal_id, |shared| shared).await
     }
 
     async fn get_message(&self, message_id: &str) -> Result<Option<Message>, StoreError> {

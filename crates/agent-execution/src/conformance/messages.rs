@@ -140,7 +140,6 @@ pub async fn messages_roll_up_statistics<S: TraceStore>(store: Arc<S>) {
             [&call, &result]
         );
     }
-    let held = store.get_trace_messages_shared(&id).await.unwrap();
     assert_eq!(
         store.get_message(&format!("{id}-0099")).await.unwrap(),
         None
@@ -178,8 +177,6 @@ pub async fn messages_roll_up_statistics<S: TraceStore>(store: Arc<S>) {
         *store.get_trace_messages_shared(&id).await.unwrap()[2],
         updated
     );
-    // A message handed out before the update is the version it was.
-    assert_eq!(*held[2], result);
     let last = store.get_events(&id, 0).await.unwrap();
     assert_eq!(last.last().unwrap().name(), "message_updated");
     assert!(matches!(
