@@ -114,6 +114,7 @@ mod files;
 mod flusher;
 mod follow;
 mod log;
+mod pool;
 mod store;
 mod trace_files;
 

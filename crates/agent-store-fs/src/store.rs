@@ -17,6 +17,7 @@ use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 use crate::Durability;
 use crate::flusher::Flusher;
+use crate::pool::{blocking, multi_threaded};
 use crate::trace_files::{IndexNote, META, Prepared, Slot};
 
 /// The embedded default trace store: `<base>/<trace_id>/{meta.json, goal.json,
@@ -199,26 +200,6 @@ impl FileSystemTraceStore {
         txn.schedule();
         Ok(Box::new(txn))
     }
-}
-
-/// Runs blocking work on a locked slot on the blocking thread pool, handing the lock back.
-async fn blocking<R: Send + 'static>(
-    mut guard: OwnedMutexGuard<Slot>,
-    work: impl FnOnce(&mut Slot) -> R + Send + 'static,
-) -> Result<(OwnedMutexGuard<Slot>, R), StoreError> {
-    tokio::task::spawn_blocking(move || {
-        let result = work(&mut guard);
-        (guard, result)
-    })
-    .await
-    .map_err(|e| StoreError::Internal(format!("a store task failed: {e}")))
-}
-
-/// Whether the caller runs on a multi-threaded runtime's worker, where
-/// [`tokio::task::block_in_place`] may block.
-fn multi_threaded() -> bool {
-    tokio::runtime::Handle::try_current()
-        .is_ok_and(|handle| handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
 }
 
 /// A trace locked for a write.
