@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_execution::{NewMessage, NewTrace, TraceFilter, TraceStore};
+use agent_execution::{NewMessage, NewTrace, StoreError, TraceFilter, TraceStore};
 use agent_goal::GoalCommand;
 use agent_store_fs::{Durability, FileSystemTraceStore};
 use anyhow::{Result, ensure};
@@ -187,27 +187,15 @@ pub(crate) async fn measure(
         drop(lister);
 
         // All messages, then one goal's, on the opened store: shared, as the API reads them.
-        let started = Instant::now();
-        let found = store.get_trace_messages_shared(&id).await?;
-        let ours = started.elapsed();
-        ensure!(
-            found.len() == messages,
-            "{} messages instead of {messages}",
-            found.len()
-        );
+        let (found, ours) =
+            timed_read(store.get_trace_messages_shared(&id), messages, "messages").await?;
         let plain = base.join("all.jsonl");
         std::fs::write(&plain, jsonl(&found)?)?;
         all.push(ours, read_file(&plain)?);
         drop(found);
 
-        let started = Instant::now();
-        let found = store.get_messages_by_goal_shared(&id, "7").await?;
-        let ours = started.elapsed();
-        ensure!(
-            found.len() == per_goal,
-            "{} messages of goal 7 instead of {per_goal}",
-            found.len()
-        );
+        let goal_read = store.get_messages_by_goal_shared(&id, "7");
+        let (found, ours) = timed_read(goal_read, per_goal, "messages of goal 7").await?;
         let plain = base.join("goal-7.jsonl");
         std::fs::write(&plain, jsonl(&found)?)?;
         by_goal.push(ours, read_file(&plain)?);
@@ -219,23 +207,11 @@ pub(crate) async fn measure(
         // them), from a new store instance opened the same way.
         let store = FileSystemTraceStore::open(base)?.with_durability(Durability::Buffered);
         store.get_trace(&id).await?;
-        let started = Instant::now();
-        let found = store.get_trace_messages(&id).await?;
-        let ours = started.elapsed();
-        ensure!(
-            found.len() == messages,
-            "{} copied messages instead of {messages}",
-            found.len()
-        );
+        let all_read = store.get_trace_messages(&id);
+        let (_found, ours) = timed_read(all_read, messages, "copied messages").await?;
         all_owned.push(ours, read_file(&base.join("all.jsonl"))?);
-        let started = Instant::now();
-        let found = store.get_messages_by_goal(&id, "7").await?;
-        let ours = started.elapsed();
-        ensure!(
-            found.len() == per_goal,
-            "{} copied messages of goal 7 instead of {per_goal}",
-            found.len()
-        );
+        let goal_read = store.get_messages_by_goal(&id, "7");
+        let (_, ours) = timed_read(goal_read, per_goal, "copied messages of goal 7").await?;
         by_goal_owned.push(ours, read_file(&base.join("goal-7.jsonl"))?);
         drop(store);
 
@@ -268,6 +244,23 @@ pub(crate) async fn measure(
         all_owned,
         by_goal_owned,
     ])
+}
+
+/// Times one read of messages and checks that it found `expected` of them.
+async fn timed_read<T>(
+    read: impl std::future::Future<Output = Result<Vec<T>, StoreError>>,
+    expected: usize,
+    what: &str,
+) -> Result<(Vec<T>, Duration)> {
+    let started = Instant::now();
+    let found = read.await?;
+    let elapsed = started.elapsed();
+    ensure!(
+        found.len() == expected,
+        "{} {what} instead of {expected}",
+        found.len()
+    );
+    Ok((found, elapsed))
 }
 
 fn jsonl<T: serde::Serialize>(items: &[T]) -> Result<Vec<u8>> {

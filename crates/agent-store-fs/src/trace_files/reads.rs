@@ -138,9 +138,9 @@ impl Slot {
         };
         let path = self.dir.join(EVENTS);
         let parts = parse_lines(log, &path, &mut wanted)?;
-        {
+        if remember {
             let mut cache = open.cache.borrow_mut();
-            for line in parts.iter().flatten().filter(|_| remember) {
+            for line in parts.iter().flatten() {
                 let sequence = sequences.get(line.slot).copied().unwrap_or_default();
                 if cache.room_for(sequence, line.length) {
                     let entry = (line.offset, line.length, line.message.clone());
