@@ -193,7 +193,7 @@ pub(crate) fn section(results: &ApiResults) -> Result<String> {
     }
     writeln!(
         out,
-        "\nLive watch fan-out: {watchers} WebSocket watchers of one trace (in-memory store) while {} messages are recorded, one `message_added` event each. Lag is from just before the commit to the watcher parsing the event. Burst: the writer goes as fast as it can; paced: 1,000 events/s. The writer, the server and the watchers share one process and this machine's cores, so in a burst the writer gets only its share of the CPU: writes/s there is the whole machine's fan-out capacity divided by the watchers, not a limit the watchers impose (committing never waits for a watcher). The watchers are tokio-tungstenite clients with a 16 KiB read buffer (the library's default 128 KiB buffer is zeroed before every read, a cost of the test client that a browser does not have). Lost counts events a watcher never received (it gives up after {} s without one); out of order counts gaps and duplicates of event ids. Both must be zero, or the benchmark fails.\n",
+        "\nLive watch fan-out: {watchers} WebSocket watchers of one trace (in-memory store) while {} messages are recorded, one `message_added` event each. Lag is from just before the commit to the watcher parsing the event. Burst: the writer goes as fast as it can; paced: 1,000 events/s. The writer, the server and the watchers share one process and this machine's cores; the writer is a task on the server's runtime, as a run is (a run started by the API, a worker or the CLI is a task the runner spawns), and a write to a watched trace yields once to the runtime after its commit, so in a burst the writer gets only its share of the CPU: writes/s there is the whole machine's fan-out capacity divided by the watchers, not a limit the watchers impose (committing never waits for a watcher). The watchers are tokio-tungstenite clients with a 16 KiB read buffer (the library's default 128 KiB buffer is zeroed before every read, a cost of the test client that a browser does not have). Lost counts events a watcher never received (it gives up after {} s without one); out of order counts gaps and duplicates of event ids. Both must be zero, or the benchmark fails.\n",
         count(events as f64),
         IDLE.as_secs()
     )?;
@@ -358,16 +358,21 @@ async fn fan_out_run(row: &mut FanOutRow, pace: Option<Duration>) -> Result<()> 
     }
 
     let started = Instant::now();
-    let mut next = started;
-    for _ in 0..events {
-        if let Some(pace) = pace {
-            next += pace;
-            tokio::time::sleep_until(next.into()).await;
+    // A task on the runtime, as every run is (the runner spawns its runs), not this function's
+    // own thread, which would give the writer a thread of its own beside the runtime's workers.
+    let writer = tokio::spawn(async move {
+        let mut next = started;
+        for _ in 0..events {
+            if let Some(pace) = pace {
+                next += pace;
+                tokio::time::sleep_until(next.into()).await;
+            }
+            let stamp = origin.elapsed().as_nanos().to_string();
+            store.add_message(&id, NewMessage::user(stamp)).await?;
         }
-        let stamp = origin.elapsed().as_nanos().to_string();
-        store.add_message(&id, NewMessage::user(stamp)).await?;
-    }
-    let written = started.elapsed();
+        anyhow::Ok(started.elapsed())
+    });
+    let written = writer.await??;
     let mut lags = Vec::with_capacity(watchers * events);
     let mut last = started;
     for task in tasks {

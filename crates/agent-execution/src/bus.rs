@@ -155,6 +155,14 @@ impl EventBus {
             .subscribe()
     }
 
+    /// Whether the trace has a subscriber now.
+    pub fn is_watched(&self, trace_id: &str) -> bool {
+        let channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
+        channels
+            .get(trace_id)
+            .is_some_and(|channel| channel.sender.receiver_count() > 0)
+    }
+
     /// Publishes a live-only delta to the trace's current watchers; nothing is stored and a
     /// trace nobody watches costs nothing.
     pub fn publish_delta(&self, delta: LiveDelta) {
