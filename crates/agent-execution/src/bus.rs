@@ -156,11 +156,24 @@ impl EventBus {
     }
 
     /// Whether the trace has a subscriber now.
-    pub fn is_watched(&self, trace_id: &str) -> bool {
+    fn is_watched(&self, trace_id: &str) -> bool {
         let channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
         channels
             .get(trace_id)
             .is_some_and(|channel| channel.sender.receiver_count() > 0)
+    }
+
+    /// Called by a writer after a commit to the trace, with its lock released: when the trace
+    /// has a subscriber, lets the runtime's other ready tasks run before the writer goes on (one
+    /// [`tokio::task::yield_now`]). A writer that commits in a tight loop would otherwise hold
+    /// its worker thread for a whole scheduling budget (a hundred commits or more) while every
+    /// watcher's backlog grows, and the watchers' delay with it. This waits for no watcher: one
+    /// that is not ready to run (its client reads slowly, or not at all) is not scheduled, and a
+    /// trace nobody watches does not yield.
+    pub async fn make_way_for_watchers(&self, trace_id: &str) {
+        if self.is_watched(trace_id) {
+            tokio::task::yield_now().await;
+        }
     }
 
     /// Publishes a live-only delta to the trace's current watchers; nothing is stored and a

@@ -273,4 +273,71 @@ mod tests {
         let rest: Vec<u64> = feed.take(50).map(|e| e.unwrap().event_id).collect().await;
         assert_eq!(rest, (2..=51).collect::<Vec<_>>());
     }
+
+    /// A watcher on the writer's own thread (a current-thread runtime) gets each event before
+    /// the writer's next commit, although committing to this store never has to wait: the
+    /// write makes way for it.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_watched_write_lets_the_watcher_run_before_the_next_commit() {
+        let store = Arc::new(InMemoryTraceStore::new());
+        let id = store
+            .create_trace(NewTrace::agent("t"))
+            .await
+            .unwrap()
+            .trace_id;
+        let seen = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let mut feed = watch(store.clone(), &id, 1);
+        let watcher = tokio::spawn({
+            let seen = seen.clone();
+            async move {
+                while let Some(Ok(event)) = feed.next().await {
+                    seen.store(event.event_id, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+        });
+        let mut behind = Vec::new();
+        for step in 0..20 {
+            let message = store
+                .add_message(&id, NewMessage::user(format!("{step}")))
+                .await
+                .unwrap();
+            let newest = newest_event(&store, &id).await;
+            let seen = seen.load(std::sync::atomic::Ordering::SeqCst);
+            behind.push(newest - seen);
+            assert_eq!(message.sequence, step + 1);
+        }
+        assert_eq!(behind, vec![0; 20], "events the watcher had not had yet");
+        watcher.abort();
+    }
+
+    /// A trace nobody watches is written without a yield: another ready task on the same
+    /// thread does not run between the commits.
+    #[tokio::test(flavor = "current_thread")]
+    async fn an_unwatched_write_does_not_yield() {
+        let store = Arc::new(InMemoryTraceStore::new());
+        let id = store
+            .create_trace(NewTrace::agent("t"))
+            .await
+            .unwrap()
+            .trace_id;
+        let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let other = tokio::spawn({
+            let ran = ran.clone();
+            async move { ran.store(true, std::sync::atomic::Ordering::SeqCst) }
+        });
+        for step in 0..20 {
+            store
+                .add_message(&id, NewMessage::user(format!("{step}")))
+                .await
+                .unwrap();
+        }
+        assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
+        other.await.unwrap();
+        assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
+    }
+
+    async fn newest_event(store: &InMemoryTraceStore, id: &str) -> u64 {
+        let events = store.get_events(id, 0).await.unwrap();
+        events.last().map_or(0, |event| event.event_id)
+    }
 }

@@ -255,7 +255,7 @@ pub trait TraceStore: Send + Sync {
             )
             .await?;
         }
-        make_way_for_watchers(self.event_bus(), trace_id).await;
+        self.event_bus().make_way_for_watchers(trace_id).await;
         Ok(outputs)
     }
 
@@ -446,19 +446,6 @@ async fn write_ops(
     let (events, outputs) = commit_ops(txn, ops, &stored, &now_rfc3339()).await?;
     bus.publish(&trace_id, &events);
     Ok(outputs)
-}
-
-/// After a commit that watchers of the trace will send on, lets the runtime's other ready tasks
-/// run before the writer goes on (one [`tokio::task::yield_now`], after the trace's lock is
-/// released). A writer that commits in a tight loop would otherwise hold its worker thread for a
-/// whole scheduling budget (a hundred commits or more) while every watcher's backlog grows, and
-/// the watchers' delay with it. This waits for no watcher: a watcher that is not ready to run (a
-/// client that reads slowly, or not at all) is not scheduled, and a trace nobody watches does
-/// not yield.
-async fn make_way_for_watchers(bus: &EventBus, trace_id: &str) {
-    if bus.is_watched(trace_id) {
-        tokio::task::yield_now().await;
-    }
 }
 
 /// Creates one trace with the given id.
