@@ -14,6 +14,11 @@ use crate::event::Event;
 /// How many events a subscriber may fall behind before it catches up from the store.
 pub const DEFAULT_FEED_CAPACITY: usize = 1024;
 
+/// How many items a trace's slowest subscriber may have left to receive before a write to the
+/// trace makes way for its watchers ([`EventBus::make_way_for_watchers`]): more than a step
+/// writes, so that a run whose watchers keep up never yields for them.
+pub const MAKE_WAY_AFTER: usize = 16;
+
 /// What a live delta is a piece of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -155,23 +160,27 @@ impl EventBus {
             .subscribe()
     }
 
-    /// Whether the trace has a subscriber now.
-    fn is_watched(&self, trace_id: &str) -> bool {
+    /// How many events and deltas of the trace its slowest subscriber has not received yet
+    /// (0 when nobody subscribes).
+    fn unread(&self, trace_id: &str) -> usize {
         let channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
         channels
             .get(trace_id)
-            .is_some_and(|channel| channel.sender.receiver_count() > 0)
+            .map_or(0, |channel| channel.sender.len())
     }
 
-    /// Called by a writer after a commit to the trace, with its lock released: when the trace
-    /// has a subscriber, lets the runtime's other ready tasks run before the writer goes on (one
-    /// [`tokio::task::yield_now`]). A writer that commits in a tight loop would otherwise hold
-    /// its worker thread for a whole scheduling budget (a hundred commits or more) while every
-    /// watcher's backlog grows, and the watchers' delay with it. This waits for no watcher: one
-    /// that is not ready to run (its client reads slowly, or not at all) is not scheduled, and a
-    /// trace nobody watches does not yield.
+    /// Called by a writer after a commit to the trace, with its lock released: when a
+    /// subscriber of the trace has [`MAKE_WAY_AFTER`] or more items left to receive, lets the
+    /// worker run its other ready tasks (the watchers that have something to send among them)
+    /// before the writer goes on, with one [`tokio::task::yield_now`]. A writer that commits in
+    /// a tight loop would otherwise hold its worker thread for a whole scheduling budget (a
+    /// hundred commits or more) while every watcher's backlog grows, and the watchers' delay
+    /// with it. This waits for no watcher: the writer goes on as soon as the worker has run
+    /// what was ready (a watcher whose client reads slowly, or not at all, is not ready), and a
+    /// write to a trace whose watchers keep up, or that nobody watches, does not yield at all,
+    /// so a step's writes still finish where they are made.
     pub async fn make_way_for_watchers(&self, trace_id: &str) {
-        if self.is_watched(trace_id) {
+        if self.unread(trace_id) >= MAKE_WAY_AFTER {
             tokio::task::yield_now().await;
         }
     }

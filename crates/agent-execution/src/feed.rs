@@ -33,7 +33,8 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::bus::Item;
 pub use crate::bus::{
-    DEFAULT_FEED_CAPACITY, DeltaKind, EventBus, LiveDelta, LiveEvent, SharedEvent, SharedItem,
+    DEFAULT_FEED_CAPACITY, DeltaKind, EventBus, LiveDelta, LiveEvent, MAKE_WAY_AFTER, SharedEvent,
+    SharedItem,
 };
 use crate::event::Event;
 use crate::store::{StoreError, TraceStore};

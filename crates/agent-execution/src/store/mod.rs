@@ -220,9 +220,9 @@ pub trait TraceStore: Send + Sync {
     ///
     /// This is how the runner records a step cheaply: e.g. all tool results of a step together
     /// with the trace update. Finishing a sub-trace also appends `sub_trace_completed` to the
-    /// parent (a separate commit). When the trace has a subscriber on the store's bus, the
-    /// write yields once to the runtime after its commit, so that the watchers' ready tasks run
-    /// before the writer's next commit (the write never waits for a watcher).
+    /// parent (a separate commit). When a subscriber of the trace on the store's bus has fallen
+    /// [`MAKE_WAY_AFTER`](crate::feed::MAKE_WAY_AFTER) items behind, the write then yields once
+    /// to the runtime ([`EventBus::make_way_for_watchers`]); it never waits for a watcher.
     async fn batch(
         &self,
         trace_id: &str,
