@@ -12,13 +12,31 @@
 use std::future::Future;
 use std::net::SocketAddr;
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio_util::sync::CancellationToken;
 
 use crate::app::router;
 use crate::connections::{Connections, Limits};
 use crate::error::ApiError;
 use crate::state::AppState;
+
+/// How many connections may wait to be accepted (the kernel caps it at `net.core.somaxconn`).
+/// While the server is at its connection cap, each accept first closes an idle connection, so
+/// a burst of new connections queues; a full queue drops their SYNs, and a client whose SYN is
+/// dropped waits a second before it tries again.
+const BACKLOG: u32 = 4096;
+
+/// A listening socket on `addr` with [`BACKLOG`], reusing the address as a plain bind does.
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
+}
 
 /// A bound server, not yet serving.
 #[derive(Debug)]
@@ -34,12 +52,10 @@ impl Server {
     pub async fn bind(state: AppState) -> Result<Self, ApiError> {
         state.config().validate()?;
         let wanted = state.config().addr();
-        let listener = TcpListener::bind(wanted)
-            .await
-            .map_err(|source| ApiError::Bind {
-                addr: wanted.to_string(),
-                source,
-            })?;
+        let listener = listen(wanted).map_err(|source| ApiError::Bind {
+            addr: wanted.to_string(),
+            source,
+        })?;
         let addr = listener.local_addr().map_err(|source| ApiError::Bind {
             addr: wanted.to_string(),
             source,
