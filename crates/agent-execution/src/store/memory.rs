@@ -241,7 +241,6 @@ impl TraceStore for InMemoryTraceStore {
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
-
     use std::sync::atomic::{AtomicU64, Ordering};
 
     use futures::{FutureExt, StreamExt};
