@@ -287,16 +287,7 @@ mod tests {
             .unwrap()
             .trace_id;
         // The watch starts after event 1, the trace's creation.
-        let seen = Arc::new(AtomicU64::new(1));
-        let mut feed = watch(store.clone(), &id, 1);
-        let watcher = tokio::spawn({
-            let seen = seen.clone();
-            async move {
-                while let Some(Ok(event)) = feed.next().await {
-                    seen.store(event.event_id, Ordering::SeqCst);
-                }
-            }
-        });
+        let (seen, watcher) = follow(&store, &id, 1);
         let mut most_behind = 0;
         for step in 0..200 {
             store
@@ -330,16 +321,7 @@ mod tests {
                 .map(Result::unwrap)
         };
         assert!(write(0).is_some(), "an unwatched write waited");
-        let seen = Arc::new(AtomicU64::new(0));
-        let mut feed = watch(store.clone(), &id, 0);
-        let watcher = tokio::spawn({
-            let seen = seen.clone();
-            async move {
-                while let Some(Ok(event)) = feed.next().await {
-                    seen.store(event.event_id, Ordering::SeqCst);
-                }
-            }
-        });
+        let (seen, watcher) = follow(&store, &id, 0);
         for step in 1..50 {
             assert!(write(step).is_some(), "write {step} waited");
             // Between steps, the watcher runs.
@@ -348,6 +330,25 @@ mod tests {
             }
         }
         watcher.abort();
+    }
+
+    /// A watcher of the trace from `since`, as a task that notes the id of each event it gets.
+    fn follow(
+        store: &Arc<InMemoryTraceStore>,
+        id: &str,
+        since: u64,
+    ) -> (Arc<AtomicU64>, tokio::task::JoinHandle<()>) {
+        let seen = Arc::new(AtomicU64::new(since));
+        let mut feed = watch(store.clone(), id, since);
+        let watcher = tokio::spawn({
+            let seen = seen.clone();
+            async move {
+                while let Some(Ok(event)) = feed.next().await {
+                    seen.store(event.event_id, Ordering::SeqCst);
+                }
+            }
+        });
+        (seen, watcher)
     }
 
     async fn newest_event(store: &InMemoryTraceStore, id: &str) -> u64 {
