@@ -34,6 +34,7 @@
 //! keeps the view itself between steps and extends it with the new messages, and this pure
 //! function is the reference it is tested against.
 
+use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
 
 use agent_execution::message::{Message, Role};
@@ -51,13 +52,19 @@ pub const INTERRUPTED_RESULT: &str =
     "error: interrupted: the run stopped before this tool call returned a result";
 
 /// Everything the context is a function of.
-pub struct ContextInput<'a> {
+///
+/// The messages are the caller's own (`Message`, the default) or shared with a store that keeps
+/// them (`Arc<Message>`, as [`TraceStore::get_trace_messages_shared`] hands them out): anything
+/// that borrows as a [`Message`].
+///
+/// [`TraceStore::get_trace_messages_shared`]: agent_execution::TraceStore::get_trace_messages_shared
+pub struct ContextInput<'a, M = Message> {
     /// The system prompt without the plan.
     pub system_prompt: &'a str,
     /// The goal tree; its `to_prompt()` is appended to the system prompt.
     pub tree: &'a GoalTree,
     /// Every stored message of the trace, in sequence order.
-    pub messages: &'a [Message],
+    pub messages: &'a [M],
     /// The limits.
     pub budget: &'a ContextBudget,
     /// Which compaction steps run.
@@ -140,22 +147,24 @@ impl ContextMemo {
 }
 
 /// Builds the context the model sees. Pure: the same input always gives the same view.
-pub fn build_context(input: &ContextInput<'_>) -> ContextView {
+pub fn build_context<M: Borrow<Message>>(input: &ContextInput<'_, M>) -> ContextView {
     build_context_with(input, &mut ContextMemo::new())
 }
 
 /// [`build_context`] with a memo of the estimates of earlier calls: the same view, computed
 /// faster when the memo already knows most messages. It learns the messages it did not know.
-pub fn build_context_with(input: &ContextInput<'_>, memo: &mut ContextMemo) -> ContextView {
-    let messages = input.messages;
-    let task = messages.iter().find(|m| m.role == Role::User);
-    let compaction = messages.iter().rev().find(|m| is_compaction(m));
+pub fn build_context_with<M: Borrow<Message>>(
+    input: &ContextInput<'_, M>,
+    memo: &mut ContextMemo,
+) -> ContextView {
+    let messages = || input.messages.iter().map(Borrow::borrow);
+    let task = messages().find(|m| m.role == Role::User);
+    let compaction = messages().rev().find(|m| is_compaction(m));
 
     // Step 2: a full-compaction summary hides everything before it but the task.
     let start_after = compaction.map(|c| c.sequence);
     let mut summarised_messages = 0;
-    let visible: Vec<&Message> = messages
-        .iter()
+    let visible: Vec<&Message> = messages()
         .filter(|m| m.role != Role::System)
         .filter(|m| {
             let kept = match start_after {
@@ -214,7 +223,7 @@ pub fn system_messages(system_prompt: &str, tree: &GoalTree) -> Vec<ChatMessage>
 
 /// [`system_messages`] of a context: the plan held to its share of the window
 /// ([`crate::plan_fit`]).
-pub(crate) fn system_messages_of(input: &ContextInput<'_>) -> Vec<ChatMessage> {
+pub(crate) fn system_messages_of<M>(input: &ContextInput<'_, M>) -> Vec<ChatMessage> {
     let plan = crate::plan_fit::plan_within(
         plan_prompt(input.tree),
         crate::plan_fit::plan_chars(input.budget),

@@ -26,6 +26,7 @@
 //! [`LoopPattern`] and [`LoopAction`](crate::LoopAction), the warning's metadata key): it is a
 //! pure function of a trace's messages and runs nothing; acting on its verdict is the runner's.
 
+use std::borrow::Borrow;
 use std::cell::OnceCell;
 use std::collections::HashMap;
 
@@ -135,8 +136,9 @@ pub fn stop_error(detection: &LoopDetection) -> String {
 }
 
 /// Decides what to do after the newest turn of `messages` (a trace's messages in order).
-/// Pure: reads only the messages, and only the newest turns and the warning marks.
-pub fn check(messages: &[Message], guard: &LoopGuard) -> GuardVerdict {
+/// Pure: reads only the messages, and only the newest turns and the warning marks. The messages
+/// are owned or shared (`Arc<Message>`), as the caller holds them.
+pub fn check<M: Borrow<Message>>(messages: &[M], guard: &LoopGuard) -> GuardVerdict {
     if guard.is_off() {
         return GuardVerdict::Continue;
     }
@@ -197,11 +199,11 @@ struct Recent<'a> {
 
 /// Reads turns back from the newest message until `window` turns, an instruction or a
 /// text-only answer.
-fn recent_turns(messages: &[Message], window: usize) -> Recent<'_> {
+fn recent_turns<M: Borrow<Message>>(messages: &[M], window: usize) -> Recent<'_> {
     let mut turns: Vec<Vec<Call<'_>>> = Vec::new();
     let mut warnings = Vec::new();
     let mut results: HashMap<&str, &Message> = HashMap::new();
-    for message in messages.iter().rev() {
+    for message in messages.iter().rev().map(Borrow::borrow) {
         if turns.len() >= window {
             break;
         }
@@ -243,10 +245,13 @@ fn recent_turns(messages: &[Message], window: usize) -> Recent<'_> {
 }
 
 /// The loop warnings recorded in a trace.
-fn warnings_in(messages: &[Message]) -> usize {
+fn warnings_in<M: Borrow<Message>>(messages: &[M]) -> usize {
     messages
         .iter()
-        .filter(|m| m.role == Role::User && m.metadata.contains_key(crate::meta::LOOP_GUARD))
+        .map(Borrow::borrow)
+        .filter(|m: &&Message| {
+            m.role == Role::User && m.metadata.contains_key(crate::meta::LOOP_GUARD)
+        })
         .count()
 }
 

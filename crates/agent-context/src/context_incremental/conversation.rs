@@ -2,6 +2,7 @@
 //! one by one, as goal compaction and the chat conversion of the pure function would, with the
 //! running sums prune works on.
 
+use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
 
 use agent_execution::message::{Message, Role};
@@ -73,11 +74,12 @@ pub(super) struct Sums {
 impl Conversation {
     /// An empty conversation for `messages`, knowing their task and latest full-compaction
     /// summary.
-    pub(super) fn start(messages: &[Message]) -> Self {
+    pub(super) fn start<M: Borrow<Message>>(messages: &[M]) -> Self {
         Conversation {
             task: messages
                 .iter()
-                .find(|m| m.role == Role::User)
+                .map(Borrow::borrow)
+                .find(|m: &&Message| m.role == Role::User)
                 .map(|m| m.sequence),
             compaction: latest_compaction(messages),
             prefix: vec![Sums::default()],
@@ -86,13 +88,13 @@ impl Conversation {
     }
 
     /// True when `messages` extends the messages this was built from.
-    pub(super) fn follows(&self, messages: &[Message]) -> bool {
+    pub(super) fn follows<M: Borrow<Message>>(&self, messages: &[M]) -> bool {
         if self.consumed > messages.len() {
             return false;
         }
         match (&self.last, self.consumed.checked_sub(1)) {
             (Some((sequence, id)), Some(index)) => {
-                let message = &messages[index];
+                let message: &Message = messages[index].borrow();
                 message.sequence == *sequence && message.message_id == *id
             }
             (None, None) => true,
@@ -292,10 +294,11 @@ pub(super) fn pruned_marker(size: usize) -> String {
 }
 
 /// The sequence of the latest full-compaction summary of `messages`.
-pub(super) fn latest_compaction(messages: &[Message]) -> Option<u64> {
+pub(super) fn latest_compaction<M: Borrow<Message>>(messages: &[M]) -> Option<u64> {
     messages
         .iter()
+        .map(Borrow::borrow)
         .rev()
-        .find(|m| is_compaction(m))
+        .find(|m: &&Message| is_compaction(m))
         .map(|m| m.sequence)
 }

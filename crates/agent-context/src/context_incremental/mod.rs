@@ -25,10 +25,11 @@
 //! twice. There the view comes from the pure function, until a full-compaction summary hides
 //! that part of the history.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use agent_execution::message::Role;
+use agent_execution::message::{Message, Role};
 use agent_llm::ChatMessage;
 
 use crate::compaction::{CompactionStrategy, GoalKey, MESSAGE_OVERHEAD, is_compaction};
@@ -136,14 +137,14 @@ impl IncrementalContext {
 
     /// The view of `input`, as [`build_shared`](Self::build_shared) builds it, with its own
     /// copy of the messages.
-    pub fn build(&mut self, input: &ContextInput<'_>) -> ContextView {
+    pub fn build<M: Borrow<Message>>(&mut self, input: &ContextInput<'_, M>) -> ContextView {
         self.build_shared(input).to_view()
     }
 
     /// The view of `input`: the one [`build_context`](crate::context::build_context) builds,
     /// extended from the last build when `input.messages` extends its messages. Its messages
     /// are changed in place by the next build when nothing else holds them by then.
-    pub fn build_shared(&mut self, input: &ContextInput<'_>) -> SharedView {
+    pub fn build_shared<M: Borrow<Message>>(&mut self, input: &ContextInput<'_, M>) -> SharedView {
         let messages = input.messages;
         if let Some(stuck) = self.stuck {
             if latest_compaction(messages) == stuck {
@@ -155,7 +156,9 @@ impl IncrementalContext {
         let conversation = &self.conversation;
         let follows = self.key.as_ref() == Some(&key)
             && conversation.follows(messages)
-            && !messages[conversation.consumed..].iter().any(is_compaction);
+            && !messages[conversation.consumed..]
+                .iter()
+                .any(|m| is_compaction(m.borrow()));
         if !follows {
             self.conversation = Conversation::start(messages);
         }
@@ -171,6 +174,7 @@ impl IncrementalContext {
         };
         let conversation = &mut self.conversation;
         for message in &messages[conversation.consumed..] {
+            let message: &Message = message.borrow();
             if message.role == Role::System {
                 continue;
             }
@@ -197,7 +201,10 @@ impl IncrementalContext {
             return build_context_with(input, &mut self.memo).into();
         }
         conversation.consumed = messages.len();
-        conversation.last = messages.last().map(|m| (m.sequence, m.message_id.clone()));
+        conversation.last = messages
+            .last()
+            .map(Borrow::borrow)
+            .map(|m: &Message| (m.sequence, m.message_id.clone()));
         self.key = Some(key);
 
         // The calls of the open turn without a result get one in this view only.
@@ -210,7 +217,7 @@ impl IncrementalContext {
 
     /// The view handed out: the system messages, then the conversation (`committed` messages
     /// and the open turn's provisional results after them), pruned.
-    fn view(&mut self, input: &ContextInput<'_>, committed: usize) -> SharedView {
+    fn view<M>(&mut self, input: &ContextInput<'_, M>, committed: usize) -> SharedView {
         let system = system_messages_of(input);
         let system_tokens: usize = system
             .iter()
@@ -266,7 +273,7 @@ impl IncrementalContext {
     }
 
     /// The estimate of a system message; the prompt's is kept, since it rarely changes.
-    fn system_tokens(&mut self, input: &ContextInput<'_>, text: &str) -> usize {
+    fn system_tokens<M>(&mut self, input: &ContextInput<'_, M>, text: &str) -> usize {
         if text != input.system_prompt.trim_end() {
             return (input.estimate)(text);
         }
