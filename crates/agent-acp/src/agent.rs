@@ -334,7 +334,7 @@ async fn fork_session(state: &State, request: &ForkSessionRequest) -> Result<Str
         })?),
         (None, None) => {
             let last = store
-                .get_trace_messages(&original)
+                .get_trace_messages_shared(&original)
                 .await
                 .map_err(|error| internal(&error))?
                 .last()

@@ -4,6 +4,7 @@
 //! goals with status, summary and stats, each goal's messages under it, then its sub-traces.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use agent_execution::{Message, Role, Trace, TraceFilter, TraceStats, TraceStatus, TraceStore};
 use agent_goal::{Goal, GoalStats, GoalStatus, GoalTree};
@@ -186,7 +187,7 @@ pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
         .await?
         .ok_or_else(|| UsageError(format!("there is no trace {trace_id} in this trace folder")))?;
     let tree = store.get_goal_tree(&trace_id).await?.unwrap_or_default();
-    let messages = store.get_trace_messages(&trace_id).await?;
+    let messages = store.get_trace_messages_shared(&trace_id).await?;
     let subs = store.get_sub_traces(&trace_id).await?;
     let total = agent_runner::stats_with_sub_traces(store.as_ref(), &trace_id).await?;
     let gone = interrupted(store.as_ref(), std::slice::from_ref(&trace)).await?;
@@ -197,7 +198,7 @@ pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
             "messages": messages,
             "sub_traces": subs,
             "total_stats_with_sub_traces": total,
-            "tokens_estimated": messages.iter().any(agent_runner::usage_is_estimated),
+            "tokens_estimated": messages.iter().any(|m| agent_runner::usage_is_estimated(m)),
         });
         print(&serde_json::to_string_pretty(&value)?);
     } else {
@@ -232,7 +233,7 @@ pub(crate) struct View {
 pub(crate) fn render(
     trace: &Trace,
     tree: &GoalTree,
-    messages: &[Message],
+    messages: &[Arc<Message>],
     subs: &[Trace],
     view: View,
     total: &TraceStats,
@@ -252,7 +253,7 @@ pub(crate) fn render(
         field("model", model);
     }
     field("total_messages", &trace.total_messages.to_string());
-    let estimated = messages.iter().any(agent_runner::usage_is_estimated);
+    let estimated = messages.iter().any(|m| agent_runner::usage_is_estimated(m));
     let tokens = trace.total_tokens.to_string();
     field(
         "total_tokens",
@@ -298,7 +299,11 @@ pub(crate) fn render(
     }
     goal_level(tree, messages, None, "", view, &mut out);
 
-    let loose: Vec<&Message> = messages.iter().filter(|m| m.goal_id.is_none()).collect();
+    let loose: Vec<&Message> = messages
+        .iter()
+        .map(|m| &**m)
+        .filter(|m| m.goal_id.is_none())
+        .collect();
     if !loose.is_empty() {
         out.push_str("## Messages outside any goal\n");
         for (i, message) in loose.iter().enumerate() {
@@ -332,7 +337,7 @@ pub(crate) fn render(
 
 fn goal_level(
     tree: &GoalTree,
-    messages: &[Message],
+    messages: &[Arc<Message>],
     parent: Option<&str>,
     indent: &str,
     view: View,

@@ -2,6 +2,7 @@
 //! the calls and sub-traces a turn names, messages in the GenAI conventions' JSON shape.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use agent_execution::meta::MessageMeta;
@@ -62,7 +63,7 @@ pub(crate) fn compaction_event(
 }
 
 /// The arguments of each call the model made, by call id.
-pub(crate) fn calls_by_id(messages: &[Message]) -> HashMap<&str, &str> {
+pub(crate) fn calls_by_id(messages: &[Arc<Message>]) -> HashMap<&str, &str> {
     messages
         .iter()
         .filter_map(|m| match &m.content {

@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use agent_execution::meta::MessageMeta;
 use agent_execution::{Content, Message, StoreError, Trace, TraceFilter, TraceStatus, TraceStore};
@@ -69,7 +70,7 @@ pub async fn spans_of(
         let Some(trace) = store.get_trace(&id).await? else {
             continue;
         };
-        let messages = store.get_trace_messages(&id).await?;
+        let messages = store.get_trace_messages_shared(&id).await?;
         let tree = store.get_goal_tree(&id).await?.unwrap_or_default();
         let builder = Builder {
             trace: &trace,
@@ -160,7 +161,7 @@ impl Builder<'_> {
     /// The trace's spans, and the sub-traces to do next with the span each hangs under.
     fn build(
         &self,
-        messages: &[Message],
+        messages: &[Arc<Message>],
         tree: &GoalTree,
         parent: Option<SpanId>,
     ) -> (Vec<SpanData>, Vec<(String, Option<SpanId>)>) {
@@ -364,7 +365,13 @@ impl Builder<'_> {
     }
 
     /// The `chat` span of one model call; its input is what came since the model last spoke.
-    fn chat(&self, message: &Message, earlier: &[Message], id: SpanId, parent: SpanId) -> SpanData {
+    fn chat(
+        &self,
+        message: &Message,
+        earlier: &[Arc<Message>],
+        id: SpanId,
+        parent: SpanId,
+    ) -> SpanData {
         let compaction = is_compaction(message);
         let mut attributes = self.common("chat");
         if let Some(usage) = MessageMeta::of(message).usage {
@@ -393,7 +400,10 @@ impl Builder<'_> {
                 .iter()
                 .rposition(|m| m.role == Role::Assistant)
                 .map_or(0, |i| i + 1);
-            let input: Vec<Value> = earlier[since..].iter().filter_map(as_message).collect();
+            let input: Vec<Value> = earlier[since..]
+                .iter()
+                .filter_map(|m| as_message(m))
+                .collect();
             let output: Vec<Value> = as_message(message).into_iter().collect();
             attributes.push(KeyValue::new(
                 "gen_ai.input.messages",

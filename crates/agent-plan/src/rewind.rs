@@ -307,7 +307,7 @@ async fn user_turns(
     store: &dyn TraceStore,
     trace_id: &str,
 ) -> Result<Vec<(u64, String)>, RewindError> {
-    let messages = store.get_trace_messages(trace_id).await?;
+    let messages = store.get_trace_messages_shared(trace_id).await?;
     let turns = messages
         .iter()
         .filter(|m| m.role == Role::User && m.branch_id.is_none())

@@ -1,6 +1,7 @@
 //! Unique tool-call ids within a trace.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use agent_execution::message::{Message, Role};
 use agent_llm::ToolCall;
@@ -30,7 +31,7 @@ pub(crate) struct CallIds {
 
 impl CallIds {
     /// Makes the ids of `calls` unique among those of `messages` and among themselves.
-    pub(crate) fn assign(&mut self, calls: &mut [ToolCall], messages: &[Message]) {
+    pub(crate) fn assign(&mut self, calls: &mut [ToolCall], messages: &[Arc<Message>]) {
         let follows = self.read <= messages.len()
             && self.read.checked_sub(1).map(|i| messages[i].sequence) == self.last;
         if !follows {

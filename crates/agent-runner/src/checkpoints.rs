@@ -8,6 +8,8 @@
 //! (`branch_copies.rs`). A snapshot that cannot be taken is said once
 //! per trace and the run goes on.
 
+use std::sync::Arc;
+
 use agent_checkpoint::{AbandonRollback, Changes, Point, RestoreOptions};
 use agent_execution::message::Message;
 use agent_goal::{Goal, GoalStatus, GoalTree};
@@ -44,7 +46,7 @@ async fn take(options: &CheckpointOptions, trace_id: &str, points: Vec<Point>) {
 
 /// Before a run's first model call: the run's start, or the start of a conversation's next
 /// turn when the model has answered before.
-pub(crate) async fn at_run_start(agent: &Agent, trace_id: &str, messages: &[Message]) {
+pub(crate) async fn at_run_start(agent: &Agent, trace_id: &str, messages: &[Arc<Message>]) {
     let Some(options) = options_for(agent, trace_id).await else {
         return;
     };

@@ -9,6 +9,8 @@
 //! [`REPORT_KEY`] in its metadata; its cost counts towards the run. When the call fails or
 //! answers with anything but text, the run ends without a report.
 
+use std::sync::Arc;
+
 use agent_execution::AssistantContent;
 use agent_execution::message::{Message, NewMessage};
 use agent_execution::store::WriteOp;
@@ -45,7 +47,7 @@ pub(crate) async fn report(
     agent: &Agent,
     trace_id: &str,
     answer: &str,
-    messages: &mut Vec<Message>,
+    messages: &mut Vec<Arc<Message>>,
     (spending, cancel): (&Budget, &CancellationToken),
 ) -> Result<Option<String>, StepError> {
     if !agent.spec.closing_report {

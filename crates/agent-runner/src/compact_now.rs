@@ -33,7 +33,7 @@ pub(crate) async fn compact_now(
     )
     .await?;
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
-    let mut messages = store.get_trace_messages(trace_id).await?;
+    let mut messages = store.get_trace_messages_shared(trace_id).await?;
     let tools = model::tool_specs(&agent.tools);
     let window = model::budget_for(&agent.spec, agent.llm.as_ref(), &tools);
     let view = view_of(

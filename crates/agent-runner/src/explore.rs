@@ -320,7 +320,7 @@ async fn main_context(
     parent: &str,
     tree: &GoalTree,
 ) -> Result<String, StoreError> {
-    let messages = agents.store.get_trace_messages(parent).await?;
+    let messages = agents.store.get_trace_messages_shared(parent).await?;
     let budget = budget_for(&agents.spec, agents.llm.as_ref(), &[]);
     let view = build_context(&ContextInput {
         system_prompt: "",

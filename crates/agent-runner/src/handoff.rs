@@ -16,6 +16,8 @@
 //! sub-trace is taken over); the goal then stays focused for the model to finish, and is not
 //! handed over twice.
 
+use std::sync::Arc;
+
 use agent_execution::AssistantContent;
 use agent_execution::message::{Message, NewMessage};
 use agent_execution::store::WriteOp;
@@ -40,7 +42,7 @@ pub(crate) const HANDOFF_KEY: &str = agent_execution::meta::HANDOFF;
 pub(crate) async fn after_turn(
     agent: &Agent,
     trace_id: &str,
-    messages: &mut Vec<Message>,
+    messages: &mut Vec<Arc<Message>>,
     cancel: &CancellationToken,
 ) -> Result<(), StepError> {
     let store = agent.store();
@@ -145,7 +147,7 @@ async fn assistant(
     trace_id: &str,
     goal_id: &str,
     call: ToolCall,
-) -> Result<Vec<Message>, StepError> {
+) -> Result<Vec<Arc<Message>>, StepError> {
     let content = AssistantContent {
         tool_calls: vec![call],
         ..AssistantContent::default()

@@ -259,6 +259,6 @@ pub fn usage_is_estimated(message: &Message) -> bool {
 /// True when any model call recorded in the trace has estimated token counts: its totals are
 /// then estimates, in part or whole.
 pub async fn tokens_estimated(store: &dyn TraceStore, trace_id: &str) -> Result<bool, StoreError> {
-    let messages = store.get_trace_messages(trace_id).await?;
-    Ok(messages.iter().any(usage_is_estimated))
+    let messages = store.get_trace_messages_shared(trace_id).await?;
+    Ok(messages.iter().any(|message| usage_is_estimated(message)))
 }

@@ -1,6 +1,8 @@
 //! Recording what the loop did: one commit per batch of writes, the message of a tool call's
 //! answer, and the workspace check before a run.
 
+use std::sync::Arc;
+
 use agent_execution::message::{Message, NewMessage};
 use agent_execution::store::{TraceStore, WriteOp, WriteOutput};
 use agent_llm::ToolCall;
@@ -52,12 +54,12 @@ pub(crate) async fn record(
     store: &dyn TraceStore,
     trace_id: &str,
     ops: Vec<WriteOp>,
-) -> Result<Vec<Message>, StepError> {
+) -> Result<Vec<Arc<Message>>, StepError> {
     let outputs = store.batch(trace_id, ops).await?;
     Ok(outputs
         .into_iter()
         .filter_map(|output| match output {
-            WriteOutput::Message(message) => Some(message),
+            WriteOutput::Message(message) => Some(Arc::new(message)),
             _ => None,
         })
         .collect())

@@ -11,6 +11,7 @@
 //! answered with the recorded report, without running anything again.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use agent_execution::message::{Message, NewMessage, Role};
 use agent_execution::store::{StoreError, WriteOp};
@@ -59,7 +60,7 @@ async fn prepare(agent: &Agent, trace_id: &str, message: Option<&str>) -> Result
             trace_id: trace_id.to_owned(),
         });
     }
-    let messages = store.get_trace_messages(trace_id).await?;
+    let messages = store.get_trace_messages_shared(trace_id).await?;
     // A new user message must follow the answers of every call, so a continued trace finishes
     // no interrupted sub-agent call: the model sees it interrupted and decides.
     let resumable: HashSet<String> = match message {
@@ -110,14 +111,14 @@ async fn prepare(agent: &Agent, trace_id: &str, message: Option<&str>) -> Result
 }
 
 /// Whether the trace's last message is an answer a cancellation interrupted.
-fn ends_interrupted(messages: &[Message]) -> bool {
+fn ends_interrupted(messages: &[Arc<Message>]) -> bool {
     messages.last().is_some_and(|last| {
         last.role == Role::Assistant && agent_execution::meta::MessageMeta::of(last).interrupted
     })
 }
 
 /// Tool calls of assistant messages that have no recorded result, with their goal.
-fn dangling_calls(messages: &[Message]) -> Vec<(ToolCall, Option<String>)> {
+fn dangling_calls(messages: &[Arc<Message>]) -> Vec<(ToolCall, Option<String>)> {
     let answered = answered_ids(messages);
     messages
         .iter()
@@ -133,7 +134,7 @@ fn dangling_calls(messages: &[Message]) -> Vec<(ToolCall, Option<String>)> {
         .collect()
 }
 
-fn answered_ids(messages: &[Message]) -> HashSet<&str> {
+fn answered_ids(messages: &[Arc<Message>]) -> HashSet<&str> {
     messages
         .iter()
         .filter(|m| m.role == Role::Tool)
@@ -142,13 +143,17 @@ fn answered_ids(messages: &[Message]) -> HashSet<&str> {
 }
 
 /// The newest assistant message.
-fn last_turn(messages: &[Message]) -> Option<&Message> {
-    messages.iter().rev().find(|m| m.role == Role::Assistant)
+fn last_turn(messages: &[Arc<Message>]) -> Option<&Message> {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+        .map(|m| &**m)
 }
 
 /// The unanswered calls of the last turn that the sub-agents finish on resume (never one past
 /// the per-turn limit, which the run would not have started).
-fn resumable_calls(agent: &Agent, messages: &[Message]) -> Vec<ToolCall> {
+fn resumable_calls(agent: &Agent, messages: &[Arc<Message>]) -> Vec<ToolCall> {
     let Some(last) = last_turn(messages) else {
         return Vec::new();
     };
@@ -168,7 +173,7 @@ fn resumable_calls(agent: &Agent, messages: &[Message]) -> Vec<ToolCall> {
 pub(crate) async fn finish_sub_agent_calls(
     agent: &Agent,
     trace_id: &str,
-    messages: &mut Vec<Message>,
+    messages: &mut Vec<Arc<Message>>,
     cancel: &CancellationToken,
 ) -> Result<(), StepError> {
     let calls = resumable_calls(agent, messages);

@@ -1,6 +1,7 @@
 //! The loop: build the context, call the model, record, run tools, repeat — until the model
 //! answers without tool calls, a limit is hit, the run is cancelled or the model fails.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use agent_execution::AssistantContent;
@@ -99,7 +100,8 @@ pub(crate) async fn run_loop(
         |stored| root.limits.for_trace(stored, &root.overrides).max_cost,
     )
     .await?;
-    let mut messages = store.get_trace_messages(trace_id).await?;
+    // Shared with the store's kept messages: the run only appends to what it read.
+    let mut messages = store.get_trace_messages_shared(trace_id).await?;
     crate::checkpoints::at_run_start(agent, trace_id, &messages).await;
     let mut state = RunState::default();
     let mut iterations = 0;
@@ -163,7 +165,7 @@ pub(crate) async fn run_loop(
     let trace = store.finish_trace(trace_id, outcome).await?;
     let stats_with_sub_traces = stats_with_sub_traces(store, trace_id).await?;
     // The trace's totals are estimates, in part, when any of its calls was estimated.
-    let tokens_estimated = messages.iter().any(model::usage_is_estimated);
+    let tokens_estimated = messages.iter().any(|m| model::usage_is_estimated(m));
     Ok(RunOutcome {
         trace_id: trace.trace_id.clone(),
         status: trace.status,
@@ -221,7 +223,7 @@ struct RunState {
 async fn step(
     agent: &Agent,
     trace_id: &str,
-    messages: &mut Vec<Message>,
+    messages: &mut Vec<Arc<Message>>,
     state: &mut RunState,
     spending: &Budget,
     cancel: &CancellationToken,
@@ -393,7 +395,7 @@ struct Arrived {
 async fn keep_interrupted(
     agent: &Agent,
     trace_id: &str,
-    messages: &mut Vec<Message>,
+    messages: &mut Vec<Arc<Message>>,
     arrived: Arrived,
     spending: &Budget,
 ) -> Result<(), StepError> {
@@ -424,7 +426,7 @@ async fn keep_interrupted(
 pub(crate) fn view_of(
     agent: &Agent,
     tree: &GoalTree,
-    messages: &[Message],
+    messages: &[Arc<Message>],
     budget: &ContextBudget,
     context: &mut IncrementalContext,
 ) -> SharedView {

@@ -1,5 +1,7 @@
 //! Acting on the loop guard after each turn: a warning the model reads, or the end of the run.
 
+use std::sync::Arc;
+
 use agent_execution::event::EventKind;
 use agent_execution::message::{Message, NewMessage};
 use agent_execution::store::WriteOp;
@@ -19,7 +21,7 @@ use agent_execution::meta::LOOP_GUARD;
 pub(crate) async fn after_turn(
     agent: &Agent,
     trace_id: &str,
-    messages: &mut Vec<Message>,
+    messages: &mut Vec<Arc<Message>>,
     goal_id: Option<String>,
 ) -> Result<Option<TraceOutcome>, StepError> {
     match loop_guard::check(messages, &agent.spec.limits.loop_guard) {

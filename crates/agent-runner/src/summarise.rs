@@ -12,6 +12,7 @@
 //! stored (an empty one would hide the history) and a `compaction_failed` event says the run
 //! goes on with goal compaction and prune only.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use agent_execution::EventKind;
@@ -64,7 +65,7 @@ pub(crate) async fn compact(
     agent: &Agent,
     trace_id: &str,
     tree: &GoalTree,
-    messages: &mut Vec<Message>,
+    messages: &mut Vec<Arc<Message>>,
     (view, trigger): (&SharedView, Trigger),
     budget: &Budget,
     cancel: &CancellationToken,

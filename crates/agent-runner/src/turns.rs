@@ -6,6 +6,8 @@
 //! `message_added` events show them in the event stream; their metadata says how they came
 //! ([`TURN_KEY`]: `continue` or `queued`).
 
+use std::sync::Arc;
+
 use agent_execution::message::{Message, NewMessage};
 use agent_execution::meta::Turn;
 use agent_execution::store::WriteOp;
@@ -37,7 +39,7 @@ pub(crate) async fn take_queued(
     agent: &Agent,
     trace_id: &str,
     goal_id: Option<&str>,
-    messages: &mut Vec<Message>,
+    messages: &mut Vec<Arc<Message>>,
 ) -> Result<(), StepError> {
     let queued = agent.engine.inbox.take(trace_id);
     if queued.is_empty() {

@@ -90,8 +90,8 @@
 //! and parses only the message of each line; parsed messages are kept per trace (up to the
 //! parsed messages of 128 MiB of log), so reading them again parses nothing: the shared reads
 //! (`get_trace_messages_shared`, `get_messages_by_goal_shared`) hand out the kept messages
-//! themselves, and the reads of owned messages copy them. Listing traces reads only
-//! `meta.json` files.
+//! themselves (the runner reads this way), and the reads of owned messages copy them. Listing
+//! traces reads only `meta.json` files.
 //!
 //! ```
 //! use agent_execution::{NewMessage, NewTrace, TraceStore};

@@ -237,7 +237,7 @@ impl Worker {
     async fn user_messages(&self, trace_id: &str) -> std::collections::HashSet<String> {
         let messages = self
             .store
-            .get_trace_messages(trace_id)
+            .get_trace_messages_shared(trace_id)
             .await
             .unwrap_or_default();
         messages
