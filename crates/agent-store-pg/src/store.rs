@@ -97,6 +97,54 @@ impl PgTraceStore {
             .collect()
     }
 
+    /// All messages of a trace in sequence order, each decoded straight into `T` (a message, or
+    /// a shared one: no copy either way).
+    async fn trace_messages<T: DeserializeOwned>(
+        &self,
+        trace_id: &str,
+    ) -> Result<Vec<T>, StoreError> {
+        validate_trace_id(trace_id)?;
+        let messages: Vec<T> = self
+            .json_rows(
+                trace_id,
+                "agent_messages",
+                "SELECT message FROM agent_messages WHERE trace_id = $1 ORDER BY sequence",
+                &[&trace_id],
+            )
+            .await?;
+        if messages.is_empty() {
+            self.must_exist(trace_id).await?;
+        }
+        Ok(messages)
+    }
+
+    /// The messages of one goal in sequence order, decoded as [`Self::trace_messages`] does.
+    async fn goal_messages<T: DeserializeOwned>(
+        &self,
+        trace_id: &str,
+        goal_id: &str,
+    ) -> Result<Vec<T>, StoreError> {
+        validate_trace_id(trace_id)?;
+        if goal_id.contains('\0') {
+            // No goal id holds one (they are stored as PostgreSQL text).
+            self.must_exist(trace_id).await?;
+            return Ok(Vec::new());
+        }
+        let messages: Vec<T> = self
+            .json_rows(
+                trace_id,
+                "agent_messages",
+                "SELECT message FROM agent_messages WHERE trace_id = $1 AND goal_id = $2 \
+                 ORDER BY sequence",
+                &[&trace_id, &goal_id],
+            )
+            .await?;
+        if messages.is_empty() {
+            self.must_exist(trace_id).await?;
+        }
+        Ok(messages)
+    }
+
     /// Fails with [`StoreError::NotFound`] unless the trace exists.
     async fn must_exist(&self, trace_id: &str) -> Result<(), StoreError> {
         let found = self
@@ -265,19 +313,7 @@ impl TraceStore for PgTraceStore {
     }
 
     async fn get_trace_messages(&self, trace_id: &str) -> Result<Vec<Message>, StoreError> {
-        validate_trace_id(trace_id)?;
-        let messages: Vec<Message> = self
-            .json_rows(
-                trace_id,
-                "agent_messages",
-                "SELECT message FROM agent_messages WHERE trace_id = $1 ORDER BY sequence",
-                &[&trace_id],
-            )
-            .await?;
-        if messages.is_empty() {
-            self.must_exist(trace_id).await?;
-        }
-        Ok(messages)
+        self.trace_messages(trace_id).await
     }
 
     async fn get_messages_by_goal(
@@ -285,25 +321,22 @@ impl TraceStore for PgTraceStore {
         trace_id: &str,
         goal_id: &str,
     ) -> Result<Vec<Message>, StoreError> {
-        validate_trace_id(trace_id)?;
-        if goal_id.contains('\0') {
-            // No goal id holds one (they are stored as PostgreSQL text).
-            self.must_exist(trace_id).await?;
-            return Ok(Vec::new());
-        }
-        let messages: Vec<Message> = self
-            .json_rows(
-                trace_id,
-                "agent_messages",
-                "SELECT message FROM agent_messages WHERE trace_id = $1 AND goal_id = $2 \
-                 ORDER BY sequence",
-                &[&trace_id, &goal_id],
-            )
-            .await?;
-        if messages.is_empty() {
-            self.must_exist(trace_id).await?;
-        }
-        Ok(messages)
+        self.goal_messages(trace_id, goal_id).await
+    }
+
+    async fn get_trace_messages_shared(
+        &self,
+        trace_id: &str,
+    ) -> Result<Vec<Arc<Message>>, StoreError> {
+        self.trace_messages(trace_id).await
+    }
+
+    async fn get_messages_by_goal_shared(
+        &self,
+        trace_id: &str,
+        goal_id: &str,
+    ) -> Result<Vec<Arc<Message>>, StoreError> {
+        self.goal_messages(trace_id, goal_id).await
     }
 
     async fn get_message(&self, message_id: &str) -> Result<Option<Message>, StoreError> {
