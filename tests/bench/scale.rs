@@ -89,7 +89,7 @@ pub(crate) async fn measure(
         1,
     );
     let mut all = ScaleRow::new(
-        "shared: all messages of the trace (as the API and ACP read them)".into(),
+        "shared: all messages of the trace (as the runner, the API and ACP read them)".into(),
         "read the same messages' JSON from one file",
         messages,
     );
@@ -100,7 +100,7 @@ pub(crate) async fn measure(
         per_goal,
     );
     let mut all_owned = ScaleRow::new(
-        "copies: all messages of the trace (as the runner reads them; new store instance)".into(),
+        "copies: all messages of the trace (`get_trace_messages`; new store instance)".into(),
         "read the same messages' JSON from one file",
         messages,
     );
@@ -186,7 +186,8 @@ pub(crate) async fn measure(
         list.push(ours, raw);
         drop(lister);
 
-        // All messages, then one goal's, on the opened store: shared, as the API reads them.
+        // All messages, then one goal's, on the opened store: shared, as the runner and the API
+        // read them.
         let (found, ours) =
             timed_read(store.get_trace_messages_shared(&id), messages, "messages").await?;
         let plain = base.join("all.jsonl");
@@ -203,8 +204,8 @@ pub(crate) async fn measure(
         drop(found);
         drop(store);
 
-        // The same two reads as copies of the caller's own (as the runner reads them, to change
-        // them), from a new store instance opened the same way.
+        // The same two reads as copies of the caller's own (for a caller that changes or writes
+        // them, as `agent import` does), from a new store instance opened the same way.
         let store = FileSystemTraceStore::open(base)?.with_durability(Durability::Buffered);
         store.get_trace(&id).await?;
         let all_read = store.get_trace_messages(&id);

@@ -140,42 +140,44 @@ pub(crate) fn section(
             .iter()
             .find(|row| row.name.starts_with(prefix))
     };
+    // `None`: measured and shown, with no target (see the copies' rows).
     for (prefix, measure, target, limit) in [
         (
             "cold open",
             "100k-message trace: cold open / raw read of its log",
             "≤ 2×",
-            2.0,
+            Some(2.0),
         ),
         (
             "shared: all messages",
-            "all messages, shared (as the API and ACP read them) / raw read of the same bytes",
+            "all messages, shared (as the runner, the API, ACP, `agent show` and the exporter \
+             read them) / raw read of the same bytes",
             "≤ 3×",
-            3.0,
+            Some(3.0),
         ),
         (
             "shared: messages of one goal",
             "one goal's messages, shared / raw read of the same bytes",
             "≤ 10×",
-            10.0,
+            Some(10.0),
         ),
         (
             "copies: all messages",
-            "all messages, copies (as the runner reads them) / raw read of the same bytes",
-            "≤ 3×",
-            3.0,
+            "all messages, copies (`get_trace_messages`) / raw read of the same bytes",
+            "none since the runner reads shared (was ≤ 3×, not met while it copied)",
+            None,
         ),
         (
             "copies: messages of one goal",
-            "one goal's messages, copies / raw read of the same bytes",
-            "≤ 10×",
-            10.0,
+            "one goal's messages, copies (`get_messages_by_goal`) / raw read of the same bytes",
+            "none since the runner reads shared (was ≤ 10×, met while it copied)",
+            None,
         ),
         (
             "append",
             "append 100,000 messages buffered / raw",
             "≤ 10×",
-            10.0,
+            Some(10.0),
         ),
     ] {
         if let Some(row) = scale(prefix) {
@@ -183,7 +185,7 @@ pub(crate) fn section(
                 measure: measure.into(),
                 target,
                 measured: ratio(row.ratio.median()),
-                met: Some(row.ratio.median() <= limit),
+                met: limit.map(|limit| row.ratio.median() <= limit),
             });
         }
     }
