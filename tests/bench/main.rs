@@ -52,6 +52,10 @@ pub(crate) struct Plan {
     pub(crate) quick: bool,
     /// Runs per figure.
     pub(crate) runs: usize,
+    /// Runs per figure of the parts whose runs take seconds and whose ratios move most with the
+    /// disk's noise: our overhead runs, the store's scale, PostgreSQL and `agent run` from
+    /// outside.
+    pub(crate) short_runs: usize,
     /// Trajectory lengths of our overhead runs.
     pub(crate) ns: Vec<usize>,
     /// Steps of the black-box `agent run`s (the smallest first).
@@ -78,6 +82,7 @@ impl Plan {
             Self {
                 quick,
                 runs: 1,
+                short_runs: 1,
                 ns: vec![20, 50],
                 blackbox_ns: vec![20, 50],
                 peer_ns: Vec::new(),
@@ -92,6 +97,7 @@ impl Plan {
             Self {
                 quick,
                 runs: 3,
+                short_runs: 5,
                 ns: vec![100, 200, 500, 1_000, 2_000, 10_000],
                 blackbox_ns: vec![200, 2_000],
                 peer_ns: vec![200, 1_000],
@@ -172,7 +178,7 @@ async fn main() -> Result<()> {
     }
 
     let load = load_average();
-    let ours = overhead::measure(&plan.ns, plan.runs).await?;
+    let ours = overhead::measure(&plan.ns, plan.short_runs).await?;
     eprintln!("agent-bench: context building with and without the memo");
     let context_cost =
         overhead::context_cost(plan.ns.iter().copied().max().unwrap_or(1), plan.runs).await?;
@@ -196,7 +202,7 @@ async fn main() -> Result<()> {
         plan.messages,
         plan.message_goals,
         plan.fsync_appends,
-        plan.runs,
+        plan.short_runs,
     )
     .await?;
     let api = api::measure(plan.quick, plan.runs).await?;
@@ -217,8 +223,8 @@ async fn main() -> Result<()> {
         api: &api,
     };
     let caching = cache::measure(plan.goals, plan.calls).await?;
-    let distributed = distributed::measure(plan.quick, plan.runs).await?;
-    let blackbox = blackbox::measure(&plan.blackbox_ns, plan.runs)?;
+    let distributed = distributed::measure(plan.quick, plan.short_runs).await?;
+    let blackbox = blackbox::measure(&plan.blackbox_ns, plan.short_runs)?;
     let checkpoints = checkpoints::measure(plan.checkpoint_files, plan.runs)?;
     let real = real_model::measure(plan.quick, plan.runs)?;
     let (mut summary, mut failures) = report::summary(&results)?;

@@ -261,7 +261,11 @@ pub(crate) fn full(
             "1 run (quick mode: this only checks that the suite works; its figures mean little)"
                 .to_owned()
         } else {
-            format!("{} runs", plan.runs)
+            format!(
+                "{} runs ({} for our overhead runs, the store's scale, PostgreSQL and `agent run` \
+                 from outside)",
+                plan.runs, plan.short_runs
+            )
         },
         results.machine
     )?;
