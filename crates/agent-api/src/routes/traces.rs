@@ -170,6 +170,11 @@ pub(crate) async fn get_trace(
     TraceIdPath(trace_id): TraceIdPath,
 ) -> Result<Json<TraceDetail>, ApiError> {
     let store = state.store();
+    // The pending calls before the trace: a run records its trace `waiting` before it asks, so
+    // the trace read after a call is listed shows it `waiting` (until the call is decided), never
+    // the `running` of a read made before the call was asked.
+    let mut pending_approvals = state.approvals().pending(&trace_id);
+    pending_approvals.extend(crate::routes::queued::waiting(&state, &trace_id).await);
     let trace = store
         .get_trace(&trace_id)
         .await
@@ -181,8 +186,6 @@ pub(crate) async fn get_trace(
         .reading(&trace_id)?
         .unwrap_or_else(|| GoalTree::new(trace.task.clone()));
     let sub_traces = store.get_sub_traces(&trace_id).await?;
-    let mut pending_approvals = state.approvals().pending(&trace_id);
-    pending_approvals.extend(crate::routes::queued::waiting(&state, &trace_id).await);
     let total_stats_with_sub_traces =
         agent_runner::stats_with_sub_traces(store.as_ref(), &trace_id)
             .await
