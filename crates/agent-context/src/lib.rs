@@ -15,13 +15,16 @@
 //! ```
 //! use agent_context::ContextBudget;
 //! use agent_context::context::{ContextInput, build_context};
+//! use agent_execution::Message;
 //! use agent_goal::GoalTree;
 //!
 //! let tree = GoalTree::new("Say hello");
+//! // The trace's messages: owned, or shared with a store (`Vec<Arc<Message>>`).
+//! let messages: Vec<Message> = Vec::new();
 //! let view = build_context(&ContextInput {
 //!     system_prompt: "You are helpful.",
 //!     tree: &tree,
-//!     messages: &[],
+//!     messages: &messages,
 //!     budget: &ContextBudget::for_window(8_192),
 //!     strategy: Default::default(),
 //!     estimate: &|text: &str| text.len() / 4,

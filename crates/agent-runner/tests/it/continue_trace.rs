@@ -54,7 +54,7 @@ async fn setup_with(
 }
 
 /// The turns of a first run that plans two goals, finishes the first and answers.
-fn planned_run() -> Vec<Reply> {
+pub(crate) fn planned_run() -> Vec<Reply> {
     vec![
         Turn::tool_call(
             "c1",

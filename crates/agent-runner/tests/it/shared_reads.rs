@@ -10,9 +10,8 @@ use agent_execution::{
 };
 use agent_llm::{LlmClient, OpenAiClient, OpenAiConfig};
 use agent_runner::{AgentRunner, RunnerOptions};
-use agent_test_support::mock_model::{MockModelServer, Reply, Turn};
+use agent_test_support::mock_model::{MockModelServer, Turn};
 use agent_tools::ToolRegistry;
-use serde_json::json;
 
 /// The in-memory store, without the reads that copy messages.
 struct NoCopies(Arc<InMemoryTraceStore>);
@@ -81,18 +80,8 @@ impl TraceStore for NoCopies {
 
 #[tokio::test]
 async fn a_run_and_its_continuation_read_no_copy_of_the_messages() {
-    let replies: Vec<Reply> = vec![
-        Turn::tool_call(
-            "c1",
-            "goal",
-            json!({"add": "Read a.txt, Report", "focus": "1"}),
-        )
-        .into(),
-        Turn::tool_call("c2", "read_file", json!({"path": "a.txt"})).into(),
-        Turn::tool_call("c3", "goal", json!({"done": "it says alpha", "focus": "2"})).into(),
-        Turn::text("a.txt says alpha.").into(),
-        Turn::text("a.txt dit alpha.").into(),
-    ];
+    let mut replies = crate::continue_trace::planned_run();
+    replies.push(Turn::text("a.txt dit alpha.").into());
     let server = MockModelServer::with_replies(replies).await;
     let config =
         OpenAiConfig::new(server.openai_base(), Some("sk-test".into())).with_streaming(false);
