@@ -15,10 +15,11 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
-struct Setup {
+pub(crate) struct Setup {
     server: MockModelServer,
-    store: Arc<InMemoryTraceStore>,
-    runner: AgentRunner,
+    /// The in-memory store the runner writes to (through `seen_as`'s wrapper, when one).
+    pub(crate) store: Arc<InMemoryTraceStore>,
+    pub(crate) runner: AgentRunner,
     _workspace: TempDir,
 }
 
@@ -34,6 +35,15 @@ async fn setup_with(
     replies: Vec<Reply>,
     set: impl FnOnce(RunnerOptions) -> RunnerOptions,
 ) -> Setup {
+    setup_seen_as(replies, |store| store, set).await
+}
+
+/// [`setup_with`], with the runner seeing the in-memory store through `seen_as`.
+pub(crate) async fn setup_seen_as(
+    replies: Vec<Reply>,
+    seen_as: impl FnOnce(Arc<InMemoryTraceStore>) -> Arc<dyn TraceStore>,
+    set: impl FnOnce(RunnerOptions) -> RunnerOptions,
+) -> Setup {
     let server = MockModelServer::with_replies(replies).await;
     let config =
         OpenAiConfig::new(server.openai_base(), Some("sk-test".into())).with_streaming(false);
@@ -44,7 +54,12 @@ async fn setup_with(
     let options =
         set(RunnerOptions::new("gpt-4o", workspace.path())
             .with_approval(agent_runner::Approval::Allow));
-    let runner = AgentRunner::new(store.clone(), llm, ToolRegistry::with_builtins(), options);
+    let runner = AgentRunner::new(
+        seen_as(store.clone()),
+        llm,
+        ToolRegistry::with_builtins(),
+        options,
+    );
     Setup {
         server,
         store,

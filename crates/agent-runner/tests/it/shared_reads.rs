@@ -8,10 +8,9 @@ use agent_execution::{
     Event, EventBus, GoalTree, InMemoryTraceStore, Message, StoreError, Trace, TraceFilter,
     TraceStatus, TraceStore, TraceTxn, async_trait,
 };
-use agent_llm::{LlmClient, OpenAiClient, OpenAiConfig};
-use agent_runner::{AgentRunner, RunnerOptions};
-use agent_test_support::mock_model::{MockModelServer, Turn};
-use agent_tools::ToolRegistry;
+use agent_test_support::mock_model::Turn;
+
+use crate::continue_trace::{planned_run, setup_seen_as};
 
 /// The in-memory store, without the reads that copy messages.
 struct NoCopies(Arc<InMemoryTraceStore>);
@@ -80,19 +79,15 @@ impl TraceStore for NoCopies {
 
 #[tokio::test]
 async fn a_run_and_its_continuation_read_no_copy_of_the_messages() {
-    let mut replies = crate::continue_trace::planned_run();
+    let mut replies = planned_run();
     replies.push(Turn::text("a.txt dit alpha.").into());
-    let server = MockModelServer::with_replies(replies).await;
-    let config =
-        OpenAiConfig::new(server.openai_base(), Some("sk-test".into())).with_streaming(false);
-    let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(config).unwrap());
-    let workspace = tempfile::tempdir().unwrap();
-    std::fs::write(workspace.path().join("a.txt"), "alpha\n").unwrap();
-    let inner = Arc::new(InMemoryTraceStore::new());
-    let store = Arc::new(NoCopies(inner.clone()));
-    let options =
-        RunnerOptions::new("gpt-4o", workspace.path()).with_approval(agent_runner::Approval::Allow);
-    let runner = AgentRunner::new(store, llm, ToolRegistry::with_builtins(), options);
+    let s = setup_seen_as(
+        replies,
+        |inner| Arc::new(NoCopies(inner)),
+        |options| options,
+    )
+    .await;
+    let runner = &s.runner;
 
     let first = runner.run("Read a.txt and report").await.unwrap();
     assert_eq!(first.status, TraceStatus::Completed, "{:?}", first.error);
@@ -104,6 +99,6 @@ async fn a_run_and_its_continuation_read_no_copy_of_the_messages() {
     assert_eq!(next.status, TraceStatus::Completed, "{:?}", next.error);
     assert_eq!(next.response.as_deref(), Some("a.txt dit alpha."));
     // Every message went through the shared reads and was recorded once.
-    let stored = inner.get_trace_messages(&first.trace_id).await.unwrap();
+    let stored = s.store.get_trace_messages(&first.trace_id).await.unwrap();
     assert_eq!(stored.len(), 10, "{stored:#?}");
 }
