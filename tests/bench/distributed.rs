@@ -2,7 +2,8 @@
 //! `pg_ctl` of the installed server, `fsync` on, as a database that keeps its promises):
 //!
 //! - steps per second of section 1's trajectory recorded in PostgreSQL against the filesystem
-//!   store in fsync mode, in the same run;
+//!   store in fsync mode, in the same run, with what PostgreSQL's steps waited for: the
+//!   server's WAL flushes and a bare round trip ([`crate::pg_costs`]);
 //! - the lag of 100 watchers on a second store instance (another node: its own connections,
 //!   woken by `NOTIFY`) while a writer records 10,000 events, from each commit's return to each
 //!   watcher's receipt;
@@ -29,8 +30,8 @@ use anyhow::{Context, Result, bail, ensure};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::check_completed;
-use crate::stats::{Sample, count, percentile, rate, ratio};
+use crate::stats::{Sample, count, percentile, rate, ratio, seconds};
+use crate::{check_completed, pg_costs};
 
 /// The sizes of the section.
 struct Sizes {
@@ -46,6 +47,12 @@ pub(crate) struct Distributed {
     steps: usize,
     postgres: Sample,
     filesystem: Sample,
+    /// Seconds per WAL flush of the server during each PostgreSQL steps run.
+    flush: Sample,
+    /// WAL flushes per step of each PostgreSQL steps run.
+    flushes_per_step: Sample,
+    /// Seconds per bare round trip to the server.
+    round_trip: Sample,
     watchers: usize,
     events: usize,
     lag_p50: Sample,
@@ -90,11 +97,17 @@ pub(crate) async fn measure(quick: bool, repeats: usize) -> Result<Distributed> 
             workers: 4,
         }
     };
-    let cluster = tokio::task::spawn_blocking(|| Cluster::start_with(&["-c", "fsync=on"])).await?;
+    let cluster = tokio::task::spawn_blocking(|| {
+        Cluster::start_with(&["-c", "fsync=on", "-c", "track_wal_io_timing=on"])
+    })
+    .await?;
     let mut result = Distributed {
         steps: sizes.steps,
         postgres: Sample::default(),
         filesystem: Sample::default(),
+        flush: Sample::default(),
+        flushes_per_step: Sample::default(),
+        round_trip: Sample::default(),
         watchers: sizes.watchers,
         events: sizes.events,
         lag_p50: Sample::default(),
@@ -112,9 +125,20 @@ pub(crate) async fn measure(quick: bool, repeats: usize) -> Result<Distributed> 
             repeat + 1
         );
         let store = Arc::new(PgTraceStore::connect(&url).await?);
+        let probe = pg_costs::connect(&url).await?;
+        result
+            .round_trip
+            .push(pg_costs::round_trip(&probe, 500).await?);
+        let before = pg_costs::wal_flushes(&probe).await?;
         result
             .postgres
             .push(steps_per_second(store, sizes.steps).await?);
+        let after = pg_costs::wal_flushes(&probe).await?;
+        let flushes = (after.0 - before.0).max(1) as f64;
+        result.flush.push((after.1 - before.1) / flushes);
+        result
+            .flushes_per_step
+            .push(flushes / sizes.steps.max(1) as f64);
         let dir = tempfile::tempdir()?;
         let fs = FileSystemTraceStore::open(dir.path())?.with_durability(Durability::Fsync);
         result
@@ -387,10 +411,13 @@ pub(crate) fn section(d: &Distributed) -> String {
          | measure | median (min–max) |\n|---|---:|\n\
          | iterations/s, PostgreSQL | {pg} |\n\
          | iterations/s, filesystem, fsync | {fs} |\n\
+         | WAL flush of the server, per flush (`pg_stat_wal`) | {flush} |\n\
+         | WAL flushes per step | {flushes} |\n\
+         | bare round trip (`SELECT 1`) | {trip} |\n\
          | lag p50, ms | {p50} |\n\
          | lag p99, ms | {p99} |\n\
          | runs/s through the queue | {rps} |\n\n\
-         Lost events: {lost}; out of order: {disorder}.\n",
+         Lost events: {lost}; out of order: {disorder}.\n\n{costs}",
         steps = d.steps,
         events = count(d.events as f64),
         watchers = d.watchers,
@@ -398,11 +425,41 @@ pub(crate) fn section(d: &Distributed) -> String {
         workers = d.workers,
         pg = d.postgres.show(rate),
         fs = d.filesystem.show(rate),
+        flush = d.flush.show(seconds),
+        flushes = d.flushes_per_step.show(|n| format!("{n:.2}")),
+        trip = d.round_trip.show(seconds),
+        costs = costs(d),
         p50 = d.lag_p50.show(|s| format!("{:.2}", s * 1e3)),
         p99 = d.lag_p99.show(|s| format!("{:.2}", s * 1e3)),
         rps = d.runs_per_second.show(rate),
         lost = d.lost,
         disorder = d.out_of_order,
+    )
+}
+
+/// Where a PostgreSQL step's time goes, against the filesystem store's step.
+fn costs(d: &Distributed) -> String {
+    let (pg, fs) = (
+        1.0 / d.postgres.median().max(1e-9),
+        1.0 / d.filesystem.median().max(1e-9),
+    );
+    let flushing = d.flush.median() * d.flushes_per_step.median();
+    let trips = 2.0 * d.round_trip.median();
+    format!(
+        "Where a step's time goes (medians). A step makes two commits. On PostgreSQL each is \
+         one statement, which travels to the server and back, runs, and returns once the server \
+         has flushed its WAL: a step took {pg}, of which {flushing} waiting for WAL flushes and \
+         at least {trips} in two round trips (as long as two bare ones), leaving {rest} for \
+         executing the statements, committing and the loop. In the filesystem store a step \
+         took {fs}: two appends of the log, each with its `fdatasync`, and the loop. \
+         PostgreSQL's flushes and bare round trips alone come to {share} the filesystem's \
+         whole step, before a statement has run.\n",
+        pg = seconds(pg),
+        flushing = seconds(flushing),
+        trips = seconds(trips),
+        rest = seconds((pg - flushing - trips).max(0.0)),
+        fs = seconds(fs),
+        share = ratio((flushing + trips) / fs.max(1e-9)),
     )
 }
 

@@ -39,6 +39,7 @@ mod economy;
 mod only;
 mod overhead;
 mod peer;
+mod pg_costs;
 mod real_model;
 mod report;
 mod scale;

@@ -92,6 +92,7 @@ pub(crate) async fn run(part: &str, plan: &Plan) -> Result<String> {
         }
         "distributed" => {
             let results = distributed::measure(plan.quick, plan.runs).await?;
+            out.push_str(&distributed::section(&results));
             out.push_str(&distributed::summary_rows(&results));
             for (measure, target, measured, met) in distributed::targets(&results) {
                 writeln!(
