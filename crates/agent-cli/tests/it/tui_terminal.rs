@@ -24,14 +24,18 @@ fn tui(env: &CliEnv, server: &MockModelServer, before: &[&str]) -> Terminal {
     terminal
 }
 
-/// The smallest `row N` on the screen.
-fn top_row(screen: &str) -> usize {
+/// The smallest `row N` on the screen, if any.
+fn first_row(screen: &str) -> Option<usize> {
     screen
         .lines()
         .filter_map(|line| line.split("row ").nth(1))
         .filter_map(|rest| rest.trim().parse().ok())
         .min()
-        .unwrap_or_else(|| panic!("no row on the screen:\n{screen}"))
+}
+
+/// The smallest `row N` on the screen.
+fn top_row(screen: &str) -> usize {
+    first_row(screen).unwrap_or_else(|| panic!("no row on the screen:\n{screen}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -47,16 +51,16 @@ async fn the_mouse_wheel_scrolls_the_conversation() {
     let bottom = top_row(&screen);
     assert!(bottom > 50, "the end is shown: {bottom}");
     // Ten notches up (SGR reports of button 64, the wheel up), three rows each.
+    // A frame is drawn from the top down, so the screen is read once the whole frame is there:
+    // thirty rows up, and the last row gone.
     terminal.send(&"\u{1b}[<64;20;20M".repeat(10));
-    let screen = terminal.wait_until("the conversation to scroll up", |screen| {
-        top_row(screen) < bottom
+    terminal.wait_until("the conversation to scroll up thirty rows", |screen| {
+        first_row(screen) == Some(bottom - 30) && !screen.contains("row 300")
     });
-    assert_eq!(top_row(&screen), bottom - 30, "{screen}");
-    assert!(!screen.contains("row 300"), "{screen}");
     // And back down (button 65).
     terminal.send(&"\u{1b}[<65;20;20M".repeat(10));
     terminal.wait_until("the conversation to scroll back", |screen| {
-        top_row(screen) == bottom && screen.contains("row 300")
+        first_row(screen) == Some(bottom) && screen.contains("row 300")
     });
     terminal.send("\u{4}");
     assert_eq!(terminal.wait_exit(), Some(0));
