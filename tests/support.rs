@@ -258,6 +258,10 @@ impl Tool for AddTool {
         }
     }
 
+    fn definition_is_fixed(&self) -> bool {
+        true
+    }
+
     fn risk(&self) -> Risk {
         Risk::ReadOnly
     }

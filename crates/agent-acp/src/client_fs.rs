@@ -41,6 +41,10 @@ impl Tool for EditorRead {
         self.builtin.definition()
     }
 
+    fn definition_is_fixed(&self) -> bool {
+        self.builtin.definition_is_fixed()
+    }
+
     fn risk(&self) -> Risk {
         Risk::ReadOnly
     }
@@ -97,6 +101,10 @@ pub(crate) struct EditorWrite {
 impl Tool for EditorWrite {
     fn definition(&self) -> ToolDefinition {
         self.builtin.definition()
+    }
+
+    fn definition_is_fixed(&self) -> bool {
+        self.builtin.definition_is_fixed()
     }
 
     fn risk(&self) -> Risk {

@@ -278,9 +278,10 @@ pub struct ChatRequest {
     /// conversation turn after turn can keep it and extend it in place once the request is
     /// gone, instead of copying it into every request.
     pub messages: Arc<Vec<ChatMessage>>,
-    /// The tools the model may call.
+    /// The tools the model may call. Shared, so that a caller whose tools do not change from
+    /// turn to turn can hand the same list to every request instead of building it again.
     #[serde(default)]
-    pub tools: Vec<ToolSpec>,
+    pub tools: Arc<Vec<ToolSpec>>,
     /// Sampling temperature; the provider's default when `None`.
     #[serde(default)]
     pub temperature: Option<f32>,
@@ -324,8 +325,8 @@ impl ChatRequest {
     }
 
     /// The same request with these tools.
-    pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
-        self.tools = tools;
+    pub fn with_tools(mut self, tools: impl Into<Arc<Vec<ToolSpec>>>) -> Self {
+        self.tools = tools.into();
         self
     }
 

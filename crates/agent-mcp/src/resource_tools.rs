@@ -72,6 +72,10 @@ impl Tool for ListResources {
         }
     }
 
+    fn definition_is_fixed(&self) -> bool {
+        true
+    }
+
     fn risk(&self) -> Risk {
         Risk::ReadOnly
     }
@@ -131,6 +135,10 @@ impl Tool for ReadResource {
                 "additionalProperties": false
             }),
         }
+    }
+
+    fn definition_is_fixed(&self) -> bool {
+        true
     }
 
     fn risk(&self) -> Risk {

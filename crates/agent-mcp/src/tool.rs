@@ -117,6 +117,10 @@ impl Tool for McpTool {
         self.definition.clone()
     }
 
+    fn definition_is_fixed(&self) -> bool {
+        true
+    }
+
     fn risk(&self) -> Risk {
         self.risk
     }

@@ -120,6 +120,10 @@ impl Tool for GoalTool {
         }
     }
 
+    fn definition_is_fixed(&self) -> bool {
+        true
+    }
+
     fn risk(&self) -> Risk {
         Risk::ReadOnly
     }
@@ -162,6 +166,10 @@ impl Tool for ReadProgressTool {
                 .into(),
             parameters: json!({"type": "object", "properties": {}, "additionalProperties": false}),
         }
+    }
+
+    fn definition_is_fixed(&self) -> bool {
+        true
     }
 
     fn risk(&self) -> Risk {

@@ -41,42 +41,53 @@ pub(crate) fn budget_for(
 }
 
 /// The tool specs a run's last step sent, with their estimated tokens. The specs are the same
-/// from step to step, and counting their tokens again was a large share of a step's own time;
-/// they are compared with the last step's, so a registry whose definitions change is counted
-/// again.
+/// from step to step, and building them and counting their tokens again was a large share of a
+/// step's own time. A registry whose every definition is fixed
+/// ([`ToolRegistry::definitions_are_fixed`]) is asked once per run, and each step's request
+/// shares the same list; otherwise the specs are built at every step and compared with the last
+/// step's, so a definition that changed is counted again.
 #[derive(Default)]
 pub(crate) struct ToolsMemo {
-    specs: Vec<ToolSpec>,
+    specs: Arc<Vec<ToolSpec>>,
     tokens: Option<usize>,
+    /// Whether `specs` came from a registry whose definitions are fixed.
+    fixed: bool,
 }
 
 impl ToolsMemo {
     /// The specs of `tools` and the context budget of a request that carries them, as
-    /// [`tool_specs`] and [`budget_for`] give them.
+    /// [`tool_specs`] and [`budget_for`] give them. `tools` is the same registry at every step
+    /// of a run.
     pub(crate) fn budget(
         &mut self,
         spec: &AgentSpec,
         llm: &dyn LlmClient,
         tools: &ToolRegistry,
-    ) -> (Vec<ToolSpec>, ContextBudget) {
-        let specs = tool_specs(tools);
+    ) -> (Arc<Vec<ToolSpec>>, ContextBudget) {
         let tokens = match self.tokens {
-            Some(tokens) if self.specs == specs => tokens,
-            _ => {
-                let tokens = agent_llm::estimate_tools_tokens(&specs);
-                self.specs.clone_from(&specs);
-                self.tokens = Some(tokens);
-                tokens
+            Some(tokens) if self.fixed => tokens,
+            known => {
+                self.fixed = tools.definitions_are_fixed();
+                let specs = tool_specs(tools);
+                match known {
+                    Some(tokens) if *self.specs == specs => tokens,
+                    _ => {
+                        let tokens = agent_llm::estimate_tools_tokens(&specs);
+                        self.specs = Arc::new(specs);
+                        self.tokens = Some(tokens);
+                        tokens
+                    }
+                }
             }
         };
         let mut budget = budget_for(spec, llm, &[]);
         budget.request_tokens = tokens;
-        (specs, budget)
+        (self.specs.clone(), budget)
     }
 
     /// The specs of the last step.
-    pub(crate) fn specs(&self) -> &[ToolSpec] {
-        &self.specs
+    pub(crate) fn specs(&self) -> Arc<Vec<ToolSpec>> {
+        self.specs.clone()
     }
 }
 
@@ -98,10 +109,10 @@ pub(crate) fn request(
     spec: &AgentSpec,
     model: &str,
     messages: impl Into<Arc<Vec<ChatMessage>>>,
-    tools: Vec<ToolSpec>,
+    tools: impl Into<Arc<Vec<ToolSpec>>>,
 ) -> ChatRequest {
     let mut request = ChatRequest::new(model, messages);
-    request.tools = tools;
+    request.tools = tools.into();
     request.temperature = spec.temperature;
     request.max_tokens = spec.max_tokens;
     request.reasoning_effort = spec.reasoning_effort.clone();

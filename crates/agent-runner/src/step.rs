@@ -283,7 +283,7 @@ async fn step(
                     &budget,
                 ));
             }
-            let tools = tools_memo.specs().to_vec();
+            let tools = tools_memo.specs();
             let request = model::request(spec, &spec.model, view.messages, tools);
             model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await
         }

@@ -72,6 +72,10 @@ impl Tool for ExploreTool {
         }
     }
 
+    fn definition_is_fixed(&self) -> bool {
+        true
+    }
+
     fn risk(&self) -> Risk {
         self.agents
             .config(EXPLORE)
@@ -106,6 +110,10 @@ impl Tool for DelegateTool {
                 "additionalProperties": false
             }),
         }
+    }
+
+    fn definition_is_fixed(&self) -> bool {
+        true
     }
 
     fn risk(&self) -> Risk {

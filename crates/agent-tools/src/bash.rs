@@ -133,6 +133,10 @@ impl TypedTool for BashTool {
         }
     }
 
+    fn definition_is_fixed(&self) -> bool {
+        true
+    }
+
     fn risk(&self) -> Risk {
         Risk::Risky
     }

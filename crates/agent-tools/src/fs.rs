@@ -122,6 +122,10 @@ impl TypedTool for ReadFileTool {
         }
     }
 
+    fn definition_is_fixed(&self) -> bool {
+        true
+    }
+
     fn risk(&self) -> Risk {
         Risk::ReadOnly
     }
@@ -236,6 +240,10 @@ impl TypedTool for WriteFileTool {
                 "additionalProperties": false
             }),
         }
+    }
+
+    fn definition_is_fixed(&self) -> bool {
+        true
     }
 
     fn risk(&self) -> Risk {
@@ -363,6 +371,10 @@ impl TypedTool for EditFileTool {
                 "additionalProperties": false
             }),
         }
+    }
+
+    fn definition_is_fixed(&self) -> bool {
+        true
     }
 
     fn risk(&self) -> Risk {

@@ -251,6 +251,14 @@ pub trait Tool: Send + Sync {
     /// The tool's name, description and parameter schema.
     fn definition(&self) -> ToolDefinition;
 
+    /// Whether [`definition`](Tool::definition) returns the same definition at every call, so
+    /// that a caller may ask once and keep it: the runner then builds the tool list it sends
+    /// the model once per run instead of at every turn. `false` (the default) for a tool whose
+    /// description or schema may change while it is registered.
+    fn definition_is_fixed(&self) -> bool {
+        false
+    }
+
     /// Whether calls need approval in approval mode.
     fn risk(&self) -> Risk;
 

@@ -152,6 +152,13 @@ impl ToolRegistry {
         self.tools.values().map(|tool| tool.definition()).collect()
     }
 
+    /// Whether every tool's definition is fixed ([`Tool::definition_is_fixed`]): then
+    /// [`definitions`](Self::definitions) returns the same list for as long as the registry is
+    /// not changed, and a caller may keep it.
+    pub fn definitions_are_fixed(&self) -> bool {
+        self.tools.values().all(|tool| tool.definition_is_fixed())
+    }
+
     /// Runs the tool `name` with the model's raw JSON arguments (`""` counts as `{}`).
     ///
     /// Never fails, panics or hangs: an unknown tool, malformed JSON, invalid arguments, a tool

@@ -106,6 +106,10 @@ impl TypedTool for GlobFilesTool {
         }
     }
 
+    fn definition_is_fixed(&self) -> bool {
+        true
+    }
+
     fn risk(&self) -> Risk {
         Risk::ReadOnly
     }
@@ -216,6 +220,10 @@ impl TypedTool for GrepTool {
                 "additionalProperties": false
             }),
         }
+    }
+
+    fn definition_is_fixed(&self) -> bool {
+        true
     }
 
     fn risk(&self) -> Risk {

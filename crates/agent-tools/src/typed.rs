@@ -3,7 +3,8 @@
 //!
 //! [`TypedTool::into_tool`] wraps a typed tool in a private adapter that implements [`Tool`].
 
-use std::sync::Arc;
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -26,6 +27,13 @@ pub trait TypedTool: Send + Sync + 'static {
 
     /// The tool's name, description and parameter schema.
     fn definition(&self) -> ToolDefinition;
+
+    /// Whether [`definition`](TypedTool::definition) is the same at every call; see
+    /// [`Tool::definition_is_fixed`]. A fixed definition is also built only once for checking
+    /// the arguments of the tool's calls.
+    fn definition_is_fixed(&self) -> bool {
+        false
+    }
 
     /// Whether calls need approval in approval mode.
     fn risk(&self) -> Risk;
@@ -50,37 +58,59 @@ pub trait TypedTool: Send + Sync + 'static {
     where
         Self: Sized,
     {
-        Arc::new(Typed(self))
+        Arc::new(Typed {
+            tool: self,
+            fixed: OnceLock::new(),
+        })
     }
 }
 
 /// The type-erased adapter behind [`TypedTool::into_tool`].
-struct Typed<T>(T);
+struct Typed<T> {
+    tool: T,
+    /// The definition, once built, of a tool whose definition is fixed.
+    fixed: OnceLock<ToolDefinition>,
+}
+
+impl<T: TypedTool> Typed<T> {
+    /// The definition, built once when it is fixed and at every call otherwise.
+    fn current(&self) -> Cow<'_, ToolDefinition> {
+        if self.tool.definition_is_fixed() {
+            Cow::Borrowed(self.fixed.get_or_init(|| self.tool.definition()))
+        } else {
+            Cow::Owned(self.tool.definition())
+        }
+    }
+}
 
 #[async_trait]
 impl<T: TypedTool> Tool for Typed<T> {
     fn definition(&self) -> ToolDefinition {
-        self.0.definition()
+        self.current().into_owned()
+    }
+
+    fn definition_is_fixed(&self) -> bool {
+        self.tool.definition_is_fixed()
     }
 
     fn risk(&self) -> Risk {
-        self.0.risk()
+        self.tool.risk()
     }
 
     fn timeout(&self, args: &Value, limits: &ToolLimits) -> Duration {
         match serde_json::from_value::<T::Args>(args.clone()) {
-            Ok(parsed) => self.0.timeout(&parsed, limits),
+            Ok(parsed) => self.tool.timeout(&parsed, limits),
             Err(_) => limits.default_timeout,
         }
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let parsed = parse_args::<T::Args>(&self.0.definition(), args)?;
-        self.0.run(parsed, ctx).await
+        let parsed = parse_args::<T::Args>(&self.current(), args)?;
+        self.tool.run(parsed, ctx).await
     }
 
     fn confined_to(&self, mode: SandboxMode) -> Option<Arc<dyn Tool>> {
-        self.0.confined_to(mode)
+        self.tool.confined_to(mode)
     }
 }
 

@@ -6,6 +6,7 @@
 //! every call.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::tokens::{estimate_message_tokens, estimate_tools_tokens};
 use crate::types::{ChatMessage, ChatRequest, ToolSpec};
@@ -20,7 +21,7 @@ pub(super) struct PromptCounts {
 #[derive(Debug, Default)]
 struct Conversation {
     messages: Vec<(ChatMessage, usize)>,
-    tools: Option<(Vec<ToolSpec>, usize)>,
+    tools: Option<(Arc<Vec<ToolSpec>>, usize)>,
 }
 
 impl PromptCounts {
@@ -43,7 +44,11 @@ impl PromptCounts {
                 .map(|message| (message.clone(), estimate_message_tokens(message))),
         );
         let tools = match &known.tools {
-            Some((tools, count)) if *tools == request.tools => *count,
+            Some((tools, count))
+                if Arc::ptr_eq(tools, &request.tools) || *tools == request.tools =>
+            {
+                *count
+            }
             _ => {
                 let count = estimate_tools_tokens(&request.tools);
                 known.tools = Some((request.tools.clone(), count));

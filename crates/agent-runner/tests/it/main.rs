@@ -22,4 +22,5 @@ mod streaming;
 mod subagents;
 mod subagents_resume;
 mod support;
+mod tool_specs;
 mod wire_fidelity;

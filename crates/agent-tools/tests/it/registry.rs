@@ -298,3 +298,66 @@ fn builtins_have_the_contract_names_and_parameters() {
         assert!(!definition.description.is_empty());
     }
 }
+
+/// A typed tool that counts how often its definition is built.
+struct Counting {
+    fixed: bool,
+    built: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+#[async_trait]
+impl TypedTool for Counting {
+    type Args = AddArgs;
+
+    fn definition(&self) -> ToolDefinition {
+        self.built.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Add.definition()
+    }
+
+    fn definition_is_fixed(&self) -> bool {
+        self.fixed
+    }
+
+    fn risk(&self) -> Risk {
+        Risk::ReadOnly
+    }
+
+    async fn run(&self, args: AddArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Add.run(args, ctx).await
+    }
+}
+
+#[tokio::test]
+async fn a_fixed_typed_definition_is_built_once_for_every_later_use() {
+    let (_dir, ctx, _) = setup();
+    for fixed in [true, false] {
+        let built = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut registry = ToolRegistry::new();
+        let tool = Counting {
+            fixed,
+            built: built.clone(),
+        };
+        registry.register(tool.into_tool()).unwrap();
+        assert_eq!(registry.definitions_are_fixed(), fixed);
+        for _ in 0..3 {
+            assert_eq!(registry.definitions()[0].name, "add");
+            check(
+                registry.execute("add", r#"{"a": 1, "b": 2}"#, &ctx).await,
+                false,
+                "3",
+            );
+            check(
+                registry.execute("add", r#"{"a": "x"}"#, &ctx).await,
+                true,
+                "error: invalid arguments for add: argument `a` must be an integer, got a string (\"x\")",
+            );
+        }
+        let built = built.load(std::sync::atomic::Ordering::SeqCst);
+        // Registration, three listings and six calls: once in all when fixed.
+        if fixed {
+            assert_eq!(built, 1);
+        } else {
+            assert!(built >= 10, "built {built} times");
+        }
+    }
+}
