@@ -551,28 +551,29 @@ fn overhead_findings(results: &Results<'_>) -> Result<String> {
             )?;
         }
     }
-    let walk = "A step still walks every kept message: it turns each into the request (a copy of the conversation, which a provider needs in full anyway) and checks it for goal compaction and prune, and the runner reads the ids of every earlier call to keep call ids unique. That is O(messages) per step and O(N²) per run";
     // Slower only when the rate falls by more than a tenth: the in-memory rates of one run
     // spread by about that much.
-    if memory_rate(n) < 0.9 * memory_rate(small) {
-        writeln!(
-            out,
-            "- **Our steps also get slower as the trace grows**: on the in-memory store, iterations/s fall from {} at N = {} to {} at N = {}. {walk}; the memo above removed the larger part of it (estimating tokens), what is left is copying and walking.",
-            rate(memory_rate(small)),
-            count(small as f64),
-            rate(memory_rate(n)),
-            count(n as f64),
-        )?;
+    let (heading, verb, rest) = if memory_rate(n) < 0.9 * memory_rate(small) {
+        (
+            "Our steps also get slower as the trace grows",
+            "fall",
+            "; the memo above removed the larger part of it (estimating tokens), what is left is copying and walking.",
+        )
     } else {
-        writeln!(
-            out,
-            "- **Our steps do not get measurably slower as the trace grows**: on the in-memory store, iterations/s go from {} at N = {} to {} at N = {}. {walk}, but at these sizes that walk is lost beside the rest of a step: the memo above removed the larger part of it (estimating tokens), and what is left is copying references and walking.",
-            rate(memory_rate(small)),
-            count(small as f64),
-            rate(memory_rate(n)),
-            count(n as f64),
-        )?;
-    }
+        (
+            "Our steps do not get measurably slower as the trace grows",
+            "go",
+            ", but at these sizes that walk is lost beside the rest of a step: the memo above removed the larger part of it (estimating tokens), and what is left is copying references and walking.",
+        )
+    };
+    writeln!(
+        out,
+        "- **{heading}**: on the in-memory store, iterations/s {verb} from {} at N = {} to {} at N = {}. A step still walks every kept message: it turns each into the request (a copy of the conversation, which a provider needs in full anyway) and checks it for goal compaction and prune, and the runner reads the ids of every earlier call to keep call ids unique. That is O(messages) per step and O(N²) per run{rest}",
+        rate(memory_rate(small)),
+        count(small as f64),
+        rate(memory_rate(n)),
+        count(n as f64),
+    )?;
     writeln!(
         out,
         "- **Without fsync.** At N = {}, a buffered step costs {} against {} for appending its bytes raw ({} the raw time, median of the runs' ratios). The loop itself (in-memory store, no I/O) takes {} of it, the store {}. A commit costs its log append (the baseline's share) and the bookkeeping around it; the mirror files are not written on the step's path: a commit notes which message files fell behind and the store's flusher thread writes them in batches (`meta.json` / `goal.json` are written at most every 250 ms unless a commit changed more than statistics). On this machine's disk one small file written through a temporary file and a rename costs {} (measured in this run, 200 files per run); the flusher pays it for every message, outside the step. The in-memory row is the bound without any I/O.",
