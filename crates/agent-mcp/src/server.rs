@@ -229,7 +229,7 @@ impl McpServer {
         state
             .connection
             .as_ref()
-            .and_then(|connection| connection.group.as_ref().map(|group| group.0))
+            .and_then(|connection| connection.group.as_ref().map(|group| group.pid))
     }
 
     /// Whether the connection is up: the server has not stopped (as far as the client has

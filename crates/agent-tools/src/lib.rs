@@ -32,6 +32,7 @@
 
 pub mod approval;
 mod bash;
+mod beneath;
 mod fs;
 mod output;
 mod path;
