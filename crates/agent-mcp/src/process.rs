@@ -156,9 +156,10 @@ impl ProcessGroup {
     }
 }
 
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        self.kill();
+impl ProcessGroup {
+    /// Takes away the protected names the server created in the workspace (missing when it
+    /// started, or below the top of the workspace).
+    pub(crate) fn take_created(&self) {
         if let Some(confinement) = &self.confinement {
             for path in confinement.remove_created() {
                 tracing::warn!(
@@ -167,6 +168,13 @@ impl Drop for ProcessGroup {
                 );
             }
         }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+        self.take_created();
         if let Some(run) = &self.run {
             agent_tools::sandbox::remove_run_temp_dir(run);
         }

@@ -26,6 +26,7 @@
 //! Deny rules win over allow rules; they apply to every call, risky or not.
 
 mod commands;
+mod words;
 mod wrappers;
 
 use std::path::Path;
@@ -240,11 +241,26 @@ impl Rule {
     /// Why a command rule cannot tell whether the call's script runs what it names; `None` for
     /// a script it can read, or a rule about something else.
     fn unreadable(&self, tool: &str, arguments: &Value) -> Option<String> {
-        if !matches!(self.pattern, Some(Pattern::Prefix(_))) || !self.tool.is_match(tool) {
+        let Some(Pattern::Prefix(words)) = &self.pattern else {
+            return None;
+        };
+        if !self.tool.is_match(tool) {
             return None;
         }
         let command = arguments.get("command").and_then(Value::as_str)?;
-        commands::commands(command).unknown
+        let found = commands::commands(command);
+        found.unknown.or_else(|| {
+            found
+                .commands
+                .iter()
+                .any(|run| wrappers::runs(run, words) == wrappers::Match::Maybe)
+                .then(|| {
+                    format!(
+                        "an argument of `{}` is given by an expansion or a pattern",
+                        words.join(" ")
+                    )
+                })
+        })
     }
 
     /// Whether the rule covers the call; `deny` rules match a chained command by any part.
@@ -262,7 +278,10 @@ impl Rule {
                 };
                 let found = commands::commands(command);
                 if deny {
-                    found.commands.iter().any(|run| wrappers::runs(run, words))
+                    found
+                        .commands
+                        .iter()
+                        .any(|run| wrappers::runs(run, words) == wrappers::Match::Yes)
                 } else {
                     found.unknown.is_none() && !chains(command) && starts_with_words(command, words)
                 }
