@@ -52,9 +52,12 @@ fn a_restore_never_deletes_outside_through_a_swapped_folder() {
     let root = workspace.path().canonicalize().unwrap();
     std::fs::create_dir(root.join("dir")).unwrap();
     std::fs::write(root.join("dir/keep.txt"), "keep").unwrap();
-    let store =
-        CheckpointStore::open(traces.path().join("checkpoints.git"), &root, Limits::default())
-            .unwrap();
+    let store = CheckpointStore::open(
+        traces.path().join("checkpoints.git"),
+        &root,
+        Limits::default(),
+    )
+    .unwrap();
     let first = store.snapshot("first").unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let swapper = swap(root.clone(), outside.path().to_path_buf(), stop.clone());
@@ -64,9 +67,19 @@ fn a_restore_never_deletes_outside_through_a_swapped_folder() {
         plant(outside.path());
         plant(&root.join("dir"));
         // The planted files are not in the first snapshot: the restore deletes them.
-        let _ = store.restore(&first, RestoreOptions { force: true, dry_run: false });
+        let _ = store.restore(
+            &first,
+            RestoreOptions {
+                force: true,
+                dry_run: false,
+            },
+        );
         restores += 1;
-        assert_eq!(victims(outside.path()), 0, "a restore deleted a file outside");
+        assert_eq!(
+            victims(outside.path()),
+            0,
+            "a restore deleted a file outside"
+        );
     }
     // The plain way, under the same race, deletes outside.
     let mut plain_victims = 0;
@@ -83,5 +96,8 @@ fn a_restore_never_deletes_outside_through_a_swapped_folder() {
     swapper.join().unwrap();
     println!("REWIND-RACE {{\"restores\":{restores},\"plain_victims\":{plain_victims}}}");
     assert!(restores > 0);
-    assert!(plain_victims > 0, "the race never sent a plain deletion outside");
+    assert!(
+        plain_victims > 0,
+        "the race never sent a plain deletion outside"
+    );
 }

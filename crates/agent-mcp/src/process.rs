@@ -15,9 +15,7 @@ use nix::unistd::Pid;
 use rmcp::transport::TokioChildProcess;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use agent_tools::sandbox::{
-    Confinement, SandboxConfig, SandboxError, SandboxMode, scrubbed_env,
-};
+use agent_tools::sandbox::{Confinement, SandboxConfig, SandboxError, SandboxMode, scrubbed_env};
 
 use crate::config::{ServerConfig, expand_env};
 use crate::error::McpError;

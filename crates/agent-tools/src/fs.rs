@@ -10,8 +10,7 @@ use serde_json::json;
 
 use super::output::{Keep, truncate_output};
 use super::path::{
-    canonical_workspace, check_opened, display_relative, open_inside,
-    resolve_in_workspace,
+    canonical_workspace, check_opened, display_relative, open_inside, resolve_in_workspace,
 };
 use super::sandbox::PROTECTED_NAMES;
 use super::{Risk, ToolContext, ToolDefinition, ToolError, ToolOutput, TypedTool};

@@ -182,7 +182,10 @@ async fn a_server_reads_no_secret_of_the_agent_in_proc_and_can_create_files_at_t
         let top = env.path("work/memory.json");
         let calls = [
             ("proc", json!({"marker": "sk-secret-openai"})),
-            ("write", json!({"path": top.to_string_lossy(), "content": "{}"})),
+            (
+                "write",
+                json!({"path": top.to_string_lossy(), "content": "{}"}),
+            ),
         ];
         let (_, results) = run(&env, &calls, &[]).await;
         assert_eq!(results[0].contains("seen in"), off, "{results:?}");

@@ -87,14 +87,23 @@ async fn nothing_a_command_starts_outlives_it() {
         let result = run_in(&env, mode, command).await;
         assert!(result.contains("started"), "{result}");
         tokio::time::sleep(Duration::from_secs(6)).await;
-        for planted in ["planted-setsid", "planted-fork", "planted-pgid", "agent.toml"] {
+        for planted in [
+            "planted-setsid",
+            "planted-fork",
+            "planted-pgid",
+            "agent.toml",
+        ] {
             assert_eq!(
                 env.path("work").join(planted).exists(),
                 off,
                 "{mode}: {planted}: {result}"
             );
         }
-        assert!(running("planted-").is_empty(), "{mode}: {:?}", running("planted-"));
+        assert!(
+            running("planted-").is_empty(),
+            "{mode}: {:?}",
+            running("planted-")
+        );
     }
 }
 
@@ -108,10 +117,18 @@ async fn the_agent_s_secrets_are_not_in_any_proc_a_command_can_read() {
         let result = run_in(&env, mode, command).await;
         let (cmdline, environ) = result.split_once("ENVIRON").unwrap();
         assert!(cmdline.contains("CMDLINE"), "{result}");
-        assert_eq!(environ.contains("sk-secret-openai"), off, "{mode}: {result}");
+        assert_eq!(
+            environ.contains("sk-secret-openai"),
+            off,
+            "{mode}: {result}"
+        );
         assert_eq!(environ.contains("sk-secret-flag"), off, "{mode}: {result}");
         // The agent's own command line is readable with the sandbox off, without the key.
-        assert_eq!(cmdline.contains("--provider scripted"), off, "{mode}: {result}");
+        assert_eq!(
+            cmdline.contains("--provider scripted"),
+            off,
+            "{mode}: {result}"
+        );
         assert!(!cmdline.contains("sk-secret"), "{mode}: {result}");
     }
 }
@@ -140,8 +157,7 @@ async fn local_services_are_out_of_reach_with_the_network_off() {
         let named = count_accepts(std::os::unix::net::UnixListener::bind(&path).unwrap());
         let name = format!("agent-test-{}-{mode}", std::process::id());
         let address = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
-        let hidden =
-            count_accepts(std::os::unix::net::UnixListener::bind_addr(&address).unwrap());
+        let hidden = count_accepts(std::os::unix::net::UnixListener::bind_addr(&address).unwrap());
         let command = format!(
             "python3 -c 'import socket\nfor a in [\"{}\", \"\\0{name}\"]:\n    s = socket.socket(socket.AF_UNIX)\n    try:\n        s.connect(a); print(\"connected\")\n    except OSError as e:\n        print(\"refused\", e)'",
             path.display()
@@ -176,7 +192,10 @@ async fn metadata_and_processes_outside_stay_untouched() {
         std::fs::write(&file, "x").unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
         let before = std::fs::metadata(&file).unwrap().modified().unwrap();
-        let mut victim = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+        let mut victim = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
         let command = format!(
             "f='{}'; chmod 600 \"$f\"; touch -d 2001-01-01 \"$f\"; \
              python3 -c 'import os, sys; os.setxattr(sys.argv[1], \"user.seam\", b\"set\")' \"$f\"; \
@@ -186,11 +205,19 @@ async fn metadata_and_processes_outside_stay_untouched() {
         );
         let result = run_in(&env, mode, &command).await;
         let meta = std::fs::metadata(&file).unwrap();
-        assert_eq!(meta.permissions().mode() & 0o777 == 0o600, off, "{mode}: {result}");
+        assert_eq!(
+            meta.permissions().mode() & 0o777 == 0o600,
+            off,
+            "{mode}: {result}"
+        );
         assert_eq!(meta.modified().unwrap() != before, off, "{mode}: {result}");
         assert_eq!(xattr(&file) == "set", off, "{mode}: {result}");
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert_eq!(victim.try_wait().unwrap().is_some(), off, "{mode}: {result}");
+        assert_eq!(
+            victim.try_wait().unwrap().is_some(),
+            off,
+            "{mode}: {result}"
+        );
         let _ = victim.kill();
         let _ = victim.wait();
     }
@@ -215,11 +242,18 @@ async fn protected_names_are_protected_at_any_depth() {
             "deeper/project/agent.toml",
             "deeper/.agent",
         ] {
-            assert_eq!(work.join(planted).exists(), off, "{mode}: {planted}: {result}");
+            assert_eq!(
+                work.join(planted).exists(),
+                off,
+                "{mode}: {planted}: {result}"
+            );
         }
         let config = std::fs::read_to_string(work.join("sub/.git/config")).unwrap();
         assert_eq!(config.contains("changed"), off, "{mode}: {result}");
-        assert!(work.join("deeper/project/ok.txt").exists(), "{mode}: {result}");
+        assert!(
+            work.join("deeper/project/ok.txt").exists(),
+            "{mode}: {result}"
+        );
     }
 }
 
@@ -247,7 +281,15 @@ async fn the_run_s_temporary_folder_goes_when_the_run_ends() {
         .to_string(),
     );
     let output = env
-        .agent(&["run", "--provider", "scripted", "--script", &script, "--yes", "Go"])
+        .agent(&[
+            "run",
+            "--provider",
+            "scripted",
+            "--script",
+            &script,
+            "--yes",
+            "Go",
+        ])
         .env("TMPDIR", temp.path())
         .output()
         .await

@@ -141,14 +141,20 @@ fn builtin(words: &[String], depth: usize, found: &mut Commands) {
             let integer = args.iter().any(|a| a.starts_with('-') && a.contains('i'));
             for operand in operands {
                 let (name, value) = operand.split_once('=').unwrap_or((operand, ""));
-                assigned(name, Some(value).filter(|v| !unknown(&(*v).to_owned())), found);
+                assigned(
+                    name,
+                    Some(value).filter(|v| !unknown(&(*v).to_owned())),
+                    found,
+                );
                 if integer {
                     arithmetic(value, depth, found);
                 }
             }
         }
         "read" | "mapfile" | "readarray" | "getopts" => {
-            found.tainted.extend(operands.iter().map(|name| (*name).clone()));
+            found
+                .tainted
+                .extend(operands.iter().map(|name| (*name).clone()));
             if operands.is_empty() || program == "getopts" {
                 found.tainted.push("*".to_owned());
             }
@@ -267,7 +273,10 @@ fn walk_compound(compound: &CompoundCommand, depth: usize, found: &mut Commands)
         CompoundCommand::Subshell(subshell) => walk_list(&subshell.list, depth, found),
         CompoundCommand::ForClause(clause) => {
             for word in clause.values.iter().flatten() {
-                if expand(&word.value, depth, found).iter().any(Option::is_none) {
+                if expand(&word.value, depth, found)
+                    .iter()
+                    .any(Option::is_none)
+                {
                     found.tainted.push(clause.variable_name.clone());
                 }
             }
@@ -353,9 +362,10 @@ fn walk_item(
                 }
             };
             let value = match &assignment.value {
-                AssignmentValue::Scalar(value) => {
-                    expand(&value.value, depth, found).into_iter().next().flatten()
-                }
+                AssignmentValue::Scalar(value) => expand(&value.value, depth, found)
+                    .into_iter()
+                    .next()
+                    .flatten(),
                 AssignmentValue::Array(_) => {
                     let _ = expand(&word.value, depth, found);
                     None

@@ -328,13 +328,28 @@ fn a_file_rule_covers_every_hard_link_to_the_file() {
     let denying = ApprovalRules::parse(&["read_file", "grep"], &["read_file(.env)"]).unwrap();
     let read = serde_json::json!({ "path": "src/deep/notes.txt" });
     let grep = serde_json::json!({ "pattern": "SECRET", "path": "src" });
-    assert!(matches!(check(&denying, "read_file", read.clone()), Some(RuleVerdict::Deny(_))));
-    assert!(matches!(check(&denying, "grep", grep.clone()), Some(RuleVerdict::Deny(_))));
+    assert!(matches!(
+        check(&denying, "read_file", read.clone()),
+        Some(RuleVerdict::Deny(_))
+    ));
+    assert!(matches!(
+        check(&denying, "grep", grep.clone()),
+        Some(RuleVerdict::Deny(_))
+    ));
     // A file with one name is not caught by the search for other names.
     let plain = serde_json::json!({ "path": "src/plain.txt" });
-    assert!(matches!(check(&denying, "read_file", plain), Some(RuleVerdict::Allow(_))));
+    assert!(matches!(
+        check(&denying, "read_file", plain),
+        Some(RuleVerdict::Allow(_))
+    ));
     // Without the rule the same link is read: the rule is what refuses it.
     let open = ApprovalRules::parse(&["read_file", "grep"], &[] as &[&str]).unwrap();
-    assert!(matches!(check(&open, "read_file", read), Some(RuleVerdict::Allow(_))));
-    assert!(matches!(check(&open, "grep", grep), Some(RuleVerdict::Allow(_))));
+    assert!(matches!(
+        check(&open, "read_file", read),
+        Some(RuleVerdict::Allow(_))
+    ));
+    assert!(matches!(
+        check(&open, "grep", grep),
+        Some(RuleVerdict::Allow(_))
+    ));
 }

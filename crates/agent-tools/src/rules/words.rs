@@ -166,7 +166,9 @@ pub(crate) fn ansi_c(text: &str) -> String {
                 value.push(d);
                 chars.next();
             }
-            u32::from_str_radix(&value, radix).ok().and_then(char::from_u32)
+            u32::from_str_radix(&value, radix)
+                .ok()
+                .and_then(char::from_u32)
         };
         let decoded = match kind {
             'a' => Some('\u{7}'),
@@ -260,7 +262,11 @@ fn sequence(body: &str) -> Option<Vec<String>> {
     let parts: Vec<&str> = body.split("..").collect();
     let (start, end, step) = match parts.as_slice() {
         [start, end] => (*start, *end, 1),
-        [start, end, step] => (*start, *end, step.parse::<i64>().ok()?.unsigned_abs().max(1)),
+        [start, end, step] => (
+            *start,
+            *end,
+            step.parse::<i64>().ok()?.unsigned_abs().max(1),
+        ),
         _ => return None,
     };
     let step = usize::try_from(step).ok()?;
@@ -268,7 +274,11 @@ fn sequence(body: &str) -> Option<Vec<String>> {
         let items: Vec<i64> = if a <= b {
             (a..=b).step_by(step).take(MAX_BRACE_WORDS + 1).collect()
         } else {
-            (b..=a).rev().step_by(step).take(MAX_BRACE_WORDS + 1).collect()
+            (b..=a)
+                .rev()
+                .step_by(step)
+                .take(MAX_BRACE_WORDS + 1)
+                .collect()
         };
         return Some(items.into_iter().map(|n| n.to_string()).collect());
     }

@@ -57,10 +57,13 @@ pub(crate) fn unwrap(words: Vec<Option<String>>, sink: &mut dyn Sink) {
             }
             "env" => {
                 let rest = skip_options(&program, &rest);
-                let runs_code = rest.iter().map_while(|w| w.as_deref().filter(|w| is_assignment(w))).any(|w| {
-                    let name = w.split('=').next().unwrap_or(w);
-                    super::commands::RUNS_CODE.contains(&name) || name.starts_with("BASH_FUNC_")
-                });
+                let runs_code = rest
+                    .iter()
+                    .map_while(|w| w.as_deref().filter(|w| is_assignment(w)))
+                    .any(|w| {
+                        let name = w.split('=').next().unwrap_or(w);
+                        super::commands::RUNS_CODE.contains(&name) || name.starts_with("BASH_FUNC_")
+                    });
                 if runs_code {
                     sink.unknown("a variable that makes a shell or program run code it names");
                 }

@@ -59,7 +59,9 @@ pub fn looks_secret(value: &str) -> bool {
         ))
         .ok()
     });
-    pattern.as_ref().is_some_and(|pattern| pattern.is_match(value))
+    pattern
+        .as_ref()
+        .is_some_and(|pattern| pattern.is_match(value))
 }
 
 /// The environment of a command in `config`: the given variables without secrets (unless kept
@@ -93,7 +95,10 @@ pub fn scrubbed_env(
     with_set(config, kept)
 }
 
-fn with_set(config: &SandboxConfig, mut env: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {
+fn with_set(
+    config: &SandboxConfig,
+    mut env: Vec<(OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
     for (name, value) in &config.env_set {
         env.retain(|(existing, _)| existing.to_string_lossy() != name.as_str());
         env.push((name.into(), value.into()));

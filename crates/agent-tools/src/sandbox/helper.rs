@@ -63,7 +63,10 @@ impl Request {
                 args.push(flag.into());
             }
         }
-        for (flag, paths) in [("--read-only", &self.read_only), ("--write", &self.writable)] {
+        for (flag, paths) in [
+            ("--read-only", &self.read_only),
+            ("--write", &self.writable),
+        ] {
             for path in paths {
                 args.push(flag.into());
                 args.push(path.clone().into_os_string());

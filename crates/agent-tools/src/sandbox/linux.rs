@@ -118,6 +118,8 @@ fn filter(network: bool) -> Result<BpfProgram, String> {
             .and_then(|condition| SeccompRule::new(vec![condition]))
             .map_err(|e| e.to_string())
     };
+    // `Ioctl` is `c_ulong` with glibc and `c_int` with musl.
+    #[allow(clippy::useless_conversion)]
     let request = |ioctl: libc::Ioctl| u64::try_from(ioctl).map_err(|e| e.to_string());
     let mut rules = vec![(
         libc::SYS_ioctl,

@@ -387,7 +387,12 @@ impl Confinement {
         let created = nested_protected(roots)
             .into_iter()
             .filter(|path| !before.contains(path))
-            .filter_map(|path| Some((roots.iter().find(|root| path.starts_with(root))?.clone(), path)));
+            .filter_map(|path| {
+                Some((
+                    roots.iter().find(|root| path.starts_with(root))?.clone(),
+                    path,
+                ))
+            });
         let mut taken = Vec::new();
         for (index, (root, path)) in watched.chain(created).enumerate() {
             let Ok(relative) = path.strip_prefix(&root) else {

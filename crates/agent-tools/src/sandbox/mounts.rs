@@ -207,9 +207,7 @@ mod tests {
         let line = "36 35 98:0 /mnt1 /mnt/my\\040disk rw,noatime master:1 - ext3 /dev/root rw";
         assert_eq!(mount_point(line), Some(PathBuf::from("/mnt/my disk")));
         assert_eq!(
-            socket_path(
-                "0000000000000000: 00000002 00000000 00010000 0001 01 42901 /run/a b.sock"
-            ),
+            socket_path("0000000000000000: 00000002 00000000 00010000 0001 01 42901 /run/a b.sock"),
             Some(PathBuf::from("/run/a b.sock"))
         );
         assert_eq!(

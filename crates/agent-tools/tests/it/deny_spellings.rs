@@ -28,7 +28,10 @@ fn every_hidden_spelling_deletes_and_is_refused_or_asked_about() {
     let rules = ApprovalRules::parse(&["bash"], &["bash(rm -rf)"]).unwrap();
     let (mut denied, mut asked) = (0, 0);
     for command in RM_RF_HIDDEN_SPELLINGS {
-        assert!(deletes(command), "`{command}` does not delete target by itself");
+        assert!(
+            deletes(command),
+            "`{command}` does not delete target by itself"
+        );
         let arguments = serde_json::json!({ "command": command }).to_string();
         match rules.verdict("bash", &arguments, std::path::Path::new("/w")) {
             Some(RuleVerdict::Deny(_)) => denied += 1,
