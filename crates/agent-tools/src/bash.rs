@@ -25,7 +25,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use serde::Deserialize;
 use serde_json::json;
@@ -33,6 +32,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinHandle;
 
 use super::approval::{RerunApprover, RerunRequest};
+use super::guard::GroupGuard;
 use super::output::CappedBuffer;
 use super::path::canonical_workspace;
 use super::sandbox::{Confinement, SandboxConfig, SandboxMode};
@@ -431,42 +431,6 @@ enum Outcome {
     Exited(std::io::Result<ExitStatus>),
     TimedOut,
     Cancelled,
-}
-
-/// Ends a command when asked and again when dropped, so an abandoned call leaves nothing
-/// running: its process group is killed with `SIGKILL`, or its sandbox helper is asked to stop
-/// (`SIGTERM`), which kills everything the command started, however it left the group.
-enum GroupGuard {
-    /// The process group of a command started without the helper.
-    Group(Pid),
-    /// The sandbox helper a command was started through.
-    Helper(Pid),
-}
-
-impl GroupGuard {
-    fn kill(&self) {
-        // The process may already be gone; there is nothing to do about any error.
-        match self {
-            Self::Group(pid) => {
-                let _ = killpg(*pid, Signal::SIGKILL);
-            }
-            Self::Helper(pid) => {
-                let _ = kill(*pid, Signal::SIGTERM);
-            }
-        }
-    }
-
-    /// Kills the command's first process at once.
-    fn kill_now(&self) {
-        let (Self::Group(pid) | Self::Helper(pid)) = self;
-        let _ = killpg(*pid, Signal::SIGKILL);
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
 
 /// Copies a pipe into a capped buffer until it closes.

@@ -34,6 +34,7 @@ pub mod approval;
 mod bash;
 mod beneath;
 mod fs;
+mod guard;
 mod output;
 mod path;
 mod registry;
