@@ -121,7 +121,12 @@ fn confinement(
     let workspace = workspace
         .canonicalize()
         .map_err(|e| SandboxError::Setup(format!("{}: {e}", workspace.display())))?;
-    Confinement::prepare(&settings, &workspace, &temp_name(name))
+    let mut confinement = Confinement::prepare(&settings, &workspace, &temp_name(name))?;
+    if confinement.mode == SandboxMode::Off {
+        // Unconfined, still without the agent's secrets.
+        confinement.env = scrubbed_env(&settings, std::env::vars_os());
+    }
+    Ok(confinement)
 }
 
 /// The name of the private temporary folder of the server `name` in this process.

@@ -38,4 +38,3 @@ impl Drop for GroupGuard {
         self.kill();
     }
 }
-
