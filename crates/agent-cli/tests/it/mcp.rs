@@ -173,7 +173,7 @@ async fn no_server_process_outlives_the_run() {
     std::fs::write(
         env.path("agent.toml"),
         format!(
-            "[mcp.servers.everything]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\n\
+            "[mcp.servers.everything]\ncommand = \"bash\"\nargs = [\"-c\", {script:?}]\n\
              read_only = [\"echo\"]\n"
         ),
     )

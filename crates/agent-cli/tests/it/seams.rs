@@ -306,3 +306,71 @@ async fn the_run_s_temporary_folder_goes_when_the_run_ends() {
     let traces = std::fs::read_dir(env.traces()).unwrap().count();
     assert_eq!(traces, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_allowed_by_a_rule_cannot_type_into_the_terminal() {
+    use agent_test_support::pty::Terminal;
+    const QUESTION: &str = "The sandbox refused this command";
+    for (mode, off) in [("workspace-write", false), ("off", true)] {
+        let env = agent_env();
+        // The rule lets the command run without a question; nothing else is allowed.
+        env.write("work/agent.toml", "[approvals]\nallow = [\"bash\"]\n");
+        let outside = tempfile::tempdir().unwrap();
+        let escaped = outside.path().join("escaped");
+        let command = format!(
+            "python3 -c 'import fcntl, termios\ntry:\n    tty = open(\"/dev/tty\", \"wb\", buffering=0)\n    for c in b\"y\\n\":\n        fcntl.ioctl(tty, termios.TIOCSTI, bytes([c]))\n    print(\"injected\")\nexcept OSError as e:\n    print(\"no terminal:\", e)'; echo PWN > '{}'",
+            escaped.display()
+        );
+        let script = env.write(
+            "script.json",
+            &json!([
+                {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+                {"text": "Done."}
+            ])
+            .to_string(),
+        );
+        let work = env.work();
+        let args = [
+            "run",
+            "--script",
+            &script,
+            "--workspace",
+            &work,
+            "--sandbox",
+            mode,
+            "Type",
+        ];
+        let mut terminal = Terminal::spawn(env.command(&args));
+        let screen = terminal.wait_until("the question or the end of the run", |screen| {
+            screen.contains(QUESTION) || screen.contains("Done.")
+        });
+        if screen.contains(QUESTION) && !screen.contains("Done.") {
+            // Nothing typed the answer: the user says no.
+            terminal.send("n\r");
+        }
+        assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
+        let traces: Vec<_> = std::fs::read_dir(env.traces()).unwrap().flatten().collect();
+        let shown = env
+            .run(&["show", &traces[0].file_name().to_string_lossy(), "--json"])
+            .await;
+        let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+        let result = shown["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_owned();
+        assert_eq!(result.contains("injected"), off, "{mode}: {result}");
+        assert_eq!(
+            escaped.exists(),
+            off,
+            "{mode}: {result}\n{}",
+            terminal.screen()
+        );
+        if !off {
+            assert!(result.contains("no terminal"), "{result}");
+        }
+    }
+}
