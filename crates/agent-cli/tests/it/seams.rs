@@ -314,7 +314,7 @@ async fn a_command_allowed_by_a_rule_cannot_type_into_the_terminal() {
     for (mode, off) in [("workspace-write", false), ("off", true)] {
         let env = agent_env();
         // The rule lets the command run without a question; nothing else is allowed.
-        env.write("work/agent.toml", "[approvals]\nallow = [\"bash\"]\n");
+        env.write("agent.toml", "[approvals]\nallow = [\"bash\"]\n");
         let outside = tempfile::tempdir().unwrap();
         let escaped = outside.path().join("escaped");
         let command = format!(
