@@ -25,6 +25,11 @@ fn swap(root: PathBuf, outside: PathBuf, stop: Arc<AtomicBool>) -> std::thread::
                 let _ = std::fs::remove_file(&dir);
             }
             while std::fs::rename(&parked, &dir).is_err() {
+                // A restore may have emptied and removed the parked folder.
+                if !parked.exists() {
+                    let _ = std::fs::create_dir(&dir);
+                    break;
+                }
                 let _ = std::fs::remove_dir_all(&dir);
             }
         }
