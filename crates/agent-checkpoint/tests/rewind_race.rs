@@ -24,7 +24,11 @@ fn swap(root: PathBuf, outside: PathBuf, stop: Arc<AtomicBool>) -> std::thread::
                 std::thread::yield_now();
                 let _ = std::fs::remove_file(&dir);
             }
-            while std::fs::rename(&parked, &dir).is_err() {
+            // Bounded, so that the stop is always seen.
+            for _ in 0..1000 {
+                if std::fs::rename(&parked, &dir).is_ok() {
+                    break;
+                }
                 // A restore may have emptied and removed the parked folder.
                 if !parked.exists() {
                     let _ = std::fs::create_dir(&dir);
