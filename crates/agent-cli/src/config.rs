@@ -370,7 +370,8 @@ pub(crate) struct ServeConfig {
 pub(crate) enum SandboxFile {
     /// `sandbox = "read-only"`.
     Mode(agent_tools::SandboxMode),
-    /// `[sandbox]` with `mode`, `network`, `writable_roots`, `env_keep`, `env_set`.
+    /// `[sandbox]` with `mode`, `network`, `writable_roots`, `env_keep`, `env_set`,
+    /// `unix_sockets`.
     Table(SandboxTable),
 }
 
@@ -386,6 +387,9 @@ pub(crate) struct SandboxTable {
     pub(crate) env_keep: Vec<String>,
     #[serde(default)]
     pub(crate) env_set: std::collections::BTreeMap<String, String>,
+    /// Unix sockets outside the workspace commands may reach with the network off.
+    #[serde(default)]
+    pub(crate) unix_sockets: Vec<String>,
 }
 
 #[cfg(test)]

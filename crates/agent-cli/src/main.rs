@@ -26,6 +26,7 @@ mod exit;
 mod factory;
 mod failure;
 mod fork;
+mod hardening;
 mod ids;
 mod import;
 mod inspect;
@@ -66,6 +67,8 @@ use crate::exit::{ExitCode, UsageError};
 fn main() -> std::process::ExitCode {
     // Started as the sandbox helper of a command: becomes the command, before any thread starts.
     agent_tools::sandbox::run_helper_if_requested();
+    // No key on the command line, no other process of the user reading this one's memory.
+    hardening::harden();
     // `agent` alone on a terminal is a chat in the full-screen UI.
     // Without one, it is the help (on stderr, exit 2, as for any usage error).
     let cli = match (std::env::args_os().len() == 1, tui::wanted(false)) {

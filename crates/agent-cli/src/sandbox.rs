@@ -38,6 +38,7 @@ pub(crate) fn init(flag: Option<SandboxMode>, file: &FileConfig) -> Result<()> {
     config.writable_roots = table.writable_roots;
     config.env_keep = table.env_keep;
     config.env_set = table.env_set;
+    config.unix_sockets = table.unix_sockets;
     // The trace folder the environment or agent.toml names, else the project's default one.
     let named = crate::cli::TraceDirArg {
         trace_dir: std::env::var_os("AGENT_TRACE_DIR").map(PathBuf::from),
@@ -48,8 +49,8 @@ pub(crate) fn init(flag: Option<SandboxMode>, file: &FileConfig) -> Result<()> {
         config.protected = vec![std::path::absolute(trace_dir).unwrap_or(trace_dir.clone())];
     }
     check_support(&config).map_err(|error| UsageError(error.to_string()))?;
-    if config.mode == SandboxMode::WorkspaceWrite {
-        config.helper = namespace_helper();
+    if config.mode != SandboxMode::Off {
+        (config.helper, config.namespaces) = sandbox_helper();
     }
     if config.mode == SandboxMode::Off {
         crate::output::note(
@@ -62,22 +63,29 @@ pub(crate) fn init(flag: Option<SandboxMode>, file: &FileConfig) -> Result<()> {
     Ok(())
 }
 
-/// This binary as the sandbox helper of `workspace-write` commands, when it can give them their
-/// own user and mount namespaces here; otherwise says once why commands cannot create entries
-/// at the top of the workspace.
-fn namespace_helper() -> Option<PathBuf> {
-    let probed = std::env::current_exe()
-        .map_err(|e| format!("cannot find this program: {e}"))
-        .and_then(|exe| probe_helper(&exe).map(|()| exe));
-    match probed {
-        Ok(exe) => Some(exe),
+/// This binary as the sandbox helper of confined commands, and whether it can give them
+/// namespaces of their own here; says once why not when it cannot.
+fn sandbox_helper() -> (Option<PathBuf>, bool) {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(error) => {
+            crate::output::note(&format!(
+                "agent: cannot find this program ({error}): commands are confined from this \
+                 process and stay in its terminal's session"
+            ));
+            return (None, false);
+        }
+    };
+    match probe_helper(&exe) {
+        Ok(()) => (Some(exe), true),
         Err(reason) => {
             crate::output::note(&format!(
                 "agent: the sandbox cannot use user namespaces here ({reason}): .git, agent.toml, \
                  .agent/ and the trace folder stay read-only, but commands cannot create new \
-                 entries at the top of the workspace"
+                 entries at the top of the workspace, see other processes' /proc, or be kept \
+                 from local services by their Unix sockets"
             ));
-            None
+            (Some(exe), false)
         }
     }
 }

@@ -88,6 +88,8 @@ pub(crate) async fn run_loop(
     // The first step estimates tokens: the encoding loads while the run starts and the
     // workspace is snapshotted.
     agent_llm::prepare_token_estimates();
+    // What the run's commands left in their temporary folder goes when the run ends.
+    let _temp_dir = agent_tools::sandbox::RunTempDir::for_run(trace_id);
     let store = agent.store();
     let limits = &agent.spec.limits;
     warn_if_unpriced(agent);

@@ -32,7 +32,9 @@
 
 pub mod approval;
 mod bash;
+mod beneath;
 mod fs;
+mod guard;
 mod output;
 mod path;
 mod registry;

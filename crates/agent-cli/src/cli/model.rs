@@ -116,8 +116,14 @@ pub(crate) struct ProviderArgs {
     /// it).
     #[arg(long, value_name = "URL")]
     pub(crate) base_url: Option<String>,
-    /// The API key [default: OPENAI_API_KEY or ANTHROPIC_API_KEY].
-    #[arg(long, value_name = "KEY", hide_env_values = true)]
+    /// The API key [default: OPENAI_API_KEY or ANTHROPIC_API_KEY]. Given as a flag, it is moved
+    /// to AGENT_API_KEY at start, out of the process's command line.
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "AGENT_API_KEY",
+        hide_env_values = true
+    )]
     pub(crate) api_key: Option<String>,
     /// The script of the scripted provider (JSON; see the agent-llm docs).
     #[arg(long, value_name = "FILE")]

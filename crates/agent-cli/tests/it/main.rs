@@ -38,6 +38,7 @@ mod rewind;
 mod run_serve;
 mod sandbox_profiles;
 mod sandbox_rerun;
+mod seams;
 mod serve;
 mod store_pg;
 mod streaming;

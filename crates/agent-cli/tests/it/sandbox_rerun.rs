@@ -72,7 +72,7 @@ async fn a_refused_command_runs_again_without_the_sandbox_only_when_the_user_say
             );
             assert!(result.contains("exit code: 0"), "{result}");
         } else {
-            assert!(result.contains("Permission denied"), "{result}");
+            assert!(result.contains("Read-only file system"), "{result}");
             assert!(result.contains("said no"), "{result}");
         }
     }
@@ -90,7 +90,7 @@ async fn with_yes_a_refused_command_is_never_rerun() {
     assert!(!screen.contains(QUESTION), "{screen}");
     assert!(!escaped.exists(), "{screen}");
     let result = tool_result(&env).await;
-    assert!(result.contains("Permission denied"), "{result}");
+    assert!(result.contains("Read-only file system"), "{result}");
     assert!(
         result.contains("sandbox, which may have refused it"),
         "{result}"

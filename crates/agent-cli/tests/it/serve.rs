@@ -748,7 +748,7 @@ async fn a_run_may_ask_for_whole_answers_and_a_stricter_sandbox() {
         .unwrap();
     let said = tool["content"].as_str().unwrap();
     assert!(
-        said.contains("Permission denied") && said.contains("read-only sandbox"),
+        said.contains("Read-only file system") && said.contains("read-only sandbox"),
         "{tool}"
     );
 
