@@ -334,6 +334,76 @@ mod tests {
         graph
     }
 
+    /// The modules of a folder module `src/<folder>/` (its files and sub-folders, `mod.rs` and
+    /// tests aside) and the ones each names through `crate::<folder>::` or, from a file directly
+    /// in the folder, `super::`, outside its tests: the same graph as [`module_imports`], one
+    /// level down.
+    fn folder_imports(
+        src: &Path,
+        folder: &Path,
+    ) -> BTreeMap<String, std::collections::BTreeSet<String>> {
+        let dir = src.join(folder);
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        let module_of = |path: &Path| -> Option<String> {
+            let relative = path.strip_prefix(&dir).ok()?;
+            let first = relative.components().next()?.as_os_str().to_string_lossy();
+            let name = first.trim_end_matches(".rs").to_owned();
+            (name != "mod" && name != "tests" && !name.ends_with("_tests")).then_some(name)
+        };
+        let modules: std::collections::BTreeSet<String> =
+            files.iter().filter_map(|p| module_of(p)).collect();
+        let prefix = format!(
+            "crate::{}::",
+            folder
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("::")
+        );
+        let mut graph: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+        for path in &files {
+            let Some(module) = module_of(path) else {
+                continue;
+            };
+            let code = code_before_tests(path);
+            let mut named = referenced(&code, &prefix);
+            if path.parent() == Some(dir.as_path()) {
+                named.extend(referenced(&code, "super::"));
+            }
+            let entry = graph.entry(module.clone()).or_default();
+            for name in named {
+                if name != module && modules.contains(&name) {
+                    entry.insert(name);
+                }
+            }
+        }
+        graph
+    }
+
+    /// A file's code before its tests, without comment lines (doc links are not imports).
+    fn code_before_tests(path: &Path) -> String {
+        let text = std::fs::read_to_string(path).unwrap();
+        let before_tests = &text[..text.find("#[cfg(test)]").unwrap_or(text.len())];
+        before_tests
+            .lines()
+            .filter(|line| !line.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Every folder module under `src`, as paths relative to it (`formats`, `formats/responses`).
+    fn folder_modules(src: &Path, under: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(src.join(under)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                let relative = under.join(path.file_name().unwrap());
+                folder_modules(src, &relative, out);
+                out.push(relative);
+            }
+        }
+    }
+
     /// The first path segments after each `prefix` in `code`, `prefix{a, b::c}` included.
     fn referenced(code: &str, prefix: &str) -> Vec<String> {
         let ident = |s: &str| -> String {
@@ -426,7 +496,17 @@ mod tests {
                 continue;
             }
             let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-            let cycle = find_cycle(&module_imports(&src));
+            // The crate's top-level modules, then the modules of each folder module.
+            let mut folders = Vec::new();
+            folder_modules(&src, Path::new(""), &mut folders);
+            folders.sort();
+            let cycle = find_cycle(&module_imports(&src)).or_else(|| {
+                folders.iter().find_map(|folder| {
+                    let cycle = find_cycle(&folder_imports(&src, folder))?;
+                    let shown = folder.display().to_string().replace('/', "::");
+                    Some(cycle.into_iter().map(|m| format!("{shown}::{m}")).collect())
+                })
+            });
             match (cycle, CYCLES_LEFT.contains(&name.as_str())) {
                 (Some(cycle), false) => problems.push(format!(
                     "{name}: modules import each other in a cycle: {}",
