@@ -44,7 +44,25 @@ mod tests {
         ("agent-checkpoint", &[]),
         ("agent-store-pg", &["agent-execution"]),
         ("agent-mcp", &["agent-tools"]),
-        ("agent-worker", &["agent-execution", "agent-runner"]),
+        (
+            "agent-worker",
+            &["agent-execution", "agent-runner", "agent-tools"],
+        ),
+        (
+            "agent-app",
+            &[
+                "agent-llm",
+                "agent-execution",
+                "agent-tools",
+                "agent-runner",
+                "agent-plan",
+                "agent-worker",
+                "agent-checkpoint",
+                "agent-mcp",
+                "agent-store-fs",
+                "agent-store-pg",
+            ],
+        ),
         (
             "agent-api",
             &[
@@ -89,8 +107,7 @@ mod tests {
                 "agent-runner",
                 "agent-plan",
                 "agent-worker",
-                "agent-store-fs",
-                "agent-store-pg",
+                "agent-app",
                 "agent-api",
                 "agent-mcp",
                 "agent-acp",
@@ -171,6 +188,78 @@ mod tests {
             !manifest.contains("agent-store-"),
             "agent-api must take Arc<dyn TraceStore>"
         );
+    }
+
+    /// The application core builds an agent for any front end: no command-line parser or
+    /// terminal library reaches it, whatever its features.
+    #[test]
+    fn the_application_core_links_no_front_end_library() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let output = std::process::Command::new(cargo)
+            .current_dir(root())
+            .args([
+                "tree",
+                "--offline",
+                "-p",
+                "agent-app",
+                "-e",
+                "normal",
+                "--all-features",
+                "--prefix",
+                "none",
+                "--format",
+                "{p}",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "cargo tree failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let tree = String::from_utf8_lossy(&output.stdout);
+        let names: std::collections::BTreeSet<&str> = tree
+            .lines()
+            .filter_map(|line| line.split_whitespace().next())
+            .collect();
+        assert!(names.contains("agent-runner"), "the tree is empty: {tree}");
+        for front_end in [
+            "clap",
+            "ratatui",
+            "crossterm",
+            "agent-tui",
+            "agent-acp",
+            "agent-api",
+        ] {
+            assert!(
+                !names.contains(front_end),
+                "agent-app depends on {front_end}; front ends build on the core, not the other \
+                 way round"
+            );
+        }
+    }
+
+    /// The command line parses no configuration file itself: agent.toml is the application's.
+    #[test]
+    fn the_command_line_parses_no_toml() {
+        let manifest = std::fs::read_to_string(root().join("crates/agent-cli/Cargo.toml")).unwrap();
+        assert!(
+            !manifest
+                .lines()
+                .any(|line| line.trim_start().starts_with("toml")),
+            "agent-cli depends on toml; agent.toml is read by agent-app"
+        );
+        let mut files = Vec::new();
+        rust_files(&root().join("crates/agent-cli/src"), &mut files);
+        assert!(files.len() > 20, "found only {} files", files.len());
+        for path in files {
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                !text.contains("toml::from_str"),
+                "{} parses TOML; agent.toml is read by agent-app",
+                path.display()
+            );
+        }
     }
 
     fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
