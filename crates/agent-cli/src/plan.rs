@@ -221,7 +221,12 @@ fn run_editor(editor: &str, path: &Path) -> Result<()> {
 /// `agent plan save`: the plan as a template, `.agent/plans/NAME.md` in the workspace (or the
 /// file a path-like NAME names), to start runs from with `agent run --plan NAME`.
 async fn save(args: SaveArgs<'_>) -> Result<ExitCode> {
-    let store = crate::settings::store_for(args.trace_dir).await?;
+    // agent.toml is read once: for the store and for the workspace.
+    let mut overrides = crate::settings::traces(args.trace_dir);
+    overrides.workspace = args.workspace.map(Path::to_path_buf);
+    let app = crate::settings::app(overrides)?;
+    crate::settings::say(app.store_notice());
+    let store = agent_app::store::open_to_read(app.store_location().0).await?;
     let trace_id = crate::ids::resolve(store.as_ref(), args.trace_id).await?;
     let text = plan_mode::text(store.as_ref(), &trace_id).await?;
     let mission = store
@@ -246,7 +251,10 @@ async fn save(args: SaveArgs<'_>) -> Result<ExitCode> {
         ));
         return Ok(ExitCode::Completed);
     }
-    let workspace = workspace(args.workspace)?;
+    let workspace = match app.named_workspace() {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
     let template = PlanTemplate::from_plan(args.name, args.description, &mission, &text)
         .map_err(template_error)?;
     let path = templates::save(&workspace, &template, args.force).map_err(template_error)?;

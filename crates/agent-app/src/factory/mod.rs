@@ -34,6 +34,9 @@ use crate::provider::{self, ProviderConfig};
 use crate::sandbox::Sandbox;
 use crate::store::{Location, Opened};
 
+/// What is called with a trace's id when a run a server or a worker tracked has ended.
+pub type RunEnded = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// What a door asks for one runner; everything else is the factory's.
 #[derive(Clone, Default)]
 #[non_exhaustive]
@@ -138,7 +141,7 @@ pub struct AppFactory {
     /// its model once, not at every run).
     providers: Mutex<Vec<(ProviderOverrides, ProviderConfig)>>,
     /// Called when a run tracked by a server or a worker ends.
-    run_ended: Option<Arc<dyn Fn(&str) + Send + Sync>>,
+    run_ended: Option<RunEnded>,
 }
 
 impl std::fmt::Debug for AppFactory {
@@ -179,7 +182,7 @@ impl AppFactory {
     }
 
     /// Calls `run_ended` when a run a server or a worker tracked ends (to send its spans).
-    pub fn on_run_ended(mut self, run_ended: Arc<dyn Fn(&str) + Send + Sync>) -> Self {
+    pub fn on_run_ended(mut self, run_ended: RunEnded) -> Self {
         self.run_ended = Some(run_ended);
         self
     }

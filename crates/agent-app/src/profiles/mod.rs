@@ -175,9 +175,11 @@ pub fn clients(
         if kind == main.kind || running == Some(name.as_str()) {
             continue;
         }
-        let mut flags = ProviderOverrides::default();
-        flags.kind = Some(kind);
-        flags.model.clone_from(&profile.model);
+        let flags = ProviderOverrides {
+            kind: Some(kind),
+            model: profile.model.clone(),
+            ..ProviderOverrides::default()
+        };
         let client = provider::resolve(&flags, file, env)
             .ok_or_else(|| Error::usage("no provider"))
             .and_then(|config| Ok((provider::client(&config)?, config.model)));

@@ -271,11 +271,9 @@ mod tests {
             store: Some("postgres://file/db".into()),
             ..FileConfig::default()
         };
-        let arg = |store: Option<&str>, dir: Option<&str>| {
-            let mut named = StoreOverrides::default();
-            named.store = store.map(str::to_owned);
-            named.trace_dir = dir.map(PathBuf::from);
-            named
+        let arg = |store: Option<&str>, dir: Option<&str>| StoreOverrides {
+            store: store.map(str::to_owned),
+            trace_dir: dir.map(PathBuf::from),
         };
         let resolve = |named: &StoreOverrides, file: &FileConfig| {
             Location::resolve(named, file, &Environment::default(), Path::new(".")).0
