@@ -10,8 +10,8 @@
 //! the summary) and `plan` (plan mode: read-only tools and the goal tools).
 //!
 //! Profiles are layered, later layers winning field by field: the built-ins, then the
-//! `[agents.<name>]` tables of `agent.toml` ([`apply_config`]), then the files of
-//! `.agent/agents/` ([`load_dir`]). A profile that exists is changed only in the fields a layer
+//! `[agents.<name>]` tables of `agent.toml` (`apply_config`), then the files of
+//! `.agent/agents/` (`load_dir`). A profile that exists is changed only in the fields a layer
 //! gives; a new one starts from `base` (default: `default`).
 //!
 //! # Profile files
