@@ -30,6 +30,7 @@ pub(crate) fn tool_context(
         workspace: agent.spec.workspace.clone(),
         trace_id: trace_id.to_owned(),
         goal_id: goal_id.map(str::to_owned),
+        call_id: None,
         cancel: cancel.clone(),
         limits: agent.spec.tool_limits.clone(),
     }
@@ -166,7 +167,12 @@ async fn run_one(
             }
         }
     }
-    let result = agent.tools.execute(&call.name, &call.arguments, ctx).await;
+    // The call's own context: a tool that asks about it (a rerun without the sandbox) names it.
+    let ctx = ToolContext {
+        call_id: Some(call.id.clone()),
+        ..ctx.clone()
+    };
+    let result = agent.tools.execute(&call.name, &call.arguments, &ctx).await;
     Ok(Some(result.into()))
 }
 

@@ -4,7 +4,9 @@
 //! response (what a front end prints first); the report follows it, and is the trace's summary.
 //!
 //! It is made only when the spec asks for it ([`AgentSpec::closing_report`](crate::AgentSpec::closing_report)), the plan has at
-//! least [`MIN_GOALS`] goals (the planning goal not counted) and none is still open. The report
+//! least [`MIN_GOALS`] goals (the planning goal not counted), none is still open, and the plan
+//! changed since the trace's last report: a plan is reported once, not again at every later
+//! turn of the conversation that leaves it as it was. The report
 //! streams like any answer and is recorded as the last assistant message, marked with
 //! [`REPORT_KEY`] in its metadata; its cost counts towards the run. When the call fails or
 //! answers with anything but text, the run ends without a report.
@@ -55,6 +57,9 @@ pub(crate) async fn report(
     }
     let store = agent.store();
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
+    if reported_already(&tree, messages) {
+        return Ok(None);
+    }
     let Some(material) = material(&tree, answer) else {
         return Ok(None);
     };
@@ -102,6 +107,22 @@ pub(crate) async fn report(
     messages.extend(record(store, trace_id, vec![WriteOp::AddMessage(message)]).await?);
     spending.add(cost);
     Ok(Some(text))
+}
+
+/// Whether the trace's last closing report (among `messages`) covers the plan as it is: no goal
+/// changed after it was written.
+fn reported_already(tree: &GoalTree, messages: &[Arc<Message>]) -> bool {
+    let Some(report) = messages
+        .iter()
+        .rev()
+        .find(|message| agent_execution::meta::MessageMeta::of(message).closing_report)
+    else {
+        return false;
+    };
+    // Both are RFC 3339 in UTC with the same fixed width, so they compare as text.
+    tree.goals()
+        .iter()
+        .all(|goal| goal.updated_at.as_str() <= report.created_at.as_str())
 }
 
 /// What the report is written from, or `None` when the plan is too small or not done.
@@ -187,5 +208,31 @@ mod tests {
             None,
             "one goal is not worth a report"
         );
+    }
+
+    #[test]
+    fn a_plan_is_reported_once_until_it_changes() {
+        let at = |second: u32| format!("2030-01-01T00:00:{second:02}.000000Z");
+        let mut tree = GoalTree::new("Add a cache");
+        let step = |tree: &mut GoalTree, json: &str, second: u32| {
+            let command: GoalCommand = serde_json::from_str(json).unwrap();
+            tree.apply_at(&command, &at(second)).unwrap();
+        };
+        step(&mut tree, r#"{"add": "Read, Write", "focus": "1"}"#, 1);
+        step(&mut tree, r#"{"done": "read", "focus": "2"}"#, 2);
+        step(&mut tree, r#"{"done": "wrote"}"#, 3);
+        let report: Message = serde_json::from_value(json!({
+            "message_id": "t-0009", "trace_id": "t", "branch_id": null, "role": "assistant",
+            "sequence": 9, "goal_id": null, "tool_call_id": null,
+            "content": {"text": "## Report"}, "description": "report", "tokens": null,
+            "cost": null, "duration_ms": null, "created_at": at(4),
+            "metadata": {"closing_report": true}
+        }))
+        .unwrap();
+        let messages = vec![Arc::new(report)];
+        assert!(!reported_already(&tree, &[]), "never reported");
+        assert!(reported_already(&tree, &messages), "nothing changed since");
+        step(&mut tree, r#"{"add": "Test it", "focus": "3"}"#, 5);
+        assert!(!reported_already(&tree, &messages), "the plan grew");
     }
 }

@@ -47,7 +47,7 @@ pub(crate) async fn create_trace(
     let store = agent.store();
     let root = &agent.engine.root;
     let settings = ModelSettings {
-        provider: root.provider.clone(),
+        provider: root.provider.map(|kind| kind.name().to_owned()),
         model: Some(agent.spec.model.clone()),
         base_url: root.base_url.clone(),
         context_window: agent.spec.context_window.map(|window| window as u64),

@@ -184,6 +184,7 @@ impl TypedTool for BashTool {
         };
         let request = RerunRequest {
             trace_id: ctx.trace_id.clone(),
+            tool_call_id: ctx.call_id.clone(),
             command: args.command.clone(),
             output: ran.output(&confinement).content,
         };
