@@ -5,8 +5,9 @@
 //! ([`GoalTree::apply`] with a [`GoalCommand`], described there), cascade completion,
 //! exploration goals, the O(depth) roll-up of message statistics
 //! ([`GoalTree::record_message`]), the direct edits of a store ([`GoalTree::insert`],
-//! [`GoalTree::replace`]) and the plan's text form for people ([`GoalTree::plan_text`],
-//! [`parse_plan`], [`GoalTree::replan`]).
+//! [`GoalTree::replace`]), the plan's text form for people ([`GoalTree::plan_text`],
+//! [`parse_plan`], [`GoalTree::replan`]) and what holds a goal to its word ([`gate`]: a check
+//! that gates `done`, a budget, the goals still open).
 //!
 //! A tree's fields are private, so these operations are the only way to change one, and the
 //! invariants they all keep — ids unique and never handed out twice, parents that exist — hold
@@ -34,6 +35,7 @@ mod command;
 mod edits;
 mod error;
 mod explore;
+pub mod gate;
 mod model;
 mod numbering;
 mod plan_edits;
@@ -50,6 +52,7 @@ mod test_support;
 pub use command::{GoalCommand, GoalOutcome};
 pub use error::{GoalError, PlanParseError};
 pub use explore::{MERGE_DESCRIPTION, branch_label};
+pub use gate::{CheckAuthor, CheckKind, CheckResult, GoalBudget, GoalCheck, Verified};
 pub use model::{Goal, GoalStats, GoalStatus, GoalTree, GoalType};
 pub use plan_edits::PlanEdit;
 pub use plan_text::{PLANNING_AGENT, PlanItem, is_profile_name, parse_plan, split_agent};

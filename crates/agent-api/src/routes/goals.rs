@@ -195,6 +195,9 @@ pub(crate) async fn add_goal(
         parent_id: goal.parent_id,
         index: goal.index,
         agent: goal.agent,
+        check: None,
+        judge: None,
+        budget: None,
     };
     let goal_tree = apply(&state, &trace_id, &[edit], false).await?;
     // Ids are handed out in order, so the new goal has the newest one.
@@ -243,6 +246,9 @@ pub(crate) async fn change_goal(
             goal_id: goal_id.clone(),
             description: change.description,
             agent: change.agent,
+            check: None,
+            judge: None,
+            budget: None,
         });
     }
     if change.parent_id.is_some() || change.index.is_some() {
