@@ -32,7 +32,8 @@ use super::output::CappedBuffer;
 use super::path::canonical_workspace;
 use super::sandbox::{Confinement, SandboxConfig, SandboxMode};
 use super::{
-    Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput, TypedTool,
+    CommandRun, CommandRunner, Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits,
+    ToolOutput, TypedTool,
 };
 
 /// How much longer than the command's own timeout the registry waits before abandoning the call.
@@ -164,6 +165,10 @@ impl TypedTool for BashTool {
         )
     }
 
+    fn command_runner(&self) -> Option<Arc<dyn CommandRunner>> {
+        Some(Arc::new(self.clone()))
+    }
+
     async fn run(&self, args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let root = canonical_workspace(&ctx.workspace)?;
         let timeout = command_timeout(args.timeout_secs, &ctx.limits);
@@ -201,6 +206,39 @@ impl TypedTool for BashTool {
             output.content
         );
         Ok(output)
+    }
+}
+
+/// A command run for the runner rather than the model (a goal's check): in the same sandbox,
+/// never offered to run again without it.
+#[async_trait]
+impl CommandRunner for BashTool {
+    async fn run_command(
+        &self,
+        command: &str,
+        timeout: Option<Duration>,
+        ctx: &ToolContext,
+    ) -> Result<CommandRun, ToolError> {
+        let root = canonical_workspace(&ctx.workspace)?;
+        let timeout = timeout
+            .unwrap_or(ctx.limits.default_timeout)
+            .min(ctx.limits.max_timeout);
+        let confinement = Confinement::prepare(&self.sandbox, &root, &ctx.trace_id)
+            .map_err(|e| ToolError::failed(e.to_string()))?;
+        let ran = execute(&confinement, command, &root, timeout, ctx).await?;
+        let (exit_code, status) = match &ran.outcome {
+            Outcome::Exited(Ok(status)) => (status.code(), describe_status(*status)),
+            Outcome::Exited(Err(e)) => (None, format!("waiting for the command failed: {e}")),
+            Outcome::TimedOut => (None, format!("timed out after {} s", timeout.as_secs())),
+            Outcome::Cancelled => (None, "cancelled".to_owned()),
+        };
+        let mut output = ran.streams.clone();
+        output.push_str(&sandbox_note(&confinement, &ran.streams));
+        Ok(CommandRun {
+            exit_code,
+            status,
+            output,
+        })
     }
 }
 

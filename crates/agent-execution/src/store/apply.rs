@@ -64,8 +64,8 @@ pub enum WriteOp {
     UpdateTrace(TraceUpdate),
     /// Finishes the trace → [`WriteOutput::Trace`]; a sub-trace also reports to its parent.
     FinishTrace(TraceOutcome),
-    /// Appends an informational event (`sub_trace_started`, `sub_trace_completed` or
-    /// `loop_detected`; the other kinds are produced by the operations above) →
+    /// Appends an informational event (`sub_trace_started`, `sub_trace_completed`,
+    /// `loop_detected`, `compaction_failed` or `goal_checked`; the other kinds are produced by the operations above) →
     /// [`WriteOutput::EventId`].
     AppendEvent(EventKind),
 }
@@ -417,7 +417,8 @@ impl Planner<'_> {
             EventKind::SubTraceStarted { .. }
             | EventKind::SubTraceCompleted { .. }
             | EventKind::LoopDetected { .. }
-            | EventKind::CompactionFailed { .. } => Ok(self.push(kind)),
+            | EventKind::CompactionFailed { .. }
+            | EventKind::GoalChecked { .. } => Ok(self.push(kind)),
             other => Err(StoreError::Invalid(format!(
                 "{} events are produced by the store itself and cannot be appended",
                 other.name()
