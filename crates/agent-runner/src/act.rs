@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::Agent;
 use crate::checkpoints;
 use crate::error::StepError;
+use crate::goal_checks;
 use crate::record::Answer;
 use crate::spec::AgentSpec;
 use crate::subagent_tools::run_call;
@@ -115,7 +116,8 @@ async fn run_timed(
     Ok(answer)
 }
 
-/// Runs one call; a risky one runs only as the agent's [`Approval`] says.
+/// Runs one call; a risky one runs only as the agent's [`Approval`] says. A `goal` call that
+/// marks a goal with a check done runs the check first (see `goal_checks.rs`).
 ///
 /// `explore` and `delegate` go to the sub-agents without an approval of their own: the risky
 /// calls their sub-traces make are approved one by one.
@@ -127,6 +129,25 @@ async fn run_one(
     if let Some(outcome) = run_call(&agent.sub_agents, call, ctx, None).await {
         return Ok(outcome.into_answer());
     }
+    if let Some(answer) = goal_checks::before_goal_call(agent, call, ctx).await? {
+        return Ok(Some(answer));
+    }
+    if let Some(refused) = approve(agent, call, ctx, None).await? {
+        return Ok(Some(refused));
+    }
+    let result = agent.tools.execute(&call.name, &call.arguments, ctx).await;
+    Ok(Some(result.into()))
+}
+
+/// Decides whether `call` may run: the approval rules first, then, for a risky tool, the
+/// agent's [`Approval`] (asking with `note` when it asks). The answer to record when it may
+/// not; `None` when it may.
+pub(crate) async fn approve(
+    agent: &Agent,
+    call: &ToolCall,
+    ctx: &ToolContext,
+    note: Option<String>,
+) -> Result<Option<Answer>, StepError> {
     let rules = &agent.engine.root.approval_rules;
     let verdict = rules.verdict(&call.name, &call.arguments, &ctx.workspace);
     if let Some(RuleVerdict::Deny(rule)) = &verdict {
@@ -143,31 +164,24 @@ async fn run_one(
                 call.name
             ))));
         };
-        let note = format!("the rule `{rule}` cannot check this command: {why}");
-        if let Some(refused) = ask(agent, handler.as_ref(), call, ctx, Some(note)).await? {
-            return Ok(Some(refused));
+        let mut why = format!("the rule `{rule}` cannot check this command: {why}");
+        if let Some(note) = note {
+            why = format!("{note}; {why}");
         }
-    } else {
-        let allowed = matches!(verdict, Some(RuleVerdict::Allow(_)));
-        if !allowed && agent.tools.risk(&call.name) == Some(Risk::Risky) {
-            match &agent.spec.approval {
-                Approval::Allow => {}
-                Approval::Refuse(reason) => {
-                    return Ok(Some(error_result(format!(
-                        "{} was not run: {reason}",
-                        call.name
-                    ))));
-                }
-                Approval::Ask(handler) => {
-                    if let Some(refused) = ask(agent, handler.as_ref(), call, ctx, None).await? {
-                        return Ok(Some(refused));
-                    }
-                }
-            }
-        }
+        return ask(agent, handler.as_ref(), call, ctx, Some(why)).await;
     }
-    let result = agent.tools.execute(&call.name, &call.arguments, ctx).await;
-    Ok(Some(result.into()))
+    let allowed = matches!(verdict, Some(RuleVerdict::Allow(_)));
+    if allowed || agent.tools.risk(&call.name) != Some(Risk::Risky) {
+        return Ok(None);
+    }
+    match &agent.spec.approval {
+        Approval::Allow => Ok(None),
+        Approval::Refuse(reason) => Ok(Some(error_result(format!(
+            "{} was not run: {reason}",
+            call.name
+        )))),
+        Approval::Ask(handler) => ask(agent, handler.as_ref(), call, ctx, note).await,
+    }
 }
 
 /// Asks `handler` about a risky call, with the trace `waiting` meanwhile; the answer to record
@@ -221,7 +235,7 @@ async fn ask(
     })
 }
 
-fn error_result(message: String) -> Answer {
+pub(crate) fn error_result(message: String) -> Answer {
     ToolResult {
         content: format!("error: {message}"),
         is_error: true,

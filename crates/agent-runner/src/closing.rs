@@ -3,8 +3,9 @@
 //! the reasons of what was abandoned and the final answer itself. The answer stays the run's
 //! response (what a front end prints first); the report follows it, and is the trace's summary.
 //!
-//! It is made only when the spec asks for it ([`AgentSpec::closing_report`](crate::AgentSpec::closing_report)), the plan has at
-//! least [`MIN_GOALS`] goals (the planning goal not counted) and none is still open. The report
+//! It is made only when the spec asks for it ([`AgentSpec::closing_report`](crate::AgentSpec::closing_report)) and the plan has at
+//! least [`MIN_GOALS`] goals (the planning goal not counted). A run that ends `incomplete` gets
+//! one too, naming the goals left open (pending or in progress) under their own heading. The report
 //! streams like any answer and is recorded as the last assistant message, marked with
 //! [`REPORT_KEY`] in its metadata; its cost counts towards the run. When the call fails or
 //! answers with anything but text, the run ends without a report.
@@ -34,10 +35,11 @@ pub(crate) const MIN_GOALS: usize = 2;
 /// The system prompt of the report call.
 pub const REPORT_PROMPT: &str = "You write the closing report of a finished task for the person \
 who asked for it. You are given the mission, the plan with each goal's outcome, what was \
-abandoned and why, and the agent's final answer, which the reader sees just above your report. \
-Write a short report in Markdown: what was done (goal by goal, keeping the facts, names, numbers \
-and file paths of the summaries), what was abandoned and why, and anything left for the reader \
-to do. Do not repeat the final answer, but never contradict it, and do not invent anything that \
+abandoned and why, the goals left open if any, and the agent's final answer, which the reader \
+sees just above your report. Write a short report in Markdown: what was done (goal by goal, \
+keeping the facts, names, numbers and file paths of the summaries), what was abandoned and why, \
+which goals were left open (say so plainly: the task is not finished), and anything left for the \
+reader to do. Do not repeat the final answer, but never contradict it, and do not invent anything that \
 is not in what you are given. Answer with the report only.";
 
 /// Writes the closing report of `trace_id` when one is due (see the module documentation) and
@@ -104,7 +106,7 @@ pub(crate) async fn report(
     Ok(Some(text))
 }
 
-/// What the report is written from, or `None` when the plan is too small or not done.
+/// What the report is written from, or `None` when the plan is too small.
 fn material(tree: &GoalTree, answer: &str) -> Option<String> {
     let planned = |status: GoalStatus| {
         tree.goals().iter().filter(move |goal| {
@@ -113,7 +115,12 @@ fn material(tree: &GoalTree, answer: &str) -> Option<String> {
                 && goal.status == status
         })
     };
-    let open = planned(GoalStatus::Pending).count() + planned(GoalStatus::InProgress).count();
+    let open: Vec<String> = tree
+        .open_goals()
+        .into_iter()
+        .filter(|(_, goal)| goal.goal_type == GoalType::Normal)
+        .map(|(number, goal)| format!("- {number}. {} ({})", goal.description, goal.status))
+        .collect();
     let completed = planned(GoalStatus::Completed).count();
     let abandoned: Vec<String> = planned(GoalStatus::Abandoned)
         .map(|goal| {
@@ -121,7 +128,7 @@ fn material(tree: &GoalTree, answer: &str) -> Option<String> {
             format!("- {}: {why}", goal.description)
         })
         .collect();
-    if open > 0 || completed + abandoned.len() < MIN_GOALS || completed == 0 {
+    if open.len() + completed + abandoned.len() < MIN_GOALS || open.len() + completed == 0 {
         return None;
     }
     let mut text = format!("## Mission\n\n{}\n\n## Plan\n\n", tree.mission());
@@ -130,7 +137,11 @@ fn material(tree: &GoalTree, answer: &str) -> Option<String> {
             continue;
         }
         let indent = "  ".repeat(number.matches('.').count());
-        let outcome = goal.summary.as_deref().unwrap_or("(no summary)");
+        let outcome = match goal.summary.as_deref() {
+            Some(summary) => summary,
+            None if goal.status.is_open() => "(not finished)",
+            None => "(no summary)",
+        };
         text.push_str(&format!(
             "{indent}{number}. {}: {outcome}\n",
             goal.description
@@ -139,6 +150,11 @@ fn material(tree: &GoalTree, answer: &str) -> Option<String> {
     if !abandoned.is_empty() {
         text.push_str("\n## Abandoned\n\n");
         text.push_str(&abandoned.join("\n"));
+        text.push('\n');
+    }
+    if !open.is_empty() {
+        text.push_str("\n## Left open\n\n");
+        text.push_str(&open.join("\n"));
         text.push('\n');
     }
     text.push_str(&format!(
@@ -167,7 +183,11 @@ mod tests {
             r#"{"add": "Read, Write, Try Redis", "focus": "1"}"#,
         );
         apply(&mut tree, r#"{"done": "read src/lib.rs", "focus": "2"}"#);
-        assert_eq!(material(&tree, "Done."), None, "goals are still open");
+        let left = material(&tree, "Stopped.").unwrap();
+        assert!(
+            left.contains("## Left open\n\n- 2. Write (in progress)\n- 3. Try Redis (pending)\n"),
+            "{left}"
+        );
         apply(&mut tree, r#"{"done": "wrote src/cache.rs", "focus": "3"}"#);
         apply(&mut tree, r#"{"abandon": "no Redis here"}"#);
         let text = material(&tree, "Done.").unwrap();

@@ -1,6 +1,7 @@
 //! How a run ended: [`RunOutcome`] and its [`StopReason`].
 
 use agent_execution::{TraceStats, TraceStatus};
+use agent_goal::{GoalStatus, GoalTree};
 use serde::Serialize;
 
 /// Why a run stopped.
@@ -25,6 +26,10 @@ pub enum StopReason {
     /// The window cannot hold what every request carries (tool specs, system prompt, plan and
     /// task), or a request the provider refused could not be made smaller.
     WindowTooSmall,
+    /// The model kept answering without a tool call while goals of its plan were still open,
+    /// after being sent back to them as often as `goal_reminders` allows; the trace ends
+    /// `incomplete`, its last answer the response, and can be resumed.
+    Incomplete,
 }
 
 impl StopReason {
@@ -66,4 +71,49 @@ pub struct RunOutcome {
     /// ([`StopReason::ModelError`]): front ends say what to fix (the key, the model name, the
     /// server's address).
     pub model_error: Option<agent_llm::LlmError>,
+    /// The goals of the plan still open when the run ended (pending or in progress), in plan
+    /// order; empty when every goal is done or abandoned.
+    pub pending_goals: Vec<PendingGoal>,
+}
+
+/// A goal left open, as front ends name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PendingGoal {
+    /// Its internal id.
+    pub goal_id: String,
+    /// Its display number, e.g. `2.1`.
+    pub number: String,
+    /// What it is.
+    pub description: String,
+    /// `pending` (never started) or `in_progress`.
+    pub status: GoalStatus,
+}
+
+impl PendingGoal {
+    /// The open goals of `tree` ([`GoalTree::open_goals`]).
+    pub fn of(tree: &GoalTree) -> Vec<Self> {
+        tree.open_goals()
+            .into_iter()
+            .map(|(number, goal)| Self {
+                goal_id: goal.id.clone(),
+                number,
+                description: goal.description.clone(),
+                status: goal.status,
+            })
+            .collect()
+    }
+
+    /// The goals as one line: `2. Write the cache; 3. Test it`.
+    pub fn list(goals: &[Self]) -> String {
+        goals
+            .iter()
+            .map(|goal| {
+                let description = goal.description.split_whitespace().collect::<Vec<_>>();
+                // As the plan numbers them: `2.` at top level, `2.1` below.
+                let dot = if goal.number.contains('.') { "" } else { "." };
+                format!("{}{dot} {}", goal.number, description.join(" "))
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }

@@ -68,6 +68,7 @@ impl CallOutcome {
             result: self.result,
             metadata: self.metadata,
             duration_ms: None,
+            usage: None,
         })
     }
 }
@@ -85,13 +86,17 @@ pub(crate) struct SubTraceReport {
 }
 
 impl SubTraceReport {
-    /// `completed`, `failed: <why>`, `cancelled` or `running`.
+    /// `completed`, `failed: <why>`, `cancelled`, `incomplete: goals left open: …` or `did not
+    /// finish`.
     pub(crate) fn status_line(&self) -> String {
         match (self.status, &self.error) {
             (TraceStatus::Completed, _) => "completed".into(),
             (TraceStatus::Failed, Some(error)) => format!("failed: {error}"),
             (TraceStatus::Failed, None) => "failed".into(),
             (TraceStatus::Cancelled, _) => "cancelled".into(),
+            // The error says it: `incomplete: goals left open: …`.
+            (TraceStatus::Incomplete, Some(error)) => error.clone(),
+            (TraceStatus::Incomplete, None) => "incomplete".into(),
             (TraceStatus::Running | TraceStatus::Waiting | TraceStatus::Planned, _) => {
                 "did not finish".into()
             }

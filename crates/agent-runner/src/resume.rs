@@ -1,6 +1,7 @@
 //! Resuming a stopped trace: answering tool calls left without a result, finishing the
 //! `explore` and `delegate` calls a crash or a cancel interrupted, and asking the model to go on
-//! with an answer a cancel cut short (kept as an interrupted assistant message).
+//! with an answer a cancel cut short (kept as an interrupted assistant message), and sending a
+//! run that ended `incomplete` back to the goals it left open.
 //!
 //! A call that never returned gets an "interrupted" result, so the model decides what to do
 //! about it — except an `explore` or `delegate` call of the last turn: its sub-traces hold work
@@ -23,11 +24,14 @@ use crate::act::{runnable_calls, tool_context};
 use crate::agent::Agent;
 use crate::context::INTERRUPTED_RESULT;
 use crate::error::{RunError, StepError};
+use crate::followthrough::reminder_text;
+use crate::outcome::PendingGoal;
 use crate::record::{check_workspace, record, tool_message};
 use crate::subagent_tools::run_call;
 use crate::subagents::Adoption;
 use crate::turns::continue_message;
 use agent_execution::continuation::{CONTINUATION_KEY, INTERRUPTED_PROMPT};
+use agent_execution::meta::GOALS_PENDING;
 
 /// Readies a stopped trace for more work: answers dangling tool calls (but the sub-agent calls
 /// of the last turn, which the run finishes) and marks it running.
@@ -90,6 +94,19 @@ async fn prepare(agent: &Agent, trace_id: &str, message: Option<&str>) -> Result
                 .metadata
                 .insert(CONTINUATION_KEY.to_owned(), serde_json::Value::from(1));
             ops.push(WriteOp::AddMessage(go_on));
+        }
+        // A run that ended with goals open takes them up again where it stopped.
+        None if trace.status == TraceStatus::Incomplete => {
+            let open = PendingGoal::of(&tree);
+            if !open.is_empty() {
+                let allowed = agent.spec.limits.goal_reminders;
+                let mut go_on = NewMessage::user(reminder_text(&open, 0, allowed));
+                go_on.goal_id = tree.current_id().map(str::to_owned);
+                go_on
+                    .metadata
+                    .insert(GOALS_PENDING.to_owned(), serde_json::Value::from(0));
+                ops.push(WriteOp::AddMessage(go_on));
+            }
         }
         None => {}
     }
