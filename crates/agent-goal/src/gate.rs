@@ -157,7 +157,7 @@ impl GoalBudget {
     }
 
     /// The plan text form: `iterations 10, tokens 50000, seconds 600` (set parts only).
-    pub(crate) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         let mut parts = Vec::new();
         if let Some(n) = self.iterations.filter(|n| *n > 0) {
             parts.push(format!("iterations {n}"));
@@ -173,7 +173,7 @@ impl GoalBudget {
 
     /// Reads the plan text form (`iterations 10, tokens 50000, seconds 600`, in any order,
     /// `=` or `:` allowed between name and number); `None` when it is not one.
-    pub(crate) fn parse_text(text: &str) -> Option<Self> {
+    pub fn parse_text(text: &str) -> Option<Self> {
         let mut budget = Self::default();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let part = part.replace(['=', ':'], " ");

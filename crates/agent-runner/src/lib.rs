@@ -118,6 +118,7 @@ mod explore;
 mod followthrough;
 mod goal_budgets;
 mod goal_checks;
+pub mod goal_command;
 mod goal_tools;
 mod handoff;
 mod inbox;

@@ -1,5 +1,5 @@
 //! The chat's slash commands: look at the session (`/plan`, `/cost`, `/trace`), steer it
-//! (`/compact`, `/fork`, `/rewind`, `/new`), send an MCP server's prompt
+//! (`/goal`, `/compact`, `/fork`, `/rewind`, `/new`), send an MCP server's prompt
 //! (`/mcp__SERVER__PROMPT`) and leave it (`/quit`). A mistake is printed with what would work; it never ends the session.
 
 use agent_execution::TraceStore;
@@ -25,6 +25,8 @@ pub(crate) enum Next {
 /// The commands, as `/help` prints them.
 const HELP: &str = "\
 /plan           the goal tree of the conversation
+/goal TEXT      work until TEXT is done (--check CMD: until CMD exits 0 too); /goal: where it
+                is; /goal clear: drop it
 /cost           messages, tokens and cost so far (with sub-agents)
 /compact        summarise the conversation now; the next turn starts from the summary
 /fork N         a new conversation from just before goal N started (`/fork m SEQ`: after message SEQ)
@@ -53,6 +55,7 @@ pub(crate) async fn run(session: &mut Session, line: &str) -> Result<Next> {
             None => note("no trace yet: it starts with your first message"),
         },
         "plan" => plan(session).await?,
+        "goal" => return goal(session, line.trim_start()["goal".len()..].trim()).await,
         "cost" => cost(session).await?,
         "compact" => compact(session).await?,
         "fork" => fork_at(session, &rest).await?,
@@ -101,6 +104,45 @@ async fn plan(session: &Session) -> Result<()> {
         .unwrap_or_default();
     note(clean(&tree.to_todo_string()).trim_end());
     Ok(())
+}
+
+/// `/goal`: the library reads the line and does the work; a new goal's message is the next
+/// turn (on a new trace when the session has none).
+async fn goal(session: &mut Session, args: &str) -> Result<Next> {
+    use agent_runner::goal_command::{self, GoalRequest};
+    let runner = &session.setup.runner;
+    let request = match goal_command::parse(args) {
+        Ok(request) => request,
+        Err(error) => {
+            note(&error.to_string());
+            return Ok(Next::Prompt);
+        }
+    };
+    match (request, session.trace_id.clone()) {
+        (GoalRequest::Set(goal), trace_id) => {
+            match goal_command::set_goal(runner, trace_id.as_deref(), &goal).await {
+                Ok(set) => {
+                    note(&format!("goal {} set: {}", set.number, clean(&goal.text)));
+                    session.trace_id = Some(set.trace_id);
+                    return Ok(Next::Send(set.message));
+                }
+                Err(error) => note(&format!("agent: {error}")),
+            }
+        }
+        (GoalRequest::Show, Some(trace_id)) => {
+            let tree = session.setup.store.get_goal_tree(&trace_id).await?;
+            note(&clean(&goal_command::status(&tree.unwrap_or_default())));
+        }
+        (GoalRequest::Clear, Some(trace_id)) => {
+            match goal_command::clear(runner, &trace_id).await {
+                Ok(cleared) if cleared.is_empty() => note("no goal set with /goal is open"),
+                Ok(cleared) => note(&format!("abandoned: {}", clean(&cleared.join("; ")))),
+                Err(error) => note(&format!("agent: {error}")),
+            }
+        }
+        (_, None) => note("no goal yet: /goal TEXT [--check CMD] sets one"),
+    }
+    Ok(Next::Prompt)
 }
 
 async fn cost(session: &Session) -> Result<()> {
