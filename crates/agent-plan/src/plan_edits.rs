@@ -158,7 +158,12 @@ fn check_sizes(edits: &[PlanEdit]) -> Result<(), PlanEditError> {
                 check,
                 judge,
                 ..
-            } => vec![Some(description), agent.as_ref(), check.as_ref(), judge.as_ref()],
+            } => vec![
+                Some(description),
+                agent.as_ref(),
+                check.as_ref(),
+                judge.as_ref(),
+            ],
             PlanEdit::Update {
                 description,
                 agent,

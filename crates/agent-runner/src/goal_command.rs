@@ -16,8 +16,7 @@
 //!   `/goal` that are still open, with the reason [`CLEARED`].
 //!
 //! ```
-//! use agent_runner::goal_command::{self, GoalRequest};
-//! use agent_goal::CheckKind;
+//! use agent_runner::goal_command::{self, CheckKind, GoalRequest};
 //!
 //! let GoalRequest::Set(goal) = goal_command::parse("Make the tests pass --check python3 -m unittest -q")?
 //! else { unreachable!() };
@@ -26,8 +25,11 @@
 //! # Ok::<(), goal_command::GoalCommandError>(())
 //! ```
 
-use agent_execution::store::{StoreError, WriteOp};
-use agent_goal::{CheckAuthor, GoalBudget, GoalCheck, GoalError, GoalStatus, GoalTree, PlanEdit};
+use agent_execution::store::{StoreError, TraceStore, WriteOp};
+use agent_goal::{GoalError, GoalStatus, GoalTree, PlanEdit};
+
+/// What a goal set with `/goal` carries, for front ends that depend on this crate only.
+pub use agent_goal::{CheckAuthor, CheckKind, GoalBudget, GoalCheck};
 
 use crate::error::RunError;
 use crate::goal_tools::MAX_GOAL_TEXT_CHARS;
@@ -225,8 +227,25 @@ pub async fn set_goal(
         Some(id) => (id.to_owned(), false),
         None => (runner.create(&goal.text).await?, true),
     };
-    let store = runner.store();
-    let mut tree = store.get_goal_tree(&trace_id).await?.unwrap_or_default();
+    let mut set = add_goal(runner.store().as_ref(), &trace_id, goal).await?;
+    set.created = created;
+    Ok(set)
+}
+
+/// Adds the goal `goal` to the plan of the existing trace `trace_id` as a person's top-level
+/// goal, in one commit, for a caller that starts runs its own way (a server that queues them):
+/// [`set_goal`] without the trace's creation and without asking a runner whether it runs.
+pub async fn add_goal(
+    store: &dyn TraceStore,
+    trace_id: &str,
+    goal: &NewGoal,
+) -> Result<GoalSet, GoalCommandError> {
+    let mut tree = store
+        .get_goal_tree(trace_id)
+        .await?
+        .ok_or_else(|| StoreError::NotFound {
+            trace_id: trace_id.to_owned(),
+        })?;
     let add = PlanEdit::Add {
         description: goal.text.clone(),
         parent_id: None,
@@ -248,7 +267,7 @@ pub async fn set_goal(
     }
     let number = tree.display_number(&goal_id).unwrap_or_default();
     store
-        .batch(&trace_id, vec![WriteOp::ReplaceGoalTree(tree.clone())])
+        .batch(trace_id, vec![WriteOp::ReplaceGoalTree(tree)])
         .await?;
     let gate = match &goal.check {
         Some(check) => format!(
@@ -263,8 +282,8 @@ pub async fn set_goal(
         goal.text.trim_end_matches('.')
     );
     Ok(GoalSet {
-        trace_id,
-        created,
+        trace_id: trace_id.to_owned(),
+        created: false,
         goal_id,
         number,
         message,

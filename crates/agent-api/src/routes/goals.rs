@@ -20,11 +20,13 @@ use utoipa::ToSchema;
 
 use crate::error::{ApiError, ReadTrace};
 use crate::extract::{ApiJson, GoalPath, TraceIdPath};
+use crate::goal_schemas::GoalBudgetDoc;
 use crate::routes::ErrorResponse;
 use crate::routes::runs::status_name;
 use crate::routes::traces::not_found;
 use crate::schemas::{GoalTreeDoc, PlanEditDoc};
 use crate::state::AppState;
+use agent_runner::goal_command::GoalBudget;
 
 /// The routes of this module.
 pub(crate) fn router() -> axum::Router<AppState> {
@@ -65,9 +67,18 @@ pub(crate) struct NewGoal {
     index: Option<usize>,
     /// The agent profile that carries it out.
     agent: Option<String>,
+    /// A shell command that must exit 0 before the goal can be marked done (a person's: it
+    /// runs without asking, in the run's sandbox).
+    check: Option<String>,
+    /// What a judge must find before the goal can be marked done (empty: its description); not
+    /// with `check`.
+    judge: Option<String>,
+    /// What the goal may spend.
+    #[schema(value_type = Option<GoalBudgetDoc>)]
+    budget: Option<GoalBudget>,
 }
 
-/// A change of a pending goal: its text or agent, and/or its place.
+/// A change of a pending goal: its text, agent, check or budget, and/or its place.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GoalChange {
@@ -75,6 +86,13 @@ pub(crate) struct GoalChange {
     description: Option<String>,
     /// The agent profile that carries it out; an empty text clears it.
     agent: Option<String>,
+    /// The command that gates `done`; an empty text clears the check.
+    check: Option<String>,
+    /// The criteria of a judge that gates `done` instead of a command; not with `check`.
+    judge: Option<String>,
+    /// What the goal may spend; one that sets nothing clears it.
+    #[schema(value_type = Option<GoalBudgetDoc>)]
+    budget: Option<GoalBudget>,
     /// Moves the goal under this parent; `null` moves it to the top level; absent keeps its
     /// parent.
     #[serde(default, deserialize_with = "present")]
@@ -195,9 +213,9 @@ pub(crate) async fn add_goal(
         parent_id: goal.parent_id,
         index: goal.index,
         agent: goal.agent,
-        check: None,
-        judge: None,
-        budget: None,
+        check: goal.check,
+        judge: goal.judge,
+        budget: goal.budget,
     };
     let goal_tree = apply(&state, &trace_id, &[edit], false).await?;
     // Ids are handed out in order, so the new goal has the newest one.
@@ -241,14 +259,15 @@ pub(crate) async fn change_goal(
     let GoalPath { trace_id, goal_id } = path;
     check_editable(&state, &trace_id).await?;
     let mut edits = Vec::new();
-    if change.description.is_some() || change.agent.is_some() {
+    let gated = change.check.is_some() || change.judge.is_some() || change.budget.is_some();
+    if change.description.is_some() || change.agent.is_some() || gated {
         edits.push(PlanEdit::Update {
             goal_id: goal_id.clone(),
             description: change.description,
             agent: change.agent,
-            check: None,
-            judge: None,
-            budget: None,
+            check: change.check,
+            judge: change.judge,
+            budget: change.budget,
         });
     }
     if change.parent_id.is_some() || change.index.is_some() {
@@ -266,7 +285,8 @@ pub(crate) async fn change_goal(
     if edits.is_empty() {
         return Err(ApiError::bad_request(
             "invalid_request",
-            "give at least one of `description`, `agent`, `parent_id` and `index`",
+            "give at least one of `description`, `agent`, `check`, `judge`, `budget`, \
+             `parent_id` and `index`",
         ));
     }
     let goal_tree = apply(&state, &trace_id, &edits, false).await?;
@@ -455,9 +475,10 @@ fn goal_error(error: &GoalError, index: Option<usize>) -> ApiError {
     };
     match error {
         GoalError::UnknownId { .. } => ApiError::NotFound(message),
-        GoalError::EmptyText { .. } | GoalError::InvalidAgent { .. } => {
-            ApiError::bad_request("invalid_request", message)
-        }
+        GoalError::EmptyText { .. }
+        | GoalError::InvalidAgent { .. }
+        | GoalError::CheckAndJudge
+        | GoalError::EmptyBudget => ApiError::bad_request("invalid_request", message),
         _ => ApiError::conflict("edit_refused", message),
     }
 }
