@@ -1,6 +1,6 @@
 //! The slash commands of a session: look at it (`/plan`, `/cost`, `/model`, `/trace`,
-//! `/help`, `/diff`), steer it (`/compact`, `/fork`, `/rewind`, `/new`, `/resume`) and leave it
-//! (`/quit`). A mistake is answered with what would work; it never ends the session.
+//! `/help`, `/diff`), steer it (`/goal`, `/compact`, `/fork`, `/rewind`, `/new`, `/resume`) and
+//! leave it (`/quit`). A mistake is answered with what would work; it never ends the session.
 
 use agent_execution::TraceFilter;
 use agent_execution::fork::{self, ForkPoint};
@@ -22,8 +22,11 @@ impl Session {
         let mut words = line.split_whitespace();
         let name = words.next().unwrap_or_default();
         let rest: Vec<&str> = words.collect();
-        let busy =
-            self.app.running && matches!(name, "compact" | "fork" | "new" | "resume" | "rewind");
+        let busy = self.app.running
+            && matches!(
+                name,
+                "compact" | "fork" | "goal" | "new" | "resume" | "rewind"
+            );
         if busy {
             self.app
                 .notice(format!("/{name} waits for the turn to end (Esc stops it)"));
@@ -46,6 +49,7 @@ impl Session {
                 self.app.notice(text.join("\n"));
             }
             "plan" => self.plan(),
+            "goal" => self.goal(line.trim_start()["goal".len()..].trim()).await,
             "cost" => self.cost().await,
             "model" => {
                 let model = self.app.status.model.clone();

@@ -15,6 +15,10 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
         "messages, tokens and cost so far (with sub-agents)",
     ),
     (
+        "/goal",
+        "TEXT [--check CMD]: work until it is done (and CMD exits 0); alone: where it is; clear",
+    ),
+    (
         "/compact",
         "summarise the conversation now; the next turn starts from it",
     ),
