@@ -62,6 +62,7 @@ mod tests {
                 "agent-goal",
                 "agent-llm",
                 "agent-runner",
+                "agent-plan",
                 "agent-tools",
             ],
         ),

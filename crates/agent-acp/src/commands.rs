@@ -1,6 +1,6 @@
 //! The slash commands of a session: advertised to the client with `available_commands_update`
 //! once a session is open, and run by the agent when a prompt starts with one. `/goal` is the
-//! runner's (`agent_runner::goal_command`): `/goal TEXT [--check CMD]` gives the session a goal
+//! runner's (`agent_plan::goal_command`): `/goal TEXT [--check CMD]` gives the session a goal
 //! and runs the turn that works on it, `/goal` alone says where the plan is, `/goal clear` drops
 //! the goals set with it.
 
@@ -8,8 +8,8 @@ use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, SessionUpdate,
     UnstructuredCommandInput,
 };
+use agent_plan::goal_command::{self, GoalRequest};
 use agent_runner::AgentRunner;
-use agent_runner::goal_command::{self, GoalRequest};
 
 /// The commands a session offers, as the update that advertises them.
 pub(crate) fn available() -> SessionUpdate {

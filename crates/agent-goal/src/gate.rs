@@ -15,9 +15,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Goal, GoalTree};
-use crate::plan_text::PLANNING_AGENT;
-
 /// How a check decides.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -190,21 +187,6 @@ impl GoalBudget {
             }
         }
         (!budget.is_empty()).then_some(budget)
-    }
-}
-
-impl GoalTree {
-    /// The goals the run still owes: every visible goal that is pending or in progress, with
-    /// its display number, in display order. A planning goal (carried out by the
-    /// [`PLANNING_AGENT`]) and the goals under it are left out: they are a plan being written,
-    /// meant to stay pending. Empty when every goal is done or abandoned.
-    pub fn open_goals(&self) -> Vec<(String, &Goal)> {
-        let planning = |goal: &Goal| goal.agent.as_deref() == Some(PLANNING_AGENT);
-        self.numbered()
-            .into_iter()
-            .filter(|(_, goal)| goal.status.is_open() && !planning(goal))
-            .filter(|(_, goal)| !self.ancestors(&goal.id).into_iter().any(planning))
-            .collect()
     }
 }
 

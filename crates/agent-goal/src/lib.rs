@@ -38,13 +38,17 @@ mod explore;
 pub mod gate;
 mod model;
 mod numbering;
+mod open_goals;
 mod plan_edits;
 mod plan_text;
 mod prompt;
 mod stats;
 mod steps;
+mod summary;
 mod time;
+mod tool;
 mod tree;
+mod verdicts;
 
 #[cfg(test)]
 mod test_support;
@@ -54,8 +58,17 @@ pub use error::{GoalError, PlanParseError};
 pub use explore::{MERGE_DESCRIPTION, branch_label};
 pub use gate::{CheckAuthor, CheckKind, CheckResult, GoalBudget, GoalCheck, Verified};
 pub use model::{Goal, GoalStats, GoalStatus, GoalTree, GoalType};
+pub use open_goals::{PendingGoal, reminder_text};
 pub use plan_edits::PlanEdit;
 pub use plan_text::{PLANNING_AGENT, PlanItem, is_profile_name, parse_plan, split_agent};
 pub use prompt::MERGE_SUMMARY_PROMPT_CHARS;
 pub use stats::{PREVIEW_MAX_SEGMENTS, StatsDelta};
+pub use summary::REPORT_MIN_GOALS;
 pub use time::now_rfc3339;
+pub use tool::{
+    GOAL_TOOL_DESCRIPTION, GOAL_TOOL_PARAMETERS, MAX_GOAL_TEXT_CHARS, MAX_GOALS_PER_CALL,
+    MAX_PLAN_GOALS,
+};
+pub use verdicts::{
+    JUDGE_PROMPT, JudgeClaim, failed_note, judge_material, passed_note, read_verdict, tail,
+};

@@ -31,6 +31,32 @@ impl GoalTree {
     }
 }
 
+impl GoalTree {
+    /// The goal whose check `command` must pass first, with its check: the current goal, when
+    /// the command marks it done and it carries one. `Ok(None)` when the command needs no check; the error the
+    /// command would get anyway when the rest of it would be refused (so the check need not run).
+    pub fn check_before(
+        &self,
+        command: &GoalCommand,
+    ) -> Result<Option<(&Goal, &GoalCheck)>, GoalError> {
+        let current = self.current().filter(|_| command.done.is_some());
+        let Some((goal, check)) = current.and_then(|goal| Some((goal, goal.check.as_ref()?)))
+        else {
+            return Ok(None);
+        };
+        let passed = crate::gate::CheckResult::of_command(Some(0), "", "", 0);
+        let probe = GoalCommand {
+            verified: Some(Verified {
+                goal_id: goal.id.clone(),
+                result: passed,
+            }),
+            ..command.clone()
+        };
+        self.clone().apply(&probe)?;
+        Ok(Some((goal, check)))
+    }
+}
+
 /// One command being applied to a working copy of the tree.
 pub(crate) struct Run<'t> {
     tree: &'t mut GoalTree,

@@ -3,10 +3,11 @@
 //! the reasons of what was abandoned and the final answer itself. The answer stays the run's
 //! response (what a front end prints first); the report follows it, and is the trace's summary.
 //!
-//! It is made only when the spec asks for it ([`AgentSpec::closing_report`](crate::AgentSpec::closing_report)) and the plan has at
-//! least [`MIN_GOALS`] goals (the planning goal not counted). A run that ends `incomplete` gets
-//! one too, naming the goals left open (pending or in progress) under their own heading. The report
-//! streams like any answer and is recorded as the last assistant message, marked with
+//! It is made only when the spec asks for it
+//! ([`AgentSpec::closing_report`](crate::AgentSpec::closing_report)) and the plan has at least
+//! two goals (the planning goal not counted; its material is
+//! [`agent_goal::GoalTree::report_material`]'s). A run that ends `incomplete` gets one too,
+//! naming the goals left open under their own heading. The report streams like any answer and is recorded as the last assistant message, marked with
 //! [`REPORT_KEY`] in its metadata; its cost counts towards the run. When the call fails or
 //! answers with anything but text, the run ends without a report.
 
@@ -15,7 +16,6 @@ use std::sync::Arc;
 use agent_execution::AssistantContent;
 use agent_execution::message::{Message, NewMessage};
 use agent_execution::store::WriteOp;
-use agent_goal::{GoalStatus, GoalTree, GoalType, PLANNING_AGENT};
 use agent_llm::ChatMessage;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -28,9 +28,6 @@ use agent_execution::budget::Budget;
 
 /// The metadata key that marks the closing report's message.
 pub(crate) const REPORT_KEY: &str = agent_execution::meta::CLOSING_REPORT;
-
-/// The fewest goals a plan has for its run to end with a report.
-pub(crate) const MIN_GOALS: usize = 2;
 
 /// The system prompt of the report call.
 pub const REPORT_PROMPT: &str = "You write the closing report of a finished task for the person \
@@ -57,7 +54,7 @@ pub(crate) async fn report(
     }
     let store = agent.store();
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
-    let Some(material) = material(&tree, answer) else {
+    let Some(material) = tree.report_material(answer) else {
         return Ok(None);
     };
     let spec = &agent.spec;
@@ -104,108 +101,4 @@ pub(crate) async fn report(
     messages.extend(record(store, trace_id, vec![WriteOp::AddMessage(message)]).await?);
     spending.add(cost);
     Ok(Some(text))
-}
-
-/// What the report is written from, or `None` when the plan is too small.
-fn material(tree: &GoalTree, answer: &str) -> Option<String> {
-    let planned = |status: GoalStatus| {
-        tree.goals().iter().filter(move |goal| {
-            goal.goal_type == GoalType::Normal
-                && goal.agent.as_deref() != Some(PLANNING_AGENT)
-                && goal.status == status
-        })
-    };
-    let open: Vec<String> = tree
-        .open_goals()
-        .into_iter()
-        .filter(|(_, goal)| goal.goal_type == GoalType::Normal)
-        .map(|(number, goal)| format!("- {number}. {} ({})", goal.description, goal.status))
-        .collect();
-    let completed = planned(GoalStatus::Completed).count();
-    let abandoned: Vec<String> = planned(GoalStatus::Abandoned)
-        .map(|goal| {
-            let why = goal.summary.as_deref().unwrap_or("no reason recorded");
-            format!("- {}: {why}", goal.description)
-        })
-        .collect();
-    if open.len() + completed + abandoned.len() < MIN_GOALS || open.len() + completed == 0 {
-        return None;
-    }
-    let mut text = format!("## Mission\n\n{}\n\n## Plan\n\n", tree.mission());
-    for (number, goal) in tree.numbered() {
-        if goal.agent.as_deref() == Some(PLANNING_AGENT) {
-            continue;
-        }
-        let indent = "  ".repeat(number.matches('.').count());
-        let outcome = match goal.summary.as_deref() {
-            Some(summary) => summary,
-            None if goal.status.is_open() => "(not finished)",
-            None => "(no summary)",
-        };
-        text.push_str(&format!(
-            "{indent}{number}. {}: {outcome}\n",
-            goal.description
-        ));
-    }
-    if !abandoned.is_empty() {
-        text.push_str("\n## Abandoned\n\n");
-        text.push_str(&abandoned.join("\n"));
-        text.push('\n');
-    }
-    if !open.is_empty() {
-        text.push_str("\n## Left open\n\n");
-        text.push_str(&open.join("\n"));
-        text.push('\n');
-    }
-    text.push_str(&format!(
-        "\n## The agent's final answer\n\n{}\n",
-        answer.trim()
-    ));
-    Some(text)
-}
-
-#[cfg(test)]
-mod tests {
-    use agent_goal::GoalCommand;
-
-    use super::*;
-
-    fn apply(tree: &mut GoalTree, json: &str) {
-        let command: GoalCommand = serde_json::from_str(json).unwrap();
-        tree.apply(&command).unwrap();
-    }
-
-    #[test]
-    fn a_done_plan_of_two_goals_or_more_is_reported_with_what_was_abandoned() {
-        let mut tree = GoalTree::new("Add a cache");
-        apply(
-            &mut tree,
-            r#"{"add": "Read, Write, Try Redis", "focus": "1"}"#,
-        );
-        apply(&mut tree, r#"{"done": "read src/lib.rs", "focus": "2"}"#);
-        let left = material(&tree, "Stopped.").unwrap();
-        assert!(
-            left.contains("## Left open\n\n- 2. Write (in progress)\n- 3. Try Redis (pending)\n"),
-            "{left}"
-        );
-        apply(&mut tree, r#"{"done": "wrote src/cache.rs", "focus": "3"}"#);
-        apply(&mut tree, r#"{"abandon": "no Redis here"}"#);
-        let text = material(&tree, "Done.").unwrap();
-        assert!(text.starts_with("## Mission\n\nAdd a cache\n"), "{text}");
-        assert!(text.contains("1. Read: read src/lib.rs\n2. Write: wrote src/cache.rs\n"));
-        assert!(
-            text.contains("## Abandoned\n\n- Try Redis: no Redis here\n"),
-            "{text}"
-        );
-        assert!(text.ends_with("## The agent's final answer\n\nDone.\n"));
-
-        let mut small = GoalTree::new("Say hi");
-        apply(&mut small, r#"{"add": "Greet", "focus": "1"}"#);
-        apply(&mut small, r#"{"done": "said hi"}"#);
-        assert_eq!(
-            material(&small, "Hi."),
-            None,
-            "one goal is not worth a report"
-        );
-    }
 }

@@ -103,6 +103,7 @@
 mod act;
 mod agent;
 pub mod agents;
+mod approve;
 mod branch_copies;
 mod call_ids;
 mod checkpoint_options;
@@ -115,10 +116,8 @@ mod delegate;
 mod engine;
 mod error;
 mod explore;
-mod followthrough;
 mod goal_budgets;
 mod goal_checks;
-pub mod goal_command;
 mod goal_tools;
 mod handoff;
 mod inbox;
@@ -148,6 +147,8 @@ pub use agent_execution::{
     LimitError, LoopGuard, RecordedAgents, check_max_cost, check_max_iterations, parse_max_cost,
     parse_max_iterations, recorded_agents, stats_with_sub_traces,
 };
+/// What the loop says of a plan it holds a run to: the goals left open, a goal's judge.
+pub use agent_goal::{JUDGE_PROMPT, PendingGoal};
 /// Who decides on risky calls, which lives with the tools it is about.
 pub use agent_tools::approval::{
     self, Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest, RerunApprover, RerunRequest,
@@ -162,14 +163,12 @@ pub use checkpoint_options::{CheckpointOptions, RollbackConfirm};
 pub use closing::REPORT_PROMPT;
 pub use compaction::{COMPACTION_PROMPT, CompactionStrategy, ContextBudget};
 pub use error::RunError;
-pub use goal_budgets::BUDGET_SPENT;
 pub use goal_tools::{
     GoalTool, MAX_GOAL_TEXT_CHARS, MAX_GOALS_PER_CALL, MAX_PLAN_GOALS, ReadProgressTool,
 };
-pub use judge::JUDGE_PROMPT;
 pub use model::{USAGE_KEY, tokens_estimated, usage_is_estimated};
 pub use options::{DEFAULT_SYSTEM_PROMPT, Instruction, RunnerOptions, SubAgentOptions};
-pub use outcome::{PendingGoal, RunOutcome, StopReason};
+pub use outcome::{RunOutcome, StopReason};
 pub use profiles::UnknownProfile;
 pub use runner::{AgentRunner, RunEvent, RunHandle, RunSender};
 pub use spec::{Access, AgentSpec};

@@ -1,7 +1,7 @@
 //! How a run ended: [`RunOutcome`] and its [`StopReason`].
 
 use agent_execution::{TraceStats, TraceStatus};
-use agent_goal::{GoalStatus, GoalTree};
+use agent_goal::PendingGoal;
 use serde::Serialize;
 
 /// Why a run stopped.
@@ -74,46 +74,4 @@ pub struct RunOutcome {
     /// The goals of the plan still open when the run ended (pending or in progress), in plan
     /// order; empty when every goal is done or abandoned.
     pub pending_goals: Vec<PendingGoal>,
-}
-
-/// A goal left open, as front ends name it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PendingGoal {
-    /// Its internal id.
-    pub goal_id: String,
-    /// Its display number, e.g. `2.1`.
-    pub number: String,
-    /// What it is.
-    pub description: String,
-    /// `pending` (never started) or `in_progress`.
-    pub status: GoalStatus,
-}
-
-impl PendingGoal {
-    /// The open goals of `tree` ([`GoalTree::open_goals`]).
-    pub fn of(tree: &GoalTree) -> Vec<Self> {
-        tree.open_goals()
-            .into_iter()
-            .map(|(number, goal)| Self {
-                goal_id: goal.id.clone(),
-                number,
-                description: goal.description.clone(),
-                status: goal.status,
-            })
-            .collect()
-    }
-
-    /// The goals as one line: `2. Write the cache; 3. Test it`.
-    pub fn list(goals: &[Self]) -> String {
-        goals
-            .iter()
-            .map(|goal| {
-                let description = goal.description.split_whitespace().collect::<Vec<_>>();
-                // As the plan numbers them: `2.` at top level, `2.1` below.
-                let dot = if goal.number.contains('.') { "" } else { "." };
-                format!("{}{dot} {}", goal.number, description.join(" "))
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
 }

@@ -24,14 +24,13 @@ use crate::act::{runnable_calls, tool_context};
 use crate::agent::Agent;
 use crate::context::INTERRUPTED_RESULT;
 use crate::error::{RunError, StepError};
-use crate::followthrough::reminder_text;
-use crate::outcome::PendingGoal;
 use crate::record::{check_workspace, record, tool_message};
 use crate::subagent_tools::run_call;
 use crate::subagents::Adoption;
 use crate::turns::continue_message;
 use agent_execution::continuation::{CONTINUATION_KEY, INTERRUPTED_PROMPT};
-use agent_execution::meta::GOALS_PENDING;
+use agent_execution::followthrough;
+use agent_goal::PendingGoal;
 
 /// Readies a stopped trace for more work: answers dangling tool calls (but the sub-agent calls
 /// of the last turn, which the run finishes) and marks it running.
@@ -97,15 +96,10 @@ async fn prepare(agent: &Agent, trace_id: &str, message: Option<&str>) -> Result
         }
         // A run that ended with goals open takes them up again where it stopped.
         None if trace.status == TraceStatus::Incomplete => {
-            let open = PendingGoal::of(&tree);
+            let (open, allowed) = (PendingGoal::of(&tree), agent.spec.limits.goal_reminders);
             if !open.is_empty() {
-                let allowed = agent.spec.limits.goal_reminders;
-                let mut go_on = NewMessage::user(reminder_text(&open, 0, allowed));
-                go_on.goal_id = tree.current_id().map(str::to_owned);
-                go_on
-                    .metadata
-                    .insert(GOALS_PENDING.to_owned(), serde_json::Value::from(0));
-                ops.push(WriteOp::AddMessage(go_on));
+                let message = followthrough::reminder(&tree, &open, 0, allowed);
+                ops.push(WriteOp::AddMessage(message));
             }
         }
         None => {}

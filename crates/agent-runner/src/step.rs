@@ -22,11 +22,10 @@ use crate::compaction::ContextBudget;
 use crate::context::ContextInput;
 use crate::context_incremental::{IncrementalContext, SharedView};
 use crate::error::{RunError, StepError};
-use crate::followthrough::{self, Hold};
 use crate::goal_budgets;
 use crate::handoff;
 use crate::model;
-use crate::outcome::{PendingGoal, RunOutcome, StopReason};
+use crate::outcome::{RunOutcome, StopReason};
 use crate::record::{check_workspace, record, tool_message};
 use crate::resume::finish_sub_agent_calls;
 use crate::stuck;
@@ -35,7 +34,9 @@ use crate::turns::take_queued;
 use crate::window;
 use agent_execution::budget::{self, Budget};
 use agent_execution::continuation::{AfterAnswer, CutAnswer, is_cut};
+use agent_execution::followthrough::{self, Hold};
 use agent_execution::stats_with_sub_traces;
+use agent_goal::PendingGoal;
 
 use crate::model::USAGE_KEY;
 
@@ -356,12 +357,19 @@ async fn step(
                 return Ok(Next::Stop(StopReason::Truncated, outcome, Some(text)));
             }
         };
-        let (stop, outcome) =
-            match followthrough::after_answer(agent, trace_id, &text, messages, reminders).await? {
-                Hold::SentBack => return Ok(Next::Continue),
-                Hold::Resolved => (StopReason::Completed, TraceOutcome::completed("")),
-                Hold::Left(outcome) => (StopReason::Incomplete, outcome),
-            };
+        // Goals left open send the model back to them, then end the run `incomplete`.
+        let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
+        let allowed = spec.limits.goal_reminders;
+        let (stop, outcome) = match followthrough::after_answer(&tree, &text, *reminders, allowed) {
+            Hold::SendBack(message) => {
+                *reminders += 1;
+                let ops = vec![WriteOp::AddMessage(*message)];
+                messages.extend(record(store, trace_id, ops).await?);
+                return Ok(Next::Continue);
+            }
+            Hold::Resolved => (StopReason::Completed, TraceOutcome::completed("")),
+            Hold::Left(outcome) => (StopReason::Incomplete, outcome),
+        };
         // The answer stays the run's response; the report, written with it in view, is the
         // trace's summary when there is one.
         *report = closing::report(agent, trace_id, &text, messages, (spending, cancel)).await?;

@@ -32,9 +32,11 @@ use super::output::CappedBuffer;
 use super::path::canonical_workspace;
 use super::sandbox::{Confinement, SandboxConfig, SandboxMode};
 use super::{
-    CommandRun, CommandRunner, Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits,
-    ToolOutput, TypedTool,
+    CommandRunner, Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput,
+    TypedTool,
 };
+
+mod runner;
 
 /// How much longer than the command's own timeout the registry waits before abandoning the call.
 const REGISTRY_GRACE: Duration = Duration::from_secs(5);
@@ -206,39 +208,6 @@ impl TypedTool for BashTool {
             output.content
         );
         Ok(output)
-    }
-}
-
-/// A command run for the runner rather than the model (a goal's check): in the same sandbox,
-/// never offered to run again without it.
-#[async_trait]
-impl CommandRunner for BashTool {
-    async fn run_command(
-        &self,
-        command: &str,
-        timeout: Option<Duration>,
-        ctx: &ToolContext,
-    ) -> Result<CommandRun, ToolError> {
-        let root = canonical_workspace(&ctx.workspace)?;
-        let timeout = timeout
-            .unwrap_or(ctx.limits.default_timeout)
-            .min(ctx.limits.max_timeout);
-        let confinement = Confinement::prepare(&self.sandbox, &root, &ctx.trace_id)
-            .map_err(|e| ToolError::failed(e.to_string()))?;
-        let ran = execute(&confinement, command, &root, timeout, ctx).await?;
-        let (exit_code, status) = match &ran.outcome {
-            Outcome::Exited(Ok(status)) => (status.code(), describe_status(*status)),
-            Outcome::Exited(Err(e)) => (None, format!("waiting for the command failed: {e}")),
-            Outcome::TimedOut => (None, format!("timed out after {} s", timeout.as_secs())),
-            Outcome::Cancelled => (None, "cancelled".to_owned()),
-        };
-        let mut output = ran.streams.clone();
-        output.push_str(&sandbox_note(&confinement, &ran.streams));
-        Ok(CommandRun {
-            exit_code,
-            status,
-            output,
-        })
     }
 }
 

@@ -32,6 +32,7 @@
 
 pub mod approval;
 mod bash;
+pub mod filter;
 mod fs;
 mod output;
 mod path;
@@ -53,6 +54,7 @@ pub use approval::{
 /// The attribute [`Tool`] and [`TypedTool`] implementations need.
 pub use async_trait::async_trait;
 pub use bash::{BashArgs, BashTool};
+pub use filter::{RiskLimit, ToolFilter};
 pub use fs::{
     EditFileArgs, EditFileTool, ReadFileArgs, ReadFileTool, WriteFileArgs, WriteFileTool,
 };

@@ -2,7 +2,7 @@
 //! a new goal's message starts the turn (on a new trace when the session has none), and the
 //! run keeps working until every goal is done or abandoned, or the person stops it (Esc).
 
-use agent_runner::goal_command::{self, GoalRequest};
+use agent_plan::goal_command::{self, GoalRequest};
 
 use crate::session::Session;
 

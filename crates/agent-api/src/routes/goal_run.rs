@@ -9,7 +9,7 @@
 //! written here and the continued run is queued for a worker.
 
 use agent_execution::TraceStatus;
-use agent_runner::goal_command::{
+use agent_plan::goal_command::{
     self, CheckAuthor, GoalBudget, GoalCheck, GoalCommandError, NewGoal,
 };
 use axum::Json;

@@ -15,6 +15,7 @@
 
 pub(crate) mod elicitations;
 pub(crate) mod fork;
+pub(crate) mod goal_bodies;
 pub(crate) mod goal_run;
 pub(crate) mod goals;
 pub(crate) mod plans;

@@ -109,7 +109,7 @@ async fn plan(session: &Session) -> Result<()> {
 /// `/goal`: the library reads the line and does the work; a new goal's message is the next
 /// turn (on a new trace when the session has none).
 async fn goal(session: &mut Session, args: &str) -> Result<Next> {
-    use agent_runner::goal_command::{self, GoalRequest};
+    use agent_plan::goal_command::{self, GoalRequest};
     let runner = &session.setup.runner;
     let request = match goal_command::parse(args) {
         Ok(request) => request,

@@ -6,8 +6,8 @@
 //!   a new session starts with TEXT as its task (the mission of its plan), and every session
 //!   gets a top-level goal TEXT carrying the check (a command that must exit 0, or a judge's
 //!   criteria) and the budget — a person's, so its command runs without asking, in the sandbox.
-//!   The run then keeps working until every goal is done or abandoned (see `followthrough.rs`)
-//!   or the person stops it. `--check` and `--judge` take the rest of the line (or a quoted
+//!   The run then keeps working until every goal is done or abandoned (the runner sends the
+//!   model back to open goals) or the person stops it. `--check` and `--judge` take the rest of the line (or a quoted
 //!   text), so they come last; `--budget` takes `iterations=N,tokens=N,seconds=N` (some of
 //!   them) or a quoted `iterations N, tokens N`.
 //! - `/goal` alone says where the plan is: the goals still open, their checks and budgets, the
@@ -16,7 +16,7 @@
 //!   `/goal` that are still open, with the reason [`CLEARED`].
 //!
 //! ```
-//! use agent_runner::goal_command::{self, CheckKind, GoalRequest};
+//! use agent_plan::goal_command::{self, CheckKind, GoalRequest};
 //!
 //! let GoalRequest::Set(goal) = goal_command::parse("Make the tests pass --check python3 -m unittest -q")?
 //! else { unreachable!() };
@@ -31,10 +31,7 @@ use agent_goal::{GoalError, GoalStatus, GoalTree, PlanEdit};
 /// What a goal set with `/goal` carries, for front ends that depend on this crate only.
 pub use agent_goal::{CheckAuthor, CheckKind, GoalBudget, GoalCheck};
 
-use crate::error::RunError;
-use crate::goal_tools::MAX_GOAL_TEXT_CHARS;
-use crate::outcome::PendingGoal;
-use crate::runner::AgentRunner;
+use agent_runner::{AgentRunner, MAX_GOAL_TEXT_CHARS, PendingGoal, RunError};
 
 /// The reason of a goal set with `/goal`, which `/goal clear` looks for.
 pub const SET_WITH_GOAL_COMMAND: &str = "set by the user with /goal";

@@ -9,7 +9,7 @@ use agent_llm::ScriptedClient;
 use agent_tools::ToolRegistry;
 
 use super::*;
-use crate::RunnerOptions;
+use agent_runner::RunnerOptions;
 
 fn set(args: &str) -> NewGoal {
     match parse(args) {
