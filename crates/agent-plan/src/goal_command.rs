@@ -117,7 +117,7 @@ pub fn parse(args: &str) -> Result<GoalRequest, GoalCommandError> {
         let (word, after) = split_word(rest);
         match word {
             "--check" | "--judge" => {
-                let value = unquote(after.trim()).map_err(|why| usage(why))?;
+                let value = unquote(after.trim()).map_err(usage)?;
                 if word == "--check" && value.is_empty() {
                     return Err(usage("--check needs the command to run"));
                 }

@@ -116,6 +116,8 @@ pub(crate) struct ProfileSpec {
     pub(crate) llm_timeout_secs: Option<u64>,
     /// Tool calls run per model turn.
     pub(crate) max_tool_calls_per_turn: Option<usize>,
+    /// How many times in a row a model that stops with goals open is sent back to them.
+    pub(crate) goal_reminders: Option<u32>,
     /// How many of its sub-traces may be stacked on one line of descent.
     pub(crate) max_depth: Option<usize>,
     /// `inherit`, `auto` or `deny`.
