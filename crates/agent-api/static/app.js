@@ -805,7 +805,10 @@ class TraceView {
       this.model.interrupted
         ? h('p', { class: 'small interrupted' }, 'The process that ran this trace is gone; ',
           h('code', {}, `agent resume ${t.trace_id}`), ' continues it.')
-        : null,
+        : t.status === 'incomplete'
+          ? h('p', { class: 'small incomplete' }, 'The run stopped with goals of its plan left open; ',
+            h('code', {}, `agent resume ${t.trace_id}`), ' takes them up.')
+          : null,
       parent,
       h('p', { class: 'totals' },
         h('span', {}, `${fmtInt(t.total_messages)} messages`), ' · ',
