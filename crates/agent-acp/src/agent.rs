@@ -1,6 +1,5 @@
 //! The ACP connection: the session table and a handler per request.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -235,7 +234,8 @@ async fn open(
             runner: Arc::new(runner),
             created,
             turn: None,
-            remembered: HashMap::new(),
+            approvals: Arc::new(agent_runner::interaction::SessionApprovals::new(cwd)),
+            rejected: std::collections::HashSet::new(),
             announced: std::collections::HashSet::new(),
         },
     );

@@ -1127,6 +1127,8 @@ class TraceView {
         };
         return h('div', { class: 'approval', 'data-tool-call-id': p.tool_call_id },
           h('div', {}, h('strong', {}, p.tool_name), h('span', { class: 'small muted' }, ` asked ${fmtAge(p.requested_at)}`)),
+          // An approval rule cannot check this call: the person reads why before deciding.
+          p.warning ? h('div', { class: 'approval-warning', role: 'alert' }, `⚠ ${p.warning}`) : null,
           foldable(argumentsText(p.arguments), 'arguments', `approval:${p.tool_call_id}`),
           h('div', { class: 'approval-actions' },
             h('button', { class: 'approve', type: 'button', onclick: (e) => decide(true, e.currentTarget) }, 'Approve'),

@@ -5,8 +5,9 @@
 use agent_llm::LlmError;
 use agent_runner::RunOutcome;
 
-use crate::cli::ProviderKind;
-use crate::config::ProviderConfig;
+use agent_app::provider::ProviderConfig;
+use agent_llm::ProviderKind;
+
 use crate::progress::status_word;
 
 /// The lines that say how the run ended and what to do about it.
@@ -152,7 +153,7 @@ fn served(provider: &ProviderConfig) -> String {
         .base_url
         .clone()
         .unwrap_or_else(|| agent_llm::OPENAI_DEFAULT_BASE_URL.to_owned());
-    match crate::discover::models(&base, provider.api_key.clone()) {
+    match agent_app::provider::served_models(&base, provider.api_key.clone()) {
         Ok(models) if !models.is_empty() => {
             let mut shown: Vec<&str> = models.iter().map(String::as_str).take(20).collect();
             if models.len() > shown.len() {

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::message::Message;
+use crate::trace::{TraceStats, TraceStatus};
 
 /// `true` on the stored summary of a full compaction; the model's view starts from it.
 pub const COMPACTION: &str = "compaction";
@@ -134,12 +135,30 @@ pub struct ReportedUsage {
 pub struct SubTraceRef {
     /// The sub-trace's id.
     pub trace_id: String,
-    /// How it ended, as its trace status is written.
-    #[serde(default)]
-    pub status: Value,
-    /// Its totals, as a trace's statistics are written.
-    #[serde(default)]
-    pub stats: Value,
+    /// How it ended; `None` when the record says nothing this build can read.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub status: Option<TraceStatus>,
+    /// Its totals; `None` when the record says nothing this build can read.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub stats: Option<TraceStats>,
+}
+
+/// A value that reads as `None`, rather than failing the whole list, when it has another
+/// shape (a status a later version added, say).
+fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    Ok(serde_json::from_value(Value::deserialize(deserializer)?).ok())
 }
 
 /// The known keys of a message's metadata, read typed.
@@ -163,8 +182,8 @@ pub struct MessageMeta {
     pub handoff: bool,
     /// [`SUB_TRACES`].
     pub sub_traces: Vec<SubTraceRef>,
-    /// [`SUB_TRACE_STATS`], as written.
-    pub sub_trace_stats: Option<Value>,
+    /// [`SUB_TRACE_STATS`]: the sum of the sub-traces' totals.
+    pub sub_trace_stats: Option<TraceStats>,
     /// [`INTERRUPTED`].
     pub interrupted: bool,
     /// [`GOALS_PENDING`].
@@ -194,7 +213,7 @@ impl MessageMeta {
             closing_report: flag(CLOSING_REPORT),
             handoff: flag(HANDOFF),
             sub_traces: get(metadata, SUB_TRACES).unwrap_or_default(),
-            sub_trace_stats: metadata.get(SUB_TRACE_STATS).cloned(),
+            sub_trace_stats: get(metadata, SUB_TRACE_STATS),
             interrupted: flag(INTERRUPTED),
             goals_pending: get(metadata, GOALS_PENDING),
             goal_budget: get(metadata, GOAL_BUDGET),
@@ -237,7 +256,9 @@ mod tests {
         assert_eq!(read.turn, Some(Turn::Continue));
         assert_eq!(read.loop_guard.as_deref(), Some("same_call"));
         assert_eq!(read.sub_traces[0].trace_id, "t@explore-1");
-        assert!(read.sub_trace_stats.is_some());
+        assert_eq!(read.sub_traces[0].status, Some(TraceStatus::Completed));
+        assert_eq!(read.sub_traces[0].stats, Some(TraceStats::default()));
+        assert_eq!(read.sub_trace_stats.map(|s| s.total_tokens), Some(5));
         assert_eq!(read.goals_pending, Some(2));
         assert_eq!(
             read.goal_budget,

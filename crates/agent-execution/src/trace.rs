@@ -175,8 +175,9 @@ impl Trace {
     }
 }
 
-/// The totals of a trace.
+/// The totals of a trace (a total missing from a record reads as zero).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TraceStats {
     /// Number of messages.
     pub total_messages: u64,

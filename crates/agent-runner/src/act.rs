@@ -29,6 +29,7 @@ pub(crate) fn tool_context(
         workspace: agent.spec.workspace.clone(),
         trace_id: trace_id.to_owned(),
         goal_id: goal_id.map(str::to_owned),
+        call_id: None,
         cancel: cancel.clone(),
         limits: agent.spec.tool_limits.clone(),
     }
@@ -133,6 +134,11 @@ async fn run_one(
     if let Some(refused) = approve(agent, call, ctx, None).await? {
         return Ok(Some(refused));
     }
-    let result = agent.tools.execute(&call.name, &call.arguments, ctx).await;
+    // The call's own context: a tool that asks about it (a rerun without the sandbox) names it.
+    let ctx = ToolContext {
+        call_id: Some(call.id.clone()),
+        ..ctx.clone()
+    };
+    let result = agent.tools.execute(&call.name, &call.arguments, &ctx).await;
     Ok(Some(result.into()))
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use agent_llm::{ProviderKind, ReasoningEffort};
 /// Which tools a profile gets, which lives with the tools it selects.
 pub use agent_tools::filter::{RiskLimit, ToolFilter};
 use agent_tools::{Risk, SandboxMode};
@@ -46,18 +47,17 @@ pub struct AgentTypeConfig {
     pub system_prompt: Option<String>,
     /// The model of its traces; the runner's when `None`.
     pub model: Option<String>,
-    /// The provider of that model (`openai`, `anthropic`, ...), for the composition root that
-    /// builds the clients ([`crate::RunnerOptions::clients`]); the runner's when `None`.
-    pub provider: Option<String>,
+    /// The provider of that model, for the composition root that builds the clients
+    /// ([`crate::RunnerOptions::clients`]); the runner's when `None`.
+    pub provider: Option<ProviderKind>,
     /// How its risky tool calls are approved.
     pub approval: ApprovalPolicy,
     /// The sandbox of the commands its traces run, and of every sub-agent below them: the
     /// stricter of this and the run's own (a profile can tighten the run's sandbox, never
     /// loosen it); the run's when `None`.
     pub sandbox: Option<SandboxMode>,
-    /// The reasoning effort of its OpenAI-compatible reasoning model (`low`, `medium`,
-    /// `high`); the runner's when `None`.
-    pub reasoning_effort: Option<String>,
+    /// The reasoning effort of its OpenAI-compatible reasoning model; the runner's when `None`.
+    pub reasoning_effort: Option<ReasoningEffort>,
     /// Its Anthropic extended-thinking budget in tokens; the runner's when `None`.
     pub thinking_budget: Option<u32>,
     /// Whether a main run of this profile ends with a closing report when its plan is done

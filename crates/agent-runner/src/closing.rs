@@ -6,8 +6,11 @@
 //! It is made only when the spec asks for it
 //! ([`AgentSpec::closing_report`](crate::AgentSpec::closing_report)) and the plan has at least
 //! two goals (the planning goal not counted; its material is
-//! [`agent_goal::GoalTree::report_material`]'s). A run that ends `incomplete` gets one too,
-//! naming the goals left open under their own heading. The report streams like any answer and is recorded as the last assistant message, marked with
+//! [`agent_goal::GoalTree::report_material`]'s), and the plan changed since the trace's last
+//! report: a plan is reported once, not again at every later turn of the conversation that
+//! leaves it as it was. A run that ends `incomplete` gets one too, naming the goals left open
+//! under their own heading. The report streams like any answer and is recorded as the last
+//! assistant message, marked with
 //! [`REPORT_KEY`] in its metadata; its cost counts towards the run. When the call fails or
 //! answers with anything but text, the run ends without a report.
 
@@ -16,6 +19,7 @@ use std::sync::Arc;
 use agent_execution::AssistantContent;
 use agent_execution::message::{Message, NewMessage};
 use agent_execution::store::WriteOp;
+use agent_goal::GoalTree;
 use agent_llm::ChatMessage;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -54,6 +58,9 @@ pub(crate) async fn report(
     }
     let store = agent.store();
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
+    if reported_already(&tree, messages) {
+        return Ok(None);
+    }
     let Some(material) = tree.report_material(answer) else {
         return Ok(None);
     };
@@ -101,4 +108,53 @@ pub(crate) async fn report(
     messages.extend(record(store, trace_id, vec![WriteOp::AddMessage(message)]).await?);
     spending.add(cost);
     Ok(Some(text))
+}
+
+/// Whether the trace's last closing report (among `messages`) covers the plan as it is: no goal
+/// changed after it was written.
+fn reported_already(tree: &GoalTree, messages: &[Arc<Message>]) -> bool {
+    let Some(report) = messages
+        .iter()
+        .rev()
+        .find(|message| agent_execution::meta::MessageMeta::of(message).closing_report)
+    else {
+        return false;
+    };
+    // Both are RFC 3339 in UTC with the same fixed width, so they compare as text.
+    tree.goals()
+        .iter()
+        .all(|goal| goal.updated_at.as_str() <= report.created_at.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_goal::GoalCommand;
+
+    use super::*;
+
+    #[test]
+    fn a_plan_is_reported_once_until_it_changes() {
+        let at = |second: u32| format!("2030-01-01T00:00:{second:02}.000000Z");
+        let mut tree = GoalTree::new("Add a cache");
+        let step = |tree: &mut GoalTree, json: &str, second: u32| {
+            let command: GoalCommand = serde_json::from_str(json).unwrap();
+            tree.apply_at(&command, &at(second)).unwrap();
+        };
+        step(&mut tree, r#"{"add": "Read, Write", "focus": "1"}"#, 1);
+        step(&mut tree, r#"{"done": "read", "focus": "2"}"#, 2);
+        step(&mut tree, r#"{"done": "wrote"}"#, 3);
+        let report: Message = serde_json::from_value(json!({
+            "message_id": "t-0009", "trace_id": "t", "branch_id": null, "role": "assistant",
+            "sequence": 9, "goal_id": null, "tool_call_id": null,
+            "content": {"text": "## Report"}, "description": "report", "tokens": null,
+            "cost": null, "duration_ms": null, "created_at": at(4),
+            "metadata": {"closing_report": true}
+        }))
+        .unwrap();
+        let messages = vec![Arc::new(report)];
+        assert!(!reported_already(&tree, &[]), "never reported");
+        assert!(reported_already(&tree, &messages), "nothing changed since");
+        step(&mut tree, r#"{"add": "Test it", "focus": "3"}"#, 5);
+        assert!(!reported_already(&tree, &messages), "the plan grew");
+    }
 }

@@ -153,6 +153,9 @@ pub use agent_goal::{JUDGE_PROMPT, PendingGoal};
 pub use agent_tools::approval::{
     self, Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest, RerunApprover, RerunRequest,
 };
+/// The interaction model every front end shares (a session's approvals, the typed form of a
+/// server's question, the slash commands), which lives with the approvals it is about.
+pub use agent_tools::interaction;
 /// The rules checked before a risky call asks ([`RunnerOptions::approval_rules`]), which live with
 /// the tools they are about.
 pub use agent_tools::rules::{self as approval_rules, ApprovalRules, RuleError, RuleVerdict};

@@ -49,12 +49,16 @@ impl CallOutcome {
             sum.add(&r.stats);
             sum
         });
-        let sub_traces: Vec<Value> = reports
+        let sub_traces: Vec<meta::SubTraceRef> = reports
             .iter()
-            .map(|r| json!({"trace_id": r.trace_id, "status": r.status, "stats": r.stats}))
+            .map(|r| meta::SubTraceRef {
+                trace_id: r.trace_id.clone(),
+                status: Some(r.status),
+                stats: Some(r.stats.clone()),
+            })
             .collect();
         let mut metadata = Map::new();
-        metadata.insert(meta::SUB_TRACES.into(), Value::Array(sub_traces));
+        metadata.insert(meta::SUB_TRACES.into(), json!(sub_traces));
         metadata.insert(meta::SUB_TRACE_STATS.into(), json!(total));
         Self {
             result: ToolResult { content, is_error },

@@ -48,7 +48,7 @@ pub struct AgentSpec {
     /// Completion token cap per call.
     pub max_tokens: Option<u32>,
     /// The reasoning effort asked of an OpenAI-compatible reasoning model.
-    pub reasoning_effort: Option<String>,
+    pub reasoning_effort: Option<agent_llm::ReasoningEffort>,
     /// The Anthropic extended-thinking budget in tokens.
     pub thinking_budget: Option<u32>,
     /// Who decides on risky tool calls.

@@ -50,7 +50,7 @@ pub(crate) async fn create_trace(
     let store = agent.store();
     let root = &agent.engine.root;
     let settings = ModelSettings {
-        provider: root.provider.clone(),
+        provider: root.provider.map(|kind| kind.name().to_owned()),
         model: Some(agent.spec.model.clone()),
         base_url: root.base_url.clone(),
         context_window: agent.spec.context_window.map(|window| window as u64),
@@ -91,6 +91,8 @@ pub(crate) async fn run_loop(
     // The first step estimates tokens: the encoding loads while the run starts and the
     // workspace is snapshotted.
     agent_llm::prepare_token_estimates();
+    // What the run's commands left in their temporary folder goes when the run ends.
+    let _temp_dir = agent_tools::sandbox::RunTempDir::for_run(trace_id);
     let store = agent.store();
     let limits = &agent.spec.limits;
     warn_if_unpriced(agent);

@@ -117,6 +117,10 @@ impl ApprovalHandler for RejectAll {
 pub struct RerunRequest {
     /// The trace whose command it is.
     pub trace_id: String,
+    /// The id of the `bash` call, when the runner gave one ([`crate::ToolContext::call_id`]):
+    /// a front end offers a rerun only for a call a person approved (see
+    /// [`SessionApprovals::may_offer_rerun`](crate::interaction::SessionApprovals::may_offer_rerun)).
+    pub tool_call_id: Option<String>,
     /// The command, as the model wrote it.
     pub command: String,
     /// What it printed when the sandbox refused it (its exit status and output).

@@ -32,8 +32,11 @@
 
 pub mod approval;
 mod bash;
+mod beneath;
 pub mod filter;
 mod fs;
+mod guard;
+pub mod interaction;
 mod output;
 mod path;
 mod registry;
@@ -41,6 +44,7 @@ pub mod rules;
 pub mod sandbox;
 mod search;
 mod typed;
+mod write_guard;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -68,6 +72,7 @@ pub use search::{GlobFilesArgs, GlobFilesTool, GrepArgs, GrepTool};
 pub use tokio_util::sync::CancellationToken;
 pub use typed::TypedTool;
 pub use typed::check_arguments;
+pub use write_guard::WriteGuard;
 
 /// Names of tools the runner registers itself (`goal`, `read_progress`, `explore`, `delegate`).
 ///
@@ -106,6 +111,9 @@ pub struct ToolContext {
     pub trace_id: String,
     /// The goal that was current when the model made the call, if any.
     pub goal_id: Option<String>,
+    /// The id of the call, as the model gave it, when the runner runs one call in this context
+    /// (a context shared by a turn's calls has none).
+    pub call_id: Option<String>,
     /// Cancelled when the run is cancelled; long-running tools stop early when it fires.
     pub cancel: CancellationToken,
     /// Output and time limits of the call.
@@ -127,6 +135,7 @@ impl ToolContext {
             workspace: std::fs::canonicalize(workspace.into())?,
             trace_id: trace_id.into(),
             goal_id: None,
+            call_id: None,
             cancel: CancellationToken::new(),
             limits: ToolLimits::default(),
         })
@@ -336,12 +345,13 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     builtin_tools_with(SandboxConfig::default())
 }
 
-/// The built-in tools, `bash` running its commands in `sandbox`.
+/// The built-in tools, `bash` running its commands in `sandbox`, and the file tools writing
+/// within it ([`WriteGuard`]: nothing under `read-only`, never a protected path).
 pub fn builtin_tools_with(sandbox: SandboxConfig) -> Vec<Arc<dyn Tool>> {
     vec![
         ReadFileTool.into_tool(),
-        WriteFileTool.into_tool(),
-        EditFileTool.into_tool(),
+        WriteFileTool::guarded(WriteGuard::new(&sandbox)).into_tool(),
+        EditFileTool::guarded(WriteGuard::new(&sandbox)).into_tool(),
         GlobFilesTool.into_tool(),
         GrepTool.into_tool(),
         BashTool::new(sandbox).into_tool(),

@@ -759,3 +759,37 @@ async fn a_reader_that_went_away_ends_listing_commands_quietly() {
         assert_eq!(stderr(&output), "", "{args:?}");
     }
 }
+
+#[tokio::test]
+async fn the_demo_does_not_become_the_newest_trace_of_the_project() {
+    let env = agent_env();
+    let demo = env
+        .agent(&["demo", "--no-serve"])
+        .env_remove("AGENT_TRACE_DIR")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(code(&demo), 0, "{}", stderr(&demo));
+    // Its traces are in a project of their own, named in what it says.
+    let kept = env.data().join("agent/traces/demo");
+    assert!(
+        stderr(&demo).contains(&kept.display().to_string()),
+        "{}",
+        stderr(&demo)
+    );
+    // `-c` in the folder the demo ran in finds nothing to continue (not the demo, whose model is
+    // the built-in script).
+    let script = write_script(&env, "s.json", json!([{"text": "Hi."}]));
+    let continued = env
+        .agent(&["run", "-c", "--script", &script, "go on"])
+        .env_remove("AGENT_TRACE_DIR")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(code(&continued), 2, "{}", stderr(&continued));
+    assert!(
+        stderr(&continued).contains("no traces in this project's trace folder"),
+        "{}",
+        stderr(&continued)
+    );
+}

@@ -5,16 +5,13 @@
 //! where traces were kept before, is still found and used.
 
 use std::path::{Path, PathBuf};
-use std::sync::Once;
-
-use crate::output::note;
 
 /// The folder name traces were kept in, at the root of a project.
-pub(crate) const LEGACY: &str = ".trace";
+pub const LEGACY: &str = ".trace";
 
 /// The project `dir` belongs to: the nearest folder at or above it holding `.git`, else `dir`
 /// itself (made absolute).
-pub(crate) fn root(dir: &Path) -> PathBuf {
+pub fn root(dir: &Path) -> PathBuf {
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     dir.ancestors()
         .find(|folder| folder.join(".git").exists())
@@ -23,7 +20,7 @@ pub(crate) fn root(dir: &Path) -> PathBuf {
 
 /// The name of a project's trace folder: its root's path with every character but letters,
 /// digits, `.` and `_` made a `-` (`/home/me/app` → `-home-me-app`), readable and unique.
-pub(crate) fn key(root: &Path) -> String {
+pub fn key(root: &Path) -> String {
     root.to_string_lossy()
         .chars()
         .map(|c| {
@@ -36,21 +33,9 @@ pub(crate) fn key(root: &Path) -> String {
         .collect()
 }
 
-/// The user's data folder of agent: `$XDG_DATA_HOME/agent`, else `~/.local/share/agent`.
-pub(crate) fn data_dir() -> Option<PathBuf> {
-    let absolute = |var: &str| {
-        std::env::var_os(var)
-            .map(PathBuf::from)
-            .filter(|path| path.is_absolute())
-    };
-    absolute("XDG_DATA_HOME")
-        .or_else(|| absolute("HOME").map(|home| home.join(".local").join("share")))
-        .map(|dir| dir.join("agent"))
-}
-
 /// Why a project's trace folder is the one it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Found {
+pub enum Found {
     /// The project's own `.trace`, kept from before.
     Legacy,
     /// The project's folder under the user's data folder.
@@ -59,34 +44,30 @@ pub(crate) enum Found {
     NoHome,
 }
 
-/// The default trace folder of the project `dir` belongs to, and why it is that one.
-pub(crate) fn trace_dir(dir: &Path) -> (PathBuf, Found) {
+/// The default trace folder of the project `dir` belongs to, with the user's data folder of
+/// agent (`data_dir`, see [`crate::config::Environment::data_dir`]), and why it is that one.
+pub fn trace_dir(dir: &Path, data_dir: Option<&Path>) -> (PathBuf, Found) {
     let root = root(dir);
     let legacy = root.join(LEGACY);
     if legacy.is_dir() {
         return (legacy, Found::Legacy);
     }
-    match data_dir() {
+    match data_dir {
         Some(data) => (data.join("traces").join(key(&root)), Found::DataDir),
         None => (PathBuf::from(LEGACY), Found::NoHome),
     }
 }
 
-/// Says once per process, on stderr, that a project's old `.trace` folder is used.
-pub(crate) fn notice(found: Found, dir: &Path) {
-    static SAID: Once = Once::new();
-    if found == Found::Legacy {
-        SAID.call_once(|| {
-            note(&format!(
-                "agent: using this project's trace folder {} (new projects keep theirs in {})",
-                dir.display(),
-                data_dir().map_or_else(
-                    || "the user's data folder".to_owned(),
-                    |d| d.join("traces").display().to_string()
-                )
-            ));
-        });
-    }
+/// The notice that a project's old `.trace` folder `dir` is used, for a front end to say once.
+pub fn legacy_notice(dir: &Path, data_dir: Option<&Path>) -> String {
+    format!(
+        "agent: using this project's trace folder {} (new projects keep theirs in {})",
+        dir.display(),
+        data_dir.map_or_else(
+            || "the user's data folder".to_owned(),
+            |d| d.join("traces").display().to_string()
+        )
+    )
 }
 
 #[cfg(test)]
@@ -115,7 +96,7 @@ mod tests {
         std::fs::create_dir_all(repo.join(".git")).unwrap();
         std::fs::create_dir_all(repo.join(".trace")).unwrap();
         std::fs::create_dir_all(repo.join("src")).unwrap();
-        let (found, why) = trace_dir(&repo.join("src"));
+        let (found, why) = trace_dir(&repo.join("src"), None);
         assert_eq!(why, Found::Legacy);
         assert_eq!(found, std::fs::canonicalize(&repo).unwrap().join(".trace"));
     }

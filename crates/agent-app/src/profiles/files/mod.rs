@@ -10,8 +10,8 @@
 //! the summary) and `plan` (plan mode: read-only tools and the goal tools).
 //!
 //! Profiles are layered, later layers winning field by field: the built-ins, then the
-//! `[agents.<name>]` tables of `agent.toml` ([`apply_config`]), then the files of
-//! `.agent/agents/` ([`load_dir`]). A profile that exists is changed only in the fields a layer
+//! `[agents.<name>]` tables of `agent.toml` (`apply_config`), then the files of
+//! `.agent/agents/` (`load_dir`). A profile that exists is changed only in the fields a layer
 //! gives; a new one starts from `base` (default: `default`).
 //!
 //! # Profile files
@@ -42,19 +42,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use agent_plan::front_matter::{self, FrontMatterError, Syntax};
-use agent_runner::ApprovalPolicy;
 use agent_runner::agents::DEFAULT;
 use agent_runner::{AgentTypeConfig, ProfileOrigin};
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use self::apply::{apply_limits, apply_tools};
+pub use crate::config::{LoopGuardSpec, NameList, ProfileSpec};
 
 mod apply;
 mod tool_names;
 
 /// Where project profile files live, relative to the workspace.
-pub(crate) const AGENTS_DIR: &str = ".agent/agents";
+pub const AGENTS_DIR: &str = ".agent/agents";
 
 /// The longest profile name: it becomes part of sub-trace ids.
 const MAX_NAME_LEN: usize = 40;
@@ -77,118 +76,16 @@ const TEXT_KEYS: &[&str] = &[
 /// Claude Code's model aliases, which mean the runner's model here.
 const INHERITED_MODELS: &[&str] = &["inherit", "sonnet", "opus", "haiku"];
 
-/// A profile as written in `agent.toml` or a profile file; every field is optional and changes
-/// only what it names.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ProfileSpec {
-    /// The profile's name (files only; a table's name is its key).
-    pub(crate) name: Option<String>,
-    /// What it is for, in one line.
-    pub(crate) description: Option<String>,
-    /// The profile a new one starts from [default: `default`].
-    pub(crate) base: Option<String>,
-    /// The system prompt, inline.
-    pub(crate) prompt: Option<String>,
-    /// The system prompt from a file, relative to the file that names it.
-    pub(crate) prompt_file: Option<PathBuf>,
-    /// Only these tools (`*` or `all`: every tool); a name may end in `*`.
-    pub(crate) tools: Option<NameList>,
-    /// Never these tools.
-    pub(crate) deny_tools: Option<NameList>,
-    /// Only read-only tools.
-    pub(crate) read_only: Option<bool>,
-    /// Only the tools of these MCP servers.
-    pub(crate) mcp_servers: Option<NameList>,
-    /// The model (`inherit`: the runner's).
-    pub(crate) model: Option<String>,
-    /// The provider of the model.
-    pub(crate) provider: Option<String>,
-    /// The reasoning effort of an OpenAI-compatible reasoning model.
-    pub(crate) reasoning_effort: Option<crate::cli::ReasoningEffort>,
-    /// The Anthropic extended-thinking budget in tokens (at least 1024).
-    pub(crate) thinking_budget: Option<u32>,
-    /// Model calls per run.
-    pub(crate) max_iterations: Option<u32>,
-    /// Spending limit per trace, in US dollars.
-    pub(crate) max_cost: Option<f64>,
-    /// How long one model call may take, in seconds.
-    pub(crate) llm_timeout_secs: Option<u64>,
-    /// Tool calls run per model turn.
-    pub(crate) max_tool_calls_per_turn: Option<usize>,
-    /// How many times in a row a model that stops with goals open is sent back to them.
-    pub(crate) goal_reminders: Option<u32>,
-    /// How many of its sub-traces may be stacked on one line of descent.
-    pub(crate) max_depth: Option<usize>,
-    /// `inherit`, `auto` or `deny`.
-    pub(crate) approval: Option<ApprovalPolicy>,
-    /// `read-only`, `workspace-write` or `off`: the sandbox of its commands, never looser than
-    /// the run's.
-    pub(crate) sandbox: Option<agent_tools::SandboxMode>,
-    /// What an abandoned goal does to the files (`ask`, `always`, `never`); agent.toml's
-    /// top-level value when not given.
-    pub(crate) abandon_rollback: Option<agent_checkpoint::AbandonRollback>,
-    /// Loop-guard thresholds; the ones not given keep their value.
-    pub(crate) loop_guard: Option<LoopGuardSpec>,
-    /// Whether a run of this profile that carries out a plan ends with a closing report (the
-    /// run's `--no-report` or `report = false` still turn reports off).
-    pub(crate) closing_report: Option<bool>,
-    /// Claude Code's display colour; read and ignored.
-    pub(crate) color: Option<String>,
-}
-
-/// Loop-guard thresholds of a [`ProfileSpec`] (see [`LoopGuard`](agent_runner::LoopGuard)).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct LoopGuardSpec {
-    /// [`LoopGuard::repeated_call`](agent_runner::LoopGuard::repeated_call).
-    pub(crate) repeated_call: Option<usize>,
-    /// [`LoopGuard::repeated_error`](agent_runner::LoopGuard::repeated_error).
-    pub(crate) repeated_error: Option<usize>,
-    /// [`LoopGuard::alternation`](agent_runner::LoopGuard::alternation).
-    pub(crate) alternation: Option<usize>,
-    /// [`LoopGuard::stop_after`](agent_runner::LoopGuard::stop_after).
-    pub(crate) stop_after: Option<usize>,
-    /// [`LoopGuard::max_warnings`](agent_runner::LoopGuard::max_warnings).
-    pub(crate) max_warnings: Option<usize>,
-}
-
-/// A list of names: `"a, b"` or `["a", "b"]`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
-pub(crate) enum NameList {
-    /// Comma-separated.
-    Text(String),
-    /// One name per item.
-    List(Vec<String>),
-}
-
-impl NameList {
-    /// The names, trimmed, without empty ones.
-    pub(crate) fn names(&self) -> Vec<String> {
-        let items: Vec<&str> = match self {
-            Self::Text(text) => text.split(',').collect(),
-            Self::List(items) => items.iter().map(String::as_str).collect(),
-        };
-        items
-            .into_iter()
-            .map(str::trim)
-            .filter(|name| !name.is_empty())
-            .map(str::to_owned)
-            .collect()
-    }
-}
-
 /// A profile that could not be read, naming where and which field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{location}: {}{message}", field.as_ref().map(|f| format!("`{f}`: ")).unwrap_or_default())]
-pub(crate) struct ProfileError {
+pub struct ProfileError {
     /// The file (and table) the profile comes from.
-    pub(crate) location: String,
+    pub location: String,
     /// The field at fault, when one is.
-    pub(crate) field: Option<String>,
+    pub field: Option<String>,
     /// What is wrong.
-    pub(crate) message: String,
+    pub message: String,
 }
 
 impl ProfileError {
@@ -407,10 +304,16 @@ fn define(
             (!INHERITED_MODELS.contains(&model) && !model.is_empty()).then(|| model.to_owned());
     }
     if let Some(provider) = &spec.provider {
-        profile.provider = Some(provider.trim().to_owned()).filter(|p| !p.is_empty());
+        profile.provider = match provider.trim() {
+            "" => None,
+            name => Some(
+                name.parse::<agent_llm::ProviderKind>()
+                    .map_err(|error| fail("provider", error.to_string()))?,
+            ),
+        };
     }
     if let Some(effort) = spec.reasoning_effort {
-        profile.reasoning_effort = Some(effort.as_str().to_owned());
+        profile.reasoning_effort = Some(effort);
     }
     if let Some(budget) = spec.thinking_budget {
         if budget < 1024 {

@@ -6,13 +6,13 @@ use std::time::Duration;
 use agent_llm::{OPENAI_DEFAULT_BASE_URL, OpenAiConfig, RetryPolicy, list_models};
 
 /// Whether `url` is OpenAI's own API.
-pub(crate) fn is_openai(url: &str) -> bool {
+pub(super) fn is_openai(url: &str) -> bool {
     url.trim_end_matches('/') == OPENAI_DEFAULT_BASE_URL
 }
 
 /// The models the OpenAI-compatible server at `base_url` serves (`GET {base_url}/models`),
 /// asked on a thread of its own so that it works inside and outside an async runtime.
-pub(crate) fn models(base_url: &str, api_key: Option<String>) -> Result<Vec<String>, String> {
+pub(super) fn models(base_url: &str, api_key: Option<String>) -> Result<Vec<String>, String> {
     let mut config = OpenAiConfig::new(base_url, api_key).with_retry(RetryPolicy::none());
     config.timeouts.request = Duration::from_secs(10);
     std::thread::scope(|scope| {
@@ -33,7 +33,7 @@ pub(crate) fn models(base_url: &str, api_key: Option<String>) -> Result<Vec<Stri
 
 /// The model the OpenAI-compatible server at `base_url` serves, or why there is no single
 /// one. Asked once, before anything runs.
-pub(crate) fn served_model(base_url: &str, api_key: Option<String>) -> Result<String, String> {
+pub(super) fn served_model(base_url: &str, api_key: Option<String>) -> Result<String, String> {
     let asked = models(base_url, api_key);
     let no_model = |why: String| {
         format!("no model named (--model, AGENT_MODEL or `model` in agent.toml), and {why}")

@@ -10,14 +10,18 @@
 //! last, wins. Together they are capped at [`MAX_BYTES`]; what is cut is said in the prompt and
 //! on stderr. The runner takes the result as data (`RunnerOptions::instructions`), in the
 //! static part of the prompt; the date is rendered once, so it does not change during a run.
+//! The environment block says where the run works and what its commands may do (the sandbox),
+//! so the model knows before it tries.
 
 use std::path::{Path, PathBuf};
 
 use agent_runner::Instruction;
-use anyhow::{Context, Result};
+use agent_tools::SandboxMode;
+
+use crate::error::{Error, Result};
 
 /// The most bytes of instruction files a prompt carries.
-pub(crate) const MAX_BYTES: usize = 64 * 1024;
+pub const MAX_BYTES: usize = 64 * 1024;
 
 /// The project file names, the first found in a folder winning.
 const FILE_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
@@ -25,19 +29,37 @@ const FILE_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
 /// What [`gather`] found: the blocks for the prompt, and a warning for the user when the files
 /// were cut.
 #[derive(Debug, Default)]
-pub(crate) struct Found {
+#[non_exhaustive]
+pub struct Found {
     /// The blocks, the environment last.
-    pub(crate) instructions: Vec<Instruction>,
+    pub instructions: Vec<Instruction>,
     /// Why some of the files' text was left out, when it was.
-    pub(crate) warning: Option<String>,
+    pub warning: Option<String>,
+}
+
+/// What the environment block says besides the workspace and the repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EnvironmentBlock<'a> {
+    /// Today, `YYYY-MM-DD`.
+    pub date: &'a str,
+    /// The sandbox of the run's commands, when it has one.
+    pub sandbox: Option<SandboxMode>,
 }
 
 /// The instructions of a run in `workspace`: the instruction files (the user's own in
-/// `user_dir`, then the project's) and the environment block dated `date` (`YYYY-MM-DD`).
-/// A file that exists but cannot be read is an error naming it.
-pub(crate) fn gather(workspace: &Path, user_dir: Option<&Path>, date: &str) -> Result<Found> {
-    let workspace = std::path::absolute(workspace)
-        .with_context(|| format!("cannot resolve the workspace {}", workspace.display()))?;
+/// `user_dir`, the user's agent folder, then the project's) and the environment block. A file
+/// that exists but cannot be read is an error naming it.
+pub fn gather(
+    workspace: &Path,
+    user_dir: Option<&Path>,
+    env: EnvironmentBlock<'_>,
+) -> Result<Found> {
+    let workspace = std::path::absolute(workspace).map_err(|error| {
+        Error::io(
+            format!("cannot resolve the workspace {}", workspace.display()),
+            error,
+        )
+    })?;
     let workspace = workspace.canonicalize().unwrap_or(workspace);
     let git_root = git_root(&workspace);
     let mut files = Vec::new();
@@ -60,8 +82,12 @@ pub(crate) fn gather(workspace: &Path, user_dir: Option<&Path>, date: &str) -> R
     let mut found = Found::default();
     let mut left = MAX_BYTES;
     for (index, path) in files.iter().enumerate() {
-        let bytes = std::fs::read(path)
-            .with_context(|| format!("cannot read the instructions in {}", path.display()))?;
+        let bytes = std::fs::read(path).map_err(|error| {
+            Error::io(
+                format!("cannot read the instructions in {}", path.display()),
+                error,
+            )
+        })?;
         let text = String::from_utf8_lossy(&bytes);
         let text = text.trim();
         if text.is_empty() {
@@ -93,7 +119,7 @@ pub(crate) fn gather(workspace: &Path, user_dir: Option<&Path>, date: &str) -> R
     }
     found.instructions.push(Instruction::new(
         "Environment",
-        environment(&workspace, git_root.as_deref(), date),
+        environment(&workspace, git_root.as_deref(), env),
     ));
     Ok(found)
 }
@@ -121,8 +147,8 @@ fn project_folders(workspace: &Path, git_root: Option<&Path>) -> Vec<PathBuf> {
     folders
 }
 
-/// The environment block: workspace, OS, date, git repository and branch.
-fn environment(workspace: &Path, git_root: Option<&Path>, date: &str) -> String {
+/// The environment block: workspace, OS, date, git repository and branch, and the sandbox.
+fn environment(workspace: &Path, git_root: Option<&Path>, env: EnvironmentBlock<'_>) -> String {
     let git = match git_root {
         None => "no".to_owned(),
         Some(root) => match head(root) {
@@ -131,11 +157,31 @@ fn environment(workspace: &Path, git_root: Option<&Path>, date: &str) -> String 
             None => "yes".to_owned(),
         },
     };
-    format!(
-        "- Workspace: {}\n- OS: {}\n- Date: {date}\n- Git repository: {git}",
+    let mut block = format!(
+        "- Workspace: {}\n- OS: {}\n- Date: {}\n- Git repository: {git}",
         workspace.display(),
-        std::env::consts::OS
-    )
+        std::env::consts::OS,
+        env.date
+    );
+    if let Some(mode) = env.sandbox {
+        block.push_str(&format!("\n- Sandbox: {mode} ({})", sandbox_words(mode)));
+    }
+    block
+}
+
+/// What a sandbox mode lets commands and tools do, for the model.
+fn sandbox_words(mode: SandboxMode) -> &'static str {
+    match mode {
+        SandboxMode::ReadOnly => {
+            "commands may read anything but write nowhere but their temporary folder, with no \
+             network; file edits are refused"
+        }
+        SandboxMode::WorkspaceWrite => {
+            "commands may write only in the workspace and their temporary folder, with no \
+             network; .git, agent.toml and .agent/ stay read-only"
+        }
+        SandboxMode::Off => "commands run without confinement",
+    }
 }
 
 /// What a repository's `HEAD` points at.
@@ -176,6 +222,12 @@ fn head(root: &Path) -> Option<Head> {
 #[cfg(test)]
 mod tests {
     use std::fs;
+
+    /// The block of a run on this date, with no sandbox said.
+    const DATE: EnvironmentBlock<'static> = EnvironmentBlock {
+        date: "2030-01-02",
+        sandbox: None,
+    };
 
     use super::*;
 
@@ -219,7 +271,7 @@ mod tests {
         fs::write(t.user.join("AGENTS.md"), "my own rules").unwrap();
         // Above the git root nothing counts.
         fs::write(t.root.parent().unwrap().join("AGENTS.md"), "outside").unwrap();
-        let found = gather(&t.work, Some(&t.user), "2030-01-02").unwrap();
+        let found = gather(&t.work, Some(&t.user), DATE).unwrap();
         let title = |path: PathBuf| format!("Instructions from {}", path.display());
         assert_eq!(
             titles(&found),
@@ -258,7 +310,7 @@ mod tests {
         fs::remove_dir_all(t.root.join(".git")).unwrap();
         fs::write(t.root.join("AGENTS.md"), "root rules").unwrap();
         fs::write(t.work.join("CLAUDE.md"), "work rules").unwrap();
-        let found = gather(&t.work, None, "2030-01-02").unwrap();
+        let found = gather(&t.work, None, DATE).unwrap();
         assert_eq!(found.instructions.len(), 2);
         assert_eq!(found.instructions[0].text, "work rules");
         assert!(found.instructions[1].text.ends_with("- Git repository: no"));
@@ -268,7 +320,7 @@ mod tests {
     fn the_workspace_at_the_git_root_and_nothing_to_read_leave_the_environment_alone() {
         let t = tree();
         fs::write(t.root.join("AGENTS.md"), "   \n").unwrap();
-        let found = gather(&t.root, Some(&t.user), "2030-01-02").unwrap();
+        let found = gather(&t.root, Some(&t.user), DATE).unwrap();
         assert_eq!(titles(&found), ["Environment"]);
     }
 
@@ -287,7 +339,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(head(&t.root), Some(Head::Detached("0123456".into())));
-        let found = gather(&t.work, None, "2030-01-02").unwrap();
+        let found = gather(&t.work, None, DATE).unwrap();
         assert!(
             found.instructions[0]
                 .text
@@ -301,7 +353,7 @@ mod tests {
         fs::write(t.user.join("AGENTS.md"), "é".repeat(MAX_BYTES / 2 - 1)).unwrap();
         fs::write(t.root.join("AGENTS.md"), "r".repeat(10)).unwrap();
         fs::write(t.work.join("AGENTS.md"), "w".repeat(10)).unwrap();
-        let found = gather(&t.work, Some(&t.user), "2030-01-02").unwrap();
+        let found = gather(&t.work, Some(&t.user), DATE).unwrap();
         assert_eq!(found.instructions.len(), 3, "{:?}", titles(&found));
         let cut = &found.instructions[1].text;
         let why = format!(
@@ -318,7 +370,7 @@ mod tests {
     fn a_folder_named_like_an_instruction_file_is_not_read() {
         let t = tree();
         fs::create_dir_all(t.work.join("AGENTS.md")).unwrap();
-        let found = gather(&t.work, None, "2030-01-02").unwrap();
+        let found = gather(&t.work, None, DATE).unwrap();
         assert_eq!(titles(&found), ["Environment"]);
     }
 }

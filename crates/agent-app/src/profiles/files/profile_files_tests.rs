@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::*;
 use agent_runner::profiles::{PLAN_PROMPT, PromptVars, builtin_profiles, render_prompt};
-use agent_runner::{COMPACTION_PROMPT, RunLimits, RunnerOptions, ToolFilter};
+use agent_runner::{ApprovalPolicy, COMPACTION_PROMPT, RunLimits, RunnerOptions, ToolFilter};
 use agent_tools::Risk;
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -151,7 +151,7 @@ fn configuration_tables_then_files_each_change_what_they_name() {
     assert_eq!(reviewer.limits.max_iterations, 30, "from its base");
     assert_eq!(reviewer.limits.max_cost, Some(0.5));
     assert_eq!(reviewer.model.as_deref(), Some("gpt-4.1-mini"));
-    assert_eq!(reviewer.provider.as_deref(), Some("openai"));
+    assert_eq!(reviewer.provider, Some(agent_llm::ProviderKind::Openai));
     assert_eq!(reviewer.approval, ApprovalPolicy::Deny);
     assert!(!reviewer.tools.admits("bash", Risk::ReadOnly));
     assert_eq!(reviewer.origin, ProfileOrigin::Config(config.clone()));
@@ -383,7 +383,10 @@ fn reasoning_settings_of_a_profile_are_read_and_checked() {
     let mut profiles = builtin_profiles();
     load_dir(&mut profiles, dir.path()).unwrap();
     let thinker = &profiles["thinker"];
-    assert_eq!(thinker.reasoning_effort.as_deref(), Some("high"));
+    assert_eq!(
+        thinker.reasoning_effort,
+        Some(agent_llm::ReasoningEffort::High)
+    );
     assert_eq!(thinker.thinking_budget, Some(2048));
 
     let small = file_error("---\nthinking_budget: 512\n---\nThink.\n");
