@@ -20,6 +20,14 @@ impl GoalTree {
             .filter(|(_, goal)| !self.ancestors(&goal.id).into_iter().any(planning))
             .collect()
     }
+
+    /// Whether no goal changed after `time` (RFC 3339 in UTC, as goals record theirs: the same
+    /// fixed width, so they compare as text).
+    pub fn unchanged_since(&self, time: &str) -> bool {
+        self.goals()
+            .iter()
+            .all(|goal| goal.updated_at.as_str() <= time)
+    }
 }
 
 /// A goal left open, as front ends name it.

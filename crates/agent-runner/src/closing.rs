@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use agent_execution::AssistantContent;
 use agent_execution::message::{Message, NewMessage};
+use agent_execution::meta::MessageMeta;
 use agent_execution::store::WriteOp;
 use agent_goal::GoalTree;
 use agent_llm::ChatMessage;
@@ -110,20 +111,13 @@ pub(crate) async fn report(
     Ok(Some(text))
 }
 
-/// Whether the trace's last closing report (among `messages`) covers the plan as it is: no goal
-/// changed after it was written.
+/// Whether the trace's last closing report (among `messages`) covers the plan as it is.
 fn reported_already(tree: &GoalTree, messages: &[Arc<Message>]) -> bool {
-    let Some(report) = messages
+    let report = messages
         .iter()
         .rev()
-        .find(|message| agent_execution::meta::MessageMeta::of(message).closing_report)
-    else {
-        return false;
-    };
-    // Both are RFC 3339 in UTC with the same fixed width, so they compare as text.
-    tree.goals()
-        .iter()
-        .all(|goal| goal.updated_at.as_str() <= report.created_at.as_str())
+        .find(|m| MessageMeta::of(m).closing_report);
+    report.is_some_and(|report| tree.unchanged_since(&report.created_at))
 }
 
 #[cfg(test)]
