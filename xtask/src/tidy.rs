@@ -80,6 +80,7 @@ mod tests {
                 "agent-goal",
                 "agent-llm",
                 "agent-runner",
+                "agent-plan",
                 "agent-tools",
             ],
         ),

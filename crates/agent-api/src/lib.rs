@@ -43,6 +43,7 @@ mod connections;
 pub mod elicitations;
 mod error;
 mod extract;
+mod goal_schemas;
 mod openapi;
 mod routes;
 pub mod runs;

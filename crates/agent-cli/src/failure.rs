@@ -33,6 +33,9 @@ pub(crate) fn explain_turn(outcome: &RunOutcome, provider: &ProviderConfig) -> S
 /// What went wrong, then `go_on` (how to continue the trace) where continuing can help.
 fn said(outcome: &RunOutcome, provider: &ProviderConfig, go_on: &str) -> String {
     let error = outcome.error.as_deref().unwrap_or("no error recorded");
+    if outcome.stop == agent_runner::StopReason::Incomplete {
+        return format!("{}\n{go_on}", left_open(outcome));
+    }
     let Some(model_error) = &outcome.model_error else {
         return format!(
             "agent: the run ended {}: {error}\n{go_on}",
@@ -50,6 +53,24 @@ fn said(outcome: &RunOutcome, provider: &ProviderConfig, go_on: &str) -> String 
         }
         None => format!("agent: the run failed: {error}\n{go_on}"),
     }
+}
+
+/// The goals a run left open, one a line under what happened.
+pub(crate) fn left_open(outcome: &RunOutcome) -> String {
+    let mut text = format!(
+        "agent: the run ended incomplete: the model stopped with {} goal(s) of its plan open",
+        outcome.pending_goals.len()
+    );
+    for goal in &outcome.pending_goals {
+        let dot = if goal.number.contains('.') { "" } else { "." };
+        text.push_str(&format!(
+            "\n  {}{dot} {} ({})",
+            goal.number,
+            crate::output::one_line(&goal.description),
+            goal.status
+        ));
+    }
+    text
 }
 
 /// What to fix, and whether resuming the trace afterwards makes sense.

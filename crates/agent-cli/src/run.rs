@@ -300,6 +300,7 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig,
             "error": outcome.error,
             "stop": outcome.stop,
             "iterations": outcome.iterations,
+            "pending_goals": outcome.pending_goals,
             "tokens_estimated": outcome.tokens_estimated,
             "model": provider.model,
             "totals": {
@@ -321,7 +322,9 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig,
     }
     // What the model wrote before its length limit cut it off is shown as an answer is.
     let answer = match (outcome.status, outcome.stop) {
-        (TraceStatus::Completed, _) | (_, StopReason::Truncated) => outcome.response.as_deref(),
+        (TraceStatus::Completed | TraceStatus::Incomplete, _) | (_, StopReason::Truncated) => {
+            outcome.response.as_deref()
+        }
         _ => None,
     };
     if let Some(answer) = answer.filter(|answer| !streamed.contains(answer.trim())) {
@@ -353,7 +356,9 @@ fn print_answer(outcome: &RunOutcome) {
     if let Some(answer) = outcome.response.as_deref().filter(|a| !a.trim().is_empty()) {
         print(&crate::output::clean(answer));
     }
-    if outcome.status != TraceStatus::Completed {
+    if outcome.stop == StopReason::Incomplete {
+        note(&crate::failure::left_open(outcome));
+    } else if outcome.status != TraceStatus::Completed {
         note(&format!(
             "agent: the run ended {}: {}",
             status_word(outcome.status),

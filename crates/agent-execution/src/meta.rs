@@ -50,6 +50,11 @@ pub const SUB_TRACE_STATS: &str = "sub_trace_stats";
 /// `true` on an assistant message the run was cancelled in the middle of: its text is what
 /// had arrived, and it has no tool calls.
 pub const INTERRUPTED: &str = "interrupted";
+/// On the runner's message that sends the model back to the goals it left pending: how many
+/// times in a row it was sent back (1, 2, ...).
+pub const GOALS_PENDING: &str = "goals_pending";
+/// On the runner's message about a goal's spent budget: `{goal_id, action}` ([`GoalBudgetNote`]).
+pub const GOAL_BUDGET: &str = "goal_budget";
 
 /// Every key above, in the order they are listed.
 pub const KEYS: &[&str] = &[
@@ -64,7 +69,28 @@ pub const KEYS: &[&str] = &[
     SUB_TRACES,
     SUB_TRACE_STATS,
     INTERRUPTED,
+    GOALS_PENDING,
+    GOAL_BUDGET,
 ];
+
+/// What the runner did about a goal's spent budget ([`GOAL_BUDGET`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetAction {
+    /// The model was told to finish or abandon the goal.
+    Warned,
+    /// The goal was abandoned, its reason `budget spent`.
+    Abandoned,
+}
+
+/// The value of [`GOAL_BUDGET`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoalBudgetNote {
+    /// The goal whose budget was spent.
+    pub goal_id: String,
+    /// What the runner did.
+    pub action: BudgetAction,
+}
 
 /// How a user message after the task came ([`TURN`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -160,6 +186,10 @@ pub struct MessageMeta {
     pub sub_trace_stats: Option<TraceStats>,
     /// [`INTERRUPTED`].
     pub interrupted: bool,
+    /// [`GOALS_PENDING`].
+    pub goals_pending: Option<u32>,
+    /// [`GOAL_BUDGET`].
+    pub goal_budget: Option<GoalBudgetNote>,
 }
 
 impl MessageMeta {
@@ -185,6 +215,8 @@ impl MessageMeta {
             sub_traces: get(metadata, SUB_TRACES).unwrap_or_default(),
             sub_trace_stats: get(metadata, SUB_TRACE_STATS),
             interrupted: flag(INTERRUPTED),
+            goals_pending: get(metadata, GOALS_PENDING),
+            goal_budget: get(metadata, GOAL_BUDGET),
         }
     }
 
@@ -208,7 +240,8 @@ mod tests {
             "turn": "continue", "loop_guard": "same_call", "closing_report": true,
             "handoff": true,
             "sub_traces": [{"trace_id": "t@explore-1", "status": "completed", "stats": {}}],
-            "sub_trace_stats": {"total_tokens": 5}, "interrupted": true, "other": 1
+            "sub_trace_stats": {"total_tokens": 5}, "interrupted": true, "other": 1,
+            "goals_pending": 2, "goal_budget": {"goal_id": "3", "action": "warned"}
         });
         let Value::Object(metadata) = metadata else {
             unreachable!()
@@ -226,7 +259,15 @@ mod tests {
         assert_eq!(read.sub_traces[0].status, Some(TraceStatus::Completed));
         assert_eq!(read.sub_traces[0].stats, Some(TraceStats::default()));
         assert_eq!(read.sub_trace_stats.map(|s| s.total_tokens), Some(5));
-        assert_eq!(KEYS.len(), 11);
+        assert_eq!(read.goals_pending, Some(2));
+        assert_eq!(
+            read.goal_budget,
+            Some(GoalBudgetNote {
+                goal_id: "3".into(),
+                action: BudgetAction::Warned
+            })
+        );
+        assert_eq!(KEYS.len(), 13);
         for key in KEYS {
             assert!(metadata.contains_key(*key), "{key}");
         }

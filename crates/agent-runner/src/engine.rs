@@ -188,6 +188,7 @@ impl Engine {
             tools: Vec::new(),
             explore: Access::Foreign,
             delegate: Access::Foreign,
+            own_goal_tool: false,
             closing_report: root.closing_report
                 && lineage.len() <= 1
                 && own.is_none_or(|config| config.closing_report),
@@ -225,6 +226,7 @@ impl Engine {
         if tools.get("goal").is_none() {
             // Registration only fails for a duplicate name, which was just ruled out.
             let _ = tools.register(Arc::new(GoalTool::new(self.store.clone())));
+            spec.own_goal_tool = true;
         }
         if tools.get("read_progress").is_none() {
             let _ = tools.register(Arc::new(ReadProgressTool::new(self.store.clone())));

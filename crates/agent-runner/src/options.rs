@@ -26,8 +26,8 @@ workspace through tools. Keep a plan with the `goal` tool: add goals (`add`), fo
 (`focus`) before working on it, finish it with a summary (`done`) or give it up with a reason \
 (`abandon`). When a goal is finished its messages leave your context and only its summary \
 stays, so write summaries that carry what later goals need (file names, decisions, results). \
-Use the file and shell tools to do the work. When the task is complete, answer with a final \
-message and no tool calls.";
+Use the file and shell tools to do the work. When the task is complete and every goal of your \
+plan is done or abandoned, answer with a final message and no tool calls.";
 
 /// How sub-agents run: whether they are offered, the settings of each agent type and of
 /// explorations.

@@ -59,6 +59,9 @@ pub struct AgentSpec {
     pub explore: Access,
     /// Whether `delegate` is offered.
     pub delegate: Access,
+    /// Whether the `goal` tool is the runner's own (not one the embedder registered), whose
+    /// `done` runs a goal's check first.
+    pub own_goal_tool: bool,
     /// Whether a run whose plan is done ends with a closing report (the runner's options and
     /// the profile both ask for it; never for a sub-trace).
     pub closing_report: bool,

@@ -37,8 +37,11 @@ use super::output::CappedBuffer;
 use super::path::canonical_workspace;
 use super::sandbox::{Confinement, SandboxConfig, SandboxMode};
 use super::{
-    Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput, TypedTool,
+    CommandRunner, Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput,
+    TypedTool,
 };
+
+mod runner;
 
 /// How much longer than the command's own timeout the registry waits before abandoning the call.
 const REGISTRY_GRACE: Duration = Duration::from_secs(5);
@@ -169,6 +172,10 @@ impl TypedTool for BashTool {
             }
             .into_tool(),
         )
+    }
+
+    fn command_runner(&self) -> Option<Arc<dyn CommandRunner>> {
+        Some(Arc::new(self.clone()))
     }
 
     async fn run(&self, args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -33,6 +33,7 @@
 pub mod approval;
 mod bash;
 mod beneath;
+pub mod filter;
 mod fs;
 mod guard;
 pub mod interaction;
@@ -57,6 +58,7 @@ pub use approval::{
 /// The attribute [`Tool`] and [`TypedTool`] implementations need.
 pub use async_trait::async_trait;
 pub use bash::{BashArgs, BashTool};
+pub use filter::{RiskLimit, ToolFilter};
 pub use fs::{
     EditFileArgs, EditFileTool, ReadFileArgs, ReadFileTool, WriteFileArgs, WriteFileTool,
 };
@@ -294,6 +296,47 @@ pub trait Tool: Send + Sync {
         let _ = mode;
         None
     }
+
+    /// How to run a shell command as this tool runs the model's, in its sandbox, for a caller
+    /// that is not the model (a goal's check); `None` for a tool that runs no commands (the
+    /// default).
+    fn command_runner(&self) -> Option<Arc<dyn CommandRunner>> {
+        None
+    }
+}
+
+/// What one command run by a [`CommandRunner`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandRun {
+    /// Its exit code; `None` when it was killed (a signal, its timeout, a cancel) or could not
+    /// be waited for.
+    pub exit_code: Option<i32>,
+    /// How it ended, in words: `exit code: 1`, `timed out after 120 s`, ...
+    pub status: String,
+    /// Its standard output and error, as the `bash` tool shows them (long output cut in the
+    /// middle).
+    pub output: String,
+}
+
+impl CommandRun {
+    /// True when the command exited with code 0.
+    pub fn succeeded(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+}
+
+/// Runs a shell command in the workspace the way a tool runs the model's: confined, in its own
+/// process group, killed with everything it started when it ends, times out or is cancelled.
+#[async_trait]
+pub trait CommandRunner: Send + Sync {
+    /// Runs `command` in `ctx`'s workspace with `timeout` (the tool's default when `None`,
+    /// bounded by `ctx.limits`).
+    async fn run_command(
+        &self,
+        command: &str,
+        timeout: Option<Duration>,
+        ctx: &ToolContext,
+    ) -> Result<CommandRun, ToolError>;
 }
 
 /// The built-in file, search and shell tools, in a stable order; `bash` in the default

@@ -1,6 +1,6 @@
 //! The slash commands of a session: look at it (`/plan`, `/cost`, `/model`, `/trace`,
-//! `/help`, `/diff`), steer it (`/compact`, `/fork`, `/rewind`, `/new`, `/resume`) and leave it
-//! (`/quit`). A mistake is answered with what would work; it never ends the session.
+//! `/help`, `/diff`), steer it (`/goal`, `/compact`, `/fork`, `/rewind`, `/new`, `/resume`) and
+//! leave it (`/quit`). A mistake is answered with what would work; it never ends the session.
 
 use agent_execution::TraceFilter;
 use agent_execution::fork::{self, ForkPoint};
@@ -47,6 +47,7 @@ impl Session {
                 self.app.notice(text.join("\n"));
             }
             SlashCommand::Plan => self.plan(),
+            SlashCommand::Goal(text) => self.goal(&text).await,
             SlashCommand::Cost => self.cost().await,
             SlashCommand::Model => {
                 let model = self.app.status.model.clone();

@@ -46,6 +46,8 @@ pub struct ProfileSpec {
     pub llm_timeout_secs: Option<u64>,
     /// Tool calls run per model turn.
     pub max_tool_calls_per_turn: Option<usize>,
+    /// How many times in a row a model that stops with goals open is sent back to them.
+    pub goal_reminders: Option<u32>,
     /// How many of its sub-traces may be stacked on one line of descent.
     pub max_depth: Option<usize>,
     /// `inherit`, `auto` or `deny`.

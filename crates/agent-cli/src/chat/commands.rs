@@ -1,6 +1,6 @@
 //! The chat's slash commands, parsed as the full-screen UI parses them
 //! (`agent_runner::interaction::slash`): look at the session (`/plan`, `/cost`, `/trace`,
-//! `/model`, `/diff`), steer it (`/compact`, `/fork`, `/rewind`, `/new`, `/resume`), send an MCP
+//! `/model`, `/diff`), steer it (`/goal`, `/compact`, `/fork`, `/rewind`, `/new`, `/resume`), send an MCP
 //! server's prompt (`/mcp__SERVER__PROMPT`) and leave it (`/quit`). A mistake is printed with
 //! what would work; it never ends the session.
 
@@ -56,6 +56,7 @@ pub(crate) async fn run(session: &mut Session, line: &str) -> Result<Next> {
             session.setup.runner.spec().model
         )),
         SlashCommand::Plan => plan(session).await?,
+        SlashCommand::Goal(text) => return goal(session, &text).await,
         SlashCommand::Cost => cost(session).await?,
         SlashCommand::Compact => compact(session).await?,
         SlashCommand::Fork(at) => fork_at(session, at).await?,
@@ -151,6 +152,45 @@ async fn plan(session: &Session) -> Result<()> {
         .unwrap_or_default();
     note(clean(&tree.to_todo_string()).trim_end());
     Ok(())
+}
+
+/// `/goal`: the library reads the line and does the work; a new goal's message is the next
+/// turn (on a new trace when the session has none).
+async fn goal(session: &mut Session, args: &str) -> Result<Next> {
+    use agent_plan::goal_command::{self, GoalRequest};
+    let runner = &session.setup.runner;
+    let request = match goal_command::parse(args) {
+        Ok(request) => request,
+        Err(error) => {
+            note(&error.to_string());
+            return Ok(Next::Prompt);
+        }
+    };
+    match (request, session.trace_id.clone()) {
+        (GoalRequest::Set(goal), trace_id) => {
+            match goal_command::set_goal(runner, trace_id.as_deref(), &goal).await {
+                Ok(set) => {
+                    note(&format!("goal {} set: {}", set.number, clean(&goal.text)));
+                    session.trace_id = Some(set.trace_id);
+                    return Ok(Next::Send(set.message));
+                }
+                Err(error) => note(&format!("agent: {error}")),
+            }
+        }
+        (GoalRequest::Show, Some(trace_id)) => {
+            let tree = session.setup.store.get_goal_tree(&trace_id).await?;
+            note(&clean(&goal_command::status(&tree.unwrap_or_default())));
+        }
+        (GoalRequest::Clear, Some(trace_id)) => {
+            match goal_command::clear(runner, &trace_id).await {
+                Ok(cleared) if cleared.is_empty() => note("no goal set with /goal is open"),
+                Ok(cleared) => note(&format!("abandoned: {}", clean(&cleared.join("; ")))),
+                Err(error) => note(&format!("agent: {error}")),
+            }
+        }
+        (_, None) => note("no goal yet: /goal TEXT [--check CMD] sets one"),
+    }
+    Ok(Next::Prompt)
 }
 
 async fn cost(session: &Session) -> Result<()> {

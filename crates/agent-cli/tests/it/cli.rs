@@ -505,8 +505,13 @@ async fn a_plan_is_written_edited_and_run() {
         "Two goals: write the notes, then check them."
     );
 
-    // The saved plan starts another run.
-    let script = write_script(&env, "reuse.json", json!([{"text": "Reused."}]));
+    // The saved plan starts another run, which holds the model to it: a model that only
+    // answers leaves the run incomplete, its four goals open.
+    let script = write_script(
+        &env,
+        "reuse.json",
+        json!({"turns": [{"text": "Reused."}], "fallback": "Reused."}),
+    );
     let output = env
         .run(&[
             "run",
@@ -520,8 +525,13 @@ async fn a_plan_is_written_edited_and_run() {
             "Make notes again",
         ])
         .await;
-    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(code(&output), 5, "{}", stderr(&output));
     let result: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(
+        result["pending_goals"].as_array().unwrap().len(),
+        4,
+        "{result}"
+    );
     let shown: Value = serde_json::from_slice(
         &env.run(&["show", result["trace_id"].as_str().unwrap(), "--json"])
             .await

@@ -16,6 +16,7 @@ mod cli;
 mod confinement;
 mod continue_run;
 mod fork;
+mod goals;
 mod habits;
 mod instructions;
 mod interrupted;

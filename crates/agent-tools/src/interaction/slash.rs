@@ -14,6 +14,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "messages, tokens and cost so far (with sub-agents)",
     ),
     (
+        "/goal",
+        "TEXT [--check CMD]: work until it is done (and CMD exits 0); alone: where it is; clear",
+    ),
+    (
         "/compact",
         "summarise the conversation now; the next turn starts from it",
     ),
@@ -66,6 +70,9 @@ pub enum SlashCommand {
     Trace,
     /// `/new`.
     New,
+    /// `/goal [TEXT]`: the rest of the line (a goal to work to, `clear`, or nothing: where it
+    /// is).
+    Goal(String),
     /// `/compact`.
     Compact,
     /// `/fork N`, `/fork m SEQ`.
@@ -90,7 +97,12 @@ impl SlashCommand {
     pub fn steers(&self) -> bool {
         matches!(
             self,
-            Self::Compact | Self::Fork(_) | Self::New | Self::Resume(_) | Self::Rewind(_)
+            Self::Compact
+                | Self::Fork(_)
+                | Self::Goal(_)
+                | Self::New
+                | Self::Resume(_)
+                | Self::Rewind(_)
         )
     }
 }
@@ -111,6 +123,7 @@ pub fn parse(line: &str) -> Option<Result<SlashCommand, String>> {
         ("trace", _) => SlashCommand::Trace,
         ("new", _) => SlashCommand::New,
         ("compact", _) => SlashCommand::Compact,
+        ("goal", _) => SlashCommand::Goal(line.trim_start()["goal".len()..].trim().to_owned()),
         ("fork", [number]) => SlashCommand::Fork(ForkAt::Goal((*number).to_owned())),
         ("fork", ["m", sequence]) => match sequence.parse() {
             Ok(sequence) => SlashCommand::Fork(ForkAt::Message(sequence)),

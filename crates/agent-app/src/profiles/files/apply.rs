@@ -56,6 +56,9 @@ pub(super) fn apply_limits(
     if let Some(max) = spec.max_tool_calls_per_turn {
         limits.max_tool_calls_per_turn = max;
     }
+    if let Some(times) = spec.goal_reminders {
+        limits.goal_reminders = times;
+    }
     if let Some(guard) = &spec.loop_guard {
         let LoopGuard {
             repeated_call,

@@ -94,8 +94,8 @@ fn a_file_overrides_a_built_in_field_by_field() {
     write(
         dir.path(),
         "explore.md",
-        "---\nmax_iterations: 12\nloop_guard.repeated_call: 5\nmcp_servers: [docs]\n---\n\
-         Explore {workspace} carefully.\n",
+        "---\nmax_iterations: 12\nloop_guard.repeated_call: 5\nmcp_servers: [docs]\n\
+         goal_reminders: 1\n---\nExplore {workspace} carefully.\n",
     );
     let mut profiles = builtin_profiles();
     load_dir(&mut profiles, dir.path()).unwrap();
@@ -103,6 +103,7 @@ fn a_file_overrides_a_built_in_field_by_field() {
     assert_eq!(explore.limits.max_iterations, 12);
     assert_eq!(explore.limits.loop_guard.repeated_call, 5);
     assert_eq!(explore.limits.loop_guard.repeated_error, 3);
+    assert_eq!(explore.limits.goal_reminders, 1);
     assert!(explore.tools.is_read_only(), "kept from the built-in");
     assert_eq!(explore.tools.mcp_servers, names(&["docs"]));
     assert_eq!(
