@@ -384,6 +384,13 @@ fn metadata_key(key: &str) -> (Type, &'static str) {
             "`true` on an assistant message the run was cancelled in the middle of: its text is \
              what had arrived.",
         ),
+        meta::OUTCOME => (
+            Type::Object,
+            "Tool messages: how the call ended, where the tool or the runner said: \
+             `{\"kind\": \"exited\", \"code\"}`, `{\"kind\": \"killed\", \"signal\"}`, \
+             `{\"kind\": \"refused\"}`, `{\"kind\": \"timed_out\"}` or \
+             `{\"kind\": \"cancelled\"}`.",
+        ),
         meta::SUB_TRACES => (
             Type::Array,
             "`explore` / `delegate` results: `[{trace_id, status, stats}]` of the sub-traces.",

@@ -49,6 +49,9 @@ pub const SUB_TRACE_STATS: &str = "sub_trace_stats";
 /// `true` on an assistant message the run was cancelled in the middle of: its text is what
 /// had arrived, and it has no tool calls.
 pub const INTERRUPTED: &str = "interrupted";
+/// On a tool message: how the call ended, where the tool or the runner said ([`ToolOutcome`]):
+/// a command's exit status, a refusal, a timeout, a cancellation.
+pub const OUTCOME: &str = "outcome";
 
 /// Every key above, in the order they are listed.
 pub const KEYS: &[&str] = &[
@@ -63,6 +66,7 @@ pub const KEYS: &[&str] = &[
     SUB_TRACES,
     SUB_TRACE_STATS,
     INTERRUPTED,
+    OUTCOME,
 ];
 
 /// How a user message after the task came ([`TURN`]).
@@ -82,6 +86,38 @@ impl Turn {
             Self::Continue => "continue",
             Self::Queued => "queued",
         }
+    }
+}
+
+/// How a tool call ended ([`OUTCOME`]), as stored: `{"kind": "exited", "code": 1}`,
+/// `{"kind": "killed", "signal": 9}`, `{"kind": "refused"}`, `{"kind": "timed_out"}`,
+/// `{"kind": "cancelled"}`. A tool message without it ended as its `is_error` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolOutcome {
+    /// A command ran to its end and exited with `code` (0: success).
+    Exited {
+        /// The exit code.
+        code: i32,
+    },
+    /// A signal ended the command.
+    Killed {
+        /// The signal's number.
+        signal: i32,
+    },
+    /// The call was not run (a person, an approval rule, the approval policy or a limit said
+    /// no), or the sandbox refused what its command tried.
+    Refused,
+    /// The call ran out of time and was stopped.
+    TimedOut,
+    /// The run was cancelled while the call ran, or before it started.
+    Cancelled,
+}
+
+impl ToolOutcome {
+    /// Whether the call did what was asked: only a command that exited with 0.
+    pub fn succeeded(self) -> bool {
+        self == Self::Exited { code: 0 }
     }
 }
 
@@ -141,6 +177,8 @@ pub struct MessageMeta {
     pub sub_trace_stats: Option<Value>,
     /// [`INTERRUPTED`].
     pub interrupted: bool,
+    /// [`OUTCOME`].
+    pub outcome: Option<ToolOutcome>,
 }
 
 impl MessageMeta {
@@ -166,6 +204,7 @@ impl MessageMeta {
             sub_traces: get(metadata, SUB_TRACES).unwrap_or_default(),
             sub_trace_stats: metadata.get(SUB_TRACE_STATS).cloned(),
             interrupted: flag(INTERRUPTED),
+            outcome: get(metadata, OUTCOME),
         }
     }
 
@@ -189,7 +228,8 @@ mod tests {
             "turn": "continue", "loop_guard": "same_call", "closing_report": true,
             "handoff": true,
             "sub_traces": [{"trace_id": "t@explore-1", "status": "completed", "stats": {}}],
-            "sub_trace_stats": {"total_tokens": 5}, "interrupted": true, "other": 1
+            "sub_trace_stats": {"total_tokens": 5}, "interrupted": true, "other": 1,
+            "outcome": {"kind": "exited", "code": 1}
         });
         let Value::Object(metadata) = metadata else {
             unreachable!()
@@ -205,7 +245,9 @@ mod tests {
         assert_eq!(read.loop_guard.as_deref(), Some("same_call"));
         assert_eq!(read.sub_traces[0].trace_id, "t@explore-1");
         assert!(read.sub_trace_stats.is_some());
-        assert_eq!(KEYS.len(), 11);
+        assert_eq!(read.outcome, Some(ToolOutcome::Exited { code: 1 }));
+        assert!(!ToolOutcome::Exited { code: 1 }.succeeded());
+        assert_eq!(KEYS.len(), 12);
         for key in KEYS {
             assert!(metadata.contains_key(*key), "{key}");
         }
@@ -213,7 +255,8 @@ mod tests {
 
     #[test]
     fn a_value_of_another_shape_reads_as_absent() {
-        let Value::Object(metadata) = json!({"turn": 3, "compaction": "yes", "usage": "many"})
+        let Value::Object(metadata) =
+            json!({"turn": 3, "compaction": "yes", "usage": "many", "outcome": {"kind": "odd"}})
         else {
             unreachable!()
         };

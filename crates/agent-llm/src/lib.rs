@@ -191,6 +191,7 @@ mod formats;
 )]
 mod http;
 mod models;
+pub mod notice;
 #[cfg(feature = "tiktoken")]
 mod o200k;
 #[cfg(feature = "openai")]

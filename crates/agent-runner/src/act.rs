@@ -3,7 +3,7 @@
 
 use agent_execution::trace::{TraceStatus, TraceUpdate};
 use agent_llm::ToolCall;
-use agent_tools::{Risk, ToolContext, ToolResult};
+use agent_tools::{Risk, ToolContext, ToolOutcome, ToolResult};
 use futures::future::join_all;
 use tokio_util::sync::CancellationToken;
 
@@ -202,10 +202,13 @@ async fn ask(
     };
     store.update_trace(&ctx.trace_id, running).await?;
     Ok(match decision {
-        None => Some(error_result(format!(
-            "{} was not run because the run was cancelled",
-            call.name
-        ))),
+        None => Some(
+            error_result(format!(
+                "{} was not run because the run was cancelled",
+                call.name
+            ))
+            .ended(ToolOutcome::Cancelled),
+        ),
         Some(ApprovalDecision::Reject { reason }) => {
             let why = if reason.trim().is_empty() {
                 String::new()
@@ -221,10 +224,12 @@ async fn ask(
     })
 }
 
+/// The answer to a call that was not run: refused, unless said otherwise.
 fn error_result(message: String) -> Answer {
     ToolResult {
         content: format!("error: {message}"),
         is_error: true,
+        outcome: Some(ToolOutcome::Refused),
     }
     .into()
 }

@@ -71,6 +71,11 @@ pub(crate) struct Engine {
     /// the workspace), by trace id.
     copies: Mutex<HashMap<String, PathBuf>>,
     driver: Arc<dyn Driver>,
+    /// The model chosen since the runner was built, which agents made from now on ask instead
+    /// of the options' ([`crate::AgentRunner::switch_model`]).
+    model: std::sync::RwLock<Option<String>>,
+    /// Where the notices of the model calls of the runs go ([`crate::AgentRunner::notices`]).
+    pub(crate) notices: tokio::sync::broadcast::Sender<crate::notices::ModelNotice>,
 }
 
 impl Engine {
@@ -91,7 +96,24 @@ impl Engine {
             inbox: Inbox::default(),
             copies: Mutex::new(HashMap::new()),
             driver,
+            model: std::sync::RwLock::new(None),
+            notices: tokio::sync::broadcast::channel(crate::notices::CAPACITY).0,
         }
+    }
+
+    /// The model agents ask unless their profile names one: the one chosen last, else the
+    /// options'.
+    pub(crate) fn model(&self) -> String {
+        self.model
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .unwrap_or_else(|| self.root.model.clone())
+    }
+
+    /// Has agents made from now on ask `model`.
+    pub(crate) fn set_model(&self, model: &str) {
+        *self.model.write().unwrap_or_else(PoisonError::into_inner) = Some(model.to_owned());
     }
 
     /// Has `trace_id`, and the sub-traces it starts, work in `workspace`.
@@ -173,7 +195,7 @@ impl Engine {
         let mut spec = AgentSpec {
             name: name.clone(),
             lineage: lineage.clone(),
-            model: root.model.clone(),
+            model: self.model(),
             system_prompt: root.system_prompt.clone(),
             workspace: workspace.unwrap_or_else(|| root.workspace.clone()),
             limits: root.limits.with_overrides(&root.overrides),

@@ -4,9 +4,10 @@
 use std::sync::Arc;
 
 use agent_execution::message::{Message, NewMessage};
+use agent_execution::meta;
 use agent_execution::store::{TraceStore, WriteOp, WriteOutput};
 use agent_llm::ToolCall;
-use agent_tools::ToolResult;
+use agent_tools::{ToolOutcome, ToolResult};
 use serde_json::{Map, Value};
 
 use crate::error::{RunError, StepError};
@@ -21,6 +22,14 @@ pub(crate) struct Answer {
     pub(crate) metadata: Map<String, Value>,
     /// How long the call took, approval wait included.
     pub(crate) duration_ms: Option<u64>,
+}
+
+impl Answer {
+    /// The same answer, saying how the call ended.
+    pub(crate) fn ended(mut self, outcome: ToolOutcome) -> Self {
+        self.result.outcome = Some(outcome);
+        self
+    }
 }
 
 impl From<ToolResult> for Answer {
@@ -45,8 +54,25 @@ pub(crate) fn tool_message(call: &ToolCall, answer: Answer, goal_id: Option<Stri
     message.goal_id = goal_id;
     message.tokens = Some(tokens);
     message.metadata = answer.metadata;
+    if let Some(outcome) = answer.result.outcome.and_then(recorded_outcome)
+        && let Ok(value) = serde_json::to_value(outcome)
+    {
+        message.metadata.insert(meta::OUTCOME.to_owned(), value);
+    }
     message.duration_ms = answer.duration_ms;
     WriteOp::AddMessage(message)
+}
+
+/// How the record says a call ended.
+fn recorded_outcome(outcome: ToolOutcome) -> Option<meta::ToolOutcome> {
+    Some(match outcome {
+        ToolOutcome::Exited(code) => meta::ToolOutcome::Exited { code },
+        ToolOutcome::Killed(signal) => meta::ToolOutcome::Killed { signal },
+        ToolOutcome::Refused => meta::ToolOutcome::Refused,
+        ToolOutcome::TimedOut => meta::ToolOutcome::TimedOut,
+        ToolOutcome::Cancelled => meta::ToolOutcome::Cancelled,
+        _ => return None,
+    })
 }
 
 /// Records a batch of writes in one commit and returns the messages it stored.

@@ -28,6 +28,7 @@ impl CallOutcome {
             result: ToolResult {
                 content: format!("error: {message}"),
                 is_error: true,
+                outcome: None,
             },
             interrupted: false,
             metadata: Map::new(),
@@ -56,7 +57,11 @@ impl CallOutcome {
         metadata.insert(meta::SUB_TRACES.into(), Value::Array(sub_traces));
         metadata.insert(meta::SUB_TRACE_STATS.into(), json!(total));
         Self {
-            result: ToolResult { content, is_error },
+            result: ToolResult {
+                content,
+                is_error,
+                outcome: None,
+            },
             interrupted: false,
             metadata,
         }

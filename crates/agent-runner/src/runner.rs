@@ -113,8 +113,9 @@ impl std::fmt::Debug for RunSender {
 /// Runs tasks: one loop per trace over a store, a model and tools.
 #[derive(Clone)]
 pub struct AgentRunner {
-    engine: Arc<Engine>,
-    /// The agent of main traces; rebuilt when the tools are replaced (clones share it).
+    pub(crate) engine: Arc<Engine>,
+    /// The agent of main traces; rebuilt when the tools or the model are replaced (clones
+    /// share it).
     agent: Arc<std::sync::RwLock<Agent>>,
 }
 
@@ -155,6 +156,12 @@ impl AgentRunner {
     /// ones; a run going on keeps the tools it started with.
     pub fn replace_tools(&self, tools: ToolRegistry) {
         self.engine.set_base_tools(tools);
+        self.rebuild_agent();
+    }
+
+    /// Makes the agent of main traces again from the engine, after its tools or its model
+    /// changed.
+    pub(crate) fn rebuild_agent(&self) {
         let lineage = self.engine.root.agent.iter().cloned().collect();
         *self
             .agent
@@ -357,13 +364,14 @@ impl AgentRunner {
         let id = trace_id.clone();
         let token = cancel.clone();
         let owned = self.engine.inbox.open(&trace_id);
-        let join = tokio::spawn(async move {
+        let notices = crate::notices::sink(&self.engine, &trace_id);
+        let join = tokio::spawn(agent_llm::notice::watching(notices, async move {
             if owned {
                 run_answering_late(&agent, &id, token).await
             } else {
                 run_loop(&agent, &id, token).await
             }
-        });
+        }));
         RunHandle {
             trace_id,
             cancel,
@@ -391,8 +399,9 @@ impl Driver for LoopDriver {
         cancel: CancellationToken,
         permits: Option<Arc<Semaphore>>,
     ) -> JoinHandle<()> {
+        let notices = crate::notices::sink(&engine, &trace_id);
         let agent = Agent::for_trace(engine, lineage, &trace_id);
-        tokio::spawn(async move {
+        tokio::spawn(agent_llm::notice::watching(notices, async move {
             let _permit = match permits {
                 Some(permits) => tokio::select! {
                     permit = permits.acquire_owned() => permit.ok(),
@@ -411,7 +420,7 @@ impl Driver for LoopDriver {
             if let Err(error) = result {
                 record_failure(agent.store(), &trace_id, &error).await;
             }
-        })
+        }))
     }
 }
 
