@@ -1,8 +1,10 @@
 //! Approvals asked in the UI: the runner's [`ApprovalHandler`] side ([`Approver`]) sends each
 //! risky call, described by the embedder (the whole command, or a diff of the change), to the
-//! screen and waits for the answer of the modal: yes, no with a reason the model reads, always
-//! this tool, or always commands starting like this one. "Always" answers hold for the rest of
-//! the session. A question nobody answers (the UI closed, the turn stopped) is a refusal.
+//! screen and waits for the answer of the modal (`modal.rs`): yes, no with a reason the model
+//! reads, always this tool, or always commands starting like this one. "Always" answers hold for
+//! the rest of the session. A command the sandbox refused is asked about with what it printed and
+//! the sandbox's rule: run it once more without the sandbox, or not. A question nobody answers
+//! (the UI closed, the turn stopped) is a refusal.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -30,6 +32,16 @@ pub enum Answer {
     AlwaysPrefix(String),
 }
 
+/// What a question is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AskKind {
+    /// A risky call waiting for approval.
+    Call,
+    /// A command the sandbox refused, to run once more without the sandbox or not; the rule
+    /// of the sandbox that refused it, in words.
+    Rerun(String),
+}
+
 /// A question waiting on the screen.
 #[derive(Debug)]
 pub struct Ask {
@@ -39,6 +51,8 @@ pub struct Ask {
     pub description: String,
     /// The prefix "always" may allow, for a command.
     pub prefix: Option<String>,
+    /// What it is about.
+    pub kind: AskKind,
     reply: oneshot::Sender<Answer>,
 }
 
@@ -54,8 +68,32 @@ impl Ask {
             tool: tool.into(),
             description: description.into(),
             prefix,
+            kind: AskKind::Call,
             reply,
         };
+        (ask, answer)
+    }
+
+    /// The question whether `request`'s command, which the sandbox refused, runs once more
+    /// without it: the command, how it ended and the last lines it printed, and the rule.
+    pub fn rerun(request: &RerunRequest) -> (Self, oneshot::Receiver<Answer>) {
+        let printed: Vec<&str> = request
+            .output
+            .lines()
+            .filter(|line| !line.starts_with("note: ") && !line.starts_with("--- "))
+            .filter(|line| !line.trim().is_empty())
+            .collect();
+        let mut description = format!("$ {}", request.command.trim_end());
+        let tail = printed.len().saturating_sub(RERUN_LINES);
+        if tail > 0 {
+            description.push_str(&format!("\n… {tail} lines before"));
+        }
+        for line in &printed[tail..] {
+            description.push('\n');
+            description.push_str(line);
+        }
+        let (mut ask, answer) = Self::new("bash", description, None);
+        ask.kind = AskKind::Rerun(request.rule.clone());
         (ask, answer)
     }
 
@@ -105,20 +143,40 @@ impl Approver {
     }
 }
 
-/// The question about a command the sandbox refused, above the command.
-const RERUN_QUESTION: &str = "The sandbox refused this command: run it again without the sandbox?";
+/// How far the question on the screen is answered (`modal.rs` takes the keys).
+#[derive(Debug, Default)]
+pub(crate) struct Modal {
+    /// When the question on the screen appeared.
+    pub(crate) opened: Option<std::time::Instant>,
+    /// The choice picked and not confirmed yet.
+    pub(crate) selected: Option<usize>,
+    /// The reason being typed after "no".
+    pub(crate) reason: Option<String>,
+}
 
-/// A command the sandbox refused is asked about in the same modal; only yes (or "always",
-/// which is not remembered) runs it again, once.
+impl Modal {
+    /// A question appears at `now`: nothing is picked.
+    pub(crate) fn open(&mut self, now: std::time::Instant) {
+        *self = Self {
+            opened: Some(now),
+            ..Self::default()
+        };
+    }
+}
+
+/// How many of the last lines a refused command printed its question shows.
+const RERUN_LINES: usize = 8;
+
+/// A command the sandbox refused is asked about in the same modal; only yes runs it again,
+/// once.
 #[async_trait]
 impl RerunApprover for Approver {
     async fn rerun_unsandboxed(&self, request: RerunRequest) -> bool {
-        let description = format!("{RERUN_QUESTION}\n  $ {}", request.command);
-        let (ask, answer) = Ask::new("bash", description, None);
+        let (ask, answer) = Ask::rerun(&request);
         if self.questions.send(ask).is_err() {
             return false;
         }
-        matches!(answer.await, Ok(Answer::Yes | Answer::AlwaysTool))
+        matches!(answer.await, Ok(Answer::Yes))
     }
 }
 

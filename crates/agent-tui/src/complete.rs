@@ -30,7 +30,10 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
         "/diff",
         "N: the file changes of goal N, in a scrollable view",
     ),
-    ("/model", "the model of this session"),
+    (
+        "/model",
+        "[NAME]: the model, or another one from the next turn",
+    ),
     ("/new", "start a new conversation (a new trace)"),
     (
         "/resume",
