@@ -66,10 +66,13 @@ use crate::exit::{ExitCode, UsageError};
 fn main() -> std::process::ExitCode {
     // Started as the sandbox helper of a command: becomes the command, before any thread starts.
     agent_tools::sandbox::run_helper_if_requested();
-    // `agent` alone on a terminal is a chat in the full-screen UI.
-    // Without one, it is the help (on stderr, exit 2, as for any usage error).
+    // `agent` alone on a terminal is a chat in the full-screen UI; with text piped in, that text
+    // is the task of a headless run (`-p`). Otherwise it is the help (on stderr, exit 2, as for
+    // any usage error).
+    let piped = !std::io::IsTerminal::is_terminal(&std::io::stdin());
     let cli = match (std::env::args_os().len() == 1, tui::wanted(false)) {
         (true, true) => Cli::parse_from(["agent", "chat"]),
+        (true, false) if piped => Cli::parse_from(["agent", "-p"]),
         (true, false) => {
             let help = <Cli as clap::CommandFactory>::command().render_help();
             output::note(help.to_string().trim_end());
@@ -93,7 +96,10 @@ fn main() -> std::process::ExitCode {
     let alone = std::env::args_os().len() == 2;
     let command = match cli.command {
         Some(command) => Ok(command),
-        None => cli.bare.into_command(alone).map_err(anyhow::Error::from),
+        None => cli
+            .bare
+            .into_command(alone, piped)
+            .map_err(anyhow::Error::from),
     };
     let result = runtime.block_on(async {
         let command = command?;

@@ -1,7 +1,8 @@
 //! `agent` with no command: the habits of the terminals people know. A chat (the full-screen
 //! UI on a terminal) with `-c` (the newest trace of the project), `-r [ID]` (a trace chosen from
 //! a list, or this one), `-m MODEL` and a first message; `-p` makes it a headless run that
-//! prints the final answer alone.
+//! prints the final answer alone, and so does text piped in without a prompt (`git diff |
+//! agent`: the text is the task).
 
 use clap::Args;
 
@@ -41,10 +42,11 @@ pub(crate) struct BareArgs {
 }
 
 impl BareArgs {
-    /// The command these flags stand for: `run` with `-p`, `chat` otherwise. `alone` says the
-    /// prompt was the only argument: a single word then is taken for a mistyped command rather
-    /// than sent to the model.
-    pub(crate) fn into_command(self, alone: bool) -> Result<Command, UsageError> {
+    /// The command these flags stand for: `run` with `-p`, or without a prompt when standard
+    /// input is `piped` (not a terminal; `--no-tui` keeps the chat), `chat` otherwise. `alone`
+    /// says the prompt was the only argument: a single word then is taken for a mistyped
+    /// command rather than sent to the model.
+    pub(crate) fn into_command(mut self, alone: bool, piped: bool) -> Result<Command, UsageError> {
         if let Some(word) = self.prompt.as_deref()
             && alone
             && !word.trim().contains(char::is_whitespace)
@@ -55,6 +57,9 @@ impl BareArgs {
                  model as a first message: agent chat {word:?}, or agent -p {word:?} for the \
                  answer alone"
             )));
+        }
+        if piped && self.prompt.is_none() && !self.no_tui {
+            self.print = true;
         }
         if !self.print {
             return Ok(Command::Chat(ChatArgs {
