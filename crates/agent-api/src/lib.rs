@@ -44,6 +44,7 @@ mod elicitation_schema;
 pub mod elicitations;
 mod error;
 mod extract;
+mod metadata_doc;
 mod openapi;
 mod routes;
 pub mod runs;

@@ -2,7 +2,8 @@
 //! limit among them), streaming turned off for a model — as a typed [`Notice`]. Every notice is
 //! a `tracing` event of target `NOTICE_TARGET` whose message is its sentence; a caller that
 //! wants the notices themselves (to show a retry in a status line) makes its calls inside
-//! [`watching`], and the notices of those calls are given to its sink too.
+//! [`watching`], and the notices of those calls are given to its sink too; a [`NoticeHub`] hands
+//! the notices of many tasks to its subscribers, each labelled with its source.
 //!
 //! ```
 //! use std::sync::{Arc, Mutex};
@@ -89,4 +90,51 @@ pub async fn watching<F: Future>(sink: NoticeSink, future: F) -> F::Output {
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) fn give(notice: &Notice) {
     let _ = SINK.try_with(|sink| sink(notice));
+}
+
+/// A notice and where it came from (for a runner, the trace whose call it was).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourcedNotice {
+    /// Where it came from, as the hub's user named it.
+    pub source: String,
+    /// What the client did.
+    pub notice: Notice,
+}
+
+/// Hands the notices of calls made in many tasks to whoever subscribed, each labelled with where
+/// it came from: each task watches its calls with the [`sink`](Self::sink) of its source. Nobody
+/// subscribed costs nothing; a subscriber that falls behind loses the oldest notices (they are
+/// of the moment).
+#[derive(Debug, Clone)]
+pub struct NoticeHub {
+    sender: tokio::sync::broadcast::Sender<SourcedNotice>,
+}
+
+impl Default for NoticeHub {
+    fn default() -> Self {
+        Self {
+            sender: tokio::sync::broadcast::channel(64).0,
+        }
+    }
+}
+
+impl NoticeHub {
+    /// The notices given from now on.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<SourcedNotice> {
+        self.sender.subscribe()
+    }
+
+    /// The sink of the calls of `source`, for [`watching`].
+    pub fn sink(&self, source: &str) -> NoticeSink {
+        let (sender, source) = (self.sender.clone(), source.to_owned());
+        Arc::new(move |notice: &Notice| {
+            if sender.receiver_count() > 0 {
+                // Sending fails only when every subscriber is gone.
+                let _ = sender.send(SourcedNotice {
+                    source: source.clone(),
+                    notice: notice.clone(),
+                });
+            }
+        })
+    }
 }

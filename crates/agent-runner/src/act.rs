@@ -202,13 +202,13 @@ async fn ask(
     };
     store.update_trace(&ctx.trace_id, running).await?;
     Ok(match decision {
-        None => Some(
-            error_result(format!(
-                "{} was not run because the run was cancelled",
-                call.name
-            ))
-            .ended(ToolOutcome::Cancelled),
-        ),
+        None => Some({
+            let name = &call.name;
+            let cancelled = format!("error: {name} was not run because the run was cancelled");
+            ToolResult::new(cancelled, true)
+                .with_outcome(ToolOutcome::Cancelled)
+                .into()
+        }),
         Some(ApprovalDecision::Reject { reason }) => {
             let why = if reason.trim().is_empty() {
                 String::new()
@@ -226,10 +226,6 @@ async fn ask(
 
 /// The answer to a call that was not run: refused, unless said otherwise.
 fn error_result(message: String) -> Answer {
-    ToolResult {
-        content: format!("error: {message}"),
-        is_error: true,
-        outcome: Some(ToolOutcome::Refused),
-    }
-    .into()
+    let result = ToolResult::new(format!("error: {message}"), true);
+    result.with_outcome(ToolOutcome::Refused).into()
 }

@@ -71,11 +71,11 @@ pub(crate) struct Engine {
     /// the workspace), by trace id.
     copies: Mutex<HashMap<String, PathBuf>>,
     driver: Arc<dyn Driver>,
-    /// The model chosen since the runner was built, which agents made from now on ask instead
-    /// of the options' ([`crate::AgentRunner::switch_model`]).
-    model: std::sync::RwLock<Option<String>>,
-    /// Where the notices of the model calls of the runs go ([`crate::AgentRunner::notices`]).
-    pub(crate) notices: tokio::sync::broadcast::Sender<crate::notices::ModelNotice>,
+    /// The model agents ask unless their profile names one: the options', until a session
+    /// chooses another ([`crate::AgentRunner::switch_model`]).
+    model: std::sync::RwLock<String>,
+    /// The notices of the runs' model calls, by trace ([`crate::AgentRunner::notices`]).
+    pub(crate) notices: agent_llm::notice::NoticeHub,
 }
 
 impl Engine {
@@ -91,29 +91,25 @@ impl Engine {
             store,
             llm,
             base_tools: std::sync::RwLock::new(base_tools),
+            model: std::sync::RwLock::new(root.model.clone()),
             root,
             budgets: Budgets::default(),
             inbox: Inbox::default(),
             copies: Mutex::new(HashMap::new()),
             driver,
-            model: std::sync::RwLock::new(None),
-            notices: tokio::sync::broadcast::channel(crate::notices::CAPACITY).0,
+            notices: agent_llm::notice::NoticeHub::default(),
         }
     }
 
-    /// The model agents ask unless their profile names one: the one chosen last, else the
-    /// options'.
+    /// The model agents ask unless their profile names one.
     pub(crate) fn model(&self) -> String {
-        self.model
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-            .unwrap_or_else(|| self.root.model.clone())
+        let model = self.model.read();
+        model.unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// Has agents made from now on ask `model`.
     pub(crate) fn set_model(&self, model: &str) {
-        *self.model.write().unwrap_or_else(PoisonError::into_inner) = Some(model.to_owned());
+        *self.model.write().unwrap_or_else(PoisonError::into_inner) = model.to_owned();
     }
 
     /// Has `trace_id`, and the sub-traces it starts, work in `workspace`.

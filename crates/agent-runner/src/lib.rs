@@ -120,8 +120,6 @@ mod handoff;
 mod inbox;
 mod late;
 mod model;
-mod model_switch;
-mod notices;
 mod options;
 mod outcome;
 pub mod profiles;
@@ -145,8 +143,9 @@ pub use agent_execution::{
     LimitError, LoopGuard, RecordedAgents, check_max_cost, check_max_iterations, parse_max_cost,
     parse_max_iterations, recorded_agents, stats_with_sub_traces,
 };
-/// What a model client did to get an answer despite its server (a retry, a rate limit).
-pub use agent_llm::notice::Notice;
+/// What a model client did to get an answer despite its server (a retry, a rate limit), and by
+/// which trace's call ([`AgentRunner::notices`]).
+pub use agent_llm::notice::{Notice, SourcedNotice};
 /// Who decides on risky calls, which lives with the tools it is about.
 pub use agent_tools::approval::{
     self, Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest, RerunApprover, RerunRequest,
@@ -165,7 +164,6 @@ pub use goal_tools::{
     GoalTool, MAX_GOAL_TEXT_CHARS, MAX_GOALS_PER_CALL, MAX_PLAN_GOALS, ReadProgressTool,
 };
 pub use model::{USAGE_KEY, tokens_estimated, usage_is_estimated};
-pub use notices::ModelNotice;
 pub use options::{DEFAULT_SYSTEM_PROMPT, Instruction, RunnerOptions, SubAgentOptions};
 pub use outcome::{RunOutcome, StopReason};
 pub use profiles::UnknownProfile;

@@ -7,7 +7,7 @@ use agent_execution::message::{Message, NewMessage};
 use agent_execution::meta;
 use agent_execution::store::{TraceStore, WriteOp, WriteOutput};
 use agent_llm::ToolCall;
-use agent_tools::{ToolOutcome, ToolResult};
+use agent_tools::ToolResult;
 use serde_json::{Map, Value};
 
 use crate::error::{RunError, StepError};
@@ -22,14 +22,6 @@ pub(crate) struct Answer {
     pub(crate) metadata: Map<String, Value>,
     /// How long the call took, approval wait included.
     pub(crate) duration_ms: Option<u64>,
-}
-
-impl Answer {
-    /// The same answer, saying how the call ended.
-    pub(crate) fn ended(mut self, outcome: ToolOutcome) -> Self {
-        self.result.outcome = Some(outcome);
-        self
-    }
 }
 
 impl From<ToolResult> for Answer {
@@ -54,25 +46,11 @@ pub(crate) fn tool_message(call: &ToolCall, answer: Answer, goal_id: Option<Stri
     message.goal_id = goal_id;
     message.tokens = Some(tokens);
     message.metadata = answer.metadata;
-    if let Some(outcome) = answer.result.outcome.and_then(recorded_outcome)
-        && let Ok(value) = serde_json::to_value(outcome)
-    {
-        message.metadata.insert(meta::OUTCOME.to_owned(), value);
+    if let Some(Ok(outcome)) = answer.result.outcome.map(serde_json::to_value) {
+        message.metadata.insert(meta::OUTCOME.to_owned(), outcome);
     }
     message.duration_ms = answer.duration_ms;
     WriteOp::AddMessage(message)
-}
-
-/// How the record says a call ended.
-fn recorded_outcome(outcome: ToolOutcome) -> Option<meta::ToolOutcome> {
-    Some(match outcome {
-        ToolOutcome::Exited(code) => meta::ToolOutcome::Exited { code },
-        ToolOutcome::Killed(signal) => meta::ToolOutcome::Killed { signal },
-        ToolOutcome::Refused => meta::ToolOutcome::Refused,
-        ToolOutcome::TimedOut => meta::ToolOutcome::TimedOut,
-        ToolOutcome::Cancelled => meta::ToolOutcome::Cancelled,
-        _ => return None,
-    })
 }
 
 /// Records a batch of writes in one commit and returns the messages it stored.

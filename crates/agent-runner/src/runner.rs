@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use agent_execution::{Event, EventKind, EventStream, TraceOutcome, TraceStore, watch};
 use agent_llm::LlmClient;
+use agent_llm::notice::SourcedNotice;
 use agent_tools::ToolRegistry;
 use futures::StreamExt;
 use tokio::sync::Semaphore;
@@ -20,6 +21,7 @@ use crate::outcome::RunOutcome;
 use crate::resume::{prepare_continue, prepare_resume};
 use crate::spec::AgentSpec;
 use crate::step::{create_trace, run_loop};
+use agent_execution::model_choice::record_model;
 use agent_execution::recorded_agents;
 
 /// A run going on in the background.
@@ -113,7 +115,7 @@ impl std::fmt::Debug for RunSender {
 /// Runs tasks: one loop per trace over a store, a model and tools.
 #[derive(Clone)]
 pub struct AgentRunner {
-    pub(crate) engine: Arc<Engine>,
+    engine: Arc<Engine>,
     /// The agent of main traces; rebuilt when the tools or the model are replaced (clones
     /// share it).
     agent: Arc<std::sync::RwLock<Agent>>,
@@ -159,9 +161,22 @@ impl AgentRunner {
         self.rebuild_agent();
     }
 
-    /// Makes the agent of main traces again from the engine, after its tools or its model
-    /// changed.
-    pub(crate) fn rebuild_agent(&self) {
+    /// Has the next runs ask `model` (main traces, and profiles naming no model of their own;
+    /// a run going on keeps its model), and records it for the later runs of `trace_id`.
+    ///
+    /// # Errors
+    ///
+    /// The store could not record it.
+    pub async fn switch_model(&self, model: &str, trace_id: Option<&str>) -> Result<(), RunError> {
+        self.engine.set_model(model);
+        self.rebuild_agent();
+        if let Some(trace_id) = trace_id {
+            record_model(self.engine.store.as_ref(), trace_id, model).await?;
+        }
+        Ok(())
+    }
+
+    fn rebuild_agent(&self) {
         let lineage = self.engine.root.agent.iter().cloned().collect();
         *self
             .agent
@@ -201,6 +216,12 @@ impl AgentRunner {
     /// The names of the tools this runner offers the model, sorted.
     pub fn tool_names(&self) -> Vec<String> {
         self.agent().spec.tools.clone()
+    }
+
+    /// The notices of the model calls of this runner's runs from now on (a retry, a rate
+    /// limit), each with the trace whose call it was as its source.
+    pub fn notices(&self) -> tokio::sync::broadcast::Receiver<SourcedNotice> {
+        self.engine.notices.subscribe()
     }
 
     /// The store this runner records into.
@@ -364,7 +385,7 @@ impl AgentRunner {
         let id = trace_id.clone();
         let token = cancel.clone();
         let owned = self.engine.inbox.open(&trace_id);
-        let notices = crate::notices::sink(&self.engine, &trace_id);
+        let notices = self.engine.notices.sink(&trace_id);
         let join = tokio::spawn(agent_llm::notice::watching(notices, async move {
             if owned {
                 run_answering_late(&agent, &id, token).await
@@ -399,7 +420,7 @@ impl Driver for LoopDriver {
         cancel: CancellationToken,
         permits: Option<Arc<Semaphore>>,
     ) -> JoinHandle<()> {
-        let notices = crate::notices::sink(&engine, &trace_id);
+        let notices = engine.notices.sink(&trace_id);
         let agent = Agent::for_trace(engine, lineage, &trace_id);
         tokio::spawn(agent_llm::notice::watching(notices, async move {
             let _permit = match permits {

@@ -221,7 +221,7 @@ impl Ran {
         match &self.outcome {
             Outcome::Exited(Ok(status)) if status.success() => {
                 ToolOutput::text(format!("{}\n{streams}", describe_status(*status)))
-                    .with_outcome(ToolOutcome::Exited(0))
+                    .with_outcome(ToolOutcome::Exited { code: 0 })
             }
             Outcome::Exited(Ok(status)) => {
                 let output = ToolOutput::text(format!(
@@ -231,8 +231,8 @@ impl Ran {
                 ));
                 let ended = match (status.code(), status.signal()) {
                     _ if refused_by_sandbox(confinement, streams) => Some(ToolOutcome::Refused),
-                    (Some(code), _) => Some(ToolOutcome::Exited(code)),
-                    (None, signal) => signal.map(ToolOutcome::Killed),
+                    (Some(code), _) => Some(ToolOutcome::Exited { code }),
+                    (None, signal) => signal.map(|signal| ToolOutcome::Killed { signal }),
                 };
                 ToolOutput { outcome: ended, ..output }
             }
@@ -402,9 +402,7 @@ fn sandbox_note(confinement: &Confinement, streams: &str) -> String {
     )
 }
 
-/// The rule of the sandbox of `confinement`, as the person asked to rerun a command is told it:
-/// `the workspace-write sandbox: writes go only inside the workspace (…) and to $TMPDIR; there
-/// is no network`.
+/// The sandbox's rule, as the person asked to rerun a refused command is told it.
 fn sandbox_rule(confinement: &Confinement) -> String {
     format!(
         "the {} sandbox: {}",

@@ -154,14 +154,23 @@ pub enum Risk {
 
 /// How a call ended, where a tool (or the runner) can say more than success or failure: a
 /// command's exit status, a refusal, a timeout, a cancellation. The runner records it with the
-/// call's result, so that people are shown a failed command as failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// call's result, as its JSON (`{"kind": "exited", "code": 1}`, which
+/// `agent_execution::meta::ToolOutcome` reads), so that people are shown a failed command as
+/// failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ToolOutcome {
     /// A command ran to its end and exited with this code (0: success).
-    Exited(i32),
+    Exited {
+        /// The exit code.
+        code: i32,
+    },
     /// A signal ended the command.
-    Killed(i32),
+    Killed {
+        /// The signal's number.
+        signal: i32,
+    },
     /// The call was not run (a person, an approval rule, the approval policy or a limit said
     /// no), or the sandbox refused what its command tried.
     Refused,

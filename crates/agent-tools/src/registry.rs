@@ -39,6 +39,15 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
+    /// A result of this text, failed or not, that says nothing more of how the call ended.
+    pub fn new(content: impl Into<String>, is_error: bool) -> Self {
+        Self {
+            content: content.into(),
+            is_error,
+            outcome: None,
+        }
+    }
+
     fn error(message: impl fmt::Display) -> Self {
         Self {
             content: format!("error: {message}"),

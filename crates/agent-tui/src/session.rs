@@ -309,10 +309,10 @@ impl Session {
 
     /// A notice of the model client: shown when the call was for this session's trace or one
     /// of its sub-traces.
-    fn client_notice(&mut self, notice: &agent_runner::ModelNotice) {
+    fn client_notice(&mut self, notice: &agent_runner::SourcedNotice) {
         let ours = self.trace_id.as_deref().is_some_and(|id| {
             notice
-                .trace_id
+                .source
                 .strip_prefix(id)
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with('@'))
         });

@@ -14,7 +14,7 @@ use crate::exit::UsageError;
 #[command(next_help_heading = "Without a command (a chat, or with -p a headless run)")]
 pub(crate) struct BareArgs {
     /// The first message of the chat (with -p: the task; `-` or nothing reads it from standard
-    /// input).
+    /// input). Without it, text piped into `agent` is the task of a headless run, as with -p.
     #[arg(value_name = "PROMPT")]
     pub(crate) prompt: Option<String>,
     /// Continue the newest trace of this project.
@@ -30,7 +30,8 @@ pub(crate) struct BareArgs {
         default_missing_value = ""
     )]
     pub(crate) resume: Option<String>,
-    /// Headless: run PROMPT to the end and print only the final answer (as `agent run -p`).
+    /// Headless: run PROMPT to the end and print only the final answer (as `agent run -p`); a
+    /// run whose tool calls were refused exits 1.
     #[arg(short = 'p', long, conflicts_with_all = ["json", "output_format", "no_tui"])]
     pub(crate) print: bool,
     /// Line mode on a terminal too, instead of the full-screen UI (also `AGENT_TUI=0`).

@@ -76,7 +76,7 @@ async fn a_rate_limited_request_is_a_notice_of_the_trace_whose_call_it_was() {
     let outcome = runner.run("Be patient").await.unwrap();
     assert_eq!(outcome.response.as_deref(), Some("Done after a wait."));
     let seen = notices.try_recv().unwrap();
-    assert_eq!(seen.trace_id, outcome.trace_id);
+    assert_eq!(seen.source, outcome.trace_id);
     let Notice::Retrying {
         rate_limited,
         attempt,
