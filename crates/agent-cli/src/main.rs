@@ -69,7 +69,7 @@ fn main() -> std::process::ExitCode {
     // `agent` alone on a terminal is a chat in the full-screen UI; with text piped in, that text
     // is the task of a headless run (`-p`). Otherwise it is the help (on stderr, exit 2, as for
     // any usage error).
-    let piped = !std::io::IsTerminal::is_terminal(&std::io::stdin());
+    let piped = piped_in();
     let cli = match (std::env::args_os().len() == 1, tui::wanted(false)) {
         (true, true) => Cli::parse_from(["agent", "chat"]),
         (true, false) if piped => Cli::parse_from(["agent", "-p"]),
@@ -121,6 +121,16 @@ fn main() -> std::process::ExitCode {
             }
         }
     }
+}
+
+/// Whether text is piped or redirected into standard input (a pipe, a file, a socket), rather
+/// than a terminal or nothing (`/dev/null`, a closed input).
+fn piped_in() -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata("/dev/stdin").is_ok_and(|meta| {
+        let kind = meta.file_type();
+        kind.is_fifo() || kind.is_file() || kind.is_socket()
+    })
 }
 
 async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {

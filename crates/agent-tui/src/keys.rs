@@ -39,6 +39,8 @@ impl App {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(*key),
             Event::Paste(text) => {
+                // A paste is typing: a key right after it does not answer a question either.
+                self.last_key = Some(self.now);
                 let text = text.replace("\r\n", "\n").replace('\r', "\n");
                 match &mut self.modal.reason {
                     Some(reason) if !self.asks.is_empty() => reason.push_str(&text),

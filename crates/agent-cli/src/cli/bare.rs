@@ -43,10 +43,10 @@ pub(crate) struct BareArgs {
 }
 
 impl BareArgs {
-    /// The command these flags stand for: `run` with `-p`, or without a prompt when standard
-    /// input is `piped` (not a terminal; `--no-tui` keeps the chat), `chat` otherwise. `alone`
-    /// says the prompt was the only argument: a single word then is taken for a mistyped
-    /// command rather than sent to the model.
+    /// The command these flags stand for: `run` with `-p`, or without a prompt when text is
+    /// `piped` into standard input (a pipe or a file, not a terminal or nothing; `--no-tui`
+    /// keeps the chat), `chat` otherwise. `alone` says the prompt was the only argument: a
+    /// single word then is taken for a mistyped command rather than sent to the model.
     pub(crate) fn into_command(mut self, alone: bool, piped: bool) -> Result<Command, UsageError> {
         if let Some(word) = self.prompt.as_deref()
             && alone

@@ -128,8 +128,9 @@ async fn slash_model_changes_the_model_of_the_next_request_and_the_trace_records
     let mut terminal = tui(&env, &server, &[]);
     terminal.send("First\r");
     terminal.wait_for("First answer.");
+    terminal.wait_until("the turn to end", |screen| screen.contains("○ gpt-4o-mini"));
     terminal.send("/model other-model\r");
-    let screen = terminal.wait_for("model other-model from the next turn");
+    let screen = terminal.wait_for("model other-model from the next turn on (was gpt-4o-mini)");
     assert!(screen.contains("○ other-model ·"), "{screen}");
     terminal.send("Second\r");
     terminal.wait_for("Second answer.");
