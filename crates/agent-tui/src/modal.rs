@@ -54,21 +54,23 @@ fn choices(ask: &Ask) -> Vec<Choice> {
         ],
         AskKind::Call => {
             let mut all = vec![choice('y', "Yes".into(), Answer::Yes)];
-            if let Some(prefix) = &ask.prefix {
+            if let Some(prefix) = ask.prefix.as_ref().filter(|_| ask.always) {
                 all.push(choice(
                     'p',
                     format!("Yes, and commands starting `{prefix}` for the rest of the session"),
                     Answer::AlwaysPrefix(prefix.clone()),
                 ));
             }
-            all.push(choice(
-                'a',
-                format!(
-                    "Yes, and every {} call for the rest of the session",
-                    ask.tool
-                ),
-                Answer::AlwaysTool,
-            ));
+            all.extend(ask.always.then(|| {
+                choice(
+                    'a',
+                    format!(
+                        "Yes, and every {} call for the rest of the session",
+                        ask.tool
+                    ),
+                    Answer::AlwaysTool,
+                )
+            }));
             all.push(choice(
                 'n',
                 "No, and tell the model why".into(),
@@ -217,6 +219,11 @@ pub(crate) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let dim = Style::new().fg(Color::DarkGray);
     let key = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
     let mut lines: Vec<Line<'static>> = Vec::new();
+    if let Some(warning) = &ask.warning {
+        let style = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
+        let rows = rows(&clean(&format!("⚠ {warning}")), inner_width);
+        lines.extend(rows.into_iter().map(|row| Line::styled(row, style)));
+    }
     for text in ask.description.lines() {
         let style = line_style(text);
         let rows = rows(&clean(text), inner_width);

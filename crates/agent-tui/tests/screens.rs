@@ -378,6 +378,7 @@ async fn the_sandbox_refusal_shows_the_error_and_the_rule_and_asks_yes_or_no() {
     let mut app = app();
     let request = RerunRequest {
         trace_id: TRACE.into(),
+        tool_call_id: Some("c1".into()),
         command: "touch ~/made-outside".into(),
         output: "exit code: 1\n--- stderr ---\ntouch: cannot touch '/home/me/made-outside': \
                  Read-only file system\nnote: this command ran in the workspace-write sandbox, \

@@ -1,7 +1,9 @@
 //! The question whether a command the sandbox refused runs again without it, asked on the
 //! terminal of a run that asks its approvals there (never with `--yes`, never without a
-//! terminal): the command, the last lines it printed, the sandbox's rule that refused it, then
-//! "run it again without the sandbox? [y/N]".
+//! terminal), and only for a call the user approved in its own question (never for one an
+//! approval rule or an earlier "always" let run unasked): the command, the last lines it
+//! printed, the sandbox's rule that refused it, then "run it again without the sandbox? [y/N]",
+//! after what was typed ahead is thrown away.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -19,7 +21,7 @@ pub(crate) const QUESTION: &str =
 #[async_trait]
 impl RerunApprover for TerminalApprover {
     async fn rerun_unsandboxed(&self, request: RerunRequest) -> bool {
-        if !std::io::stdin().is_terminal() {
+        if !std::io::stdin().is_terminal() || !self.session.may_offer_rerun(&request) {
             return false;
         }
         let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
@@ -31,6 +33,7 @@ impl RerunApprover for TerminalApprover {
             crate::output::suspended(|| {
                 let mut stderr = std::io::stderr();
                 let shown: String = command.lines().collect::<Vec<_>>().join("\n    ");
+                super::flush_typed_ahead();
                 let _ = write!(
                     stderr,
                     "\n  $ {shown}\n{printed}  refused by {rule}\n? {QUESTION} "
