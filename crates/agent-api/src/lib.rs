@@ -44,6 +44,7 @@ pub mod elicitations;
 mod error;
 mod extract;
 mod goal_schemas;
+mod metadata_doc;
 mod openapi;
 mod routes;
 pub mod runs;

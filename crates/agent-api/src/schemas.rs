@@ -10,6 +10,7 @@ use utoipa::openapi::{RefOr, schema};
 use utoipa::{PartialSchema, ToSchema};
 
 pub(crate) use crate::goal_schemas::{GoalTreeDoc, PlanEditDoc};
+pub(crate) use crate::metadata_doc::MessageMetadataDoc;
 
 /// Single model call or agent loop.
 #[derive(ToSchema)]
@@ -197,101 +198,6 @@ pub(crate) struct MessageDoc {
     /// Annotations of the message (`agent_execution::meta`); written only when there is one.
     #[schema(value_type = Option<MessageMetadataDoc>)]
     metadata: Option<BTreeMap<String, serde_json::Value>>,
-}
-
-/// A message's annotations: the keys of `agent_execution::meta`, each present only when it
-/// applies; other keys may appear and are kept as written. Built from the keys themselves, so
-/// the document names every key the runner writes.
-pub(crate) struct MessageMetadataDoc;
-
-impl utoipa::ToSchema for MessageMetadataDoc {
-    fn name() -> std::borrow::Cow<'static, str> {
-        "MessageMetadata".into()
-    }
-}
-
-/// Each key of `agent_execution::meta`: its JSON type and what it says.
-fn metadata_key(key: &str) -> (Type, &'static str) {
-    use agent_execution::meta;
-    match key {
-        meta::COMPACTION => (
-            Type::Boolean,
-            "`true` on the stored summary of a full compaction; the model's view starts from it.",
-        ),
-        meta::TOKENS_BEFORE => (
-            Type::Integer,
-            "A full compaction's estimate of the view it replaced, in tokens.",
-        ),
-        meta::TOKENS_AFTER => (
-            Type::Integer,
-            "A full compaction summary's own estimate, in tokens.",
-        ),
-        meta::USAGE => (
-            Type::Object,
-            "Assistant messages: what the provider counted, `{prompt_tokens, \
-             completion_tokens, cached_tokens}`.",
-        ),
-        meta::TURN => (
-            Type::String,
-            "User messages after the task: `continue` (a new turn of an ended trace) or \
-             `queued` (sent while a run was going on).",
-        ),
-        meta::LOOP_GUARD => (
-            Type::String,
-            "The loop guard's warning: the name of the pattern it saw.",
-        ),
-        meta::CLOSING_REPORT => (
-            Type::Boolean,
-            "`true` on the closing report of a run whose plan is done.",
-        ),
-        meta::HANDOFF => (
-            Type::Boolean,
-            "`true` on the assistant messages the runner wrote to hand a goal to another \
-             profile.",
-        ),
-        meta::INTERRUPTED => (
-            Type::Boolean,
-            "`true` on an assistant message the run was cancelled in the middle of: its text is \
-             what had arrived.",
-        ),
-        meta::SUB_TRACES => (
-            Type::Array,
-            "`explore` / `delegate` results: `[{trace_id, status, stats}]` of the sub-traces.",
-        ),
-        meta::GOALS_PENDING => (
-            Type::Integer,
-            "The runner's message sending the model back to the goals it left open: how many \
-             times in a row (0 when a resumed run takes them up).",
-        ),
-        meta::GOAL_BUDGET => (
-            Type::Object,
-            "The runner's message about a goal's spent budget: `{goal_id, action}`, `action` \
-             `warned` (finish or abandon it) or `abandoned` (reason `budget spent`).",
-        ),
-        _ => (
-            Type::Object,
-            "`explore` / `delegate` results: the sum of the sub-traces' statistics.",
-        ),
-    }
-}
-
-impl PartialSchema for MessageMetadataDoc {
-    fn schema() -> RefOr<Schema> {
-        let mut object = ObjectBuilder::new().description(Some(
-            "A message's annotations, each key present only when it applies; other keys may \
-             appear and are kept as written.",
-        ));
-        for key in agent_execution::meta::KEYS {
-            let (kind, description) = metadata_key(key);
-            let property = ObjectBuilder::new()
-                .schema_type(kind)
-                .description(Some(description));
-            object = object.property(*key, property);
-        }
-        object
-            .additional_properties(Some(AdditionalProperties::FreeForm(true)))
-            .into()
-    }
 }
 
 /// The name of an event.

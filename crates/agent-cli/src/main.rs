@@ -61,10 +61,13 @@ fn main() -> std::process::ExitCode {
     agent_tools::sandbox::run_helper_if_requested();
     // No key on the command line, no other process of the user reading this one's memory.
     hardening::harden();
-    // `agent` alone on a terminal is a chat in the full-screen UI.
-    // Without one, it is the help (on stderr, exit 2, as for any usage error).
+    // `agent` alone on a terminal is a chat in the full-screen UI; with text piped in, that text
+    // is the task of a headless run (`-p`). Otherwise it is the help (on stderr, exit 2, as for
+    // any usage error).
+    let piped = piped_in();
     let cli = match (std::env::args_os().len() == 1, tui::wanted(false)) {
         (true, true) => Cli::parse_from(["agent", "chat"]),
+        (true, false) if piped => Cli::parse_from(["agent", "-p"]),
         (true, false) => {
             let help = <Cli as clap::CommandFactory>::command().render_help();
             output::note(help.to_string().trim_end());
@@ -88,7 +91,10 @@ fn main() -> std::process::ExitCode {
     let alone = std::env::args_os().len() == 2;
     let command = match cli.command {
         Some(command) => Ok(command),
-        None => cli.bare.into_command(alone).map_err(anyhow::Error::from),
+        None => cli
+            .bare
+            .into_command(alone, piped)
+            .map_err(anyhow::Error::from),
     };
     let result = runtime.block_on(async { dispatch(command?, cli.sandbox).await });
     // Tools may leave blocking reads behind (e.g. a terminal prompt); do not wait for them.
@@ -107,6 +113,16 @@ fn main() -> std::process::ExitCode {
             }
         }
     }
+}
+
+/// Whether text is piped or redirected into standard input (a pipe, a file, a socket), rather
+/// than a terminal or nothing (`/dev/null`, a closed input).
+fn piped_in() -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata("/dev/stdin").is_ok_and(|meta| {
+        let kind = meta.file_type();
+        kind.is_fifo() || kind.is_file() || kind.is_socket()
+    })
 }
 
 /// Runs `command`; the commands that run the model's tools get the global `--sandbox`.

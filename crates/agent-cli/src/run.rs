@@ -1,6 +1,7 @@
 //! `agent run` and `agent resume`: build a runner from the configuration, run or continue a
 //! trace with live progress, print the answer, and exit with a code that says how it ended.
 
+use agent_execution::meta::{MessageMeta, ToolOutcome};
 use agent_execution::{TraceStatus, watch_live};
 use agent_runner::{RunOutcome, StopReason, recorded_agents};
 use anyhow::Result;
@@ -190,6 +191,7 @@ async fn execute(
         .await?
         .last()
         .map_or(0, |e| e.event_id);
+    let messages_before = setup.store.get_trace_messages_shared(trace_id).await?.len();
     let progress = tokio::spawn(progress::follow(
         watch_live(setup.store.clone(), trace_id, since),
         setup.shown(match args.output() {
@@ -241,8 +243,10 @@ async fn execute(
         _ => String::new(),
     };
     crate::otel::send(setup.otel.as_ref(), setup.store.as_ref(), trace_id).await;
+    let mut code = exit_code(&outcome);
     if headless {
         print_answer(&outcome);
+        code = refused_is_failed(setup, trace_id, messages_before, code).await?;
     } else {
         report(&outcome, args.output(), &setup.provider, &streamed);
     }
@@ -255,7 +259,41 @@ async fn execute(
         ));
         let _ = tokio::signal::ctrl_c().await;
     }
-    Ok(exit_code(&outcome))
+    Ok(code)
+}
+
+/// `-p`: a run that completed although some of its tool calls were refused (by the approval
+/// policy, a rule or the sandbox; nobody is asked) did not do what it was asked, as far as a
+/// script can tell: it says so and exits 1 instead of `code`. Only the run's own calls count,
+/// those recorded after the `before` messages the trace had.
+async fn refused_is_failed(
+    setup: &Setup,
+    trace_id: &str,
+    before: usize,
+    code: ExitCode,
+) -> Result<ExitCode> {
+    if code != ExitCode::Completed {
+        return Ok(code);
+    }
+    let messages = setup.store.get_trace_messages_shared(trace_id).await?;
+    let refused = messages
+        .iter()
+        .skip(before)
+        .filter(|m| MessageMeta::of(m).outcome == Some(ToolOutcome::Refused))
+        .count();
+    if refused == 0 {
+        return Ok(code);
+    }
+    let calls = if refused == 1 {
+        "call was"
+    } else {
+        "calls were"
+    };
+    note(&format!(
+        "agent: {refused} tool {calls} refused, so the task may not be done (exit code 1); \
+         `agent show {trace_id}` says which"
+    ));
+    Ok(ExitCode::Failed)
 }
 
 /// Warns on stderr when the run has a cost budget (a flag, the profile, or the one the trace

@@ -126,8 +126,12 @@ pub(crate) async fn chat(
     mcp.shutdown().await;
     if let Some(trace_id) = ended.context("the terminal failed")? {
         crate::otel::send(setup.otel.as_ref(), setup.store.as_ref(), &trace_id).await;
+        // The shortest prefix that names the trace, as people type it.
+        let prefix = agent_execution::lookup::shortest_prefix(setup.store.as_ref(), &trace_id)
+            .await
+            .unwrap_or_else(|_| trace_id.clone());
         note(&format!(
-            "trace {trace_id} · go on with `agent chat --continue {trace_id}`"
+            "resume this conversation with `agent -r {prefix}`"
         ));
     }
     Ok(ExitCode::Completed)

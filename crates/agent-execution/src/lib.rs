@@ -67,6 +67,7 @@ pub mod lookup;
 pub mod loop_guard;
 pub mod message;
 pub mod meta;
+pub mod model_choice;
 pub mod queue;
 pub mod run_limits;
 pub mod store;

@@ -55,6 +55,50 @@ pub async fn find_trace(store: &dyn TraceStore, given: &str) -> Result<Lookup, S
     })
 }
 
+/// The fewest characters a resume hint shows of a trace id.
+pub const SHORTEST_PREFIX: usize = 4;
+
+/// The shortest prefix of the main trace id `trace_id`, [`SHORTEST_PREFIX`] characters at
+/// least, that names it alone among `ids` (the store's ids; sub-traces' ids never collide,
+/// since a plain prefix names main traces only): what a person types to resume it, as
+/// `agent -r 3f2a`.
+///
+/// ```
+/// use agent_execution::lookup::unique_prefix;
+///
+/// let ids = ["3f2a1b9c-0000", "3f2a7e00-0000", "9d0c0000-0000"];
+/// assert_eq!(unique_prefix("3f2a1b9c-0000", ids), "3f2a1");
+/// assert_eq!(unique_prefix("9d0c0000-0000", ids), "9d0c");
+/// ```
+pub fn unique_prefix<'a>(trace_id: &str, ids: impl IntoIterator<Item = &'a str>) -> String {
+    let others: Vec<&str> = ids
+        .into_iter()
+        .filter(|id| *id != trace_id && !id.contains('@'))
+        .collect();
+    let mut end = 0;
+    for (count, (at, c)) in trace_id.char_indices().enumerate() {
+        end = at + c.len_utf8();
+        let prefix = &trace_id[..end];
+        if count + 1 >= SHORTEST_PREFIX && !others.iter().any(|id| id.starts_with(prefix)) {
+            break;
+        }
+    }
+    trace_id[..end].to_owned()
+}
+
+/// [`unique_prefix`] among the traces of `store`.
+///
+/// # Errors
+///
+/// The store could not list its traces.
+pub async fn shortest_prefix(store: &dyn TraceStore, trace_id: &str) -> Result<String, StoreError> {
+    let traces = store.list_traces(&TraceFilter::default()).await?;
+    Ok(unique_prefix(
+        trace_id,
+        traces.iter().map(|trace| trace.trace_id.as_str()),
+    ))
+}
+
 /// Whether the id `trace_id` is named by the prefix `given`: a main trace's id by a prefix
 /// without `@`, a sub-trace's by a prefix of its main part, `@`, and a prefix of the rest.
 pub fn prefix_names(trace_id: &str, given: &str) -> bool {
@@ -83,5 +127,19 @@ mod tests {
         assert!(!prefix_names(main, "7d1e@explore"));
         assert!(!prefix_names(main, "7d1e@"));
         assert!(!prefix_names(main, "8d1e"));
+    }
+
+    #[test]
+    fn the_shortest_unique_prefix_has_four_characters_at_least_and_names_one_trace() {
+        use super::unique_prefix;
+        let main = "7d1e2c58-1111-4000-8000-000000000000";
+        let sub = format!("{main}@explore-20260101000000-001");
+        let near = "7d1e2c99-1111-4000-8000-000000000000";
+        assert_eq!(unique_prefix(main, [main, sub.as_str()]), "7d1e");
+        assert_eq!(unique_prefix(main, [main, near]), "7d1e2c5");
+        assert_eq!(unique_prefix(near, [main, near]), "7d1e2c9");
+        // An id that another one starts with is given whole.
+        assert_eq!(unique_prefix("7d1e", ["7d1e", "7d1e2"]), "7d1e");
+        assert_eq!(unique_prefix("ab", ["ab"]), "ab");
     }
 }

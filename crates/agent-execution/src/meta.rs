@@ -50,6 +50,9 @@ pub const SUB_TRACE_STATS: &str = "sub_trace_stats";
 /// `true` on an assistant message the run was cancelled in the middle of: its text is what
 /// had arrived, and it has no tool calls.
 pub const INTERRUPTED: &str = "interrupted";
+/// On a tool message: how the call ended, where the tool or the runner said ([`ToolOutcome`]):
+/// a command's exit status, a refusal, a timeout, a cancellation.
+pub const OUTCOME: &str = "outcome";
 /// On the runner's message that sends the model back to the goals it left pending: how many
 /// times in a row it was sent back (1, 2, ...).
 pub const GOALS_PENDING: &str = "goals_pending";
@@ -69,6 +72,7 @@ pub const KEYS: &[&str] = &[
     SUB_TRACES,
     SUB_TRACE_STATS,
     INTERRUPTED,
+    OUTCOME,
     GOALS_PENDING,
     GOAL_BUDGET,
 ];
@@ -109,6 +113,38 @@ impl Turn {
             Self::Continue => "continue",
             Self::Queued => "queued",
         }
+    }
+}
+
+/// How a tool call ended ([`OUTCOME`]), as stored: `{"kind": "exited", "code": 1}`,
+/// `{"kind": "killed", "signal": 9}`, `{"kind": "refused"}`, `{"kind": "timed_out"}`,
+/// `{"kind": "cancelled"}`. A tool message without it ended as its `is_error` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolOutcome {
+    /// A command ran to its end and exited with `code` (0: success).
+    Exited {
+        /// The exit code.
+        code: i32,
+    },
+    /// A signal ended the command.
+    Killed {
+        /// The signal's number.
+        signal: i32,
+    },
+    /// The call was not run (a person, an approval rule, the approval policy or a limit said
+    /// no), or the sandbox refused what its command tried.
+    Refused,
+    /// The call ran out of time and was stopped.
+    TimedOut,
+    /// The run was cancelled while the call ran, or before it started.
+    Cancelled,
+}
+
+impl ToolOutcome {
+    /// Whether the call did what was asked: only a command that exited with 0.
+    pub fn succeeded(self) -> bool {
+        self == Self::Exited { code: 0 }
     }
 }
 
@@ -186,6 +222,8 @@ pub struct MessageMeta {
     pub sub_trace_stats: Option<TraceStats>,
     /// [`INTERRUPTED`].
     pub interrupted: bool,
+    /// [`OUTCOME`].
+    pub outcome: Option<ToolOutcome>,
     /// [`GOALS_PENDING`].
     pub goals_pending: Option<u32>,
     /// [`GOAL_BUDGET`].
@@ -215,6 +253,7 @@ impl MessageMeta {
             sub_traces: get(metadata, SUB_TRACES).unwrap_or_default(),
             sub_trace_stats: get(metadata, SUB_TRACE_STATS),
             interrupted: flag(INTERRUPTED),
+            outcome: get(metadata, OUTCOME),
             goals_pending: get(metadata, GOALS_PENDING),
             goal_budget: get(metadata, GOAL_BUDGET),
         }
@@ -241,6 +280,7 @@ mod tests {
             "handoff": true,
             "sub_traces": [{"trace_id": "t@explore-1", "status": "completed", "stats": {}}],
             "sub_trace_stats": {"total_tokens": 5}, "interrupted": true, "other": 1,
+            "outcome": {"kind": "exited", "code": 1},
             "goals_pending": 2, "goal_budget": {"goal_id": "3", "action": "warned"}
         });
         let Value::Object(metadata) = metadata else {
@@ -267,7 +307,9 @@ mod tests {
                 action: BudgetAction::Warned
             })
         );
-        assert_eq!(KEYS.len(), 13);
+        assert_eq!(read.outcome, Some(ToolOutcome::Exited { code: 1 }));
+        assert!(!ToolOutcome::Exited { code: 1 }.succeeded());
+        assert_eq!(KEYS.len(), 14);
         for key in KEYS {
             assert!(metadata.contains_key(*key), "{key}");
         }
@@ -275,7 +317,8 @@ mod tests {
 
     #[test]
     fn a_value_of_another_shape_reads_as_absent() {
-        let Value::Object(metadata) = json!({"turn": 3, "compaction": "yes", "usage": "many"})
+        let Value::Object(metadata) =
+            json!({"turn": 3, "compaction": "yes", "usage": "many", "outcome": {"kind": "odd"}})
         else {
             unreachable!()
         };

@@ -324,6 +324,10 @@ pub struct TraceUpdate {
     pub agent_type: Option<Option<String>>,
     /// `Some(Some(limits))` replaces the stored limits, `Some(None)` clears them.
     pub limits: Option<Option<TraceLimits>>,
+    /// `Some(settings)` replaces how the model is reached from the next run of the trace on
+    /// (another model chosen in a session); the trace's [`Trace::model`] stays the model that
+    /// answered last.
+    pub model_settings: Option<ModelSettings>,
 }
 
 /// How a trace ended; see [`crate::TraceStore::finish_trace`].

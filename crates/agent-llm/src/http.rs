@@ -12,6 +12,7 @@ use crate::client::ChatStream;
 use crate::error::{LlmError, TimeoutKind};
 use crate::formats::ErrorInfo;
 use crate::formats::sse::{SseDecoder, decode_sse};
+use crate::notice::Notice;
 use crate::retry::{RetryPolicy, retry_after};
 
 /// The `tracing` target of the notices a client gives while it works around a server: a retry
@@ -194,15 +195,15 @@ impl Transport {
             let Some(wait) = self.retry.delay_after(&error, attempt) else {
                 return Err(error);
             };
-            tracing::warn!(
-                target: NOTICE_TARGET,
-                attempt,
-                ?wait,
-                "the model request failed ({error}); retrying in {:.1}s (attempt {} of {})",
-                wait.as_secs_f64(),
-                attempt + 1,
-                self.retry.max_attempts,
-            );
+            let notice = Notice::Retrying {
+                error: error.to_string(),
+                rate_limited: matches!(error, LlmError::RateLimited { .. }),
+                wait,
+                attempt: attempt + 1,
+                attempts: self.retry.max_attempts,
+            };
+            tracing::warn!(target: NOTICE_TARGET, attempt, ?wait, "{notice}");
+            crate::notice::give(&notice);
             tokio::time::sleep(wait).await;
             attempt += 1;
         }

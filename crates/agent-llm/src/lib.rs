@@ -6,7 +6,8 @@
 //! ([`ChatMessage`], [`ToolCall`], [`ToolSpec`], [`Usage`], [`ChatRequest`], [`ChatResponse`]),
 //! the object-safe [`LlmClient`] trait whose primitive is a stream of [`ChatEvent`]s, the one
 //! error type [`LlmError`], retries with backoff ([`RetryPolicy`]) and deadlines
-//! ([`Timeouts`]), token estimation ([`estimate_tokens`]) and costs ([`PriceTable`]). It stands
+//! ([`Timeouts`]), what a client does to work around its server ([`notice`]), token estimation
+//! ([`estimate_tokens`]) and costs ([`PriceTable`]). It stands
 //! alone: it depends on no other crate of the workspace, so other projects can use it by
 //! itself.
 //!
@@ -191,6 +192,7 @@ mod formats;
 )]
 mod http;
 mod models;
+pub mod notice;
 #[cfg(feature = "tiktoken")]
 mod o200k;
 #[cfg(feature = "openai")]

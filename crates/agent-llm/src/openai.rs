@@ -178,12 +178,12 @@ impl OpenAiClient {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(model.to_string());
         if newly {
-            tracing::info!(
-                target: NOTICE_TARGET,
-                model,
-                "the server does not stream answers of {model} ({why}); asking for whole answers \
-                 from now on (set stream = false for this model to skip the attempt)"
-            );
+            let notice = crate::notice::Notice::WholeAnswers {
+                model: model.to_owned(),
+                why: why.to_owned(),
+            };
+            tracing::info!(target: NOTICE_TARGET, model, "{notice}");
+            crate::notice::give(&notice);
         }
     }
 

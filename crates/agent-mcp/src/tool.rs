@@ -152,6 +152,7 @@ impl Tool for McpTool {
                 Ok(ToolOutput {
                     content: text,
                     is_error,
+                    outcome: None,
                 })
             }
             Err(error) => {

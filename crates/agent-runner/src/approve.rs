@@ -6,7 +6,7 @@
 use agent_execution::trace::{TraceStatus, TraceUpdate};
 use agent_llm::ToolCall;
 use agent_tools::approval::{ApprovalDecision, ApprovalHandler, ApprovalRequest, Decision};
-use agent_tools::{ToolContext, ToolResult};
+use agent_tools::{ToolContext, ToolOutcome, ToolResult};
 
 use crate::agent::Agent;
 use crate::error::StepError;
@@ -67,10 +67,13 @@ async fn ask(
     };
     store.update_trace(&ctx.trace_id, running).await?;
     Ok(match decision {
-        None => Some(error_result(format!(
-            "{} was not run because the run was cancelled",
-            call.name
-        ))),
+        None => Some({
+            let name = &call.name;
+            let cancelled = format!("error: {name} was not run because the run was cancelled");
+            ToolResult::new(cancelled, true)
+                .with_outcome(ToolOutcome::Cancelled)
+                .into()
+        }),
         Some(ApprovalDecision::Reject { reason }) => {
             let why = if reason.trim().is_empty() {
                 String::new()
@@ -86,10 +89,8 @@ async fn ask(
     })
 }
 
+/// The answer to a call that was not run: refused, unless said otherwise.
 pub(crate) fn error_result(message: String) -> Answer {
-    ToolResult {
-        content: format!("error: {message}"),
-        is_error: true,
-    }
-    .into()
+    let result = ToolResult::new(format!("error: {message}"), true);
+    result.with_outcome(ToolOutcome::Refused).into()
 }

@@ -71,6 +71,11 @@ pub(crate) struct Engine {
     /// the workspace), by trace id.
     copies: Mutex<HashMap<String, PathBuf>>,
     driver: Arc<dyn Driver>,
+    /// The model agents ask unless their profile names one: the options', until a session
+    /// chooses another ([`crate::AgentRunner::switch_model`]).
+    model: std::sync::RwLock<String>,
+    /// The notices of the runs' model calls, by trace ([`crate::AgentRunner::notices`]).
+    pub(crate) notices: agent_llm::notice::NoticeHub,
 }
 
 impl Engine {
@@ -86,12 +91,25 @@ impl Engine {
             store,
             llm,
             base_tools: std::sync::RwLock::new(base_tools),
+            model: std::sync::RwLock::new(root.model.clone()),
             root,
             budgets: Budgets::default(),
             inbox: Inbox::default(),
             copies: Mutex::new(HashMap::new()),
             driver,
+            notices: agent_llm::notice::NoticeHub::default(),
         }
+    }
+
+    /// The model agents ask unless their profile names one.
+    pub(crate) fn model(&self) -> String {
+        let model = self.model.read();
+        model.unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Has agents made from now on ask `model`.
+    pub(crate) fn set_model(&self, model: &str) {
+        *self.model.write().unwrap_or_else(PoisonError::into_inner) = model.to_owned();
     }
 
     /// Has `trace_id`, and the sub-traces it starts, work in `workspace`.
@@ -173,7 +191,7 @@ impl Engine {
         let mut spec = AgentSpec {
             name: name.clone(),
             lineage: lineage.clone(),
-            model: root.model.clone(),
+            model: self.model(),
             system_prompt: root.system_prompt.clone(),
             workspace: workspace.unwrap_or_else(|| root.workspace.clone()),
             limits: root.limits.with_overrides(&root.overrides),

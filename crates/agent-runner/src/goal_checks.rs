@@ -86,10 +86,10 @@ pub(crate) async fn before_goal_call(
             ..command
         };
         match goal_tools::apply_command(store, &ctx.trace_id, command, ops).await {
-            Ok(done) => Answer::from(ToolResult {
-                content: format!("{}\n{}", done.content, passed_note(&check, &result)),
-                is_error: done.is_error,
-            }),
+            Ok(done) => Answer::from(ToolResult::new(
+                format!("{}\n{}", done.content, passed_note(&check, &result)),
+                done.is_error,
+            )),
             Err(error) => error_result(error.to_string()),
         }
     } else {

@@ -149,6 +149,9 @@ pub use agent_execution::{
 };
 /// What the loop says of a plan it holds a run to: the goals left open, a goal's judge.
 pub use agent_goal::{JUDGE_PROMPT, PendingGoal};
+/// What a model client did to get an answer despite its server (a retry, a rate limit), and by
+/// which trace's call ([`AgentRunner::notices`]).
+pub use agent_llm::notice::{Notice, SourcedNotice};
 /// Who decides on risky calls, which lives with the tools it is about.
 pub use agent_tools::approval::{
     self, Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest, RerunApprover, RerunRequest,

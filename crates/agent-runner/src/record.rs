@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use agent_execution::message::{Message, NewMessage};
+use agent_execution::meta;
 use agent_execution::store::{TraceStore, WriteOp, WriteOutput};
 use agent_llm::ToolCall;
 use agent_tools::ToolResult;
@@ -53,6 +54,9 @@ pub(crate) fn tool_message(call: &ToolCall, answer: Answer, goal_id: Option<Stri
         message.cost = Some(cost);
     }
     message.metadata = answer.metadata;
+    if let Some(Ok(outcome)) = answer.result.outcome.map(serde_json::to_value) {
+        message.metadata.insert(meta::OUTCOME.to_owned(), outcome);
+    }
     message.duration_ms = answer.duration_ms;
     WriteOp::AddMessage(message)
 }

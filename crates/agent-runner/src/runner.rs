@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use agent_execution::{Event, EventKind, EventStream, TraceOutcome, TraceStore, watch};
 use agent_llm::LlmClient;
+use agent_llm::notice::SourcedNotice;
 use agent_tools::ToolRegistry;
 use futures::StreamExt;
 use tokio::sync::Semaphore;
@@ -20,6 +21,7 @@ use crate::outcome::RunOutcome;
 use crate::resume::{prepare_continue, prepare_resume};
 use crate::spec::AgentSpec;
 use crate::step::{create_trace, run_loop};
+use agent_execution::model_choice::record_model;
 use agent_execution::recorded_agents;
 
 /// A run going on in the background.
@@ -114,7 +116,8 @@ impl std::fmt::Debug for RunSender {
 #[derive(Clone)]
 pub struct AgentRunner {
     engine: Arc<Engine>,
-    /// The agent of main traces; rebuilt when the tools are replaced (clones share it).
+    /// The agent of main traces; rebuilt when the tools or the model are replaced (clones
+    /// share it).
     agent: Arc<std::sync::RwLock<Agent>>,
 }
 
@@ -155,6 +158,25 @@ impl AgentRunner {
     /// ones; a run going on keeps the tools it started with.
     pub fn replace_tools(&self, tools: ToolRegistry) {
         self.engine.set_base_tools(tools);
+        self.rebuild_agent();
+    }
+
+    /// Has the next runs ask `model` (main traces, and profiles naming no model of their own;
+    /// a run going on keeps its model), and records it for the later runs of `trace_id`.
+    ///
+    /// # Errors
+    ///
+    /// The store could not record it.
+    pub async fn switch_model(&self, model: &str, trace_id: Option<&str>) -> Result<(), RunError> {
+        self.engine.set_model(model);
+        self.rebuild_agent();
+        if let Some(trace_id) = trace_id {
+            record_model(self.engine.store.as_ref(), trace_id, model).await?;
+        }
+        Ok(())
+    }
+
+    fn rebuild_agent(&self) {
         let lineage = self.engine.root.agent.iter().cloned().collect();
         *self
             .agent
@@ -194,6 +216,12 @@ impl AgentRunner {
     /// The names of the tools this runner offers the model, sorted.
     pub fn tool_names(&self) -> Vec<String> {
         self.agent().spec.tools.clone()
+    }
+
+    /// The notices of the model calls of this runner's runs from now on (a retry, a rate
+    /// limit), each with the trace whose call it was as its source.
+    pub fn notices(&self) -> tokio::sync::broadcast::Receiver<SourcedNotice> {
+        self.engine.notices.subscribe()
     }
 
     /// The store this runner records into.
@@ -357,13 +385,14 @@ impl AgentRunner {
         let id = trace_id.clone();
         let token = cancel.clone();
         let owned = self.engine.inbox.open(&trace_id);
-        let join = tokio::spawn(async move {
+        let notices = self.engine.notices.sink(&trace_id);
+        let join = tokio::spawn(agent_llm::notice::watching(notices, async move {
             if owned {
                 run_answering_late(&agent, &id, token).await
             } else {
                 run_loop(&agent, &id, token).await
             }
-        });
+        }));
         RunHandle {
             trace_id,
             cancel,
@@ -391,8 +420,9 @@ impl Driver for LoopDriver {
         cancel: CancellationToken,
         permits: Option<Arc<Semaphore>>,
     ) -> JoinHandle<()> {
+        let notices = engine.notices.sink(&trace_id);
         let agent = Agent::for_trace(engine, lineage, &trace_id);
-        tokio::spawn(async move {
+        tokio::spawn(agent_llm::notice::watching(notices, async move {
             let _permit = match permits {
                 Some(permits) => tokio::select! {
                     permit = permits.acquire_owned() => permit.ok(),
@@ -411,7 +441,7 @@ impl Driver for LoopDriver {
             if let Err(error) = result {
                 record_failure(agent.store(), &trace_id, &error).await;
             }
-        })
+        }))
     }
 }
 

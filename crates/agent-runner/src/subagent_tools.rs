@@ -153,6 +153,7 @@ fn output(outcome: CallOutcome) -> ToolOutput {
     ToolOutput {
         content: outcome.result.content,
         is_error: outcome.result.is_error,
+        outcome: outcome.result.outcome,
     }
 }
 

@@ -108,7 +108,7 @@ impl SubAgents {
             .as_ref()
             .and_then(|link| self.config(&link.agent_type))
             .and_then(|config| config.model.clone())
-            .unwrap_or_else(|| self.engine.root.model.clone());
+            .unwrap_or_else(|| self.engine.model());
         let trace = self.store.create_trace(new.with_model(model)).await?;
         self.store
             .add_message(&trace.trace_id, NewMessage::user(first_message))

@@ -9,6 +9,7 @@
 //! - [`cli`]: a temporary environment for running the `agent` binary (workspace, trace folder,
 //!   isolated home and configuration), and `agent serve` as a child process;
 //! - [`pty`]: a pseudo-terminal with a terminal emulator, to test what a user sees and types;
+//! - [`tmux`]: a pane of a real terminal multiplexer, for what stays in a terminal's scrollback;
 //! - [`postgres`]: a throwaway PostgreSQL cluster on a free loopback port;
 //! - [`llamacpp`]: a real model (llama-cpp-python's server running SmolLM2-135M) on a free
 //!   loopback port, and a recording proxy in front of it.
@@ -30,5 +31,6 @@ pub mod mock_model;
 pub mod postgres;
 pub mod pty;
 pub mod shell;
+pub mod tmux;
 
 pub use agent_execution::conformance;

@@ -125,6 +125,9 @@ pub struct RerunRequest {
     pub command: String,
     /// What it printed when the sandbox refused it (its exit status and output).
     pub output: String,
+    /// The rule of the sandbox that refused it, in words: which sandbox, where it lets
+    /// commands write, whether they reach the network.
+    pub rule: String,
 }
 
 /// Asks a person whether a command the sandbox refused runs once more without it (codex's

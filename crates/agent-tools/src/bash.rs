@@ -37,8 +37,8 @@ use super::output::CappedBuffer;
 use super::path::canonical_workspace;
 use super::sandbox::{Confinement, SandboxConfig, SandboxMode};
 use super::{
-    CommandRunner, Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput,
-    TypedTool,
+    CommandRunner, Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutcome,
+    ToolOutput, TypedTool,
 };
 
 mod runner;
@@ -194,6 +194,7 @@ impl TypedTool for BashTool {
             tool_call_id: ctx.call_id.clone(),
             command: args.command.clone(),
             output: ran.output(&confinement).content,
+            rule: sandbox_rule(&confinement),
         };
         let asked = tokio::time::timeout(QUESTION_WAIT, rerun.rerun_unsandboxed(request)).await;
         if asked != Ok(true) {
@@ -234,22 +235,33 @@ impl Ran {
         match &self.outcome {
             Outcome::Exited(Ok(status)) if status.success() => {
                 ToolOutput::text(format!("{}\n{streams}", describe_status(*status)))
+                    .with_outcome(ToolOutcome::Exited { code: 0 })
             }
-            Outcome::Exited(Ok(status)) => ToolOutput::text(format!(
-                "{}\n{streams}{}",
-                describe_status(*status),
-                sandbox_note(confinement, streams)
-            )),
+            Outcome::Exited(Ok(status)) => {
+                let output = ToolOutput::text(format!(
+                    "{}\n{streams}{}",
+                    describe_status(*status),
+                    sandbox_note(confinement, streams)
+                ));
+                let ended = match (status.code(), status.signal()) {
+                    _ if refused_by_sandbox(confinement, streams) => Some(ToolOutcome::Refused),
+                    (Some(code), _) => Some(ToolOutcome::Exited { code }),
+                    (None, signal) => signal.map(|signal| ToolOutcome::Killed { signal }),
+                };
+                ToolOutput { outcome: ended, ..output }
+            }
             Outcome::Exited(Err(e)) => ToolOutput::error(format!(
                 "error: waiting for the command failed: {e}\n{streams}"
             )),
             Outcome::TimedOut => ToolOutput::error(format!(
                 "error: the command timed out after {} s and was killed with its process group; output so far:\n{streams}",
                 self.timeout.as_secs()
-            )),
+            ))
+            .with_outcome(ToolOutcome::TimedOut),
             Outcome::Cancelled => ToolOutput::error(format!(
                 "error: the command was cancelled and killed with its process group; output so far:\n{streams}"
-            )),
+            ))
+            .with_outcome(ToolOutcome::Cancelled),
         }
     }
 }
@@ -412,6 +424,24 @@ fn sandbox_note(confinement: &Confinement, streams: &str) -> String {
     if !refused_by_sandbox(confinement, streams) {
         return String::new();
     }
+    format!(
+        "note: this command ran in the {} sandbox, which may have refused it: {}.\n",
+        confinement.mode,
+        sandbox_allows(confinement)
+    )
+}
+
+/// The sandbox's rule, as the person asked to rerun a refused command is told it.
+fn sandbox_rule(confinement: &Confinement) -> String {
+    format!(
+        "the {} sandbox: {}",
+        confinement.mode,
+        sandbox_allows(confinement)
+    )
+}
+
+/// What the sandbox of `confinement` lets a command do.
+fn sandbox_allows(confinement: &Confinement) -> String {
     let writes = match confinement.mode {
         SandboxMode::ReadOnly => "writes go only to $TMPDIR",
         _ if confinement.namespaces => {
@@ -428,10 +458,7 @@ fn sandbox_note(confinement: &Confinement, streams: &str) -> String {
     } else {
         "; there is no network"
     };
-    format!(
-        "note: this command ran in the {} sandbox, which may have refused it: {writes}{network}.\n",
-        confinement.mode
-    )
+    format!("{writes}{network}")
 }
 
 /// How the wait for the command ended.

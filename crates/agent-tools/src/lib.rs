@@ -163,6 +163,34 @@ pub enum Risk {
     Risky,
 }
 
+/// How a call ended, where a tool (or the runner) can say more than success or failure: a
+/// command's exit status, a refusal, a timeout, a cancellation. The runner records it with the
+/// call's result, as its JSON (`{"kind": "exited", "code": 1}`, which
+/// `agent_execution::meta::ToolOutcome` reads), so that people are shown a failed command as
+/// failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolOutcome {
+    /// A command ran to its end and exited with this code (0: success).
+    Exited {
+        /// The exit code.
+        code: i32,
+    },
+    /// A signal ended the command.
+    Killed {
+        /// The signal's number.
+        signal: i32,
+    },
+    /// The call was not run (a person, an approval rule, the approval policy or a limit said
+    /// no), or the sandbox refused what its command tried.
+    Refused,
+    /// The call ran out of time and was stopped.
+    TimedOut,
+    /// The run was cancelled while the call ran, or before it started.
+    Cancelled,
+}
+
 /// What a tool call produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
@@ -171,6 +199,8 @@ pub struct ToolOutput {
     /// Whether the call did not achieve what was asked (for example a command that timed out),
     /// even though the tool itself worked and has output to show.
     pub is_error: bool,
+    /// How the call ended, when the tool says (`bash` does).
+    pub outcome: Option<ToolOutcome>,
 }
 
 impl ToolOutput {
@@ -179,6 +209,7 @@ impl ToolOutput {
         Self {
             content: content.into(),
             is_error: false,
+            outcome: None,
         }
     }
 
@@ -187,7 +218,14 @@ impl ToolOutput {
         Self {
             content: content.into(),
             is_error: true,
+            outcome: None,
         }
+    }
+
+    /// The same output, saying how the call ended.
+    pub fn with_outcome(mut self, outcome: ToolOutcome) -> Self {
+        self.outcome = Some(outcome);
+        self
     }
 }
 

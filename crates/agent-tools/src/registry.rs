@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::output::{Keep, truncate_output};
 use super::{
-    Risk, SandboxConfig, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput,
+    Risk, SandboxConfig, Tool, ToolContext, ToolDefinition, ToolError, ToolOutcome, ToolOutput,
     builtin_tools_with,
 };
 
@@ -33,14 +33,33 @@ pub struct ToolResult {
     pub content: String,
     /// Whether the call failed.
     pub is_error: bool,
+    /// How the call ended, when the tool or the registry says: a command's exit status, a
+    /// refusal, the timeout, a cancellation.
+    pub outcome: Option<ToolOutcome>,
 }
 
 impl ToolResult {
+    /// A result of this text, failed or not, that says nothing more of how the call ended.
+    pub fn new(content: impl Into<String>, is_error: bool) -> Self {
+        Self {
+            content: content.into(),
+            is_error,
+            outcome: None,
+        }
+    }
+
     fn error(message: impl fmt::Display) -> Self {
         Self {
             content: format!("error: {message}"),
             is_error: true,
+            outcome: None,
         }
+    }
+
+    /// The same result, saying how the call ended.
+    pub fn with_outcome(mut self, outcome: ToolOutcome) -> Self {
+        self.outcome = Some(outcome);
+        self
     }
 }
 
@@ -187,7 +206,8 @@ impl ToolRegistry {
             }
         };
         if ctx.cancel.is_cancelled() {
-            return ToolResult::error(format!("{name} was not run because the run was cancelled"));
+            return ToolResult::error(format!("{name} was not run because the run was cancelled"))
+                .with_outcome(ToolOutcome::Cancelled);
         }
         let timeout = tool.timeout(&args, &ctx.limits);
         let mut result = run_guarded(name, Arc::clone(tool), args, ctx, timeout).await;
@@ -235,7 +255,8 @@ async fn run_guarded(
                     return ToolResult::error(format!(
                         "{name} timed out after {} s and was stopped",
                         timeout.as_secs_f64()
-                    ));
+                    ))
+                    .with_outcome(ToolOutcome::TimedOut);
                 }
                 () = ctx.cancel.cancelled() => {
                     // A tool that watches the token reports what it got done; give it a
@@ -244,7 +265,8 @@ async fn run_guarded(
                         Ok(joined) => joined,
                         Err(_) => {
                             task.abort();
-                            return ToolResult::error(format!("{name} was cancelled"));
+                            return ToolResult::error(format!("{name} was cancelled"))
+                                .with_outcome(ToolOutcome::Cancelled);
                         }
                     }
                 }
@@ -255,10 +277,13 @@ async fn run_guarded(
         Ok(Ok(output)) => ToolResult {
             content: output.content,
             is_error: output.is_error,
+            outcome: output.outcome,
         },
         Ok(Err(error)) => ToolResult::error(error),
         Err(e) if e.is_panic() => crashed(name, e.into_panic().as_ref()),
-        Err(_) => ToolResult::error(format!("{name} was cancelled")),
+        Err(_) => {
+            ToolResult::error(format!("{name} was cancelled")).with_outcome(ToolOutcome::Cancelled)
+        }
     }
 }
 

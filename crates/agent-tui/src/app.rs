@@ -1,12 +1,13 @@
 //! The state of the screen, built from the trace's live feed — the same stored events and
 //! text deltas every other watcher gets — so that the UI shows exactly what is recorded: the
-//! conversation's cells, the plan, the figures of the status line, the questions waiting to be
-//! answered and the messages queued for the running turn.
+//! conversation's cells (a compaction's summary as a notice of it, never as a message of the
+//! user), the plan, the figures of the status line, the questions waiting to be answered and
+//! the messages queued for the running turn.
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use agent_execution::meta::MessageMeta;
+use agent_execution::meta::{MessageMeta, ToolOutcome};
 use agent_execution::{DeltaKind, EventKind, LiveEvent, Message, Role, TraceStatus};
 
 use crate::approval::Ask;
@@ -47,6 +48,19 @@ pub struct Status {
     pub sandbox: String,
 }
 
+/// A request the model client is sending again (`notices.rs`), for the status line.
+#[derive(Debug, Clone)]
+pub(crate) struct Retrying {
+    /// Whether the server said it was rate limited.
+    pub(crate) rate_limited: bool,
+    /// Why the request failed.
+    pub(crate) error: String,
+    /// The attempt that follows, and how many there are at most.
+    pub(crate) attempt: (u32, u32),
+    /// When the next attempt goes out.
+    pub(crate) at: Instant,
+}
+
 /// The whole state of the screen.
 pub struct App {
     /// The conversation.
@@ -61,8 +75,10 @@ pub struct App {
     pub(crate) input: Editor,
     /// Questions waiting for an answer, the one shown first.
     pub(crate) asks: VecDeque<Ask>,
-    /// The reason being typed after `n` at a question.
-    pub(crate) reason: Option<String>,
+    /// How far the question shown is answered (`modal.rs`).
+    pub(crate) modal: crate::approval::Modal,
+    /// When the last key came, for the modal to tell typing from answering.
+    pub(crate) last_key: Option<Instant>,
     /// The servers' questions to the person, in a form (`elicit.rs`).
     pub(crate) forms: crate::elicit::Forms,
     /// The embedder's slash commands (`extend.rs`), with their `/`, and what each does.
@@ -87,8 +103,16 @@ pub struct App {
     pub(crate) quit_armed: bool,
     /// The tool-call ids of `goal` and `read_progress` calls, shown by the plan, not as cells.
     plan_calls: std::collections::HashSet<String>,
-    /// A goal's diff, shown over the conversation until closed (`/diff N`).
+    /// A goal's diff or a tool's output, shown over the conversation until closed (`/diff N`,
+    /// Ctrl-O).
     pub(crate) diff: Option<crate::diff_view::DiffView>,
+    /// The cells from this one on are the conversation (those before greeted the user); what
+    /// is kept in the terminal when the session ends.
+    pub(crate) kept_from: usize,
+    /// The messages recorded since the trace began or was last compacted.
+    messages_since_compaction: usize,
+    /// What the model client is doing about its server (a retry), for the status line.
+    pub(crate) model_notice: Option<Retrying>,
 }
 
 impl App {
@@ -101,7 +125,8 @@ impl App {
             status,
             input: Editor::default(),
             asks: VecDeque::new(),
-            reason: None,
+            modal: crate::approval::Modal::default(),
+            last_key: None,
             forms: crate::elicit::Forms::default(),
             extra_commands: Vec::new(),
             queued: Vec::new(),
@@ -115,6 +140,9 @@ impl App {
             quit_armed: false,
             plan_calls: std::collections::HashSet::new(),
             diff: None,
+            kept_from: 0,
+            messages_since_compaction: 0,
+            model_notice: None,
         }
     }
 
@@ -130,6 +158,8 @@ impl App {
         self.queued.clear();
         self.scroll = 0;
         self.plan_calls.clear();
+        self.kept_from = 0;
+        self.messages_since_compaction = 0;
         self.status.trace_id = trace_id;
         self.status.context_used = None;
         self.status.tokens = 0;
@@ -179,13 +209,20 @@ impl App {
 
     /// Adds a question to answer.
     pub fn ask(&mut self, ask: Ask) {
+        if self.asks.is_empty() {
+            self.modal.open(self.now);
+        }
         self.asks.push_back(ask);
     }
 
     /// Takes one item of the trace's live feed.
     pub fn apply(&mut self, item: &LiveEvent) {
         match item {
-            LiveEvent::Delta(delta) => self.delta(delta.kind, &delta.delta),
+            LiveEvent::Delta(delta) => {
+                // An answer arrives: the request went through.
+                self.model_notice = None;
+                self.delta(delta.kind, &delta.delta);
+            }
             LiveEvent::Stored(event) => self.event(&event.kind),
         }
     }
@@ -308,8 +345,8 @@ impl App {
                         && let ToolState::Running(_) = tool.state
                     {
                         tool.state = ToolState::Failed(None);
-                        if tool.output.is_empty() && *status == TraceStatus::Cancelled {
-                            tool.output = "stopped".into();
+                        if *status == TraceStatus::Cancelled {
+                            tool.outcome = Some(ToolOutcome::Cancelled);
                         }
                     }
                 }
@@ -332,6 +369,21 @@ impl App {
     fn message(&mut self, message: &Message) {
         self.status.tokens += message.tokens.unwrap_or(0);
         self.status.cost += message.cost.unwrap_or(0.0);
+        self.model_notice = None;
+        let meta = MessageMeta::of(message);
+        if meta.compaction {
+            // A summary the runner wrote for the model, not something the user said.
+            self.settle_streaming();
+            self.cells.push(Cell::Compacted {
+                messages: std::mem::take(&mut self.messages_since_compaction),
+                tokens_before: meta.tokens_before,
+                tokens_after: meta.tokens_after,
+            });
+            return;
+        }
+        if message.role != Role::System {
+            self.messages_since_compaction += 1;
+        }
         match message.role {
             Role::User => {
                 self.settle_streaming();
@@ -351,6 +403,7 @@ impl App {
                         && &tool.id == id
                     {
                         tool.output = message.content.text().to_owned();
+                        tool.outcome = meta.outcome;
                         tool.state = if failed {
                             ToolState::Failed(ms)
                         } else {
@@ -402,6 +455,7 @@ impl App {
                 arguments: call.arguments.clone(),
                 state: ToolState::Running(self.now),
                 output: String::new(),
+                outcome: None,
             }));
         }
     }

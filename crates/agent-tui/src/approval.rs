@@ -1,11 +1,13 @@
 //! Approvals asked in the UI: the runner's [`ApprovalHandler`] side ([`Approver`]) sends each
 //! risky call, described by the embedder (the whole command, or a diff of the change), to the
-//! screen and waits for the answer of the modal: yes, no with a reason the model reads, always
-//! this tool, or always commands starting like this one. The rules are the session's of every
-//! front end ([`SessionApprovals`]): "always" answers hold for the rest of the session, but a
-//! call an approval rule cannot check is always asked, with its warning and without "always";
-//! a rerun without the sandbox is offered only for a call the person approved in the modal. A
-//! question nobody answers (the UI closed, the turn stopped) is a refusal.
+//! screen and waits for the answer of the modal (`modal.rs`): yes, no with a reason the model
+//! reads, always this tool, or always commands starting like this one. The rules are the
+//! session's of every front end ([`SessionApprovals`]): "always" answers hold for the rest of the
+//! session, but a call an approval rule cannot check is always asked, with its warning and
+//! without "always". A command the sandbox refused is asked about with what it printed and the
+//! sandbox's rule — run it once more without the sandbox, or not — only when the person approved
+//! the call itself in the modal. A question nobody answers (the UI closed, the turn stopped) is a
+//! refusal.
 
 use std::path::PathBuf;
 
@@ -19,6 +21,16 @@ pub use agent_runner::interaction::Answer;
 
 /// How the embedder describes a call before the user decides: the lines of the command or diff.
 pub type Describe = std::sync::Arc<dyn Fn(&ApprovalRequest) -> String + Send + Sync>;
+
+/// What a question is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AskKind {
+    /// A risky call waiting for approval.
+    Call,
+    /// A command the sandbox refused, to run once more without the sandbox or not; the rule
+    /// of the sandbox that refused it, in words.
+    Rerun(String),
+}
 
 /// A question waiting on the screen.
 #[derive(Debug)]
@@ -34,6 +46,8 @@ pub struct Ask {
     pub always: bool,
     /// The prefix "always" may allow, for a command.
     pub prefix: Option<String>,
+    /// What it is about.
+    pub kind: AskKind,
     reply: oneshot::Sender<Answer>,
 }
 
@@ -52,8 +66,32 @@ impl Ask {
             warning: None,
             always: true,
             prefix,
+            kind: AskKind::Call,
             reply,
         };
+        (ask, answer)
+    }
+
+    /// The question whether `request`'s command, which the sandbox refused, runs once more
+    /// without it: the command, how it ended and the last lines it printed, and the rule.
+    pub fn rerun(request: &RerunRequest) -> (Self, oneshot::Receiver<Answer>) {
+        let printed: Vec<&str> = request
+            .output
+            .lines()
+            .filter(|line| !line.starts_with("note: ") && !line.starts_with("--- "))
+            .filter(|line| !line.trim().is_empty())
+            .collect();
+        let mut description = format!("$ {}", request.command.trim_end());
+        let tail = printed.len().saturating_sub(RERUN_LINES);
+        if tail > 0 {
+            description.push_str(&format!("\n… {tail} lines before"));
+        }
+        for line in &printed[tail..] {
+            description.push('\n');
+            description.push_str(line);
+        }
+        let (mut ask, answer) = Self::new("bash", description, None);
+        ask.kind = AskKind::Rerun(request.rule.clone());
         (ask, answer)
     }
 
@@ -96,24 +134,44 @@ impl Approver {
     }
 }
 
-/// The question about a command the sandbox refused, above the command.
-const RERUN_QUESTION: &str = "The sandbox refused this command: run it again without the sandbox?";
+/// How far the question on the screen is answered (`modal.rs` takes the keys).
+#[derive(Debug, Default)]
+pub(crate) struct Modal {
+    /// When the question on the screen appeared.
+    pub(crate) opened: Option<std::time::Instant>,
+    /// The choice picked and not confirmed yet.
+    pub(crate) selected: Option<usize>,
+    /// The reason being typed after "no".
+    pub(crate) reason: Option<String>,
+}
+
+impl Modal {
+    /// A question appears at `now`: nothing is picked.
+    pub(crate) fn open(&mut self, now: std::time::Instant) {
+        *self = Self {
+            opened: Some(now),
+            ..Self::default()
+        };
+    }
+}
+
+/// How many of the last lines a refused command printed its question shows.
+const RERUN_LINES: usize = 8;
 
 /// A command the sandbox refused is asked about in the same modal, when the person approved
-/// the call itself; only yes (or "always", which is not remembered) runs it again, once.
+/// the call itself; only yes runs it again, once.
 #[async_trait]
 impl RerunApprover for Approver {
     async fn rerun_unsandboxed(&self, request: RerunRequest) -> bool {
         if !self.session.may_offer_rerun(&request) {
             return false;
         }
-        let description = format!("{RERUN_QUESTION}\n  $ {}", request.command);
-        let (mut ask, answer) = Ask::new("bash", description, None);
+        let (mut ask, answer) = Ask::rerun(&request);
         ask.always = false;
         if self.questions.send(ask).is_err() {
             return false;
         }
-        matches!(answer.await, Ok(Answer::Yes | Answer::AlwaysTool))
+        matches!(answer.await, Ok(Answer::Yes))
     }
 }
 

@@ -1,10 +1,13 @@
 //! The conversation as cells, each drawn as lines for a width: what the user said, the model's
 //! answer (Markdown, as it streams), its reasoning (dimmed, folded to a line unless unfolded),
-//! each tool call with its state (running and for how long, done, failed), its command or the
-//! change it makes, and its output folded to a few lines; notices and errors.
+//! each tool call with its state (running and for how long, done, and how it ended when it did
+//! not succeed: a command's exit code, a refusal, a timeout, a cancellation, each with its own
+//! mark and colour), its command or the change it makes, and its output folded to a few lines;
+//! a compaction of the context; notices and errors.
 
 use std::time::{Duration, Instant};
 
+use agent_execution::meta::ToolOutcome;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -37,6 +40,15 @@ pub enum Cell {
     },
     /// A tool call.
     Tool(ToolCell),
+    /// The context was compacted: what came before is summarised for the model.
+    Compacted {
+        /// How many messages of the conversation came before it.
+        messages: usize,
+        /// The estimate of the model's view before, in tokens.
+        tokens_before: Option<u64>,
+        /// The summary's own estimate, in tokens.
+        tokens_after: Option<u64>,
+    },
     /// Something the session says (a goal focused, a turn stopped, a command's answer).
     Notice(String),
     /// Something that went wrong.
@@ -56,6 +68,8 @@ pub struct ToolCell {
     pub state: ToolState,
     /// The result's text, once there is one.
     pub output: String,
+    /// How the call ended, when its result says: a command's exit code, a refusal, a timeout.
+    pub outcome: Option<ToolOutcome>,
 }
 
 /// Where a tool call is.
@@ -108,6 +122,11 @@ impl Cell {
             }
             Cell::Reasoning { text, streaming } => reasoning(text, *streaming, look),
             Cell::Tool(tool) => tool.lines(look),
+            Cell::Compacted {
+                messages,
+                tokens_before,
+                tokens_after,
+            } => compacted(*messages, *tokens_before, *tokens_after, columns),
             Cell::Notice(text) => wrap_text(text, dim(), columns, &[], &[]),
             Cell::Error(text) => wrap_text(
                 text,
@@ -141,6 +160,42 @@ fn reasoning(text: &str, streaming: bool, look: &Look) -> Vec<Line<'static>> {
         format!("{state} ({words} {unit}) · Ctrl-T unfolds"),
         style,
     )]
+}
+
+/// `n` tokens as `950`, `12.3k` or `1.2M`.
+pub(crate) fn tokens_text(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// The notice of a compaction: what was summarised, and the tokens before and after.
+fn compacted(
+    messages: usize,
+    before: Option<u64>,
+    after: Option<u64>,
+    columns: usize,
+) -> Vec<Line<'static>> {
+    let what = match messages {
+        1 => "the message before this point was summarised".to_owned(),
+        n => format!("the {n} messages before this point were summarised"),
+    };
+    let tokens = match (before, after) {
+        (Some(before), Some(after)) => {
+            format!(" · {} → {} tokens", tokens_text(before), tokens_text(after))
+        }
+        _ => String::new(),
+    };
+    let style = Style::new().fg(Color::Cyan);
+    wrap_text(
+        &format!("context compacted: {what}{tokens}; the model goes on from the summary"),
+        style,
+        columns,
+        &[Span::styled("⟲ ", style.add_modifier(Modifier::BOLD))],
+        &[Span::raw("  ")],
+    )
 }
 
 /// A duration as `12ms`, `2.4s`, `12s` or `2m05s`.
@@ -183,6 +238,14 @@ impl ToolCell {
         })
     }
 
+    /// The call in a few words, for the title of its output's view: `bash · cargo test`.
+    pub(crate) fn title(&self) -> String {
+        truncate(
+            &format!("{} · {}", self.name, self.summary().replace('\n', " ⏎ ")),
+            80,
+        )
+    }
+
     /// The lines of the change a `write_file` or `edit_file` makes.
     fn change(&self) -> Vec<Line<'static>> {
         let args = self.args();
@@ -214,28 +277,58 @@ impl ToolCell {
         lines
     }
 
-    fn lines(&self, look: &Look) -> Vec<Line<'static>> {
-        let (mark, state) = match self.state {
-            ToolState::Running(since) => (
-                Span::styled("● ", Style::new().fg(Color::Yellow)),
-                format!(
-                    "running {}",
-                    duration_text(look.now.saturating_duration_since(since))
-                ),
-            ),
-            ToolState::Done(ms) => (
-                Span::styled("✓ ", Style::new().fg(Color::Green)),
-                ms.map(|ms| duration_text(Duration::from_millis(ms)))
-                    .unwrap_or_default(),
-            ),
-            ToolState::Failed(ms) => (
-                Span::styled("✗ ", Style::new().fg(Color::Red)),
-                match ms {
-                    Some(ms) => format!("failed {}", duration_text(Duration::from_millis(ms))),
-                    None => "failed".to_owned(),
-                },
-            ),
+    /// Whether the call did not do what was asked: it failed, or ended other than with a
+    /// command's exit code 0.
+    pub(crate) fn failed(&self) -> bool {
+        match (self.state, self.outcome) {
+            (ToolState::Running(_), _) => false,
+            (_, Some(outcome)) => !outcome.succeeded(),
+            (state, None) => matches!(state, ToolState::Failed(_)),
+        }
+    }
+
+    /// The mark before the call, in its colour, and what is said of its state.
+    fn mark(&self, look: &Look) -> (Span<'static>, String) {
+        // What is said, then how long it took when recorded (`exit 1 · 2.4s`, `failed 2.4s`).
+        let took = |ms: Option<u64>, what: &str| {
+            let time = ms.map(|ms| duration_text(Duration::from_millis(ms)));
+            match time {
+                Some(time) => format!("{what} {time}").trim_start().to_owned(),
+                None => what.trim_end_matches(" ·").to_owned(),
+            }
         };
+        let mark =
+            |symbol: &str, color: Color| Span::styled(format!("{symbol} "), Style::new().fg(color));
+        let ms = match self.state {
+            ToolState::Running(since) => {
+                let running = look.now.saturating_duration_since(since);
+                return (
+                    mark("●", Color::Yellow),
+                    format!("running {}", duration_text(running)),
+                );
+            }
+            ToolState::Done(ms) | ToolState::Failed(ms) => ms,
+        };
+        match self.outcome {
+            Some(ToolOutcome::Exited { code }) if code != 0 => {
+                (mark("✗", Color::Red), took(ms, &format!("exit {code} ·")))
+            }
+            Some(ToolOutcome::Killed { signal }) => (
+                mark("✗", Color::Red),
+                took(ms, &format!("killed by signal {signal} ·")),
+            ),
+            Some(ToolOutcome::Refused) => (mark("⊘", Color::Magenta), "refused".to_owned()),
+            Some(ToolOutcome::TimedOut) => (mark("◷", Color::Yellow), took(ms, "timed out ·")),
+            Some(ToolOutcome::Cancelled) => (mark("■", Color::DarkGray), "stopped".to_owned()),
+            _ if matches!(self.state, ToolState::Failed(_)) => {
+                (mark("✗", Color::Red), took(ms, "failed"))
+            }
+            _ => (mark("✓", Color::Green), took(ms, "")),
+        }
+    }
+
+    fn lines(&self, look: &Look) -> Vec<Line<'static>> {
+        let (mark, state) = self.mark(look);
         let name = Span::styled(
             format!("{} ", self.name),
             Style::new().add_modifier(Modifier::BOLD),
@@ -257,12 +350,15 @@ impl ToolCell {
 
     /// The output, folded: its first lines that say something, and how many more there are.
     fn output_lines(&self, columns: usize) -> Vec<Line<'static>> {
-        let failed = matches!(self.state, ToolState::Failed(_));
+        let failed = self.failed();
         let output = clean(&self.output);
+        // The header says a command's exit status when the result did.
+        let exited = matches!(self.outcome, Some(ToolOutcome::Exited { .. }));
         let shown: Vec<&str> = output
             .lines()
             .filter(|line| !line.trim().is_empty() && !line.starts_with("--- "))
             .filter(|line| !line.starts_with("exit code: 0"))
+            .filter(|line| !(exited && line.starts_with("exit code: ")))
             .collect();
         let style = if failed {
             Style::new().fg(Color::Red)

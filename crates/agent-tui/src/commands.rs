@@ -1,6 +1,6 @@
-//! The slash commands of a session: look at it (`/plan`, `/cost`, `/model`, `/trace`,
-//! `/help`, `/diff`), steer it (`/goal`, `/compact`, `/fork`, `/rewind`, `/new`, `/resume`) and
-//! leave it (`/quit`). A mistake is answered with what would work; it never ends the session.
+//! The slash commands of a session: look at it (`/plan`, `/cost`, `/trace`, `/help`, `/diff`),
+//! steer it (`/model NAME`, `/goal`, `/compact`, `/fork`, `/rewind`, `/new`, `/resume`) and leave
+//! it (`/quit`). A mistake is answered with what would work; it never ends the session.
 
 use agent_execution::TraceFilter;
 use agent_execution::fork::{self, ForkPoint};
@@ -13,8 +13,9 @@ use agent_runner::interaction::slash::{self, COMMANDS, ForkAt, SlashCommand};
 /// The keys, as `/help` lists them after the commands.
 const KEYS: &str = "Enter sends · Shift+Enter, Ctrl-J or \\ then Enter: a new line · Up/Down: \
 history · Tab: complete /commands and @files · PageUp/PageDown or the mouse wheel: scroll \
-(Shift+drag selects text) · Ctrl-O: plan panel · Ctrl-T: unfold reasoning · Esc or Ctrl-C: stop \
-the turn (twice: quit) · Ctrl-D: quit";
+(Shift+drag selects text) · Ctrl-O: the newest tool output, whole · Ctrl-P: plan panel · Ctrl-T: \
+unfold reasoning · Esc or Ctrl-C: stop the turn (twice: quit) · Ctrl-D: quit · a question \
+waits for ↑↓ or its letter, then Enter";
 
 impl Session {
     /// Runs the command `line` (without its `/`).
@@ -49,12 +50,7 @@ impl Session {
             SlashCommand::Plan => self.plan(),
             SlashCommand::Goal(text) => self.goal(&text).await,
             SlashCommand::Cost => self.cost().await,
-            SlashCommand::Model => {
-                let model = self.app.status.model.clone();
-                self.app.notice(format!(
-                    "model {model} · another model: start the session again with --model NAME"
-                ));
-            }
+            SlashCommand::Model(name) => self.model(name.as_deref()).await,
             SlashCommand::Trace => match self.trace_id.clone() {
                 Some(id) => self.app.notice(id),
                 None => self
@@ -89,6 +85,36 @@ impl Session {
                         .notice(format!("unknown command /{name}; /help lists them")),
                 }
             }
+        }
+    }
+
+    /// `/model`: the model, or with a name another one for the next turns, which the trace
+    /// records.
+    async fn model(&mut self, name: Option<&str>) {
+        let now = self.app.status.model.clone();
+        let Some(name) = name else {
+            return self.app.notice(format!(
+                "model {now} · /model NAME asks another model of the same provider from the next turn"
+            ));
+        };
+        if name == now {
+            return self.app.notice(format!("the model is {now} already"));
+        }
+        match self
+            .runner
+            .switch_model(name, self.trace_id.as_deref())
+            .await
+        {
+            Ok(()) => {
+                self.app.status.model = name.to_owned();
+                let when = match self.app.running {
+                    true => format!("from the next turn (the turn going on keeps {now})"),
+                    false => format!("from the next turn on (was {now})"),
+                };
+                self.app
+                    .notice(format!("model {name} {when}; the trace records it"));
+            }
+            Err(error) => self.app.error(format!("cannot switch the model: {error}")),
         }
     }
 
@@ -135,9 +161,8 @@ impl Session {
             .compact(&trace_id, &CancellationToken::new())
             .await
         {
-            Ok(true) => self
-                .app
-                .notice("compacted: the next turn starts from a summary of the conversation"),
+            // The summary's message says it, with the tokens before and after.
+            Ok(true) => {}
             Ok(false) => self
                 .app
                 .notice("the summariser gave no summary; the conversation is unchanged"),

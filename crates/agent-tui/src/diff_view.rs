@@ -1,8 +1,9 @@
-//! A goal's file changes (`/diff N`) in a scrollable view over the conversation and the plan
-//! panel: the unified diff with added lines green, removed lines red, hunk headers cyan and
-//! file headers bold; Up/Down, PageUp/PageDown (or Space), Home/End scroll, Esc or `q` closes.
-//! The workspace's text is not trusted to drive the terminal: control characters are shown as
-//! `?`, tabs as spaces.
+//! A goal's file changes (`/diff N`), or the whole output of a tool call (Ctrl-O), in a
+//! scrollable view over the conversation and the plan panel: a unified diff with added lines
+//! green, removed lines red, hunk headers cyan and file headers bold, an output as it is;
+//! Up/Down, PageUp/PageDown (or Space), Home/End scroll, Esc, `q` or Ctrl-O closes. The
+//! workspace's text and the tools' output are not trusted to drive the terminal: control
+//! characters are shown as `?`, tabs as spaces.
 
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -13,9 +14,11 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::wrap::truncate;
 
-/// The diff shown, and how far it is scrolled.
+/// The diff or output shown, and how far it is scrolled.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DiffView {
+    /// `Diff` or `Output`, before the title.
+    kind: &'static str,
     title: String,
     lines: Vec<String>,
     /// The first line shown.
@@ -44,10 +47,20 @@ impl DiffView {
             lines.push("(no file changed)".to_owned());
         }
         Self {
+            kind: "Diff",
             title,
             lines,
             top: 0,
             page: 0,
+        }
+    }
+
+    /// The view of a tool call's whole `output`, titled `title`, from its first line.
+    pub(crate) fn output(title: String, output: &str) -> Self {
+        Self {
+            kind: "Output",
+            lines: output.lines().map(shown).collect(),
+            ..Self::new(title, "")
         }
     }
 
@@ -56,7 +69,7 @@ impl DiffView {
         let page = self.page.max(1) as isize;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
-            KeyCode::Char('c' | 'd') if ctrl => return false,
+            KeyCode::Char('c' | 'd' | 'o') if ctrl => return false,
             KeyCode::Esc | KeyCode::Char('q') => return false,
             KeyCode::Up | KeyCode::Char('k') => self.scroll_by(-1),
             KeyCode::Down | KeyCode::Char('j') | KeyCode::Enter => self.scroll_by(1),
@@ -105,11 +118,17 @@ pub(crate) fn draw(frame: &mut Frame<'_>, view: &mut DiffView, area: Rect) {
     let shown_to = (view.top + rows).min(view.lines.len());
     let lines: Vec<Line<'_>> = view.lines[view.top..shown_to]
         .iter()
-        .map(|line| Line::from(Span::styled(truncate(line, columns), style(line))))
+        .map(|line| {
+            let style = match view.kind {
+                "Diff" => style(line),
+                _ => Style::new(),
+            };
+            Line::from(Span::styled(truncate(line, columns), style))
+        })
         .collect();
     let title = Line::from(vec![
         Span::styled(
-            format!(" Diff · {} ", view.title),
+            format!(" {} · {} ", view.kind, view.title),
             Style::new().add_modifier(Modifier::BOLD),
         ),
         Span::styled(

@@ -1,16 +1,16 @@
-//! What a key or a paste does: answers the question on screen when there is one (`y`, `n` and
-//! a reason, `a`, `p`; Esc or Ctrl-C refuses it and stops the turn at once), else edits the
-//! message, completes a command or a path (Tab), scrolls (PageUp, PageDown, the mouse wheel),
-//! folds and unfolds
-//! (Ctrl-O the plan, Ctrl-T reasoning), stops the turn (Ctrl-C, Esc) or quits (a second Ctrl-C,
-//! Ctrl-D on an empty line).
+//! What a key or a paste does: answers the question on screen when there is one and the person
+//! means to (`modal.rs`: a pick and Enter, after a pause; Esc or Ctrl-C refuses it and stops the
+//! turn at once), else edits the message, completes a command or a path (Tab), scrolls (PageUp,
+//! PageDown, the mouse wheel), unfolds the newest tool output in a scrollable view (Ctrl-O),
+//! folds and unfolds (Ctrl-P the plan, Ctrl-T reasoning), stops the turn (Ctrl-C, Esc) or quits
+//! (a second Ctrl-C, Ctrl-D on an empty line). A paste never answers a question.
 
 use ratatui::crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind,
 };
 
 use crate::app::App;
-use crate::approval::Answer;
+use crate::cells::Cell;
 use crate::input::Edit;
 
 /// What the session is to do after an input event.
@@ -39,8 +39,10 @@ impl App {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(*key),
             Event::Paste(text) => {
+                // A paste is typing: a key right after it does not answer a question either.
+                self.last_key = Some(self.now);
                 let text = text.replace("\r\n", "\n").replace('\r', "\n");
-                match &mut self.reason {
+                match &mut self.modal.reason {
                     Some(reason) if !self.asks.is_empty() => reason.push_str(&text),
                     _ => {
                         self.input.insert(&text);
@@ -65,12 +67,17 @@ impl App {
     pub fn on_key(&mut self, key: KeyEvent) -> Action {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let interrupt = ctrl && key.code == KeyCode::Char('c');
+        let previous = self.last_key.replace(self.now);
         if self.forms.is_open() {
             self.forms.key(key);
             return Action::Nothing;
         }
         if !self.asks.is_empty() {
-            return self.answer_key(key, interrupt);
+            match self.modal_key(key, previous) {
+                Some(action) => return action,
+                // Typing that went on as the question appeared: the message box's.
+                None => return self.edit(key),
+            }
         }
         if let Some(diff) = &mut self.diff {
             if !diff.key(key) {
@@ -100,6 +107,10 @@ impl App {
             }
             KeyCode::Char('d') if ctrl && self.input.text.is_empty() => Action::Quit,
             KeyCode::Char('o') if ctrl => {
+                self.show_last_output();
+                Action::Nothing
+            }
+            KeyCode::Char('p') if ctrl => {
                 self.toggle_plan();
                 Action::Nothing
             }
@@ -178,50 +189,21 @@ impl App {
         self.complete();
     }
 
-    /// A key while a question is on the screen.
-    fn answer_key(&mut self, key: KeyEvent, interrupt: bool) -> Action {
-        if interrupt || key.code == KeyCode::Esc {
-            // Every question waiting is refused, and the turn stops.
-            self.reason = None;
-            for ask in self.asks.drain(..) {
-                ask.answer(Answer::No("the user cancelled".into()));
+    /// Opens the output of the newest tool call in a scrollable view (Ctrl-O).
+    pub fn show_last_output(&mut self) {
+        let newest = self.cells.iter().rev().find_map(|cell| match cell {
+            Cell::Tool(tool) => Some(tool),
+            _ => None,
+        });
+        match newest {
+            Some(tool) => {
+                let output = match tool.output.is_empty() {
+                    true => "(no output yet)".to_owned(),
+                    false => tool.output.clone(),
+                };
+                self.diff = Some(crate::diff_view::DiffView::output(tool.title(), &output));
             }
-            self.quit_armed = true;
-            self.notice("cancelled · the turn stops · Ctrl-C again quits");
-            return Action::Stop;
-        }
-        if let Some(reason) = &mut self.reason {
-            match key.code {
-                KeyCode::Enter => {
-                    let reason = std::mem::take(reason);
-                    self.reason = None;
-                    self.answer(Answer::No(reason));
-                }
-                KeyCode::Backspace => {
-                    reason.pop();
-                }
-                KeyCode::Char(c) => reason.push(c),
-                _ => {}
-            }
-            return Action::Nothing;
-        }
-        let (always, prefix) = match self.asks.front() {
-            Some(ask) if ask.always => (true, ask.prefix.clone()),
-            _ => (false, None),
-        };
-        match (key.code, prefix) {
-            (KeyCode::Char('y' | 'Y'), _) => self.answer(Answer::Yes),
-            (KeyCode::Char('n' | 'N'), _) => self.reason = Some(String::new()),
-            (KeyCode::Char('a' | 'A'), _) if always => self.answer(Answer::AlwaysTool),
-            (KeyCode::Char('p' | 'P'), Some(prefix)) => self.answer(Answer::AlwaysPrefix(prefix)),
-            _ => {}
-        }
-        Action::Nothing
-    }
-
-    fn answer(&mut self, answer: Answer) {
-        if let Some(ask) = self.asks.pop_front() {
-            ask.answer(answer);
+            None => self.notice("no tool has run yet: Ctrl-O shows the newest tool output"),
         }
     }
 }

@@ -1,8 +1,10 @@
 //! The full-screen terminal UI of the agent (`agent` and `agent chat` on a terminal): the
 //! conversation streamed as Markdown, each tool call a cell with its state, the live plan in a
 //! panel, a status line (model, context used, tokens and cost with sub-traces, trace, approval
-//! and sandbox modes), approvals in a modal, and an input with multi-line editing, a history
-//! per project, and completion of slash commands and `@` paths.
+//! and sandbox modes, a retried model request while it waits), approvals in a modal that
+//! nothing typed before it appeared can answer, and an input with multi-line editing, a history
+//! per project, and completion of slash commands and `@` paths. When a session ends, its
+//! conversation is written to the terminal's normal screen, where it stays in the scrollback.
 //!
 //! It owns the screen, and the one layout of Markdown ([`markdown`]: styled lines) that the
 //! line mode of `agent-cli` paints as ANSI text too. A session ([`run`]) drives the
@@ -54,15 +56,18 @@ mod history;
 mod input;
 mod keys;
 pub mod markdown;
+mod modal;
+mod notices;
 mod plan;
 mod rewind;
 mod session;
 mod terminal;
+mod transcript;
 mod view;
 mod wrap;
 
 pub use app::{App, Status};
-pub use approval::{Answer, Approver, Ask, Describe, Questions};
+pub use approval::{Answer, Approver, Ask, AskKind, Describe, Questions};
 pub use cells::{Cell, ToolCell, ToolState};
 pub use elicit::{FormAnswer, FormAsker, FormQuestion, FormQuestions};
 pub use extend::Extensions;

@@ -1,8 +1,10 @@
 //! A session in the UI: the loop that draws the screen and waits for the next thing to show —
-//! a key, an item of the trace's live feed, a question of the approver, the end of a turn, a
-//! tick of the clock — and the turns it starts on the runner it was given (the first message
-//! creates the trace, the next ones continue it; a message typed while a turn runs is sent to
-//! it). Continuing a trace replays its recorded events first, so its conversation is shown.
+//! a key, an item of the trace's live feed, a question of the approver, a notice of the model
+//! client (a retry), the end of a turn, a tick of the clock — and the turns it starts on the
+//! runner it was given (the first message creates the trace, the next ones continue it; a
+//! message typed while a turn runs is sent to it). Continuing a trace replays its recorded
+//! events first, so its conversation is shown. When the session ends, its conversation is
+//! written to the terminal's normal screen (`transcript.rs`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -99,6 +101,7 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
         greeting.push_str(&format!("\nLog lines go to {}", path.display()));
     }
     app.notice(greeting);
+    app.kept_from = app.cells.len();
     let mut session = Session {
         runner: options.runner,
         app,
@@ -119,6 +122,7 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
         session.start_turn(&message).await;
     }
     let mut questions = options.questions;
+    let mut notices = session.runner.notices();
     let (_no_forms, none) = crate::elicit::FormAsker::new();
     let mut forms = options.forms.unwrap_or(none);
     let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -135,13 +139,18 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
                     session.handle(msg).await;
                 }
             }
-            Some(ask) = questions.recv() => session.app.ask(ask),
+            Some(ask) = questions.recv() => {
+                session.app.now = Instant::now();
+                session.app.ask(ask);
+            }
+            Ok(notice) = notices.recv() => session.client_notice(&notice),
             Some(question) = forms.recv() => session.app.elicit(question),
             _ = tick.tick() => {}
         }
     }
     session.leave(&mut rx).await;
     drop(screen);
+    crate::transcript::print(&session.app);
     Ok(session.trace_id)
 }
 
@@ -169,6 +178,7 @@ impl Session {
     async fn handle(&mut self, msg: Msg) {
         match msg {
             Msg::Term(event) => {
+                self.app.now = Instant::now();
                 let action = self.app.on_event(&event);
                 self.act(action).await;
             }
@@ -297,8 +307,24 @@ impl Session {
         }
     }
 
+    /// A notice of the model client: shown when the call was for this session's trace or one
+    /// of its sub-traces.
+    fn client_notice(&mut self, notice: &agent_runner::SourcedNotice) {
+        let ours = self.trace_id.as_deref().is_some_and(|id| {
+            notice
+                .source
+                .strip_prefix(id)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('@'))
+        });
+        if ours {
+            self.app.now = Instant::now();
+            self.app.client_notice(&notice.notice);
+        }
+    }
+
     async fn turn_ended(&mut self, ended: Result<RunOutcome, String>, explained: Option<String>) {
         self.app.running = false;
+        self.app.model_notice = None;
         self.cancel = None;
         match ended {
             Ok(outcome) => {

@@ -1,7 +1,8 @@
 //! Drawing the state on a frame: the conversation (scrolled to its end unless the user scrolled
 //! up), the plan panel beside it (above it on a narrow terminal), the messages queued for the
-//! running turn, the completion list, the message being typed, the status line, and the
-//! question of an approval over everything.
+//! running turn, the completion list, the message being typed, the status line (with what the
+//! model client is doing about its server, a retry or a rate limit, while it does), and the
+//! question of an approval over everything (`modal.rs`).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -10,8 +11,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::app::{App, Status};
-use crate::cells::{Cell, Look};
-use crate::wrap::{truncate, width, wrap_text};
+use crate::cells::{Cell, Look, tokens_text};
+use crate::wrap::{truncate, width};
 
 /// Below this width the plan panel goes above the conversation instead of beside it.
 const SIDE_BY_SIDE: u16 = 100;
@@ -51,9 +52,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     if let Some(diff) = &mut app.diff {
         crate::diff_view::draw(frame, diff, main);
     }
-    if !app.asks.is_empty() {
-        draw_question(frame, app, area);
-    }
+    crate::modal::draw(frame, app, area);
     crate::elicit::draw(frame, &app.forms, area);
 }
 
@@ -61,7 +60,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
 fn plan_and_rest(frame: &mut Frame<'_>, app: &App, area: Rect) -> Rect {
     let title = Line::from(vec![
         Span::styled(" Plan ", Style::new().add_modifier(Modifier::BOLD)),
-        Span::styled("· Ctrl-O hides ", dim()),
+        Span::styled("· Ctrl-P hides ", dim()),
     ]);
     if area.width >= SIDE_BY_SIDE {
         let panel_width = (area.width / 3).clamp(30, 48);
@@ -101,23 +100,29 @@ fn plan_and_rest(frame: &mut Frame<'_>, app: &App, area: Rect) -> Rect {
     rest
 }
 
+/// The lines of `cells` as `look` draws them, a blank line between cells.
+pub(crate) fn conversation_lines(cells: &[Cell], look: &Look) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut previous: Option<&Cell> = None;
+    for cell in cells {
+        // Notices that follow each other (goals focused one after the other) stay together.
+        let together = matches!((previous, cell), (Some(Cell::Notice(_)), Cell::Notice(_)));
+        if previous.is_some() && !together {
+            lines.push(Line::default());
+        }
+        lines.extend(cell.lines(look));
+        previous = Some(cell);
+    }
+    lines
+}
+
 fn draw_conversation(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
     let look = Look {
         columns: area.width.max(1) as usize,
         now: app.now,
         reasoning: app.reasoning,
     };
-    let mut lines: Vec<Line<'static>> = Vec::new();
-    let mut previous: Option<&Cell> = None;
-    for cell in &app.cells {
-        // Notices that follow each other (goals focused one after the other) stay together.
-        let together = matches!((previous, cell), (Some(Cell::Notice(_)), Cell::Notice(_)));
-        if previous.is_some() && !together {
-            lines.push(Line::default());
-        }
-        lines.extend(cell.lines(&look));
-        previous = Some(cell);
-    }
+    let lines = conversation_lines(&app.cells, &look);
     let height = area.height as usize;
     let most = lines.len().saturating_sub(height);
     app.scroll = app.scroll.min(most);
@@ -234,15 +239,6 @@ fn draw_completion(frame: &mut Frame<'_>, app: &App, above: Rect, input: Rect) {
     );
 }
 
-/// `n` tokens as `950`, `12.3k` or `1.2M`.
-fn tokens_text(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
-    }
-}
-
 fn status_line(status: &Status, app: &App, columns: usize) -> Line<'static> {
     let line = |short: bool| {
         let mut parts = vec![status.model.clone()];
@@ -271,111 +267,28 @@ fn status_line(status: &Status, app: &App, columns: usize) -> Line<'static> {
         }
         parts.join(" · ")
     };
+    // What the model client is doing about its server comes first, while it does.
+    let notice = crate::notices::status_text(app);
+    let columns = match &notice {
+        Some(notice) => columns.saturating_sub(width(notice) + 3),
+        None => columns,
+    };
     let full = line(false);
     let text = if width(&full) + 2 <= columns {
         full
     } else {
         truncate(&line(true), columns.saturating_sub(2))
     };
-    let (mark, color) = match app.running {
-        true => ("● ", Color::Yellow),
-        false => ("○ ", Color::DarkGray),
+    let (mark, color) = match (app.running, &notice) {
+        (_, Some(_)) => ("⟳ ", Color::Yellow),
+        (true, None) => ("● ", Color::Yellow),
+        (false, None) => ("○ ", Color::DarkGray),
     };
-    Line::from(vec![
-        Span::styled(mark, Style::new().fg(color)),
-        Span::styled(text, dim()),
-    ])
-}
-
-fn draw_question(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let Some(ask) = app.asks.front() else {
-        return;
-    };
-    let width = area.width.saturating_sub(4).clamp(20, 110);
-    let inner_width = width.saturating_sub(4) as usize;
-    let mut lines: Vec<Line<'static>> = Vec::new();
-    if let Some(warning) = &ask.warning {
-        let style = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
-        let text = crate::wrap::clean(&format!("⚠ {warning}"));
-        lines.extend(
-            crate::wrap::rows(&text, inner_width)
-                .into_iter()
-                .map(|row| Line::styled(row, style)),
-        );
+    let mut spans = vec![Span::styled(mark, Style::new().fg(color))];
+    if let Some(notice) = notice {
+        spans.push(Span::styled(notice, Style::new().fg(Color::Yellow)));
+        spans.push(Span::styled(" · ", dim()));
     }
-    for text in ask.description.lines() {
-        let style = if text.trim_start().starts_with("+++") || text.trim_start().starts_with("---")
-        {
-            Style::new().add_modifier(Modifier::BOLD)
-        } else if text.trim_start().starts_with('+') {
-            Style::new().fg(Color::Green)
-        } else if text.trim_start().starts_with('-') {
-            Style::new().fg(Color::Red)
-        } else if text.trim_start().starts_with("@@") {
-            Style::new().fg(Color::Cyan)
-        } else {
-            Style::new()
-        };
-        let text = crate::wrap::clean(text);
-        lines.extend(
-            crate::wrap::rows(&text, inner_width)
-                .into_iter()
-                .map(|row| Line::styled(row, style)),
-        );
-    }
-    let room = area.height.saturating_sub(8) as usize;
-    if lines.len() > room {
-        let more = lines.len() - room + 1;
-        lines.truncate(room.saturating_sub(1));
-        lines.push(Line::styled(format!("… {more} more lines"), dim()));
-    }
-    lines.push(Line::default());
-    let key = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
-    match &app.reason {
-        Some(reason) => lines.extend(wrap_text(
-            &format!("{reason}▍"),
-            Style::new(),
-            inner_width,
-            &[Span::styled("why not? (the model reads it) ", key)],
-            &[],
-        )),
-        None => {
-            let mut choices = vec![
-                Span::styled("y", key),
-                Span::raw(" yes  "),
-                Span::styled("n", key),
-                Span::raw(" no, with a reason  "),
-            ];
-            if ask.always {
-                choices.push(Span::styled("a", key));
-                choices.push(Span::raw(format!(" always {}  ", ask.tool)));
-            }
-            if let Some(prefix) = ask.prefix.as_ref().filter(|_| ask.always) {
-                choices.push(Span::styled("p", key));
-                choices.push(Span::raw(format!(" always `{prefix} …`  ")));
-            }
-            choices.push(Span::styled("Esc", key));
-            choices.push(Span::raw(" cancel"));
-            lines.extend(crate::wrap::wrap(&choices, inner_width, &[], &[]));
-        }
-    }
-    let height = (lines.len() as u16 + 2).min(area.height);
-    let x = area.x + (area.width.saturating_sub(width)) / 2;
-    let y = area.y + (area.height.saturating_sub(height)) / 2;
-    let modal = Rect::new(x, y, width.min(area.width), height);
-    let waiting = match app.asks.len() {
-        1 => String::new(),
-        n => format!("(1 of {n}) "),
-    };
-    let block = Block::bordered()
-        .border_style(Style::new().fg(Color::Yellow))
-        .title(Span::styled(
-            format!(" Allow {}? {waiting}", ask.tool),
-            Style::new().add_modifier(Modifier::BOLD),
-        ));
-    frame.render_widget(Clear, modal);
-    frame.render_widget(
-        Paragraph::new(lines).block(block.padding(ratatui::widgets::Padding::horizontal(1))),
-        modal,
-    );
+    spans.push(Span::styled(text, dim()));
+    Line::from(spans)
 }

@@ -6,11 +6,13 @@
 
 use std::time::Duration;
 
+use agent_execution::meta::{self, ToolOutcome};
 use agent_execution::{
     AssistantContent, DeltaKind, Event, EventKind, InMemoryTraceStore, LiveDelta, LiveEvent,
     NewMessage, NewTrace, ToolCall, TraceStore,
 };
 use agent_goal::{GoalCommand, GoalTree};
+use agent_runner::{Notice, RerunRequest};
 use agent_tui::{Action, Answer, App, Ask, Status};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -82,6 +84,22 @@ impl Recorder {
         let turn = AssistantContent::new(None, vec![ToolCall::new(id, name, arguments)]);
         self.store
             .add_message(TRACE, NewMessage::assistant(turn).usage(1_200, 0.0012))
+            .await
+            .unwrap();
+    }
+
+    /// A tool result that says how its call ended, as the runner records it.
+    async fn ended(&self, id: &str, name: &str, output: &str, outcome: ToolOutcome) {
+        let mut message = if outcome == ToolOutcome::Refused {
+            NewMessage::tool_error(id, name, output)
+        } else {
+            NewMessage::tool(id, name, output)
+        };
+        message
+            .metadata
+            .insert(meta::OUTCOME.into(), serde_json::to_value(outcome).unwrap());
+        self.store
+            .add_message(TRACE, message.duration_ms(1_500))
             .await
             .unwrap();
     }
@@ -237,9 +255,9 @@ async fn the_plan_panel_shows_done_current_abandoned_and_branch_goals() {
     app.apply(&delta("Comparing the two linkers side by side."));
     insta::assert_snapshot!(screen(&mut app, 120, 22));
     // A key hides it, and shows it again.
-    app.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    app.on_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::CONTROL));
     assert!(!screen(&mut app, 120, 22).contains("Plan"));
-    app.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    app.on_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::CONTROL));
     assert!(screen(&mut app, 120, 22).contains("Plan"));
 }
 
@@ -252,8 +270,25 @@ async fn a_narrow_terminal_puts_the_plan_above_the_conversation() {
     insta::assert_snapshot!(screen(&mut app, 60, 40));
 }
 
+/// Types `c` on `app`, `gap` after the key before it.
+fn press(app: &mut App, c: char, gap: Duration) -> Action {
+    app.now += gap;
+    app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+}
+
+/// Presses `code` on `app`, `gap` after the key before it.
+fn key(app: &mut App, code: KeyCode, gap: Duration) -> Action {
+    app.now += gap;
+    app.on_key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+/// A pause long enough for a key to answer a question.
+const STILL: Duration = Duration::from_secs(1);
+/// The gap between the keys of someone typing.
+const TYPING: Duration = Duration::from_millis(60);
+
 #[tokio::test]
-async fn the_approval_modal_shows_the_whole_command_and_answers_with_keys() {
+async fn the_approval_modal_shows_the_whole_command_and_answers_a_deliberate_choice() {
     let mut recorder = Recorder::new("Clean the build").await;
     let mut app = app();
     recorder
@@ -264,24 +299,63 @@ async fn the_approval_modal_shows_the_whole_command_and_answers_with_keys() {
         )
         .await;
     recorder.feed(&mut app).await;
-    let (ask, answer) = Ask::new(
+    let (ask, mut answer) = Ask::new(
         "bash",
         "bash wants to run:\n  cargo clean && rm -rf target/tmp",
         Some("cargo clean".into()),
     );
     app.ask(ask);
-    insta::assert_snapshot!(screen(&mut app, 100, 20));
-
-    // `n`, a reason, Enter: refused with the reason.
-    app.on_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE));
-    for c in "keep target".chars() {
-        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    // Keys typed as it appears are the message's: "yes" and even Enter answer nothing; the
+    // message goes to the turn as typed.
+    for c in "yes a".chars() {
+        assert_eq!(press(&mut app, c, TYPING), Action::Nothing);
     }
-    assert!(screen(&mut app, 100, 20).contains("why not? (the model reads it) keep target"));
-    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(answer.try_recv().is_err());
+    assert_eq!(
+        key(&mut app, KeyCode::Enter, TYPING),
+        Action::Send("yes a".into())
+    );
+    for c in "and then".chars() {
+        press(&mut app, c, TYPING);
+    }
+    assert!(answer.try_recv().is_err());
+    // Still for a moment: the choices, nothing picked, the message kept.
+    app.now += STILL;
+    insta::assert_snapshot!(screen(&mut app, 100, 24));
+    // Enter with nothing picked does nothing.
+    key(&mut app, KeyCode::Enter, STILL);
+    assert!(answer.try_recv().is_err());
+    assert!(screen(&mut app, 100, 24).contains("› and then"));
+
+    // `n` picks "no", Enter asks why; a reason and Enter refuse with it.
+    press(&mut app, 'n', STILL);
+    assert!(screen(&mut app, 100, 24).contains("› 4. No, and tell the model why  (n)"));
+    key(&mut app, KeyCode::Enter, TYPING);
+    for c in "keep target".chars() {
+        press(&mut app, c, TYPING);
+    }
+    assert!(screen(&mut app, 100, 24).contains("why not? (the model reads it) keep target"));
+    key(&mut app, KeyCode::Enter, TYPING);
     assert_eq!(answer.await.unwrap(), Answer::No("keep target".into()));
 
-    // Ctrl-C refuses at once and stops the turn.
+    // An arrow and Enter answer; a letter typed right after another is typing, and drops
+    // the pick.
+    let (ask, mut answer) = Ask::new("bash", "bash wants to run:\n  ls", Some("ls".into()));
+    app.ask(ask);
+    key(&mut app, KeyCode::Down, STILL);
+    key(&mut app, KeyCode::Down, TYPING);
+    assert!(screen(&mut app, 100, 24).contains("› 2. Yes, and commands starting `ls`"));
+    press(&mut app, 'a', TYPING);
+    key(&mut app, KeyCode::Enter, TYPING);
+    assert!(
+        answer.try_recv().is_err(),
+        "a pick dropped by typing is not confirmed"
+    );
+    key(&mut app, KeyCode::Down, STILL);
+    key(&mut app, KeyCode::Enter, TYPING);
+    assert_eq!(answer.await.unwrap(), Answer::Yes);
+
+    // Ctrl-C refuses at once and stops the turn, while typing too.
     let (ask, answer) = Ask::new("bash", "bash wants to run:\n  ls", None);
     app.ask(ask);
     let action = app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
@@ -294,8 +368,161 @@ async fn the_approval_modal_shows_the_whole_command_and_answers_with_keys() {
         None,
     );
     app.ask(ask);
-    app.on_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE));
+    press(&mut app, 'y', STILL);
+    key(&mut app, KeyCode::Enter, TYPING);
     assert_eq!(answer.await.unwrap(), Answer::Yes);
+}
+
+#[tokio::test]
+async fn the_sandbox_refusal_shows_the_error_and_the_rule_and_asks_yes_or_no() {
+    let mut app = app();
+    let request = RerunRequest {
+        trace_id: TRACE.into(),
+        tool_call_id: Some("c1".into()),
+        command: "touch ~/made-outside".into(),
+        output: "exit code: 1\n--- stderr ---\ntouch: cannot touch '/home/me/made-outside': \
+                 Read-only file system\nnote: this command ran in the workspace-write sandbox, \
+                 which may have refused it: writes go only inside the workspace and to $TMPDIR.\n"
+            .into(),
+        rule: "the workspace-write sandbox: writes go only inside the workspace (not to .git, \
+               agent.toml or .agent/) and to $TMPDIR; there is no network"
+            .into(),
+    };
+    let (ask, mut answer) = Ask::rerun(&request);
+    app.ask(ask);
+    app.now += STILL;
+    insta::assert_snapshot!(screen(&mut app, 100, 24));
+    // There is no "always" here: `a` picks nothing.
+    press(&mut app, 'a', STILL);
+    key(&mut app, KeyCode::Enter, TYPING);
+    assert!(answer.try_recv().is_err());
+    press(&mut app, 'y', STILL);
+    key(&mut app, KeyCode::Enter, TYPING);
+    assert_eq!(answer.await.unwrap(), Answer::Yes);
+}
+
+#[tokio::test]
+async fn each_way_a_call_ends_has_its_own_mark_and_only_success_is_ticked() {
+    let mut recorder = Recorder::new("Check the build").await;
+    let mut app = app();
+    let calls = [
+        (
+            "c1",
+            "cargo test",
+            "exit code: 0\nok",
+            ToolOutcome::Exited { code: 0 },
+        ),
+        (
+            "c2",
+            "cargo build",
+            "exit code: 1\n--- stderr ---\nerror[E0425]",
+            ToolOutcome::Exited { code: 1 },
+        ),
+        (
+            "c3",
+            "rm -rf /",
+            "error: the user rejected this bash call",
+            ToolOutcome::Refused,
+        ),
+        (
+            "c4",
+            "sleep 999",
+            "error: the command timed out after 1 s",
+            ToolOutcome::TimedOut,
+        ),
+        (
+            "c5",
+            "kill -9 $$",
+            "killed by signal 9",
+            ToolOutcome::Killed { signal: 9 },
+        ),
+    ];
+    for (id, command, output, outcome) in calls {
+        let arguments = serde_json::json!({ "command": command }).to_string();
+        recorder.call(id, "bash", &arguments).await;
+        recorder.ended(id, "bash", output, outcome).await;
+    }
+    recorder.feed(&mut app).await;
+    let shown = screen(&mut app, 80, 26);
+    insta::assert_snapshot!(shown);
+    let ticked: Vec<&str> = shown.lines().filter(|l| l.starts_with('✓')).collect();
+    assert_eq!(ticked, ["✓ bash cargo test  1.5s"], "{shown}");
+}
+
+#[tokio::test]
+async fn a_compaction_is_a_notice_never_a_message_of_the_user() {
+    let mut recorder = Recorder::new("Refactor the parser").await;
+    let mut app = app();
+    recorder
+        .call("c1", "read_file", r#"{"path":"src/parse.rs"}"#)
+        .await;
+    recorder.result("c1", "read_file", "fn parse() {}", 3).await;
+    let mut summary = agent_runner::compaction::summary_message(
+        "**Goal**: refactor the parser.\n\n**Done**: read src/parse.rs.",
+        None,
+    );
+    summary
+        .metadata
+        .insert(meta::TOKENS_BEFORE.into(), 48_200.into());
+    summary
+        .metadata
+        .insert(meta::TOKENS_AFTER.into(), 3_100.into());
+    recorder.store.add_message(TRACE, summary).await.unwrap();
+    recorder.feed(&mut app).await;
+    app.apply(&delta("Going on from the summary."));
+    let shown = screen(&mut app, 80, 16);
+    insta::assert_snapshot!(shown);
+    // The user said one thing: the task.
+    let said: Vec<&str> = shown.lines().filter(|l| l.starts_with("› ")).collect();
+    assert_eq!(said, ["› Refactor the parser"], "{shown}");
+    assert!(!shown.contains("**"), "{shown}");
+}
+
+#[test]
+fn a_retry_is_in_the_status_line_until_an_answer_arrives() {
+    let mut app = app();
+    app.running = true;
+    app.client_notice(&Notice::Retrying {
+        error: "the provider's rate limit was hit (429 Too Many Requests)".into(),
+        rate_limited: true,
+        wait: Duration::from_secs(12),
+        attempt: 2,
+        attempts: 4,
+    });
+    let status = screen(&mut app, 120, 8).lines().last().unwrap().to_owned();
+    insta::assert_snapshot!(status, @"⟳ rate limited · retrying in 12s (attempt 2 of 4) · gpt-4o-mini · 0 tok · $0.0000 · ask · workspace-write");
+    app.now += Duration::from_secs(5);
+    assert!(screen(&mut app, 120, 8).contains("retrying in 7s"));
+    app.apply(&delta("Here it is"));
+    assert!(!screen(&mut app, 120, 8).contains("retrying"));
+}
+
+#[tokio::test]
+async fn ctrl_o_unfolds_the_newest_tool_output_in_a_scrollable_view() {
+    let mut recorder = Recorder::new("Run the tests").await;
+    let mut app = app();
+    recorder
+        .call("c1", "bash", r#"{"command":"cargo test"}"#)
+        .await;
+    let output: String = (1..=30)
+        .map(|n| format!("test case_{n} ... ok\n"))
+        .collect();
+    recorder.result("c1", "bash", &output, 900).await;
+    recorder.feed(&mut app).await;
+    let folded = screen(&mut app, 80, 20);
+    assert!(folded.contains("… +"), "{folded}");
+    assert!(!folded.contains("case_30 "), "{folded}");
+    app.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    let unfolded = screen(&mut app, 80, 20);
+    assert!(
+        unfolded.contains(" Output · bash · cargo test "),
+        "{unfolded}"
+    );
+    assert!(unfolded.contains("test case_1 ... ok"), "{unfolded}");
+    app.on_key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE));
+    assert!(screen(&mut app, 80, 20).contains("test case_30 ... ok"));
+    app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    assert!(!screen(&mut app, 80, 20).contains(" Output · "));
 }
 
 #[tokio::test]

@@ -1,8 +1,9 @@
 //! The question whether a command the sandbox refused runs again without it, asked on the
 //! terminal of a run that asks its approvals there (never with `--yes`, never without a
 //! terminal), and only for a call the user approved in its own question (never for one an
-//! approval rule or an earlier "always" let run unasked): the command, then "run it again
-//! without the sandbox? [y/N]", after what was typed ahead is thrown away.
+//! approval rule or an earlier "always" let run unasked): the command, the last lines it
+//! printed, the sandbox's rule that refused it, then "run it again without the sandbox? [y/N]",
+//! after what was typed ahead is thrown away.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -26,12 +27,17 @@ impl RerunApprover for TerminalApprover {
         let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
         let stopped = stop.0.clone();
         let command = request.command;
+        let printed = printed(&request.output);
+        let rule = crate::output::clean(&request.rule);
         let answer = tokio::task::spawn_blocking(move || {
             crate::output::suspended(|| {
                 let mut stderr = std::io::stderr();
                 let shown: String = command.lines().collect::<Vec<_>>().join("\n    ");
                 super::flush_typed_ahead();
-                let _ = write!(stderr, "\n  $ {shown}\n? {QUESTION} ");
+                let _ = write!(
+                    stderr,
+                    "\n  $ {shown}\n{printed}  refused by {rule}\n? {QUESTION} "
+                );
                 let _ = stderr.flush();
                 read_line(&stopped).is_some_and(|line| is_yes(&line))
             })
@@ -41,6 +47,18 @@ impl RerunApprover for TerminalApprover {
         drop(stop);
         answer
     }
+}
+
+/// The last lines a refused command printed (its exit status and streams, without the note
+/// for the model), indented, each ending with a line break.
+fn printed(output: &str) -> String {
+    let lines: Vec<String> = crate::output::clean(output)
+        .lines()
+        .filter(|line| !line.starts_with("note: ") && !line.starts_with("--- "))
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| format!("    {line}\n"))
+        .collect();
+    lines[lines.len().saturating_sub(8)..].concat()
 }
 
 /// `y` or `yes`, in any case; anything else (an empty line too) is no.

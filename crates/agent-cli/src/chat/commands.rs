@@ -51,10 +51,7 @@ pub(crate) async fn run(session: &mut Session, line: &str) -> Result<Next> {
             Some(trace_id) => note(trace_id),
             None => note("no trace yet: it starts with your first message"),
         },
-        SlashCommand::Model => note(&format!(
-            "model {} · another model: start the session again with --model NAME",
-            session.setup.runner.spec().model
-        )),
+        SlashCommand::Model(name) => model(session, name.as_deref()).await,
         SlashCommand::Plan => plan(session).await?,
         SlashCommand::Goal(text) => return goal(session, &text).await,
         SlashCommand::Cost => cost(session).await?,
@@ -270,4 +267,25 @@ async fn fork_at(session: &mut Session, at: ForkAt) -> Result<()> {
         Err(error) => return Err(error.into()),
     }
     Ok(())
+}
+
+/// `/model`: the session's model, or (`/model NAME`) another one of the same provider from the
+/// next turn on, recorded in the trace as the full-screen UI's `/model` does.
+async fn model(session: &Session, name: Option<&str>) {
+    let runner = &session.setup.runner;
+    let now = runner.spec().model.clone();
+    let Some(name) = name else {
+        return note(&format!(
+            "model {now} · /model NAME asks another model of the same provider from the next turn"
+        ));
+    };
+    if name == now {
+        return note(&format!("the model is {now} already"));
+    }
+    match runner.switch_model(name, session.trace_id.as_deref()).await {
+        Ok(()) => note(&format!(
+            "model {name} from the next turn on (was {now}); the trace records it"
+        )),
+        Err(error) => note(&format!("cannot switch the model: {error}")),
+    }
 }

@@ -1,7 +1,8 @@
 //! `agent` with no command: the habits of the terminals people know. A chat (the full-screen
 //! UI on a terminal) with `-c` (the newest trace of the project), `-r [ID]` (a trace chosen from
 //! a list, or this one), `-m MODEL` and a first message; `-p` makes it a headless run that
-//! prints the final answer alone.
+//! prints the final answer alone, and so does text piped in without a prompt (`git diff |
+//! agent`: the text is the task).
 
 use clap::Args;
 
@@ -13,7 +14,7 @@ use crate::exit::UsageError;
 #[command(next_help_heading = "Without a command (a chat, or with -p a headless run)")]
 pub(crate) struct BareArgs {
     /// The first message of the chat (with -p: the task; `-` or nothing reads it from standard
-    /// input).
+    /// input). Without it, text piped into `agent` is the task of a headless run, as with -p.
     #[arg(value_name = "PROMPT")]
     pub(crate) prompt: Option<String>,
     /// Continue the newest trace of this project.
@@ -29,7 +30,8 @@ pub(crate) struct BareArgs {
         default_missing_value = ""
     )]
     pub(crate) resume: Option<String>,
-    /// Headless: run PROMPT to the end and print only the final answer (as `agent run -p`).
+    /// Headless: run PROMPT to the end and print only the final answer (as `agent run -p`); a
+    /// run whose tool calls were refused exits 1.
     #[arg(short = 'p', long, conflicts_with_all = ["json", "output_format", "no_tui"])]
     pub(crate) print: bool,
     /// Line mode on a terminal too, instead of the full-screen UI (also `AGENT_TUI=0`).
@@ -41,10 +43,11 @@ pub(crate) struct BareArgs {
 }
 
 impl BareArgs {
-    /// The command these flags stand for: `run` with `-p`, `chat` otherwise. `alone` says the
-    /// prompt was the only argument: a single word then is taken for a mistyped command rather
-    /// than sent to the model.
-    pub(crate) fn into_command(self, alone: bool) -> Result<Command, UsageError> {
+    /// The command these flags stand for: `run` with `-p`, or without a prompt when text is
+    /// `piped` into standard input (a pipe or a file, not a terminal or nothing; `--no-tui`
+    /// keeps the chat), `chat` otherwise. `alone` says the prompt was the only argument: a
+    /// single word then is taken for a mistyped command rather than sent to the model.
+    pub(crate) fn into_command(mut self, alone: bool, piped: bool) -> Result<Command, UsageError> {
         if let Some(word) = self.prompt.as_deref()
             && alone
             && !word.trim().contains(char::is_whitespace)
@@ -55,6 +58,9 @@ impl BareArgs {
                  model as a first message: agent chat {word:?}, or agent -p {word:?} for the \
                  answer alone"
             )));
+        }
+        if piped && self.prompt.is_none() && !self.no_tui {
+            self.print = true;
         }
         if !self.print {
             return Ok(Command::Chat(ChatArgs {

@@ -3,7 +3,7 @@
 //! for the model, and a prompt as the first message of a chat — in a pipe (line mode) and on a
 //! pseudo-terminal (the full-screen UI).
 
-use std::process::Stdio;
+use std::process::{Output, Stdio};
 
 use agent_test_support::cli::{CliEnv, code, stderr, stdout};
 use agent_test_support::mock_model::{MockModelServer, Turn};
@@ -278,4 +278,82 @@ async fn dash_r_on_a_terminal_picks_a_trace_from_a_list() {
     terminal.wait_for(READY);
     terminal.send("\u{4}");
     assert_eq!(terminal.wait_exit(), Some(0));
+}
+
+/// `agent <args>` with `input` piped into it, configured by the environment to reach `server`.
+async fn piped(env: &CliEnv, server: &MockModelServer, args: &[&str], input: &str) -> Output {
+    let mut child = env
+        .agent(args)
+        .env("OPENAI_BASE_URL", server.openai_base())
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("AGENT_MODEL", "gpt-4o-mini")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).await.unwrap();
+    drop(stdin);
+    child.wait_with_output().await.unwrap()
+}
+
+#[tokio::test]
+async fn text_piped_into_agent_is_the_task_of_a_headless_run() {
+    let env = agent_env();
+    let server =
+        MockModelServer::with_replies([Turn::text("It is a diff."), Turn::text("Also a diff.")])
+            .await;
+    // `agent` alone, and with flags but no prompt.
+    for (args, answer) in [
+        (&[][..], "It is a diff."),
+        (&["-m", "gpt-4o-mini"][..], "Also a diff."),
+    ] {
+        let output = piped(&env, &server, args, "What is this?\n+added line\n").await;
+        assert_eq!(code(&output), 0, "{args:?}: {}", stderr(&output));
+        assert_eq!(stdout(&output), format!("{answer}\n"), "{args:?}");
+        assert!(!stderr(&output).contains("Usage:"), "{}", stderr(&output));
+    }
+    for request in server.requests() {
+        let said = user_messages(&request.body);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with("What is this?\n+added line"),
+            "{said:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn dash_p_exits_1_when_a_tool_call_was_refused_and_0_when_all_ran() {
+    for yes in [false, true] {
+        let env = agent_env();
+        let server = MockModelServer::with_replies([
+            Turn::tool_call(
+                "c1",
+                "bash",
+                serde_json::json!({"command": "touch made.txt"}),
+            ),
+            Turn::text("Done, I think."),
+        ])
+        .await;
+        let mut args = vec!["-p", "Make the file"];
+        if yes {
+            args.push("--yes");
+        }
+        let output = run(&env, &with_server(&env, &server, &args)).await;
+        assert_eq!(stdout(&output), "Done, I think.\n");
+        assert_eq!(env.path("work/made.txt").exists(), yes);
+        if yes {
+            assert_eq!(code(&output), 0, "{}", stderr(&output));
+        } else {
+            // Nobody could be asked: the call was refused and the task is not done.
+            assert_eq!(code(&output), 1, "{}", stderr(&output));
+            assert!(
+                stderr(&output).contains("1 tool call was refused"),
+                "{}",
+                stderr(&output)
+            );
+        }
+    }
 }

@@ -49,12 +49,21 @@ mod trace_protection;
 mod truncated;
 mod tui;
 mod tui_rewind;
+mod tui_session;
 mod tui_terminal;
 mod unverifiable;
 mod usage_errors;
 
 use agent_test_support::cli::CliEnv;
 use agent_test_support::mock_model::MockModelServer;
+
+/// Answers the question of the full-screen UI's modal with `keys` (a pick, then `\r`), as a
+/// person does: after looking at it for a moment, since keys that follow typing are the
+/// message's, not the question's.
+fn answer_question(terminal: &mut agent_test_support::pty::Terminal, keys: &str) {
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    terminal.send(keys);
+}
 
 /// A fresh environment for this crate's `agent` binary.
 fn agent_env() -> CliEnv {

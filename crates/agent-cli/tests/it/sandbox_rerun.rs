@@ -60,6 +60,12 @@ async fn a_refused_command_runs_again_without_the_sandbox_only_when_the_user_say
         terminal.send("y\r");
         let screen = terminal.wait_for(QUESTION);
         assert!(screen.contains(&format!("$ {command}")), "{screen}");
+        // What it printed and the rule that refused it come before the question.
+        assert!(screen.contains("Permission denied"), "{screen}");
+        assert!(
+            screen.contains("refused by the workspace-write sandbox"),
+            "{screen}"
+        );
         assert!(!escaped.exists(), "{screen}");
         terminal.send(if yes { "y\r" } else { "n\r" });
         assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
@@ -117,10 +123,17 @@ async fn the_full_screen_ui_asks_in_its_modal() {
     terminal.wait_for("Type a message and Enter");
     terminal.send("Write outside\r");
     terminal.wait_for("Allow bash?");
-    terminal.send("y");
+    crate::answer_question(&mut terminal, "y\r");
+    // What the command printed, and the rule that refused it; yes or no, nothing "always".
     let screen = terminal.wait_for("The sandbox refused this command");
     assert!(!escaped.exists(), "{screen}");
-    terminal.send("y");
+    assert!(screen.contains("Permission denied"), "{screen}");
+    assert!(
+        screen.contains("refused by the workspace-write sandbox: writes go only inside"),
+        "{screen}"
+    );
+    assert!(!screen.contains("always"), "{screen}");
+    crate::answer_question(&mut terminal, "y\r");
     terminal.wait_for("Written.");
     assert!(escaped.exists(), "{}", terminal.screen());
     terminal.send("\u{4}");

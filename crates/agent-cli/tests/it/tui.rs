@@ -115,7 +115,7 @@ async fn the_approval_modal_answered_with_y_runs_the_call() {
     );
     assert!(screen.contains("+hello"), "{screen}");
     assert!(!env.path("work/hello.txt").exists());
-    terminal.send("y");
+    crate::answer_question(&mut terminal, "y\r");
     terminal.wait_for("I wrote hello.txt.");
     assert_eq!(
         std::fs::read_to_string(env.path("work/hello.txt")).unwrap(),

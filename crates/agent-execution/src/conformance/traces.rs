@@ -6,7 +6,9 @@ use std::sync::Arc;
 use super::{assert_consistent, names};
 use crate::message::NewMessage;
 use crate::store::{StoreError, TraceStore};
-use crate::trace::{NewTrace, TraceLimits, TraceMode, TraceOutcome, TraceStatus, TraceUpdate};
+use crate::trace::{
+    ModelSettings, NewTrace, TraceLimits, TraceMode, TraceOutcome, TraceStatus, TraceUpdate,
+};
 
 /// Creating, reading and the first event of a trace.
 pub async fn traces_are_created_and_read<S: TraceStore>(store: Arc<S>) {
@@ -128,5 +130,20 @@ pub async fn traces_are_created_and_read<S: TraceStore>(store: Arc<S>) {
         .unwrap();
     assert_eq!(updated.limits, Some(raised));
     let read = store.get_trace(&limited.trace_id).await.unwrap().unwrap();
+    assert_eq!(read.limits, Some(raised));
+
+    // Another model chosen in a session is stored for the trace's next runs.
+    let switched = ModelSettings {
+        provider: Some("openai".into()),
+        model: Some("other-model".into()),
+        ..ModelSettings::default()
+    };
+    let update = TraceUpdate {
+        model_settings: Some(switched.clone()),
+        ..TraceUpdate::default()
+    };
+    store.update_trace(&limited.trace_id, update).await.unwrap();
+    let read = store.get_trace(&limited.trace_id).await.unwrap().unwrap();
+    assert_eq!(read.model_settings, Some(switched));
     assert_eq!(read.limits, Some(raised));
 }

@@ -407,6 +407,9 @@ impl Planner<'_> {
         if let Some(limits) = update.limits {
             trace.limits = limits;
         }
+        if let Some(settings) = &update.model_settings {
+            trace.model_settings = Some(settings.clone());
+        }
         if self.state.trace != before {
             self.undo.keep_trace(before);
             self.trace_changed();

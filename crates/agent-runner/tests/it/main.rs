@@ -17,6 +17,7 @@ mod profiles;
 mod prompt_cache;
 mod reasoning;
 mod runner;
+mod session_model;
 mod shared_reads;
 mod small_windows;
 mod streaming;

@@ -32,6 +32,7 @@ fn rerun(call: Option<&str>, command: &str) -> RerunRequest {
         tool_call_id: call.map(str::to_owned),
         command: command.into(),
         output: "Permission denied".into(),
+        rule: "the workspace-write sandbox".into(),
     }
 }
 

@@ -30,7 +30,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "[N]: the points to go back to; N: files as at goal N's start, in a fork",
     ),
     ("/diff", "N: the file changes of goal N"),
-    ("/model", "the model of this session"),
+    (
+        "/model",
+        "[NAME]: the model, or another one from the next turn",
+    ),
     ("/new", "start a new conversation (a new trace)"),
     (
         "/resume",
@@ -64,8 +67,8 @@ pub enum SlashCommand {
     Plan,
     /// `/cost`.
     Cost,
-    /// `/model`.
-    Model,
+    /// `/model [NAME]`: the model, or another one of the same provider from the next turn.
+    Model(Option<String>),
     /// `/trace`.
     Trace,
     /// `/new`.
@@ -119,7 +122,9 @@ pub fn parse(line: &str) -> Option<Result<SlashCommand, String>> {
         ("help" | "?", _) => SlashCommand::Help,
         ("plan", _) => SlashCommand::Plan,
         ("cost", _) => SlashCommand::Cost,
-        ("model", _) => SlashCommand::Model,
+        ("model", []) => SlashCommand::Model(None),
+        ("model", [name]) => SlashCommand::Model(Some((*name).to_owned())),
+        ("model", _) => return Some(Err("/model NAME takes one model name".into())),
         ("trace", _) => SlashCommand::Trace,
         ("new", _) => SlashCommand::New,
         ("compact", _) => SlashCommand::Compact,
