@@ -379,6 +379,11 @@ fn metadata_key(key: &str) -> (Type, &'static str) {
             "`true` on the assistant messages the runner wrote to hand a goal to another \
              profile.",
         ),
+        meta::EMPTY_ANSWER => (
+            Type::Boolean,
+            "`true` on the user message the runner wrote after an empty final answer, asking \
+             the model once to go on.",
+        ),
         meta::INTERRUPTED => (
             Type::Boolean,
             "`true` on an assistant message the run was cancelled in the middle of: its text is \
@@ -432,6 +437,7 @@ pub(crate) enum EventNameDoc {
     SubTraceCompleted,
     LoopDetected,
     CompactionFailed,
+    Notice,
     TraceCompleted,
 }
 
@@ -445,7 +451,9 @@ affected_goals}`, `message_added {message, affected_goals}`, `sub_trace_started 
 parent_goal_id, agent_type, task}`, `sub_trace_completed {trace_id, status, summary, stats}`, \
 `trace_completed {stats, status}`. Extensions clients may ignore: `trace_created {trace, \
 goal_tree}`, `trace_updated {trace}`, `goal_removed {goal_id}`, `goal_tree_updated \
-{goal_tree}`, `message_updated {message}`, `loop_detected {pattern, detail, action}`. \
+{goal_tree}`, `message_updated {message}`, `loop_detected {pattern, detail, action}`, \
+`compaction_failed {reason}`, `notice {kind, message, tokens?}` (`kind`: `context_window`, \
+`window_floor`, `tools_not_shown`, `results_not_shown`, `empty_answer`). \
 `commit_continues: true` marks every event of a multi-event write but its last.";
 
 impl utoipa::ToSchema for EventDoc {

@@ -28,6 +28,8 @@
 //! cached_input = 0.05            # optional: the input price when absent
 //! context_window = 32768         # optional
 //! stream = false                 # optional: never ask this model for streamed answers
+//! max_tokens = 1024              # optional: the most tokens of one answer
+//! temperature = 0.2              # optional: the sampling temperature
 //!
 //! [mcp.servers.files]            # an MCP server over stdio (see agent_mcp::ServerConfig)
 //! command = "npx"
@@ -130,6 +132,10 @@ pub(crate) struct ModelConfig {
     pub(crate) context_window: Option<usize>,
     /// `false`: never ask for streamed answers of this model (servers that cannot stream it).
     pub(crate) stream: Option<bool>,
+    /// The most tokens of one answer (`max_tokens` of every request for this model).
+    pub(crate) max_tokens: Option<u32>,
+    /// The sampling temperature of every request for this model.
+    pub(crate) temperature: Option<f32>,
 }
 
 impl FileConfig {
@@ -160,6 +166,15 @@ impl FileConfig {
             }
             if model.context_window == Some(0) {
                 return Err(invalid("context_window", "must be at least 1").into());
+            }
+            if model.max_tokens == Some(0) {
+                return Err(invalid("max_tokens", "must be at least 1").into());
+            }
+            if model
+                .temperature
+                .is_some_and(|t| !t.is_finite() || !(0.0..=2.0).contains(&t))
+            {
+                return Err(invalid("temperature", "must be between 0 and 2").into());
             }
             match (model.input, model.output) {
                 (Some(input), Some(output)) => {
@@ -241,6 +256,10 @@ pub(crate) struct ProviderConfig {
     pub(crate) context_window: Option<usize>,
     /// Whether to ask for streamed answers (`--no-stream`, `[models."NAME"] stream = false`).
     pub(crate) stream: bool,
+    /// `[models."NAME"] max_tokens`: the most tokens of one answer.
+    pub(crate) max_tokens: Option<u32>,
+    /// `[models."NAME"] temperature`.
+    pub(crate) temperature: Option<f32>,
     /// Why the model could not be found out from the server, when none was named and the
     /// server did not name exactly one; building the client reports it.
     pub(crate) model_error: Option<String>,
@@ -335,6 +354,8 @@ pub(crate) fn resolve_provider(flags: &ProviderArgs, file: &FileConfig) -> Optio
         script: flags.script.clone().or_else(|| file.script.clone()),
         context_window: flags.context_window.or(file.context_window(&model)),
         stream,
+        max_tokens: file.models.get(&model).and_then(|m| m.max_tokens),
+        temperature: file.models.get(&model).and_then(|m| m.temperature),
         model_error,
         model,
     })

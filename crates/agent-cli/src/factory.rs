@@ -34,6 +34,8 @@ pub(crate) struct CliFactory {
     provider: (&'static str, Option<String>),
     workspace: PathBuf,
     context_window: Option<usize>,
+    /// `[models."NAME"] max_tokens` and `temperature` of the model.
+    sampling: (Option<u32>, Option<f32>),
     max_iterations: Option<u32>,
     max_cost: Option<f64>,
     /// The built-in prices with those of agent.toml's `[models."NAME"]`.
@@ -67,6 +69,7 @@ impl RunnerFactory for CliFactory {
         options.approval_rules = self.approval_rules.clone();
         options.clients = self.clients.clone();
         options.context_window = self.context_window;
+        (options.max_tokens, options.temperature) = self.sampling;
         if let Some(max) = self.max_iterations {
             options.limits.max_iterations = max;
         }
@@ -192,6 +195,14 @@ impl LlmClient for WholeAnswers {
     fn model_info(&self, model: &str) -> agent_llm::ModelInfo {
         self.0.model_info(model)
     }
+
+    async fn learn_window(&self, model: &str) -> Option<agent_llm::ContextWindow> {
+        self.0.learn_window(model).await
+    }
+
+    fn known_window(&self, model: &str) -> Option<agent_llm::ContextWindow> {
+        self.0.known_window(model)
+    }
 }
 
 /// The runner factory of runs started over HTTP or taken from the queue, with the MCP servers
@@ -226,6 +237,7 @@ pub(crate) async fn build_factory(
         ),
         workspace,
         context_window: provider_config.context_window,
+        sampling: (provider_config.max_tokens, provider_config.temperature),
         max_iterations: file.max_iterations,
         max_cost: file.max_cost,
         prices: Arc::new(file.prices()?),

@@ -196,6 +196,8 @@ fn prepare(
     }
     options.prices = Arc::new(file.prices()?);
     options.context_window = provider.context_window;
+    options.max_tokens = provider.max_tokens;
+    options.temperature = provider.temperature;
     // Flags (and their environment variables), then the file; a profile's own values win for
     // its sub-traces and fill in what the main trace leaves unset.
     options.reasoning_effort = args

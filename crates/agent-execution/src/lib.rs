@@ -72,7 +72,7 @@ pub use agent_goal::{GoalCommand, GoalTree};
 /// The attribute [`TraceStore`] implementations need, re-exported so they need not name the crate.
 pub use async_trait::async_trait;
 pub use content::{AssistantContent, Content, Reasoning, ToolCall, ToolResultContent};
-pub use event::{AffectedGoal, Event, EventKind, LoopAction, LoopPattern};
+pub use event::{AffectedGoal, Event, EventKind, LoopAction, LoopPattern, NoticeKind};
 pub use feed::{
     DeltaKind, EventBus, EventStream, LiveDelta, LiveEvent, LiveStream, watch, watch_live,
 };

@@ -49,6 +49,9 @@ pub const SUB_TRACE_STATS: &str = "sub_trace_stats";
 /// `true` on an assistant message the run was cancelled in the middle of: its text is what
 /// had arrived, and it has no tool calls.
 pub const INTERRUPTED: &str = "interrupted";
+/// `true` on the user message the runner wrote after an empty final answer (no text, no tool
+/// call), asking the model once to go on.
+pub const EMPTY_ANSWER: &str = "empty_answer";
 
 /// Every key above, in the order they are listed.
 pub const KEYS: &[&str] = &[
@@ -63,6 +66,7 @@ pub const KEYS: &[&str] = &[
     SUB_TRACES,
     SUB_TRACE_STATS,
     INTERRUPTED,
+    EMPTY_ANSWER,
 ];
 
 /// How a user message after the task came ([`TURN`]).

@@ -219,6 +219,9 @@ mod tokens;
 mod turn;
 mod types;
 mod usage;
+mod window;
+#[cfg(feature = "openai")]
+mod window_probe;
 
 #[cfg(feature = "anthropic")]
 pub use anthropic::{
@@ -258,3 +261,4 @@ pub use types::{
     ChatEvent, ChatMessage, ChatRequest, ChatResponse, FinishReason, Reasoning, Role, ToolCall,
     ToolChoice, ToolSpec, Usage,
 };
+pub use window::{ContextWindow, OLLAMA_DEFAULT_WINDOW, WindowSource, stated_window};

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use agent_execution::message::Message;
 use agent_execution::{DeltaKind, EventBus, LiveDelta, StoreError, TraceStore};
 use agent_llm::{
-    ChatEvent, ChatMessage, ChatRequest, ChatResponse, LlmClient, LlmError, ResponseCollector,
-    TimeoutKind, ToolSpec, Usage,
+    ChatEvent, ChatMessage, ChatRequest, ChatResponse, ContextWindow, LlmClient, LlmError,
+    ResponseCollector, TimeoutKind, ToolSpec, Usage,
 };
 use agent_tools::ToolRegistry;
 use futures::StreamExt;
@@ -25,16 +25,24 @@ use crate::spec::AgentSpec;
 pub const USAGE_KEY: &str = agent_execution::meta::USAGE;
 
 /// The context budget of the agent's model for requests that carry `tools`: their specs count
-/// in every estimate of a request, and the answer's `max_tokens` is kept free.
+/// in every estimate of a request, and the answer's `max_tokens` is kept free. The window is
+/// [`window::current`](crate::window::current) without a refusal's.
 pub(crate) fn budget_for(
     spec: &AgentSpec,
     llm: &dyn LlmClient,
     tools: &[ToolSpec],
 ) -> ContextBudget {
-    let window = spec
-        .context_window
-        .unwrap_or_else(|| llm.model_info(&spec.model).context_window);
-    let mut budget = ContextBudget::for_window(window);
+    let window = crate::window::current(spec, llm, &spec.model, None);
+    budget_in(spec, window, tools)
+}
+
+/// The context budget of requests that carry `tools` in `window`.
+pub(crate) fn budget_in(
+    spec: &AgentSpec,
+    window: ContextWindow,
+    tools: &[ToolSpec],
+) -> ContextBudget {
+    let mut budget = ContextBudget::for_window(window.tokens);
     budget.request_tokens = agent_llm::estimate_tools_tokens(tools);
     budget.answer_tokens = spec.max_tokens.map_or(0, |max| max as usize);
     budget
@@ -61,7 +69,7 @@ impl ToolsMemo {
     pub(crate) fn budget(
         &mut self,
         spec: &AgentSpec,
-        llm: &dyn LlmClient,
+        window: ContextWindow,
         tools: &ToolRegistry,
     ) -> (Arc<Vec<ToolSpec>>, ContextBudget) {
         let tokens = match self.tokens {
@@ -80,7 +88,7 @@ impl ToolsMemo {
                 }
             }
         };
-        let mut budget = budget_for(spec, llm, &[]);
+        let mut budget = budget_in(spec, window, &[]);
         budget.request_tokens = tokens;
         (self.specs.clone(), budget)
     }

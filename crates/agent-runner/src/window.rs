@@ -1,77 +1,356 @@
-//! Whether a request can fit the model's window at all: what every request of an agent carries
-//! whatever compaction does (the tool specs, the system prompt, the plan and the task), against
-//! the window less the room kept for the answer.
+//! The model's context window for a run, and what every request carries against it.
 //!
-//! A window smaller than that cannot be helped by compacting: the run stops at once with an
-//! error that names the figures and the setting to change, rather than sending requests the
-//! server refuses, or summarising again and again.
+//! The window is `--context-window` (the agent's `context_window`) when one is set, else what
+//! the model's server said of itself ([`LlmClient::learn_window`], asked once when the run
+//! starts), else the client's table; a refusal that states a smaller window wins over all of
+//! them for the rest of the run (a server cannot take more than it says, whatever the
+//! configuration claims).
+//!
+//! The floor of a request is what no compaction removes: the tool specs, the system prompt, the
+//! plan and the task. A window too small for the floor with room for an answer cannot be helped
+//! by compacting: the run stops before its next call with an error that names each part, its
+//! size, the window and where that figure came from, and what helps. A floor that fits, but
+//! leaves a summary no room under the compaction threshold, would have the run summarise before
+//! every step (throwing each tool result away before the model read it): the run then compacts
+//! only when a request would not fit the window at all, and says so once.
 
-use agent_llm::ChatMessage;
+use agent_llm::{ChatMessage, ContextWindow, LlmClient, WindowSource};
 
 use crate::compaction::{ContextBudget, estimate_chat};
 use crate::error::StepError;
+use crate::spec::AgentSpec;
 
-/// The tokens of a view that no compaction removes: the budget's `request_tokens` (tool specs),
-/// the leading system messages (prompt and plan) and the first message after them (the task).
-pub(crate) fn floor(view: &[ChatMessage], budget: &ContextBudget) -> usize {
-    let leading = view
-        .iter()
-        .take_while(|m| matches!(m, ChatMessage::System(_)))
-        .count();
-    let kept = (leading + 1).min(view.len());
-    budget.request_tokens + estimate_chat(&view[..kept], &agent_llm::estimate_tokens)
+/// The most tokens kept free for an answer when the agent sets no `max_tokens`.
+const MAX_ANSWER_ROOM: usize = 4_096;
+
+/// The tokens kept free for the answer: the agent's `max_tokens`, else an eighth of the window
+/// (at most [`MAX_ANSWER_ROOM`]).
+pub(crate) fn answer_room(budget: &ContextBudget) -> usize {
+    match budget.answer_tokens {
+        0 => (budget.context_window / 8).min(MAX_ANSWER_ROOM),
+        set => set,
+    }
 }
 
-/// Fails when the part of `view` that compaction keeps does not fit the window with room for
-/// the answer.
-pub(crate) fn check(view: &[ChatMessage], budget: &ContextBudget) -> Result<(), StepError> {
-    let needed = floor(view, budget);
-    if needed + budget.answer_tokens <= budget.context_window {
+/// The longest summary a full compaction asks for: an eighth of the window, between 256 and
+/// 8,192 tokens.
+pub(crate) fn summary_cap(window: usize) -> u32 {
+    (window / 8).clamp(256, 8_192) as u32
+}
+
+/// The window the agent's requests are built for: the configured one, else the one the
+/// client learned from its server, else the client's table; a smaller `refused` (stated by a
+/// refusal during the run) wins.
+pub(crate) fn current(
+    spec: &AgentSpec,
+    llm: &dyn LlmClient,
+    model: &str,
+    refused: Option<ContextWindow>,
+) -> ContextWindow {
+    let window = match spec.context_window {
+        Some(tokens) => ContextWindow::configured(tokens),
+        None => llm
+            .known_window(model)
+            .unwrap_or_else(|| ContextWindow::of_info(model, llm.model_info(model))),
+    };
+    match refused {
+        Some(refused) if refused.tokens < window.tokens => refused,
+        _ => window,
+    }
+}
+
+/// What every request carries whatever compaction does, part by part, in estimated tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Floor {
+    /// The system prompt (the first system message, when there are two).
+    pub(crate) system_prompt: usize,
+    /// The plan (the last leading system message).
+    pub(crate) plan: usize,
+    /// The tool specs.
+    pub(crate) tools: usize,
+    /// How many tools.
+    pub(crate) tool_count: usize,
+    /// The task (the first message after the system messages).
+    pub(crate) task: usize,
+}
+
+impl Floor {
+    /// The floor of `view`, whose tool specs (`tool_count` of them) weigh the budget's
+    /// `request_tokens`.
+    pub(crate) fn of(view: &[ChatMessage], budget: &ContextBudget, tool_count: usize) -> Self {
+        let leading = view
+            .iter()
+            .take_while(|m| matches!(m, ChatMessage::System(_)))
+            .count();
+        let weigh = |messages: &[ChatMessage]| estimate_chat(messages, &agent_llm::estimate_tokens);
+        let (system_prompt, plan) = match leading {
+            0 => (0, 0),
+            1 => (0, weigh(&view[..1])),
+            n => (weigh(&view[..n - 1]), weigh(&view[n - 1..n])),
+        };
+        let task = view
+            .get(leading)
+            .map_or(0, |task| weigh(std::slice::from_ref(task)));
+        Self {
+            system_prompt,
+            plan,
+            tools: budget.request_tokens,
+            tool_count,
+            task,
+        }
+    }
+
+    /// The whole floor.
+    pub(crate) fn total(&self) -> usize {
+        self.system_prompt + self.plan + self.tools + self.task
+    }
+
+    /// The parts in words: `the system prompt 412, the 10 tool specs 1,450, the plan 35 and
+    /// the task 60 tokens`.
+    fn parts(&self) -> String {
+        let tools = match self.tool_count {
+            1 => "the tool spec".to_owned(),
+            n => format!("the {n} tool specs"),
+        };
+        let mut parts: Vec<String> = Vec::new();
+        if self.system_prompt > 0 {
+            parts.push(format!(
+                "the system prompt {}",
+                thousands(self.system_prompt)
+            ));
+        }
+        if self.tools > 0 {
+            parts.push(format!("{tools} {}", thousands(self.tools)));
+        }
+        parts.push(format!("the plan {}", thousands(self.plan)));
+        parts.push(format!("the task {}", thousands(self.task)));
+        let last = parts.pop().unwrap_or_default();
+        format!("{} and {last} tokens", parts.join(", "))
+    }
+}
+
+/// Whether a full compaction is worth making now. A view over the compaction threshold is
+/// compacted, unless the floor and the longest summary already reach the threshold: the
+/// summary could not bring the request under it, so the run compacts only when the request
+/// would not fit the window with room for the answer.
+pub(crate) fn compaction_due(estimated: usize, floor: &Floor, budget: &ContextBudget) -> bool {
+    if estimated <= budget.compaction_threshold() {
+        return false;
+    }
+    if pruning_only(floor, budget) {
+        return estimated + answer_room(budget) > budget.context_window;
+    }
+    true
+}
+
+/// Whether the floor and the longest summary reach the compaction threshold (see
+/// [`compaction_due`]).
+pub(crate) fn pruning_only(floor: &Floor, budget: &ContextBudget) -> bool {
+    floor.total() + summary_cap(budget.context_window) as usize > budget.compaction_threshold()
+}
+
+/// What a run is told once when [`pruning_only`] holds.
+pub(crate) fn pruning_only_notice(
+    floor: &Floor,
+    budget: &ContextBudget,
+    window: ContextWindow,
+) -> String {
+    format!(
+        "what every request carries ({}) takes {} of the model's {}-token window ({}), past the \
+         compaction threshold of {}: the conversation is summarised only when a request would \
+         not fit the window. For more room to work, offer fewer tools (a profile's tools) or \
+         use a larger window{}",
+        floor.parts(),
+        thousands(floor.total()),
+        thousands(window.tokens),
+        window.source.describe(),
+        thousands(budget.compaction_threshold()),
+        larger_window(window.source),
+    )
+}
+
+/// Fails when the floor does not fit the window with room for the answer.
+pub(crate) fn check(
+    floor: &Floor,
+    budget: &ContextBudget,
+    window: ContextWindow,
+) -> Result<(), StepError> {
+    if floor.total() + answer_room(budget) <= budget.context_window {
         return Ok(());
     }
-    Err(too_small(needed, budget))
+    Err(too_small(floor, budget, window))
 }
 
-/// The error of a window too small for what every request carries (`needed` tokens by the
-/// estimate).
-pub(crate) fn too_small(needed: usize, budget: &ContextBudget) -> StepError {
-    let window = budget.context_window;
-    let answer = match budget.answer_tokens {
-        0 => String::new(),
-        n => format!(" and {n} kept for the answer (max_tokens)"),
+/// The error of a window too small for the floor, naming the part that does not fit.
+pub(crate) fn too_small(floor: &Floor, budget: &ContextBudget, window: ContextWindow) -> StepError {
+    let room = answer_room(budget);
+    let kept = if budget.answer_tokens > 0 {
+        format!("{} kept for the answer (max_tokens)", thousands(room))
+    } else {
+        format!("{} kept for the answer", thousands(room))
+    };
+    let biggest = [floor.task, floor.tools, floor.system_prompt, floor.plan]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+    let advice = if biggest == floor.task {
+        format!(
+            "the task alone is {} tokens: put the long text in a file in the workspace and ask \
+             the model to read it, or use a larger window{}",
+            thousands(floor.task),
+            larger_window(window.source)
+        )
+    } else if biggest == floor.tools {
+        format!(
+            "offer fewer tools (a profile's tools, or fewer MCP servers), or use a larger \
+             window{}",
+            larger_window(window.source)
+        )
+    } else {
+        format!(
+            "shorten the system prompt (--no-instructions, a shorter AGENTS.md), or use a \
+             larger window{}",
+            larger_window(window.source)
+        )
     };
     StepError::WindowTooSmall(format!(
-        "context_window: this window is too small for the tools and the system prompt \
-         ({needed} tokens{answer}, of a window of {window}): raise the context window \
-         (--context-window, or context_window in agent.toml) or offer fewer tools"
+        "context_window: what every request carries does not fit the model's window of {} \
+         tokens (from {}): {} make {}, with {kept}; {advice}",
+        thousands(window.tokens),
+        window.source.describe(),
+        floor.parts(),
+        thousands(floor.total()),
     ))
+}
+
+/// The error of a refusal that states no window, after which compaction could not make the
+/// request smaller than the one refused (`refused` tokens by the estimate).
+pub(crate) fn not_smaller(floor: &Floor, refused: usize, window: ContextWindow) -> StepError {
+    StepError::WindowTooSmall(format!(
+        "context_window: the server refused a request of about {} tokens as over its window, \
+         which it does not state (the run assumed {} tokens, from {}), and what every request \
+         carries ({}) makes {}, so no compaction can make the request smaller; set \
+         --context-window (or context_window in agent.toml) to the window the server runs the \
+         model with, and offer fewer tools or use a larger window{}",
+        thousands(refused),
+        thousands(window.tokens),
+        window.source.describe(),
+        floor.parts(),
+        thousands(floor.total()),
+        larger_window(window.source),
+    ))
+}
+
+/// How to get a larger window, by where the window came from.
+fn larger_window(source: WindowSource) -> &'static str {
+    match source {
+        WindowSource::Configured => {
+            " (--context-window, or context_window in agent.toml, if the server takes more)"
+        }
+        WindowSource::Table => " (another model)",
+        WindowSource::Ollama | WindowSource::OllamaDefault { .. } => {
+            " (Ollama's num_ctx: PARAMETER num_ctx in a Modelfile, or OLLAMA_CONTEXT_LENGTH)"
+        }
+        _ => {
+            " (start the server with a larger context: llama-server -c, llama-cpp-python \
+             --n_ctx, vLLM --max-model-len, Ollama's num_ctx)"
+        }
+    }
+}
+
+/// `12,345`.
+pub(crate) fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_window_the_tools_and_prompt_fill_is_refused_with_its_figures() {
-        let view = vec![
+    fn view(task: &str) -> Vec<ChatMessage> {
+        vec![
             ChatMessage::System("You are an agent. ".repeat(20)),
             ChatMessage::System("## Current Plan".into()),
-            ChatMessage::User("Do it".into()),
+            ChatMessage::User(task.into()),
             ChatMessage::User("A long conversation. ".repeat(500)),
-        ];
+        ]
+    }
+
+    #[test]
+    fn a_window_the_tools_fill_is_refused_naming_the_tools() {
         let mut budget = ContextBudget::for_window(2_048);
         budget.request_tokens = 1_450;
-        let needed = floor(&view, &budget);
-        assert!((1_450..1_700).contains(&needed), "{needed}");
-        assert!(check(&view, &budget).is_ok());
+        let floor = Floor::of(&view("Do it"), &budget, 10);
+        assert!((1_450..1_700).contains(&floor.total()), "{floor:?}");
+        let window = ContextWindow {
+            tokens: 2_048,
+            source: WindowSource::LlamaCppProps,
+        };
+        assert!(check(&floor, &budget, window).is_ok());
         budget.answer_tokens = 512;
-        let Err(StepError::WindowTooSmall(error)) = check(&view, &budget) else {
+        let Err(StepError::WindowTooSmall(error)) = check(&floor, &budget, window) else {
             panic!("the tools, the prompt and the answer do not fit 2,048 tokens");
         };
         assert!(
-            error.contains(&format!("({needed} tokens and 512 kept")),
+            error.contains("window of 2,048 tokens (from the server's /props)"),
             "{error}"
         );
-        assert!(error.contains("--context-window"), "{error}");
+        assert!(error.contains("the 10 tool specs 1,450"), "{error}");
+        assert!(
+            error.contains("512 kept for the answer (max_tokens)"),
+            "{error}"
+        );
+        assert!(error.contains("offer fewer tools"), "{error}");
+        assert!(error.contains("llama-server -c"), "{error}");
+    }
+
+    #[test]
+    fn a_long_task_is_named_as_what_does_not_fit() {
+        let mut budget = ContextBudget::for_window(2_048);
+        budget.request_tokens = 900;
+        let task = "The text to work on. ".repeat(2_000);
+        let floor = Floor::of(&view(&task), &budget, 10);
+        let window = ContextWindow {
+            tokens: 2_048,
+            source: WindowSource::Refusal,
+        };
+        let Err(StepError::WindowTooSmall(error)) = check(&floor, &budget, window) else {
+            panic!("a task of 10,000 tokens does not fit 2,048");
+        };
+        assert!(error.contains("the task alone is"), "{error}");
+        assert!(error.contains("refusal"), "{error}");
+        assert!(!error.contains("128,000"), "{error}");
+    }
+
+    #[test]
+    fn a_floor_near_the_threshold_compacts_only_what_would_not_fit() {
+        let mut budget = ContextBudget::for_window(2_048);
+        budget.request_tokens = 1_300;
+        let floor = Floor::of(&view("Do it"), &budget, 10);
+        assert!(pruning_only(&floor, &budget), "{floor:?}");
+        let threshold = budget.compaction_threshold();
+        assert!(!compaction_due(threshold + 100, &floor, &budget));
+        assert!(compaction_due(2_000, &floor, &budget));
+        budget.request_tokens = 200;
+        let small = Floor::of(&view("Do it"), &budget, 2);
+        assert!(!pruning_only(&small, &budget));
+        assert!(compaction_due(threshold + 1, &small, &budget));
+    }
+
+    #[test]
+    fn figures_have_thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(128_000), "128,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use agent_execution::meta::MessageMeta;
-use agent_execution::{DeltaKind, EventKind, LiveEvent, Message, Role, TraceStatus};
+use agent_execution::{DeltaKind, EventKind, LiveEvent, Message, NoticeKind, Role, TraceStatus};
 
 use crate::approval::Ask;
 use crate::cells::{Cell, ToolCell, ToolState};
@@ -301,6 +301,14 @@ impl App {
             EventKind::CompactionFailed { reason } => {
                 self.notice(format!("⚠ compaction failed: {reason}"));
             }
+            EventKind::Notice { kind, message, .. } => {
+                let mark = if *kind == NoticeKind::ContextWindow {
+                    "ⓘ"
+                } else {
+                    "⚠"
+                };
+                self.notice(format!("{mark} {message}"));
+            }
             EventKind::TraceCompleted { status, .. } => {
                 self.settle_streaming();
                 for cell in &mut self.cells {
@@ -332,6 +340,17 @@ impl App {
     fn message(&mut self, message: &Message) {
         self.status.tokens += message.tokens.unwrap_or(0);
         self.status.cost += message.cost.unwrap_or(0.0);
+        let meta = MessageMeta::of(message);
+        if meta.compaction {
+            let figure = |tokens: Option<u64>| tokens.map_or("?".to_owned(), |n| n.to_string());
+            self.settle_streaming();
+            self.notice(format!(
+                "⟲ compacted the conversation: {} → {} tokens (the trace keeps every message)",
+                figure(meta.tokens_before),
+                figure(meta.tokens_after)
+            ));
+            return;
+        }
         match message.role {
             Role::User => {
                 self.settle_streaming();

@@ -13,6 +13,8 @@ pub(crate) mod openai;
 mod openai_stream;
 #[cfg(feature = "openai-responses")]
 pub(crate) mod responses;
+#[cfg(feature = "openai")]
+pub(crate) mod server_window;
 pub(crate) mod sse;
 
 /// What a provider's error body says.
