@@ -104,6 +104,24 @@ mod tests {
     }
 
     #[test]
+    fn the_captured_llama_server_answers_give_its_window() {
+        let props: Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/llama-server/props.json"))
+                .unwrap();
+        assert_eq!(from_props(&props), Some(2048));
+        let models: Value = serde_json::from_str(include_str!(
+            "../../tests/fixtures/llama-server/models.json"
+        ))
+        .unwrap();
+        assert_eq!(from_model_list(&models, "smollm2"), Some(2048));
+        let overflow = include_str!("../../tests/fixtures/llama-server/overflow-stream-400.http");
+        let body = overflow.split("\r\n\r\n").nth(1).unwrap();
+        let error = crate::formats::openai::parse_error(body);
+        assert!(error.context_overflow);
+        assert_eq!(crate::window::stated_window(&error.message), Some(2048));
+    }
+
+    #[test]
     fn model_lists_give_the_window_of_the_model_asked() {
         let vllm = json!({"object": "list", "data": [
             {"id": "Qwen/Qwen2.5-7B", "object": "model", "max_model_len": 32768},

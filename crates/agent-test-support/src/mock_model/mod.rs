@@ -131,6 +131,8 @@ struct Shared {
     /// The requests about the server rather than a chat (`/props`, the model list, Ollama's
     /// `/api/show` and `/api/ps`).
     info_requests: Mutex<Vec<RecordedRequest>>,
+    /// How many requests were refused with a 400 as over the window.
+    window_refusals: AtomicUsize,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -210,6 +212,13 @@ impl MockModelServer {
     /// `POST /api/show`, `GET /api/ps`), in order; [`requests`](Self::requests) leaves them out.
     pub fn info_requests(&self) -> Vec<RecordedRequest> {
         lock(&self.shared.info_requests).clone()
+    }
+
+    /// How many requests it refused with a 400 as over the model's window
+    /// ([`limit_context`](Self::limit_context), [`serve_as`](Self::serve_as)); an empty stream
+    /// that llama-cpp-python's rules answer a streamed one with is not counted.
+    pub fn window_refusals(&self) -> usize {
+        self.shared.window_refusals.load(Ordering::SeqCst)
     }
 
     /// The model ids `GET {base}/models` lists, in this order.
@@ -349,9 +358,11 @@ async fn handle(
         return refusal;
     }
     if limit > 0 && body.len() > limit {
+        shared.window_refusals.fetch_add(1, Ordering::SeqCst);
         return json_response(400, &[], &too_long(&request, body.len() / 4, limit / 4));
     }
     if let Some((local, tokens)) = over_window {
+        shared.window_refusals.fetch_add(1, Ordering::SeqCst);
         return json_response(400, &[], &local.too_long(tokens));
     }
     let next = lock(&shared.replies).pop_front();
