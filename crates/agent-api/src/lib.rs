@@ -44,6 +44,7 @@ mod elicitation_schema;
 pub mod elicitations;
 mod error;
 mod extract;
+mod meta_schema;
 mod openapi;
 mod routes;
 pub mod runs;

@@ -179,6 +179,27 @@ impl MessageMeta {
     }
 }
 
+/// True when the token counts recorded on `message` are the agent's estimate (its provider
+/// reported none), so that what shows them can say so.
+pub fn usage_is_estimated(message: &Message) -> bool {
+    message
+        .metadata
+        .get(crate::meta::USAGE)
+        .and_then(|usage| usage.get("estimated"))
+        .and_then(serde_json::Value::as_bool)
+        == Some(true)
+}
+
+/// True when any model call recorded in the trace has estimated token counts: its totals are
+/// then estimates, in part or whole.
+pub async fn tokens_estimated(
+    store: &dyn crate::TraceStore,
+    trace_id: &str,
+) -> Result<bool, crate::StoreError> {
+    let messages = store.get_trace_messages_shared(trace_id).await?;
+    Ok(messages.iter().any(|message| usage_is_estimated(message)))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -313,7 +313,12 @@ impl LlmClient for OpenAiClient {
             return *known;
         }
         // A server that says nothing leaves the table's window (or the default, assumed).
-        let window = crate::window_probe::ask(&self.config, model)
+        let server = crate::window_probe::Server {
+            base_url: &self.config.base_url,
+            api_key: self.config.api_key.as_deref(),
+            extra_headers: &self.config.extra_headers,
+        };
+        let window = crate::window_probe::ask(&server, model)
             .await
             .unwrap_or_else(|| ContextWindow::from_table(model));
         self.windows().insert(model.to_owned(), Some(window));

@@ -15,7 +15,6 @@ use crate::formats::server_window::{
     from_model_list, from_ollama_ps, from_ollama_show, from_props,
 };
 use crate::http::{Timeouts, Transport, endpoint};
-use crate::openai::OpenAiConfig;
 use crate::retry::RetryPolicy;
 use crate::window::{ContextWindow, WindowSource};
 
@@ -28,18 +27,25 @@ pub(crate) fn server_root(base_url: &str) -> &str {
     base.strip_suffix("/v1").unwrap_or(base)
 }
 
+/// How to reach the server: its OpenAI-compatible base URL, key and extra headers.
+pub(crate) struct Server<'a> {
+    pub(crate) base_url: &'a str,
+    pub(crate) api_key: Option<&'a str>,
+    pub(crate) extra_headers: &'a [(String, String)],
+}
+
 /// The window the server at `config.base_url` says it runs `model` with, or `None`.
-pub(crate) async fn ask(config: &OpenAiConfig, model: &str) -> Option<ContextWindow> {
+pub(crate) async fn ask(config: &Server<'_>, model: &str) -> Option<ContextWindow> {
     let timeouts = Timeouts {
         connect: DEADLINE,
         request: DEADLINE,
         idle: DEADLINE,
     };
     let transport = Transport::new(RetryPolicy::none(), timeouts).ok()?;
-    let root = server_root(&config.base_url);
+    let root = server_root(config.base_url);
     let (props, models, show) = futures::join!(
         fetch(&transport, config, root, "/props", None),
-        fetch(&transport, config, &config.base_url, "/models", None),
+        fetch(&transport, config, config.base_url, "/models", None),
         fetch(
             &transport,
             config,
@@ -75,7 +81,7 @@ fn window(tokens: usize, source: WindowSource) -> ContextWindow {
 /// `GET {base}{path}`, or a `POST` of `body`, as JSON; `None` on any failure.
 async fn fetch(
     transport: &Transport,
-    config: &OpenAiConfig,
+    config: &Server<'_>,
     base: &str,
     path: &str,
     body: Option<Value>,
@@ -89,7 +95,7 @@ async fn fetch(
         if let Some(key) = &config.api_key {
             builder = builder.bearer_auth(key);
         }
-        for (name, value) in &config.extra_headers {
+        for (name, value) in config.extra_headers {
             builder = builder.header(name.as_str(), value.as_str());
         }
         builder

@@ -1,18 +1,16 @@
-//! What had arrived of an answer when its run was cancelled, kept as the assistant's: a later
-//! turn sends it back, and the trace says what the model had said.
+//! What had arrived of an answer when its run was cancelled, kept as the assistant's
+//! ([`interrupted_answer`]): a later turn sends it back, and the trace says what the model said.
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use agent_execution::AssistantContent;
 use agent_execution::budget::Budget;
-use agent_execution::message::{Message, NewMessage};
+use agent_execution::continuation::interrupted_answer;
+use agent_execution::message::Message;
 use agent_execution::store::WriteOp;
-use serde_json::json;
 
 use crate::agent::Agent;
 use crate::error::StepError;
-use crate::model::USAGE_KEY;
 use crate::record::record;
 
 /// What had arrived of an answer when its run was cancelled.
@@ -24,10 +22,7 @@ pub(crate) struct Arrived {
     pub(crate) prompt_tokens: usize,
 }
 
-/// Records the text of an answer the run was cancelled in the middle of as an assistant message
-/// without tool calls, marked [`meta::INTERRUPTED`](agent_execution::meta::INTERRUPTED), with
-/// estimated usage: the trace keeps what the model had said, and a later turn sends it back as
-/// the assistant's. Nothing is recorded when no text had arrived.
+/// Records the text that had arrived, with estimated usage; nothing when none had.
 pub(crate) async fn keep_interrupted(
     agent: &Agent,
     trace_id: &str,
@@ -38,20 +33,11 @@ pub(crate) async fn keep_interrupted(
     if arrived.text.trim().is_empty() {
         return Ok(());
     }
-    let usage = agent_llm::Usage::estimate(
-        arrived.prompt_tokens as u64,
-        agent_llm::estimate_tokens(&arrived.text) as u64,
-    );
+    let tokens = agent_llm::estimate_tokens(&arrived.text) as u64;
+    let usage = agent_llm::Usage::estimate(arrived.prompt_tokens as u64, tokens);
     let cost = agent.engine.root.prices.cost(&agent.spec.model, &usage);
-    let content = AssistantContent::new(Some(arrived.text), Vec::new());
-    let mut message = NewMessage::assistant(content)
-        .usage(usage.prompt_tokens + usage.completion_tokens, cost)
+    let message = interrupted_answer(arrived.text, usage, cost, arrived.goal_id)
         .duration_ms(arrived.started.elapsed().as_millis() as u64);
-    message.goal_id = arrived.goal_id;
-    message.metadata.insert(USAGE_KEY.to_owned(), json!(usage));
-    message
-        .metadata
-        .insert(agent_execution::meta::INTERRUPTED.to_owned(), json!(true));
     let recorded = record(agent.store(), trace_id, vec![WriteOp::AddMessage(message)]).await?;
     messages.extend(recorded);
     spending.add(cost);

@@ -112,7 +112,6 @@ mod compact_now;
 pub use agent_context::{compaction, context, context_incremental};
 pub use agent_execution::continuation;
 mod delegate;
-mod empty_answer;
 mod engine;
 mod error;
 mod explore;
@@ -126,7 +125,6 @@ mod notice;
 mod options;
 mod outcome;
 pub mod profiles;
-mod prompt_watch;
 mod record;
 mod report;
 mod resume;
@@ -140,6 +138,7 @@ mod summarise;
 mod turns;
 mod window;
 
+pub use agent_execution::meta::{tokens_estimated, usage_is_estimated};
 pub use agent_execution::run_limits::{LimitOverrides, RunLimits};
 /// What the records say, kept where callers have long named it: the check of a limit's value,
 /// the loop guard's thresholds, a trace's lineage and its totals with its sub-traces.
@@ -164,7 +163,7 @@ pub use error::RunError;
 pub use goal_tools::{
     GoalTool, MAX_GOAL_TEXT_CHARS, MAX_GOALS_PER_CALL, MAX_PLAN_GOALS, ReadProgressTool,
 };
-pub use model::{USAGE_KEY, tokens_estimated, usage_is_estimated};
+pub use model::USAGE_KEY;
 pub use options::{DEFAULT_SYSTEM_PROMPT, Instruction, RunnerOptions, SubAgentOptions};
 pub use outcome::{RunOutcome, StopReason};
 pub use profiles::UnknownProfile;

@@ -21,24 +21,25 @@ use crate::closing;
 use crate::compaction::ContextBudget;
 use crate::context::ContextInput;
 use crate::context_incremental::{IncrementalContext, SharedView};
-use crate::empty_answer::{self, AfterEmpty};
 use crate::error::{RunError, StepError};
 use crate::handoff;
 use crate::interrupted::{Arrived, keep_interrupted};
 use crate::model;
 use crate::notice::{self, notice};
 use crate::outcome::{RunOutcome, StopReason};
-use crate::prompt_watch::{self, PromptWatch};
 use crate::record::{check_workspace, record, tool_message};
 use crate::resume::finish_sub_agent_calls;
 use crate::stuck;
 use crate::summarise::{Trigger, compact};
 use crate::turns::take_queued;
 use crate::window;
-use agent_execution::NoticeKind;
+use agent_context::prompt_watch::{self, PromptWatch};
 use agent_execution::budget::{self, Budget};
 use agent_execution::continuation::{AfterAnswer, CutAnswer, is_cut};
+use agent_execution::empty_answer::{self, AfterEmpty};
+use agent_execution::meta::usage_is_estimated;
 use agent_execution::stats_with_sub_traces;
+use agent_execution::{DeltaSink, NoticeKind};
 
 use crate::model::USAGE_KEY;
 
@@ -174,7 +175,7 @@ pub(crate) async fn run_loop(
     let trace = store.finish_trace(trace_id, outcome).await?;
     let stats_with_sub_traces = stats_with_sub_traces(store, trace_id).await?;
     // The trace's totals are estimates, in part, when any of its calls was estimated.
-    let tokens_estimated = messages.iter().any(|m| model::usage_is_estimated(m));
+    let tokens_estimated = messages.iter().any(|m| usage_is_estimated(m));
     Ok(RunOutcome {
         trace_id: trace.trace_id.clone(),
         status: trace.status,
@@ -236,12 +237,11 @@ struct RunState {
     empty_asked: bool,
 }
 
-/// What a run learned of its window while it ran.
+/// The window a refusal stated (when smaller than the one in use), and whether the run said
+/// that its floor leaves no room to compact.
 #[derive(Default)]
 struct Windows {
-    /// The window a refusal stated, when smaller than the one in use.
     refused: Option<agent_llm::ContextWindow>,
-    /// Whether the run said that its floor leaves no room to compact.
     floor_told: bool,
 }
 
@@ -281,7 +281,8 @@ async fn step(
     let mut view = view_of(agent, &tree, messages, &budget, context);
     // Compaction cannot make the request smaller than what it always carries.
     let floor = window::Floor::of(&view.messages, &budget, tool_count);
-    window::check(&floor, &budget, window)?;
+    let fits = floor.check(&budget, window);
+    fits.map_err(StepError::WindowTooSmall)?;
     if !windows.floor_told && window::pruning_only(&floor, &budget) {
         windows.floor_told = true;
         let told = window::pruning_only_notice(&floor, &budget, window);
@@ -298,7 +299,7 @@ async fn step(
 
     let started = Instant::now();
     let goal_id = tree.current_id().map(str::to_owned);
-    let sink = model::DeltaSink::answer(agent.store().event_bus(), trace_id, goal_id.as_deref());
+    let sink = DeltaSink::answer(agent.store().event_bus(), trace_id, goal_id.as_deref());
     // The request shares the view's messages, and drops them before the next step extends
     // them; the rare retry below builds the view again.
     let mut estimated_tokens = view.estimated_tokens;
@@ -314,7 +315,9 @@ async fn step(
             let (_, budget) = tools_memo.budget(spec, window, &agent.tools);
             let view = view_of(agent, &tree, messages, &budget, context);
             let floor = window::Floor::of(&view.messages, &budget, tool_count);
-            window::check(&floor, &budget, window)?;
+            floor
+                .check(&budget, window)
+                .map_err(StepError::WindowTooSmall)?;
             let why = (&view, Trigger::Refused, window);
             if !compact(agent, trace_id, &tree, messages, why, spending, cancel).await? {
                 return Err(StepError::Llm(error));
@@ -322,7 +325,8 @@ async fn step(
             let view = view_of(agent, &tree, messages, &budget, context);
             if view.estimated_tokens >= estimated_tokens {
                 // The same request again would be refused again.
-                return Err(window::not_smaller(&floor, estimated_tokens, window));
+                let error = window::not_smaller(&floor, estimated_tokens, window);
+                return Err(StepError::WindowTooSmall(error));
             }
             estimated_tokens = view.estimated_tokens;
             let tools = tools_memo.specs();
@@ -357,7 +361,7 @@ async fn step(
     let duration_ms = started.elapsed().as_millis() as u64;
     call_ids.assign(&mut response.tool_calls, messages);
 
-    let usage = model::usage_of(&response, estimated_tokens);
+    let usage = response.usage_or_estimate(estimated_tokens);
     let cost = agent.engine.root.prices.cost(&spec.model, &usage);
     let mut content = AssistantContent::new(response.text.clone(), response.tool_calls.clone());
     content.reasoning = std::mem::take(&mut response.reasoning);

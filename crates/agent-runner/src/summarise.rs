@@ -26,8 +26,8 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::Agent;
 use crate::agents::COMPACTION;
 use crate::compaction::{
-    COMPACTION_PROMPT, SUMMARY_FILL, estimate_chat, fit_for_summary, summary_message,
-    summary_request,
+    COMPACTION_PROMPT, SUMMARY_CUT, SUMMARY_FILL, SUMMARY_WITHOUT_TEXT, estimate_chat,
+    fit_for_summary, summary_failed, summary_message, summary_request,
 };
 use crate::context_incremental::SharedView;
 use crate::error::StepError;
@@ -35,14 +35,6 @@ use crate::model;
 use crate::record::record;
 use crate::window::summary_cap;
 use agent_execution::budget::Budget;
-
-/// What the summariser is told when its first answer had no text.
-const TEXT_ONLY: &str = "Your answer had no text. Answer with the summary itself, as plain \
-text, without calling any tool.";
-
-/// What the summariser is told when its answer was cut at the length limit.
-const SHORTER: &str = "Your summary was cut off at the length limit. Write a much shorter one: \
-only what is needed to continue, in a few short paragraphs.";
 
 /// The error of a summary request that cannot be made smaller than the `refused` one.
 fn window_too_small(size: usize, refused: usize, window: usize) -> StepError {
@@ -144,14 +136,14 @@ pub(crate) async fn compact(
         };
         let summary = response.text.as_deref().unwrap_or("").trim().to_owned();
         if summary.is_empty() {
-            failed.push(TEXT_ONLY);
+            failed.push(SUMMARY_WITHOUT_TEXT);
             continue;
         }
         if response.truncated() {
-            failed.push(SHORTER);
+            failed.push(SUMMARY_CUT);
             continue;
         }
-        let usage = model::usage_of(&response, size);
+        let usage = response.usage_or_estimate(size);
         let cost = engine.root.prices.cost(&summariser_model, &usage);
         let mut message = summary_message(&summary, tree.current_id().map(str::to_owned))
             .usage(usage.prompt_tokens + usage.completion_tokens, cost)
@@ -172,17 +164,7 @@ pub(crate) async fn compact(
         budget.add(cost);
         return Ok(true);
     }
-    let reason = if failed.contains(&SHORTER) {
-        format!(
-            "the summariser's answers were not a summary (cut at the length limit of {cap} \
-             tokens, or without text) twice; no summary was stored, and the context keeps goal \
-             compaction and prune only"
-        )
-    } else {
-        "the summariser answered twice without text; no summary was stored, and the context \
-         keeps goal compaction and prune only"
-            .to_owned()
-    };
+    let reason = summary_failed(failed.contains(&SUMMARY_CUT).then_some(cap));
     let failed = EventKind::CompactionFailed { reason };
     record(agent.store(), trace_id, vec![WriteOp::AppendEvent(failed)]).await?;
     Ok(false)

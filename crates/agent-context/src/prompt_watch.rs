@@ -11,8 +11,9 @@
 //!
 //! Each is said once per run, with the usual fix.
 
-use crate::window::thousands;
 use agent_execution::NoticeKind;
+
+use crate::window::thousands;
 
 /// The fix, for both.
 const FIX: &str = "for llama.cpp's llama-server, start it with --jinja (it then renders tools \
@@ -27,23 +28,30 @@ const LEAST_TOOLS: usize = 200;
 const LEAST_RESULTS: usize = 150;
 
 /// One model call as the checks see it.
+///
+/// ```
+/// use agent_context::prompt_watch::{Call, PromptWatch};
+/// let mut watch = PromptWatch::default();
+/// let call = Call { reported: Some(233), estimated: 2_100, tools: 1_975, tool_count: 10, results: 0 };
+/// assert_eq!(watch.after(call).len(), 1, "the tools never reached the prompt");
+/// ```
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Call {
+pub struct Call {
     /// The prompt tokens the server reported, when it reported them.
-    pub(crate) reported: Option<u64>,
+    pub reported: Option<u64>,
     /// The agent's estimate of the whole request.
-    pub(crate) estimated: usize,
+    pub estimated: usize,
     /// The agent's estimate of the request's tool specs.
-    pub(crate) tools: usize,
+    pub tools: usize,
     /// How many tools the request offered.
-    pub(crate) tool_count: usize,
+    pub tool_count: usize,
     /// The agent's estimate of the tool results recorded since the previous call.
-    pub(crate) results: usize,
+    pub results: usize,
 }
 
 /// What the checks remember between the calls of a run.
 #[derive(Debug, Default)]
-pub(crate) struct PromptWatch {
+pub struct PromptWatch {
     /// The previous call's reported count and estimate.
     last: Option<(u64, usize)>,
     tools_told: bool,
@@ -52,7 +60,7 @@ pub(crate) struct PromptWatch {
 
 impl PromptWatch {
     /// Takes one call into account; returns what to tell, at most once per kind and run.
-    pub(crate) fn after(&mut self, call: Call) -> Vec<(NoticeKind, String)> {
+    pub fn after(&mut self, call: Call) -> Vec<(NoticeKind, String)> {
         let mut told = Vec::new();
         let Some(reported) = call.reported else {
             self.last = None;

@@ -3,24 +3,25 @@
 //! everything in reasoning; a run that ended `completed` on one would be a silent success.
 //!
 //! The first empty answer of a run is told (a `notice`) and the model is asked once to go on
-//! (a user message marked [`EMPTY_ANSWER`]); a second ends the run with the stop reason
-//! `EmptyAnswer`, failed and resumable.
+//! (a user message marked [`EMPTY_ANSWER`]); a second ends the run with the runner's stop
+//! reason `EmptyAnswer`, failed and resumable.
 
-use agent_execution::TraceOutcome;
-use agent_execution::message::NewMessage;
-use agent_execution::meta::EMPTY_ANSWER;
+use crate::TraceOutcome;
+use crate::message::NewMessage;
+use crate::meta::EMPTY_ANSWER;
 use serde_json::Value;
 
 /// What the model is told after an empty answer.
-pub(crate) const EMPTY_ANSWER_PROMPT: &str = "Your last answer was empty: no text and no tool call. \
+pub const EMPTY_ANSWER_PROMPT: &str = "Your last answer was empty: no text and no tool call. \
 Go on with the task: call a tool, or give your final answer as text.";
 
 /// What the run says when the model answers empty the first time.
-pub(crate) const FIRST_NOTICE: &str = "the model's answer was empty (no text, no tool call): \
+pub const FIRST_NOTICE: &str = "the model's answer was empty (no text, no tool call): \
 asking it once more";
 
 /// What to do after an empty answer.
-pub(crate) enum AfterEmpty {
+#[derive(Debug)]
+pub enum AfterEmpty {
     /// Record this message and call again.
     Ask(Box<NewMessage>),
     /// End the run: the model answered empty again.
@@ -28,12 +29,12 @@ pub(crate) enum AfterEmpty {
 }
 
 /// Whether an answer without tool calls is empty: no text but whitespace.
-pub(crate) fn is_empty(text: Option<&str>) -> bool {
+pub fn is_empty(text: Option<&str>) -> bool {
     text.is_none_or(|text| text.trim().is_empty())
 }
 
 /// What comes after an empty answer; `asked` says whether the run already asked once.
-pub(crate) fn after_empty(asked: &mut bool, goal_id: Option<String>) -> AfterEmpty {
+pub fn after_empty(asked: &mut bool, goal_id: Option<String>) -> AfterEmpty {
     if !*asked {
         *asked = true;
         let mut message = NewMessage::user(EMPTY_ANSWER_PROMPT);
