@@ -214,7 +214,8 @@ mod tests {
             "turn": "continue", "loop_guard": "same_call", "closing_report": true,
             "handoff": true,
             "sub_traces": [{"trace_id": "t@explore-1", "status": "completed", "stats": {}}],
-            "sub_trace_stats": {"total_tokens": 5}, "interrupted": true, "other": 1
+            "sub_trace_stats": {"total_tokens": 5}, "interrupted": true, "empty_answer": true,
+            "other": 1
         });
         let Value::Object(metadata) = metadata else {
             unreachable!()
@@ -230,7 +231,7 @@ mod tests {
         assert_eq!(read.loop_guard.as_deref(), Some("same_call"));
         assert_eq!(read.sub_traces[0].trace_id, "t@explore-1");
         assert!(read.sub_trace_stats.is_some());
-        assert_eq!(KEYS.len(), 11);
+        assert_eq!(KEYS.len(), 12);
         for key in KEYS {
             assert!(metadata.contains_key(*key), "{key}");
         }
