@@ -160,12 +160,6 @@ async fn a_refusal_that_states_a_window_too_small_for_the_floor_stops_at_once() 
 #[tokio::test]
 async fn a_retry_that_would_not_be_smaller_than_the_refused_request_is_not_sent() {
     let workspace = tempfile::tempdir().unwrap();
-    // The size of the first request of a run, on a server that takes anything.
-    let probe = MockModelServer::with_replies([Turn::text("ok")]).await;
-    let (_, probe_runner) = runner(openai(&probe), workspace.path(), |_| {});
-    probe_runner.run("Count").await.unwrap();
-    let first = probe.requests()[0].body.to_string().len();
-
     // A server whose window is smaller than the tool specs and the prompt, and whose refusal
     // does not say it: compaction cannot help, and the run says so instead of sending the
     // same request again.

@@ -24,7 +24,12 @@
 //! `rules.rs`, and `reasoning.rs` for the rules about reasoning sent back) and consume no
 //! reply. [`MockModelServer::llama_cpp`] starts a server that also keeps the rules and the
 //! stream shape of llama.cpp's Python server (`llamacpp.rs`). `GET {base}/models` lists the
-//! models of [`MockModelServer::serve_models`].
+//! models of [`MockModelServer::serve_models`]. [`MockModelServer::serve_as`] plays a local
+//! server's window (llama.cpp's `llama-server`, vLLM, Ollama, or one that says nothing: where it
+//! says it, how it refuses a prompt over it), and [`MockModelServer::count_prompts`] reports the
+//! prompt tokens of what a chat template shows the model (see `local.rs`). Requests about the
+//! server rather than a chat (`/props`, the model list, Ollama's API) are kept apart
+//! ([`MockModelServer::info_requests`]).
 
 mod llamacpp;
 mod local;
