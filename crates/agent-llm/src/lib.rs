@@ -64,6 +64,12 @@
 //!   [`AnthropicConfig::from_env`] reads `ANTHROPIC_BASE_URL` and `ANTHROPIC_API_KEY`.
 //! - [`ScriptedClient`]: answers from a script, deterministically, and records the requests.
 //!
+//! Context windows: a local server runs its model with the window it was started with.
+//! [`LlmClient::learn_window`] asks the server where it says it (llama.cpp's `/props`, the model
+//! list's `max_model_len` or `meta.n_ctx`, Ollama's `/api/show`) and remembers the answer, a
+//! [`ContextWindow`] with its [`WindowSource`]; [`stated_window`] reads the window out of a
+//! refusal's message.
+//!
 //! Prompt caching: a request may carry several system messages; all but the last are static
 //! and the last is the part that changes from call to call (the runner sends its system prompt,
 //! then the plan). OpenAI-compatible servers get adjacent system messages joined into one, so
