@@ -1,7 +1,8 @@
 // A minimal MCP server over stdio for tests of the sandbox MCP servers run in: its tools write a
-// file, show whether environment variables are set, and open a TCP connection, each answering
-// with what happened (the error code when the system refused).
-import { writeFileSync } from "node:fs";
+// file, show whether environment variables are set, open a TCP connection, and read every
+// process's environment in /proc, each answering with what happened (the error code when the
+// system refused).
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { createInterface } from "node:readline";
 
@@ -29,6 +30,15 @@ const tools = [
     },
   },
   {
+    name: "proc",
+    description: "Reads the environment of every process in /proc and says which hold `marker`.",
+    inputSchema: {
+      type: "object",
+      properties: { marker: { type: "string" } },
+      required: ["marker"],
+    },
+  },
+  {
     name: "connect",
     description: "Opens a TCP connection to 127.0.0.1:`port`.",
     inputSchema: {
@@ -49,6 +59,18 @@ const call = (id, name, args) => {
     }
   } else if (name === "env") {
     text(id, args.names.map((n) => `${n}=${n in process.env ? process.env[n] : "(unset)"}`).join("\n"));
+  } else if (name === "proc") {
+    const seen = [];
+    for (const pid of readdirSync("/proc").filter((entry) => /^[0-9]+$/.test(entry))) {
+      try {
+        if (readFileSync(`/proc/${pid}/environ`, "latin1").includes(args.marker)) {
+          seen.push(pid);
+        }
+      } catch {
+        // A process that went away, or one this server may not read.
+      }
+    }
+    text(id, seen.length ? `seen in ${seen.length} processes` : "seen nowhere");
   } else if (name === "connect") {
     try {
       const socket = connect(args.port, "127.0.0.1", () => {

@@ -65,6 +65,16 @@ fn metadata_key(key: &str) -> (Type, &'static str) {
             "`true` on an assistant message the run was cancelled in the middle of: its text is \
              what had arrived.",
         ),
+        meta::GOALS_PENDING => (
+            Type::Integer,
+            "The runner's message sending the model back to the goals it left open: how many \
+             times in a row (0 when a resumed run takes them up).",
+        ),
+        meta::GOAL_BUDGET => (
+            Type::Object,
+            "The runner's message about a goal's spent budget: `{goal_id, action}`, `action` \
+             `warned` (finish or abandon it) or `abandoned` (reason `budget spent`).",
+        ),
         meta::SUB_TRACES => (
             Type::Array,
             "`explore` / `delegate` results: `[{trace_id, status, stats}]` of the sub-traces.",

@@ -14,6 +14,10 @@
 //! with one store per trace folder; [`TraceCheckpoints`] opens them after the runs, for rewinds
 //! and diffs.
 //!
+//! A restore removes files without following a symlink below the workspace (`openat2` with
+//! `RESOLVE_BENEATH`), so a folder swapped for a symlink meanwhile fails it instead of sending
+//! it outside.
+//!
 //! It runs the `git` program and nothing else, and never touches the user's repository: every
 //! `GIT_*` variable is cleared, the store, work tree and index are set explicitly, system and
 //! global configuration are not read (so no hook, filter, fsmonitor or external diff runs),
@@ -41,6 +45,7 @@
 //! assert_eq!(std::fs::read_to_string(workspace.path().join("notes.txt")).unwrap(), "first");
 //! ```
 
+mod beneath;
 mod branch;
 mod error;
 mod git;

@@ -195,7 +195,8 @@ impl CheckpointStore {
             for path in &writes {
                 let full = work_tree.join(path);
                 if full.is_dir() && !full.is_symlink() {
-                    fs::remove_dir_all(&full).map_err(|e| CheckpointError::io(&full, e))?;
+                    crate::beneath::remove_dir_all(work_tree, Path::new(path))
+                        .map_err(|e| CheckpointError::io(&full, e))?;
                 }
             }
             scratch.run(["read-tree", tree], None)?;
@@ -206,10 +207,12 @@ impl CheckpointStore {
             let _ = fs::remove_file(&scratch.index);
             written?;
         }
+        // Without following a symlink below the workspace: a folder swapped for one fails the
+        // removal rather than sending it outside.
         for path in &changes.deleted {
             let full = work_tree.join(path);
-            match fs::remove_file(&full) {
-                Ok(()) => remove_empty_parents(&full, work_tree),
+            match crate::beneath::remove_file(work_tree, Path::new(path)) {
+                Ok(()) => remove_empty_parents(Path::new(path), work_tree),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(CheckpointError::io(&full, e)),
             }
@@ -220,8 +223,8 @@ impl CheckpointStore {
 
 fn remove_empty_parents(file: &Path, root: &Path) {
     let mut dir = file.parent();
-    while let Some(d) = dir {
-        if d == root || !d.starts_with(root) || fs::remove_dir(d).is_err() {
+    while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+        if crate::beneath::remove_dir(root, d).is_err() {
             break;
         }
         dir = d.parent();

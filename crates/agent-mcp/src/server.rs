@@ -229,7 +229,7 @@ impl McpServer {
         state
             .connection
             .as_ref()
-            .and_then(|connection| connection.group.as_ref().map(|group| group.0))
+            .and_then(|connection| connection.group.as_ref().map(|group| group.pid))
     }
 
     /// Whether the connection is up: the server has not stopped (as far as the client has
@@ -277,7 +277,12 @@ impl McpServer {
                 .await
                 .map_err(|_| timed_out())??;
             let call = connection.service.call_tool(params.clone());
-            return match tokio::time::timeout_at(deadline, call).await {
+            let outcome = tokio::time::timeout_at(deadline, call).await;
+            // A protected name the call created does not stay for the next one to read.
+            if let Some(group) = &connection.group {
+                group.take_created();
+            }
+            return match outcome {
                 Err(_) => Err(timed_out()),
                 Ok(Ok(result)) => Ok(result),
                 Ok(Err(ServiceError::Timeout { .. })) => Err(timed_out()),

@@ -1,6 +1,7 @@
 //! How a run ended: [`RunOutcome`] and its [`StopReason`].
 
 use agent_execution::{TraceStats, TraceStatus};
+use agent_goal::PendingGoal;
 use serde::Serialize;
 
 /// Why a run stopped.
@@ -28,6 +29,10 @@ pub enum StopReason {
     /// The model answered with neither text nor a tool call, again after it was asked to go on
     /// (see `empty_answer.rs`): the task is not done.
     EmptyAnswer,
+    /// The model kept answering without a tool call while goals of its plan were still open,
+    /// after being sent back to them as often as `goal_reminders` allows; the trace ends
+    /// `incomplete`, its last answer the response, and can be resumed.
+    Incomplete,
 }
 
 impl StopReason {
@@ -70,4 +75,7 @@ pub struct RunOutcome {
     /// ([`StopReason::ModelError`]): front ends say what to fix (the key, the model name, the
     /// server's address).
     pub model_error: Option<agent_llm::LlmError>,
+    /// The goals of the plan still open when the run ended (pending or in progress), in plan
+    /// order; empty when every goal is done or abandoned.
+    pub pending_goals: Vec<PendingGoal>,
 }

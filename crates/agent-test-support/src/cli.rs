@@ -11,7 +11,8 @@ use std::process::{Output, Stdio};
 use std::sync::OnceLock;
 
 /// Variables of the caller's environment that would change what `agent` does.
-const CLEARED: [&str; 9] = [
+const CLEARED: [&str; 10] = [
+    "AGENT_API_KEY",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "ANTHROPIC_API_KEY",

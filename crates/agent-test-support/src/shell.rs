@@ -59,3 +59,53 @@ pub const RM_RF_SPELLINGS: &[&str] = &[
     "env -S 'rm -rf target'",
     "case x in x) rm -rf target;; esac",
 ];
+
+/// The script file some of [`RM_RF_HIDDEN_SPELLINGS`] run (`. ./script`, `BASH_ENV=./script`):
+/// its name and content, to be written in the folder the command runs in.
+pub const RM_RF_SCRIPT: (&str, &str) = ("script", "rm -rf target\n");
+
+/// Spellings of `rm -rf target` that hide the command from a plain reading of the script: each
+/// deletes `target` when run by `bash -c` in a folder holding it (and [`RM_RF_SCRIPT`]), and a
+/// `bash(rm -rf)` deny rule must refuse it, or ask about it as unreadable. The first 14 are the
+/// shell syntax a hostile tester got past the rule with; the rest go further the same ways.
+pub const RM_RF_HIDDEN_SPELLINGS: &[&str] = &[
+    // ANSI-C quoting, brace expansion, a pattern as the program.
+    "$'\\x72m' -rf target",
+    "{rm,-rf,target}",
+    "/usr/bin/r[m] -rf target",
+    "/bin/r? -rf target",
+    // Substitutions inside `[[ ]]`, arithmetic and parameter expansions.
+    "[[ $(rm -rf target) ]]",
+    "echo $(( $(rm -rf target; echo 1) ))",
+    ": ${x:-$(rm -rf target)}",
+    ": ${x:=$(rm -rf target)}",
+    // A trap, a script read from a file or a substitution, a shell's start-up file.
+    "trap 'rm -rf target' EXIT",
+    "source <(echo rm -rf target)",
+    ". ./script",
+    "BASH_ENV=./script bash -c true",
+    "ENV=./script sh -i -c true",
+    // An alias.
+    "shopt -s expand_aliases\nalias x='rm -rf'\nx target",
+    // Twenty more of the same kinds.
+    "$'\\162m' -rf target",
+    "$'\\u0072m' -rf target",
+    "r{m,} -rf target",
+    "rm -r{f,} target",
+    "eval $'rm\\x20-rf\\x20target'",
+    "bash -c $'\\x72\\x6d -rf target'",
+    "${IFS}rm -rf target",
+    "(( x[$(rm -rf target)] ))",
+    "x='a[$(rm -rf target)]'; echo $(( x ))",
+    "let 'y=x[$(rm -rf target)]'",
+    "[[ 'a[$(rm -rf target)]' -eq 0 ]]",
+    "declare -i n; n='a[$(rm -rf target)]'",
+    "printf -v x 'a[$(rm -rf target)]'; echo $(( x ))",
+    "read -r x <<< 'a[$(rm -rf target)]'; echo $(( x ))",
+    "mapfile -t a <<< 'x[$(rm -rf target)]'; echo $(( a ))",
+    "PS4='$(rm -rf target)'; set -x; true",
+    "env BASH_ENV=./script bash -c true",
+    "export BASH_ENV=./script; bash -c true",
+    "trap 'rm -rf target' ERR; false",
+    "shopt -s expand_aliases\nalias r=rm\nr -rf target",
+];

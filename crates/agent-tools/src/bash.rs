@@ -1,17 +1,22 @@
-//! The `bash` tool: a shell command in the workspace, in its own process group, with a timeout.
+//! The `bash` tool: a shell command in the workspace, with a timeout, of which nothing outlives
+//! the call.
 //!
 //! The command runs as `bash -c <command>` with stdin closed, inside the sandbox of
-//! [`SandboxConfig`] (see [`crate::sandbox`]). When it finishes, times out or is cancelled, or
-//! when the call is abandoned, the whole process group is killed with `SIGKILL`, so background
-//! children and grandchildren never outlive the call.
+//! [`SandboxConfig`] (see [`crate::sandbox`]). A confined command starts through the sandbox
+//! helper when there is one: in a session of its own without a terminal and, with namespaces, in
+//! a PID namespace of its own, so when it finishes, times out or is cancelled everything it
+//! started dies with it, however it detached (`setsid`, a double fork, `setpgid`). Without the
+//! helper (and with the sandbox off) it runs in its own process group, which is killed with
+//! `SIGKILL` then.
 //!
 //! A failed command that looks refused by the sandbox is asked about when the embedder gave a
 //! [`RerunApprover`] ([`BashTool::with_rerun`]): on yes it runs once more without the sandbox
 //! (its environment still without secrets), on no the model gets the refusal and the answer.
 //!
-//! The group also dies with the agent, even one killed with `SIGKILL`: the group's first shell
-//! starts a watcher that reads a pipe only the agent holds the other end of, and kills the group
-//! when the pipe closes, which the kernel does when the agent exits however it exits.
+//! The command also dies with the agent, even one killed with `SIGKILL`: the helper notices that
+//! its parent is gone; without it, the group's first shell starts a watcher that reads a pipe
+//! only the agent holds the other end of, and kills the group when the pipe closes, which the
+//! kernel does when the agent exits however it exits.
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -20,7 +25,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde::Deserialize;
 use serde_json::json;
@@ -28,17 +32,23 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinHandle;
 
 use super::approval::{RerunApprover, RerunRequest};
+use super::guard::GroupGuard;
 use super::output::CappedBuffer;
 use super::path::canonical_workspace;
 use super::sandbox::{Confinement, SandboxConfig, SandboxMode};
 use super::{
-    Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput, TypedTool,
+    CommandRunner, Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput,
+    TypedTool,
 };
+
+mod runner;
 
 /// How much longer than the command's own timeout the registry waits before abandoning the call.
 const REGISTRY_GRACE: Duration = Duration::from_secs(5);
 /// How long to wait for the output pipes to close after the process group was killed.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long a sandbox helper asked to stop a command may take before it is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long the question whether to run a refused command without the sandbox waits for an
 /// answer before it counts as no.
 const QUESTION_WAIT: Duration = Duration::from_secs(600);
@@ -164,6 +174,10 @@ impl TypedTool for BashTool {
         )
     }
 
+    fn command_runner(&self) -> Option<Arc<dyn CommandRunner>> {
+        Some(Arc::new(self.clone()))
+    }
+
     async fn run(&self, args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let root = canonical_workspace(&ctx.workspace)?;
         let timeout = command_timeout(args.timeout_secs, &ctx.limits);
@@ -177,6 +191,7 @@ impl TypedTool for BashTool {
         };
         let request = RerunRequest {
             trace_id: ctx.trace_id.clone(),
+            tool_call_id: ctx.call_id.clone(),
             command: args.command.clone(),
             output: ran.output(&confinement).content,
         };
@@ -248,43 +263,51 @@ async fn execute(
     timeout: Duration,
     ctx: &ToolContext,
 ) -> Result<Ran, ToolError> {
-    let helper = confinement.helper_command();
-    let mut command = match &helper {
+    let (mut child, group) = match confinement.helper_command() {
         Some((program, args)) => {
+            // The helper starts the command out of this terminal's session, and everything it
+            // starts ends with it (see `sandbox/helper.rs`).
             let mut command = tokio::process::Command::new(program);
-            command.args(args).arg("bash");
             command
+                .args(args)
+                .args(["bash", "-c", command_text])
+                .current_dir(root)
+                .env_clear()
+                .envs(confinement.env.iter().map(|(name, value)| (name, value)))
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .process_group(0);
+            let child = command
+                .spawn()
+                .map_err(|e| ToolError::failed(format!("cannot start the sandbox helper: {e}")))?;
+            let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
+            let guard = pid.map(|pid| GroupGuard::Helper(Pid::from_raw(pid)));
+            (child, guard)
         }
-        None => tokio::process::Command::new("bash"),
-    };
-    command
-        .arg("-c")
-        .arg(GROUP_SHELL)
-        .arg("bash")
-        .arg(command_text)
-        .current_dir(root)
-        .env_clear()
-        .envs(confinement.env.iter().map(|(name, value)| (name, value)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = if helper.is_some() {
-        // The helper confines itself before it becomes the command.
-        command
-            .spawn()
-            .map_err(|e| ToolError::failed(format!("cannot start the sandbox helper: {e}")))?
-    } else {
-        spawn_confined(command, confinement.clone()).await?
+        None => {
+            let mut command = tokio::process::Command::new("bash");
+            command
+                .arg("-c")
+                .arg(GROUP_SHELL)
+                .arg("bash")
+                .arg(command_text)
+                .current_dir(root)
+                .env_clear()
+                .envs(confinement.env.iter().map(|(name, value)| (name, value)))
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .process_group(0)
+                .kill_on_drop(true);
+            let child = spawn_confined(command, confinement.clone()).await?;
+            let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
+            (child, pid.map(|pid| GroupGuard::Group(Pid::from_raw(pid))))
+        }
     };
     // Never written to: the watcher of the group sees it close when the agent exits.
     let _lifeline = child.stdin.take();
-    let group = child
-        .id()
-        .and_then(|pid| i32::try_from(pid).ok())
-        .map(|pid| GroupGuard(Pid::from_raw(pid)))
-        .ok_or_else(|| ToolError::failed("bash exited before it could be watched"))?;
+    let group = group.ok_or_else(|| ToolError::failed("bash exited before it could be watched"))?;
 
     let cap = (ctx.limits.max_output_bytes / 2).max(1);
     let stdout = Arc::new(Mutex::new(CappedBuffer::new(cap)));
@@ -307,6 +330,13 @@ async fn execute(
     };
     group.kill();
     if !matches!(outcome, Outcome::Exited(_)) {
+        if tokio::time::timeout(STOP_TIMEOUT, child.wait())
+            .await
+            .is_err()
+        {
+            // A helper that did not stop when asked is killed (its namespace with it).
+            group.kill_now();
+        }
         let _ = tokio::time::timeout(DRAIN_TIMEOUT, child.wait()).await;
     }
     for pump in pumps.into_iter().flatten() {
@@ -384,7 +414,7 @@ fn sandbox_note(confinement: &Confinement, streams: &str) -> String {
     }
     let writes = match confinement.mode {
         SandboxMode::ReadOnly => "writes go only to $TMPDIR",
-        _ if confinement.helper.is_some() => {
+        _ if confinement.namespaces => {
             "writes go only inside the workspace (not to .git, agent.toml, .agent/ or the trace \
              folder, which are read-only) and to $TMPDIR"
         }
@@ -409,23 +439,6 @@ enum Outcome {
     Exited(std::io::Result<ExitStatus>),
     TimedOut,
     Cancelled,
-}
-
-/// Kills a process group with `SIGKILL` when asked and again when dropped, so an abandoned call
-/// leaves nothing running.
-struct GroupGuard(Pid);
-
-impl GroupGuard {
-    fn kill(&self) {
-        // The group may already be gone; there is nothing to do about any error.
-        let _ = killpg(self.0, Signal::SIGKILL);
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
 
 /// Copies a pipe into a capped buffer until it closes.

@@ -2,6 +2,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
@@ -10,11 +11,11 @@ use serde_json::json;
 
 use super::output::{Keep, truncate_output};
 use super::path::{
-    canonical_workspace, check_opened, display_relative, open_inside, opened_path,
-    resolve_in_workspace,
+    canonical_workspace, check_opened, display_relative, open_inside, resolve_in_workspace,
 };
-use super::sandbox::PROTECTED_NAMES;
-use super::{Risk, ToolContext, ToolDefinition, ToolError, ToolOutput, TypedTool};
+use super::sandbox::{PROTECTED_NAMES, SandboxMode};
+use super::write_guard::WriteGuard;
+use super::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput, TypedTool};
 
 /// How many lines `read_file` shows when no `limit` is given.
 const DEFAULT_READ_LIMIT: usize = 2000;
@@ -50,6 +51,17 @@ struct Target {
     shown: String,
 }
 
+impl Target {
+    /// The folder the target is in, relative to the workspace root.
+    fn parent_below_root(&self) -> PathBuf {
+        self.absolute
+            .parent()
+            .and_then(|parent| parent.strip_prefix(&self.root).ok())
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    }
+}
+
 fn target(ctx: &ToolContext, path: &str) -> Result<Target, ToolError> {
     let root = canonical_workspace(&ctx.workspace)?;
     let absolute = resolve_in_workspace(&root, path)?;
@@ -62,18 +74,22 @@ fn target(ctx: &ToolContext, path: &str) -> Result<Target, ToolError> {
 }
 
 /// A target the model may write: not `.git`, `agent.toml`, `.agent/` or anything in them
-/// ([`PROTECTED_NAMES`]), whatever the approval rules say, since they hold the rules, the
-/// history and what runs outside the sandbox.
+/// ([`PROTECTED_NAMES`]), at the top of the workspace or below it (a nested repository's hooks,
+/// a sub-project's configuration), whatever the approval rules say, since they hold the rules,
+/// the history and what runs outside the sandbox.
 fn writable_target(ctx: &ToolContext, path: &str) -> Result<Target, ToolError> {
     let target = target(ctx, path)?;
-    let first = target
+    let protected = target
         .absolute
         .strip_prefix(&target.root)
         .ok()
-        .and_then(|relative| relative.components().next());
-    if let Some(first) = first.and_then(|c| c.as_os_str().to_str())
-        && PROTECTED_NAMES.contains(&first)
-    {
+        .and_then(|relative| {
+            relative
+                .components()
+                .filter_map(|c| c.as_os_str().to_str())
+                .find(|name| PROTECTED_NAMES.contains(name))
+        });
+    if let Some(first) = protected {
         return Err(ToolError::failed(format!(
             "{:?} is protected: {first} is never written by tools",
             target.shown
@@ -207,9 +223,19 @@ fn read_numbered(
     Ok(out)
 }
 
-/// `write_file(path, content)`: creates or replaces a file atomically.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct WriteFileTool;
+/// `write_file(path, content)`: creates or replaces a file atomically, within what its
+/// [`WriteGuard`] allows.
+#[derive(Debug, Clone, Default)]
+pub struct WriteFileTool {
+    guard: WriteGuard,
+}
+
+impl WriteFileTool {
+    /// The tool writing only what `guard` allows.
+    pub fn guarded(guard: WriteGuard) -> Self {
+        Self { guard }
+    }
+}
 
 /// Arguments of `write_file`.
 #[derive(Debug, Deserialize)]
@@ -250,8 +276,14 @@ impl TypedTool for WriteFileTool {
         Risk::Risky
     }
 
+    fn confined_to(&self, mode: SandboxMode) -> Option<Arc<dyn Tool>> {
+        Some(Self::guarded(self.guard.confined_to(mode)).into_tool())
+    }
+
     async fn run(&self, args: WriteFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let target = writable_target(ctx, &args.path)?;
+        self.guard
+            .check("write_file", &target.absolute, &target.shown)?;
         blocking(move || {
             if target.absolute.is_dir() {
                 return Err(ToolError::failed(format!(
@@ -260,10 +292,9 @@ impl TypedTool for WriteFileTool {
                 )));
             }
             let existed = target.absolute.exists();
-            if let Some(parent) = target.absolute.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| ToolError::io("create the directory for", &target.shown, e))?;
-            }
+            // Folder by folder, none through a symlink another process swapped in.
+            crate::beneath::create_dir_all(&target.root, &target.parent_below_root())
+                .map_err(|e| ToolError::io("create the directory for", &target.shown, e))?;
             atomic_write(&target, args.content.as_bytes())?;
             let verb = if existed { "replaced" } else { "created" };
             Ok(ToolOutput::text(format!(
@@ -277,35 +308,33 @@ impl TypedTool for WriteFileTool {
 }
 
 /// Writes `bytes` to a temporary file next to the target and renames it over the target,
-/// keeping the permissions of a file that is replaced. The temporary file is checked to be
-/// inside the workspace once created and once renamed (see [`check_opened`]): a file that a
-/// swapped-in symlink put outside is removed and the write refused.
+/// keeping the permissions of a file that is replaced. The folder is opened once, without
+/// following any symlink below the workspace root, and both files are reached through it, so a
+/// folder swapped for a symlink meanwhile cannot send the write elsewhere; the temporary file is
+/// also checked to be inside the workspace once created and once renamed (see
+/// [`check_opened`]).
 fn atomic_write(target: &Target, bytes: &[u8]) -> Result<(), ToolError> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let path = &target.absolute;
     let io = |e| ToolError::io("write", &target.shown, e);
-    let parent = path.parent().unwrap_or_else(|| Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = parent.join(format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    let dir = crate::beneath::open_dir(&target.root, &target.parent_below_root()).map_err(io)?;
+    let name = target.absolute.file_name().unwrap_or_default();
+    let path = crate::beneath::in_dir(&dir, name);
+    let temp = crate::beneath::in_dir(
+        &dir,
+        std::ffi::OsStr::new(&format!(
+            ".{}.{}.{}.tmp",
+            name.to_string_lossy(),
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        )),
+    );
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&temp)
         .map_err(io)?;
-    let remove = |file: &std::fs::File| match opened_path(file) {
-        Some(real) => {
-            let _ = std::fs::remove_file(real);
-        }
-        None => {
-            let _ = std::fs::remove_file(&temp);
-        }
+    let remove = |_: &std::fs::File| {
+        let _ = std::fs::remove_file(&temp);
     };
     if let Err(error) = check_opened(&target.root, &file, &target.shown) {
         remove(&file);
@@ -314,25 +343,35 @@ fn atomic_write(target: &Target, bytes: &[u8]) -> Result<(), ToolError> {
     let result = (|| {
         file.write_all(bytes)?;
         file.sync_all()?;
-        if let Ok(metadata) = std::fs::metadata(path) {
+        if let Ok(metadata) = std::fs::metadata(&path) {
             file.set_permissions(metadata.permissions())?;
         }
-        std::fs::rename(&temp, path)
+        std::fs::rename(&temp, &path)
     })();
     if let Err(error) = result {
         remove(&file);
         return Err(io(error));
     }
     if let Err(error) = check_opened(&target.root, &file, &target.shown) {
-        remove(&file);
+        let _ = std::fs::remove_file(&path);
         return Err(error);
     }
     Ok(())
 }
 
-/// `edit_file(path, old, new, replace_all?)`: exact string replacement in a file.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EditFileTool;
+/// `edit_file(path, old, new, replace_all?)`: exact string replacement in a file, within what
+/// its [`WriteGuard`] allows.
+#[derive(Debug, Clone, Default)]
+pub struct EditFileTool {
+    guard: WriteGuard,
+}
+
+impl EditFileTool {
+    /// The tool writing only what `guard` allows.
+    pub fn guarded(guard: WriteGuard) -> Self {
+        Self { guard }
+    }
+}
 
 /// Arguments of `edit_file`.
 #[derive(Debug, Deserialize)]
@@ -381,6 +420,10 @@ impl TypedTool for EditFileTool {
         Risk::Risky
     }
 
+    fn confined_to(&self, mode: SandboxMode) -> Option<Arc<dyn Tool>> {
+        Some(Self::guarded(self.guard.confined_to(mode)).into_tool())
+    }
+
     async fn run(&self, args: EditFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         if args.old.is_empty() {
             return Err(ToolError::failed(
@@ -393,6 +436,8 @@ impl TypedTool for EditFileTool {
             ));
         }
         let target = writable_target(ctx, &args.path)?;
+        self.guard
+            .check("edit_file", &target.absolute, &target.shown)?;
         blocking(move || edit(&target, &args)).await
     }
 }

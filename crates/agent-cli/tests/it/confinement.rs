@@ -196,9 +196,11 @@ fn sigkill(agent: &tokio::process::Child) {
 #[tokio::test]
 async fn a_killed_agent_leaves_no_command_running() {
     let env = agent_env();
+    // In its PID namespace a command's pids are not the host's: its processes are found by
+    // the unusual duration they sleep.
     let script = bash_script(
         &env,
-        "echo $$ >> work/pids; sleep 30 & echo $! >> work/pids; (sleep 30; true) & echo $! >> work/pids; sleep 30",
+        "echo $$ >> work/pids; sleep 30.417 & echo $! >> work/pids; (sleep 30.417; true) & echo $! >> work/pids; sleep 30.417",
     );
     let mut agent = env
         .agent(&[
@@ -216,17 +218,33 @@ async fn a_killed_agent_leaves_no_command_running() {
         .unwrap();
     let file = env.path("work/pids");
     wait_for_pids(&file, 3, &mut agent).await;
+    let started = running("30.417");
+    assert!(started.len() >= 3, "{started:?}");
     sigkill(&agent);
     agent.wait().await.unwrap();
     let killed = Instant::now();
-    let started = pids(&file);
-    while !started.iter().all(|&pid| is_dead(pid)) {
+    while !running("30.417").is_empty() {
         assert!(
             killed.elapsed() < Duration::from_secs(1),
-            "still running a second after the agent was killed: {started:?}"
+            "still running a second after the agent was killed: {:?}",
+            running("30.417")
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// The live processes (not zombies) whose command line holds `marker`, by their pid here.
+pub(crate) fn running(marker: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != std::process::id() as i32 && !is_dead(pid))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).contains(marker))
+        })
+        .collect()
 }
 
 #[tokio::test]
@@ -291,10 +309,15 @@ async fn clean_up(env: &CliEnv, script: &str) -> std::process::Output {
 
 #[tokio::test]
 async fn a_deny_rule_holds_against_every_spelling_under_yes() {
-    for spelling in agent_test_support::shell::RM_RF_SPELLINGS {
+    let (script_name, script_text) = agent_test_support::shell::RM_RF_SCRIPT;
+    let spellings = agent_test_support::shell::RM_RF_SPELLINGS
+        .iter()
+        .chain(agent_test_support::shell::RM_RF_HIDDEN_SPELLINGS);
+    for spelling in spellings {
         let env = agent_env();
         env.write("agent.toml", "[approvals]\ndeny = [\"bash(rm -rf)\"]\n");
         env.write("target/keep.txt", "precious\n");
+        env.write(script_name, script_text);
         let script = bash_script(&env, spelling);
         // The sandbox may delete `target` (it is no protected entry): the rules must hold on
         // their own.

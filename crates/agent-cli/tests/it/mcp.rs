@@ -167,36 +167,32 @@ async fn no_server_process_outlives_the_run() {
     let env = site("");
     // In a folder of the workspace, where the sandboxed server may write.
     std::fs::create_dir(env.path("work/pids")).unwrap();
-    let pid_file = env.path("work/pids/server.pid");
-    let script = format!(
-        "echo $$ > '{}'; exec node '{}' stdio",
-        pid_file.display(),
-        everything_entry()
-    );
+    // In its PID namespace the server's pid is not the host's: it is found by its name.
+    let marker = format!("mcp-outlives-{}", std::process::id());
+    let script = format!("exec -a {marker} node '{}' stdio", everything_entry());
     std::fs::write(
         env.path("agent.toml"),
         format!(
-            "[mcp.servers.everything]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\n\
+            "[mcp.servers.everything]\ncommand = \"bash\"\nargs = [\"-c\", {script:?}]\n\
              read_only = [\"echo\"]\n"
         ),
     )
     .unwrap();
     let (_, tools) = run_script(&env, echo_and_sum(), &["--yes"]).await;
     assert_eq!(tools[0].1, "Echo: hello");
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     let mut gone = false;
     for _ in 0..100 {
-        if nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err() {
+        if crate::confinement::running(&marker).is_empty() {
             gone = true;
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(gone, "the MCP server (pid {pid}) outlived `agent run`");
+    assert!(
+        gone,
+        "the MCP server outlived `agent run`: {:?}",
+        crate::confinement::running(&marker)
+    );
 }
 
 #[tokio::test]

@@ -1,7 +1,8 @@
 //! Stdio MCP servers started for a run, under the real kernel sandbox: a server (the test
 //! suite's `sandbox-probe.mjs`) cannot write outside the workspace, sees none of the user's
-//! secrets but the variables of its own `env`, and reaches the network unless `network =
-//! false`; `sandbox = "off"` in its table runs it unconfined, and says so.
+//! secrets but the variables of its own `env` (in every mode), cannot read the agent's through
+//! `/proc`, may create files at the top of the workspace, and reaches the network unless
+//! `network = false`; `sandbox = "off"` in its table runs it unconfined, and says so.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -108,15 +109,22 @@ async fn a_server_is_confined_unless_its_table_turns_the_sandbox_off() {
         let (said, results) = run(&env, &calls, &[]).await;
         assert_eq!(results.len(), 4, "{results:?}");
         assert_eq!(escaped.exists(), off, "{results:?}");
-        assert_eq!(results[0].contains("refused: EACCES"), !off, "{results:?}");
+        assert_eq!(refused(&results[0]), !off, "{results:?}");
         assert!(inside.exists(), "{results:?}");
         assert_eq!(env.path("work/agent.toml").exists(), off, "{results:?}");
         let seen = &results[3];
-        assert_eq!(seen.contains("sk-secret-openai"), off, "{seen}");
+        // The environment is scrubbed in every mode, `off` included.
+        assert!(!seen.contains("sk-secret-openai"), "{seen}");
         assert!(seen.contains("GIVEN=configured"), "{seen}");
         assert!(seen.contains("PASSED_TOKEN=token-for-the-server"), "{seen}");
         assert_eq!(said.contains("runs without the sandbox"), off, "{said}");
     }
+}
+
+/// Whether the probe's write was refused: by Landlock (`EACCES`) or, in the server's mount
+/// namespace, by a read-only mount (`EROFS`).
+fn refused(result: &str) -> bool {
+    result.contains("refused: EACCES") || result.contains("refused: EROFS")
 }
 
 /// A loopback listener counting the connections it accepts.
@@ -158,7 +166,31 @@ async fn a_server_reaches_the_network_unless_its_table_says_no_and_follows_the_r
         let (_, results) = run(&env, &calls, &["--sandbox", "read-only"]).await;
         assert_eq!(results[0].contains("connected"), network, "{results:?}");
         assert_eq!(count.load(Ordering::SeqCst) > 0, network, "{results:?}");
-        assert!(results[1].contains("refused: EACCES"), "{results:?}");
+        assert!(refused(&results[1]), "{results:?}");
         assert!(!inside.exists());
+    }
+}
+
+#[tokio::test]
+async fn a_server_reads_no_secret_of_the_agent_in_proc_and_can_create_files_at_the_top() {
+    for off in [false, true] {
+        let env = crate::agent_env();
+        env.write(
+            "agent.toml",
+            &config(if off { "sandbox = \"off\"\n" } else { "" }),
+        );
+        let top = env.path("work/memory.json");
+        let calls = [
+            ("proc", json!({"marker": "sk-secret-openai"})),
+            (
+                "write",
+                json!({"path": top.to_string_lossy(), "content": "{}"}),
+            ),
+        ];
+        let (_, results) = run(&env, &calls, &[]).await;
+        assert_eq!(results[0].contains("seen in"), off, "{results:?}");
+        // Like `@modelcontextprotocol/server-memory` with its file in the workspace.
+        assert!(results[1].starts_with("wrote"), "{results:?}");
+        assert!(top.exists(), "{results:?}");
     }
 }

@@ -169,6 +169,7 @@ impl TraceState {
             | EventKind::LoopDetected { .. }
             | EventKind::CompactionFailed { .. }
             | EventKind::Notice { .. }
+            | EventKind::GoalChecked { .. }
             | EventKind::TraceCompleted { .. } => {}
         }
         self.last_event_id = event.event_id;

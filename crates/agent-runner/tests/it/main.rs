@@ -9,6 +9,7 @@ mod continue_trace;
 mod defaults;
 mod explore_copies;
 mod fork;
+mod goals_held;
 mod honest_ends;
 mod hostile_output;
 mod instructions;

@@ -410,7 +410,7 @@ async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) 
                 }
                 _ => turn,
             };
-            let turn = shared.reasoning.prepare(turn, request.format());
+            let turn = turn.prepared(&shared.reasoning, request.format());
             let llama_cpp = shared.llama_cpp.load(Ordering::SeqCst);
             let turn = if llama_cpp {
                 llamacpp::prepare(turn, request)

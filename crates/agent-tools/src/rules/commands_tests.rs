@@ -39,3 +39,38 @@ fn what_cannot_be_known_is_said() {
     check("echo 'unterminated", &[], true);
     check("eval \"$X\"", &[], true);
 }
+
+#[test]
+fn hidden_commands_are_found_or_said_unknown() {
+    check(
+        "shopt -s expand_aliases\nalias x='rm -rf'\nx target",
+        &["shopt -s expand_aliases", "alias x=rm -rf", "rm -rf target"],
+        false,
+    );
+    check("$'\\x72m' -rf t", &["rm -rf t"], false);
+    check("{rm,-rf,t}", &["rm -rf t"], false);
+    check("rm -r{f,} t", &["rm -rf -r t"], false);
+    check("echo {1..3}", &["echo 1 2 3"], false);
+    check("echo '{a,b}'", &["echo {a,b}"], false);
+    check(
+        "trap 'rm -rf t' EXIT",
+        &["rm -rf t", "trap rm -rf t EXIT"],
+        false,
+    );
+    check("[[ -n $(rm -rf t) ]]", &["rm -rf t"], false);
+    check(": ${x:-$(rm -rf t)}", &["rm -rf t", ": \u{0}"], false);
+    check("/usr/bin/r[m] -rf t", &[], true);
+    check(". ./script", &[". ./script"], true);
+    check("BASH_ENV=x bash -c true", &["true"], true);
+    check(
+        "x=$(cat f); echo $(( x + 1 ))",
+        &["cat f", "echo \u{0}"],
+        true,
+    );
+    check("x=4; echo $(( x + 1 ))", &["echo \u{0}"], false);
+    check(
+        "for ((i = 0; i < 3; i++)); do echo $i; done",
+        &["echo \u{0}"],
+        false,
+    );
+}

@@ -18,14 +18,16 @@
 //!   nobody can be asked or approvals are blanket (`--yes`);
 //! - `write_file(src/**)`, `edit_file(*.md)`, `read_file(.env)`: files whose path, relative to
 //!   the workspace, matches the glob, after `..` and symlinks are resolved (a deny rule also
-//!   matches the path as written); a path outside the workspace never matches an allow rule. A
-//!   `read_file` deny rule also covers `grep` over the file or a folder holding it, and a
+//!   matches the path as written, and any other name of the same file: a hard link); a path
+//!   outside the workspace never matches an allow rule. A `read_file` deny rule also covers
+//!   `grep` over the file or a folder holding it (a hard link to it included), and a
 //!   `glob_files` pattern that would list it (by its name or a symlink to it).
 //!
 //! Claude Code's spellings work too: `Bash(npm test:*)`, `Write(src/**)`, `Edit`, `Read`.
 //! Deny rules win over allow rules; they apply to every call, risky or not.
 
 mod commands;
+mod words;
 mod wrappers;
 
 use std::path::Path;
@@ -240,11 +242,26 @@ impl Rule {
     /// Why a command rule cannot tell whether the call's script runs what it names; `None` for
     /// a script it can read, or a rule about something else.
     fn unreadable(&self, tool: &str, arguments: &Value) -> Option<String> {
-        if !matches!(self.pattern, Some(Pattern::Prefix(_))) || !self.tool.is_match(tool) {
+        let Some(Pattern::Prefix(words)) = &self.pattern else {
+            return None;
+        };
+        if !self.tool.is_match(tool) {
             return None;
         }
         let command = arguments.get("command").and_then(Value::as_str)?;
-        commands::commands(command).unknown
+        let found = commands::commands(command);
+        found.unknown.or_else(|| {
+            found
+                .commands
+                .iter()
+                .any(|run| wrappers::runs(run, words) == wrappers::Match::Maybe)
+                .then(|| {
+                    format!(
+                        "an argument of `{}` is given by an expansion or a pattern",
+                        words.join(" ")
+                    )
+                })
+        })
     }
 
     /// Whether the rule covers the call; `deny` rules match a chained command by any part.
@@ -262,7 +279,10 @@ impl Rule {
                 };
                 let found = commands::commands(command);
                 if deny {
-                    found.commands.iter().any(|run| wrappers::runs(run, words))
+                    found
+                        .commands
+                        .iter()
+                        .any(|run| wrappers::runs(run, words) == wrappers::Match::Yes)
                 } else {
                     found.unknown.is_none() && !chains(command) && starts_with_words(command, words)
                 }
@@ -285,6 +305,7 @@ impl Rule {
                             Some(relative) => glob.is_match(relative),
                             None => glob.is_match(path),
                         }
+                        || another_name_matches(workspace, path, glob)
                 } else {
                     canonical.is_some_and(|relative| glob.is_match(relative))
                 }
@@ -344,6 +365,54 @@ fn canonical_relative(workspace: &Path, path: &str) -> Option<String> {
     relative_path(Path::new(""), relative.to_str()?)
 }
 
+/// Whether the file `path` (in `workspace`) is a hard link to a file whose name matches `glob`:
+/// the same file under another name, which a rule about the name must cover too.
+fn another_name_matches(workspace: &Path, path: &str, glob: &GlobMatcher) -> bool {
+    let Ok(root) = crate::canonical_workspace(workspace) else {
+        return false;
+    };
+    crate::resolve_in_workspace(&root, path)
+        .is_ok_and(|file| linked_name_matches(&root, &file, glob))
+}
+
+/// Whether `file` has more than one name and one of the names under `root` matches `glob` (a
+/// workspace too large to search counts as having one).
+fn linked_name_matches(root: &Path, file: &Path, glob: &GlobMatcher) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(file) else {
+        return false;
+    };
+    if !meta.is_file() || meta.nlink() < 2 {
+        return false;
+    }
+    let mut pending = vec![root.to_path_buf()];
+    let mut seen = 0;
+    while let Some(next) = pending.pop() {
+        seen += 1;
+        if seen > TREE_LIMIT {
+            return true;
+        }
+        let Ok(entry) = std::fs::symlink_metadata(&next) else {
+            continue;
+        };
+        if entry.is_dir() {
+            if let Ok(entries) = std::fs::read_dir(&next) {
+                pending.extend(entries.flatten().map(|entry| entry.path()));
+            }
+        } else if entry.dev() == meta.dev()
+            && entry.ino() == meta.ino()
+            && next
+                .strip_prefix(root)
+                .ok()
+                .and_then(Path::to_str)
+                .is_some_and(|relative| glob.is_match(relative))
+        {
+            return true;
+        }
+    }
+    false
+}
+
 /// How many entries of a folder a `grep` deny check looks at before refusing the search.
 const TREE_LIMIT: usize = 20_000;
 
@@ -364,7 +433,7 @@ fn tree_matches(workspace: &Path, path: &str, glob: &GlobMatcher) -> bool {
             return true;
         }
         if let Some(relative) = next.strip_prefix(&root).ok().and_then(Path::to_str)
-            && glob.is_match(relative)
+            && (glob.is_match(relative) || linked_name_matches(&root, &next, glob))
         {
             return true;
         }

@@ -313,3 +313,43 @@ fn a_read_rule_covers_the_listings_that_would_name_the_file() {
         );
     }
 }
+
+#[test]
+fn a_file_rule_covers_every_hard_link_to_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src/deep")).unwrap();
+    std::fs::write(root.join(".env"), "SECRET=1").unwrap();
+    std::fs::write(root.join("src/plain.txt"), "plain").unwrap();
+    std::fs::hard_link(root.join(".env"), root.join("src/deep/notes.txt")).unwrap();
+    let check = |rules: &ApprovalRules, tool: &str, args: serde_json::Value| {
+        rules.verdict(tool, &args.to_string(), root)
+    };
+    let denying = ApprovalRules::parse(&["read_file", "grep"], &["read_file(.env)"]).unwrap();
+    let read = serde_json::json!({ "path": "src/deep/notes.txt" });
+    let grep = serde_json::json!({ "pattern": "SECRET", "path": "src" });
+    assert!(matches!(
+        check(&denying, "read_file", read.clone()),
+        Some(RuleVerdict::Deny(_))
+    ));
+    assert!(matches!(
+        check(&denying, "grep", grep.clone()),
+        Some(RuleVerdict::Deny(_))
+    ));
+    // A file with one name is not caught by the search for other names.
+    let plain = serde_json::json!({ "path": "src/plain.txt" });
+    assert!(matches!(
+        check(&denying, "read_file", plain),
+        Some(RuleVerdict::Allow(_))
+    ));
+    // Without the rule the same link is read: the rule is what refuses it.
+    let open = ApprovalRules::parse(&["read_file", "grep"], &[] as &[&str]).unwrap();
+    assert!(matches!(
+        check(&open, "read_file", read),
+        Some(RuleVerdict::Allow(_))
+    ));
+    assert!(matches!(
+        check(&open, "grep", grep),
+        Some(RuleVerdict::Allow(_))
+    ));
+}

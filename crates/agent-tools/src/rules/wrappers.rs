@@ -2,6 +2,20 @@
 //! `find -exec`, ...): what they run, and how a command is compared with a rule's words once
 //! its flags are normalised (`rm -rf` = `rm -fr` = `rm -r -f` = `rm --recursive --force`).
 
+/// Variables that make a shell (or every program) run code they name.
+pub(crate) const RUNS_CODE: [&str; 10] = [
+    "BASH_ENV",
+    "ENV",
+    "PS4",
+    "PS0",
+    "PS1",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "LD_PRELOAD",
+    "LD_AUDIT",
+];
+
 /// Where what a command runs goes.
 pub(crate) trait Sink {
     /// A command that runs, as its words.
@@ -13,7 +27,7 @@ pub(crate) trait Sink {
 }
 
 /// A word whose value depends on an expansion; it matches no rule word.
-const UNKNOWN_WORD: &str = "\u{0}";
+pub(crate) const UNKNOWN_WORD: &str = "\u{0}";
 
 /// Options that take the next word as their value, per wrapper.
 fn options_with_value(program: &str) -> &'static [&'static str] {
@@ -57,6 +71,16 @@ pub(crate) fn unwrap(words: Vec<Option<String>>, sink: &mut dyn Sink) {
             }
             "env" => {
                 let rest = skip_options(&program, &rest);
+                let runs_code = rest
+                    .iter()
+                    .map_while(|w| w.as_deref().filter(|w| is_assignment(w)))
+                    .any(|w| {
+                        let name = w.split('=').next().unwrap_or(w);
+                        RUNS_CODE.contains(&name) || name.starts_with("BASH_FUNC_")
+                    });
+                if runs_code {
+                    sink.unknown("a variable that makes a shell or program run code it names");
+                }
                 if let Some(split) = split_string(&words[1..]) {
                     sink.script(&split);
                 }
@@ -283,17 +307,38 @@ fn alias<'a>(program: &str, flag: &'a str) -> &'a str {
     }
 }
 
+/// Whether a command runs what a rule names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Match {
+    /// It does.
+    Yes,
+    /// It may: the program is the rule's, and what is missing may be in a word given by an
+    /// expansion or a pattern.
+    Maybe,
+    /// It does not.
+    No,
+}
+
 /// Whether `command` runs what `rule` names: the same program, at least the rule's flags in any
 /// order or grouping, and the rule's other words in order among the command's.
-pub(crate) fn runs(command: &[String], rule: &[String]) -> bool {
+pub(crate) fn runs(command: &[String], rule: &[String]) -> Match {
     let (Some(command), Some(rule)) = (normalise(command), normalise(rule)) else {
-        return false;
+        return Match::No;
     };
-    if command.program != rule.program || !rule.flags.iter().all(|f| command.flags.contains(f)) {
-        return false;
+    if command.program != rule.program {
+        return Match::No;
     }
+    let flags = rule.flags.iter().all(|f| command.flags.contains(f));
     let mut operands = command.operands.iter();
-    rule.operands
+    let words = rule
+        .operands
         .iter()
-        .all(|wanted| operands.any(|given| given == wanted))
+        .all(|wanted| operands.any(|given| given == wanted));
+    if flags && words {
+        Match::Yes
+    } else if command.operands.iter().any(|w| w == UNKNOWN_WORD) {
+        Match::Maybe
+    } else {
+        Match::No
+    }
 }

@@ -87,3 +87,46 @@ pub(super) fn grant_tree(root: &Path, protected: &[PathBuf], writable: &mut Vec<
         }
     }
 }
+
+/// How deep below the top of a writable root protected names are searched for.
+const NESTED_DEPTH: usize = 6;
+/// How many entries the search looks at, at most, in all the roots together (breadth first, so
+/// what is cut is the deepest).
+const NESTED_LIMIT: usize = 20_000;
+
+/// The protected names below the top of the writable `roots` (a nested repository's `.git`, a
+/// sub-project's `agent.toml` or `.agent`), without following symlinks: breadth first, to
+/// [`NESTED_DEPTH`] levels and [`NESTED_LIMIT`] entries.
+pub(super) fn nested_protected(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut queue: std::collections::VecDeque<(PathBuf, usize)> = std::collections::VecDeque::new();
+    for root in roots {
+        for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            if entry.file_type().is_ok_and(|kind| kind.is_dir())
+                && !PROTECTED_NAMES.iter().any(|protected| name == *protected)
+            {
+                queue.push_back((entry.path(), 1));
+            }
+        }
+    }
+    let mut seen = 0;
+    while let Some((dir, depth)) = queue.pop_front() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            seen += 1;
+            if seen > NESTED_LIMIT {
+                return found;
+            }
+            let name = entry.file_name();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if PROTECTED_NAMES.iter().any(|protected| name == *protected) {
+                found.push(entry.path());
+            } else if kind.is_dir() && depth < NESTED_DEPTH {
+                queue.push_back((entry.path(), depth + 1));
+            }
+        }
+    }
+    found
+}

@@ -1,88 +1,125 @@
-//! The sandbox helper: a mode of a program (the `agent` binary's) that confines itself and then
-//! becomes the command, so that a command may create entries anywhere in a writable root while
-//! its protected paths stay read-only.
+//! The sandbox helper: a mode of a program (the `agent` binary's) that starts a command, or a
+//! stdio MCP server, confined, and outlives none of it.
 //!
-//! Landlock cannot take a right away below a granted folder, so the helper protects the paths
-//! another way the kernel enforces: it enters a new user and mount namespace (which needs a
-//! single-threaded process, hence a fresh process started for it rather than a thread of the
-//! agent), binds every protected path that exists read-only onto itself there, then applies
-//! Landlock (which also forbids any later change to the mounts) and the seccomp filter, and
-//! `exec`s the command. The mounts exist only in the namespace, which dies with the command;
-//! nothing is created in the workspace.
+//! It runs as two processes. The first, the supervisor (`supervise.rs`), stays outside the
+//! sandbox: with namespaces it enters a new user, mount, PID and IPC namespace (and a network
+//! namespace when the network is off), makes every mount read-only but the writable roots, binds
+//! the protected paths read-only, covers the Unix sockets of services outside, and starts the
+//! second process, which is the first of the new PID namespace. That one (`init.rs`) mounts a
+//! `/proc` of its own, leaves the terminal's session (`setsid`), drops every capability, confines
+//! itself (Landlock and seccomp, `linux.rs`) and starts the command; when the command ends it
+//! ends, and the kernel kills everything else in the namespace with it. Without namespaces (where
+//! the kernel refuses them) the supervisor is the subreaper of the command instead, and kills
+//! whatever it left once it ends. Either way the supervisor kills everything when it is asked to
+//! stop (`SIGTERM`) or when the agent that started it is gone.
 //!
-//! Its command line: `<program> __sandbox-helper [--network] [--read-only PATH]... [--write
-//! PATH]... -- COMMAND ARGS...`, or `<program> __sandbox-helper --probe` to ask whether the
-//! namespaces can be had here.
+//! Its command line: `<program> __sandbox-helper [--namespaces] [--network] [--read-only
+//! PATH]... [--write PATH]... [--socket PATH]... -- COMMAND ARGS...`; the supervisor starts the
+//! second process with `--init` first and the same arguments. `<program> __sandbox-helper
+//! --probe` says whether the namespaces can be had here.
 
-use std::convert::Infallible;
 use std::ffi::OsString;
-use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
-use nix::mount::{MsFlags, mount};
-use nix::sched::{CloneFlags, unshare};
-use nix::sys::statvfs::{FsFlags, statvfs};
-use nix::unistd::{getgid, getuid};
-
-use super::{Confinement, HELPER_ARG, SandboxMode};
+use super::{Confinement, HELPER_ARG};
 
 /// The exit code of a helper that could not confine the command (nothing was run).
-const SETUP_FAILED: i32 = 126;
+pub(super) const SETUP_FAILED: i32 = 126;
 
 /// What the helper was asked to do.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Request {
-    probe: bool,
-    network: bool,
-    read_only: Vec<PathBuf>,
-    writable: Vec<PathBuf>,
-    command: Vec<OsString>,
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(super) struct Request {
+    /// Only say whether the namespaces can be had.
+    pub(super) probe: bool,
+    /// This is the second process, inside the namespaces.
+    pub(super) init: bool,
+    /// Give the command namespaces of its own.
+    pub(super) namespaces: bool,
+    /// Leave the network open.
+    pub(super) network: bool,
+    /// Paths bound read-only onto themselves.
+    pub(super) read_only: Vec<PathBuf>,
+    /// Paths the command may write.
+    pub(super) writable: Vec<PathBuf>,
+    /// Unix sockets the command may reach with the network off (`@name` for an abstract one).
+    pub(super) sockets: Vec<String>,
+    /// The command and its arguments.
+    pub(super) command: Vec<OsString>,
 }
 
-/// Runs the helper with the arguments after [`HELPER_ARG`] and exits; it never returns.
-pub(super) fn main(args: Vec<OsString>) -> ! {
-    let error = match parse(args).and_then(run) {
-        Ok(never) => match never {},
-        Err(error) => error,
-    };
-    let _ = writeln!(std::io::stderr(), "sandbox: {error}");
-    std::process::exit(SETUP_FAILED)
-}
-
-/// The helper's arguments for `confinement` and the command after them.
-pub(super) fn arguments(confinement: &Confinement) -> Vec<OsString> {
-    let mut args = vec![OsString::from(HELPER_ARG)];
-    if confinement.network {
-        args.push("--network".into());
+impl Request {
+    /// The arguments that ask for this request (after [`HELPER_ARG`]).
+    pub(super) fn to_args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = Vec::new();
+        for (flag, on) in [
+            ("--probe", self.probe),
+            ("--init", self.init),
+            ("--namespaces", self.namespaces),
+            ("--network", self.network),
+        ] {
+            if on {
+                args.push(flag.into());
+            }
+        }
+        for (flag, paths) in [
+            ("--read-only", &self.read_only),
+            ("--write", &self.writable),
+        ] {
+            for path in paths {
+                args.push(flag.into());
+                args.push(path.clone().into_os_string());
+            }
+        }
+        for socket in &self.sockets {
+            args.push("--socket".into());
+            args.push(socket.into());
+        }
+        args.push("--".into());
+        args.extend(self.command.iter().cloned());
+        args
     }
-    for (flag, paths) in [
-        ("--read-only", &confinement.read_only),
-        ("--write", &confinement.writable),
-    ] {
-        for path in paths {
-            args.push(flag.into());
-            args.push(path.clone().into_os_string());
+
+    /// The confinement the second process applies to itself.
+    pub(super) fn confinement(&self) -> Confinement {
+        Confinement {
+            network: self.network,
+            writable: self.writable.clone(),
+            unix_sockets: self.sockets.clone(),
+            ..Confinement::inert()
         }
     }
-    args.push("--".into());
+}
+
+/// The helper's arguments for `confinement`, to be followed by the command.
+pub(super) fn arguments(confinement: &Confinement) -> Vec<OsString> {
+    let request = Request {
+        namespaces: confinement.namespaces,
+        network: confinement.network,
+        read_only: confinement.read_only.clone(),
+        writable: confinement.writable.clone(),
+        sockets: confinement.unix_sockets.clone(),
+        ..Request::default()
+    };
+    let mut args = vec![OsString::from(HELPER_ARG)];
+    args.extend(request.to_args());
     args
 }
 
-fn parse(args: Vec<OsString>) -> Result<Request, String> {
+pub(super) fn parse(args: Vec<OsString>) -> Result<Request, String> {
     let mut request = Request::default();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
-        let mut path = |flag: &str| {
-            args.next()
-                .map(PathBuf::from)
-                .ok_or_else(|| format!("{flag} needs a path"))
-        };
+        let mut value = |flag: &str| args.next().ok_or_else(|| format!("{flag} needs a value"));
         match arg.to_str() {
             Some("--probe") => request.probe = true,
+            Some("--init") => request.init = true,
+            Some("--namespaces") => request.namespaces = true,
             Some("--network") => request.network = true,
-            Some("--read-only") => request.read_only.push(path("--read-only")?),
-            Some("--write") => request.writable.push(path("--write")?),
+            Some("--read-only") => request.read_only.push(value("--read-only")?.into()),
+            Some("--write") => request.writable.push(value("--write")?.into()),
+            Some("--socket") => request
+                .sockets
+                .push(value("--socket")?.to_string_lossy().into_owned()),
             Some("--") => {
                 request.command = args.collect();
                 break;
@@ -96,89 +133,10 @@ fn parse(args: Vec<OsString>) -> Result<Request, String> {
     Ok(request)
 }
 
-fn run(request: Request) -> Result<Infallible, String> {
-    enter_namespaces()?;
-    if request.probe {
-        std::process::exit(0);
-    }
-    for path in &request.read_only {
-        bind_read_only(path).map_err(|e| format!("cannot protect {}: {e}", path.display()))?;
-    }
-    let confinement = Confinement {
-        mode: SandboxMode::WorkspaceWrite,
-        network: request.network,
-        writable: request.writable,
-        read_only: Vec::new(),
-        helper: None,
-        watched: Vec::new(),
-        temp_dir: None,
-        env: Vec::new(),
-    };
-    super::linux::apply(&confinement).map_err(|e| e.to_string())?;
-    let (program, args) = request
-        .command
-        .split_first()
-        .ok_or_else(|| "no command to run".to_owned())?;
-    let error = std::process::Command::new(program).args(args).exec();
-    Err(format!(
-        "cannot start {}: {error}",
-        program.to_string_lossy()
-    ))
-}
-
-/// Enters a new user namespace (mapping this user and group onto themselves, so files keep
-/// their owners) and a new mount namespace whose mounts propagate nowhere.
-fn enter_namespaces() -> Result<(), String> {
-    let (uid, gid) = (getuid(), getgid());
-    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS)
-        .map_err(|e| format!("no user namespace: {e}"))?;
-    let write = |file: &str, text: String| {
-        std::fs::write(file, text).map_err(|e| format!("cannot write {file}: {e}"))
-    };
-    write("/proc/self/setgroups", "deny\n".to_owned())?;
-    write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
-    write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))?;
-    mount(
-        None::<&str>,
-        "/",
-        None::<&str>,
-        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
-        None::<&str>,
-    )
-    .map_err(|e| format!("cannot make the mounts private: {e}"))
-}
-
-/// Binds `path` read-only onto itself, keeping the flags of the mount it is on (a user
-/// namespace may not clear them).
-fn bind_read_only(path: &Path) -> nix::Result<()> {
-    mount(
-        Some(path),
-        path,
-        None::<&str>,
-        MsFlags::MS_BIND,
-        None::<&str>,
-    )?;
-    let kept = statvfs(path)?.flags();
-    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
-    for (fs, ms) in [
-        (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
-        (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
-        (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
-        (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
-        (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
-        (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
-    ] {
-        if kept.contains(fs) {
-            flags |= ms;
-        }
-    }
-    mount(None::<&str>, path, None::<&str>, flags, None::<&str>)
-}
-
-/// Whether `helper` can enter the namespaces here, or why not.
+/// Whether `helper` can give commands namespaces of their own here, or why not.
 pub(super) fn probe(helper: &Path) -> Result<(), String> {
     let output = std::process::Command::new(helper)
-        .args([HELPER_ARG, "--probe"])
+        .args([HELPER_ARG, "--probe", "--namespaces", "--"])
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| format!("cannot start {}: {e}", helper.display()))?;
@@ -205,14 +163,12 @@ mod tests {
     #[test]
     fn arguments_read_back_as_they_were_written() {
         let confinement = Confinement {
-            mode: SandboxMode::WorkspaceWrite,
+            namespaces: true,
             network: true,
             writable: vec![PathBuf::from("/w"), PathBuf::from("/t")],
             read_only: vec![PathBuf::from("/w/.git")],
-            helper: None,
-            watched: Vec::new(),
-            temp_dir: None,
-            env: Vec::new(),
+            unix_sockets: vec!["/run/x.sock".to_owned(), "@bus".to_owned()],
+            ..Confinement::inert()
         };
         let mut args = arguments(&confinement);
         assert_eq!(
@@ -225,13 +181,20 @@ mod tests {
         assert_eq!(
             request,
             Request {
-                probe: false,
+                namespaces: true,
                 network: true,
                 read_only: confinement.read_only.clone(),
                 writable: confinement.writable.clone(),
+                sockets: confinement.unix_sockets.clone(),
                 command: vec!["bash".into(), "-c".into(), "--write".into()],
+                ..Request::default()
             }
         );
+        let init = Request {
+            init: true,
+            ..request.clone()
+        };
+        assert_eq!(parse(init.to_args()).unwrap(), init);
         assert!(parse(vec!["--write".into()]).is_err());
         assert!(parse(vec!["--bogus".into()]).is_err());
         assert!(parse(Vec::new()).is_err());

@@ -1,51 +1,64 @@
-//! The sandbox every `bash` command runs in: what it may write, whether it reaches the network,
-//! and which environment variables it sees.
+//! The sandbox every `bash` command and stdio MCP server runs in: what it may write, whether it
+//! reaches the network and local services, what it can see of other processes, and which
+//! environment variables it sees.
 //!
 //! [`SandboxConfig`] is plain settings; [`Confinement::prepare`] turns them, for one workspace and
-//! one run, into the writable paths and the environment of a command; `linux.rs` applies them to
-//! the thread that starts the command (Landlock for the file system, a seccomp filter that refuses
-//! `AF_INET`/`AF_INET6` sockets), and the child inherits both across `fork` and `exec`. The
-//! starting thread is a fresh one per command, so nothing else of the process is confined.
+//! one run, into the writable paths and the environment of a command; `linux.rs` applies them
+//! (Landlock for writes, device `ioctl`s, signals and Unix sockets, a seccomp filter that refuses
+//! `TIOCSTI`/`TIOCLINUX` and, with the network off, `AF_INET`/`AF_INET6` sockets), and the
+//! command inherits both across `fork` and `exec`.
 //!
-//! Landlock cannot take write access away from a path below a tree it allows. With a helper
-//! program ([`SandboxConfig::helper`], the `agent` binary's helper mode, see `helper.rs`), a
-//! `workspace-write` command runs in its own user and mount namespace where every protected path
-//! that exists (`.git`, `agent.toml`, `.agent` and the extra protected paths such as the trace
-//! folder) is bound read-only onto itself, so the writable roots are granted whole and a command
-//! can add entries at their top. A protected path that does not exist cannot carry a mount (a
-//! mount needs an existing entry, and nothing is created in the workspace for one): it is
-//! [`Confinement::watched`], and [`Confinement::remove_created`] moves it out of the workspace
-//! as soon as the command is over. A protected name that is a symlink is never granted, nor the
-//! folder it is in (the command could replace it), as below.
+//! With a helper program ([`SandboxConfig::helper`], the `agent` binary's helper mode, see
+//! `helper.rs`), every confined command starts through it: out of the terminal's session, and,
+//! where the kernel gives them ([`SandboxConfig::namespaces`]), in its own user, mount, PID and
+//! IPC namespace (and network namespace with the network off), with a `/proc` of its own, every
+//! mount read-only but its writable roots, the protected paths that exist (`.git`, `agent.toml`,
+//! `.agent` at the top of a writable root or below it, and the extra protected paths such as the
+//! trace folder) bound read-only onto themselves, and the Unix sockets of services outside
+//! covered; everything it started dies with it. A protected path that does not exist cannot carry
+//! a mount (a mount needs an existing entry, and nothing is created in the workspace for one): it
+//! is [`Confinement::watched`], and [`Confinement::remove_created`] moves it out of the workspace
+//! as soon as the command is over, as it does with a protected name created deeper down. A
+//! protected name that is a symlink is never granted, nor the folder it is in (the command could
+//! replace it), as below.
 //!
-//! Without a helper (an embedder's choice, or no user namespaces here), a writable root is granted
-//! entry by entry: every entry that is not protected and has no protected path below it is
-//! granted whole; a directory with a protected path below it is descended into. The directories on
-//! the way to a protected path stay without create or delete rights, so a command cannot add a
-//! new entry at the top of the workspace (`write_file` can) nor replace a protected file.
+//! Without namespaces (an embedder without the helper, or a kernel that refuses them), a writable
+//! root is granted entry by entry: every entry that is not protected and has no protected path
+//! below it is granted whole; a directory with a protected path below it is descended into. The
+//! directories on the way to a protected path stay without create or delete rights, so a command
+//! cannot add a new entry at the top of the workspace (`write_file` can) nor replace a protected
+//! file.
 
+mod env;
 mod grants;
 #[cfg(target_os = "linux")]
 mod helper;
 #[cfg(target_os = "linux")]
+mod init;
+#[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod mounts;
+#[cfg(target_os = "linux")]
+mod supervise;
+mod temp;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use grants::{grant_tree, protected_paths, split_protected};
+use env::command_env;
+pub use env::{is_secret_name, looks_secret, scrubbed_env};
+use grants::{grant_tree, nested_protected, protected_paths, split_protected};
+pub use temp::{RunTempDir, remove_run_temp_dir, remove_stale_temp_dirs};
 
-/// Names inside every writable root that commands and the file tools may never write.
+/// Names inside every writable root, at any depth, that commands and the file tools may never
+/// write.
 pub const PROTECTED_NAMES: [&str; 3] = [".git", "agent.toml", ".agent"];
-
-/// Parts of a variable name that mark it as a secret kept out of commands.
-const SECRET_MARKERS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
 
 /// How much a command may do.
 ///
@@ -112,17 +125,26 @@ pub struct SandboxConfig {
     pub writable_roots: Vec<PathBuf>,
     /// Paths that stay read-only wherever they are, such as the trace folder.
     pub protected: Vec<PathBuf>,
-    /// Variables passed to commands even though their names look secret.
+    /// Variables passed to commands even though their names or values look secret.
     pub env_keep: Vec<String>,
     /// Variables set for commands, over the inherited ones.
     pub env_set: BTreeMap<String, String>,
     /// More variables kept out of commands, such as a provider key with an unusual name.
     pub env_remove: Vec<String>,
+    /// Unix sockets outside the writable roots that commands may still connect to with the
+    /// network off (`/run/user/1000/bus`; `@name` for an abstract one, which keeps the command
+    /// in the network namespace of the agent).
+    pub unix_sockets: Vec<String>,
     /// A program that calls [`run_helper_if_requested`] first thing in its `main` (the `agent`
-    /// binary), checked with [`probe_helper`]. With it, `workspace-write` commands start through
-    /// it in their own namespaces and may create entries at the top of a writable root; without
-    /// it they are confined from a thread of this process and may not.
+    /// binary). With it, confined commands start through it, out of the terminal's session, and
+    /// nothing they start outlives them; without it they are confined from a thread of this
+    /// process and stay in its session.
     pub helper: Option<PathBuf>,
+    /// Whether the helper gives commands namespaces of their own (checked with
+    /// [`probe_helper`]): a PID namespace and `/proc` of their own, every mount read-only but
+    /// their writable roots, the protected paths mounted read-only so that they may create
+    /// entries at the top of a writable root, the Unix sockets of services outside covered.
+    pub namespaces: bool,
 }
 
 impl SandboxConfig {
@@ -186,15 +208,37 @@ pub fn run_helper_if_requested() {
         return;
     }
     #[cfg(target_os = "linux")]
-    helper::main(args.collect());
+    helper_main(args.collect());
     #[cfg(not(target_os = "linux"))]
     std::process::exit(126);
+}
+
+/// Runs the helper with the arguments after [`HELPER_ARG`] and exits; it never returns: the
+/// first process of a PID namespace (`init`), or the process outside that sets it up and
+/// supervises the command (`supervise`).
+#[cfg(target_os = "linux")]
+fn helper_main(args: Vec<OsString>) -> ! {
+    use std::io::Write;
+    let run = |request: helper::Request| {
+        if request.init {
+            init::run(&request)
+        } else {
+            supervise::run(&request)
+        }
+    };
+    let error = match helper::parse(args).and_then(run) {
+        Ok(never) => match never {},
+        Err(error) => error,
+    };
+    let _ = writeln!(std::io::stderr(), "sandbox: {error}");
+    std::process::exit(helper::SETUP_FAILED)
 }
 
 /// The first argument that starts a program as the sandbox helper.
 pub const HELPER_ARG: &str = "__sandbox-helper";
 
-/// Whether `helper` can give commands their own user and mount namespaces here.
+/// Whether `helper` can give commands namespaces of their own here (user, mount, PID, IPC and
+/// network, with a `/proc` of their own).
 ///
 /// # Errors
 ///
@@ -225,9 +269,16 @@ pub struct Confinement {
     pub read_only: Vec<PathBuf>,
     /// The helper program the command starts through, if any.
     pub helper: Option<PathBuf>,
+    /// Whether the helper gives the command namespaces of its own.
+    pub namespaces: bool,
+    /// Unix sockets outside the writable roots the command may reach with the network off.
+    pub unix_sockets: Vec<String>,
     /// Protected paths that did not exist when the command started (with a helper), which
     /// [`Confinement::remove_created`] takes away if the command created them.
     pub watched: Vec<PathBuf>,
+    /// The writable roots, searched again for protected names the command created below their
+    /// top, and the protected paths found there when it started.
+    pub nested: (Vec<PathBuf>, Vec<PathBuf>),
     /// The run's private temporary folder (`TMPDIR`), when confined.
     pub temp_dir: Option<PathBuf>,
     /// The complete environment of the command.
@@ -250,59 +301,83 @@ impl Confinement {
             return Ok(Self {
                 mode: config.mode,
                 network: true,
-                writable: Vec::new(),
-                read_only: Vec::new(),
-                helper: None,
-                watched: Vec::new(),
-                temp_dir: None,
                 env,
+                ..Self::inert()
             });
         }
-        let temp_dir = private_temp_dir(trace_id)?;
+        let temp_dir = temp::private_temp_dir(trace_id)?;
         env.retain(|(name, _)| name != "TMPDIR");
         env.push(("TMPDIR".into(), temp_dir.clone().into_os_string()));
         let mut writable = vec![temp_dir.clone()];
-        let (mut read_only, mut watched) = (Vec::new(), Vec::new());
-        let helper = config
-            .helper
-            .clone()
-            .filter(|_| config.mode == SandboxMode::WorkspaceWrite);
-        if config.mode == SandboxMode::WorkspaceWrite {
-            // With the helper, protected paths that exist are mounted read-only, missing ones
-            // are watched, and only symlinks must stay out of the grants.
-            let protected = if helper.is_some() {
-                let split = split_protected(config, workspace);
-                (read_only, watched) = (split.existing, split.missing);
-                split.symlinks
-            } else {
-                protected_paths(config, workspace)
-            };
-            let roots = std::iter::once(workspace.to_path_buf()).chain(
+        let (mut read_only, mut watched, mut nested) = (Vec::new(), Vec::new(), Vec::new());
+        let namespaces = config.helper.is_some() && config.namespaces;
+        let roots: Vec<PathBuf> = std::iter::once(workspace.to_path_buf())
+            .chain(
                 config
                     .writable_roots
                     .iter()
                     .filter_map(|root| root.canonicalize().ok()),
-            );
-            for root in roots {
-                grant_tree(&root, &protected, &mut writable);
+            )
+            .collect();
+        if config.mode == SandboxMode::WorkspaceWrite {
+            nested = nested_protected(&roots);
+            // With namespaces, protected paths that exist are mounted read-only, missing ones
+            // are watched, and only symlinks must stay out of the grants.
+            let protected = if namespaces {
+                let split = split_protected(config, workspace);
+                (read_only, watched) = (split.existing, split.missing);
+                read_only.extend(nested.iter().cloned());
+                split.symlinks
+            } else {
+                let mut protected = protected_paths(config, workspace);
+                protected.extend(nested.iter().cloned());
+                protected
+            };
+            for root in &roots {
+                grant_tree(root, &protected, &mut writable);
             }
         }
         writable.extend(
-            ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"]
+            ["/dev/null", "/dev/zero", "/dev/full"]
                 .iter()
                 .map(PathBuf::from)
                 .filter(|device| device.exists()),
         );
+        let searched = if config.mode == SandboxMode::WorkspaceWrite {
+            roots
+        } else {
+            Vec::new()
+        };
         Ok(Self {
             mode: config.mode,
             network: config.network,
             writable,
             read_only,
-            helper,
+            helper: config.helper.clone(),
+            namespaces,
+            unix_sockets: config.unix_sockets.clone(),
             watched,
+            nested: (searched, nested),
             temp_dir: Some(temp_dir),
             env,
         })
+    }
+
+    /// A confinement that grants nothing and names no helper, for building one field by field.
+    pub(crate) fn inert() -> Self {
+        Self {
+            mode: SandboxMode::WorkspaceWrite,
+            network: false,
+            writable: Vec::new(),
+            read_only: Vec::new(),
+            helper: None,
+            namespaces: false,
+            unix_sockets: Vec::new(),
+            watched: Vec::new(),
+            nested: (Vec::new(), Vec::new()),
+            temp_dir: None,
+            env: Vec::new(),
+        }
     }
 
     /// The helper and its arguments (to be followed by the command) when the command starts
@@ -320,26 +395,37 @@ impl Confinement {
     }
 
     /// Takes out of the workspace every [watched](Confinement::watched) protected path that now
-    /// exists: moved into the run's temporary folder, or removed where it cannot be moved.
-    /// Call it once the command and its process group are dead. Returns what was taken.
+    /// exists, and every protected name created below the top of a writable root since the
+    /// command started: moved into the run's temporary folder, or removed where it cannot be
+    /// moved, without following a symlink out of the root it is in. Call it once the command
+    /// and everything it started are dead. Returns what was taken.
     pub fn remove_created(&self) -> Vec<PathBuf> {
+        let (roots, before) = &self.nested;
+        let watched = self
+            .watched
+            .iter()
+            .filter_map(|path| Some((path.parent()?.to_path_buf(), path.clone())));
+        let created = nested_protected(roots)
+            .into_iter()
+            .filter(|path| !before.contains(path))
+            .filter_map(|path| {
+                Some((
+                    roots.iter().find(|root| path.starts_with(root))?.clone(),
+                    path,
+                ))
+            });
         let mut taken = Vec::new();
-        for (index, path) in self.watched.iter().enumerate() {
-            let Ok(meta) = std::fs::symlink_metadata(path) else {
+        for (index, (root, path)) in watched.chain(created).enumerate() {
+            let Ok(relative) = path.strip_prefix(&root) else {
                 continue;
             };
             let name = path.file_name().unwrap_or_default().to_string_lossy();
-            let moved = self.temp_dir.as_ref().is_some_and(|temp| {
-                std::fs::rename(path, temp.join(format!("refused-{index}-{name}"))).is_ok()
-            });
-            let gone = moved
-                || if meta.is_dir() {
-                    std::fs::remove_dir_all(path).is_ok()
-                } else {
-                    std::fs::remove_file(path).is_ok()
-                };
-            if gone {
-                taken.push(path.clone());
+            let parking = self
+                .temp_dir
+                .as_ref()
+                .map(|temp| temp.join(format!("refused-{index}-{name}")));
+            if crate::beneath::take_away(&root, relative, parking.as_deref()) {
+                taken.push(path);
             }
         }
         taken
@@ -392,67 +478,6 @@ impl Confinement {
             })
         }
     }
-}
-
-/// Whether a variable name looks like it holds a secret.
-pub fn is_secret_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    SECRET_MARKERS.iter().any(|marker| upper.contains(marker))
-}
-
-/// The environment of a command: the given variables without secrets (unless kept), then the
-/// configured ones.
-fn command_env(
-    config: &SandboxConfig,
-    vars: impl Iterator<Item = (OsString, OsString)>,
-) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = vars
-        .filter(|(name, _)| {
-            if config.mode == SandboxMode::Off {
-                return true;
-            }
-            let name = name.to_string_lossy();
-            let kept = config.env_keep.iter().any(|keep| *keep == name);
-            let removed = is_secret_name(&name) || config.env_remove.iter().any(|r| *r == name);
-            kept || !removed
-        })
-        .collect();
-    for (name, value) in &config.env_set {
-        env.retain(|(existing, _)| existing.to_string_lossy() != name.as_str());
-        env.push((name.into(), value.into()));
-    }
-    env
-}
-
-/// The run's private temporary folder (`$TMPDIR/agent-run-<trace id>`, mode 0700, ours).
-fn private_temp_dir(trace_id: &str) -> Result<PathBuf, SandboxError> {
-    let name: String = trace_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let path = std::env::temp_dir().join(format!("agent-run-{name}"));
-    let setup = |e: std::io::Error| SandboxError::Setup(format!("{}: {e}", path.display()));
-    match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let meta = std::fs::symlink_metadata(&path).map_err(setup)?;
-            let ours = meta.uid() == nix::unistd::geteuid().as_raw();
-            if !meta.is_dir() || !ours || meta.permissions().mode() & 0o077 != 0 {
-                return Err(SandboxError::Setup(format!(
-                    "{} exists and is not a private folder of this user",
-                    path.display()
-                )));
-            }
-        }
-        Err(e) => return Err(setup(e)),
-    }
-    path.canonicalize().map_err(setup)
 }
 
 #[cfg(test)]

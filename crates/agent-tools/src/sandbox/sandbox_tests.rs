@@ -82,7 +82,7 @@ fn protected_entries_are_never_granted() {
 }
 
 #[test]
-fn with_a_helper_protected_paths_are_mounted_watched_or_never_granted() {
+fn with_namespaces_protected_paths_are_mounted_watched_or_never_granted() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::create_dir_all(root.join(".git")).unwrap();
@@ -91,6 +91,7 @@ fn with_a_helper_protected_paths_are_mounted_watched_or_never_granted() {
     let config = SandboxConfig {
         protected: vec![root.join("traces")],
         helper: Some(PathBuf::from("/bin/false")),
+        namespaces: true,
         ..SandboxConfig::default()
     };
     let split = split_protected(&config, &root);

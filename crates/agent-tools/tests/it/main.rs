@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bash;
+mod deny_spellings;
 mod files;
 mod hostile;
 mod registry;
