@@ -1,5 +1,5 @@
 //! The real model: the agent's own time per model call against the server's time, with
-//! llama-cpp-python's server running SmolLM2-135M-Instruct on the CPU
+//! llama.cpp's own server (`llama-server`) running SmolLM2-135M-Instruct on the CPU
 //! (`scripts/setup-llamacpp.sh` installs it; see `agent_test_support::llamacpp`).
 //!
 //! Each run is one `agent run` process (the binary next to this program) with a short task
@@ -148,7 +148,7 @@ pub(crate) fn section(real: &RealModel) -> String {
     };
     format!(
         "\n## 7. The real model\n\n\
-         `agent run` against llama-cpp-python's OpenAI-compatible server running \
+         `agent run` against llama.cpp's OpenAI-compatible server (`llama-server`) running \
          SmolLM2-135M-Instruct (Q4 GGUF) on this machine's CPU, with a 4,096-token window and \
          the agent's ten tool schemas in every request. A recording proxy pins sampling \
          (temperature 0, seed 1, at most 32 tokens an answer) and times each request from its \

@@ -56,6 +56,11 @@ fn metadata_key(key: &str) -> (Type, &'static str) {
             "`true` on the assistant messages the runner wrote to hand a goal to another \
              profile.",
         ),
+        meta::EMPTY_ANSWER => (
+            Type::Boolean,
+            "`true` on the user message the runner wrote after an empty final answer, asking \
+             the model once to go on.",
+        ),
         meta::INTERRUPTED => (
             Type::Boolean,
             "`true` on an assistant message the run was cancelled in the middle of: its text is \

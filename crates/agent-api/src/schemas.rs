@@ -218,6 +218,7 @@ pub(crate) enum EventNameDoc {
     SubTraceCompleted,
     LoopDetected,
     CompactionFailed,
+    Notice,
     GoalChecked,
     TraceCompleted,
 }
@@ -233,8 +234,10 @@ parent_goal_id, agent_type, task}`, `sub_trace_completed {trace_id, status, summ
 `trace_completed {stats, status}`. Extensions clients may ignore: `trace_created {trace, \
 goal_tree}`, `trace_updated {trace}`, `goal_removed {goal_id}`, `goal_tree_updated \
 {goal_tree}`, `message_updated {message}`, `loop_detected {pattern, detail, action}`, \
-`compaction_failed {reason}`, `goal_checked {goal_id, check, result}` (a goal's check ran when \
-the model marked it done: a pass completed it, a failure left it in progress). \
+`compaction_failed {reason}`, `notice {kind, message, tokens?}` (`kind`: `context_window`, \
+`window_floor`, `tools_not_shown`, `results_not_shown`, `empty_answer`), `goal_checked \
+{goal_id, check, result}` (a goal's check ran when the model marked it done: a pass completed \
+it, a failure left it in progress). \
 `commit_continues: true` marks every event of a multi-event write but its last.";
 
 impl utoipa::ToSchema for EventDoc {

@@ -190,6 +190,15 @@ class TraceModel {
     this.goals = new Map();
     this.subTraces = new Map();
     this.pendingApprovals = [];
+    /** What the run told as it went (`notice` and `compaction_failed` events), by event id. */
+    this.notices = new Map();
+  }
+
+  /** Keeps a `notice` or `compaction_failed` event for the header. */
+  addNotice(event) {
+    const text = event.event === 'notice' ? event.message : `compaction failed: ${event.reason}`;
+    const kind = event.event === 'notice' ? event.kind : 'compaction_failed';
+    if (typeof text === 'string') this.notices.set(event.event_id, { kind, text });
   }
 
   setTree(tree) {
@@ -718,6 +727,7 @@ class TraceView {
   /** One event of `model`'s trace. `fresh`: newer than the tree `connected` carried. */
   onEvent(model, event, fresh) {
     if (fresh) model.applyToTree(event);
+    if (event.event === 'notice' || event.event === 'compaction_failed') model.addNotice(event);
     if (event.event === 'message_added' && event.message?.role === 'assistant') this.stopTyping(model.traceId);
     if (event.event === 'message_added' || event.event === 'message_updated') this.panelMessage(model.traceId, event.message);
     if (model === this.model && event.event === 'message_added') this.queuedArrived(event.message);
@@ -820,7 +830,17 @@ class TraceView {
         h('button', { type: 'button', class: 'link all-messages', onclick: () => this.openConversation() }, 'all messages')),
       forked,
       withSubs,
+      this.renderNotices(),
       outcome]);
+  }
+
+  /** What the run told as it went: the model's window, a server that hides the tools or their
+   * results from the model, an empty answer, a compaction that failed. */
+  renderNotices() {
+    const notices = [...this.model.notices.values()];
+    if (notices.length === 0) return null;
+    return h('ul', { class: 'notices small', 'aria-label': 'Notices' },
+      notices.map((n) => h('li', { class: `notice n-${n.kind}` }, `${n.kind === 'context_window' ? 'ⓘ' : '⚠'} ${n.text}`)));
   }
 
   // --- the message box ---
@@ -1815,6 +1835,14 @@ function reasoningText(reasoning) {
   }).filter((t) => t).join('\n\n');
 }
 
+/** `: 12,345 → 456 tokens` of a compaction's metadata, or nothing. */
+function compactionTokens(metadata) {
+  const before = metadata?.tokens_before;
+  const after = metadata?.tokens_after;
+  if (typeof before !== 'number' || typeof after !== 'number') return '';
+  return `: ${fmtInt(before)} → ${fmtInt(after)} tokens`;
+}
+
 /** A goal's check beside its description: the command (or the judge) and how its latest run
  * went, the whole result in the title. */
 function checkBadge(goal) {
@@ -1852,7 +1880,7 @@ function renderMessage(m, goalTag) {
   const body = [];
   if (compaction) {
     body.push(h('p', { class: 'small replaced' },
-      `A full compaction: from here on the model saw this summary instead of the messages before #${m.sequence} (the trace keeps them all).`));
+      `A full compaction: from here on the model saw this summary instead of the messages before #${m.sequence} (the trace keeps them all)${compactionTokens(m.metadata)}.`));
   }
   const content = m.content;
   if (typeof content === 'string') {

@@ -4,7 +4,9 @@
 //! This crate owns context building ([`context`]: the reference builder, [`build_context`]),
 //! its incremental fast path ([`context_incremental`]: the loop's [`IncrementalContext`], kept
 //! equal to the reference by property tests) and compaction's rules ([`compaction`]: goal
-//! compaction, prune, the full compaction's prompt and summary message). All of it is pure:
+//! compaction, prune, the full compaction's prompt and summary message), the model's window
+//! against what every request carries ([`window`]) and whether a server's prompt counts show
+//! its template hides the tools or their results from the model ([`prompt_watch`]). All of it is pure:
 //! no I/O, no model call, no store. The model call that writes a full compaction's summary is
 //! the loop's (`agent-runner`), which re-exports these modules under the same names.
 //!
@@ -38,6 +40,8 @@ pub mod compaction;
 pub mod context;
 pub mod context_incremental;
 mod plan_fit;
+pub mod prompt_watch;
+pub mod window;
 
 pub use compaction::{COMPACTION_PROMPT, CompactionStrategy, ContextBudget};
 pub use context::build_context;

@@ -93,6 +93,28 @@ impl CutAnswer {
     }
 }
 
+/// The assistant message that keeps what had arrived of an answer a cancellation cut short:
+/// its text without tool calls, marked [`INTERRUPTED`](crate::meta::INTERRUPTED), with the
+/// (estimated) `usage` it took, so that a later turn sends it back as the assistant's.
+pub fn interrupted_answer(
+    text: String,
+    usage: agent_llm::Usage,
+    cost: f64,
+    goal_id: Option<String>,
+) -> NewMessage {
+    let content = crate::AssistantContent::new(Some(text), Vec::new());
+    let mut message =
+        NewMessage::assistant(content).usage(usage.prompt_tokens + usage.completion_tokens, cost);
+    message.goal_id = goal_id;
+    for (key, value) in [
+        (crate::meta::USAGE, serde_json::json!(usage)),
+        (crate::meta::INTERRUPTED, Value::Bool(true)),
+    ] {
+        message.metadata.insert(key.to_owned(), value);
+    }
+    message
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,8 +6,8 @@
 //! `message_added`, `sub_trace_started`, `sub_trace_completed` and `trace_completed`. The other
 //! kinds are extensions that carry the data a store needs to recover a trace from its events
 //! alone (`trace_created`, `trace_updated`, `goal_tree_updated`, `message_updated`) or tell a
-//! viewer something it would otherwise miss (`goal_removed`, `loop_detected`, `goal_checked`);
-//! clients may ignore them.
+//! viewer something it would otherwise miss (`goal_removed`, `loop_detected`, `notice`,
+//! `goal_checked`); clients may ignore them.
 
 use agent_goal::{CheckResult, Goal, GoalCheck, GoalStats, GoalStatus, GoalTree};
 use serde::{Deserialize, Serialize};
@@ -139,6 +139,19 @@ pub enum EventKind {
         /// What went wrong, in words.
         reason: String,
     },
+    /// Extension: something about the run a person should know, said where it happened: the
+    /// model's context window (learned from its server, or assumed), a window that what every
+    /// request carries nearly fills, a server whose chat template does not show the model its
+    /// tools or their results, an empty answer.
+    Notice {
+        /// What it is about.
+        kind: NoticeKind,
+        /// What happened and what to do, in a sentence or two.
+        message: String,
+        /// The figure it is about, when it has one: for `context_window`, the window in tokens.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens: Option<u64>,
+    },
     /// The trace finished.
     TraceCompleted {
         /// The trace's totals.
@@ -164,10 +177,34 @@ impl EventKind {
             Self::SubTraceCompleted { .. } => "sub_trace_completed",
             Self::LoopDetected { .. } => "loop_detected",
             Self::CompactionFailed { .. } => "compaction_failed",
+            Self::Notice { .. } => "notice",
             Self::GoalChecked { .. } => "goal_checked",
             Self::TraceCompleted { .. } => "trace_completed",
         }
     }
+}
+
+/// What a [`EventKind::Notice`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum NoticeKind {
+    /// The model's context window, and where it was learned (or that it was assumed).
+    ContextWindow,
+    /// The system prompt, the tool specs and the plan fill the window past the compaction
+    /// threshold: the run compacts only when a request would not fit at all.
+    WindowFloor,
+    /// The server's prompt count is far below what the tool specs alone take: its chat template
+    /// does not show the model its tools.
+    ToolsNotShown,
+    /// The server's prompt count did not grow after a tool result: its chat template does not
+    /// show the model the results of its tools.
+    ResultsNotShown,
+    /// The model's final answer was empty.
+    EmptyAnswer,
+    /// A kind this version does not know (written by a newer one).
+    #[serde(other)]
+    Other,
 }
 
 /// A goal touched by a message or a goal change, with its state after the change.

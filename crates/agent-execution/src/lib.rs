@@ -55,6 +55,8 @@ mod bus;
 pub mod conformance;
 pub mod content;
 pub mod continuation;
+mod delta_sink;
+pub mod empty_answer;
 pub mod event;
 pub mod feed;
 pub mod followthrough;
@@ -79,7 +81,8 @@ pub use agent_goal::{GoalCommand, GoalTree};
 /// The attribute [`TraceStore`] implementations need, re-exported so they need not name the crate.
 pub use async_trait::async_trait;
 pub use content::{AssistantContent, Content, Reasoning, ToolCall, ToolResultContent};
-pub use event::{AffectedGoal, Event, EventKind, LoopAction, LoopPattern};
+pub use delta_sink::DeltaSink;
+pub use event::{AffectedGoal, Event, EventKind, LoopAction, LoopPattern, NoticeKind};
 pub use feed::{
     DeltaKind, EventBus, EventStream, LiveDelta, LiveEvent, LiveStream, watch, watch_live,
 };

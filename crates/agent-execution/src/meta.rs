@@ -53,6 +53,9 @@ pub const INTERRUPTED: &str = "interrupted";
 /// On a tool message: how the call ended, where the tool or the runner said ([`ToolOutcome`]):
 /// a command's exit status, a refusal, a timeout, a cancellation.
 pub const OUTCOME: &str = "outcome";
+/// `true` on the user message the runner wrote after an empty final answer (no text, no tool
+/// call), asking the model once to go on.
+pub const EMPTY_ANSWER: &str = "empty_answer";
 /// On the runner's message that sends the model back to the goals it left pending: how many
 /// times in a row it was sent back (1, 2, ...).
 pub const GOALS_PENDING: &str = "goals_pending";
@@ -73,6 +76,7 @@ pub const KEYS: &[&str] = &[
     SUB_TRACE_STATS,
     INTERRUPTED,
     OUTCOME,
+    EMPTY_ANSWER,
     GOALS_PENDING,
     GOAL_BUDGET,
 ];
@@ -265,6 +269,27 @@ impl MessageMeta {
     }
 }
 
+/// True when the token counts recorded on `message` are the agent's estimate (its provider
+/// reported none), so that what shows them can say so.
+pub fn usage_is_estimated(message: &Message) -> bool {
+    message
+        .metadata
+        .get(crate::meta::USAGE)
+        .and_then(|usage| usage.get("estimated"))
+        .and_then(serde_json::Value::as_bool)
+        == Some(true)
+}
+
+/// True when any model call recorded in the trace has estimated token counts: its totals are
+/// then estimates, in part or whole.
+pub async fn tokens_estimated(
+    store: &dyn crate::TraceStore,
+    trace_id: &str,
+) -> Result<bool, crate::StoreError> {
+    let messages = store.get_trace_messages_shared(trace_id).await?;
+    Ok(messages.iter().any(|message| usage_is_estimated(message)))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -279,8 +304,8 @@ mod tests {
             "turn": "continue", "loop_guard": "same_call", "closing_report": true,
             "handoff": true,
             "sub_traces": [{"trace_id": "t@explore-1", "status": "completed", "stats": {}}],
-            "sub_trace_stats": {"total_tokens": 5}, "interrupted": true, "other": 1,
-            "outcome": {"kind": "exited", "code": 1},
+            "sub_trace_stats": {"total_tokens": 5}, "interrupted": true, "empty_answer": true,
+            "other": 1, "outcome": {"kind": "exited", "code": 1},
             "goals_pending": 2, "goal_budget": {"goal_id": "3", "action": "warned"}
         });
         let Value::Object(metadata) = metadata else {
@@ -309,7 +334,7 @@ mod tests {
         );
         assert_eq!(read.outcome, Some(ToolOutcome::Exited { code: 1 }));
         assert!(!ToolOutcome::Exited { code: 1 }.succeeded());
-        assert_eq!(KEYS.len(), 14);
+        assert_eq!(KEYS.len(), 15);
         for key in KEYS {
             assert!(metadata.contains_key(*key), "{key}");
         }

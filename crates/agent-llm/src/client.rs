@@ -9,6 +9,7 @@ use futures::{Stream, StreamExt};
 use crate::error::LlmError;
 use crate::models::ModelInfo;
 use crate::types::{ChatEvent, ChatRequest, ChatResponse, Reasoning, ToolCall, Usage};
+use crate::window::ContextWindow;
 
 /// A stream of the events of one model turn. Dropping it cancels the request.
 pub type ChatStream = Pin<Box<dyn Stream<Item = Result<ChatEvent, LlmError>> + Send>>;
@@ -35,6 +36,22 @@ pub trait LlmClient: Send + Sync {
     fn model_info(&self, model: &str) -> ModelInfo {
         ModelInfo::lookup(model)
     }
+
+    /// Asks the model's server for the context window it runs `model` with, where the server
+    /// says it (llama.cpp's `/props`, vLLM's model list, Ollama's `/api/show`), and remembers
+    /// the answer for the client's life: later calls and [`known_window`](Self::known_window)
+    /// give it without asking again. `None` when the client cannot ask, the server does not
+    /// say, or the caller configured the window. The default asks nothing.
+    async fn learn_window(&self, model: &str) -> Option<ContextWindow> {
+        let _ = model;
+        None
+    }
+
+    /// What [`learn_window`](Self::learn_window) learned of `model`'s window, without asking.
+    fn known_window(&self, model: &str) -> Option<ContextWindow> {
+        let _ = model;
+        None
+    }
 }
 
 #[async_trait::async_trait]
@@ -49,6 +66,14 @@ impl<T: LlmClient + ?Sized> LlmClient for std::sync::Arc<T> {
 
     fn model_info(&self, model: &str) -> ModelInfo {
         (**self).model_info(model)
+    }
+
+    async fn learn_window(&self, model: &str) -> Option<ContextWindow> {
+        (**self).learn_window(model).await
+    }
+
+    fn known_window(&self, model: &str) -> Option<ContextWindow> {
+        (**self).known_window(model)
     }
 }
 

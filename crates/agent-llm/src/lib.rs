@@ -65,6 +65,12 @@
 //!   [`AnthropicConfig::from_env`] reads `ANTHROPIC_BASE_URL` and `ANTHROPIC_API_KEY`.
 //! - [`ScriptedClient`]: answers from a script, deterministically, and records the requests.
 //!
+//! Context windows: a local server runs its model with the window it was started with.
+//! [`LlmClient::learn_window`] asks the server where it says it (llama.cpp's `/props`, the model
+//! list's `max_model_len` or `meta.n_ctx`, Ollama's `/api/show`) and remembers the answer, a
+//! [`ContextWindow`] with its [`WindowSource`]; [`stated_window`] reads the window out of a
+//! refusal's message.
+//!
 //! Prompt caching: a request may carry several system messages; all but the last are static
 //! and the last is the part that changes from call to call (the runner sends its system prompt,
 //! then the plan). OpenAI-compatible servers get adjacent system messages joined into one, so
@@ -222,6 +228,9 @@ mod tokens;
 mod turn;
 mod types;
 mod usage;
+mod window;
+#[cfg(feature = "openai")]
+mod window_probe;
 
 #[cfg(feature = "anthropic")]
 pub use anthropic::{
@@ -262,3 +271,4 @@ pub use types::{
     ChatEvent, ChatMessage, ChatRequest, ChatResponse, FinishReason, Reasoning, Role, ToolCall,
     ToolChoice, ToolSpec, Usage,
 };
+pub use window::{ContextWindow, OLLAMA_DEFAULT_WINDOW, WindowSource, stated_window};

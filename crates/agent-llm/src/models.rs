@@ -64,6 +64,20 @@ impl ModelInfo {
             })
     }
 
+    /// Whether the built-in table knows `model` (by name prefix, ignoring a `provider/` prefix).
+    ///
+    /// ```
+    /// use agent_llm::ModelInfo;
+    /// assert!(ModelInfo::is_known("openai/gpt-4o-mini"));
+    /// assert!(!ModelInfo::is_known("smollm2"));
+    /// ```
+    pub fn is_known(model: &str) -> bool {
+        let name = model.rsplit('/').next().unwrap_or(model);
+        KNOWN_MODELS
+            .iter()
+            .any(|(prefix, _, _)| name.starts_with(prefix))
+    }
+
     /// The same info with another context window.
     pub fn with_context_window(self, context_window: usize) -> ModelInfo {
         ModelInfo {

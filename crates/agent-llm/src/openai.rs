@@ -1,7 +1,7 @@
 //! The client for OpenAI-compatible chat completions: OpenAI, DeepSeek, Qwen (DashScope
 //! compatible mode), Ollama, vLLM, llama.cpp's server, LM Studio and others.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::StreamExt;
@@ -17,6 +17,7 @@ use crate::http::{
 use crate::models::ModelInfo;
 use crate::retry::RetryPolicy;
 use crate::types::ChatRequest;
+use crate::window::ContextWindow;
 
 /// The base URL of OpenAI's API.
 pub const OPENAI_DEFAULT_BASE_URL: &str = crate::http::OPENAI_BASE_URL;
@@ -111,7 +112,8 @@ impl OpenAiConfig {
 
 /// A client for an OpenAI-compatible chat-completions API.
 ///
-/// Clones share the models found not to stream (see [`OpenAiConfig::streaming`]).
+/// Clones share the models found not to stream (see [`OpenAiConfig::streaming`]) and the
+/// windows learned from the server ([`LlmClient::learn_window`]).
 #[derive(Debug, Clone)]
 pub struct OpenAiClient {
     config: OpenAiConfig,
@@ -119,6 +121,8 @@ pub struct OpenAiClient {
     transport: Transport,
     /// The models whose server refused to stream their answers.
     unstreamed: Arc<Mutex<HashSet<String>>>,
+    /// What the server said of each model's window when asked.
+    windows: Arc<Mutex<HashMap<String, Option<ContextWindow>>>>,
 }
 
 /// How one request is sent.
@@ -141,6 +145,7 @@ impl OpenAiClient {
             endpoint,
             transport,
             unstreamed: Arc::default(),
+            windows: Arc::default(),
         })
     }
 
@@ -281,12 +286,53 @@ impl LlmClient for OpenAiClient {
         Ok(answer)
     }
 
+    /// The table's facts, with the configured window, else the one the server said.
     fn model_info(&self, model: &str) -> ModelInfo {
         let info = ModelInfo::lookup(model);
-        match self.config.context_window {
+        let window = self
+            .config
+            .context_window
+            .or_else(|| self.known_window(model).map(|window| window.tokens));
+        match window {
             Some(window) => info.with_context_window(window),
             None => info,
         }
+    }
+
+    /// Asks the server (never OpenAI's own API, whose models the table knows, and not when the
+    /// window is configured), once per model; a server that says nothing gets the table's
+    /// window, [`WindowSource::Table`](crate::WindowSource::Table) or
+    /// [`Assumed`](crate::WindowSource::Assumed).
+    async fn learn_window(&self, model: &str) -> Option<ContextWindow> {
+        if self.config.context_window.is_some()
+            || self.config.base_url.trim_end_matches('/') == OPENAI_DEFAULT_BASE_URL
+        {
+            return None;
+        }
+        if let Some(known) = self.windows().get(model) {
+            return *known;
+        }
+        // A server that says nothing leaves the table's window (or the default, assumed).
+        let server = crate::window_probe::Server {
+            base_url: &self.config.base_url,
+            api_key: self.config.api_key.as_deref(),
+            extra_headers: &self.config.extra_headers,
+        };
+        let window = crate::window_probe::ask(&server, model)
+            .await
+            .unwrap_or_else(|| ContextWindow::from_table(model));
+        self.windows().insert(model.to_owned(), Some(window));
+        Some(window)
+    }
+
+    fn known_window(&self, model: &str) -> Option<ContextWindow> {
+        self.windows().get(model).copied().flatten()
+    }
+}
+
+impl OpenAiClient {
+    fn windows(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<ContextWindow>>> {
+        self.windows.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

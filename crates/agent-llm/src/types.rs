@@ -371,6 +371,21 @@ impl ChatResponse {
             .map(FinishReason::from_provider)
     }
 
+    /// What the answer used: the provider's count, or, when it reported none, an estimate
+    /// (`estimated_prompt` tokens for the prompt, the answer's text and tool calls counted)
+    /// marked [`Usage::estimated`].
+    pub fn usage_or_estimate(&self, estimated_prompt: usize) -> Usage {
+        self.usage.unwrap_or_else(|| {
+            let text = self.text.as_deref().map_or(0, crate::estimate_tokens);
+            let calls: usize = self
+                .tool_calls
+                .iter()
+                .map(|c| crate::estimate_tokens(&c.name) + crate::estimate_tokens(&c.arguments))
+                .sum();
+            Usage::estimate(estimated_prompt as u64, (text + calls) as u64)
+        })
+    }
+
     /// Whether the answer was cut at the token limit ([`FinishReason::Length`]): its text is
     /// incomplete and its tool calls may carry truncated arguments.
     pub fn truncated(&self) -> bool {

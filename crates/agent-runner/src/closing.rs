@@ -75,7 +75,7 @@ pub(crate) async fn report(
         ],
         Vec::new(),
     );
-    let sink = model::DeltaSink::report(store.event_bus(), trace_id);
+    let sink = agent_execution::DeltaSink::report(store.event_bus(), trace_id);
     let started = std::time::Instant::now();
     let response = match model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await {
         Ok(response) => response,
@@ -90,7 +90,7 @@ pub(crate) async fn report(
         tracing::warn!("the closing report call gave no report; the answer stands");
         return Ok(None);
     }
-    let usage = model::usage_of(&response, 0);
+    let usage = response.usage_or_estimate(0);
     let cost = agent.engine.root.prices.cost(&spec.model, &usage);
     let content = AssistantContent {
         text: Some(text.clone()),

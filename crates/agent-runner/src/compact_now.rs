@@ -35,15 +35,16 @@ pub(crate) async fn compact_now(
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
     let mut messages = store.get_trace_messages_shared(trace_id).await?;
     let tools = model::tool_specs(&agent.tools);
-    let window = model::budget_for(&agent.spec, agent.llm.as_ref(), &tools);
+    let window = crate::window::current(&agent.spec, agent.llm.as_ref(), &agent.spec.model, None);
+    let budget = model::budget_in(&agent.spec, window, &tools);
     let view = view_of(
         agent,
         &tree,
         &messages,
-        &window,
+        &budget,
         &mut IncrementalContext::new(),
     );
-    let why = (&view, Trigger::Estimate);
+    let why = (&view, Trigger::Estimate, window);
     match compact(
         agent,
         trace_id,

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agents::EXPLORE;
 use crate::context::{ContextInput, build_context, conversation, render_transcript};
 use crate::engine::Start;
-use crate::model::budget_for;
+use crate::model::budget_in;
 use crate::report::CallOutcome;
 use crate::subagents::{Adoption, SubAgents};
 use agent_execution::ids::sub_trace_id;
@@ -322,7 +322,9 @@ async fn main_context(
     tree: &GoalTree,
 ) -> Result<String, StoreError> {
     let messages = agents.store.get_trace_messages_shared(parent).await?;
-    let budget = budget_for(&agents.spec, agents.llm.as_ref(), &[]);
+    let window =
+        crate::window::current(&agents.spec, agents.llm.as_ref(), &agents.spec.model, None);
+    let budget = budget_in(&agents.spec, window, &[]);
     let view = build_context(&ContextInput {
         system_prompt: "",
         tree,

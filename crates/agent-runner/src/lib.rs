@@ -121,9 +121,11 @@ mod goal_checks;
 mod goal_tools;
 mod handoff;
 mod inbox;
+mod interrupted;
 mod judge;
 mod late;
 mod model;
+mod notice;
 mod options;
 mod outcome;
 pub mod profiles;
@@ -140,6 +142,7 @@ mod summarise;
 mod turns;
 mod window;
 
+pub use agent_execution::meta::{tokens_estimated, usage_is_estimated};
 pub use agent_execution::run_limits::{LimitOverrides, RunLimits};
 /// What the records say, kept where callers have long named it: the check of a limit's value,
 /// the loop guard's thresholds, a trace's lineage and its totals with its sub-traces.
@@ -172,7 +175,7 @@ pub use error::RunError;
 pub use goal_tools::{
     GoalTool, MAX_GOAL_TEXT_CHARS, MAX_GOALS_PER_CALL, MAX_PLAN_GOALS, ReadProgressTool,
 };
-pub use model::{USAGE_KEY, tokens_estimated, usage_is_estimated};
+pub use model::USAGE_KEY;
 pub use options::{DEFAULT_SYSTEM_PROMPT, Instruction, RunnerOptions, SubAgentOptions};
 pub use outcome::{RunOutcome, StopReason};
 pub use profiles::UnknownProfile;

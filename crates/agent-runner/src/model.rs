@@ -4,11 +4,10 @@
 
 use std::sync::Arc;
 
-use agent_execution::message::Message;
-use agent_execution::{DeltaKind, EventBus, LiveDelta, StoreError, TraceStore};
+use agent_execution::DeltaSink;
 use agent_llm::{
-    ChatEvent, ChatMessage, ChatRequest, ChatResponse, LlmClient, LlmError, ResponseCollector,
-    TimeoutKind, ToolSpec, Usage,
+    ChatMessage, ChatRequest, ChatResponse, ContextWindow, LlmClient, LlmError, ResponseCollector,
+    TimeoutKind, ToolSpec,
 };
 use agent_tools::ToolRegistry;
 use futures::StreamExt;
@@ -24,17 +23,15 @@ use crate::spec::AgentSpec;
 /// reported none.
 pub const USAGE_KEY: &str = agent_execution::meta::USAGE;
 
-/// The context budget of the agent's model for requests that carry `tools`: their specs count
-/// in every estimate of a request, and the answer's `max_tokens` is kept free.
-pub(crate) fn budget_for(
+/// The context budget of requests that carry `tools` in `window` (the agent's window is
+/// [`window::current`](crate::window::current)): their specs count in every estimate of a
+/// request, and the answer's `max_tokens` is kept free.
+pub(crate) fn budget_in(
     spec: &AgentSpec,
-    llm: &dyn LlmClient,
+    window: ContextWindow,
     tools: &[ToolSpec],
 ) -> ContextBudget {
-    let window = spec
-        .context_window
-        .unwrap_or_else(|| llm.model_info(&spec.model).context_window);
-    let mut budget = ContextBudget::for_window(window);
+    let mut budget = ContextBudget::for_window(window.tokens);
     budget.request_tokens = agent_llm::estimate_tools_tokens(tools);
     budget.answer_tokens = spec.max_tokens.map_or(0, |max| max as usize);
     budget
@@ -56,12 +53,12 @@ pub(crate) struct ToolsMemo {
 
 impl ToolsMemo {
     /// The specs of `tools` and the context budget of a request that carries them, as
-    /// [`tool_specs`] and [`budget_for`] give them. `tools` is the same registry at every step
+    /// [`tool_specs`] and [`budget_in`] give them. `tools` is the same registry at every step
     /// of a run.
     pub(crate) fn budget(
         &mut self,
         spec: &AgentSpec,
-        llm: &dyn LlmClient,
+        window: ContextWindow,
         tools: &ToolRegistry,
     ) -> (Arc<Vec<ToolSpec>>, ContextBudget) {
         let tokens = match self.tokens {
@@ -80,7 +77,7 @@ impl ToolsMemo {
                 }
             }
         };
-        let mut budget = budget_for(spec, llm, &[]);
+        let mut budget = budget_in(spec, window, &[]);
         budget.request_tokens = tokens;
         (self.specs.clone(), budget)
     }
@@ -120,80 +117,6 @@ pub(crate) fn request(
         .map(|effort| effort.as_str().to_owned());
     request.thinking_budget = spec.thinking_budget;
     request
-}
-
-/// Where the pieces of an answer go while it streams: the trace's live feed, tied to the goal
-/// the answer will be recorded under. The sink keeps the text of the call going on, so that
-/// what arrived before a cancellation can be recorded.
-pub(crate) struct DeltaSink<'a> {
-    bus: &'a EventBus,
-    trace_id: &'a str,
-    goal_id: Option<&'a str>,
-    /// What the answer's text is published as: the answer's, or the closing report's.
-    text: DeltaKind,
-    /// The text of the current call so far.
-    arrived: std::sync::Mutex<String>,
-}
-
-impl<'a> DeltaSink<'a> {
-    /// A sink for the text of an answer tied to `goal_id`.
-    pub(crate) fn answer(bus: &'a EventBus, trace_id: &'a str, goal_id: Option<&'a str>) -> Self {
-        Self {
-            bus,
-            trace_id,
-            goal_id,
-            text: DeltaKind::Text,
-            arrived: std::sync::Mutex::default(),
-        }
-    }
-
-    /// A sink for the text of the closing report.
-    pub(crate) fn report(bus: &'a EventBus, trace_id: &'a str) -> Self {
-        Self {
-            text: DeltaKind::Report,
-            ..Self::answer(bus, trace_id, None)
-        }
-    }
-
-    /// The text of the last call, as far as it arrived.
-    pub(crate) fn arrived(&self) -> String {
-        self.arrived
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
-    }
-
-    fn start(&self) {
-        self.arrived
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clear();
-    }
-
-    /// Publishes the piece of text or reasoning `event` carries, if any.
-    fn publish(&self, event: &ChatEvent) {
-        let (kind, delta) = match event {
-            ChatEvent::Text(text) => {
-                self.arrived
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push_str(text);
-                (self.text, text)
-            }
-            ChatEvent::ReasoningText { delta, .. } => (DeltaKind::Reasoning, delta),
-            ChatEvent::ReasoningPreview(text) => (DeltaKind::Reasoning, text),
-            _ => return,
-        };
-        if delta.is_empty() {
-            return;
-        }
-        self.bus.publish_delta(LiveDelta {
-            trace_id: self.trace_id.to_owned(),
-            goal_id: self.goal_id.map(str::to_owned),
-            kind,
-            delta: delta.clone(),
-        });
-    }
 }
 
 /// Streams the answer to `request`, publishing its pieces on `sink` if any, and collects it.
@@ -239,39 +162,4 @@ pub(crate) async fn call(
         },
         () = cancel.cancelled() => Err(StepError::Cancelled),
     }
-}
-
-/// What an answer used: the provider's count, or an estimate (`estimated_prompt` for the prompt)
-/// when it reported none.
-pub(crate) fn usage_of(response: &ChatResponse, estimated_prompt: usize) -> Usage {
-    response.usage.unwrap_or_else(|| {
-        let mut completion = response
-            .text
-            .as_deref()
-            .map_or(0, agent_llm::estimate_tokens);
-        completion += response
-            .tool_calls
-            .iter()
-            .map(|c| agent_llm::estimate_tokens(&c.name) + agent_llm::estimate_tokens(&c.arguments))
-            .sum::<usize>();
-        Usage::estimate(estimated_prompt as u64, completion as u64)
-    })
-}
-
-/// True when the token counts recorded on `message` are the agent's estimate (its provider
-/// reported none), so that what shows them can say so.
-pub fn usage_is_estimated(message: &Message) -> bool {
-    message
-        .metadata
-        .get(USAGE_KEY)
-        .and_then(|usage| usage.get("estimated"))
-        .and_then(serde_json::Value::as_bool)
-        == Some(true)
-}
-
-/// True when any model call recorded in the trace has estimated token counts: its totals are
-/// then estimates, in part or whole.
-pub async fn tokens_estimated(store: &dyn TraceStore, trace_id: &str) -> Result<bool, StoreError> {
-    let messages = store.get_trace_messages_shared(trace_id).await?;
-    Ok(messages.iter().any(|message| usage_is_estimated(message)))
 }

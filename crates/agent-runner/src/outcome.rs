@@ -26,6 +26,9 @@ pub enum StopReason {
     /// The window cannot hold what every request carries (tool specs, system prompt, plan and
     /// task), or a request the provider refused could not be made smaller.
     WindowTooSmall,
+    /// The model answered with neither text nor a tool call, again after it was asked to go on
+    /// (see `empty_answer.rs`): the task is not done.
+    EmptyAnswer,
     /// The model kept answering without a tool call while goals of its plan were still open,
     /// after being sent back to them as often as `goal_reminders` allows; the trace ends
     /// `incomplete`, its last answer the response, and can be resumed.
@@ -55,7 +58,8 @@ pub struct RunOutcome {
     /// one was; the trace's summary is then the report.
     pub report: Option<String>,
     /// Why it stopped, in words, when it did not complete (`max_iterations: …`, `max_cost: …`,
-    /// `cancelled: …`, `stuck: …`, `truncated: …`, `context_window: …`, or the model's error); the trace's `error`.
+    /// `cancelled: …`, `stuck: …`, `truncated: …`, `context_window: …`, `empty_answer: …`, or the
+    /// model's error); the trace's `error`.
     pub error: Option<String>,
     /// Model calls made by this invocation.
     pub iterations: u32,

@@ -24,7 +24,9 @@ use crate::context_incremental::{IncrementalContext, SharedView};
 use crate::error::{RunError, StepError};
 use crate::goal_budgets;
 use crate::handoff;
+use crate::interrupted::{Arrived, keep_interrupted};
 use crate::model;
+use crate::notice::{self, notice};
 use crate::outcome::{RunOutcome, StopReason};
 use crate::record::{check_workspace, record, tool_message};
 use crate::resume::finish_sub_agent_calls;
@@ -32,10 +34,14 @@ use crate::stuck;
 use crate::summarise::{Trigger, compact};
 use crate::turns::take_queued;
 use crate::window;
+use agent_context::prompt_watch::{self, PromptWatch};
 use agent_execution::budget::{self, Budget};
 use agent_execution::continuation::{AfterAnswer, CutAnswer, is_cut};
+use agent_execution::empty_answer::{self, AfterEmpty};
 use agent_execution::followthrough::{self, Hold};
+use agent_execution::meta::usage_is_estimated;
 use agent_execution::stats_with_sub_traces;
+use agent_execution::{DeltaSink, NoticeKind};
 use agent_goal::PendingGoal;
 
 use crate::model::USAGE_KEY;
@@ -108,6 +114,10 @@ pub(crate) async fn run_loop(
     // Shared with the store's kept messages: the run only appends to what it read.
     let mut messages = store.get_trace_messages_shared(trace_id).await?;
     crate::checkpoints::at_run_start(agent, trace_id, &messages).await;
+    // The model's window, from its server when it says (and recorded), before the first call.
+    if let Err(StepError::Run(error)) = notice::learn_window(agent, trace_id).await {
+        return Err(error);
+    }
     let mut state = RunState::default();
     let mut iterations = 0;
     let mut interrupted_calls_done = false;
@@ -171,7 +181,7 @@ pub(crate) async fn run_loop(
     let stats_with_sub_traces = stats_with_sub_traces(store, trace_id).await?;
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
     // The trace's totals are estimates, in part, when any of its calls was estimated.
-    let tokens_estimated = messages.iter().any(|m| model::usage_is_estimated(m));
+    let tokens_estimated = messages.iter().any(|m| usage_is_estimated(m));
     Ok(RunOutcome {
         trace_id: trace.trace_id.clone(),
         status: trace.status,
@@ -224,8 +234,24 @@ struct RunState {
     report: Option<String>,
     /// The tool specs of the last step and their tokens.
     tools_memo: model::ToolsMemo,
+    /// The window a refusal stated, and whether the floor's notice was given.
+    windows: Windows,
+    /// The server's prompt counts against the estimates (see `prompt_watch.rs`).
+    prompts: PromptWatch,
+    /// The estimated tokens of the tool results recorded since the last call.
+    new_results: usize,
+    /// Whether the model was asked again after an empty answer.
+    empty_asked: bool,
     /// Messages in a row that sent the model back to its open goals.
     reminders: u32,
+}
+
+/// The window a refusal stated (when smaller than the one in use), and whether the run said
+/// that its floor leaves no room to compact.
+#[derive(Default)]
+struct Windows {
+    refused: Option<agent_llm::ContextWindow>,
+    floor_told: bool,
 }
 
 /// One think–act–observe step.
@@ -244,6 +270,10 @@ async fn step(
         cut,
         report,
         tools_memo,
+        windows,
+        prompts,
+        new_results,
+        empty_asked,
         reminders,
     } = state;
     let spec = &agent.spec;
@@ -254,15 +284,22 @@ async fn step(
         .unwrap_or_default();
     // Messages sent while the run works are the newest user turn of this call.
     take_queued(agent, trace_id, tree.current_id(), messages).await?;
-    let (tools, budget) = tools_memo.budget(spec, agent.llm.as_ref(), &agent.tools);
+    let window = window::current(spec, agent.llm.as_ref(), &spec.model, windows.refused);
+    let (tools, budget) = tools_memo.budget(spec, window, &agent.tools);
+    let tool_count = tools.len();
 
     let mut view = view_of(agent, &tree, messages, &budget, context);
-    if view.needs_full_compaction {
-        // Compaction cannot make the request smaller than what it always carries.
-        window::check(&view.messages, &budget)?;
+    // Compaction cannot make the request smaller than what it always carries.
+    let floor = window::Floor::of(&view.messages, &budget, tool_count);
+    let fits = floor.check(&budget, window);
+    fits.map_err(StepError::WindowTooSmall)?;
+    if !windows.floor_told && window::pruning_only(&floor, &budget) {
+        windows.floor_told = true;
+        let told = window::pruning_only_notice(&floor, &budget, window);
+        notice(agent, trace_id, NoticeKind::WindowFloor, told, None).await?;
     }
-    if view.needs_full_compaction && !*summariser_failed {
-        let why = (&view, Trigger::Estimate);
+    if window::compaction_due(view.estimated_tokens, &floor, &budget) && !*summariser_failed {
+        let why = (&view, Trigger::Estimate, window);
         if compact(agent, trace_id, &tree, messages, why, spending, cancel).await? {
             view = view_of(agent, &tree, messages, &budget, context);
         } else {
@@ -272,27 +309,36 @@ async fn step(
 
     let started = Instant::now();
     let goal_id = tree.current_id().map(str::to_owned);
-    let sink = model::DeltaSink::answer(agent.store().event_bus(), trace_id, goal_id.as_deref());
+    let sink = DeltaSink::answer(agent.store().event_bus(), trace_id, goal_id.as_deref());
     // The request shares the view's messages, and drops them before the next step extends
     // them; the rare retry below builds the view again.
-    let estimated_tokens = view.estimated_tokens;
+    let mut estimated_tokens = view.estimated_tokens;
     let request = model::request(spec, &spec.model, view.messages, tools);
     let called = match model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await {
         Err(StepError::Llm(error @ LlmError::ContextWindowExceeded { .. })) => {
-            // The estimate was too low for this provider: compact and try once more.
+            // The estimate, or the window, was too low for this provider: take the window the
+            // refusal states, compact and try once more.
+            let refused = &mut windows.refused;
+            notice::after_refusal(agent, trace_id, &error, (window, estimated_tokens), refused)
+                .await?;
+            let window = window::current(spec, agent.llm.as_ref(), &spec.model, *refused);
+            let (_, budget) = tools_memo.budget(spec, window, &agent.tools);
             let view = view_of(agent, &tree, messages, &budget, context);
-            let why = (&view, Trigger::Refused);
+            let floor = window::Floor::of(&view.messages, &budget, tool_count);
+            floor
+                .check(&budget, window)
+                .map_err(StepError::WindowTooSmall)?;
+            let why = (&view, Trigger::Refused, window);
             if !compact(agent, trace_id, &tree, messages, why, spending, cancel).await? {
                 return Err(StepError::Llm(error));
             }
             let view = view_of(agent, &tree, messages, &budget, context);
             if view.estimated_tokens >= estimated_tokens {
                 // The same request again would be refused again.
-                return Err(window::too_small(
-                    window::floor(&view.messages, &budget),
-                    &budget,
-                ));
+                let error = window::not_smaller(&floor, estimated_tokens, window);
+                return Err(StepError::WindowTooSmall(error));
             }
+            estimated_tokens = view.estimated_tokens;
             let tools = tools_memo.specs();
             let request = model::request(spec, &spec.model, view.messages, tools);
             model::call(agent.llm.as_ref(), spec, request, Some(&sink), cancel).await
@@ -312,10 +358,20 @@ async fn step(
         }
         other => other?,
     };
+    let watched = prompt_watch::Call {
+        reported: response.usage.map(|usage| usage.prompt_tokens),
+        estimated: estimated_tokens,
+        tools: budget.request_tokens,
+        tool_count,
+        results: std::mem::take(new_results),
+    };
+    for (kind, told) in prompts.after(watched) {
+        notice(agent, trace_id, kind, told, None).await?;
+    }
     let duration_ms = started.elapsed().as_millis() as u64;
     call_ids.assign(&mut response.tool_calls, messages);
 
-    let usage = model::usage_of(&response, estimated_tokens);
+    let usage = response.usage_or_estimate(estimated_tokens);
     let cost = agent.engine.root.prices.cost(&spec.model, &usage);
     let mut content = AssistantContent::new(response.text.clone(), response.tool_calls.clone());
     content.reasoning = std::mem::take(&mut response.reasoning);
@@ -347,6 +403,9 @@ async fn step(
         if agent.engine.inbox.has_queued(trace_id) {
             // A message arrived during the call: the model answers it before the run ends.
             return Ok(Next::Continue);
+        }
+        if !is_cut(&response) && empty_answer::is_empty(response.text.as_deref()) {
+            return after_empty(agent, trace_id, messages, empty_asked, goal_id).await;
         }
         let text = response.text.as_deref().unwrap_or_default();
         let text = match cut.take(text, is_cut(&response), goal_id, spec.max_tokens) {
@@ -403,6 +462,7 @@ async fn step(
         .collect();
     if !ops.is_empty() {
         let recorded = record(store, trace_id, ops).await?;
+        *new_results = recorded.iter().filter_map(|m| m.tokens).sum::<u64>() as usize;
         messages.extend(recorded);
     }
     if cancel.is_cancelled() {
@@ -416,47 +476,24 @@ async fn step(
     Ok(Next::Continue)
 }
 
-/// What had arrived of an answer when its run was cancelled.
-struct Arrived {
-    text: String,
-    goal_id: Option<String>,
-    started: Instant,
-    /// The estimate of the request, for the message's usage.
-    prompt_tokens: usize,
-}
-
-/// Records the text of an answer the run was cancelled in the middle of as an assistant message
-/// without tool calls, marked [`meta::INTERRUPTED`](agent_execution::meta::INTERRUPTED), with
-/// estimated usage: the trace keeps what the model had said, and a later turn sends it back as
-/// the assistant's. Nothing is recorded when no text had arrived.
-async fn keep_interrupted(
+/// After an empty answer: asks the model once more (saying so), or ends the run.
+async fn after_empty(
     agent: &Agent,
     trace_id: &str,
     messages: &mut Vec<Arc<Message>>,
-    arrived: Arrived,
-    spending: &Budget,
-) -> Result<(), StepError> {
-    if arrived.text.trim().is_empty() {
-        return Ok(());
+    asked: &mut bool,
+    goal_id: Option<String>,
+) -> Result<Next, StepError> {
+    match empty_answer::after_empty(asked, goal_id) {
+        AfterEmpty::Ask(ask) => {
+            let told = empty_answer::FIRST_NOTICE.to_owned();
+            notice(agent, trace_id, NoticeKind::EmptyAnswer, told, None).await?;
+            let ops = vec![WriteOp::AddMessage(*ask)];
+            messages.extend(record(agent.store(), trace_id, ops).await?);
+            Ok(Next::Continue)
+        }
+        AfterEmpty::Stop(outcome) => Ok(Next::Stop(StopReason::EmptyAnswer, outcome, None)),
     }
-    let usage = agent_llm::Usage::estimate(
-        arrived.prompt_tokens as u64,
-        agent_llm::estimate_tokens(&arrived.text) as u64,
-    );
-    let cost = agent.engine.root.prices.cost(&agent.spec.model, &usage);
-    let content = AssistantContent::new(Some(arrived.text), Vec::new());
-    let mut message = NewMessage::assistant(content)
-        .usage(usage.prompt_tokens + usage.completion_tokens, cost)
-        .duration_ms(arrived.started.elapsed().as_millis() as u64);
-    message.goal_id = arrived.goal_id;
-    message.metadata.insert(USAGE_KEY.to_owned(), json!(usage));
-    message
-        .metadata
-        .insert(agent_execution::meta::INTERRUPTED.to_owned(), json!(true));
-    let recorded = record(agent.store(), trace_id, vec![WriteOp::AddMessage(message)]).await?;
-    messages.extend(recorded);
-    spending.add(cost);
-    Ok(())
 }
 
 /// The context the model would see now; `context` keeps the view between steps.

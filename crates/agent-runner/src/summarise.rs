@@ -8,9 +8,10 @@
 //! tool specs, valid on every provider, and leaves the model no tool to call. After a refusal
 //! every request is strictly smaller than the one refused, or the run stops with the window's
 //! error: sending the same request again cannot help.
-//! A summariser that answers without text is asked once more; if it fails again no summary is
-//! stored (an empty one would hide the history) and a `compaction_failed` event says the run
-//! goes on with goal compaction and prune only.
+//! The summary has a `max_tokens` cap ([`summary_cap`]), and an answer cut at it is not taken
+//! for a summary. A summariser that answers without text, or cut, is asked once more (shorter);
+//! if it fails again no summary is stored (an empty or cut one would hide the history) and a
+//! `compaction_failed` event says the run goes on with goal compaction and prune only.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -19,24 +20,21 @@ use agent_execution::EventKind;
 use agent_execution::message::Message;
 use agent_execution::store::WriteOp;
 use agent_goal::GoalTree;
-use agent_llm::{ChatMessage, LlmError};
+use agent_llm::{ChatMessage, ContextWindow, LlmError};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::agents::COMPACTION;
 use crate::compaction::{
-    COMPACTION_PROMPT, SUMMARY_FILL, estimate_chat, fit_for_summary, summary_message,
-    summary_request,
+    COMPACTION_PROMPT, SUMMARY_CUT, SUMMARY_FILL, SUMMARY_WITHOUT_TEXT, estimate_chat,
+    fit_for_summary, summary_failed, summary_message, summary_request,
 };
 use crate::context_incremental::SharedView;
 use crate::error::StepError;
 use crate::model;
 use crate::record::record;
+use crate::window::summary_cap;
 use agent_execution::budget::Budget;
-
-/// What the summariser is told when its first answer had no text.
-const TEXT_ONLY: &str = "Your answer had no text. Answer with the summary itself, as plain \
-text, without calling any tool.";
 
 /// The error of a summary request that cannot be made smaller than the `refused` one.
 fn window_too_small(size: usize, refused: usize, window: usize) -> StepError {
@@ -59,14 +57,20 @@ pub(crate) enum Trigger {
 }
 
 /// Summarises the conversation into one stored message that hides everything before it. The
-/// `compaction` profile gives the request (its prompt), the model and the client. Returns
-/// whether a summary was stored.
+/// `compaction` profile gives the request (its prompt), the model and the client; `window` is
+/// the agent's (the summariser's, when the profile names another model, is its client's).
+/// Returns whether a summary was stored.
+///
+/// The summary is capped at [`summary_cap`] tokens (or the agent's `max_tokens`, when lower),
+/// and one cut at that cap is not a summary (a small model that echoes its template fills any
+/// room it is given): it is asked again, shorter, once; a summariser that answers twice without
+/// a whole text stores nothing and the run goes on with goal compaction and prune only.
 pub(crate) async fn compact(
     agent: &Agent,
     trace_id: &str,
     tree: &GoalTree,
     messages: &mut Vec<Arc<Message>>,
-    (view, trigger): (&SharedView, Trigger),
+    (view, trigger, window): (&SharedView, Trigger, ContextWindow),
     budget: &Budget,
     cancel: &CancellationToken,
 ) -> Result<bool, StepError> {
@@ -83,9 +87,14 @@ pub(crate) async fn compact(
         Some(llm) => llm.clone(),
         None => agent.llm.clone(),
     };
-    let window = spec
-        .context_window
-        .unwrap_or_else(|| llm.model_info(&summariser_model).context_window);
+    let window = if summariser_model == spec.model {
+        window.tokens
+    } else {
+        crate::window::current(spec, llm.as_ref(), &summariser_model, None).tokens
+    };
+    let cap = spec
+        .max_tokens
+        .map_or(summary_cap(window), |max| max.min(summary_cap(window)));
     let mut conversation = view.messages.to_vec();
     let mut target = (window as f64 * SUMMARY_FILL) as usize;
     // The size of the newest request the provider refused: the next one must be smaller.
@@ -95,16 +104,17 @@ pub(crate) async fn compact(
         refused = Some(view.estimated_tokens);
     }
     let started = Instant::now();
-    let mut empty_answers = 0;
+    // Answers that were not a summary (no text, or cut at the cap), and what to say next time.
+    let mut failed: Vec<&str> = Vec::new();
     let mut refusals = 0;
-    while empty_answers < 2 {
+    while failed.len() < 2 {
         fit_for_summary(&mut conversation, target, &agent_llm::estimate_tokens);
         let mut chat = summary_request(&conversation, prompt);
-        if empty_answers > 0
+        if let Some(&again) = failed.last()
             && let Some(ChatMessage::User(last)) = chat.last_mut()
         {
             last.push_str("\n\n");
-            last.push_str(TEXT_ONLY);
+            last.push_str(again);
         }
         let size = estimate_chat(&chat, &agent_llm::estimate_tokens);
         if let Some(refused) = refused
@@ -112,7 +122,8 @@ pub(crate) async fn compact(
         {
             return Err(window_too_small(size, refused, window));
         }
-        let request = model::request(spec, &summariser_model, chat, Vec::new());
+        let mut request = model::request(spec, &summariser_model, chat, Vec::new());
+        request.max_tokens = Some(cap);
         let response = match model::call(llm.as_ref(), spec, request, None, cancel).await {
             Err(StepError::Llm(LlmError::ContextWindowExceeded { .. })) if refusals < 3 => {
                 // Still too long for this provider: cut harder.
@@ -125,16 +136,21 @@ pub(crate) async fn compact(
         };
         let summary = response.text.as_deref().unwrap_or("").trim().to_owned();
         if summary.is_empty() {
-            empty_answers += 1;
+            failed.push(SUMMARY_WITHOUT_TEXT);
             continue;
         }
-        let usage = model::usage_of(&response, size);
+        if response.truncated() {
+            failed.push(SUMMARY_CUT);
+            continue;
+        }
+        let usage = response.usage_or_estimate(size);
         let cost = engine.root.prices.cost(&summariser_model, &usage);
         let mut message = summary_message(&summary, tree.current_id().map(str::to_owned))
             .usage(usage.prompt_tokens + usage.completion_tokens, cost)
             .duration_ms(started.elapsed().as_millis() as u64);
         // What the view weighed before and what the summary weighs, for anyone reading the
-        // trace (the OpenTelemetry export shows them on the compaction).
+        // trace (the OpenTelemetry export shows them on the compaction, every front end
+        // announces it with them).
         message.metadata.insert(
             crate::compaction::TOKENS_BEFORE_KEY.to_owned(),
             view.estimated_tokens.into(),
@@ -148,11 +164,8 @@ pub(crate) async fn compact(
         budget.add(cost);
         return Ok(true);
     }
-    let failed = EventKind::CompactionFailed {
-        reason: "the summariser answered twice without text; no summary was stored, and the \
-                 context keeps goal compaction and prune only"
-            .into(),
-    };
+    let reason = summary_failed(failed.contains(&SUMMARY_CUT).then_some(cap));
+    let failed = EventKind::CompactionFailed { reason };
     record(agent.store(), trace_id, vec![WriteOp::AppendEvent(failed)]).await?;
     Ok(false)
 }

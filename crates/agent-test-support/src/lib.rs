@@ -11,8 +11,8 @@
 //! - [`pty`]: a pseudo-terminal with a terminal emulator, to test what a user sees and types;
 //! - [`tmux`]: a pane of a real terminal multiplexer, for what stays in a terminal's scrollback;
 //! - [`postgres`]: a throwaway PostgreSQL cluster on a free loopback port;
-//! - [`llamacpp`]: a real model (llama-cpp-python's server running SmolLM2-135M) on a free
-//!   loopback port, and a recording proxy in front of it.
+//! - [`llamacpp`]: real models (llama.cpp's `llama-server` running SmolLM2-135M or Gemma 3
+//!   270M) on a free loopback port, and a recording proxy in front of them.
 //! - [`shell`]: spellings of one shell command, for the approval rules' tests.
 //! - [`fds`]: the open-file limits of a process, read and set.
 //!

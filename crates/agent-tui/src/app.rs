@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use agent_execution::meta::{MessageMeta, ToolOutcome};
-use agent_execution::{DeltaKind, EventKind, LiveEvent, Message, Role, TraceStatus};
+use agent_execution::{DeltaKind, EventKind, LiveEvent, Message, NoticeKind, Role, TraceStatus};
 
 use crate::approval::Ask;
 use crate::cells::{Cell, ToolCell, ToolState};
@@ -337,6 +337,14 @@ impl App {
             }
             EventKind::CompactionFailed { reason } => {
                 self.notice(format!("⚠ compaction failed: {reason}"));
+            }
+            EventKind::Notice { kind, message, .. } => {
+                let mark = if *kind == NoticeKind::ContextWindow {
+                    "ⓘ"
+                } else {
+                    "⚠"
+                };
+                self.notice(format!("{mark} {message}"));
             }
             EventKind::TraceCompleted { status, .. } => {
                 self.settle_streaming();

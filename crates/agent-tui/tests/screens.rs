@@ -9,7 +9,7 @@ use std::time::Duration;
 use agent_execution::meta::{self, ToolOutcome};
 use agent_execution::{
     AssistantContent, DeltaKind, Event, EventKind, InMemoryTraceStore, LiveDelta, LiveEvent,
-    NewMessage, NewTrace, ToolCall, TraceStore,
+    NewMessage, NewTrace, NoticeKind, ToolCall, TraceStore,
 };
 use agent_goal::{GoalCommand, GoalTree};
 use agent_runner::{Notice, RerunRequest};
@@ -17,6 +17,7 @@ use agent_tui::{Action, Answer, App, Ask, Status};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
 
 const TRACE: &str = "3f2a1b9c-0000-4000-8000-000000000001";
 
@@ -536,6 +537,51 @@ async fn an_error_is_a_cell_of_its_own() {
          (--api-key or OPENAI_API_KEY)",
     );
     insta::assert_snapshot!(screen(&mut app, 80, 12));
+}
+
+#[tokio::test]
+async fn notices_and_compactions_are_told_in_the_conversation() {
+    let mut recorder = Recorder::new("Read big.txt").await;
+    let told = EventKind::Notice {
+        kind: NoticeKind::ContextWindow,
+        message: "the context window of smollm2 is 4,096 tokens (from the server's /props)".into(),
+        tokens: Some(4096),
+    };
+    recorder.store.append_event(TRACE, told).await.unwrap();
+    let mut summary = NewMessage::user("Summary: big.txt lists numbered notes.");
+    for (key, value) in [
+        ("compaction", json!(true)),
+        ("tokens_before", json!(12_345)),
+        ("tokens_after", json!(321)),
+    ] {
+        summary.metadata.insert(key.into(), value);
+    }
+    recorder.store.add_message(TRACE, summary).await.unwrap();
+    let warned = EventKind::Notice {
+        kind: NoticeKind::ToolsNotShown,
+        message: "the server's chat template is not showing the model its tools".into(),
+        tokens: None,
+    };
+    recorder.store.append_event(TRACE, warned).await.unwrap();
+    let mut app = app();
+    recorder.feed(&mut app).await;
+    let shown = screen(&mut app, 100, 14);
+    assert!(
+        shown.contains("ⓘ the context window of smollm2 is 4,096 tokens"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("⟲ context compacted:") && shown.contains("12.3k → 321 tokens"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("⚠ the server's chat template is not showing"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("Summary: big.txt"),
+        "the summary is not a user turn: {shown}"
+    );
 }
 
 #[test]

@@ -25,6 +25,8 @@
 //! cached_input = 0.05            # optional: the input price when absent
 //! context_window = 32768         # optional
 //! stream = false                 # optional: never ask this model for streamed answers
+//! max_tokens = 1024              # optional: the most tokens of one answer
+//! temperature = 0.2              # optional: the sampling temperature
 //!
 //! [mcp.servers.files]            # an MCP server over stdio (see agent_mcp::ServerConfig)
 //! command = "npx"
@@ -145,6 +147,10 @@ pub struct ModelConfig {
     pub context_window: Option<usize>,
     /// `false`: never ask for streamed answers of this model (servers that cannot stream it).
     pub stream: Option<bool>,
+    /// The most tokens of one answer (`max_tokens` of every request for this model).
+    pub max_tokens: Option<u32>,
+    /// The sampling temperature of every request for this model.
+    pub temperature: Option<f32>,
 }
 
 impl FileConfig {
@@ -206,6 +212,15 @@ impl FileConfig {
                         "must be a price in dollars per million tokens",
                     ));
                 }
+            }
+            if model.max_tokens == Some(0) {
+                return Err(invalid("max_tokens", "must be at least 1").into());
+            }
+            if model
+                .temperature
+                .is_some_and(|t| !t.is_finite() || !(0.0..=2.0).contains(&t))
+            {
+                return Err(invalid("temperature", "must be between 0 and 2").into());
             }
             if model.context_window == Some(0) {
                 return Err(invalid("context_window", "must be at least 1"));

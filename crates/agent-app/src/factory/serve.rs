@@ -119,6 +119,14 @@ impl LlmClient for WholeAnswers {
     fn model_info(&self, model: &str) -> agent_llm::ModelInfo {
         self.0.model_info(model)
     }
+
+    async fn learn_window(&self, model: &str) -> Option<agent_llm::ContextWindow> {
+        self.0.learn_window(model).await
+    }
+
+    fn known_window(&self, model: &str) -> Option<agent_llm::ContextWindow> {
+        self.0.known_window(model)
+    }
 }
 
 /// The server's own workspace (canonical) and the workspace roots. `--workspace` (else

@@ -82,6 +82,7 @@ impl AppFactory {
         }
         options.prices = Arc::new(file.prices()?);
         options.context_window = provider.context_window;
+        (options.max_tokens, options.temperature) = (provider.max_tokens, provider.temperature);
         options.reasoning_effort =
             match overrides.reasoning_effort {
                 Some(effort) => Some(effort),

@@ -188,6 +188,8 @@ mod tests {
             script: None,
             context_window: None,
             stream: true,
+            max_tokens: None,
+            temperature: None,
             model_error: None,
         }
     }

@@ -38,6 +38,10 @@ pub struct ProviderConfig {
     pub context_window: Option<usize>,
     /// Whether to ask for streamed answers (`--no-stream`, `[models."NAME"] stream = false`).
     pub stream: bool,
+    /// `[models."NAME"] max_tokens`: the most tokens of one answer.
+    pub max_tokens: Option<u32>,
+    /// `[models."NAME"] temperature`.
+    pub temperature: Option<f32>,
     /// Why the model could not be found out from the server, when none was named and the
     /// server did not name exactly one; building the client reports it.
     pub model_error: Option<String>,
@@ -163,6 +167,8 @@ pub fn resolve(
         script: flags.script.clone().or_else(|| file.script.clone()),
         context_window: flags.context_window.or(file.context_window(&model)),
         stream,
+        max_tokens: file.models.get(&model).and_then(|m| m.max_tokens),
+        temperature: file.models.get(&model).and_then(|m| m.temperature),
         model_error,
         model,
     })

@@ -10,10 +10,24 @@
 
 use std::collections::{HashMap, HashSet};
 
-use agent_execution::{EventKind, Message, Role};
+use agent_execution::meta::MessageMeta;
+use agent_execution::{EventKind, Message, NoticeKind, Role};
 use agent_goal::{GoalStatus, GoalTree};
 
 use crate::output::{clean, one_line, truncate};
+
+/// `12,345`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
 
 /// At most this many lines of an edit's change are shown.
 const EDIT_LINES: usize = 6;
@@ -94,6 +108,17 @@ impl State {
                     truncate(&one_line(detail), 120)
                 ));
             }
+            EventKind::Notice { kind, message, .. } => {
+                let mark = if *kind == NoticeKind::ContextWindow {
+                    "ⓘ"
+                } else {
+                    "⚠"
+                };
+                lines.push(format!("  {mark} {}", one_line(message)));
+            }
+            EventKind::CompactionFailed { reason } => {
+                lines.push(format!("  ⚠ compaction failed: {}", one_line(reason)));
+            }
             EventKind::GoalChecked { check, result, .. } => {
                 let (mark, verdict) = match result.passed {
                     true => ("✓", "passed"),
@@ -117,6 +142,15 @@ impl State {
     fn message(&mut self, message: &Message) -> Vec<String> {
         self.tokens += message.tokens.unwrap_or(0);
         self.cost += message.cost.unwrap_or(0.0);
+        let meta = MessageMeta::of(message);
+        if meta.compaction {
+            let figure = |tokens: Option<u64>| tokens.map_or("?".to_owned(), thousands);
+            return vec![format!(
+                "  ⟲ compacted the conversation: {} → {} tokens (the trace keeps every message)",
+                figure(meta.tokens_before),
+                figure(meta.tokens_after)
+            )];
+        }
         match message.role {
             Role::Assistant => {
                 self.iterations += 1;

@@ -5,7 +5,9 @@
 //! shows the unfinished line of the answer and the state (the goal, the command running,
 //! tokens and cost); it is cleared before anything is written, so it never covers the text.
 //! With `--output-format stream-json` every event and text delta goes to stdout instead, one
-//! JSON object per line.
+//! JSON object per line. With progress off (`--json`, `-p`), what the run tells a person (its
+//! model's window, a server that hides the tools from the model, an empty answer, each
+//! compaction) still reaches stderr, as `agent: …` lines.
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -178,8 +180,18 @@ fn show(item: LiveEvent, sink: &Sink, state: &mut State, text: &mut TextOut) -> 
     {
         text.continue_next();
     }
+    // What the run tells a person (its notices, its compactions) reaches stderr even when
+    // progress is off (`--json`, `-p`).
+    let told = matches!(
+        &event.kind,
+        EventKind::Notice { .. } | EventKind::CompactionFailed { .. }
+    ) || matches!(&event.kind, EventKind::MessageAdded { message, .. }
+            if agent_execution::meta::MessageMeta::of(message).compaction);
     for line in state.apply(&event.kind) {
-        sink.line(&line);
+        match sink {
+            Sink::Quiet if told => eprintln_safe(&format!("agent: {}", line.trim_start())),
+            _ => sink.line(&line),
+        }
     }
     refresh(sink, state, text);
     done

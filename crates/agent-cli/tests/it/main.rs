@@ -22,6 +22,7 @@ mod instructions;
 mod interrupted;
 mod limits;
 mod line_mode;
+mod local_servers;
 mod mcp;
 mod mcp_catalog;
 mod mcp_client_credentials;

@@ -199,3 +199,26 @@ fn push_block(out: &mut String, label: &str, text: &str) {
     out.push_str(&text.replace('\n', "\n    "));
     out.push('\n');
 }
+/// What the summariser is told when its answer had no text.
+pub const SUMMARY_WITHOUT_TEXT: &str = "Your answer had no text. Answer with the summary itself, \
+as plain text, without calling any tool.";
+
+/// What the summariser is told when its answer was cut at the length limit (a small model that
+/// echoes its template fills any room it is given): a cut summary is not taken.
+pub const SUMMARY_CUT: &str = "Your summary was cut off at the length limit. Write a much \
+shorter one: only what is needed to continue, in a few short paragraphs.";
+
+/// Why a full compaction stored no summary after two answers that were not one: cut at the
+/// length limit `cut` (when one was), or without text.
+pub fn summary_failed(cut: Option<u32>) -> String {
+    match cut {
+        Some(cap) => format!(
+            "the summariser's answers were not a summary (cut at the length limit of {cap} \
+             tokens, or without text) twice; no summary was stored, and the context keeps goal \
+             compaction and prune only"
+        ),
+        None => "the summariser answered twice without text; no summary was stored, and the \
+                 context keeps goal compaction and prune only"
+            .to_owned(),
+    }
+}

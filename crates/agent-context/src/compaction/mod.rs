@@ -21,8 +21,9 @@ use agent_execution::message::Message;
 use agent_llm::{ChatMessage, Reasoning};
 
 pub use full::{
-    COMPACTION_PROMPT, SUMMARY_FILL, SUMMARY_INTRO, SUMMARY_PREFIX, fit_for_summary,
-    render_transcript, summary_message, summary_request,
+    COMPACTION_PROMPT, SUMMARY_CUT, SUMMARY_FILL, SUMMARY_INTRO, SUMMARY_PREFIX,
+    SUMMARY_WITHOUT_TEXT, fit_for_summary, render_transcript, summary_failed, summary_message,
+    summary_request,
 };
 pub use goals::goal_summary;
 pub(crate) use goals::{GoalKey, Item, compact_goals, is_same};

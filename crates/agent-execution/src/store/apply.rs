@@ -445,6 +445,7 @@ impl Planner<'_> {
             | EventKind::SubTraceCompleted { .. }
             | EventKind::LoopDetected { .. }
             | EventKind::CompactionFailed { .. }
+            | EventKind::Notice { .. }
             | EventKind::GoalChecked { .. } => Ok(self.push(kind)),
             other => Err(StoreError::Invalid(format!(
                 "{} events are produced by the store itself and cannot be appended",

@@ -168,6 +168,7 @@ impl TraceState {
             | EventKind::SubTraceCompleted { .. }
             | EventKind::LoopDetected { .. }
             | EventKind::CompactionFailed { .. }
+            | EventKind::Notice { .. }
             | EventKind::GoalChecked { .. }
             | EventKind::TraceCompleted { .. } => {}
         }

@@ -17,6 +17,8 @@ mod openai_reply;
 mod openai_stream;
 #[cfg(feature = "openai-responses")]
 pub(crate) mod responses;
+#[cfg(feature = "openai")]
+pub(crate) mod server_window;
 pub(crate) mod sse;
 
 /// What a provider's error body says.

@@ -349,5 +349,6 @@ async fn a_local_servers_models_are_listed() {
     server.serve_models(&["smollm2"]);
     let config = OpenAiConfig::new(server.openai_base(), None);
     assert_eq!(list_models(&config).await.unwrap(), ["smollm2"]);
-    assert_eq!(server.requests()[0].method, "GET");
+    assert_eq!(server.info_requests()[0].method, "GET");
+    assert_eq!(server.info_requests()[0].path, "/v1/models");
 }

@@ -16,6 +16,8 @@ mod reasoning;
 #[cfg(feature = "openai-responses")]
 mod responses;
 mod scripted;
+#[cfg(feature = "openai")]
+mod windows;
 
 /// A retry policy with tiny delays for tests.
 #[cfg(feature = "http")]

@@ -9,7 +9,7 @@ use agent_execution::{ToolCall, TraceOutcome, TraceStatus, TraceStore};
 use agent_llm::{AnthropicClient, AnthropicConfig, LlmClient, OpenAiClient, OpenAiConfig};
 use agent_runner::compaction::{COMPACTION_KEY, SUMMARY_PREFIX};
 use agent_runner::{AgentRunner, Approval, RunnerOptions};
-use agent_test_support::mock_model::{MockModelServer, Turn};
+use agent_test_support::mock_model::{MockModelServer, Reply, Turn};
 use agent_tools::ToolRegistry;
 use serde_json::json;
 
@@ -213,5 +213,84 @@ async fn a_summariser_without_text_is_retried_then_given_up_with_an_event() {
         events
             .iter()
             .any(|e| matches!(e.kind, EventKind::CompactionFailed { .. }))
+    );
+}
+
+/// A streamed text answer cut at the length limit.
+fn cut_summary(text: &str) -> Reply {
+    let mut chunks = Turn::text(text).openai_chunks();
+    for chunk in &mut chunks {
+        if let Some(choice) = chunk["choices"].get_mut(0)
+            && !choice["finish_reason"].is_null()
+        {
+            choice["finish_reason"] = json!("length");
+        }
+    }
+    Reply::openai_stream(&chunks)
+}
+
+#[tokio::test]
+async fn a_summary_cut_at_its_cap_is_asked_again_shorter() {
+    let workspace = tempfile::tempdir().unwrap();
+    let server = MockModelServer::with_replies([
+        // A small model echoing its template until the cap: not a summary.
+        cut_summary("<start_of_turn>user <start_of_turn>user <start_of_turn>user"),
+        Reply::from(Turn::text("Summary: the log was written.")),
+        Reply::from(Turn::text("Finished.")),
+    ])
+    .await;
+    let store = Arc::new(InMemoryTraceStore::new());
+    let id = overflowed_trace(&store).await;
+    let runner = runner(store.clone(), openai(&server), workspace.path(), 100_000);
+    let outcome = runner.resume(&id).await.unwrap();
+    assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // Each summary request is capped: an eighth of the window, at most 8,192 tokens.
+    assert_eq!(requests[0].body["max_tokens"], 8192);
+    assert_eq!(requests[1].body["max_tokens"], 8192);
+    assert!(
+        requests[1]
+            .body
+            .to_string()
+            .contains("Write a much shorter one"),
+        "the retry says what was wrong"
+    );
+    let messages = store.get_trace_messages(&id).await.unwrap();
+    let summaries: Vec<_> = messages
+        .iter()
+        .filter(|m| m.metadata.contains_key(COMPACTION_KEY))
+        .collect();
+    assert_eq!(summaries.len(), 1);
+    assert!(summaries[0].content.text().contains("the log was written"));
+    assert!(!summaries[0].content.text().contains("start_of_turn"));
+}
+
+#[tokio::test]
+async fn a_summary_cut_twice_is_not_stored() {
+    let workspace = tempfile::tempdir().unwrap();
+    let server = MockModelServer::with_replies([
+        cut_summary("<start_of_turn>user <start_of_turn>user"),
+        cut_summary("<start_of_turn>user"),
+        Reply::from(Turn::text("Finished anyway.")),
+    ])
+    .await;
+    let store = Arc::new(InMemoryTraceStore::new());
+    let id = overflowed_trace(&store).await;
+    let runner = runner(store.clone(), openai(&server), workspace.path(), 100_000);
+    let outcome = runner.resume(&id).await.unwrap();
+    assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
+    let messages = store.get_trace_messages(&id).await.unwrap();
+    assert!(
+        !messages
+            .iter()
+            .any(|m| m.metadata.contains_key(COMPACTION_KEY)),
+        "no cut summary hides the history"
+    );
+    let events = store.get_events(&id, 0).await.unwrap();
+    assert!(
+        events.iter().any(|e| matches!(&e.kind,
+            EventKind::CompactionFailed { reason } if reason.contains("length limit"))),
+        "{events:?}"
     );
 }

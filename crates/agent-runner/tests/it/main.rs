@@ -10,6 +10,7 @@ mod defaults;
 mod explore_copies;
 mod fork;
 mod goals_held;
+mod honest_ends;
 mod hostile_output;
 mod instructions;
 mod loop_guard;

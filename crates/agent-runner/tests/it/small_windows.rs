@@ -42,7 +42,7 @@ fn printed_words(n: usize) -> ScriptedTurn {
 async fn first_request(task: &str) -> (usize, usize) {
     let workspace = tempfile::tempdir().unwrap();
     let llm = Arc::new(ScriptedClient::new(vec![
-        printed_words(50),
+        printed_words(WORDS),
         ScriptedTurn::text("Done."),
     ]));
     let (_, runner) = runner(llm.clone(), workspace.path(), |_| {});
@@ -52,6 +52,10 @@ async fn first_request(task: &str) -> (usize, usize) {
     let messages = agent_llm::estimate_messages_tokens(&requests[1].messages);
     (tools, messages)
 }
+
+/// The words the step of the compaction tests prints: a result large enough that a summary
+/// can bring the request under the compaction threshold.
+const WORDS: usize = 600;
 
 #[tokio::test]
 async fn the_budget_counts_the_tool_specs_so_a_small_window_compacts_in_time() {
@@ -63,7 +67,7 @@ async fn the_budget_counts_the_tool_specs_so_a_small_window_compacts_in_time() {
     assert!(messages < window * 7 / 10 && messages + tools > window * 7 / 10);
     let workspace = tempfile::tempdir().unwrap();
     let llm = Arc::new(ScriptedClient::new(vec![
-        printed_words(50),
+        printed_words(WORDS),
         ScriptedTurn::text("Summary: we printed fifty words."),
         ScriptedTurn::text("Done."),
     ]));
@@ -107,9 +111,12 @@ async fn a_window_too_small_for_the_tools_and_the_prompt_stops_with_the_setting_
     assert_eq!(outcome.stop, StopReason::WindowTooSmall, "{outcome:?}");
     assert_eq!(outcome.status, TraceStatus::Failed);
     let error = outcome.error.unwrap();
+    // The parts, their sizes, the window and where it came from, and what to do.
     assert!(
-        error.contains("too small for the tools and the system prompt")
-            && error.contains("of a window of 1000")
+        error.contains("does not fit the model's window of 1,000 tokens (from the configuration")
+            && error.contains("tool specs")
+            && error.contains("the system prompt")
+            && error.contains("offer fewer tools")
             && error.contains("--context-window"),
         "{error}"
     );
@@ -117,22 +124,53 @@ async fn a_window_too_small_for_the_tools_and_the_prompt_stops_with_the_setting_
 }
 
 #[tokio::test]
-async fn a_retry_that_would_not_be_smaller_than_the_refused_request_is_not_sent() {
+async fn a_refusal_that_states_a_window_too_small_for_the_floor_stops_at_once() {
     let workspace = tempfile::tempdir().unwrap();
-    // The size of the first request of a run, on a server that takes anything.
     let probe = MockModelServer::with_replies([Turn::text("ok")]).await;
     let (_, probe_runner) = runner(openai(&probe), workspace.path(), |_| {});
     probe_runner.run("Count").await.unwrap();
     let first = probe.requests()[0].body.to_string().len();
 
-    // A server whose window is smaller than the tool specs and the prompt: compaction cannot
-    // help, and the run says so instead of sending the same request again.
+    // The refusal names the server's window: smaller than what every request carries, so no
+    // summary is asked for, and the error names the window the refusal stated.
+    let server = MockModelServer::with_replies([Turn::text("Never reached.")]).await;
+    server.limit_context(first - 200);
+    let (store, runner) = runner(openai(&server), workspace.path(), |_| {});
+    let outcome = runner.run("Count").await.unwrap();
+    assert_eq!(outcome.stop, StopReason::WindowTooSmall, "{outcome:?}");
+    let error = outcome.error.unwrap();
+    let stated = (first - 200) / 4;
+    let stated = format!("{},{:03}", stated / 1000, stated % 1000);
+    assert!(
+        error.contains(&format!(
+            "window of {stated} tokens (from the server's refusal"
+        )),
+        "{error}"
+    );
+    assert_eq!(server.request_count(), 1, "only the refused request");
+    let events = store.get_events(&outcome.trace_id, 0).await.unwrap();
+    assert!(
+        events.iter().any(|e| matches!(&e.kind,
+            agent_execution::EventKind::Notice { kind: agent_execution::NoticeKind::ContextWindow,
+                message, .. } if message.contains("refused"))),
+        "the learned window is told: {events:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_retry_that_would_not_be_smaller_than_the_refused_request_is_not_sent() {
+    let workspace = tempfile::tempdir().unwrap();
+    // A server whose window is smaller than the tool specs and the prompt, and whose refusal
+    // does not say it: compaction cannot help, and the run says so instead of sending the
+    // same request again.
+    let windowless = json!({"error": {"code": 400, "type": "exceed_context_size_error",
+        "message": "the request exceeds the available context size, try increasing it"}});
     let server = MockModelServer::with_replies([
-        Turn::text("Summary: nothing was done yet."),
-        Turn::text("Never reached."),
+        Reply::error(400, windowless),
+        Reply::from(Turn::text("Summary: nothing was done yet.")),
+        Reply::from(Turn::text("Never reached.")),
     ])
     .await;
-    server.limit_context(first - 200);
     let (_, runner) = runner(openai(&server), workspace.path(), |_| {});
     let outcome = runner.run("Count").await.unwrap();
     assert_eq!(outcome.stop, StopReason::WindowTooSmall, "{outcome:?}");

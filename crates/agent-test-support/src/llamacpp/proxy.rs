@@ -1,9 +1,9 @@
 //! A recording proxy between a client (the `agent` binary) and the model server.
 //!
-//! The agent sends no temperature, seed or completion cap, and a 135M model left to itself
-//! samples freely and may talk until its window is full: the proxy adds the fields of its
-//! `sampling` object to every chat-completions request that lacks them, so runs are short and
-//! repeatable. It records each request as forwarded, the answer's status and body, and how
+//! The agent sends no temperature, seed or completion cap (but on a summary), and a 135M model
+//! left to itself samples freely and may talk until its window is full: the proxy adds the
+//! fields of its `sampling` object to every chat-completions request that lacks them, and holds
+//! a larger `max_tokens` to its own, so runs are short and repeatable. It records each request as forwarded, the answer's status and body, and how
 //! long the server took (from the request forwarded to the answer's last byte), which is the
 //! server's side of the benchmark's overhead figure. Each request goes to the server on a
 //! connection of its own and the answer is passed through as it comes (streams included),
@@ -172,7 +172,14 @@ fn relay(client: TcpStream, shared: &Shared, sampling: &Value) {
         && let (Some(fields), Some(object)) = (sampling.as_object(), request.as_object_mut())
     {
         for (key, value) in fields {
-            object.entry(key.clone()).or_insert_with(|| value.clone());
+            let entry = object.entry(key.clone()).or_insert_with(|| value.clone());
+            // A cap the agent sets (a summary's) is held to the pinned one too.
+            if key == "max_tokens"
+                && let (Some(asked), Some(pinned)) = (entry.as_u64(), value.as_u64())
+                && asked > pinned
+            {
+                *entry = value.clone();
+            }
         }
     }
     let forwarded = if request.is_null() {

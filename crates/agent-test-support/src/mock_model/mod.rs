@@ -24,35 +24,40 @@
 //! `rules.rs`, and `reasoning.rs` for the rules about reasoning sent back) and consume no
 //! reply. [`MockModelServer::llama_cpp`] starts a server that also keeps the rules and the
 //! stream shape of llama.cpp's Python server (`llamacpp.rs`). `GET {base}/models` lists the
-//! models of [`MockModelServer::serve_models`].
+//! models of [`MockModelServer::serve_models`]. [`MockModelServer::serve_as`] plays a local
+//! server's window (llama.cpp's `llama-server`, vLLM, Ollama, or one that says nothing: where it
+//! says it, how it refuses a prompt over it), and [`MockModelServer::count_prompts`] reports the
+//! prompt tokens of what a chat template shows the model (see `local.rs`). Requests about the
+//! server rather than a chat (`/props`, the model list, Ollama's API) are kept apart
+//! ([`MockModelServer::info_requests`]).
 
 mod llamacpp;
+mod local;
 mod reasoning;
 mod refuse;
 mod reply;
 mod responses;
 mod rules;
+mod sending;
 mod turn;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, Uri};
 use axum::response::Response;
-use futures::Stream;
 use serde_json::{Value, json};
 
+pub use local::{LocalServer, Template};
 pub use reasoning::{DEFAULT_REASONING, signature as thinking_signature};
 pub use reply::{Reply, SSE_DONE, sse_data, sse_event};
 pub use turn::{Turn, Usage};
 
-use refuse::{error_body, json_response, refusal, too_long};
-use reply::{End, StreamShape};
+use refuse::{error_body, json_response, plain, refusal, too_long};
 
 /// The wire format of a request, told by its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +129,15 @@ struct Shared {
     llama_cpp: std::sync::atomic::AtomicBool,
     /// What `GET /models` lists (`mock-model` when empty).
     models: Mutex<Vec<String>>,
+    /// The local server it plays (see `local.rs`).
+    local: Mutex<Option<LocalServer>>,
+    /// What its chat template shows the model, when it counts prompts itself.
+    template: Mutex<Option<Template>>,
+    /// The requests about the server rather than a chat (`/props`, the model list, Ollama's
+    /// `/api/show` and `/api/ps`).
+    info_requests: Mutex<Vec<RecordedRequest>>,
+    /// How many requests were refused with a 400 as over the window.
+    window_refusals: AtomicUsize,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -183,6 +197,33 @@ impl MockModelServer {
         let server = Self::start().await;
         server.shared.llama_cpp.store(true, Ordering::SeqCst);
         server
+    }
+
+    /// Plays `server`: answers `GET /props`, the model list and Ollama's `/api/show` as it does
+    /// (see `local.rs`), and refuses a prompt over its window in its words. Without
+    /// [`count_prompts`](Self::count_prompts), its template shows everything.
+    pub fn serve_as(&self, server: LocalServer) {
+        *lock(&self.shared.local) = Some(server);
+        lock(&self.shared.template).get_or_insert(Template::FULL);
+    }
+
+    /// Reports, on every answer whose turn has no usage of its own, the prompt tokens of the
+    /// request as `template` renders it (and an estimate of the answer's).
+    pub fn count_prompts(&self, template: Template) {
+        *lock(&self.shared.template) = Some(template);
+    }
+
+    /// The requests about the server rather than a chat (`GET /props`, `GET {base}/models`,
+    /// `POST /api/show`, `GET /api/ps`), in order; [`requests`](Self::requests) leaves them out.
+    pub fn info_requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.info_requests).clone()
+    }
+
+    /// How many requests it refused with a 400 as over the model's window
+    /// ([`limit_context`](Self::limit_context), [`serve_as`](Self::serve_as)); an empty stream
+    /// that llama-cpp-python's rules answer a streamed one with is not counted.
+    pub fn window_refusals(&self) -> usize {
+        self.shared.window_refusals.load(Ordering::SeqCst)
     }
 
     /// The model ids `GET {base}/models` lists, in this order.
@@ -261,8 +302,13 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let info = is_info(&method, uri.path());
     let request = {
-        let mut requests = lock(&shared.requests);
+        let mut requests = if info {
+            lock(&shared.info_requests)
+        } else {
+            lock(&shared.requests)
+        };
         let request = RecordedRequest {
             index: requests.len(),
             method: method.to_string(),
@@ -281,10 +327,17 @@ async fn handle(
         requests.push(request.clone());
         request
     };
-    if request.method == "GET" && request.path.ends_with("/models") {
+    let local = *lock(&shared.local);
+    if info {
         let mut models = lock(&shared.models).clone();
         if models.is_empty() {
             models.push("mock-model".to_owned());
+        }
+        if let Some((status, body)) = local.and_then(|local| local.info(&request, &models)) {
+            return json_response(status, &[], &body);
+        }
+        if request.method != "GET" || !request.path.ends_with("/models") {
+            return plain(404, "no such route on the mock model server");
         }
         let data: Vec<Value> = models
             .iter()
@@ -296,15 +349,26 @@ async fn handle(
         return refusal;
     }
     let limit = shared.context_bytes.load(Ordering::SeqCst);
+    // A local server's window, in its prompt tokens: the tokens and the window when over it.
+    let over_window = local
+        .filter(|_| request.format() == Some(WireFormat::OpenAi))
+        .map(|local| (local, local::prompt_tokens(&request.body, Template::FULL)))
+        .filter(|(local, tokens)| *tokens > local.window());
     let llama_cpp = shared.llama_cpp.load(Ordering::SeqCst);
+    let overflow = (limit > 0 && body.len() > limit) || over_window.is_some();
     if llama_cpp
         && request.format() == Some(WireFormat::OpenAi)
-        && let Some(refusal) = llamacpp::refusal(&request, limit > 0 && body.len() > limit)
+        && let Some(refusal) = llamacpp::refusal(&request, overflow)
     {
         return refusal;
     }
     if limit > 0 && body.len() > limit {
+        shared.window_refusals.fetch_add(1, Ordering::SeqCst);
         return json_response(400, &[], &too_long(&request, body.len() / 4, limit / 4));
+    }
+    if let Some((local, tokens)) = over_window {
+        shared.window_refusals.fetch_add(1, Ordering::SeqCst);
+        return json_response(400, &[], &local.too_long(tokens));
     }
     let next = lock(&shared.replies).pop_front();
     let reply = match next {
@@ -323,6 +387,13 @@ async fn handle(
     respond(reply, &request, &shared).await
 }
 
+/// Whether a request asks about the server rather than for a chat: `GET /props`, the model
+/// list, Ollama's `POST /api/show` and `GET /api/ps`.
+fn is_info(method: &Method, path: &str) -> bool {
+    (method == Method::GET && (path.ends_with("/models") || path == "/props" || path == "/api/ps"))
+        || (method == Method::POST && path == "/api/show")
+}
+
 async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) -> Response {
     if !reply.delay.is_zero() {
         tokio::time::sleep(reply.delay).await;
@@ -332,6 +403,13 @@ async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) 
         reply::Body::Json(body) => return json_response(reply.status, &reply.headers, &body),
         reply::Body::Turn(turn) => {
             let turn = turn.or_model(request.body["model"].as_str());
+            let template = *lock(&shared.template);
+            let turn = match template {
+                Some(template) if request.format() == Some(WireFormat::OpenAi) => {
+                    turn.or_usage(local::prompt_tokens(&request.body, template) as u64)
+                }
+                _ => turn,
+            };
             let turn = turn.prepared(&shared.reasoning, request.format());
             let llama_cpp = shared.llama_cpp.load(Ordering::SeqCst);
             let turn = if llama_cpp {
@@ -395,88 +473,10 @@ async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) 
         builder = builder.header(name.as_str(), value.as_str());
     }
     builder
-        .body(Body::from_stream(stream(
+        .body(Body::from_stream(sending::stream(
             pieces,
             reply.stream,
             shared.clone(),
         )))
         .expect("a valid event-stream response")
-}
-
-/// Counts a disconnect when dropped before [`Watch::finish`].
-struct Watch {
-    shared: Arc<Shared>,
-    finished: bool,
-}
-
-impl Watch {
-    /// The body was sent to its end.
-    fn finish(&mut self) {
-        self.finished = true;
-    }
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        if !self.finished {
-            self.shared.disconnects.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-}
-
-/// The state of a streamed body being sent.
-struct Sending {
-    pieces: std::vec::IntoIter<Bytes>,
-    shape: StreamShape,
-    watch: Watch,
-}
-
-/// The body stream of a streamed reply: its pieces, each after a pause, then (after one more)
-/// its end.
-fn stream(
-    pieces: Vec<Bytes>,
-    shape: StreamShape,
-    shared: Arc<Shared>,
-) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send {
-    let sending = Sending {
-        pieces: pieces.into_iter(),
-        shape,
-        watch: Watch {
-            shared,
-            finished: false,
-        },
-    };
-    futures::stream::unfold(sending, |mut sending| async move {
-        if let Some(piece) = sending.pieces.next() {
-            wait(sending.shape.pause).await;
-            return Some((Ok(piece), sending));
-        }
-        // The end comes a pause after the last piece too, so that piece reaches the client.
-        if !sending.watch.finished {
-            wait(sending.shape.pause).await;
-        }
-        match &sending.shape.end {
-            End::Finish => {
-                sending.watch.finish();
-                None
-            }
-            End::Hang => futures::future::pending().await,
-            End::Reset => {
-                sending.watch.finish();
-                sending.shape.end = End::Finish;
-                let error = std::io::Error::other("the mock model server broke the connection");
-                Some((Err(error), sending))
-            }
-            End::Repeat(piece) => {
-                let piece = piece.clone();
-                Some((Ok(piece), sending))
-            }
-        }
-    })
-}
-
-async fn wait(pause: Duration) {
-    if !pause.is_zero() {
-        tokio::time::sleep(pause).await;
-    }
 }

@@ -195,6 +195,21 @@ impl Turn {
         self
     }
 
+    /// This turn reporting `prompt_tokens` (and an estimate of its own tokens) unless it
+    /// reports a usage already.
+    pub(super) fn or_usage(mut self, prompt_tokens: u64) -> Self {
+        if self.usage.is_none() {
+            let mut answer = self.text.as_deref().map_or(0, str::len);
+            answer += self
+                .tool_calls
+                .iter()
+                .map(|(_, name, args)| name.len() + args.to_string().len())
+                .sum::<usize>();
+            self.usage = Some(Usage::new(prompt_tokens, answer.div_ceil(4) as u64 + 1));
+        }
+        self
+    }
+
     /// This turn naming `model` unless it names one already.
     pub(super) fn or_model(mut self, model: Option<&str>) -> Self {
         if self.model.is_none() {
