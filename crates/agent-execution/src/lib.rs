@@ -51,6 +51,7 @@
 
 pub mod budget;
 mod bus;
+pub mod call_ids;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 pub mod content;

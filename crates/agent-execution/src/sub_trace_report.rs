@@ -71,3 +71,26 @@ pub fn stats_text(stats: &TraceStats) -> String {
         stats.total_messages, stats.total_tokens, stats.total_cost
     )
 }
+
+/// The metadata of a sub-agent call's tool message: [`SUB_TRACES`](crate::meta::SUB_TRACES)
+/// (each sub-trace's id, status and statistics) and
+/// [`SUB_TRACE_STATS`](crate::meta::SUB_TRACE_STATS) (their sum).
+pub fn metadata(reports: &[&SubTraceReport]) -> serde_json::Map<String, serde_json::Value> {
+    use crate::meta::{SUB_TRACE_STATS, SUB_TRACES, SubTraceRef};
+    let total = reports.iter().fold(TraceStats::default(), |mut sum, r| {
+        sum.add(&r.stats);
+        sum
+    });
+    let sub_traces: Vec<SubTraceRef> = reports
+        .iter()
+        .map(|r| SubTraceRef {
+            trace_id: r.trace_id.clone(),
+            status: Some(r.status),
+            stats: Some(r.stats.clone()),
+        })
+        .collect();
+    let mut metadata = serde_json::Map::new();
+    metadata.insert(SUB_TRACES.into(), serde_json::json!(sub_traces));
+    metadata.insert(SUB_TRACE_STATS.into(), serde_json::json!(total));
+    metadata
+}

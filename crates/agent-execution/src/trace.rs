@@ -351,6 +351,15 @@ impl TraceOutcome {
         }
     }
 
+    /// The end of a run that was cancelled.
+    pub fn cancelled() -> Self {
+        Self {
+            status: TraceStatus::Cancelled,
+            summary: None,
+            error: Some("cancelled: the run was cancelled".into()),
+        }
+    }
+
     /// An end with goals left: the model's last answer as the summary, `error` naming the goals.
     pub fn incomplete(summary: impl Into<String>, error: impl Into<String>) -> Self {
         Self {

@@ -63,7 +63,7 @@ pub use plan_edits::PlanEdit;
 pub use plan_text::{PLANNING_AGENT, PlanItem, is_profile_name, parse_plan, split_agent};
 pub use prompt::MERGE_SUMMARY_PROMPT_CHARS;
 pub use stats::{PREVIEW_MAX_SEGMENTS, StatsDelta};
-pub use summary::REPORT_MIN_GOALS;
+pub use summary::{REPORT_MIN_GOALS, REPORT_PROMPT};
 pub use time::now_rfc3339;
 pub use tool::{
     GOAL_TOOL_DESCRIPTION, GOAL_TOOL_PARAMETERS, MAX_GOAL_TEXT_CHARS, MAX_GOALS_PER_CALL,

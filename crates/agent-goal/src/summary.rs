@@ -8,9 +8,20 @@ use crate::plan_text::PLANNING_AGENT;
 /// The fewest goals a plan has for its run to end with a closing report.
 pub const REPORT_MIN_GOALS: usize = 2;
 
+/// The system prompt of the closing report's model call, which is given
+/// [`GoalTree::report_material`]'s text.
+pub const REPORT_PROMPT: &str = "You write the closing report of a finished task for the person \
+who asked for it. You are given the mission, the plan with each goal's outcome, what was \
+abandoned and why, the goals left open if any, and the agent's final answer, which the reader \
+sees just above your report. Write a short report in Markdown: what was done (goal by goal, \
+keeping the facts, names, numbers and file paths of the summaries), what was abandoned and why, \
+which goals were left open (say so plainly: the task is not finished), and anything left for the \
+reader to do. Do not repeat the final answer, but never contradict it, and do not invent anything that \
+is not in what you are given. Answer with the report only.";
+
 impl GoalTree {
     /// What a closing report is written from, or `None` when the plan has fewer than
-    /// [`REPORT_REPORT_MIN_GOALS`] goals (the planning goal not counted) or none was done or left open.
+    /// [`REPORT_MIN_GOALS`] goals (the planning goal not counted) or none was done or left open.
     pub fn report_material(&self, answer: &str) -> Option<String> {
         let tree = self;
         let planned = |status: GoalStatus| {

@@ -34,16 +34,6 @@ use agent_execution::budget::Budget;
 /// The metadata key that marks the closing report's message.
 pub(crate) const REPORT_KEY: &str = agent_execution::meta::CLOSING_REPORT;
 
-/// The system prompt of the report call.
-pub const REPORT_PROMPT: &str = "You write the closing report of a finished task for the person \
-who asked for it. You are given the mission, the plan with each goal's outcome, what was \
-abandoned and why, the goals left open if any, and the agent's final answer, which the reader \
-sees just above your report. Write a short report in Markdown: what was done (goal by goal, \
-keeping the facts, names, numbers and file paths of the summaries), what was abandoned and why, \
-which goals were left open (say so plainly: the task is not finished), and anything left for the \
-reader to do. Do not repeat the final answer, but never contradict it, and do not invent anything that \
-is not in what you are given. Answer with the report only.";
-
 /// Writes the closing report of `trace_id` when one is due (see the module documentation) and
 /// returns its text; the recorded message is appended to `messages`. `None` when no report is
 /// due or the call did not give one.
@@ -70,7 +60,7 @@ pub(crate) async fn report(
         spec,
         &spec.model,
         vec![
-            ChatMessage::system(REPORT_PROMPT),
+            ChatMessage::system(agent_goal::REPORT_PROMPT),
             ChatMessage::user(material),
         ],
         Vec::new(),

@@ -29,7 +29,7 @@ pub(crate) async fn judge(
     let called = model::call(agent.llm.as_ref(), spec, request, None, cancel).await;
     let (passed, output, usage) = match called {
         Ok(response) => {
-            let usage = model::usage_of(&response, prompt_tokens);
+            let usage = response.usage_or_estimate(prompt_tokens);
             let cost = agent.engine.root.prices.cost(&spec.model, &usage);
             let (met, reason) = read_verdict(response.text.as_deref().unwrap_or_default());
             let tokens = usage.prompt_tokens + usage.completion_tokens;

@@ -105,7 +105,6 @@ mod agent;
 pub mod agents;
 mod approve;
 mod branch_copies;
-mod call_ids;
 mod checkpoint_options;
 mod checkpoints;
 mod closing;
@@ -150,6 +149,7 @@ pub use agent_execution::{
     LimitError, LoopGuard, RecordedAgents, check_max_cost, check_max_iterations, parse_max_cost,
     parse_max_iterations, recorded_agents, stats_with_sub_traces,
 };
+pub use agent_goal::REPORT_PROMPT;
 /// What the loop says of a plan it holds a run to: the goals left open, a goal's judge.
 pub use agent_goal::{JUDGE_PROMPT, PendingGoal};
 /// What a model client did to get an answer despite its server (a retry, a rate limit), and by
@@ -169,7 +169,6 @@ pub use agents::{AgentTypeConfig, ApprovalPolicy, ProfileOrigin, RiskLimit, Tool
 /// The attribute [`ApprovalHandler`] implementations need.
 pub use async_trait::async_trait;
 pub use checkpoint_options::{CheckpointOptions, RollbackConfirm};
-pub use closing::REPORT_PROMPT;
 pub use compaction::{COMPACTION_PROMPT, CompactionStrategy, ContextBudget};
 pub use error::RunError;
 pub use goal_tools::{

@@ -1,11 +1,9 @@
 //! What sub-agent calls report: the outcome of a call (result, metadata, whether a cancel
 //! interrupted it); how each sub-trace ended is `agent_execution::sub_trace_report`'s.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use agent_execution::meta;
-use agent_execution::sub_trace_report::SubTraceReport;
-use agent_execution::trace::TraceStats;
+use agent_execution::sub_trace_report::{self, SubTraceReport};
 use agent_tools::ToolResult;
 
 use crate::record::Answer;
@@ -42,25 +40,10 @@ impl CallOutcome {
 
     /// A call that ran its sub-traces to their end.
     pub(crate) fn done(content: String, is_error: bool, reports: &[&SubTraceReport]) -> Self {
-        let total = reports.iter().fold(TraceStats::default(), |mut sum, r| {
-            sum.add(&r.stats);
-            sum
-        });
-        let sub_traces: Vec<meta::SubTraceRef> = reports
-            .iter()
-            .map(|r| meta::SubTraceRef {
-                trace_id: r.trace_id.clone(),
-                status: Some(r.status),
-                stats: Some(r.stats.clone()),
-            })
-            .collect();
-        let mut metadata = Map::new();
-        metadata.insert(meta::SUB_TRACES.into(), json!(sub_traces));
-        metadata.insert(meta::SUB_TRACE_STATS.into(), json!(total));
         Self {
             result: ToolResult::new(content, is_error),
             interrupted: false,
-            metadata,
+            metadata: sub_trace_report::metadata(reports),
         }
     }
 

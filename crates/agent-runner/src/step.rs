@@ -7,7 +7,7 @@ use std::time::Instant;
 use agent_execution::AssistantContent;
 use agent_execution::message::{Message, NewMessage};
 use agent_execution::store::WriteOp;
-use agent_execution::trace::{ModelSettings, NewTrace, TraceOutcome, TraceStatus, TraceUpdate};
+use agent_execution::trace::{ModelSettings, NewTrace, TraceOutcome, TraceUpdate};
 use agent_goal::GoalTree;
 use agent_llm::LlmError;
 use serde_json::json;
@@ -16,7 +16,6 @@ use tokio_util::sync::CancellationToken;
 use crate::act::run_tools;
 use crate::agent::Agent;
 use crate::agents::DEFAULT;
-use crate::call_ids::CallIds;
 use crate::closing;
 use crate::compaction::ContextBudget;
 use crate::context::ContextInput;
@@ -36,6 +35,7 @@ use crate::turns::take_queued;
 use crate::window;
 use agent_context::prompt_watch::{self, PromptWatch};
 use agent_execution::budget::{self, Budget};
+use agent_execution::call_ids::CallIds;
 use agent_execution::continuation::{AfterAnswer, CutAnswer, is_cut};
 use agent_execution::empty_answer::{self, AfterEmpty};
 use agent_execution::followthrough::{self, Hold};
@@ -101,7 +101,12 @@ pub(crate) async fn run_loop(
     let _temp_dir = agent_tools::sandbox::RunTempDir::for_run(trace_id);
     let store = agent.store();
     let limits = &agent.spec.limits;
-    warn_if_unpriced(agent);
+    // A cost budget without the model's price cannot stop the run: its calls count as free.
+    // Info, not a warning: front ends say it their own way (the CLI before the run).
+    let model = &agent.spec.model;
+    if agent.spec.limits.max_cost.is_some() && agent.engine.root.prices.price(model).is_none() {
+        tracing::info!(%model, "the cost of model {model} is unknown: max_cost cannot be enforced");
+    }
     let root = &agent.engine.root;
     let spending = budget::open(
         &agent.engine.budgets,
@@ -124,7 +129,7 @@ pub(crate) async fn run_loop(
     let mut model_error = None;
     let (stop, outcome, response) = loop {
         if cancel.is_cancelled() {
-            break (StopReason::Cancelled, cancelled(), None);
+            break (StopReason::Cancelled, TraceOutcome::cancelled(), None);
         }
         let result = if interrupted_calls_done {
             // The model calls of this run and of the sub-traces under it, against this run's
@@ -160,7 +165,9 @@ pub(crate) async fn run_loop(
                 model_error = Some(error);
                 break (StopReason::ModelError, outcome, None);
             }
-            Err(StepError::Cancelled) => break (StopReason::Cancelled, cancelled(), None),
+            Err(StepError::Cancelled) => {
+                break (StopReason::Cancelled, TraceOutcome::cancelled(), None);
+            }
             Err(StepError::WindowTooSmall(error)) => {
                 break (
                     StopReason::WindowTooSmall,
@@ -198,27 +205,6 @@ pub(crate) async fn run_loop(
     })
 }
 
-fn cancelled() -> TraceOutcome {
-    TraceOutcome {
-        status: TraceStatus::Cancelled,
-        summary: None,
-        error: Some("cancelled: the run was cancelled".into()),
-    }
-}
-
-/// Warns when the run has a cost budget but its model has no price: its calls would count as
-/// free and the budget could not stop the run.
-fn warn_if_unpriced(agent: &Agent) {
-    let model = &agent.spec.model;
-    if agent.spec.limits.max_cost.is_some() && agent.engine.root.prices.price(model).is_none() {
-        // Info, not a warning: front ends say it their own way (the CLI before the run).
-        tracing::info!(
-            model = %model,
-            "the cost of model {model} is unknown: max_cost cannot be enforced"
-        );
-    }
-}
-
 /// What the steps of a run carry from one to the next.
 #[derive(Default)]
 struct RunState {
@@ -235,7 +221,7 @@ struct RunState {
     /// The tool specs of the last step and their tokens.
     tools_memo: model::ToolsMemo,
     /// The window a refusal stated, and whether the floor's notice was given.
-    windows: Windows,
+    windows: window::Windows,
     /// The server's prompt counts against the estimates (see `prompt_watch.rs`).
     prompts: PromptWatch,
     /// The estimated tokens of the tool results recorded since the last call.
@@ -244,14 +230,6 @@ struct RunState {
     empty_asked: bool,
     /// Messages in a row that sent the model back to its open goals.
     reminders: u32,
-}
-
-/// The window a refusal stated (when smaller than the one in use), and whether the run said
-/// that its floor leaves no room to compact.
-#[derive(Default)]
-struct Windows {
-    refused: Option<agent_llm::ContextWindow>,
-    floor_told: bool,
 }
 
 /// One think–act–observe step.

@@ -33,3 +33,13 @@ pub(crate) fn current(
         _ => window,
     }
 }
+
+/// The window a refusal stated (when smaller than the one in use), and whether the run said
+/// that its floor leaves no room to compact.
+#[derive(Default)]
+pub(crate) struct Windows {
+    /// The window a refusal stated.
+    pub(crate) refused: Option<agent_llm::ContextWindow>,
+    /// Whether the floor's notice was given.
+    pub(crate) floor_told: bool,
+}

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use agent_execution::message::{Message, Role};
+use crate::message::{Message, Role};
 use agent_llm::ToolCall;
 
 /// The tool call ids a trace has used, kept up to date with its growing message list, so that
@@ -19,7 +19,7 @@ use agent_llm::ToolCall;
 /// restricts the characters of ids maps them in its own request builder. A replaced id is
 /// `call_t<turn>_<position>`.
 #[derive(Debug, Default)]
-pub(crate) struct CallIds {
+pub struct CallIds {
     /// How many messages of the list have been read, and the sequence of the last one.
     read: usize,
     last: Option<u64>,
@@ -31,7 +31,7 @@ pub(crate) struct CallIds {
 
 impl CallIds {
     /// Makes the ids of `calls` unique among those of `messages` and among themselves.
-    pub(crate) fn assign(&mut self, calls: &mut [ToolCall], messages: &[Arc<Message>]) {
+    pub fn assign(&mut self, calls: &mut [ToolCall], messages: &[Arc<Message>]) {
         let follows = self.read <= messages.len()
             && self.read.checked_sub(1).map(|i| messages[i].sequence) == self.last;
         if !follows {
