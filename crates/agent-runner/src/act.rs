@@ -222,9 +222,5 @@ async fn ask(
 }
 
 fn error_result(message: String) -> Answer {
-    ToolResult {
-        content: format!("error: {message}"),
-        is_error: true,
-    }
-    .into()
+    ToolResult::new(format!("error: {message}"), true).into()
 }

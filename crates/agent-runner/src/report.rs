@@ -25,10 +25,7 @@ impl CallOutcome {
     /// A failed call.
     pub(crate) fn error(message: impl std::fmt::Display) -> Self {
         Self {
-            result: ToolResult {
-                content: format!("error: {message}"),
-                is_error: true,
-            },
+            result: ToolResult::new(format!("error: {message}"), true),
             interrupted: false,
             metadata: Map::new(),
         }
@@ -56,7 +53,7 @@ impl CallOutcome {
         metadata.insert(meta::SUB_TRACES.into(), Value::Array(sub_traces));
         metadata.insert(meta::SUB_TRACE_STATS.into(), json!(total));
         Self {
-            result: ToolResult { content, is_error },
+            result: ToolResult::new(content, is_error),
             interrupted: false,
             metadata,
         }

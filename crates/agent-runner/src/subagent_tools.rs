@@ -150,10 +150,10 @@ fn agent_property(agents: &SubAgents, tool: &str) -> Value {
 }
 
 fn output(outcome: CallOutcome) -> ToolOutput {
-    ToolOutput {
-        content: outcome.result.content,
-        is_error: outcome.result.is_error,
-    }
+    let mut output = ToolOutput::text(outcome.result.content);
+    output.is_error = outcome.result.is_error;
+    output.metadata = outcome.metadata;
+    output
 }
 
 /// Runs `call` if it is a sub-agent call the agent handles itself; `None` for any other call.

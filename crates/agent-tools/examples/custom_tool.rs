@@ -94,7 +94,9 @@ impl TypedTool for WordCountTool {
 
 /// Runs one call the way the runner does and prints what the model would read.
 async fn call(registry: &ToolRegistry, ctx: &ToolContext, what: &str, name: &str, arguments: &str) {
-    let ToolResult { content, is_error } = registry.execute(name, arguments, ctx).await;
+    let ToolResult {
+        content, is_error, ..
+    } = registry.execute(name, arguments, ctx).await;
     let status = if is_error { "error" } else { "ok" };
     println!("\n{what}: {name}({arguments})\n  [{status}] {content}");
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::output::{Keep, truncate_output};
 use super::{
-    Risk, SandboxConfig, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput,
+    Risk, SandboxConfig, Tool, ToolContext, ToolDefinition, ToolError, ToolImage, ToolOutput,
     builtin_tools_with,
 };
 
@@ -33,14 +33,25 @@ pub struct ToolResult {
     pub content: String,
     /// Whether the call failed.
     pub is_error: bool,
+    /// Pictures the call returned ([`ToolOutput::images`]).
+    pub images: Vec<ToolImage>,
+    /// Annotations for the tool message ([`ToolOutput::metadata`]).
+    pub metadata: serde_json::Map<String, Value>,
 }
 
 impl ToolResult {
-    fn error(message: impl fmt::Display) -> Self {
+    /// A result with `content` and nothing else.
+    pub fn new(content: impl Into<String>, is_error: bool) -> Self {
         Self {
-            content: format!("error: {message}"),
-            is_error: true,
+            content: content.into(),
+            is_error,
+            images: Vec::new(),
+            metadata: serde_json::Map::new(),
         }
+    }
+
+    fn error(message: impl fmt::Display) -> Self {
+        Self::new(format!("error: {message}"), true)
     }
 }
 
@@ -255,6 +266,8 @@ async fn run_guarded(
         Ok(Ok(output)) => ToolResult {
             content: output.content,
             is_error: output.is_error,
+            images: output.images,
+            metadata: output.metadata,
         },
         Ok(Err(error)) => ToolResult::error(error),
         Err(e) if e.is_panic() => crashed(name, e.into_panic().as_ref()),

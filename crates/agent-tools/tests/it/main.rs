@@ -9,3 +9,5 @@ mod hostile;
 mod registry;
 mod sandbox;
 mod search;
+#[cfg(feature = "web")]
+mod web;
