@@ -37,10 +37,12 @@ mod fs;
 mod guard;
 mod output;
 mod path;
+mod process;
 mod registry;
 pub mod rules;
 pub mod sandbox;
 mod search;
+pub mod shells;
 mod typed;
 #[cfg(feature = "web")]
 pub mod web;
@@ -66,6 +68,7 @@ pub use registry::{RegisterError, ToolRegistry, ToolResult};
 pub use rules::{ApprovalRules, RuleError, RuleVerdict};
 pub use sandbox::{SandboxConfig, SandboxMode};
 pub use search::{GlobFilesArgs, GlobFilesTool, GrepArgs, GrepTool};
+pub use shells::{ShellKillTool, ShellOutputTool};
 /// The cancellation token of [`ToolContext::cancel`].
 pub use tokio_util::sync::CancellationToken;
 pub use typed::TypedTool;
@@ -370,5 +373,7 @@ pub fn builtin_tools_with(sandbox: SandboxConfig) -> Vec<Arc<dyn Tool>> {
         GlobFilesTool.into_tool(),
         GrepTool.into_tool(),
         BashTool::new(sandbox).into_tool(),
+        ShellOutputTool.into_tool(),
+        ShellKillTool.into_tool(),
     ]
 }

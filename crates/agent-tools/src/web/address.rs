@@ -85,7 +85,7 @@ impl PrivateHosts {
     /// Whether `host` (as the URL names it) is named.
     pub(crate) fn names(&self, host: &str) -> bool {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
-        self.names.iter().any(|name| *name == host)
+        self.names.contains(&host)
     }
 
     /// Whether `address` lies in a named address or range.
