@@ -164,6 +164,13 @@ pub fn goal_command_from(bytes: &mut Bytes<'_>) -> GoalCommand {
         } else {
             None
         },
+        // Added after the seeds were written; a check on added goals now and then.
+        check: if bytes.one_in(7) {
+            goal_text(bytes)
+        } else {
+            None
+        },
+        ..GoalCommand::default()
     }
 }
 

@@ -10,7 +10,9 @@
 // 3. session/fork before goal 2, session/list;
 // 4. a second agent process: initialize, session/load of the same session (the replay);
 // 5. a third one with --max-iterations 1 and an MCP server named by the editor: its tool runs,
-//    the turn ends with max_turn_requests, then session/close.
+//    the turn ends with max_turn_requests, then session/close;
+// 6. a fourth one: `/goal` alone, `/goal TEXT --check CMD` (the turn works until the check
+//    passes), `/goal` again.
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
@@ -164,6 +166,25 @@ async function limited() {
   child.kill();
 }
 
+/// The `/goal` command: advertised when the session opens, then used as an editor user would.
+async function goal() {
+  const { child, stream, app, seen } = connect();
+  await app.connectWith(stream, async (agent) => {
+    await agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    const { sessionId } = await agent.request(methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+    const ask = async (text) => {
+      const response = await agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+      return { response, updates: seen.updates.splice(0) };
+    };
+    const before = await ask("/goal");
+    const worked = await ask("/goal Write out.txt --check test -f out.txt");
+    const after = await ask("/goal");
+    print("goal", { sessionId, before, worked, after });
+  });
+  child.kill();
+}
+
 const sessionId = await firstRun();
 await reload(sessionId);
 await limited();
+await goal();

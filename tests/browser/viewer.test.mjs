@@ -326,11 +326,11 @@ async function panelTexts(role) {
 
 test('every status icon is drawn from the fonts Debian has, not as an empty box', async () => {
   // The icons chosen from DejaVu Sans (regular and bold), Debian's default font.
-  const DEJAVU_ICONS = new Set(['○', '◐', '✓', '✕', '‖', '⊘', '•']);
+  const DEJAVU_ICONS = new Set(['○', '◐', '◔', '✓', '✕', '‖', '⊘', '•']);
   await openTrace(demoId);
   await page.waitForSelector('.chip');
   const icons = await page.evaluate(() => window.__viewer.statusIcons);
-  for (const status of ['pending', 'in_progress', 'completed', 'abandoned', 'running', 'waiting', 'interrupted', 'failed', 'cancelled', 'planned', 'other']) {
+  for (const status of ['pending', 'in_progress', 'completed', 'abandoned', 'running', 'waiting', 'interrupted', 'failed', 'cancelled', 'planned', 'incomplete', 'other']) {
     assert.ok(DEJAVU_ICONS.has(icons[status]), `${status}: ${icons[status]}`);
   }
   const chips = await page.$$eval('.chip', (els) => els.map((e) => [...e.textContent][0]));
@@ -652,6 +652,13 @@ test('a plan is changed on the page, then run as changed', async () => {
   await page.press('.dag .plan-input', 'Enter');
   await waitFor('the new wording', async () => (await page.textContent(desc(gather))) === 'Gather the facts carefully');
 
+  // A check on it: a command that must exit 0 before the goal is done, shown beside it.
+  await page.click(`.plan-tools[data-goal-id="${gather}"] [data-plan-tool="⚑"]`);
+  await page.fill('.dag .plan-input', 'test -d .');
+  await page.press('.dag .plan-input', 'Enter');
+  const badge = (state) => `.dag [data-goal-id="${gather}"] .check-badge[data-check="${state}"]`;
+  await waitFor('the check beside the goal', async () => (await page.locator(badge('unchecked')).count()) === 1);
+
   // A sub-goal under "Write a draft", shown open under it.
   await page.click(`.plan-tools[data-goal-id="${write}"] [data-plan-tool="+sub"]`);
   await page.fill('.dag .plan-input', 'Outline the draft');
@@ -681,6 +688,10 @@ test('a plan is changed on the page, then run as changed', async () => {
     ['Write a draft', 'completed'], ['Outline the draft', 'completed'],
   ]);
   await waitFor('every goal drawn completed', async () => (await page.locator('.dag .step.st-pending, .dag .group.st-pending').count()) === 0);
+  // The check ran when the model marked the goal done, and passed.
+  const checked = (await tree()).goals.find((g) => g.id === gather);
+  assert.deepEqual([checked.check, checked.check_result.passed], [{ command: 'test -d .', set_by: 'person' }, true]);
+  await waitFor('the check passed beside the goal', async () => (await page.locator(badge('passed')).count()) === 1);
 });
 
 test('Rewind here puts the files back as the goal started and opens the fork', async () => {

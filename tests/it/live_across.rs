@@ -15,7 +15,7 @@ fn slow_script(env: &CliEnv, turns: usize, delay_ms: u64) -> String {
     let mut script: Vec<Value> = (0..turns)
         .map(|i| {
             json!({"delay_ms": delay_ms, "tool_calls": [
-                {"name": "goal", "arguments": {"add": format!("Step {i}")}}
+                {"name": "glob_files", "arguments": {"pattern": format!("step{i}/*")}}
             ]})
         })
         .collect();

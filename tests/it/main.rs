@@ -13,6 +13,7 @@ mod fuzz_smoke;
 mod hostile_http;
 mod live_across;
 mod nodes;
+mod old_traces;
 mod provider_faults;
 mod real_model;
 mod runner_fs;

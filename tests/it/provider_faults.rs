@@ -39,9 +39,10 @@ fn healthy(request: &RecordedRequest) -> Reply {
     }
 }
 
-/// A goal call, its arguments streamed in fragments.
+/// A tool call, its arguments streamed in fragments. It reads (no goal is left open, so the
+/// text that follows ends the run).
 fn goal_call(id: &str) -> Turn {
-    Turn::tool_call(id, "goal", json!({"add": "Survive", "focus": "1"}))
+    Turn::tool_call(id, "glob_files", json!({"pattern": "Survive/**/*.txt"}))
 }
 
 fn chunk(delta: Value, finish: Option<&str>) -> Value {

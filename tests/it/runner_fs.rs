@@ -192,7 +192,10 @@ async fn a_run_killed_mid_tool_is_resumed_under_the_same_id() {
     let (runner, llm) = runner(
         dir.path(),
         workspace.path(),
-        vec![ScriptedTurn::text("Resumed and finished.")],
+        vec![
+            ScriptedTurn::tool_call("goal", json!({"done": "waited"})),
+            ScriptedTurn::text("Resumed and finished."),
+        ],
     );
     let outcome = runner.resume(&trace_id).await.unwrap();
     assert_eq!(outcome.trace_id, trace_id);

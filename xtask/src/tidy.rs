@@ -44,7 +44,25 @@ mod tests {
         ("agent-checkpoint", &[]),
         ("agent-store-pg", &["agent-execution"]),
         ("agent-mcp", &["agent-tools"]),
-        ("agent-worker", &["agent-execution", "agent-runner"]),
+        (
+            "agent-worker",
+            &["agent-execution", "agent-runner", "agent-tools"],
+        ),
+        (
+            "agent-app",
+            &[
+                "agent-llm",
+                "agent-execution",
+                "agent-tools",
+                "agent-runner",
+                "agent-plan",
+                "agent-worker",
+                "agent-checkpoint",
+                "agent-mcp",
+                "agent-store-fs",
+                "agent-store-pg",
+            ],
+        ),
         (
             "agent-api",
             &[
@@ -62,6 +80,7 @@ mod tests {
                 "agent-goal",
                 "agent-llm",
                 "agent-runner",
+                "agent-plan",
                 "agent-tools",
             ],
         ),
@@ -89,8 +108,7 @@ mod tests {
                 "agent-runner",
                 "agent-plan",
                 "agent-worker",
-                "agent-store-fs",
-                "agent-store-pg",
+                "agent-app",
                 "agent-api",
                 "agent-mcp",
                 "agent-acp",
@@ -171,6 +189,78 @@ mod tests {
             !manifest.contains("agent-store-"),
             "agent-api must take Arc<dyn TraceStore>"
         );
+    }
+
+    /// The application core builds an agent for any front end: no command-line parser or
+    /// terminal library reaches it, whatever its features.
+    #[test]
+    fn the_application_core_links_no_front_end_library() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let output = std::process::Command::new(cargo)
+            .current_dir(root())
+            .args([
+                "tree",
+                "--offline",
+                "-p",
+                "agent-app",
+                "-e",
+                "normal",
+                "--all-features",
+                "--prefix",
+                "none",
+                "--format",
+                "{p}",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "cargo tree failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let tree = String::from_utf8_lossy(&output.stdout);
+        let names: std::collections::BTreeSet<&str> = tree
+            .lines()
+            .filter_map(|line| line.split_whitespace().next())
+            .collect();
+        assert!(names.contains("agent-runner"), "the tree is empty: {tree}");
+        for front_end in [
+            "clap",
+            "ratatui",
+            "crossterm",
+            "agent-tui",
+            "agent-acp",
+            "agent-api",
+        ] {
+            assert!(
+                !names.contains(front_end),
+                "agent-app depends on {front_end}; front ends build on the core, not the other \
+                 way round"
+            );
+        }
+    }
+
+    /// The command line parses no configuration file itself: agent.toml is the application's.
+    #[test]
+    fn the_command_line_parses_no_toml() {
+        let manifest = std::fs::read_to_string(root().join("crates/agent-cli/Cargo.toml")).unwrap();
+        assert!(
+            !manifest
+                .lines()
+                .any(|line| line.trim_start().starts_with("toml")),
+            "agent-cli depends on toml; agent.toml is read by agent-app"
+        );
+        let mut files = Vec::new();
+        rust_files(&root().join("crates/agent-cli/src"), &mut files);
+        assert!(files.len() > 20, "found only {} files", files.len());
+        for path in files {
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                !text.contains("toml::from_str"),
+                "{} parses TOML; agent.toml is read by agent-app",
+                path.display()
+            );
+        }
     }
 
     fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -334,6 +424,76 @@ mod tests {
         graph
     }
 
+    /// The modules of a folder module `src/<folder>/` (its files and sub-folders, `mod.rs` and
+    /// tests aside) and the ones each names through `crate::<folder>::` or, from a file directly
+    /// in the folder, `super::`, outside its tests: the same graph as [`module_imports`], one
+    /// level down.
+    fn folder_imports(
+        src: &Path,
+        folder: &Path,
+    ) -> BTreeMap<String, std::collections::BTreeSet<String>> {
+        let dir = src.join(folder);
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        let module_of = |path: &Path| -> Option<String> {
+            let relative = path.strip_prefix(&dir).ok()?;
+            let first = relative.components().next()?.as_os_str().to_string_lossy();
+            let name = first.trim_end_matches(".rs").to_owned();
+            (name != "mod" && name != "tests" && !name.ends_with("_tests")).then_some(name)
+        };
+        let modules: std::collections::BTreeSet<String> =
+            files.iter().filter_map(|p| module_of(p)).collect();
+        let prefix = format!(
+            "crate::{}::",
+            folder
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("::")
+        );
+        let mut graph: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+        for path in &files {
+            let Some(module) = module_of(path) else {
+                continue;
+            };
+            let code = code_before_tests(path);
+            let mut named = referenced(&code, &prefix);
+            if path.parent() == Some(dir.as_path()) {
+                named.extend(referenced(&code, "super::"));
+            }
+            let entry = graph.entry(module.clone()).or_default();
+            for name in named {
+                if name != module && modules.contains(&name) {
+                    entry.insert(name);
+                }
+            }
+        }
+        graph
+    }
+
+    /// A file's code before its tests, without comment lines (doc links are not imports).
+    fn code_before_tests(path: &Path) -> String {
+        let text = std::fs::read_to_string(path).unwrap();
+        let before_tests = &text[..text.find("#[cfg(test)]").unwrap_or(text.len())];
+        before_tests
+            .lines()
+            .filter(|line| !line.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Every folder module under `src`, as paths relative to it (`formats`, `formats/responses`).
+    fn folder_modules(src: &Path, under: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(src.join(under)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                let relative = under.join(path.file_name().unwrap());
+                folder_modules(src, &relative, out);
+                out.push(relative);
+            }
+        }
+    }
+
     /// The first path segments after each `prefix` in `code`, `prefix{a, b::c}` included.
     fn referenced(code: &str, prefix: &str) -> Vec<String> {
         let ident = |s: &str| -> String {
@@ -426,7 +586,17 @@ mod tests {
                 continue;
             }
             let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-            let cycle = find_cycle(&module_imports(&src));
+            // The crate's top-level modules, then the modules of each folder module.
+            let mut folders = Vec::new();
+            folder_modules(&src, Path::new(""), &mut folders);
+            folders.sort();
+            let cycle = find_cycle(&module_imports(&src)).or_else(|| {
+                folders.iter().find_map(|folder| {
+                    let cycle = find_cycle(&folder_imports(&src, folder))?;
+                    let shown = folder.display().to_string().replace('/', "::");
+                    Some(cycle.into_iter().map(|m| format!("{shown}::{m}")).collect())
+                })
+            });
             match (cycle, CYCLES_LEFT.contains(&name.as_str())) {
                 (Some(cycle), false) => problems.push(format!(
                     "{name}: modules import each other in a cycle: {}",

@@ -1,6 +1,5 @@
 //! The ACP connection: the session table and a handler per request.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -76,10 +75,13 @@ pub async fn serve(
         )
         .on_receive_request(
             async move |request: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
-                let _ = s2.permissions.connection.set(cx);
+                let _ = s2.permissions.connection.set(cx.clone());
                 let mcp = crate::mcp::servers_of(&request.mcp_servers);
                 match open(&s2, &request.cwd, new_trace_id(), false, mcp).await {
-                    Ok(id) => responder.respond(NewSessionResponse::new(id)),
+                    Ok(id) => {
+                        responder.respond(NewSessionResponse::new(id.clone()))?;
+                        advertise(&cx, id)
+                    }
                     Err(error) => responder.respond_with_error(error),
                 }
             },
@@ -99,7 +101,8 @@ pub async fn serve(
                         for update in updates {
                             cx.send_notification(SessionNotification::new(id.clone(), update))?;
                         }
-                        responder.respond(LoadSessionResponse::new())
+                        responder.respond(LoadSessionResponse::new())?;
+                        advertise(&cx, id)
                     }
                     Err(error) => responder.respond_with_error(internal(&error)),
                 }
@@ -108,10 +111,13 @@ pub async fn serve(
         )
         .on_receive_request(
             async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
-                let _ = s4.permissions.connection.set(cx);
+                let _ = s4.permissions.connection.set(cx.clone());
                 let mcp = crate::mcp::servers_of(&request.mcp_servers);
                 match attach(&s4, &request.cwd, &request.session_id.0, mcp).await {
-                    Ok(()) => responder.respond(ResumeSessionResponse::new()),
+                    Ok(()) => {
+                        responder.respond(ResumeSessionResponse::new())?;
+                        advertise(&cx, request.session_id.0.to_string())
+                    }
                     Err(error) => responder.respond_with_error(error),
                 }
             },
@@ -228,7 +234,8 @@ async fn open(
             runner: Arc::new(runner),
             created,
             turn: None,
-            remembered: HashMap::new(),
+            approvals: Arc::new(agent_runner::interaction::SessionApprovals::new(cwd)),
+            rejected: std::collections::HashSet::new(),
             announced: std::collections::HashSet::new(),
         },
     );
@@ -350,4 +357,10 @@ async fn fork_session(state: &State, request: &ForkSessionRequest) -> Result<Str
         })?;
     let mcp = crate::mcp::servers_of(&request.mcp_servers);
     open(state, &request.cwd, forked.trace_id, true, mcp).await
+}
+
+/// Tells the client which slash commands session `id` offers, once it knows the session.
+fn advertise(cx: &ConnectionTo<Client>, id: impl Into<String>) -> Result<(), Error> {
+    let id: String = id.into();
+    cx.send_notification(SessionNotification::new(id, crate::commands::available()))
 }

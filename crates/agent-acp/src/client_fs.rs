@@ -10,6 +10,7 @@ use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{ReadTextFileRequest, WriteTextFileRequest};
 use agent_runner::async_trait;
+use agent_tools::sandbox::{PROTECTED_NAMES, SandboxMode};
 use agent_tools::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 use serde_json::Value;
 
@@ -111,8 +112,35 @@ impl Tool for EditorWrite {
         Risk::Risky
     }
 
+    /// Under the `read-only` sandbox nothing is written, through the editor or not: the
+    /// built-in tool's confined form, which refuses and says why.
+    fn confined_to(&self, mode: SandboxMode) -> Option<Arc<dyn Tool>> {
+        match mode {
+            SandboxMode::ReadOnly => self.builtin.confined_to(mode),
+            _ => None,
+        }
+    }
+
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let path = inside(&ctx.workspace, string(&args, "path")?)?;
+        // What no tool writes (`.git`, `agent.toml`, `.agent/`) is not written through the
+        // editor either.
+        let root = ctx
+            .workspace
+            .canonicalize()
+            .unwrap_or_else(|_| ctx.workspace.clone());
+        if let Some(first) = path
+            .strip_prefix(&root)
+            .ok()
+            .and_then(|relative| relative.components().next())
+            .and_then(|first| first.as_os_str().to_str())
+            .filter(|first| PROTECTED_NAMES.contains(first))
+        {
+            return Err(ToolError::failed(format!(
+                "{} is protected: {first} is never written by tools",
+                path.display()
+            )));
+        }
         let content = string(&args, "content")?.to_owned();
         let bytes = content.len();
         let request = WriteTextFileRequest::new(self.session_id.clone(), path.clone(), content);

@@ -16,7 +16,11 @@
 //!   (pending → in_progress → completed/failed, file edits as `diff` content), the goal tree as
 //!   `plan` updates (every visible goal in display order, numbered, abandoned goals left out)
 //!   and the cost as `usage_update`. `session/cancel` stops the turn (`cancelled`); the run's
-//!   `max_iterations` ends it with `max_turn_requests`.
+//!   `max_iterations` ends it with `max_turn_requests`; a run that leaves goals of its plan open
+//!   ends the turn (`end_turn`) with the goals named as the agent's last words.
+//! - Slash commands are advertised with `available_commands_update` when a session opens:
+//!   `/goal TEXT [--check CMD]` gives the session a goal and works on it, `/goal` alone says
+//!   where the plan is, `/goal clear` drops it (the runner's `goal_command`).
 //! - Risky tool calls ask the client with `session/request_permission` (allow once or always
 //!   for the session, reject once or always).
 //! - When the client offers `fs/read_text_file` / `fs/write_text_file`, `read_file` and
@@ -66,6 +70,7 @@
 
 mod agent;
 mod client_fs;
+mod commands;
 mod mcp;
 mod permission;
 mod plan;

@@ -15,6 +15,7 @@ use agent_runner::{RunOutcome, StopReason};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
+use crate::commands::GoalTurn;
 use crate::session::{internal, unknown};
 use crate::state::State;
 use crate::updates::{Follower, changes_goals, text};
@@ -114,12 +115,34 @@ async fn turn(
     cancel: CancellationToken,
     cx: &ConnectionTo<Client>,
 ) -> Result<AcpStop, Error> {
-    let (runner, cwd, created) = {
+    let (runner, cwd, mut created) = {
         let sessions = state.sessions.lock().await;
         let session = sessions.get(id).ok_or_else(|| unknown(id))?;
         (session.runner.clone(), session.cwd.clone(), session.created)
     };
     let store = runner.store().clone();
+    let say = |words: String| {
+        let update = SessionUpdate::AgentMessageChunk(text(words));
+        let _ = cx.send_notification(SessionNotification::new(id.to_owned(), update));
+    };
+    let mut message = message.to_owned();
+    if let Some(args) = crate::commands::goal_args(&message) {
+        match crate::commands::goal(&runner, id, created, args).await {
+            Ok(GoalTurn::Say(words)) => {
+                say(words);
+                return Ok(AcpStop::EndTurn);
+            }
+            Ok(GoalTurn::Work(work)) => {
+                message = work;
+                if !created && let Some(session) = state.sessions.lock().await.get_mut(id) {
+                    session.created = true;
+                }
+                created = true;
+            }
+            Err(error) => return Err(Error::new(-32602, error)),
+        }
+    }
+    let message = message.as_str();
     if !created {
         runner
             .create_as(id, message)
@@ -202,6 +225,13 @@ fn stop_reason(
         StopReason::Truncated => Ok(AcpStop::MaxTokens),
         StopReason::MaxCost | StopReason::Stuck => {
             say(format!("\n\n(stopped: {error})"));
+            Ok(AcpStop::EndTurn)
+        }
+        // ACP has no stop reason of its own for it: the turn ends, and the goals left open
+        // are said as the agent's last words (the plan update shows them too).
+        StopReason::Incomplete => {
+            let left = agent_runner::PendingGoal::list(&outcome.pending_goals);
+            say(format!("\n\n(stopped with goals left open: {left})"));
             Ok(AcpStop::EndTurn)
         }
         _ => Err(Error::new(-32603, format!("the run failed: {error}"))),

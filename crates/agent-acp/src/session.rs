@@ -22,8 +22,10 @@ pub(crate) struct Session {
     pub(crate) created: bool,
     /// The turn going on, if any: its number and its cancellation.
     pub(crate) turn: Option<(u64, CancellationToken)>,
-    /// "Always" answers to permission questions, by tool: allowed (true) or rejected.
-    pub(crate) remembered: HashMap<String, bool>,
+    /// The session's "allow always" answers, by the rules every front end shares.
+    pub(crate) approvals: Arc<agent_runner::interaction::SessionApprovals>,
+    /// The tools the client rejected for the rest of the session ("reject always").
+    pub(crate) rejected: std::collections::HashSet<String>,
     /// The tool calls announced to the client (`tool_call`), so each is announced once.
     pub(crate) announced: std::collections::HashSet<String>,
 }

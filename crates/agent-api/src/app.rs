@@ -7,8 +7,8 @@ use axum::routing::get;
 
 use crate::openapi;
 use crate::routes::{
-    elicitations, fork, goals, method_not_allowed, plans, rewind, runs, templates, traces,
-    unknown_route, viewer, watch,
+    elicitations, fork, goal_run, goals, method_not_allowed, plans, rewind, runs, templates,
+    traces, unknown_route, viewer, watch,
 };
 use crate::security;
 use crate::state::AppState;
@@ -29,6 +29,7 @@ pub fn router(state: AppState) -> Router {
         .merge(templates::router())
         .merge(plans::router())
         .merge(goals::router())
+        .merge(goal_run::router())
         .merge(watch::router());
     let app = Router::new()
         .merge(viewer::router())

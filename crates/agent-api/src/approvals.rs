@@ -36,6 +36,11 @@ pub struct PendingApproval {
     pub arguments: String,
     /// When the run started waiting (RFC 3339).
     pub requested_at: String,
+    /// Why this call is asked about although it would not be otherwise: an approval rule cannot
+    /// check it (a `bash` script whose programs cannot all be known); shown with the question.
+    /// Absent for an ordinary risky call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 impl PendingApproval {
@@ -46,6 +51,7 @@ impl PendingApproval {
             tool_name: call.tool_name,
             arguments: call.arguments,
             requested_at: call.requested_at,
+            warning: call.warning,
         }
     }
 }
@@ -121,6 +127,7 @@ impl ApprovalHandler for HttpApprovals {
             tool_name: request.tool_name.clone(),
             arguments: request.arguments.clone(),
             requested_at: now_rfc3339(),
+            warning: request.note.clone(),
         };
         // The call leaves the board however the wait ends, the run's cancel included.
         let (_waiting, receiver) = self.board.park(&request.trace_id, |_| {

@@ -18,7 +18,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use agent_worker::{ApprovalMode, SandboxChoice};
+pub use agent_worker::{ApprovalMode, SandboxMode};
 
 use crate::error::ApiError;
 
@@ -71,8 +71,8 @@ pub struct ApiConfig {
     pub approval: ApprovalMode,
     /// The sandbox of the commands of runs started over HTTP, as the runner factory applies it:
     /// a request may ask for a stricter one, never looser (403 `sandbox_not_allowed`).
-    /// [`SandboxChoice::WorkspaceWrite`] by default.
-    pub sandbox: SandboxChoice,
+    /// [`SandboxMode::WorkspaceWrite`] by default.
+    pub sandbox: SandboxMode,
     /// The folders runs started over HTTP may work in: a run's workspace (after `..` and
     /// symbolic links are resolved) must be one of them or lie under one. Empty, the default:
     /// only the runner factory's workspace and the folders under it.
@@ -92,7 +92,7 @@ impl Default for ApiConfig {
             watch: WatchConfig::default(),
             shutdown_grace: Duration::from_secs(5),
             approval: ApprovalMode::default(),
-            sandbox: SandboxChoice::default(),
+            sandbox: SandboxMode::default(),
             workspace_roots: Vec::new(),
         }
     }

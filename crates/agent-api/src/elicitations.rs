@@ -5,13 +5,14 @@
 //!
 //! The MCP client of the runs asks through [`HttpElicitations::ask`]; the routes list and answer
 //! (`routes/elicitations.rs`). A form's content is checked against the requested schema before it
-//! reaches the server (`elicitation_schema.rs`). The ids of recently answered questions are
+//! reaches the server (the typed form of `agent_runner::interaction`, shared by every front end). The ids of recently answered questions are
 //! remembered, so a second answer gets 409 rather than 404 (the waiting board, `board.rs`,
 //! shared with approvals).
 
 use std::time::Duration;
 
 use agent_execution::ids::now_rfc3339;
+use agent_runner::interaction::Form;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -27,10 +28,10 @@ const ANSWERED_MEMORY: usize = 256;
 /// What a server asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ElicitationMode {
-    /// Fields to fill in, described by a flat JSON schema object.
+    /// Fields to fill in: the typed form of the requested schema.
     Form {
-        /// The requested schema, as the server sent it.
-        schema: Value,
+        /// The form, with the schema as the server sent it.
+        form: Form,
     },
     /// A page to open outside the agent; accepting means the person went there.
     Url {
@@ -80,6 +81,9 @@ pub struct PendingElicitation {
     pub url: Option<String>,
     /// When the server asked (RFC 3339).
     pub requested_at: String,
+    /// The typed form its answer is checked against (form mode).
+    #[serde(skip)]
+    pub(crate) form: Option<Form>,
 }
 
 /// The questions of served runs waiting for an answer, per trace.
@@ -120,8 +124,8 @@ impl HttpElicitations {
     /// Asks `question` for the run of `trace_id` and waits for the answer; declined when none
     /// comes within the board's timeout.
     pub async fn ask(&self, trace_id: &str, question: ElicitationQuestion) -> ElicitationReply {
-        let (mode, schema, url) = match question.mode {
-            ElicitationMode::Form { schema } => ("form", Some(schema), None),
+        let (mode, form, url) = match question.mode {
+            ElicitationMode::Form { form } => ("form", Some(form), None),
             ElicitationMode::Url { url } => ("url", None, Some(url)),
         };
         // The question leaves the board however the wait ends (answered, timed out, dropped).
@@ -132,7 +136,8 @@ impl HttpElicitations {
                 server: question.server,
                 message: question.message,
                 mode: mode.to_owned(),
-                requested_schema: schema,
+                requested_schema: form.as_ref().map(|form| form.schema().clone()),
+                form,
                 url,
                 requested_at: now_rfc3339(),
             };
@@ -159,11 +164,10 @@ impl HttpElicitations {
         id: &str,
         reply: ElicitationReply,
     ) -> Result<(), ApiError> {
-        let check = |pending: &PendingElicitation| match (&reply, &pending.requested_schema) {
-            (ElicitationReply::Accept(content), Some(schema)) => {
-                crate::elicitation_schema::check(schema, content)
-                    .map_err(|message| ApiError::bad_request("invalid_content", message))
-            }
+        let check = |pending: &PendingElicitation| match (&reply, &pending.form) {
+            (ElicitationReply::Accept(content), Some(form)) => form
+                .check(content)
+                .map_err(|message| ApiError::bad_request("invalid_content", message)),
             (ElicitationReply::Accept(content), None) if !content.is_empty() => {
                 Err(ApiError::bad_request(
                     "invalid_content",
@@ -204,8 +208,8 @@ mod tests {
             server: "asking".into(),
             message: "Who is there?".into(),
             mode: ElicitationMode::Form {
-                schema: json!({"type": "object", "properties": {"name": {"type": "string"}},
-                    "required": ["name"]}),
+                form: Form::from_schema(&json!({"type": "object",
+                    "properties": {"name": {"type": "string"}}, "required": ["name"]})),
             },
         }
     }

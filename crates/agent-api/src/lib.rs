@@ -5,7 +5,7 @@
 //! [`RunnerFactory`] the composition root provides, so it never names a model provider either.
 //!
 //! - [`ApiConfig`]: address, token, body limit, connection cap and head timeout, CORS, watch
-//!   keepalive, the [`ApprovalMode`], [`SandboxChoice`] and workspace roots of runs started over
+//!   keepalive, the [`ApprovalMode`], [`SandboxMode`] and workspace roots of runs started over
 //!   HTTP ([`config`], [`WorkspaceRoots`]).
 //! - [`AppState`]: store, factory, configuration, [`RunRegistry`], [`HttpApprovals`], and the
 //!   checkpoints of a trace folder ([`AppStateBuilder::checkpoints`]) for rewinds and diffs.
@@ -40,10 +40,10 @@ pub mod approvals;
 mod board;
 pub mod config;
 mod connections;
-mod elicitation_schema;
 pub mod elicitations;
 mod error;
 mod extract;
+mod goal_schemas;
 mod openapi;
 mod routes;
 pub mod runs;
@@ -54,7 +54,7 @@ mod state;
 
 pub use agent_execution::queue::RunQueue;
 pub use agent_worker::{
-    ApprovalMode, BuildChoices, FactoryError, QueuedSettings, RunnerFactory, SandboxChoice,
+    ApprovalMode, BuildChoices, FactoryError, QueuedSettings, RunnerFactory, SandboxMode,
     WorkspaceError, WorkspaceRoots,
 };
 pub use app::router;

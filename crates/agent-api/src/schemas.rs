@@ -1,5 +1,5 @@
-//! Documentation-only mirrors of the models of `agent-goal` and `agent-execution`, which stay
-//! serde-only. Each mirror has the serde shape of its model, field for field; a test checks
+//! Documentation-only mirrors of the models of `agent-execution`, which stay serde-only (the
+//! goal tree's are `goal_schemas.rs`'s). Each mirror has the serde shape of its model, field for field; a test checks
 //! real responses against these schemas so the two cannot drift apart silently.
 
 #![allow(dead_code)]
@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema, Type};
 use utoipa::openapi::{RefOr, schema};
 use utoipa::{PartialSchema, ToSchema};
+
+pub(crate) use crate::goal_schemas::{GoalTreeDoc, PlanEditDoc};
 
 /// Single model call or agent loop.
 #[derive(ToSchema)]
@@ -30,6 +32,9 @@ pub(crate) enum TraceStatusDoc {
     Cancelled,
     /// Plan mode: the plan waits to be reviewed, edited and run.
     Planned,
+    /// The run ended with goals of its plan still open (the model stopped working on them
+    /// after being sent back to them); its `error` names them, and a resume takes them up.
+    Incomplete,
 }
 
 /// One run: a main trace, or a sub-trace spawned by `explore` or `delegate` (the `meta.json`
@@ -137,141 +142,6 @@ pub(crate) struct TraceStatsDoc {
     total_tokens: u64,
     /// Sum of the messages' cost in US dollars.
     total_cost: f64,
-}
-
-/// Where a goal is in its life.
-#[derive(ToSchema)]
-#[schema(as = GoalStatus)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum GoalStatusDoc {
-    Pending,
-    InProgress,
-    Completed,
-    Abandoned,
-}
-
-/// What kind of node a goal is.
-#[derive(ToSchema)]
-#[schema(as = GoalType)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum GoalTypeDoc {
-    Normal,
-    ExploreStart,
-    ExploreMerge,
-}
-
-/// Message statistics of a goal.
-#[derive(ToSchema)]
-#[schema(as = GoalStats)]
-pub(crate) struct GoalStatsDoc {
-    message_count: u64,
-    total_tokens: u64,
-    total_cost: f64,
-    /// The tool-call sequence with runs collapsed, e.g. `glob_files → read_file × 2`.
-    #[schema(required = true)]
-    preview: Option<String>,
-}
-
-/// One node of the goal tree.
-#[derive(ToSchema)]
-#[schema(as = Goal)]
-pub(crate) struct GoalDoc {
-    /// Internal id, an auto-increment within the tree ("1", "2", ...).
-    id: String,
-    #[schema(required = true)]
-    parent_id: Option<String>,
-    /// `null` is the main line.
-    #[schema(required = true)]
-    branch_id: Option<String>,
-    #[serde(rename = "type")]
-    goal_type: GoalTypeDoc,
-    description: String,
-    /// Why it was created.
-    reason: String,
-    status: GoalStatusDoc,
-    /// Set on done or abandon.
-    #[schema(required = true)]
-    summary: Option<String>,
-    /// `explore_start` only: the sub-traces it spawned.
-    branch_ids: Option<Vec<String>>,
-    /// `explore_merge` only.
-    explore_start_id: Option<String>,
-    /// `explore_merge` only.
-    merge_summary: Option<String>,
-    /// `explore_merge` only.
-    selected_branch: Option<String>,
-    /// The agent profile that carries this goal out, when one is named.
-    agent: Option<String>,
-    /// Messages attached directly to this goal.
-    self_stats: GoalStatsDoc,
-    /// This goal and all its descendants.
-    cumulative_stats: GoalStatsDoc,
-    created_at: String,
-    updated_at: String,
-}
-
-/// One edit of a plan by a person, chosen by `op`. Only a pending goal (never started) can be
-/// reworded, given an agent, moved or deleted; a goal that started can only be abandoned.
-#[derive(ToSchema)]
-#[schema(as = PlanEdit)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub(crate) enum PlanEditDoc {
-    /// A new pending goal.
-    Add {
-        /// What the goal is.
-        description: String,
-        /// The goal it goes under; top level when absent.
-        parent_id: Option<String>,
-        /// Its place among its siblings, from 0; last when absent or past the end.
-        index: Option<usize>,
-        /// The agent profile that carries it out.
-        agent: Option<String>,
-    },
-    /// Rewords a pending goal and/or names its agent (an empty `agent` clears it).
-    Update {
-        /// The goal's id.
-        goal_id: String,
-        /// The new description.
-        description: Option<String>,
-        /// The agent profile that carries it out.
-        agent: Option<String>,
-    },
-    /// Moves a pending goal, with its sub-goals.
-    Move {
-        /// The goal's id.
-        goal_id: String,
-        /// The new parent; top level when absent.
-        parent_id: Option<String>,
-        /// Its place among its new siblings, from 0; last when absent or past the end.
-        index: Option<usize>,
-    },
-    /// Deletes a pending goal and its sub-goals.
-    Delete {
-        /// The goal's id.
-        goal_id: String,
-    },
-    /// Abandons a goal that is not finished, with its unfinished sub-goals.
-    Abandon {
-        /// The goal's id.
-        goal_id: String,
-        /// Why it is given up.
-        reason: String,
-    },
-}
-
-/// The plan of one trace: a mission and a flat list of goals linked by `parent_id` (the
-/// `goal.json` of the trace).
-#[derive(ToSchema)]
-#[schema(as = GoalTree)]
-pub(crate) struct GoalTreeDoc {
-    mission: String,
-    #[schema(required = true)]
-    current_id: Option<String>,
-    /// Every goal, abandoned ones included; siblings are in plan order (creation order unless
-    /// a person moved one).
-    goals: Vec<GoalDoc>,
-    /// The next id to hand out.
-    next_id: u64,
 }
 
 /// Who a message is from.
@@ -388,6 +258,16 @@ fn metadata_key(key: &str) -> (Type, &'static str) {
             Type::Array,
             "`explore` / `delegate` results: `[{trace_id, status, stats}]` of the sub-traces.",
         ),
+        meta::GOALS_PENDING => (
+            Type::Integer,
+            "The runner's message sending the model back to the goals it left open: how many \
+             times in a row (0 when a resumed run takes them up).",
+        ),
+        meta::GOAL_BUDGET => (
+            Type::Object,
+            "The runner's message about a goal's spent budget: `{goal_id, action}`, `action` \
+             `warned` (finish or abandon it) or `abandoned` (reason `budget spent`).",
+        ),
         _ => (
             Type::Object,
             "`explore` / `delegate` results: the sum of the sub-traces' statistics.",
@@ -432,6 +312,7 @@ pub(crate) enum EventNameDoc {
     SubTraceCompleted,
     LoopDetected,
     CompactionFailed,
+    GoalChecked,
     TraceCompleted,
 }
 
@@ -445,7 +326,9 @@ affected_goals}`, `message_added {message, affected_goals}`, `sub_trace_started 
 parent_goal_id, agent_type, task}`, `sub_trace_completed {trace_id, status, summary, stats}`, \
 `trace_completed {stats, status}`. Extensions clients may ignore: `trace_created {trace, \
 goal_tree}`, `trace_updated {trace}`, `goal_removed {goal_id}`, `goal_tree_updated \
-{goal_tree}`, `message_updated {message}`, `loop_detected {pattern, detail, action}`. \
+{goal_tree}`, `message_updated {message}`, `loop_detected {pattern, detail, action}`, \
+`compaction_failed {reason}`, `goal_checked {goal_id, check, result}` (a goal's check ran when \
+the model marked it done: a pass completed it, a failure left it in progress). \
 `commit_continues: true` marks every event of a multi-event write but its last.";
 
 impl utoipa::ToSchema for EventDoc {

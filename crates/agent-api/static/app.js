@@ -166,6 +166,8 @@ function plain(text) {
 const STATUS_ICON = {
   pending: '○', in_progress: '◐', completed: '✓', abandoned: '✕',
   running: '◐', waiting: '‖', failed: '✕', cancelled: '⊘', planned: '○',
+  // The run stopped with goals of its plan still open.
+  incomplete: '◔',
   // Stored as running, but the process that ran it is gone (the API's `interrupted`).
   interrupted: '‖',
 };
@@ -803,7 +805,10 @@ class TraceView {
       this.model.interrupted
         ? h('p', { class: 'small interrupted' }, 'The process that ran this trace is gone; ',
           h('code', {}, `agent resume ${t.trace_id}`), ' continues it.')
-        : null,
+        : t.status === 'incomplete'
+          ? h('p', { class: 'small incomplete' }, 'The run stopped with goals of its plan left open; ',
+            h('code', {}, `agent resume ${t.trace_id}`), ' takes them up.')
+          : null,
       parent,
       h('p', { class: 'totals' },
         h('span', {}, `${fmtInt(t.total_messages)} messages`), ' · ',
@@ -992,6 +997,8 @@ class TraceView {
     const editing = this.editing && this.editing.goalId === goal.id ? this.editing.kind : null;
     const editor = editing === 'agent'
       ? this.editor('Agent profile (empty: none)', (text) => this.planAction('Set agent', () => this.patchGoal(goal, { agent: text.replace(/^@/, '') })), { allowEmpty: true })
+      : editing === 'check'
+        ? this.editor('Check command (empty: none)', (text) => this.planAction('Set check', () => this.patchGoal(goal, { check: text })), { allowEmpty: true })
       : editing === 'sub'
         ? this.editor('A new sub-goal', (text) => this.planAction('Add', () => this.addGoal({ description: text, parent_id: goal.id })))
         : editing === 'after'
@@ -999,6 +1006,7 @@ class TraceView {
           : null;
     return h('div', { class: 'plan-tools', 'data-goal-id': goal.id },
       tool('@', 'Set the agent that carries it out', () => this.startEdit('agent', goal.id, goal.agent || '')),
+      tool('⚑', 'Set the check: a command that must exit 0 before it is done', () => this.startEdit('check', goal.id, goal.check?.command || '')),
       tool('+sub', 'Add a sub-goal', () => this.startEdit('sub', goal.id, '')),
       tool('+after', 'Add a goal after it', () => this.startEdit('after', goal.id, '')),
       tool('↑', 'Move up', move({ index: i - 1 }), i <= 0),
@@ -1119,6 +1127,8 @@ class TraceView {
         };
         return h('div', { class: 'approval', 'data-tool-call-id': p.tool_call_id },
           h('div', {}, h('strong', {}, p.tool_name), h('span', { class: 'small muted' }, ` asked ${fmtAge(p.requested_at)}`)),
+          // An approval rule cannot check this call: the person reads why before deciding.
+          p.warning ? h('div', { class: 'approval-warning', role: 'alert' }, `⚠ ${p.warning}`) : null,
           foldable(argumentsText(p.arguments), 'arguments', `approval:${p.tool_call_id}`),
           h('div', { class: 'approval-actions' },
             h('button', { class: 'approve', type: 'button', onclick: (e) => decide(true, e.currentTarget) }, 'Approve'),
@@ -1239,6 +1249,7 @@ class TraceView {
       type ? h('span', { class: `kind k-${goal.type}` }, type) : null,
       desc,
       goal.agent ? h('span', { class: 'agent-badge', title: `Carried out by the ${goal.agent} profile` }, `@${goal.agent}`) : null,
+      checkBadge(goal),
     ];
   }
 
@@ -1804,11 +1815,29 @@ function reasoningText(reasoning) {
   }).filter((t) => t).join('\n\n');
 }
 
+/** A goal's check beside its description: the command (or the judge) and how its latest run
+ * went, the whole result in the title. */
+function checkBadge(goal) {
+  const check = goal.check;
+  if (!check) return null;
+  const what = check.command != null ? check.command : `judge${check.judge ? `: ${check.judge}` : ''}`;
+  const result = goal.check_result;
+  const state = !result ? 'unchecked' : result.passed ? 'passed' : 'failed';
+  const said = !result ? 'not run yet'
+    : result.passed ? 'passed'
+      : result.exit_code != null ? `failed (exit ${result.exit_code})` : 'failed';
+  const title = `Check set by the ${check.set_by || 'model'}: ${what}. Latest run: ${said}.`
+    + (result && result.output ? `\n\n${result.output}` : '');
+  return h('span', { class: `check-badge check-${state}`, title, 'data-check': state }, `⚑ ${oneLine(what, 40)} · ${said}`);
+}
+
 function renderMessage(m, goalTag) {
   const compaction = m.metadata && m.metadata.compaction === true;
   const report = m.metadata && m.metadata.closing_report === true;
   const handoff = m.metadata && m.metadata.handoff === true;
-  const role = compaction ? 'compaction summary' : report ? 'closing report' : m.role;
+  // The runner's own words to the model: open goals it was sent back to, a spent budget.
+  const runner = m.metadata && (m.metadata.goals_pending != null || m.metadata.goal_budget != null);
+  const role = compaction ? 'compaction summary' : report ? 'closing report' : runner ? 'runner' : m.role;
   const meta = [
     h('span', { class: `role r-${m.role}` }, role),
     handoff ? h('span', { class: 'muted', title: 'Recorded by the runner: the goal names another agent' }, 'handoff') : null,

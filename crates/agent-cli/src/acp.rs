@@ -1,55 +1,42 @@
 //! `agent acp`: the agent as an Agent Client Protocol agent on stdin/stdout, for editors.
 //!
-//! Every session gets a runner built as `agent run` builds one (provider, profiles, limits,
-//! `agent.toml`, the workspace's instructions, the MCP servers started once here) for the
-//! folder the editor names; risky calls are asked through the editor unless `--yes`.
+//! Every session gets a runner from the one factory every door uses (provider, profiles,
+//! limits, `agent.toml`, the workspace's instructions, the sandbox protecting the trace folder,
+//! the MCP servers started once here) for the folder the editor names, with the editor's file
+//! tools and the MCP servers it names for the session (started in the same sandbox); risky
+//! calls are asked through the editor, by the rules every front end shares, unless `--yes`.
 //! Nothing but protocol messages goes to stdout: notes and logs go to stderr.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
 use agent_acp::{Host, SessionMcpServer};
+use agent_app::AppFactory;
+use agent_app::factory::RunRequest;
 use agent_execution::TraceStore;
-use agent_mcp::{McpServers, ServerConfig};
-use agent_runner::approval::RejectAll;
+use agent_mcp::ServerConfig;
 use agent_runner::{AgentRunner, Approval, ApprovalHandler};
-use agent_tools::{Tool, ToolRegistry};
+use agent_tools::{SandboxMode, Tool};
 use anyhow::Result;
 
-use crate::cli::{AcpArgs, ModelArgs};
-use crate::config::FileConfig;
+use crate::cli::AcpArgs;
 use crate::exit::ExitCode;
-use crate::mcp::{self, RunTools};
 use crate::output::note;
-use crate::setup::setup_with;
 
-/// Each session's runner and the editor's tools it uses instead of the built-in ones (and the
-/// tools of the MCP servers the editor named for it), by session.
-type Runners = Arc<std::sync::Mutex<HashMap<String, (AgentRunner, Vec<Arc<dyn Tool>>)>>>;
+/// Each session's runner and the request it was built for, by session.
+type Runners = Arc<std::sync::Mutex<HashMap<String, (AgentRunner, RunRequest)>>>;
 
-/// The tools of `registry` with `editor`'s in the place of those of the same name.
-fn with_editor_tools(mut registry: ToolRegistry, editor: &[Arc<dyn Tool>]) -> ToolRegistry {
-    for tool in editor {
-        if let Err(error) = registry.replace(tool.clone()) {
-            tracing::warn!("an editor tool is not used: {error}");
-        }
-    }
-    registry
-}
-
-/// Runners for the editor's sessions, from the command line's settings.
+/// Runners for the editor's sessions, from the one factory.
 struct CliHost {
-    args: ModelArgs,
-    tools: RunTools,
-    /// The one store of the process: sessions are listed from it and every runner records
-    /// into it.
-    store: Arc<dyn TraceStore>,
+    factory: Arc<AppFactory>,
+    /// `--yes`: risky calls run without asking the editor.
+    yes: bool,
     context_window: u64,
     /// Where each turn's spans go (`--otel`, the OTLP environment variables).
     otel: Option<Arc<crate::otel::Exporter>>,
-    /// The runners built so far (clones share their tools) with the editor's tools each uses,
-    /// to give them an MCP server's new tools.
+    /// The runners built so far (clones share their tools), to give them an MCP server's new
+    /// tools.
     runners: Runners,
 }
 
@@ -83,7 +70,12 @@ impl Host for CliHost {
         if servers.is_empty() {
             return Ok(Vec::new());
         }
-        let started = McpServers::start(servers.iter().map(server_config).collect()).await;
+        let named: BTreeMap<String, ServerConfig> = servers.iter().map(server_config).collect();
+        let app = self.factory.app();
+        let client = crate::mcp::unattended(app, self.factory.workspace());
+        let (started, notices) =
+            agent_app::mcp::start_named(named, client, self.factory.sandbox()).await;
+        crate::settings::say(notices);
         for failure in started.failures() {
             note(&format!("agent: {failure}; its tools are not available"));
         }
@@ -96,7 +88,7 @@ impl Host for CliHost {
     }
 
     fn store(&self) -> Arc<dyn TraceStore> {
-        self.store.clone()
+        self.factory.store().clone()
     }
 
     fn runner(
@@ -106,24 +98,25 @@ impl Host for CliHost {
         approvals: Arc<dyn ApprovalHandler>,
         editor: Vec<Arc<dyn Tool>>,
     ) -> Result<AgentRunner, String> {
-        let mut args = self.args.clone();
-        args.workspace = Some(cwd.to_owned());
-        let mut tools = self.tools.clone();
-        tools.registry = with_editor_tools(tools.registry, &editor);
-        let runner = setup_with(
-            &args,
-            tools,
-            None,
-            Some(Approval::Ask(approvals)),
-            self.store.clone(),
-        )
-        .map(|setup| setup.runner)
-        .map_err(|error| format!("{error:#}"))?;
+        let approval = if self.yes {
+            Approval::Allow
+        } else {
+            Approval::Ask(approvals)
+        };
+        let request = RunRequest::new()
+            .workspace(cwd)
+            .approval(approval)
+            .tools(editor);
+        let built = self
+            .factory
+            .runner(request.clone())
+            .map_err(|error| error.to_string())?;
+        crate::settings::say(built.notices);
         self.runners
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(session_id.to_owned(), (runner.clone(), editor));
-        Ok(runner)
+            .insert(session_id.to_owned(), (built.runner.clone(), request));
+        Ok(built.runner)
     }
 
     fn context_window(&self) -> u64 {
@@ -140,7 +133,8 @@ impl Host for CliHost {
 
     fn turn_ended(&self, trace_id: &str) {
         if let Some(exporter) = &self.otel {
-            let (exporter, store, id) = (exporter.clone(), self.store.clone(), trace_id.to_owned());
+            let store = self.factory.store().clone();
+            let (exporter, id) = (exporter.clone(), trace_id.to_owned());
             tokio::spawn(async move {
                 crate::otel::send(Some(&exporter), store.as_ref(), &id).await;
             });
@@ -149,54 +143,42 @@ impl Host for CliHost {
 }
 
 /// `agent acp`: serves one editor until it closes the connection.
-pub(crate) async fn acp(args: AcpArgs) -> Result<ExitCode> {
-    let file = FileConfig::load()?;
-    let servers = Arc::new(
-        mcp::start(
-            &file,
-            &args.model.mcp,
-            mcp::unattended(args.model.workspace.as_deref()),
-        )
-        .await?,
-    );
-    let tools = mcp::tools(&servers);
+pub(crate) async fn acp(args: AcpArgs, sandbox: Option<SandboxMode>) -> Result<ExitCode> {
+    let app = crate::settings::app(crate::settings::overrides(&args.model, sandbox))?;
     // A configuration error shows now, with exit code 2, rather than at the first session.
-    let refuse: Arc<dyn ApprovalHandler> = Arc::new(RejectAll::default());
-    let store = crate::store::open(&args.model.trace_dir, &file)
-        .await?
-        .store;
-    let checked = setup_with(
-        &args.model,
-        tools.clone(),
-        None,
-        Some(Approval::Ask(refuse)),
-        store.clone(),
-    )?;
+    let door = crate::setup::door(app, None, |app, workspace| {
+        crate::mcp::unattended(app, workspace)
+    })
+    .await?;
+    let checked = door
+        .factory
+        .runner(RunRequest::new())
+        .map_err(anyhow::Error::from)?;
     let context_window = checked.provider.context_window.unwrap_or_default() as u64;
-    let otel = checked.otel.map(Arc::new);
+    let otel = crate::otel::exporter(args.model.otel.as_deref(), Some(checked.provider.kind))?
+        .map(Arc::new);
+    drop(checked);
     let runners: Runners = Arc::default();
     // A server that says its tools changed is listed again; every session's next turn has them.
     let refresh = {
-        let (servers, runners) = (servers.clone(), runners.clone());
+        let (servers, runners, factory) = (door.mcp.clone(), runners.clone(), door.factory.clone());
         tokio::spawn(async move {
             servers
-                .follow_tool_changes(|servers| {
-                    let registry = mcp::registry(servers);
-                    for (runner, editor) in runners
+                .follow_tool_changes(|_| {
+                    for (runner, request) in runners
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
                         .values()
                     {
-                        runner.replace_tools(with_editor_tools(registry.clone(), editor));
+                        runner.replace_tools(factory.registry(request));
                     }
                 })
                 .await;
         })
     };
     let host = CliHost {
-        args: args.model,
-        tools,
-        store,
+        factory: door.factory.clone(),
+        yes: args.model.yes,
         context_window,
         otel,
         runners,
@@ -205,6 +187,6 @@ pub(crate) async fn acp(args: AcpArgs) -> Result<ExitCode> {
         .await
         .map_err(|error| anyhow::anyhow!("acp: {error}"))?;
     refresh.abort();
-    servers.shutdown().await;
+    door.mcp.shutdown().await;
     Ok(ExitCode::Completed)
 }

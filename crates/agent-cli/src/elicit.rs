@@ -1,11 +1,14 @@
 //! A server's questions to the person (MCP elicitation) asked on the terminal: the message,
 //! then one prompt per field of the form (Enter keeps the default shown in brackets), or the page
-//! to open for a URL question. Without a terminal nobody can answer and the question is declined;
-//! `--yes` approves tools, it does not answer questions.
+//! to open for a URL question. Answers are read and the filled-in form checked as every front
+//! end does (`agent_runner::interaction::Form`); what was typed ahead is thrown away before the
+//! question shows. Without a terminal nobody can answer and the question is declined; `--yes`
+//! approves tools, it does not answer questions.
 
 use std::io::{BufRead, IsTerminal, Write};
 
 use agent_mcp::{ElicitationAnswer, ElicitationKind, ElicitationRequest, Elicitor};
+use agent_runner::interaction::form::{Field, FieldKind, plain};
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
@@ -27,6 +30,7 @@ impl Elicitor for TerminalElicitor {
         }
         tokio::task::spawn_blocking(move || {
             crate::output::suspended(|| {
+                crate::approve::flush_typed_ahead();
                 let stdin = std::io::stdin();
                 let mut lines = stdin.lock();
                 ask(&request, &mut lines, &mut std::io::stderr())
@@ -57,7 +61,7 @@ pub(crate) fn ask(
                 Some(Choice::Decline) | None => ElicitationAnswer::Decline,
             }
         }
-        ElicitationKind::Form { schema } => {
+        ElicitationKind::Form { form } => {
             prompt.say(&format!(
                 "\n? The MCP server {} asks: {}",
                 request.server, request.message
@@ -67,22 +71,23 @@ pub(crate) fn ask(
                 Some(Choice::Cancel) => return ElicitationAnswer::Cancel,
                 Some(Choice::Decline) | None => return ElicitationAnswer::Decline,
             }
-            let required: Vec<&str> = schema["required"]
-                .as_array()
-                .map(|names| names.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let mut answers = Map::new();
-            let empty = Map::new();
-            for (name, field) in schema["properties"].as_object().unwrap_or(&empty) {
-                match prompt.field(name, field, required.contains(&name.as_str())) {
-                    Some(Some(value)) => {
-                        answers.insert(name.clone(), value);
+            loop {
+                let mut answers = Map::new();
+                for field in &form.fields {
+                    match prompt.field(field) {
+                        Some(Some(value)) => {
+                            answers.insert(field.name.clone(), value);
+                        }
+                        Some(None) => {}
+                        None => return ElicitationAnswer::Decline,
                     }
-                    Some(None) => {}
-                    None => return ElicitationAnswer::Decline,
+                }
+                // The whole form, as every front end checks it; a misfit is asked again.
+                match form.check(&answers) {
+                    Ok(()) => return ElicitationAnswer::Accept(answers),
+                    Err(why) => prompt.say(&format!("  {why}; the form again:")),
                 }
             }
-            ElicitationAnswer::Accept(answers)
         }
     }
 }
@@ -127,136 +132,47 @@ impl Prompt<'_> {
 
     /// Asks one field until the answer fits it: `Some(None)` leaves an optional field out,
     /// `None` is the end of input.
-    fn field(&mut self, name: &str, field: &Value, required: bool) -> Option<Option<Value>> {
-        let title = field["title"].as_str().unwrap_or(name);
-        let mut head = format!("  {title}");
-        if let Some(description) = field["description"].as_str() {
+    fn field(&mut self, field: &Field) -> Option<Option<Value>> {
+        let mut head = format!("  {}", field.title);
+        if let Some(description) = &field.description {
             head.push_str(&format!(" ({description})"));
         }
-        let options = options(field);
+        let options = field.options();
         if !options.is_empty() {
             let listed: Vec<String> = options
                 .iter()
                 .enumerate()
-                .map(|(index, (_, label))| format!("{}) {label}", index + 1))
+                .map(|(index, choice)| format!("{}) {}", index + 1, choice.label))
                 .collect();
             head.push_str(&format!(": {}", listed.join("  ")));
         }
-        if field["type"] == "array" {
+        if matches!(field.kind, FieldKind::Choices { .. }) {
             head.push_str(" — several, separated by commas");
         }
-        if !required {
+        if !field.required {
             head.push_str(" (optional)");
         }
-        let default = field.get("default").filter(|value| !value.is_null());
-        let shown = default.map_or(String::new(), |value| match value {
-            Value::String(text) => format!(" [{text}]"),
-            other => format!(" [{other}]"),
-        });
+        let shown = field
+            .default
+            .as_ref()
+            .map_or(String::new(), |value| format!(" [{}]", plain(value)));
         loop {
             let answer = self.line(&format!("{head}{shown}: "))?;
             if answer.is_empty() {
-                match default {
+                match &field.default {
                     Some(value) => return Some(Some(value.clone())),
-                    None if !required => return Some(None),
+                    None if !field.required => return Some(None),
                     None => {
                         self.say("  an answer is needed");
                         continue;
                     }
                 }
             }
-            match parse(field, &options, &answer) {
+            match field.parse(&answer) {
                 Ok(value) => return Some(Some(value)),
                 Err(why) => self.say(&format!("  {why}")),
             }
         }
-    }
-}
-
-/// The choices of an enumeration field (or of the items of a multiple-choice one): each value
-/// with the label shown for it.
-fn options(field: &Value) -> Vec<(Value, String)> {
-    let field = if field["type"] == "array" {
-        &field["items"]
-    } else {
-        field
-    };
-    if let Some(values) = field["enum"].as_array() {
-        let names = field["enumNames"].as_array();
-        return values
-            .iter()
-            .enumerate()
-            .map(|(index, value)| {
-                let label = names
-                    .and_then(|names| names.get(index))
-                    .and_then(Value::as_str)
-                    .map_or_else(|| plain(value), str::to_owned);
-                (value.clone(), label)
-            })
-            .collect();
-    }
-    let titled = field["oneOf"].as_array().or(field["anyOf"].as_array());
-    titled
-        .map(|entries| {
-            entries
-                .iter()
-                .filter_map(|entry| {
-                    let value = entry.get("const")?.clone();
-                    let label = entry["title"]
-                        .as_str()
-                        .map_or_else(|| plain(&value), str::to_owned);
-                    Some((value, label))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn plain(value: &Value) -> String {
-    value
-        .as_str()
-        .map_or_else(|| value.to_string(), str::to_owned)
-}
-
-/// The value typed for `field`, or why it does not fit.
-fn parse(field: &Value, options: &[(Value, String)], answer: &str) -> Result<Value, String> {
-    let pick = |text: &str| -> Result<Value, String> {
-        let text = text.trim();
-        if let Ok(index) = text.parse::<usize>()
-            && let Some((value, _)) = index.checked_sub(1).and_then(|index| options.get(index))
-        {
-            return Ok(value.clone());
-        }
-        options
-            .iter()
-            .find(|(value, label)| plain(value) == text || label == text)
-            .map(|(value, _)| value.clone())
-            .ok_or_else(|| "choose one of the numbers, or type one of the values".to_owned())
-    };
-    match field["type"].as_str() {
-        Some("array") => answer
-            .split(',')
-            .filter(|part| !part.trim().is_empty())
-            .map(pick)
-            .collect::<Result<Vec<_>, _>>()
-            .map(Value::Array),
-        _ if !options.is_empty() => pick(answer),
-        Some("boolean") => match answer.to_lowercase().as_str() {
-            "y" | "yes" | "true" => Ok(Value::Bool(true)),
-            "n" | "no" | "false" => Ok(Value::Bool(false)),
-            _ => Err("answer y or n".into()),
-        },
-        Some("integer") => answer
-            .parse::<i64>()
-            .map(Value::from)
-            .map_err(|_| "a whole number is needed".into()),
-        Some("number") => answer
-            .parse::<f64>()
-            .ok()
-            .and_then(serde_json::Number::from_f64)
-            .map(Value::Number)
-            .ok_or_else(|| "a number is needed".into()),
-        _ => Ok(Value::String(answer.to_owned())),
     }
 }
 

@@ -39,7 +39,7 @@ impl Elicitor for HttpElicitor {
             return ElicitationAnswer::Decline;
         };
         let mode = match request.kind {
-            ElicitationKind::Form { schema } => ElicitationMode::Form { schema },
+            ElicitationKind::Form { form } => ElicitationMode::Form { form },
             ElicitationKind::Url { url, .. } => ElicitationMode::Url { url },
         };
         let question = ElicitationQuestion {

@@ -19,7 +19,9 @@ fn check(kind: ElicitationKind, typed: &str) -> (ElicitationAnswer, String) {
 }
 
 fn form(schema: Value) -> ElicitationKind {
-    ElicitationKind::Form { schema }
+    ElicitationKind::Form {
+        form: agent_runner::interaction::Form::from_schema(&schema),
+    }
 }
 
 fn accepted(value: Value) -> ElicitationAnswer {

@@ -22,11 +22,11 @@ impl TuiElicitor {
 #[async_trait]
 impl Elicitor for TuiElicitor {
     async fn elicit(&self, request: ElicitationRequest) -> ElicitationAnswer {
-        let (schema, url) = match &request.kind {
-            ElicitationKind::Form { schema } => (Some(schema), None),
-            ElicitationKind::Url { url, .. } => (None, Some(url.clone())),
+        let (form, url) = match request.kind {
+            ElicitationKind::Form { form } => (Some(form), None),
+            ElicitationKind::Url { url, .. } => (None, Some(url)),
         };
-        let (question, answer) = FormQuestion::new(request.server, request.message, schema, url);
+        let (question, answer) = FormQuestion::new(request.server, request.message, form, url);
         match self.asker.ask(question, answer).await {
             FormAnswer::Accept(content) => ElicitationAnswer::Accept(content),
             FormAnswer::Decline => ElicitationAnswer::Decline,

@@ -14,6 +14,9 @@ pub(crate) enum ExitCode {
     /// The model's answer stayed cut off at its length limit (`max_tokens`) after the run asked
     /// it to go on; the partial answer is printed and the trace can be resumed.
     Truncated = 4,
+    /// The run ended with goals of its plan left open (`incomplete`): the model stopped working
+    /// on them after being sent back to them; the trace can be resumed.
+    Incomplete = 5,
     /// The run was cancelled (Ctrl-C); the trace can be resumed.
     Cancelled = 130,
 }
@@ -36,13 +39,14 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
-/// The exit code of an outcome: 0 completed, 1 failed, 3 limit hit, 4 answer truncated, 130
-/// cancelled.
+/// The exit code of an outcome: 0 completed, 1 failed, 3 limit hit, 4 answer truncated, 5
+/// goals left open, 130 cancelled.
 pub(crate) fn exit_code(outcome: &agent_runner::RunOutcome) -> ExitCode {
     match outcome.stop {
         agent_runner::StopReason::Completed => ExitCode::Completed,
         agent_runner::StopReason::Cancelled => ExitCode::Cancelled,
         agent_runner::StopReason::Truncated => ExitCode::Truncated,
+        agent_runner::StopReason::Incomplete => ExitCode::Incomplete,
         stop if stop.is_limit() => ExitCode::Limit,
         _ => ExitCode::Failed,
     }

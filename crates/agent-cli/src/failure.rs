@@ -5,8 +5,9 @@
 use agent_llm::LlmError;
 use agent_runner::RunOutcome;
 
-use crate::cli::ProviderKind;
-use crate::config::ProviderConfig;
+use agent_app::provider::ProviderConfig;
+use agent_llm::ProviderKind;
+
 use crate::progress::status_word;
 
 /// The lines that say how the run ended and what to do about it.
@@ -32,6 +33,9 @@ pub(crate) fn explain_turn(outcome: &RunOutcome, provider: &ProviderConfig) -> S
 /// What went wrong, then `go_on` (how to continue the trace) where continuing can help.
 fn said(outcome: &RunOutcome, provider: &ProviderConfig, go_on: &str) -> String {
     let error = outcome.error.as_deref().unwrap_or("no error recorded");
+    if outcome.stop == agent_runner::StopReason::Incomplete {
+        return format!("{}\n{go_on}", left_open(outcome));
+    }
     let Some(model_error) = &outcome.model_error else {
         return format!(
             "agent: the run ended {}: {error}\n{go_on}",
@@ -49,6 +53,24 @@ fn said(outcome: &RunOutcome, provider: &ProviderConfig, go_on: &str) -> String 
         }
         None => format!("agent: the run failed: {error}\n{go_on}"),
     }
+}
+
+/// The goals a run left open, one a line under what happened.
+pub(crate) fn left_open(outcome: &RunOutcome) -> String {
+    let mut text = format!(
+        "agent: the run ended incomplete: the model stopped with {} goal(s) of its plan open",
+        outcome.pending_goals.len()
+    );
+    for goal in &outcome.pending_goals {
+        let dot = if goal.number.contains('.') { "" } else { "." };
+        text.push_str(&format!(
+            "\n  {}{dot} {} ({})",
+            goal.number,
+            crate::output::one_line(&goal.description),
+            goal.status
+        ));
+    }
+    text
 }
 
 /// What to fix, and whether resuming the trace afterwards makes sense.
@@ -131,7 +153,7 @@ fn served(provider: &ProviderConfig) -> String {
         .base_url
         .clone()
         .unwrap_or_else(|| agent_llm::OPENAI_DEFAULT_BASE_URL.to_owned());
-    match crate::discover::models(&base, provider.api_key.clone()) {
+    match agent_app::provider::served_models(&base, provider.api_key.clone()) {
         Ok(models) if !models.is_empty() => {
             let mut shown: Vec<&str> = models.iter().map(String::as_str).take(20).collect();
             if models.len() > shown.len() {

@@ -18,7 +18,7 @@ pub(crate) async fn command(args: ForkArgs) -> Result<ExitCode> {
             return Err(UsageError("agent fork needs --goal or --message".into()).into());
         }
     };
-    let store = crate::store::store_for(&args.trace_dir).await?;
+    let store = crate::settings::store_for(&args.trace_dir).await?;
     let trace_id = crate::ids::resolve(store.as_ref(), &args.trace_id).await?;
     let forked = match fork::fork(store.as_ref(), &trace_id, &point).await {
         Ok(forked) => forked,

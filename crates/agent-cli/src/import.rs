@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
-use crate::store::{Location, open_at};
+use agent_app::store::{Location, open as open_at};
 
 /// Copies the traces and says what it did.
 pub(crate) async fn import(args: crate::cli::ImportArgs) -> Result<ExitCode> {

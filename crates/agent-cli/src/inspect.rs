@@ -18,7 +18,7 @@ use crate::progress::status_word;
 
 /// `agent traces`.
 pub(crate) async fn traces(args: TracesArgs) -> Result<ExitCode> {
-    let store = crate::store::store_for(&args.trace_dir).await?;
+    let store = crate::settings::store_for(&args.trace_dir).await?;
     let status = match &args.status {
         Some(word) => Some(
             serde_json::from_value::<TraceStatus>(json!(word)).map_err(|_| {
@@ -180,7 +180,7 @@ fn row(
 
 /// `agent show`.
 pub(crate) async fn show(args: ShowArgs) -> Result<ExitCode> {
-    let store = crate::store::store_for(&args.trace_dir).await?;
+    let store = crate::settings::store_for(&args.trace_dir).await?;
     let trace_id = crate::ids::resolve(store.as_ref(), &args.trace_id).await?;
     let trace = store
         .get_trace(&trace_id)

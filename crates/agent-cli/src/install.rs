@@ -8,11 +8,13 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use clap::CommandFactory;
 
-use crate::cli::{Cli, CompletionsArgs, ConfigArgs, InitArgs, ProviderKind};
-use crate::config::{self, FileConfig, env};
+use agent_app::config::{FILE_NAME, SandboxFile};
+use agent_app::store::Origin;
+use agent_llm::ProviderKind;
+
+use crate::cli::{Cli, CompletionsArgs, ConfigArgs, InitArgs};
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
-use crate::store::{Location, given_on_command_line};
 
 /// The commented `agent.toml` `agent init` writes.
 const TEMPLATE: &str = include_str!("init.toml");
@@ -36,18 +38,18 @@ pub(crate) fn man() -> Result<ExitCode> {
 /// `agent init`: writes a commented `agent.toml` in the current folder; one that is there
 /// already is kept unless `--force`.
 pub(crate) fn init(args: &InitArgs) -> Result<ExitCode> {
-    let path = Path::new(config::FILE_NAME);
+    let path = Path::new(FILE_NAME);
     if path.exists() && !args.force {
         return Err(UsageError(format!(
             "{} already exists; pass --force to replace it",
-            config::FILE_NAME
+            FILE_NAME
         ))
         .into());
     }
     std::fs::write(path, TEMPLATE).with_context(|| format!("cannot write {}", path.display()))?;
     note(&format!(
         "wrote {}: every setting in it is commented out; `agent config` shows what is in effect",
-        config::FILE_NAME
+        FILE_NAME
     ));
     Ok(ExitCode::Completed)
 }
@@ -55,7 +57,9 @@ pub(crate) fn init(args: &InitArgs) -> Result<ExitCode> {
 /// `agent config`: one line per setting — its value and where it comes from (a flag, an
 /// environment variable, which agent.toml, the server, or the default).
 pub(crate) fn config(args: &ConfigArgs) -> Result<ExitCode> {
-    let file = FileConfig::load()?;
+    let app = crate::settings::app(crate::settings::overrides(&args.model, None))?;
+    let file = app.file();
+    let env = |name: &str| app.config().env().get(name).map(str::to_owned);
     let from_file = |field: &str| match &file.path {
         Some(path) => format!("{} ({field})", path.display()),
         None => format!("agent.toml ({field})"),
@@ -72,7 +76,8 @@ pub(crate) fn config(args: &ConfigArgs) -> Result<ExitCode> {
             .map_or_else(|| "none".to_owned(), |p| p.display().to_string()),
         "the current folder, else the user's config folder".into(),
     );
-    match config::resolve_provider(flags, &file) {
+    let overrides = crate::settings::provider(flags);
+    match agent_app::provider::resolve(&overrides, file, app.config().env()) {
         None => row(
             "provider",
             "none".into(),
@@ -81,7 +86,7 @@ pub(crate) fn config(args: &ConfigArgs) -> Result<ExitCode> {
                 .into(),
         ),
         Some(provider) => {
-            let (key_var, url_var) = variables(provider.kind);
+            let (key_var, url_var) = agent_app::provider::variables(provider.kind);
             let provider_source = if flags.provider.is_some() {
                 "flag --provider".to_owned()
             } else if file.provider.is_some() {
@@ -114,7 +119,7 @@ pub(crate) fn config(args: &ConfigArgs) -> Result<ExitCode> {
                 && provider
                     .base_url
                     .as_deref()
-                    .is_some_and(|url| !crate::discover::is_openai(url))
+                    .is_some_and(|url| !agent_app::provider::is_openai(url))
             {
                 "the server (GET /v1/models)".to_owned()
             } else {
@@ -194,7 +199,12 @@ pub(crate) fn config(args: &ConfigArgs) -> Result<ExitCode> {
             .to_string(),
         workspace_source,
     );
-    let (location, source) = Location::resolve_in(&args.model.trace_dir, &file, &workspace);
+    let (location, origin) = app.store_location();
+    let source = match origin {
+        Origin::StoreOverride => flag_or_env("--store", "AGENT_STORE"),
+        Origin::TraceDirOverride => flag_or_env("--trace-dir", "AGENT_TRACE_DIR"),
+        other => other.to_string(),
+    };
     row("traces", location.to_string(), source);
     let limit = |flag: Option<String>, flag_name: &str, in_file: Option<String>, field: &str| match (
         flag, in_file,
@@ -219,8 +229,8 @@ pub(crate) fn config(args: &ConfigArgs) -> Result<ExitCode> {
     row("max cost", value, source);
     let (sandbox, sandbox_source) = match (env("AGENT_SANDBOX"), &file.sandbox) {
         (Some(mode), _) => (mode, "environment AGENT_SANDBOX".to_owned()),
-        (None, Some(config::SandboxFile::Mode(mode))) => (mode.to_string(), from_file("sandbox")),
-        (None, Some(config::SandboxFile::Table(table))) if table.mode.is_some() => (
+        (None, Some(SandboxFile::Mode(mode))) => (mode.to_string(), from_file("sandbox")),
+        (None, Some(SandboxFile::Table(table))) if table.mode.is_some() => (
             table.mode.unwrap_or_default().to_string(),
             from_file("[sandbox] mode"),
         ),
@@ -231,20 +241,30 @@ pub(crate) fn config(args: &ConfigArgs) -> Result<ExitCode> {
     Ok(ExitCode::Completed)
 }
 
-/// The environment variables of a provider's key and base URL (empty for the scripted one).
-fn variables(kind: ProviderKind) -> (&'static str, &'static str) {
-    match kind.account() {
-        ProviderKind::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-        ProviderKind::Scripted => ("", ""),
-        _ => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+/// `flag`, or the environment variable `var` when the flag is not on the command line (clap
+/// reads the variable into the flag).
+fn flag_or_env(flag: &str, var: &str) -> String {
+    if std::env::var_os(var).is_some() && !given_on_command_line(flag) {
+        format!("environment {var}")
+    } else {
+        format!("flag {flag}")
     }
+}
+
+/// Whether `flag` (long form) is on this process's command line.
+fn given_on_command_line(flag: &str) -> bool {
+    std::env::args().any(|arg| arg == flag || arg.starts_with(&format!("{flag}=")))
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn the_template_is_valid_configuration_that_sets_nothing() {
-        let file: crate::config::FileConfig = toml::from_str(super::TEMPLATE).unwrap();
+        let file = agent_app::config::FileConfig::parse(
+            super::TEMPLATE,
+            std::path::Path::new("init.toml"),
+        )
+        .unwrap();
         assert!(file.provider.is_none() && file.model.is_none() && file.trace_dir.is_none());
         // Every line is a comment or blank: uncommenting a setting is all there is to do.
         assert!(

@@ -14,16 +14,12 @@ mod agents;
 mod approve;
 mod cancel;
 mod chat;
-mod checkpoint;
 mod cli;
-mod config;
 mod demo;
-mod discover;
 mod elicit;
 mod elicit_http;
 mod elicit_tui;
 mod exit;
-mod factory;
 mod failure;
 mod fork;
 mod hardening;
@@ -31,29 +27,25 @@ mod ids;
 mod import;
 mod inspect;
 mod install;
-mod instructions;
 mod logs;
 mod markdown;
 mod mcp;
 mod mcp_catalog;
 mod mcp_command;
 mod mcp_mentions;
+mod notices;
 mod otel;
 mod output;
 mod pick;
 mod plan;
-mod profile_files;
 mod progress;
-mod project;
-mod provider;
 mod reasoning;
-mod recorded;
 mod rewind;
+mod rollback;
 mod run;
-mod sandbox;
 mod serve;
+mod settings;
 mod setup;
-mod store;
 mod task;
 mod tui;
 mod tui_mcp;
@@ -98,20 +90,17 @@ fn main() -> std::process::ExitCode {
         Some(command) => Ok(command),
         None => cli.bare.into_command(alone).map_err(anyhow::Error::from),
     };
-    let result = runtime.block_on(async {
-        let command = command?;
-        if sandbox::runs_tools(&command) {
-            sandbox::init(cli.sandbox, &config::FileConfig::load()?)?;
-        }
-        dispatch(command).await
-    });
+    let result = runtime.block_on(async { dispatch(command?, cli.sandbox).await });
     // Tools may leave blocking reads behind (e.g. a terminal prompt); do not wait for them.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     match result {
         Ok(code) => code.into(),
         Err(error) => {
             output::note(&format!("agent: {error:#}"));
-            if error.downcast_ref::<UsageError>().is_some() {
+            let usage = error
+                .downcast_ref::<agent_app::Error>()
+                .is_some_and(agent_app::Error::is_usage);
+            if usage || error.downcast_ref::<UsageError>().is_some() {
                 ExitCode::Usage.into()
             } else {
                 ExitCode::Failed.into()
@@ -120,14 +109,18 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+/// Runs `command`; the commands that run the model's tools get the global `--sandbox`.
+async fn dispatch(
+    command: Command,
+    sandbox: Option<agent_tools::SandboxMode>,
+) -> anyhow::Result<ExitCode> {
     match command {
-        Command::Run(args) => run::run(args).await,
-        Command::Chat(args) => chat::chat(args).await,
-        Command::Resume(args) => run::resume(args).await,
-        Command::Demo(args) => demo::demo(args).await,
-        Command::Serve(args) => serve::serve(args).await,
-        Command::Worker(args) => worker::worker(args).await,
+        Command::Run(args) => run::run(args, sandbox).await,
+        Command::Chat(args) => chat::chat(args, sandbox).await,
+        Command::Resume(args) => run::resume(args, sandbox).await,
+        Command::Demo(args) => demo::demo(args, sandbox).await,
+        Command::Serve(args) => serve::serve(args, sandbox).await,
+        Command::Worker(args) => worker::worker(args, sandbox).await,
         Command::Import(args) => import::import(args).await,
         Command::Traces(args) => inspect::traces(args).await,
         Command::Show(args) => inspect::show(args).await,
@@ -135,12 +128,12 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Fork(args) => fork::command(args).await,
         Command::Rewind(args) => rewind::rewind(args).await,
         Command::Diff(args) => rewind::diff(args).await,
-        Command::Plan(args) => plan::command(args).await,
+        Command::Plan(args) => plan::command(args, sandbox).await,
         Command::Mcp(args) => mcp_command::command(args).await,
         Command::Agents(args) => agents::command(args).await,
         Command::Export(args) => otel::export(args).await,
         #[cfg(feature = "acp")]
-        Command::Acp(args) => acp::acp(args).await,
+        Command::Acp(args) => acp::acp(args, sandbox).await,
         Command::Completions(args) => install::completions(&args),
         Command::Man => install::man(),
         Command::Config(args) => install::config(&args),
@@ -176,7 +169,7 @@ fn init_logging(verbose: u8) {
         .with_writer(|| LogLine(Vec::new()))
         .with_ansi(output::color(true))
         .with_filter(filter);
-    let notices = plain_notices.then(|| provider::Notices::layer(|line| drop(LogLine(line))));
+    let notices = plain_notices.then(|| notices::Notices::layer(|line| drop(LogLine(line))));
     let _ = tracing_subscriber::registry()
         .with(logs)
         .with(notices)

@@ -8,12 +8,38 @@ use agent_tools::{Risk, Tool};
 use anyhow::Result;
 use serde_json::json;
 
+use agent_app::App;
+
 use crate::cli::{McpAction, McpArgs};
-use crate::config::FileConfig;
 use crate::exit::{ExitCode, UsageError};
-use crate::mcp::{on_terminal, open_browser, tokens, usage};
+use crate::mcp::{on_terminal, open_browser};
 use crate::mcp_catalog;
 use crate::output::{note, one_line, print, truncate};
+
+/// The application of an `agent mcp` command: agent.toml and the environment, read once.
+fn app() -> Result<App> {
+    crate::settings::app(agent_app::Overrides::default())
+}
+
+/// The servers of agent.toml.
+fn servers(app: &App) -> McpConfig {
+    app.file().mcp.clone().unwrap_or_default()
+}
+
+/// A configuration mistake about MCP servers, as a usage error.
+fn usage(error: McpError) -> anyhow::Error {
+    UsageError(error.to_string()).into()
+}
+
+/// The folder of the servers' tokens, when there is a home.
+fn tokens(app: &App) -> Option<TokenStore> {
+    agent_app::mcp::tokens(app.config().user_dir().as_deref())
+}
+
+/// The servers' questions asked on this terminal, the current folder their root.
+fn terminal(app: &App) -> Result<agent_mcp::ClientOptions> {
+    Ok(on_terminal(app, &std::env::current_dir()?))
+}
 
 /// `agent mcp ...`.
 pub(crate) async fn command(args: McpArgs) -> Result<ExitCode> {
@@ -46,7 +72,8 @@ pub(crate) async fn command(args: McpArgs) -> Result<ExitCode> {
 /// the terminal's client options: their names and the session. A usage error for an unknown
 /// name, or when none is configured.
 async fn open(names: &[String]) -> Result<(Vec<String>, McpServers)> {
-    let config = FileConfig::load()?.mcp.unwrap_or_default();
+    let app = app()?;
+    let config = servers(&app);
     if config.servers.is_empty() {
         return Err(UsageError(
             "no MCP servers are configured; add [mcp.servers.NAME] tables to agent.toml".into(),
@@ -60,7 +87,7 @@ async fn open(names: &[String]) -> Result<(Vec<String>, McpServers)> {
         .collect();
     Ok((
         wanted,
-        McpServers::start_with(selected, on_terminal(None)).await,
+        McpServers::start_with(selected, terminal(&app)?).await,
     ))
 }
 
@@ -81,8 +108,8 @@ fn wanted(config: &McpConfig, names: &[String]) -> Result<Vec<String>> {
 }
 
 /// The configuration of the server `name`, or a usage error naming the configured ones.
-fn configured(name: &str) -> Result<agent_mcp::ServerConfig> {
-    let config = FileConfig::load()?.mcp.unwrap_or_default();
+fn configured(app: &App, name: &str) -> Result<agent_mcp::ServerConfig> {
+    let config = servers(app);
     config.servers.get(name).cloned().ok_or_else(|| {
         usage(McpError::UnknownServer {
             name: name.to_owned(),
@@ -91,8 +118,8 @@ fn configured(name: &str) -> Result<agent_mcp::ServerConfig> {
     })
 }
 
-fn token_folder() -> Result<TokenStore> {
-    tokens().ok_or_else(|| {
+fn token_folder(app: &App) -> Result<TokenStore> {
+    tokens(app).ok_or_else(|| {
         UsageError("neither XDG_CONFIG_HOME nor HOME is set: nowhere to keep the token".into())
             .into()
     })
@@ -101,8 +128,9 @@ fn token_folder() -> Result<TokenStore> {
 /// `agent mcp login NAME`: signs in through the browser (the address is printed too, for a
 /// machine without one) and keeps the token.
 async fn login(name: &str) -> Result<ExitCode> {
-    let server = configured(name)?;
-    let tokens = token_folder()?;
+    let app = app()?;
+    let server = configured(&app, name)?;
+    let tokens = token_folder(&app)?;
     let open = |url: &str| {
         note(&format!("Open this page to sign in to {name}:\n  {url}"));
         open_browser(url);
@@ -125,8 +153,9 @@ async fn login(name: &str) -> Result<ExitCode> {
 
 /// `agent mcp logout NAME`: forgets the server's token.
 fn logout(name: &str) -> Result<ExitCode> {
-    configured(name)?;
-    if token_folder()?.remove(name)? {
+    let app = app()?;
+    configured(&app, name)?;
+    if token_folder(&app)?.remove(name)? {
         note(&format!("signed out of {name}"));
     } else {
         note(&format!("{name}: not signed in"));
@@ -135,8 +164,8 @@ fn logout(name: &str) -> Result<ExitCode> {
 }
 
 /// The sign-in state of an HTTP server, for `agent mcp list`.
-fn sign_in(name: &str, url: Option<&str>) -> serde_json::Value {
-    let (Some(url), Some(tokens)) = (url, tokens()) else {
+fn sign_in(app: &App, name: &str, url: Option<&str>) -> serde_json::Value {
+    let (Some(url), Some(tokens)) = (url, tokens(app)) else {
         return serde_json::Value::Null;
     };
     match tokens.state(name, url) {
@@ -157,7 +186,8 @@ fn sign_in(name: &str, url: Option<&str>) -> serde_json::Value {
 /// `agent mcp list`: connects to each server (disabled ones too), lists its tools and reports
 /// the servers that fail. Exit code 1 when one failed.
 async fn list(names: &[String], as_json: bool) -> Result<ExitCode> {
-    let config = FileConfig::load()?.mcp.unwrap_or_default();
+    let app = app()?;
+    let config = servers(&app);
     if config.servers.is_empty() {
         note("no MCP servers are configured; add [mcp.servers.NAME] tables to agent.toml");
         if as_json {
@@ -171,7 +201,7 @@ async fn list(names: &[String], as_json: bool) -> Result<ExitCode> {
         .iter()
         .map(|name| (name.clone(), config.servers[name].clone()))
         .collect();
-    let session = McpServers::start_with(selected, on_terminal(None)).await;
+    let session = McpServers::start_with(selected, terminal(&app)?).await;
     let tools = session.tools();
     let mut reports = Vec::new();
     for name in &wanted {
@@ -200,7 +230,7 @@ async fn list(names: &[String], as_json: bool) -> Result<ExitCode> {
                 "read_only": tool.risk() == Risk::ReadOnly,
             })).collect::<Vec<_>>(),
             "hidden": listed - offered.len(),
-            "auth": sign_in(name, server.url.as_deref()),
+            "auth": sign_in(&app, name, server.url.as_deref()),
             "error": error,
         }));
     }

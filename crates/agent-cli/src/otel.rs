@@ -5,7 +5,9 @@
 use agent_execution::TraceStore;
 use anyhow::Result;
 
-use crate::cli::{ExportArgs, ProviderKind};
+use agent_llm::ProviderKind;
+
+use crate::cli::ExportArgs;
 use crate::exit::{ExitCode, UsageError};
 use crate::output::note;
 
@@ -99,7 +101,7 @@ pub(crate) async fn export(args: ExportArgs) -> Result<ExitCode> {
     if !args.otlp {
         return Err(UsageError("agent export needs a format: --otlp".into()).into());
     }
-    let store = crate::store::store_for(&args.trace_dir).await?;
+    let store = crate::settings::store_for(&args.trace_dir).await?;
     let trace_id = crate::ids::resolve(store.as_ref(), &args.trace_id).await?;
     let exporter = exporter(args.otel.as_deref(), None)?.ok_or_else(|| {
         UsageError(

@@ -28,15 +28,15 @@ use agent_runner::agents::PLAN;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
+use agent_tools::SandboxMode;
+
 use crate::cli::{PlanAction, PlanArgs, TraceDirArg};
-use crate::config::{self, FileConfig};
 use crate::exit::exit_code;
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
-use crate::setup::setup;
 
 /// `agent plan ...`.
-pub(crate) async fn command(args: PlanArgs) -> Result<ExitCode> {
+pub(crate) async fn command(args: PlanArgs, sandbox: Option<SandboxMode>) -> Result<ExitCode> {
     match args.action {
         Some(PlanAction::Edit {
             trace_id,
@@ -65,23 +65,26 @@ pub(crate) async fn command(args: PlanArgs) -> Result<ExitCode> {
             let task = args
                 .task
                 .ok_or_else(|| UsageError("agent plan needs a task".into()))?;
-            plan(&task, &args.model).await
+            plan(&task, &args.model, sandbox).await
         }
     }
 }
 
 /// Runs the model in plan mode and stores the result as a `planned` trace.
-async fn plan(task: &str, model: &crate::cli::ModelArgs) -> Result<ExitCode> {
+async fn plan(
+    task: &str,
+    model: &crate::cli::ModelArgs,
+    sandbox: Option<SandboxMode>,
+) -> Result<ExitCode> {
     // The `plan` profile (or the one `--agent` names) reads the code before it plans: the
     // read-only built-in tools and the read-only tools of the MCP servers, as its tool filter
     // allows.
-    let servers = crate::mcp::start(
-        &crate::config::FileConfig::load()?,
-        &model.mcp,
-        crate::mcp::on_terminal(model.workspace.as_deref()),
-    )
+    let app = crate::settings::app(crate::settings::overrides(model, sandbox))?;
+    let door = crate::setup::door(app, None, |app, workspace| {
+        crate::mcp::on_terminal(app, workspace)
+    })
     .await?;
-    let setup = setup(model, crate::mcp::tools(&servers), Some(PLAN)).await?;
+    let setup = crate::setup::setup(&door, Some(PLAN), model.yes, None, model.otel.as_deref())?;
     let (trace_id, tree) = match plan_mode::plan(&setup.runner, task).await? {
         PlanOutcome::Planned {
             trace_id,
@@ -93,9 +96,11 @@ async fn plan(task: &str, model: &crate::cli::ModelArgs) -> Result<ExitCode> {
                 outcome.status,
                 outcome.error.as_deref().unwrap_or("no error recorded")
             ));
+            door.mcp.shutdown().await;
             return Ok(exit_code(&outcome));
         }
     };
+    door.mcp.shutdown().await;
     if model.output() != crate::cli::OutputFormat::Text {
         print(&json!({"trace_id": trace_id, "status": "planned", "goal_tree": tree}).to_string());
     } else {
@@ -136,7 +141,7 @@ fn pointing_to_resume(error: PlanError) -> anyhow::Error {
 /// typed is never lost: a plan that cannot be read reopens the editor with the error as a `#`
 /// comment on top (on a terminal), or is saved to a file that the error names.
 async fn edit(given: &str, trace_dir: &TraceDirArg) -> Result<ExitCode> {
-    let store = crate::store::store_for(trace_dir).await?;
+    let store = crate::settings::store_for(trace_dir).await?;
     let trace_id = crate::ids::resolve(store.as_ref(), given).await?;
     let trace_id = trace_id.as_str();
     check_is_plan(store.as_ref(), trace_id).await?;
@@ -144,8 +149,9 @@ async fn edit(given: &str, trace_dir: &TraceDirArg) -> Result<ExitCode> {
     let path = dir.path().join("plan.txt");
     let original = plan_mode::text(store.as_ref(), trace_id).await?;
     std::fs::write(&path, &original)?;
-    let editor = config::env("VISUAL")
-        .or_else(|| config::env("EDITOR"))
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let editor = env("VISUAL")
+        .or_else(|| env("EDITOR"))
         .unwrap_or_else(|| "vi".into());
     loop {
         run_editor(&editor, &path)?;
@@ -215,7 +221,12 @@ fn run_editor(editor: &str, path: &Path) -> Result<()> {
 /// `agent plan save`: the plan as a template, `.agent/plans/NAME.md` in the workspace (or the
 /// file a path-like NAME names), to start runs from with `agent run --plan NAME`.
 async fn save(args: SaveArgs<'_>) -> Result<ExitCode> {
-    let store = crate::store::store_for(args.trace_dir).await?;
+    // agent.toml is read once: for the store and for the workspace.
+    let mut overrides = crate::settings::traces(args.trace_dir);
+    overrides.workspace = args.workspace.map(Path::to_path_buf);
+    let app = crate::settings::app(overrides)?;
+    crate::settings::say(app.store_notice());
+    let store = agent_app::store::open_to_read(app.store_location().0).await?;
     let trace_id = crate::ids::resolve(store.as_ref(), args.trace_id).await?;
     let text = plan_mode::text(store.as_ref(), &trace_id).await?;
     let mission = store
@@ -240,7 +251,10 @@ async fn save(args: SaveArgs<'_>) -> Result<ExitCode> {
         ));
         return Ok(ExitCode::Completed);
     }
-    let workspace = workspace(args.workspace)?;
+    let workspace = match app.named_workspace() {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
     let template = PlanTemplate::from_plan(args.name, args.description, &mission, &text)
         .map_err(template_error)?;
     let path = templates::save(&workspace, &template, args.force).map_err(template_error)?;
@@ -377,8 +391,9 @@ fn is_file(value: &str) -> bool {
 /// The workspace templates are read from and saved to: the flag, else agent.toml's, else the
 /// current folder.
 fn workspace(given: Option<&Path>) -> Result<PathBuf> {
-    let file = FileConfig::load()?;
-    match given.map(Path::to_path_buf).or(file.workspace) {
+    let mut overrides = agent_app::Overrides::default();
+    overrides.workspace = given.map(Path::to_path_buf);
+    match crate::settings::app(overrides)?.named_workspace() {
         Some(dir) => Ok(dir),
         None => std::env::current_dir().context("cannot read the current folder"),
     }

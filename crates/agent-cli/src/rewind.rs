@@ -10,7 +10,6 @@ use agent_plan::rewind::{RewindError, RewindOptions, RewindTarget};
 use anyhow::{Context, Result};
 
 use crate::cli::{DiffArgs, RewindArgs, TraceDirArg};
-use crate::config::FileConfig;
 use crate::exit::{ExitCode, UsageError};
 use crate::output::{note, print};
 
@@ -22,8 +21,9 @@ struct Opened {
 }
 
 async fn open(arg: &TraceDirArg, given: &str) -> Result<Opened> {
-    let file = FileConfig::load()?;
-    let location = crate::store::Location::resolve(arg, &file);
+    let app = crate::settings::app(crate::settings::traces(arg))?;
+    crate::settings::say(app.store_notice());
+    let (location, _) = app.store_location();
     if let Some(folder) = location.folder()
         && !folder.exists()
     {
@@ -34,7 +34,7 @@ async fn open(arg: &TraceDirArg, given: &str) -> Result<Opened> {
         ))
         .into());
     }
-    let opened = crate::store::open_at(location).await?;
+    let opened = agent_app::store::open(location).await?;
     let trace_id = crate::ids::resolve(opened.store.as_ref(), given).await?;
     let Some(folder) = opened.location.folder() else {
         return Err(UsageError(format!(
@@ -43,7 +43,8 @@ async fn open(arg: &TraceDirArg, given: &str) -> Result<Opened> {
         ))
         .into());
     };
-    let checkpoints = TraceCheckpoints::new(folder.clone(), crate::checkpoint::limits(&file))
+    let limits = agent_app::checkpoints::limits(app.file());
+    let checkpoints = TraceCheckpoints::new(folder.clone(), limits)
         .open(&trace_id)
         .with_context(|| format!("cannot open the checkpoints of {trace_id}"))?
         .ok_or_else(|| {

@@ -7,29 +7,39 @@ use anyhow::Result;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use agent_app::App;
+use agent_app::provider::ProviderConfig;
+use agent_app::recorded::Recorded;
+use agent_tools::SandboxMode;
+
 use crate::cli::{ModelArgs, OutputFormat, ResumeArgs, RunArgs};
-use crate::config::{FileConfig, ProviderConfig};
 use crate::exit::{ExitCode, UsageError, exit_code};
 use crate::output::{note, print};
 use crate::progress::{self, ProgressMode, status_word};
-use crate::setup::{Setup, setup};
-use crate::{ids, mcp, plan, recorded, task};
+use crate::setup::{self, Setup};
+use crate::{ids, plan, task};
 
 /// `agent run`.
-pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
-    // Loads while the task is read and MCP servers start (see `setup`).
+pub(crate) async fn run(args: RunArgs, sandbox: Option<SandboxMode>) -> Result<ExitCode> {
+    // Loads while the task is read and MCP servers start.
     agent_llm::prepare_token_estimates();
+    let app = crate::settings::app(crate::settings::overrides(&args.model, sandbox))?;
     if args.continue_trace.is_some() || args.last {
-        return continue_run(&args).await;
+        return continue_run(&args, app).await;
     }
     let task = task::read(args.task.as_deref(), args.task_file.as_deref()).await?;
-    let mcp = mcp::start(
-        &FileConfig::load()?,
-        &args.model.mcp,
-        mcp::for_run(&args.model),
-    )
+    let serve = args.model.serve.is_some();
+    let door = setup::door(app, None, |app, workspace| {
+        crate::mcp::for_run(app, workspace, serve)
+    })
     .await?;
-    let setup = setup(&args.model, mcp::tools(&mcp), None).await?;
+    let setup = setup::setup(
+        &door,
+        None,
+        args.model.yes,
+        None,
+        args.model.otel.as_deref(),
+    )?;
     let trace_id = match (&args.trace, &args.plan, task) {
         (Some(given), _, _) => {
             let trace_id = ids::resolve(setup.store.as_ref(), given).await?;
@@ -46,7 +56,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
         }
     };
     let code = execute(&setup, &trace_id, &args.model, None, args.print).await;
-    mcp.shutdown().await;
+    door.mcp.shutdown().await;
     code
 }
 
@@ -54,9 +64,9 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
 /// newest of the project) takes the task as its next user message and runs again with what it
 /// ran with (profile, model, limits), as `agent resume` would run it. One value and no task
 /// (`agent run -c "next message"`) is the message to the newest trace, unless it names a trace.
-async fn continue_run(args: &RunArgs) -> Result<ExitCode> {
-    let file = FileConfig::load()?;
-    let store = crate::store::open_for_run(&args.model, &file).await?.store;
+async fn continue_run(args: &RunArgs, app: App) -> Result<ExitCode> {
+    let opened = app.open_store().await?;
+    let store = opened.store.clone();
     let mut given = args
         .continue_trace
         .clone()
@@ -84,40 +94,54 @@ async fn continue_run(args: &RunArgs) -> Result<ExitCode> {
         .into());
     }
     let trace_id = ids::continued(store.as_ref(), given.as_deref(), args.last).await?;
-    let recorded = recorded::read(store.as_ref(), &trace_id).await?;
-    drop(store);
-    let model = with_recorded(&recorded, &args.model);
-    let mcp = mcp::start(&file, &model.mcp, mcp::for_run(&model)).await?;
-    let setup = setup(&model, mcp::tools(&mcp), recorded.profile.as_deref()).await?;
+    let (app, recorded) = with_recorded(app, store.as_ref(), &trace_id).await?;
+    let serve = args.model.serve.is_some();
+    let door = setup::door(app, Some(opened), |app, workspace| {
+        crate::mcp::for_run(app, workspace, serve)
+    })
+    .await?;
+    let setup = setup::setup(
+        &door,
+        recorded.profile.as_deref(),
+        args.model.yes,
+        None,
+        args.model.otel.as_deref(),
+    )?;
     let code = execute(
         &setup,
         &trace_id,
-        &model,
+        &args.model,
         Some(message.as_str()),
         args.print,
     )
     .await;
-    mcp.shutdown().await;
+    door.mcp.shutdown().await;
     code
 }
 
-/// The flags with what the trace recorded filling the rest; says on stderr which flags
-/// override it.
-pub(crate) fn with_recorded(recorded: &recorded::Recorded, args: &ModelArgs) -> ModelArgs {
-    let (args, notice) = recorded.apply(args);
+/// `app` with what the trace `trace_id` recorded filling what its overrides leave unset (says
+/// on stderr which overrides set something else), and what it recorded.
+pub(crate) async fn with_recorded(
+    app: App,
+    store: &dyn agent_execution::TraceStore,
+    trace_id: &str,
+) -> Result<(App, Recorded)> {
+    let recorded = agent_app::recorded::read(store, trace_id).await?;
+    let (overrides, notice) = recorded.apply(app.overrides());
     if let Some(notice) = notice {
         note(&notice);
     }
-    args
+    Ok((app.with_overrides(overrides), recorded))
 }
 
 /// `agent resume [ID]`: a trace resumes with what its main trace was started with (profile,
 /// provider, model, base URL, limits; a sub-trace keeps its own agent type below it), unless
 /// flags name others. Without an id, the trace is chosen from a list (on a terminal). A
 /// completed trace has nothing to resume: the error names the command that continues it.
-pub(crate) async fn resume(args: ResumeArgs) -> Result<ExitCode> {
-    let file = FileConfig::load()?;
-    let store = crate::store::open_for_run(&args.model, &file).await?.store;
+pub(crate) async fn resume(args: ResumeArgs, sandbox: Option<SandboxMode>) -> Result<ExitCode> {
+    let app = crate::settings::app(crate::settings::overrides(&args.model, sandbox))?;
+    let opened = app.open_store().await?;
+    let store = opened.store.clone();
     let trace_id = match &args.trace_id {
         Some(given) => ids::resolve(store.as_ref(), given).await?,
         None => crate::pick::pick(store.as_ref(), "agent resume").await?,
@@ -132,13 +156,21 @@ pub(crate) async fn resume(args: ResumeArgs) -> Result<ExitCode> {
         ))
         .into());
     }
-    let recorded = recorded::read(store.as_ref(), &trace_id).await?;
-    drop(store);
-    let model = with_recorded(&recorded, &args.model);
-    let mcp = mcp::start(&file, &model.mcp, mcp::for_run(&model)).await?;
-    let setup = setup(&model, mcp::tools(&mcp), recorded.profile.as_deref()).await?;
-    let code = execute(&setup, &trace_id, &model, None, false).await;
-    mcp.shutdown().await;
+    let (app, recorded) = with_recorded(app, store.as_ref(), &trace_id).await?;
+    let serve = args.model.serve.is_some();
+    let door = setup::door(app, Some(opened), |app, workspace| {
+        crate::mcp::for_run(app, workspace, serve)
+    })
+    .await?;
+    let setup = setup::setup(
+        &door,
+        recorded.profile.as_deref(),
+        args.model.yes,
+        None,
+        args.model.otel.as_deref(),
+    )?;
+    let code = execute(&setup, &trace_id, &args.model, None, false).await;
+    door.mcp.shutdown().await;
     code
 }
 
@@ -268,6 +300,7 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig,
             "error": outcome.error,
             "stop": outcome.stop,
             "iterations": outcome.iterations,
+            "pending_goals": outcome.pending_goals,
             "tokens_estimated": outcome.tokens_estimated,
             "model": provider.model,
             "totals": {
@@ -289,7 +322,9 @@ fn report(outcome: &RunOutcome, format: OutputFormat, provider: &ProviderConfig,
     }
     // What the model wrote before its length limit cut it off is shown as an answer is.
     let answer = match (outcome.status, outcome.stop) {
-        (TraceStatus::Completed, _) | (_, StopReason::Truncated) => outcome.response.as_deref(),
+        (TraceStatus::Completed | TraceStatus::Incomplete, _) | (_, StopReason::Truncated) => {
+            outcome.response.as_deref()
+        }
         _ => None,
     };
     if let Some(answer) = answer.filter(|answer| !streamed.contains(answer.trim())) {
@@ -321,7 +356,9 @@ fn print_answer(outcome: &RunOutcome) {
     if let Some(answer) = outcome.response.as_deref().filter(|a| !a.trim().is_empty()) {
         print(&crate::output::clean(answer));
     }
-    if outcome.status != TraceStatus::Completed {
+    if outcome.stop == StopReason::Incomplete {
+        note(&crate::failure::left_open(outcome));
+    } else if outcome.status != TraceStatus::Completed {
         note(&format!(
             "agent: the run ended {}: {}",
             status_word(outcome.status),

@@ -18,23 +18,33 @@ use agent_api::{ApiConfig, AppState, ApprovalMode, HttpElicitations, Server};
 use agent_checkpoint::TraceCheckpoints;
 use agent_execution::TraceStore;
 use agent_mcp::McpServers;
+use agent_tools::SandboxMode;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::ServeArgs;
-use crate::config::{self, FileConfig};
 use crate::exit::{ExitCode, UsageError};
 use crate::output::note;
 use crate::setup::Setup;
 
 /// `agent serve`: serves until Ctrl-C.
-pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
-    let file = FileConfig::load()?;
-    crate::agents::check_limits(&file)?;
-    let (workspace, roots) = crate::factory::workspaces(&args.model, &file)?;
-    let opened = crate::store::open(&args.trace_dir, &file).await?;
-    let (store, location) = (opened.store, opened.location);
-    let queue = crate::worker::queue_for(&location).await?;
+pub(crate) async fn serve(args: ServeArgs, sandbox: Option<SandboxMode>) -> Result<ExitCode> {
+    let app = crate::settings::app(crate::settings::served(
+        &args.model,
+        &args.trace_dir,
+        sandbox,
+    ))?;
+    agent_app::profiles::check_limits(app.file())?;
+    let (workspace, roots) =
+        agent_app::factory::workspace_roots(&app, &args.model.workspace_roots)?;
+    // Runs work in the canonical workspace the roots were checked against.
+    let mut overrides = app.overrides().clone();
+    overrides.workspace = Some(workspace.clone());
+    let app = app.with_overrides(overrides);
+    let opened = app.open_store().await?;
+    crate::settings::say(app.store_notice());
+    let (store, location) = (opened.store.clone(), opened.location.clone());
+    let queue = agent_app::store::queue(&location).await?;
     if args.worker && queue.is_none() {
         return Err(UsageError(
             "--worker executes the runs queued in a PostgreSQL store: give --store postgres://…"
@@ -47,14 +57,16 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         .parse()
         .map_err(|_| UsageError(format!("--host {:?} is not an IP address", args.host)))?;
     let approval = ApprovalMode::from(args.model.approval);
-    let limits = file.serve.clone().unwrap_or_default();
+    let sandbox = app.sandbox(&location)?;
+    crate::settings::say(sandbox.notices.clone());
+    let limits = app.file().serve.clone().unwrap_or_default();
     let config = ApiConfig {
         host,
         port: args.port,
         token: args.token.clone(),
         approval,
         workspace_roots: roots.roots().to_vec(),
-        sandbox: crate::factory::choice_of(crate::sandbox::current().mode),
+        sandbox: sandbox.mode(),
         max_connections: args
             .max_connections
             .map(|n| n as usize)
@@ -73,34 +85,33 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         .elicitations(elicitations.clone());
     let mut mcp = Arc::new(McpServers::default());
     let mut factory = None;
-    let provider = config::resolve_provider(&args.model.llm, &file);
     let writable = location.folder().is_none_or(|dir| writable(dir));
-    match provider {
-        Some(provider_config) if writable => {
-            let kind = provider_config.kind;
-            let built = crate::factory::build_factory(
-                &args.model,
-                &file,
-                workspace,
-                provider_config,
-                &store,
-                &location,
-                crate::mcp::served(None, elicitations.clone()),
-            )
-            .await?;
-            mcp = built.1;
+    match app.provider() {
+        Some(provider) if writable => {
+            let client = crate::mcp::served(&app, &workspace, elicitations.clone());
+            let (servers, notices) = app.start_mcp(client, &sandbox).await?;
+            crate::settings::say(notices);
+            mcp = Arc::new(servers);
+            let built = crate::worker::served_factory(
+                &app,
+                opened,
+                sandbox,
+                mcp.clone(),
+                &args.model.otel,
+            )?;
             note(&format!(
-                "runs started over HTTP use {} ({kind:?}) in {}; risky tool calls {}",
-                built.0.model,
-                crate::factory::roots_text(&roots),
+                "runs started over HTTP use {} ({}) in {}; risky tool calls {}",
+                provider.model,
+                provider.kind,
+                agent_app::factory::roots_text(&roots),
                 match approval {
                     ApprovalMode::Ask => "wait for approval over the API (--approval ask)",
                     ApprovalMode::Auto => "run without asking (--approval auto)",
                     ApprovalMode::Never => "are refused (--approval never)",
                 }
             ));
-            builder = builder.runner_factory(built.0.clone());
-            factory = Some(built.0);
+            builder = builder.runner_factory(built.clone());
+            factory = Some(built);
         }
         Some(_) => note(&format!(
             "the trace folder {location} cannot be written: the server is read-only (runs cannot \
@@ -117,12 +128,12 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
         builder = builder.run_queue(queue.clone());
     }
     if let Some(folder) = location.folder() {
-        let limits = crate::checkpoint::limits(&file);
+        let limits = agent_app::checkpoints::limits(app.file());
         builder = builder.checkpoints(TraceCheckpoints::new(folder.clone(), limits));
     }
     let state = builder
         .build()
-        .map_err(|e| UsageError(format!("{e}{}", in_file(&file))))?;
+        .map_err(|e| UsageError(format!("{e}{}", in_file(app.file()))))?;
     let stop_worker = CancellationToken::new();
     let worker = match (args.worker, &queue, factory) {
         (false, _, _) => None,
@@ -155,7 +166,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<ExitCode> {
 }
 
 /// Where a configuration error may come from, for its message.
-fn in_file(file: &FileConfig) -> String {
+fn in_file(file: &agent_app::config::FileConfig) -> String {
     file.path
         .as_ref()
         .map(|path| format!(" (flags, or {})", path.display()))

@@ -1,17 +1,17 @@
 //! The full-screen UI (`agent-tui`) wired to the command line: `agent chat` (and `agent` with no
-//! arguments) on a terminal opens it, with the runner built as for every run and risky calls
-//! asked in its modal; `--no-tui`, `AGENT_TUI=0` or a pipe keep the line mode. While the screen
-//! is up, standard error goes to the log file (`logs.rs`).
+//! arguments) on a terminal opens it, with the runner built by the one factory as for every run
+//! and risky calls asked in its modal; `--no-tui`, `AGENT_TUI=0` or a pipe keep the line mode.
+//! While the screen is up, standard error goes to the log file (`logs.rs`).
 
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use agent_mcp::McpServers;
+use agent_app::App;
+use agent_app::store::Opened;
 use agent_runner::Approval;
 use anyhow::{Context, Result};
 
 use crate::cli::ModelArgs;
-use crate::config::FileConfig;
 use crate::exit::ExitCode;
 use crate::output::note;
 
@@ -32,42 +32,47 @@ pub(crate) struct Opening {
     pub(crate) message: Option<String>,
 }
 
-/// A chat in the full-screen UI, continuing the opening's trace when it names one (run as
-/// `profile`, the agent profile it recorded); the MCP servers' questions arrive on `forms`.
+/// A chat in the full-screen UI of `app`, continuing the opening's trace when it names one (run
+/// as `profile`, the agent profile it recorded), recording into `opened`. The runner comes from
+/// the one factory, as every door's: risky calls and reruns are asked in the UI's modal, and the
+/// MCP servers' questions are its forms.
 pub(crate) async fn chat(
     args: &ModelArgs,
-    mcp: &Arc<McpServers>,
+    app: App,
+    opened: Opened,
     opening: Opening,
     profile: Option<&str>,
-    forms: Option<agent_tui::FormQuestions>,
 ) -> Result<ExitCode> {
-    let file = FileConfig::load()?;
-    // The workspace as the setup resolves it, for the rules the "always" answers add.
-    let workspace = match args.workspace.clone().or_else(|| file.workspace.clone()) {
-        Some(dir) => dir,
-        None => std::env::current_dir().context("cannot read the current folder")?,
-    };
+    let (asker, forms) = agent_tui::FormAsker::new();
+    let door = crate::setup::door(app, Some(opened), |app, workspace| {
+        crate::mcp::in_tui(app, workspace, asker)
+    })
+    .await?;
+    let mcp = door.mcp.clone();
+    // The workspace as the factory resolves it, for the rules the "always" answers add.
+    let workspace = door.factory.workspace().to_path_buf();
     let shown_in = workspace.clone();
     let describe: agent_tui::Describe = Arc::new(move |request: &agent_runner::ApprovalRequest| {
         crate::approve::describe_plain(request, &shown_in)
     });
     let (approver, questions) = agent_tui::Approver::new(describe, workspace);
-    if !args.yes {
-        // A command the sandbox refused is asked about in the modal too.
-        crate::sandbox::ask_reruns(approver.clone());
-    }
-    let setup = crate::setup::setup_asking(
-        args,
-        crate::mcp::tools(mcp),
+    let approval = (
+        Approval::Ask(approver.clone()),
+        approver as Arc<dyn agent_runner::RerunApprover>,
+    );
+    let setup = crate::setup::setup(
+        &door,
         profile,
-        Some(Approval::Ask(approver)),
-    )
-    .await?;
+        args.yes,
+        Some(approval),
+        args.otel.as_deref(),
+    )?;
     let refresh = {
         let (servers, runner) = (mcp.clone(), setup.runner.clone());
+        let (factory, request) = (setup.factory.clone(), setup.request.clone());
         tokio::spawn(async move {
             servers
-                .follow_tool_changes(|servers| runner.replace_tools(crate::mcp::registry(servers)))
+                .follow_tool_changes(|_| runner.replace_tools(factory.registry(&request)))
                 .await;
         })
     };
@@ -80,7 +85,7 @@ pub(crate) async fn chat(
         model: setup.runner.spec().model.clone(),
         context_window: setup.provider.context_window.map(|window| window as u64),
         approval: if args.yes { "yes" } else { "ask" }.to_owned(),
-        sandbox: crate::sandbox::current().mode.as_str().to_owned(),
+        sandbox: door.factory.sandbox().mode().as_str().to_owned(),
         ..agent_tui::Status::default()
     };
     // A turn that fails says what to fix, in the words `agent run` uses.
@@ -98,7 +103,7 @@ pub(crate) async fn chat(
         message: opening.message,
         workspace: setup.runner.options().workspace.clone(),
         show_reasoning: setup.show_reasoning,
-        forms,
+        forms: Some(forms),
         extensions: Some(Arc::new(
             crate::tui_mcp::McpExtensions::new(mcp.clone()).await,
         )),
@@ -118,6 +123,7 @@ pub(crate) async fn chat(
             ));
         }
     }
+    mcp.shutdown().await;
     if let Some(trace_id) = ended.context("the terminal failed")? {
         crate::otel::send(setup.otel.as_ref(), setup.store.as_ref(), &trace_id).await;
         note(&format!(

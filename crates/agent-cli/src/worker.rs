@@ -1,47 +1,31 @@
 //! `agent worker`, and the worker `agent serve --worker` runs beside the API: runs queued in a
 //! PostgreSQL store are claimed and executed here, with this process's model, credentials
-//! (flags, environment, agent.toml: never the database) and workspace.
+//! (flags, environment, agent.toml: never the database) and workspace, built by the one factory
+//! every door uses (`agent_app::AppFactory`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_app::store::Opened;
+use agent_app::{App, AppFactory};
 use agent_execution::TraceStore;
 use agent_execution::queue::RunQueue;
+use agent_mcp::McpServers;
+use agent_tools::SandboxMode;
 use agent_worker::{Worker, WorkerConfig};
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{WorkOptions, WorkerArgs};
-use crate::config::{self, FileConfig};
 use crate::exit::{ExitCode, UsageError};
-use crate::factory::CliFactory;
 use crate::output::note;
-use crate::store::Location;
-
-/// The run queue of a store that has one (a PostgreSQL database); `None` for a folder.
-pub(crate) async fn queue_for(location: &Location) -> Result<Option<Arc<dyn RunQueue>>> {
-    match location {
-        Location::Folder(_) => Ok(None),
-        #[cfg(feature = "postgres")]
-        Location::Postgres(url) => {
-            let queue = agent_store_pg::PgRunQueue::connect(url)
-                .await
-                .map_err(|error| {
-                    anyhow::anyhow!("cannot open the run queue of {location}: {error}")
-                })?;
-            Ok(Some(Arc::new(queue)))
-        }
-        #[cfg(not(feature = "postgres"))]
-        Location::Postgres(_) => Ok(None),
-    }
-}
 
 /// A worker over `queue` with these options, named after this host and process.
 pub(crate) fn worker_for(
     options: &WorkOptions,
     queue: Arc<dyn RunQueue>,
     store: Arc<dyn TraceStore>,
-    factory: Arc<CliFactory>,
+    factory: Arc<AppFactory>,
 ) -> Worker {
     let host = std::env::var("HOSTNAME")
         .ok()
@@ -66,11 +50,16 @@ pub(crate) fn worker_for(
 }
 
 /// `agent worker`: executes queued runs until Ctrl-C, then stops the runs it executes (their
-/// traces end `cancelled`, and can be resumed like any cancelled trace) and exits.
-pub(crate) async fn worker(args: WorkerArgs) -> Result<ExitCode> {
-    let file = FileConfig::load()?;
-    crate::agents::check_limits(&file)?;
-    let location = Location::resolve(&args.trace_dir, &file);
+/// traces end `cancelled`, and can be resumed like any cancelled trace) and exits. Its runs are
+/// built by the one factory, with the same settings as `agent run`.
+pub(crate) async fn worker(args: WorkerArgs, sandbox: Option<SandboxMode>) -> Result<ExitCode> {
+    let app = crate::settings::app(crate::settings::served(
+        &args.model,
+        &args.trace_dir,
+        sandbox,
+    ))?;
+    agent_app::profiles::check_limits(app.file())?;
+    let (location, _) = app.store_location();
     if location.folder().is_some() {
         return Err(UsageError(
             "agent worker executes the runs queued in a PostgreSQL store: give --store \
@@ -79,28 +68,31 @@ pub(crate) async fn worker(args: WorkerArgs) -> Result<ExitCode> {
         )
         .into());
     }
-    let (workspace, _) = crate::factory::workspaces(&args.model, &file)?;
-    let provider = config::resolve_provider(&args.model.llm, &file)
-        .ok_or_else(|| UsageError(config::NO_PROVIDER.into()))?;
-    let model = provider.model.clone();
-    let opened = crate::store::open_at(location).await?;
-    let Some(queue) = queue_for(&opened.location).await? else {
+    let (workspace, _) = agent_app::factory::workspace_roots(&app, &args.model.workspace_roots)?;
+    let mut overrides = app.overrides().clone();
+    overrides.workspace = Some(workspace.clone());
+    let app = app.with_overrides(overrides);
+    let provider = app
+        .provider()
+        .ok_or_else(|| UsageError(agent_app::provider::NO_PROVIDER.into()))?;
+    let opened = agent_app::store::open(location).await?;
+    let Some(queue) = agent_app::store::queue(&opened.location).await? else {
         return Err(UsageError("this build of agent has no PostgreSQL store".into()).into());
     };
-    let (factory, mcp) = crate::factory::build_factory(
-        &args.model,
-        &file,
-        workspace,
-        provider,
-        &opened.store,
-        &opened.location,
-        crate::mcp::unattended(None),
-    )
-    .await?;
-    let worker = worker_for(&args.work, queue, opened.store, factory);
+    let sandbox = app.sandbox(&opened.location)?;
+    crate::settings::say(sandbox.notices.clone());
+    let (servers, notices) = app
+        .start_mcp(crate::mcp::unattended(&app, &workspace), &sandbox)
+        .await?;
+    crate::settings::say(notices);
+    let mcp = Arc::new(servers);
+    let shown = opened.location.clone();
+    let store = opened.store.clone();
+    let factory = served_factory(&app, opened, sandbox, mcp.clone(), &args.model.otel)?;
+    let worker = worker_for(&args.work, queue, store, factory);
     note(&format!(
-        "agent worker: executing runs queued in {} with {model}, {} at a time — Ctrl-C to stop",
-        opened.location, args.work.concurrency
+        "agent worker: executing runs queued in {shown} with {}, {} at a time — Ctrl-C to stop",
+        provider.model, args.work.concurrency
     ));
     let stop = CancellationToken::new();
     let stopping = stop.clone();
@@ -111,4 +103,33 @@ pub(crate) async fn worker(args: WorkerArgs) -> Result<ExitCode> {
     worker.run(stop).await;
     mcp.shutdown().await;
     Ok(ExitCode::Completed)
+}
+
+/// The factory of the runs a server or a worker executes: the one factory, sending each run's
+/// spans where `--otel` (else the environment) says when it ends.
+pub(crate) fn served_factory(
+    app: &App,
+    opened: Opened,
+    sandbox: agent_app::sandbox::Sandbox,
+    mcp: Arc<McpServers>,
+    otel: &Option<String>,
+) -> Result<Arc<AppFactory>> {
+    let store = opened.store.clone();
+    let factory = agent_app::AppFactory::new(app.clone(), opened, sandbox, mcp)?;
+    // A mistake in agent.toml or a profile shows now, with exit code 2, not at the first run.
+    crate::settings::say(factory.check()?);
+    let kind = app.provider().map(|provider| provider.kind);
+    let factory = match crate::otel::exporter(otel.as_deref(), kind)? {
+        Some(exporter) => {
+            let exporter = Arc::new(exporter);
+            factory.on_run_ended(Arc::new(move |trace_id: &str| {
+                let (exporter, store, id) = (exporter.clone(), store.clone(), trace_id.to_owned());
+                tokio::spawn(async move {
+                    crate::otel::send(Some(&exporter), store.as_ref(), &id).await;
+                });
+            }))
+        }
+        None => factory,
+    };
+    Ok(Arc::new(factory))
 }

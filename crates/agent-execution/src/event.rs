@@ -6,10 +6,10 @@
 //! `message_added`, `sub_trace_started`, `sub_trace_completed` and `trace_completed`. The other
 //! kinds are extensions that carry the data a store needs to recover a trace from its events
 //! alone (`trace_created`, `trace_updated`, `goal_tree_updated`, `message_updated`) or tell a
-//! viewer something it would otherwise miss (`goal_removed`, `loop_detected`); clients may
-//! ignore them.
+//! viewer something it would otherwise miss (`goal_removed`, `loop_detected`, `goal_checked`);
+//! clients may ignore them.
 
-use agent_goal::{Goal, GoalStats, GoalStatus, GoalTree};
+use agent_goal::{CheckResult, Goal, GoalCheck, GoalStats, GoalStatus, GoalTree};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -122,6 +122,17 @@ pub enum EventKind {
         /// `warned`: the model was told; `stopped`: the run ended `failed` with a `stuck` error.
         action: LoopAction,
     },
+    /// Extension: the check of a goal ran when the model marked it done. A pass completed the
+    /// goal (its `goal_updated` follows in the same commit, with `check_result`); a failure
+    /// left it in progress, and the model was given the result.
+    GoalChecked {
+        /// The goal.
+        goal_id: String,
+        /// The check that ran.
+        check: GoalCheck,
+        /// What it found.
+        result: CheckResult,
+    },
     /// Extension: a full compaction could not get a summary (the model answered without text,
     /// twice); the run goes on with the view goal compaction and prune give.
     CompactionFailed {
@@ -153,6 +164,7 @@ impl EventKind {
             Self::SubTraceCompleted { .. } => "sub_trace_completed",
             Self::LoopDetected { .. } => "loop_detected",
             Self::CompactionFailed { .. } => "compaction_failed",
+            Self::GoalChecked { .. } => "goal_checked",
             Self::TraceCompleted { .. } => "trace_completed",
         }
     }

@@ -14,7 +14,10 @@
 //! - [`meta`]: the keys of message metadata, named once for the runner and every reader.
 //! - [`limits`]: the one check of a run limit's value; [`lineage`]: the agent types and main
 //!   trace above a sub-trace, read by following its parent links; [`loop_guard`]: what a
-//!   trace's newest turns say about a stuck agent (a pure detector the runner acts on).
+//!   trace's newest turns say about a stuck agent (a pure detector the runner acts on);
+//!   [`goal_budget`]: what the current goal spent against its budget, and what is to be done;
+//!   [`followthrough`]: what a final answer given with goals of the plan still open calls for;
+//!   [`sub_trace_report`]: how a sub-trace ended, as the trace that started it is told.
 //! - [`fork::fork`]: a new trace holding another's history and plan up to an earlier point.
 //! - [`queue::RunQueue`]: runs queued for workers on other nodes, and how any node steers them.
 //!
@@ -54,7 +57,9 @@ pub mod content;
 pub mod continuation;
 pub mod event;
 pub mod feed;
+pub mod followthrough;
 pub mod fork;
+pub mod goal_budget;
 pub mod ids;
 pub mod limits;
 pub mod lineage;
@@ -65,6 +70,7 @@ pub mod meta;
 pub mod queue;
 pub mod run_limits;
 pub mod store;
+pub mod sub_trace_report;
 pub mod trace;
 
 /// The goal types the [`TraceStore`] contract speaks of, so implementers need not name `agent-goal`.

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::message::Message;
+use crate::trace::{TraceStats, TraceStatus};
 
 /// `true` on the stored summary of a full compaction; the model's view starts from it.
 pub const COMPACTION: &str = "compaction";
@@ -49,6 +50,11 @@ pub const SUB_TRACE_STATS: &str = "sub_trace_stats";
 /// `true` on an assistant message the run was cancelled in the middle of: its text is what
 /// had arrived, and it has no tool calls.
 pub const INTERRUPTED: &str = "interrupted";
+/// On the runner's message that sends the model back to the goals it left pending: how many
+/// times in a row it was sent back (1, 2, ...).
+pub const GOALS_PENDING: &str = "goals_pending";
+/// On the runner's message about a goal's spent budget: `{goal_id, action}` ([`GoalBudgetNote`]).
+pub const GOAL_BUDGET: &str = "goal_budget";
 
 /// Every key above, in the order they are listed.
 pub const KEYS: &[&str] = &[
@@ -63,7 +69,28 @@ pub const KEYS: &[&str] = &[
     SUB_TRACES,
     SUB_TRACE_STATS,
     INTERRUPTED,
+    GOALS_PENDING,
+    GOAL_BUDGET,
 ];
+
+/// What the runner did about a goal's spent budget ([`GOAL_BUDGET`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetAction {
+    /// The model was told to finish or abandon the goal.
+    Warned,
+    /// The goal was abandoned, its reason `budget spent`.
+    Abandoned,
+}
+
+/// The value of [`GOAL_BUDGET`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoalBudgetNote {
+    /// The goal whose budget was spent.
+    pub goal_id: String,
+    /// What the runner did.
+    pub action: BudgetAction,
+}
 
 /// How a user message after the task came ([`TURN`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,12 +135,30 @@ pub struct ReportedUsage {
 pub struct SubTraceRef {
     /// The sub-trace's id.
     pub trace_id: String,
-    /// How it ended, as its trace status is written.
-    #[serde(default)]
-    pub status: Value,
-    /// Its totals, as a trace's statistics are written.
-    #[serde(default)]
-    pub stats: Value,
+    /// How it ended; `None` when the record says nothing this build can read.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub status: Option<TraceStatus>,
+    /// Its totals; `None` when the record says nothing this build can read.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub stats: Option<TraceStats>,
+}
+
+/// A value that reads as `None`, rather than failing the whole list, when it has another
+/// shape (a status a later version added, say).
+fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    Ok(serde_json::from_value(Value::deserialize(deserializer)?).ok())
 }
 
 /// The known keys of a message's metadata, read typed.
@@ -137,10 +182,14 @@ pub struct MessageMeta {
     pub handoff: bool,
     /// [`SUB_TRACES`].
     pub sub_traces: Vec<SubTraceRef>,
-    /// [`SUB_TRACE_STATS`], as written.
-    pub sub_trace_stats: Option<Value>,
+    /// [`SUB_TRACE_STATS`]: the sum of the sub-traces' totals.
+    pub sub_trace_stats: Option<TraceStats>,
     /// [`INTERRUPTED`].
     pub interrupted: bool,
+    /// [`GOALS_PENDING`].
+    pub goals_pending: Option<u32>,
+    /// [`GOAL_BUDGET`].
+    pub goal_budget: Option<GoalBudgetNote>,
 }
 
 impl MessageMeta {
@@ -164,8 +213,10 @@ impl MessageMeta {
             closing_report: flag(CLOSING_REPORT),
             handoff: flag(HANDOFF),
             sub_traces: get(metadata, SUB_TRACES).unwrap_or_default(),
-            sub_trace_stats: metadata.get(SUB_TRACE_STATS).cloned(),
+            sub_trace_stats: get(metadata, SUB_TRACE_STATS),
             interrupted: flag(INTERRUPTED),
+            goals_pending: get(metadata, GOALS_PENDING),
+            goal_budget: get(metadata, GOAL_BUDGET),
         }
     }
 
@@ -189,7 +240,8 @@ mod tests {
             "turn": "continue", "loop_guard": "same_call", "closing_report": true,
             "handoff": true,
             "sub_traces": [{"trace_id": "t@explore-1", "status": "completed", "stats": {}}],
-            "sub_trace_stats": {"total_tokens": 5}, "interrupted": true, "other": 1
+            "sub_trace_stats": {"total_tokens": 5}, "interrupted": true, "other": 1,
+            "goals_pending": 2, "goal_budget": {"goal_id": "3", "action": "warned"}
         });
         let Value::Object(metadata) = metadata else {
             unreachable!()
@@ -204,8 +256,18 @@ mod tests {
         assert_eq!(read.turn, Some(Turn::Continue));
         assert_eq!(read.loop_guard.as_deref(), Some("same_call"));
         assert_eq!(read.sub_traces[0].trace_id, "t@explore-1");
-        assert!(read.sub_trace_stats.is_some());
-        assert_eq!(KEYS.len(), 11);
+        assert_eq!(read.sub_traces[0].status, Some(TraceStatus::Completed));
+        assert_eq!(read.sub_traces[0].stats, Some(TraceStats::default()));
+        assert_eq!(read.sub_trace_stats.map(|s| s.total_tokens), Some(5));
+        assert_eq!(read.goals_pending, Some(2));
+        assert_eq!(
+            read.goal_budget,
+            Some(GoalBudgetNote {
+                goal_id: "3".into(),
+                action: BudgetAction::Warned
+            })
+        );
+        assert_eq!(KEYS.len(), 13);
         for key in KEYS {
             assert!(metadata.contains_key(*key), "{key}");
         }

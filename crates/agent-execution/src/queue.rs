@@ -69,6 +69,9 @@ pub struct WaitingCall {
     pub arguments: String,
     /// When the run started waiting (RFC 3339).
     pub requested_at: String,
+    /// Why the call is asked about although it would not be otherwise (a deny rule cannot check
+    /// it), for the person who decides; `None` for an ordinary risky call.
+    pub warning: Option<String>,
 }
 
 /// A decision on a waiting call.

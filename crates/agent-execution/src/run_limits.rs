@@ -23,7 +23,15 @@ pub struct RunLimits {
     pub max_tool_calls_per_turn: usize,
     /// When a repeating agent is warned and stopped (see [`crate::loop_guard`]).
     pub loop_guard: LoopGuard,
+    /// How many times in a row a model that answers without a tool call while goals of its
+    /// plan are still open is sent back to them, before the run ends `incomplete`; 0 ends it
+    /// at once.
+    pub goal_reminders: u32,
 }
+
+/// How many times in a row a model is sent back to its open goals, unless a setting says
+/// otherwise.
+pub const DEFAULT_GOAL_REMINDERS: u32 = 3;
 
 impl Default for RunLimits {
     fn default() -> Self {
@@ -33,6 +41,7 @@ impl Default for RunLimits {
             llm_timeout: Duration::from_secs(600),
             max_tool_calls_per_turn: 64,
             loop_guard: LoopGuard::default(),
+            goal_reminders: DEFAULT_GOAL_REMINDERS,
         }
     }
 }

@@ -32,15 +32,34 @@ pub enum TraceStatus {
     Cancelled,
     /// Plan mode: the goal tree was written and waits to be reviewed, edited and run.
     Planned,
+    /// The run ended with goals of its plan still pending or in progress: the model stopped
+    /// working on them (after being sent back to them) and gave neither a summary nor a reason
+    /// to abandon them. `error` names them; resuming the trace takes them up again.
+    /// Extension: traces written before it existed never have it.
+    Incomplete,
 }
 
 impl TraceStatus {
-    /// True for `Completed`, `Failed`, `Cancelled` and `Planned`: the run has stopped.
+    /// True for `Completed`, `Failed`, `Cancelled`, `Planned` and `Incomplete`: the run has
+    /// stopped.
     pub fn is_finished(self) -> bool {
         matches!(
             self,
-            Self::Completed | Self::Failed | Self::Cancelled | Self::Planned
+            Self::Completed | Self::Failed | Self::Cancelled | Self::Planned | Self::Incomplete
         )
+    }
+
+    /// The status as its JSON name: `running`, `completed`, `incomplete`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Waiting => "waiting",
+            Self::Cancelled => "cancelled",
+            Self::Planned => "planned",
+            Self::Incomplete => "incomplete",
+        }
     }
 }
 
@@ -156,8 +175,9 @@ impl Trace {
     }
 }
 
-/// The totals of a trace.
+/// The totals of a trace (a total missing from a record reads as zero).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TraceStats {
     /// Number of messages.
     pub total_messages: u64,
@@ -327,6 +347,15 @@ impl TraceOutcome {
         }
     }
 
+    /// An end with goals left: the model's last answer as the summary, `error` naming the goals.
+    pub fn incomplete(summary: impl Into<String>, error: impl Into<String>) -> Self {
+        Self {
+            status: TraceStatus::Incomplete,
+            summary: Some(summary.into()),
+            error: Some(error.into()),
+        }
+    }
+
     /// A failed end with this error.
     pub fn failed(error: impl Into<String>) -> Self {
         Self {
@@ -396,6 +425,23 @@ mod tests {
         let json = serde_json::to_value(&trace).unwrap();
         assert_eq!(json["limits"], serde_json::json!({"max_cost": 0.002}));
         assert_eq!(serde_json::from_value::<Trace>(json).unwrap(), trace);
+    }
+
+    #[test]
+    fn statuses_are_named_as_they_are_written() {
+        for status in [
+            TraceStatus::Running,
+            TraceStatus::Completed,
+            TraceStatus::Failed,
+            TraceStatus::Waiting,
+            TraceStatus::Cancelled,
+            TraceStatus::Planned,
+            TraceStatus::Incomplete,
+        ] {
+            let written = serde_json::to_value(status).unwrap();
+            assert_eq!(written, serde_json::json!(status.name()));
+        }
+        assert!(TraceStatus::Incomplete.is_finished());
     }
 
     #[test]

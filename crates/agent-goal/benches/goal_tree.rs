@@ -39,6 +39,7 @@ fn plan_level(items: &mut Vec<PlanItem>, depth: usize) {
             depth,
             description: format!("Goal at depth {depth}, child {child}"),
             agent: None,
+            ..PlanItem::default()
         });
         plan_level(items, depth + 1);
     }

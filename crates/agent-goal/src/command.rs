@@ -1,9 +1,10 @@
-//! The goal tool: one call `goal(add?, done?, abandon?, focus?, reason?, edit?, delete?)`
-//! applied to a tree as a single atomic change.
+//! The goal tool: one call `goal(add?, done?, abandon?, focus?, reason?, edit?, delete?, agent?,
+//! select?, check?, judge?, budget?, evidence?)` applied to a tree as a single atomic change.
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::GoalError;
+use crate::gate::{CheckAuthor, GoalBudget, GoalCheck, Verified};
 
 /// The arguments of one goal tool call, as the model sends them in JSON.
 ///
@@ -38,7 +39,13 @@ use crate::error::GoalError;
 /// - **`add`** appends comma-separated goals as pending children of the current goal (top
 ///   level when nothing is focused); adding under a finished goal is refused.
 /// - **`edit`** and **`delete`** take display numbers and only touch pending goals; a deleted
-///   goal's id is never handed out again.
+///   goal's id is never handed out again. A goal whose check a person set cannot be deleted by
+///   the model (it can abandon it, with a reason everyone sees).
+/// - **`check`** (a command) or **`judge`** (criteria) and **`budget`** go with `add` and apply
+///   to every goal it adds. **`done`** on a goal with a check needs [`GoalCommand::verified`],
+///   which only the runner sets once the check passed; without it `done` is refused, and a
+///   cascade stops at a goal with a check (it stays in progress, to be marked done itself).
+///   **`evidence`** goes with `done`: what a judge reads besides the summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct GoalCommand {
@@ -63,6 +70,21 @@ pub struct GoalCommand {
     /// The label (`A`, `B`, ...) of the branch of the latest exploration whose approach is
     /// chosen; recorded on its merge goal.
     pub select: Option<String>,
+    /// A shell command that must exit 0 before the added goals can be marked done; only valid
+    /// together with `add`, and not with `judge`.
+    pub check: Option<String>,
+    /// What a judge must find before the added goals can be marked done (empty: their
+    /// descriptions); only valid together with `add`, and not with `check`.
+    pub judge: Option<String>,
+    /// What each added goal may spend; only valid together with `add`.
+    pub budget: Option<GoalBudget>,
+    /// What shows the current goal is met (test output, files, links): read by its judge;
+    /// only valid together with `done`.
+    pub evidence: Option<String>,
+    /// The runner's word that the check of the goal `done` completes passed just now. Never
+    /// read from JSON, so no model can set it.
+    #[serde(skip)]
+    pub verified: Option<Verified>,
 }
 
 /// What one applied goal command changed, for events and for the model.
@@ -106,6 +128,12 @@ pub(crate) struct Parsed<'c> {
     pub(crate) select: Option<&'c str>,
     /// The display number of `focus`.
     pub(crate) focus: Option<&'c str>,
+    /// The check of the added goals.
+    pub(crate) check: Option<GoalCheck>,
+    /// The budget of the added goals.
+    pub(crate) budget: Option<GoalBudget>,
+    /// The passing check of the goal `done` completes.
+    pub(crate) verified: Option<&'c Verified>,
 }
 
 impl<'c> Parsed<'c> {
@@ -120,17 +148,46 @@ impl<'c> Parsed<'c> {
             delete,
             agent,
             select,
+            check,
+            judge,
+            budget,
+            evidence,
+            verified,
         } = cmd;
         if [
-            add, done, abandon, focus, reason, edit, delete, agent, select,
+            add, done, abandon, focus, reason, edit, delete, agent, select, check, judge, evidence,
         ]
         .iter()
         .all(|field| field.is_none())
+            && budget.is_none()
         {
             return Err(GoalError::EmptyCommand);
         }
         if reason.is_some() && add.is_none() {
             return Err(GoalError::ReasonWithoutAdd);
+        }
+        let gated = [
+            ("check", check.is_some()),
+            ("judge", judge.is_some()),
+            ("budget", budget.is_some()),
+        ];
+        if let (Some((field, _)), None) = (gated.iter().find(|(_, given)| *given), add) {
+            return Err(GoalError::WithoutAdd { field });
+        }
+        if evidence.is_some() && done.is_none() {
+            return Err(GoalError::EvidenceWithoutDone);
+        }
+        let check = match (check, judge) {
+            (Some(_), Some(_)) => return Err(GoalError::CheckAndJudge),
+            (Some(command), None) => Some(GoalCheck::command(
+                non_empty(command, "check")?,
+                CheckAuthor::Model,
+            )),
+            (None, Some(criteria)) => Some(GoalCheck::judge(criteria.trim(), CheckAuthor::Model)),
+            (None, None) => None,
+        };
+        if budget.is_some_and(|budget| budget.is_empty()) {
+            return Err(GoalError::EmptyBudget);
         }
         if agent.is_some() && add.is_none() {
             return Err(GoalError::AgentWithoutAdd);
@@ -175,6 +232,9 @@ impl<'c> Parsed<'c> {
                 .map(|label| non_empty(label, "select"))
                 .transpose()?,
             focus,
+            check,
+            budget: *budget,
+            verified: verified.as_ref(),
         })
     }
 }

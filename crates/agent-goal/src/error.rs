@@ -28,6 +28,29 @@ pub enum GoalError {
     ReasonWithoutAdd,
     /// `agent` was given without `add`.
     AgentWithoutAdd,
+    /// `check`, `judge` or `budget` was given without `add`.
+    WithoutAdd {
+        /// The field given without `add`.
+        field: &'static str,
+    },
+    /// `check` and `judge` were given in the same call.
+    CheckAndJudge,
+    /// `evidence` was given without `done`.
+    EvidenceWithoutDone,
+    /// A `budget` that sets no limit.
+    EmptyBudget,
+    /// `done` on a goal with a check that has not passed: only the runner runs checks.
+    CheckNotRun {
+        /// The label of the goal.
+        label: String,
+        /// The check, in a few words.
+        check: String,
+    },
+    /// `delete` by the model of a goal whose check a person set.
+    PersonCheck {
+        /// The label of the goal.
+        label: String,
+    },
     /// `done` or `abandon` was called while no goal is current.
     NothingFocused {
         /// What the model tried to do to the current goal ("complete" or "abandon").
@@ -171,6 +194,29 @@ impl fmt::Display for GoalError {
             Self::ReasonWithoutAdd => {
                 f.write_str("reason explains newly added goals: give it together with add")
             }
+            Self::WithoutAdd { field } => write!(
+                f,
+                "{field} applies to newly added goals: give it together with add"
+            ),
+            Self::CheckAndJudge => f.write_str(
+                "give either check (a command) or judge (criteria) for the added goals, not both",
+            ),
+            Self::EvidenceWithoutDone => {
+                f.write_str("evidence supports done: give it together with done")
+            }
+            Self::EmptyBudget => f.write_str(
+                "budget sets nothing: give iterations, tokens or seconds as a positive number",
+            ),
+            Self::CheckNotRun { label, check } => write!(
+                f,
+                "{label} has a check ({check}) that must pass before it is done, and only the \
+                 runner runs it; call done through the goal tool of a run"
+            ),
+            Self::PersonCheck { label } => write!(
+                f,
+                "{label} carries a check a person set, so it cannot be deleted; abandon it with \
+                 a reason instead"
+            ),
             Self::AgentWithoutAdd => f.write_str(
                 "agent names who carries out newly added goals: give it together with add",
             ),
@@ -288,6 +334,23 @@ pub enum PlanParseError {
     },
     /// The text has no goal line, only blank lines and comments.
     NoGoals,
+    /// A `[budget: …]` group that is not `iterations N, tokens N, seconds N` (some of them).
+    InvalidBudget {
+        /// The line.
+        line: usize,
+    },
+    /// A `[check:]` group without a command.
+    EmptyCheck {
+        /// The line.
+        line: usize,
+    },
+    /// A line with two checks (`[check: …]` or `[judge: …]`) or two budgets.
+    TwoOf {
+        /// The line.
+        line: usize,
+        /// What it has two of: `checks` or `budgets`.
+        what: &'static str,
+    },
 }
 
 impl fmt::Display for PlanParseError {
@@ -303,6 +366,17 @@ impl fmt::Display for PlanParseError {
                 "line {line}: indented more than one level below the goal above it"
             ),
             Self::NoGoals => f.write_str("the plan has no goals"),
+            Self::InvalidBudget { line } => write!(
+                f,
+                "line {line}: a budget reads like [budget: iterations 10, tokens 50000, seconds \
+                 600], with positive numbers"
+            ),
+            Self::EmptyCheck { line } => {
+                write!(f, "line {line}: [check: ] needs the command to run")
+            }
+            Self::TwoOf { line, what } => {
+                write!(f, "line {line}: a goal has at most one of its {what}")
+            }
         }
     }
 }

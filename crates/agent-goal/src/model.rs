@@ -7,6 +7,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::gate::{CheckResult, GoalBudget, GoalCheck};
+
 /// Where a goal is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -108,6 +110,16 @@ pub struct Goal {
     /// @reviewer`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Extension, optional: the check that gates `done` on this goal (see [`crate::gate`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<GoalCheck>,
+    /// Extension, optional: the result of the latest run of its check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_result: Option<CheckResult>,
+    /// Extension, optional: what the goal may spend before it is wound up (see
+    /// [`GoalBudget`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<GoalBudget>,
     /// Statistics of the messages attached directly to this goal.
     #[serde(default)]
     pub self_stats: GoalStats,
@@ -142,6 +154,9 @@ impl Goal {
             merge_summary: None,
             selected_branch: None,
             agent: None,
+            check: None,
+            check_result: None,
+            budget: None,
             self_stats: GoalStats::default(),
             cumulative_stats: GoalStats::default(),
             created_at: now.to_owned(),

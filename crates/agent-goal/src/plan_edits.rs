@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::command::GoalOutcome;
 use crate::error::GoalError;
+use crate::gate::{CheckAuthor, GoalBudget, GoalCheck};
 use crate::model::{Goal, GoalStatus, GoalTree, GoalType};
 use crate::plan_text::is_profile_name;
 use crate::time::now_rfc3339;
@@ -51,8 +52,18 @@ pub enum PlanEdit {
         /// The agent profile that carries it out.
         #[serde(default)]
         agent: Option<String>,
+        /// A shell command that must exit 0 before the goal can be marked done.
+        #[serde(default)]
+        check: Option<String>,
+        /// What a judge must find before the goal can be marked done (empty: its description);
+        /// not with `check`.
+        #[serde(default)]
+        judge: Option<String>,
+        /// What the goal may spend.
+        #[serde(default)]
+        budget: Option<GoalBudget>,
     },
-    /// Rewords a pending goal and/or names its agent.
+    /// Rewords a pending goal and/or names its agent, its check or its budget.
     Update {
         /// The goal's id.
         goal_id: String,
@@ -62,6 +73,15 @@ pub enum PlanEdit {
         /// The agent profile that carries it out; an empty text clears it.
         #[serde(default)]
         agent: Option<String>,
+        /// The command that gates `done`; an empty text clears the check.
+        #[serde(default)]
+        check: Option<String>,
+        /// The criteria of a judge that gates `done` instead of a command; not with `check`.
+        #[serde(default)]
+        judge: Option<String>,
+        /// What the goal may spend; one that sets nothing clears it.
+        #[serde(default)]
+        budget: Option<GoalBudget>,
     },
     /// Moves a pending goal (with its sub-goals) under another parent and/or to another place.
     Move {
@@ -116,13 +136,19 @@ impl GoalTree {
                 parent_id,
                 index,
                 agent,
+                check,
+                judge,
+                budget,
             } => {
                 let description = text(description, "description")?;
                 let agent = agent_name(agent.as_deref())?;
+                let gate = person_check(check.as_deref(), judge.as_deref())?.flatten();
                 self.require_open_parent(parent_id.as_deref(), None)?;
                 let id = self.alloc_id();
                 let mut goal = Goal::new(id.clone(), parent_id.clone(), description, now);
                 goal.agent = agent;
+                goal.check = gate;
+                goal.budget = budget.filter(|budget| !budget.is_empty());
                 goal.branch_id = parent_id
                     .as_deref()
                     .and_then(|parent| self.get(parent))
@@ -135,6 +161,9 @@ impl GoalTree {
                 goal_id,
                 description,
                 agent,
+                check,
+                judge,
+                budget,
             } => {
                 let at = self.pending_index(goal_id)?;
                 if let Some(description) = description {
@@ -142,6 +171,13 @@ impl GoalTree {
                 }
                 if let Some(agent) = agent {
                     self.goals[at].agent = agent_name(Some(agent))?;
+                }
+                if let Some(gate) = person_check(check.as_deref(), judge.as_deref())? {
+                    self.goals[at].check = gate;
+                    self.goals[at].check_result = None;
+                }
+                if let Some(budget) = budget {
+                    self.goals[at].budget = Some(*budget).filter(|budget| !budget.is_empty());
                 }
                 self.goals[at].updated_at = now.to_owned();
                 outcome.message = format!("Updated {}.", self.label(at));
@@ -292,6 +328,21 @@ fn text<'a>(value: &'a str, field: &'static str) -> Result<&'a str, GoalError> {
         return Err(GoalError::EmptyText { field });
     }
     Ok(trimmed)
+}
+
+/// The check a person gives with `check` (a command) or `judge` (criteria): `None` when
+/// neither is given, `Some(None)` for an empty command (no check), an error for both.
+fn person_check(
+    check: Option<&str>,
+    judge: Option<&str>,
+) -> Result<Option<Option<GoalCheck>>, GoalError> {
+    Ok(match (check.map(str::trim), judge.map(str::trim)) {
+        (Some(_), Some(_)) => return Err(GoalError::CheckAndJudge),
+        (Some(""), None) => Some(None),
+        (Some(command), None) => Some(Some(GoalCheck::command(command, CheckAuthor::Person))),
+        (None, Some(criteria)) => Some(Some(GoalCheck::judge(criteria, CheckAuthor::Person))),
+        (None, None) => None,
+    })
 }
 
 /// The agent profile named by `value`: `None` for none or an empty text, an error for a name

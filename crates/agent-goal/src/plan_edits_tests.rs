@@ -9,6 +9,9 @@ fn add(description: &str, parent: Option<&str>, index: Option<usize>) -> PlanEdi
         parent_id: parent.map(Into::into),
         index,
         agent: None,
+        check: None,
+        judge: None,
+        budget: None,
     }
 }
 
@@ -37,6 +40,9 @@ fn pending_goals_are_added_reworded_moved_and_deleted() {
         goal_id: "3".into(),
         description: Some("C, reworded".into()),
         agent: Some("reviewer".into()),
+        check: None,
+        judge: None,
+        budget: None,
     };
     tree.apply_plan_edit_at(&reword, NOW).unwrap();
     assert_eq!(tree.get("3").unwrap().agent.as_deref(), Some("reviewer"));
@@ -84,6 +90,9 @@ fn a_started_goal_can_only_be_abandoned() {
             goal_id: "1".into(),
             description: Some("X".into()),
             agent: None,
+            check: None,
+            judge: None,
+            budget: None,
         },
         moved("1", None, Some(1)),
         PlanEdit::Delete {
@@ -102,6 +111,9 @@ fn a_started_goal_can_only_be_abandoned() {
             parent_id: None,
             index: None,
             agent: Some("bad name".into()),
+            check: None,
+            judge: None,
+            budget: None,
         },
     ] {
         let error = tree.apply_plan_edit_at(&edit, NOW).unwrap_err();

@@ -1,21 +1,28 @@
 //! The plan's text form, which people read, edit and save as templates (plan mode).
 //!
 //! One goal a line, two spaces of indent per level; blank lines and lines starting with `#`
-//! are ignored; a line may end with `@<profile>`, the agent that carries that goal out:
+//! are ignored; a line may end with `@<profile>`, the agent that carries that goal out, then
+//! with the goal's check (`[check: <command>]`, or `[judge: <criteria>]`, or `[judge]` for a
+//! judge of the description alone) and its budget (`[budget: iterations 10, tokens 50000,
+//! seconds 600]`):
 //!
 //! ```text
 //! # Plan: Add a cache
 //! Read the code
 //! Implement
 //!   Design the interface
-//!   Write it
-//! Review the change @reviewer
+//!   Write it [check: cargo test -q] [budget: iterations 20]
+//! Review the change @reviewer [judge: the review names every risk]
 //! ```
+//!
+//! A check read from a plan text is a person's ([`CheckAuthor::Person`]): the text is what
+//! people write, edit and save as templates.
 //!
 //! [`GoalTree::plan_text`] writes it, [`parse_plan`] reads it back as [`PlanItem`]s, and
 //! [`GoalTree::replan`] turns items into a fresh tree of pending goals.
 
 use crate::error::PlanParseError;
+use crate::gate::{CheckAuthor, CheckKind, GoalBudget, GoalCheck};
 use crate::model::{Goal, GoalStatus, GoalTree, GoalType};
 use crate::numbering::Fold;
 use crate::time::now_rfc3339;
@@ -38,6 +45,10 @@ pub struct PlanItem {
     pub description: String,
     /// The agent profile that carries the goal out (`@reviewer` at the end of the line).
     pub agent: Option<String>,
+    /// The check that gates `done` on the goal (`[check: …]` or `[judge: …]`).
+    pub check: Option<GoalCheck>,
+    /// What the goal may spend (`[budget: …]`).
+    pub budget: Option<GoalBudget>,
 }
 
 impl GoalTree {
@@ -57,6 +68,21 @@ impl GoalTree {
             if let Some(agent) = &item.agent {
                 out.push_str(" @");
                 out.push_str(agent);
+            }
+            match item.check.as_ref().map(|check| &check.kind) {
+                Some(CheckKind::Command(command)) => {
+                    out.push_str(&format!(" [check: {}]", one_line(command)));
+                }
+                Some(CheckKind::Judge(criteria)) if criteria.trim().is_empty() => {
+                    out.push_str(" [judge]");
+                }
+                Some(CheckKind::Judge(criteria)) => {
+                    out.push_str(&format!(" [judge: {}]", one_line(criteria)));
+                }
+                None => {}
+            }
+            if let Some(budget) = &item.budget {
+                out.push_str(&format!(" [budget: {}]", budget.text()));
             }
             out.push('\n');
         }
@@ -104,6 +130,8 @@ impl GoalTree {
             let parent = parents.last().cloned();
             let mut goal = Goal::new(id.clone(), parent, item.description.clone(), now);
             goal.agent = item.agent.clone();
+            goal.check = item.check.clone();
+            goal.budget = item.budget;
             tree.goals.push(goal);
             parents.push(id);
         }
@@ -162,6 +190,8 @@ impl GoalTree {
                 depth: row.depth - lifted.len(),
                 description: one_line(&goal.description),
                 agent: goal.agent.clone(),
+                check: goal.check.clone(),
+                budget: goal.budget,
             });
         }
         items
@@ -195,17 +225,69 @@ pub fn parse_plan(text: &str) -> Result<Vec<PlanItem>, PlanParseError> {
         if depth > allowed {
             return Err(PlanParseError::TooDeep { line: number });
         }
-        let (description, agent) = split_agent(trimmed);
+        let (rest, check, budget) = split_gates(trimmed, number)?;
+        let (description, agent) = split_agent(rest);
         items.push(PlanItem {
             depth,
             description: description.to_owned(),
             agent: agent.map(str::to_owned),
+            check,
+            budget,
         });
     }
     if items.is_empty() {
         return Err(PlanParseError::NoGoals);
     }
     Ok(items)
+}
+
+/// What [`split_gates`] reads off the end of a line: the rest, the check and the budget.
+type Gates<'t> = (&'t str, Option<GoalCheck>, Option<GoalBudget>);
+
+/// Splits the `[check: …]`, `[judge: …]` / `[judge]` and `[budget: …]` groups off the end of a
+/// plan line (in any order, each at most once); `line` names the line in errors.
+fn split_gates(text: &str, line: usize) -> Result<Gates<'_>, PlanParseError> {
+    const MARKERS: [&str; 4] = [" [check:", " [judge:", " [judge]", " [budget:"];
+    let mut rest = text.trim_end();
+    let mut check = None;
+    let mut budget = None;
+    while rest.ends_with(']') {
+        let Some(at) = MARKERS.iter().filter_map(|m| rest.rfind(m)).max() else {
+            break;
+        };
+        let group = &rest[at + 2..rest.len() - 1];
+        let (key, value) = group.split_once(':').unwrap_or((group, ""));
+        let value = value.trim();
+        match key {
+            "budget" => {
+                let read =
+                    GoalBudget::parse_text(value).ok_or(PlanParseError::InvalidBudget { line })?;
+                if budget.replace(read).is_some() {
+                    return Err(PlanParseError::TwoOf {
+                        line,
+                        what: "budgets",
+                    });
+                }
+            }
+            _ => {
+                let made = match key {
+                    "check" if value.is_empty() => {
+                        return Err(PlanParseError::EmptyCheck { line });
+                    }
+                    "check" => GoalCheck::command(value, CheckAuthor::Person),
+                    _ => GoalCheck::judge(value, CheckAuthor::Person),
+                };
+                if check.replace(made).is_some() {
+                    return Err(PlanParseError::TwoOf {
+                        line,
+                        what: "checks",
+                    });
+                }
+            }
+        }
+        rest = rest[..at].trim_end();
+    }
+    Ok((rest, check, budget))
 }
 
 /// Splits a goal's text into its description and the agent profile named by a last word

@@ -106,11 +106,13 @@ fn comments_blank_lines_and_trailing_space_are_ignored() {
                 depth: 0,
                 description: "A".into(),
                 agent: None,
+                ..PlanItem::default()
             },
             PlanItem {
                 depth: 1,
                 description: "B".into(),
                 agent: None,
+                ..PlanItem::default()
             },
         ]
     );
@@ -123,11 +125,13 @@ fn an_item_too_deep_goes_one_level_below_the_one_before() {
             depth: 0,
             description: "A".into(),
             agent: None,
+            ..PlanItem::default()
         },
         PlanItem {
             depth: 3,
             description: "B".into(),
             agent: None,
+            ..PlanItem::default()
         },
     ];
     let tree = GoalTree::new("m").replan_at(&deep, NOW);

@@ -39,8 +39,9 @@ impl GoalTree {
     /// already carries their summaries). With nothing focused the current line reads
     /// `**Current**: none`; with no goals the progress reads `(no goals yet)`. Exploration
     /// goals carry a note such as `(explored branches A, B)` or `(exploration merge, selected
-    /// branch A)`. Line breaks inside texts are folded into spaces. The text ends with a
-    /// newline.
+    /// branch A)`; an open goal with a check or a budget says so, e.g. `` (check: `make test`;
+    /// budget: 10 model calls)``. Line breaks inside texts are folded into spaces. The text ends
+    /// with a newline.
     pub fn to_prompt(&self) -> String {
         let rows = self.outline(Fold::CompletedSubtrees);
         let mut out = String::from("## Current Plan\n");
@@ -97,6 +98,7 @@ impl GoalTree {
                 one_line(&goal.description)
             );
             write_explore_note(out, goal);
+            write_gate_note(out, goal);
             if self.current_id.as_deref() == Some(goal.id.as_str()) {
                 out.push_str(" ← current");
             }
@@ -137,6 +139,24 @@ enum Summaries {
     None,
     /// Completed top-level goals.
     TopLevel,
+}
+
+/// Appends what gates an open goal: its check and its budget, e.g. `` (check: `make test`;
+/// budget: 10 model calls)``.
+fn write_gate_note(out: &mut String, goal: &Goal) {
+    if goal.status.is_finished() {
+        return;
+    }
+    let mut notes = Vec::new();
+    if let Some(check) = &goal.check {
+        notes.push(format!("check: {}", check.describe()));
+    }
+    if let Some(budget) = goal.budget.filter(|budget| !budget.is_empty()) {
+        notes.push(format!("budget: {}", budget.describe()));
+    }
+    if !notes.is_empty() {
+        let _ = write!(out, " ({})", notes.join("; "));
+    }
 }
 
 /// Appends the note that marks an exploration goal.

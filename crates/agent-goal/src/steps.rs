@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use crate::command::{Finish, GoalCommand, GoalOutcome, Parsed};
 use crate::error::GoalError;
+use crate::gate::{CheckAuthor, GoalBudget, GoalCheck, Verified};
 use crate::model::{Goal, GoalStatus, GoalTree};
 use crate::plan_text::split_agent;
 use crate::time::now_rfc3339;
@@ -27,6 +28,32 @@ impl GoalTree {
         let outcome = Run::new(&mut work, now).execute(&parsed)?;
         *self = work;
         Ok(outcome)
+    }
+}
+
+impl GoalTree {
+    /// The goal whose check `command` must pass first, with its check: the current goal, when
+    /// the command marks it done and it carries one. `Ok(None)` when the command needs no check; the error the
+    /// command would get anyway when the rest of it would be refused (so the check need not run).
+    pub fn check_before(
+        &self,
+        command: &GoalCommand,
+    ) -> Result<Option<(&Goal, &GoalCheck)>, GoalError> {
+        let current = self.current().filter(|_| command.done.is_some());
+        let Some((goal, check)) = current.and_then(|goal| Some((goal, goal.check.as_ref()?)))
+        else {
+            return Ok(None);
+        };
+        let passed = crate::gate::CheckResult::of_command(Some(0), "", "", 0);
+        let probe = GoalCommand {
+            verified: Some(Verified {
+                goal_id: goal.id.clone(),
+                result: passed,
+            }),
+            ..command.clone()
+        };
+        self.clone().apply(&probe)?;
+        Ok(Some((goal, check)))
     }
 }
 
@@ -57,7 +84,7 @@ impl<'t> Run<'t> {
                 .push(format!("Chose branch {chosen} of the latest exploration."));
         }
         match parsed.finish {
-            Some(Finish::Done(summary)) => self.done(summary)?,
+            Some(Finish::Done(summary)) => self.done(summary, parsed.verified)?,
             Some(Finish::Abandon(reason)) => self.abandon(reason)?,
             None => {}
         }
@@ -65,7 +92,8 @@ impl<'t> Run<'t> {
             self.edit_and_delete(parsed.edit, &parsed.delete)?;
         }
         if !parsed.add.is_empty() {
-            self.add(&parsed.add, parsed.reason, parsed.agent)?;
+            let gate = (parsed.check.as_ref(), parsed.budget);
+            self.add(&parsed.add, parsed.reason, parsed.agent, gate)?;
         }
         if let Some(number) = parsed.focus {
             self.focus(number)?;
@@ -127,7 +155,7 @@ impl<'t> Run<'t> {
         Ok(index)
     }
 
-    fn done(&mut self, summary: &str) -> Result<(), GoalError> {
+    fn done(&mut self, summary: &str, verified: Option<&Verified>) -> Result<(), GoalError> {
         let index = self.current_index("complete")?;
         let open: Vec<String> = self
             .tree
@@ -143,6 +171,16 @@ impl<'t> Run<'t> {
             });
         }
         let label = self.tree.label(index);
+        if let Some(check) = &self.tree.goals[index].check {
+            let passed = verified.filter(|v| v.goal_id == self.tree.goals[index].id);
+            let Some(passed) = passed.filter(|v| v.result.passed) else {
+                return Err(GoalError::CheckNotRun {
+                    label,
+                    check: check.describe(),
+                });
+            };
+            self.tree.goals[index].check_result = Some(passed.result.clone());
+        }
         self.set_status(index, GoalStatus::Completed, Some(summary.to_owned()));
         self.lines.push(format!("Completed {label}."));
         let mut parent = self.tree.parent_index(index);
@@ -160,6 +198,16 @@ impl<'t> Run<'t> {
                 .iter()
                 .all(|&child| self.tree.goals[child].status == GoalStatus::Completed);
             if !all_done {
+                break;
+            }
+            if let Some(check) = &self.tree.goals[at].check {
+                // Its check has to run: it is completed only by a done of its own.
+                let label = self.tree.label(at);
+                self.lines.push(format!(
+                    "All sub-goals of {label} are finished; it has a check ({}), so mark it done \
+                     to run it.",
+                    check.describe()
+                ));
                 break;
             }
             let summary = children
@@ -242,6 +290,12 @@ impl<'t> Run<'t> {
         }
         for &index in &doomed {
             self.require_pending(index)?;
+            let checked = self.tree.goals[index].check.as_ref();
+            if checked.is_some_and(|check| check.set_by == CheckAuthor::Person) {
+                return Err(GoalError::PersonCheck {
+                    label: self.tree.label(index),
+                });
+            }
             if !self.tree.child_indices(index).is_empty() {
                 return Err(GoalError::HasSubGoals {
                     label: self.tree.label(index),
@@ -296,6 +350,7 @@ impl<'t> Run<'t> {
         descriptions: &[&str],
         reason: &str,
         agent: Option<&str>,
+        (check, budget): (Option<&GoalCheck>, Option<GoalBudget>),
     ) -> Result<(), GoalError> {
         let parent = match self.tree.current_id.as_deref() {
             None => None,
@@ -323,6 +378,8 @@ impl<'t> Run<'t> {
             goal.agent = own.or(agent).map(str::to_owned);
             goal.reason = reason.to_owned();
             goal.branch_id = branch_id.clone();
+            goal.check = check.cloned();
+            goal.budget = budget;
             self.tree.goals.push(goal);
             self.outcome.added.push(id);
         }

@@ -195,6 +195,7 @@ mod models;
 mod o200k;
 #[cfg(feature = "openai")]
 mod openai;
+mod provider_kind;
 mod reasoning;
 #[cfg(any(
     feature = "openai",
@@ -236,6 +237,7 @@ pub use http::{NOTICE_TARGET, Timeouts, ensure_crypto_provider};
 pub use models::{DEFAULT_CONTEXT_WINDOW, ModelInfo};
 #[cfg(feature = "openai")]
 pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig, list_models};
+pub use provider_kind::{ProviderKind, ReasoningEffort, UnknownEffort, UnknownProvider};
 #[cfg(any(
     feature = "openai",
     feature = "anthropic",

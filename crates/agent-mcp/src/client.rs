@@ -105,12 +105,12 @@ pub struct ElicitationRequest {
 /// The two forms of a question.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ElicitationKind {
-    /// Fields to fill in: a flat JSON schema object whose properties are strings, numbers,
-    /// integers, booleans or enumerations, each maybe with a `title`, `description` and
-    /// `default`; `required` names those that must be given.
+    /// Fields to fill in, read from the requested schema (a flat JSON schema object whose
+    /// properties are strings, numbers, integers, booleans or enumerations): the one typed form
+    /// every front end asks and checks (see [`agent_tools::interaction::form`]).
     Form {
-        /// The requested schema, as the server sent it.
-        schema: Value,
+        /// The form, with the schema as the server sent it.
+        form: agent_tools::interaction::Form,
     },
     /// A page the person should open (a sign-in, a payment) outside the agent; accepting means
     /// they agreed to go there.

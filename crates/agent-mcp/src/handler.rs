@@ -167,7 +167,8 @@ impl ClientHandler for Handler {
             } => {
                 let schema = serde_json::to_value(&requested_schema)
                     .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
-                (message, ElicitationKind::Form { schema })
+                let form = agent_tools::interaction::Form::from_schema(&schema);
+                (message, ElicitationKind::Form { form })
             }
             ElicitRequestParams::UrlElicitationParams {
                 message,

@@ -2,7 +2,8 @@
 //! tree the model wrote and people may change before it runs.
 //!
 //! This crate owns plan mode ([`plan`]: plan a task, store it as a `planned` trace, edit it as
-//! text, ready it to run), people's edits of a stored plan ([`plan_edits`]), plan templates
+//! text, ready it to run), people's edits of a stored plan ([`plan_edits`]), `/goal` for every
+//! front end ([`goal_command`]: a person's goal, with its check, given to a session), plan templates
 //! saved in the workspace ([`plan_templates`]), the front matter they and profile files are
 //! written with ([`front_matter`]), and going back to a point of a plan ([`rewind`]: the
 //! workspace's files put back from the checkpoints taken as a goal or a turn started, and the
@@ -25,6 +26,7 @@
 //! ```
 
 pub mod front_matter;
+pub mod goal_command;
 pub mod plan;
 pub mod plan_edits;
 pub mod plan_templates;

@@ -23,6 +23,9 @@
 //!     parent_id: None,
 //!     index: None,
 //!     agent: None,
+//!     check: None,
+//!     judge: None,
+//!     budget: None,
 //! };
 //! let tree = plan_edits::apply(&store, &trace.trace_id, &[add("Read"), add("Write")]).await?;
 //! assert_eq!(tree.to_todo_string(), "[ ] 1. Read\n[ ] 2. Write\n");
@@ -150,11 +153,29 @@ fn check_sizes(edits: &[PlanEdit]) -> Result<(), PlanEditError> {
     for (index, edit) in edits.iter().enumerate() {
         let texts = match edit {
             PlanEdit::Add {
-                description, agent, ..
-            } => vec![Some(description), agent.as_ref()],
+                description,
+                agent,
+                check,
+                judge,
+                ..
+            } => vec![
+                Some(description),
+                agent.as_ref(),
+                check.as_ref(),
+                judge.as_ref(),
+            ],
             PlanEdit::Update {
-                description, agent, ..
-            } => vec![description.as_ref(), agent.as_ref()],
+                description,
+                agent,
+                check,
+                judge,
+                ..
+            } => vec![
+                description.as_ref(),
+                agent.as_ref(),
+                check.as_ref(),
+                judge.as_ref(),
+            ],
             PlanEdit::Abandon { reason, .. } => vec![Some(reason)],
             PlanEdit::Move { .. } | PlanEdit::Delete { .. } => Vec::new(),
         };

@@ -39,6 +39,9 @@ fn add(description: &str, parent_id: Option<&str>) -> PlanEdit {
         parent_id: parent_id.map(str::to_owned),
         index: None,
         agent: None,
+        check: None,
+        judge: None,
+        budget: None,
     }
 }
 
@@ -60,6 +63,9 @@ async fn every_kind_of_edit_is_applied_in_order_and_stored() {
             goal_id: "1".into(),
             description: Some("Read the cache code".into()),
             agent: Some("explore".into()),
+            check: None,
+            judge: None,
+            budget: None,
         },
         PlanEdit::Move {
             goal_id: "3".into(),
@@ -128,6 +134,9 @@ async fn a_refused_edit_names_its_index_and_writes_nothing() {
             goal_id: "1".into(),
             description: Some("Reworded".into()),
             agent: None,
+            check: None,
+            judge: None,
+            budget: None,
         },
     ];
     let error = apply(&store, &id, &edits).await.unwrap_err();

@@ -1,20 +1,19 @@
 //! The act part of a step: running a turn's tool calls, with approvals, and handing `explore`
 //! and `delegate` calls to the sub-agents.
 
-use agent_execution::trace::{TraceStatus, TraceUpdate};
 use agent_llm::ToolCall;
-use agent_tools::{Risk, ToolContext, ToolResult};
+use agent_tools::{Risk, ToolContext};
 use futures::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
+use crate::approve::{approve, error_result};
 use crate::checkpoints;
 use crate::error::StepError;
+use crate::goal_checks;
 use crate::record::Answer;
 use crate::spec::AgentSpec;
 use crate::subagent_tools::run_call;
-use agent_tools::RuleVerdict;
-use agent_tools::approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
 
 /// Tools whose calls change or read the run's own state: they run alone, in call order.
 const STATEFUL_TOOLS: &[&str] = &["goal", "read_progress", "explore", "delegate"];
@@ -30,6 +29,7 @@ pub(crate) fn tool_context(
         workspace: agent.spec.workspace.clone(),
         trace_id: trace_id.to_owned(),
         goal_id: goal_id.map(str::to_owned),
+        call_id: None,
         cancel: cancel.clone(),
         limits: agent.spec.tool_limits.clone(),
     }
@@ -115,7 +115,8 @@ async fn run_timed(
     Ok(answer)
 }
 
-/// Runs one call; a risky one runs only as the agent's [`Approval`] says.
+/// Runs one call; a risky one runs only as the agent's [`Approval`] says. A `goal` call that
+/// marks a goal with a check done runs the check first (see `goal_checks.rs`).
 ///
 /// `explore` and `delegate` go to the sub-agents without an approval of their own: the risky
 /// calls their sub-traces make are approved one by one.
@@ -127,100 +128,17 @@ async fn run_one(
     if let Some(outcome) = run_call(&agent.sub_agents, call, ctx, None).await {
         return Ok(outcome.into_answer());
     }
-    let rules = &agent.engine.root.approval_rules;
-    let verdict = rules.verdict(&call.name, &call.arguments, &ctx.workspace);
-    if let Some(RuleVerdict::Deny(rule)) = &verdict {
-        return Ok(Some(error_result(format!(
-            "{} was not run: the approval rule `{rule}` denies it",
-            call.name
-        ))));
+    if let Some(answer) = goal_checks::before_goal_call(agent, call, ctx).await? {
+        return Ok(Some(answer));
     }
-    if let Some(RuleVerdict::Ask { rule, why }) = &verdict {
-        let Approval::Ask(handler) = &agent.spec.approval else {
-            return Ok(Some(error_result(format!(
-                "{} was not run: the approval rule `{rule}` cannot check it ({why}) and nobody \
-                 was asked; write the command so that each program it runs is named plainly",
-                call.name
-            ))));
-        };
-        let note = format!("the rule `{rule}` cannot check this command: {why}");
-        if let Some(refused) = ask(agent, handler.as_ref(), call, ctx, Some(note)).await? {
-            return Ok(Some(refused));
-        }
-    } else {
-        let allowed = matches!(verdict, Some(RuleVerdict::Allow(_)));
-        if !allowed && agent.tools.risk(&call.name) == Some(Risk::Risky) {
-            match &agent.spec.approval {
-                Approval::Allow => {}
-                Approval::Refuse(reason) => {
-                    return Ok(Some(error_result(format!(
-                        "{} was not run: {reason}",
-                        call.name
-                    ))));
-                }
-                Approval::Ask(handler) => {
-                    if let Some(refused) = ask(agent, handler.as_ref(), call, ctx, None).await? {
-                        return Ok(Some(refused));
-                    }
-                }
-            }
-        }
+    if let Some(refused) = approve(agent, call, ctx, None).await? {
+        return Ok(Some(refused));
     }
-    let result = agent.tools.execute(&call.name, &call.arguments, ctx).await;
+    // The call's own context: a tool that asks about it (a rerun without the sandbox) names it.
+    let ctx = ToolContext {
+        call_id: Some(call.id.clone()),
+        ..ctx.clone()
+    };
+    let result = agent.tools.execute(&call.name, &call.arguments, &ctx).await;
     Ok(Some(result.into()))
-}
-
-/// Asks `handler` about a risky call, with the trace `waiting` meanwhile; the answer to record
-/// when the call is not to run.
-async fn ask(
-    agent: &Agent,
-    handler: &dyn ApprovalHandler,
-    call: &ToolCall,
-    ctx: &ToolContext,
-    note: Option<String>,
-) -> Result<Option<Answer>, StepError> {
-    let store = agent.store();
-    let waiting = TraceUpdate {
-        status: Some(TraceStatus::Waiting),
-        ..TraceUpdate::default()
-    };
-    store.update_trace(&ctx.trace_id, waiting).await?;
-    let request = ApprovalRequest {
-        trace_id: ctx.trace_id.clone(),
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        arguments: call.arguments.clone(),
-        note,
-    };
-    let decision = tokio::select! {
-        decision = handler.decide(request) => Some(decision),
-        () = ctx.cancel.cancelled() => None,
-    };
-    let running = TraceUpdate {
-        status: Some(TraceStatus::Running),
-        ..TraceUpdate::default()
-    };
-    store.update_trace(&ctx.trace_id, running).await?;
-    Ok(match decision {
-        None => Some(error_result(format!(
-            "{} was not run because the run was cancelled",
-            call.name
-        ))),
-        Some(ApprovalDecision::Reject { reason }) => {
-            let why = if reason.trim().is_empty() {
-                String::new()
-            } else {
-                format!(": {reason}")
-            };
-            Some(error_result(format!(
-                "the user rejected this {} call{why}",
-                call.name
-            )))
-        }
-        Some(ApprovalDecision::Approve) => None,
-    })
-}
-
-fn error_result(message: String) -> Answer {
-    ToolResult::new(format!("error: {message}"), true).into()
 }

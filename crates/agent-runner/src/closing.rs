@@ -3,9 +3,14 @@
 //! the reasons of what was abandoned and the final answer itself. The answer stays the run's
 //! response (what a front end prints first); the report follows it, and is the trace's summary.
 //!
-//! It is made only when the spec asks for it ([`AgentSpec::closing_report`](crate::AgentSpec::closing_report)), the plan has at
-//! least [`MIN_GOALS`] goals (the planning goal not counted) and none is still open. The report
-//! streams like any answer and is recorded as the last assistant message, marked with
+//! It is made only when the spec asks for it
+//! ([`AgentSpec::closing_report`](crate::AgentSpec::closing_report)) and the plan has at least
+//! two goals (the planning goal not counted; its material is
+//! [`agent_goal::GoalTree::report_material`]'s), and the plan changed since the trace's last
+//! report: a plan is reported once, not again at every later turn of the conversation that
+//! leaves it as it was. A run that ends `incomplete` gets one too, naming the goals left open
+//! under their own heading. The report streams like any answer and is recorded as the last
+//! assistant message, marked with
 //! [`REPORT_KEY`] in its metadata; its cost counts towards the run. When the call fails or
 //! answers with anything but text, the run ends without a report.
 
@@ -13,8 +18,9 @@ use std::sync::Arc;
 
 use agent_execution::AssistantContent;
 use agent_execution::message::{Message, NewMessage};
+use agent_execution::meta::MessageMeta;
 use agent_execution::store::WriteOp;
-use agent_goal::{GoalStatus, GoalTree, GoalType, PLANNING_AGENT};
+use agent_goal::GoalTree;
 use agent_llm::ChatMessage;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -28,16 +34,14 @@ use agent_execution::budget::Budget;
 /// The metadata key that marks the closing report's message.
 pub(crate) const REPORT_KEY: &str = agent_execution::meta::CLOSING_REPORT;
 
-/// The fewest goals a plan has for its run to end with a report.
-pub(crate) const MIN_GOALS: usize = 2;
-
 /// The system prompt of the report call.
 pub const REPORT_PROMPT: &str = "You write the closing report of a finished task for the person \
 who asked for it. You are given the mission, the plan with each goal's outcome, what was \
-abandoned and why, and the agent's final answer, which the reader sees just above your report. \
-Write a short report in Markdown: what was done (goal by goal, keeping the facts, names, numbers \
-and file paths of the summaries), what was abandoned and why, and anything left for the reader \
-to do. Do not repeat the final answer, but never contradict it, and do not invent anything that \
+abandoned and why, the goals left open if any, and the agent's final answer, which the reader \
+sees just above your report. Write a short report in Markdown: what was done (goal by goal, \
+keeping the facts, names, numbers and file paths of the summaries), what was abandoned and why, \
+which goals were left open (say so plainly: the task is not finished), and anything left for the \
+reader to do. Do not repeat the final answer, but never contradict it, and do not invent anything that \
 is not in what you are given. Answer with the report only.";
 
 /// Writes the closing report of `trace_id` when one is due (see the module documentation) and
@@ -55,7 +59,10 @@ pub(crate) async fn report(
     }
     let store = agent.store();
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
-    let Some(material) = material(&tree, answer) else {
+    if reported_already(&tree, messages) {
+        return Ok(None);
+    }
+    let Some(material) = tree.report_material(answer) else {
         return Ok(None);
     };
     let spec = &agent.spec;
@@ -104,48 +111,13 @@ pub(crate) async fn report(
     Ok(Some(text))
 }
 
-/// What the report is written from, or `None` when the plan is too small or not done.
-fn material(tree: &GoalTree, answer: &str) -> Option<String> {
-    let planned = |status: GoalStatus| {
-        tree.goals().iter().filter(move |goal| {
-            goal.goal_type == GoalType::Normal
-                && goal.agent.as_deref() != Some(PLANNING_AGENT)
-                && goal.status == status
-        })
-    };
-    let open = planned(GoalStatus::Pending).count() + planned(GoalStatus::InProgress).count();
-    let completed = planned(GoalStatus::Completed).count();
-    let abandoned: Vec<String> = planned(GoalStatus::Abandoned)
-        .map(|goal| {
-            let why = goal.summary.as_deref().unwrap_or("no reason recorded");
-            format!("- {}: {why}", goal.description)
-        })
-        .collect();
-    if open > 0 || completed + abandoned.len() < MIN_GOALS || completed == 0 {
-        return None;
-    }
-    let mut text = format!("## Mission\n\n{}\n\n## Plan\n\n", tree.mission());
-    for (number, goal) in tree.numbered() {
-        if goal.agent.as_deref() == Some(PLANNING_AGENT) {
-            continue;
-        }
-        let indent = "  ".repeat(number.matches('.').count());
-        let outcome = goal.summary.as_deref().unwrap_or("(no summary)");
-        text.push_str(&format!(
-            "{indent}{number}. {}: {outcome}\n",
-            goal.description
-        ));
-    }
-    if !abandoned.is_empty() {
-        text.push_str("\n## Abandoned\n\n");
-        text.push_str(&abandoned.join("\n"));
-        text.push('\n');
-    }
-    text.push_str(&format!(
-        "\n## The agent's final answer\n\n{}\n",
-        answer.trim()
-    ));
-    Some(text)
+/// Whether the trace's last closing report (among `messages`) covers the plan as it is.
+fn reported_already(tree: &GoalTree, messages: &[Arc<Message>]) -> bool {
+    let report = messages
+        .iter()
+        .rev()
+        .find(|m| MessageMeta::of(m).closing_report);
+    report.is_some_and(|report| tree.unchanged_since(&report.created_at))
 }
 
 #[cfg(test)]
@@ -154,38 +126,29 @@ mod tests {
 
     use super::*;
 
-    fn apply(tree: &mut GoalTree, json: &str) {
-        let command: GoalCommand = serde_json::from_str(json).unwrap();
-        tree.apply(&command).unwrap();
-    }
-
     #[test]
-    fn a_done_plan_of_two_goals_or_more_is_reported_with_what_was_abandoned() {
+    fn a_plan_is_reported_once_until_it_changes() {
+        let at = |second: u32| format!("2030-01-01T00:00:{second:02}.000000Z");
         let mut tree = GoalTree::new("Add a cache");
-        apply(
-            &mut tree,
-            r#"{"add": "Read, Write, Try Redis", "focus": "1"}"#,
-        );
-        apply(&mut tree, r#"{"done": "read src/lib.rs", "focus": "2"}"#);
-        assert_eq!(material(&tree, "Done."), None, "goals are still open");
-        apply(&mut tree, r#"{"done": "wrote src/cache.rs", "focus": "3"}"#);
-        apply(&mut tree, r#"{"abandon": "no Redis here"}"#);
-        let text = material(&tree, "Done.").unwrap();
-        assert!(text.starts_with("## Mission\n\nAdd a cache\n"), "{text}");
-        assert!(text.contains("1. Read: read src/lib.rs\n2. Write: wrote src/cache.rs\n"));
-        assert!(
-            text.contains("## Abandoned\n\n- Try Redis: no Redis here\n"),
-            "{text}"
-        );
-        assert!(text.ends_with("## The agent's final answer\n\nDone.\n"));
-
-        let mut small = GoalTree::new("Say hi");
-        apply(&mut small, r#"{"add": "Greet", "focus": "1"}"#);
-        apply(&mut small, r#"{"done": "said hi"}"#);
-        assert_eq!(
-            material(&small, "Hi."),
-            None,
-            "one goal is not worth a report"
-        );
+        let step = |tree: &mut GoalTree, json: &str, second: u32| {
+            let command: GoalCommand = serde_json::from_str(json).unwrap();
+            tree.apply_at(&command, &at(second)).unwrap();
+        };
+        step(&mut tree, r#"{"add": "Read, Write", "focus": "1"}"#, 1);
+        step(&mut tree, r#"{"done": "read", "focus": "2"}"#, 2);
+        step(&mut tree, r#"{"done": "wrote"}"#, 3);
+        let report: Message = serde_json::from_value(json!({
+            "message_id": "t-0009", "trace_id": "t", "branch_id": null, "role": "assistant",
+            "sequence": 9, "goal_id": null, "tool_call_id": null,
+            "content": {"text": "## Report"}, "description": "report", "tokens": null,
+            "cost": null, "duration_ms": null, "created_at": at(4),
+            "metadata": {"closing_report": true}
+        }))
+        .unwrap();
+        let messages = vec![Arc::new(report)];
+        assert!(!reported_already(&tree, &[]), "never reported");
+        assert!(reported_already(&tree, &messages), "nothing changed since");
+        step(&mut tree, r#"{"add": "Test it", "focus": "3"}"#, 5);
+        assert!(!reported_already(&tree, &messages), "the plan grew");
     }
 }

@@ -182,12 +182,13 @@ impl Engine {
             strategy: root.strategy,
             temperature: root.temperature,
             max_tokens: root.max_tokens,
-            reasoning_effort: root.reasoning_effort.clone(),
+            reasoning_effort: root.reasoning_effort,
             thinking_budget: root.thinking_budget,
             approval: root.approval.clone(),
             tools: Vec::new(),
             explore: Access::Foreign,
             delegate: Access::Foreign,
+            own_goal_tool: false,
             closing_report: root.closing_report
                 && lineage.len() <= 1
                 && own.is_none_or(|config| config.closing_report),
@@ -225,6 +226,7 @@ impl Engine {
         if tools.get("goal").is_none() {
             // Registration only fails for a duplicate name, which was just ruled out.
             let _ = tools.register(Arc::new(GoalTool::new(self.store.clone())));
+            spec.own_goal_tool = true;
         }
         if tools.get("read_progress").is_none() {
             let _ = tools.register(Arc::new(ReadProgressTool::new(self.store.clone())));
@@ -319,10 +321,10 @@ fn apply_profile(spec: &mut AgentSpec, profile: &AgentTypeConfig, is_main: bool)
     }
     // A profile's reasoning settings are its sub-traces' own; on the main trace they fill in
     // what the run's options leave unset.
-    if let Some(effort) = &profile.reasoning_effort
+    if let Some(effort) = profile.reasoning_effort
         && (!is_main || spec.reasoning_effort.is_none())
     {
-        spec.reasoning_effort = Some(effort.clone());
+        spec.reasoning_effort = Some(effort);
     }
     if let Some(budget) = profile.thinking_budget
         && (!is_main || spec.thinking_budget.is_none())

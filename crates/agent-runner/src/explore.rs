@@ -25,10 +25,11 @@ use crate::agents::EXPLORE;
 use crate::context::{ContextInput, build_context, conversation, render_transcript};
 use crate::engine::Start;
 use crate::model::budget_for;
-use crate::report::{CallOutcome, SubTraceReport, stats_text};
+use crate::report::CallOutcome;
 use crate::subagents::{Adoption, SubAgents};
 use agent_execution::ids::sub_trace_id;
 use agent_execution::store::StoreError;
+use agent_execution::sub_trace_report::{SubTraceReport, stats_text};
 use agent_execution::trace::{NewTrace, TraceStats, TraceStatus};
 use agent_tools::{Keep, ToolContext, truncate_output};
 

@@ -103,6 +103,7 @@
 mod act;
 mod agent;
 pub mod agents;
+mod approve;
 mod branch_copies;
 mod call_ids;
 mod checkpoint_options;
@@ -115,9 +116,12 @@ mod delegate;
 mod engine;
 mod error;
 mod explore;
+mod goal_budgets;
+mod goal_checks;
 mod goal_tools;
 mod handoff;
 mod inbox;
+mod judge;
 mod late;
 mod model;
 mod options;
@@ -143,10 +147,15 @@ pub use agent_execution::{
     LimitError, LoopGuard, RecordedAgents, check_max_cost, check_max_iterations, parse_max_cost,
     parse_max_iterations, recorded_agents, stats_with_sub_traces,
 };
+/// What the loop says of a plan it holds a run to: the goals left open, a goal's judge.
+pub use agent_goal::{JUDGE_PROMPT, PendingGoal};
 /// Who decides on risky calls, which lives with the tools it is about.
 pub use agent_tools::approval::{
     self, Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest, RerunApprover, RerunRequest,
 };
+/// The interaction model every front end shares (a session's approvals, the typed form of a
+/// server's question, the slash commands), which lives with the approvals it is about.
+pub use agent_tools::interaction;
 /// The rules checked before a risky call asks ([`RunnerOptions::approval_rules`]), which live with
 /// the tools they are about.
 pub use agent_tools::rules::{self as approval_rules, ApprovalRules, RuleError, RuleVerdict};

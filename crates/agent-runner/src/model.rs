@@ -115,7 +115,9 @@ pub(crate) fn request(
     request.tools = tools.into();
     request.temperature = spec.temperature;
     request.max_tokens = spec.max_tokens;
-    request.reasoning_effort = spec.reasoning_effort.clone();
+    request.reasoning_effort = spec
+        .reasoning_effort
+        .map(|effort| effort.as_str().to_owned());
     request.thinking_budget = spec.thinking_budget;
     request
 }

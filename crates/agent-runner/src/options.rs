@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_llm::{LlmClient, PriceTable};
+use agent_llm::{LlmClient, PriceTable, ProviderKind, ReasoningEffort};
 use agent_tools::ToolLimits;
 
 use crate::agents::AgentTypeConfig;
@@ -26,8 +26,8 @@ workspace through tools. Keep a plan with the `goal` tool: add goals (`add`), fo
 (`focus`) before working on it, finish it with a summary (`done`) or give it up with a reason \
 (`abandon`). When a goal is finished its messages leave your context and only its summary \
 stays, so write summaries that carry what later goals need (file names, decisions, results). \
-Use the file and shell tools to do the work. When the task is complete, answer with a final \
-message and no tool calls.";
+Use the file and shell tools to do the work. When the task is complete and every goal of your \
+plan is done or abandoned, answer with a final message and no tool calls.";
 
 /// How sub-agents run: whether they are offered, the settings of each agent type and of
 /// explorations.
@@ -98,10 +98,10 @@ pub(crate) fn render_instructions(instructions: &[Instruction]) -> String {
 pub struct RunnerOptions {
     /// The model name sent to the provider.
     pub model: String,
-    /// The provider behind the client, as the embedder names it (e.g. `openai`): recorded with
-    /// each new main trace (see [`agent_execution::Trace::model_settings`]) so that a later
-    /// run of it can reach the same model. The runner does not use it otherwise.
-    pub provider: Option<String>,
+    /// The provider behind the client: recorded by its name with each new main trace (see
+    /// [`agent_execution::Trace::model_settings`]) so that a later run of it can reach the same
+    /// model. The runner does not use it otherwise.
+    pub provider: Option<ProviderKind>,
     /// The provider's base URL, recorded with each new main trace like [`Self::provider`].
     pub base_url: Option<String>,
     /// The system prompt; the plan is appended to it on every call.
@@ -137,9 +137,9 @@ pub struct RunnerOptions {
     pub temperature: Option<f32>,
     /// Completion token cap per call.
     pub max_tokens: Option<u32>,
-    /// The reasoning effort asked of OpenAI-compatible reasoning models (`low`, `medium`,
-    /// `high`; sent as `reasoning_effort`); the server's default when `None`.
-    pub reasoning_effort: Option<String>,
+    /// The reasoning effort asked of OpenAI-compatible reasoning models (sent as
+    /// `reasoning_effort`); the server's default when `None`.
+    pub reasoning_effort: Option<ReasoningEffort>,
     /// The Anthropic extended-thinking budget in tokens (at least 1,024); no thinking when
     /// `None`.
     pub thinking_budget: Option<u32>,

@@ -1,6 +1,7 @@
 //! How a run ended: [`RunOutcome`] and its [`StopReason`].
 
 use agent_execution::{TraceStats, TraceStatus};
+use agent_goal::PendingGoal;
 use serde::Serialize;
 
 /// Why a run stopped.
@@ -25,6 +26,10 @@ pub enum StopReason {
     /// The window cannot hold what every request carries (tool specs, system prompt, plan and
     /// task), or a request the provider refused could not be made smaller.
     WindowTooSmall,
+    /// The model kept answering without a tool call while goals of its plan were still open,
+    /// after being sent back to them as often as `goal_reminders` allows; the trace ends
+    /// `incomplete`, its last answer the response, and can be resumed.
+    Incomplete,
 }
 
 impl StopReason {
@@ -66,4 +71,7 @@ pub struct RunOutcome {
     /// ([`StopReason::ModelError`]): front ends say what to fix (the key, the model name, the
     /// server's address).
     pub model_error: Option<agent_llm::LlmError>,
+    /// The goals of the plan still open when the run ended (pending or in progress), in plan
+    /// order; empty when every goal is done or abandoned.
+    pub pending_goals: Vec<PendingGoal>,
 }

@@ -21,6 +21,9 @@ pub(crate) struct Answer {
     pub(crate) metadata: Map<String, Value>,
     /// How long the call took, approval wait included.
     pub(crate) duration_ms: Option<u64>,
+    /// The tokens and cost of a model call the answer took (a goal check's judge): recorded on
+    /// the tool message, so the trace's totals count them.
+    pub(crate) usage: Option<(u64, f64)>,
 }
 
 impl From<ToolResult> for Answer {
@@ -29,6 +32,7 @@ impl From<ToolResult> for Answer {
             metadata: std::mem::take(&mut result.metadata),
             result,
             duration_ms: None,
+            usage: None,
         }
     }
 }
@@ -43,7 +47,11 @@ pub(crate) fn tool_message(call: &ToolCall, answer: Answer, goal_id: Option<Stri
         NewMessage::tool(call.id.clone(), call.name.clone(), content)
     };
     message.goal_id = goal_id;
-    message.tokens = Some(tokens);
+    let (used, cost) = answer.usage.unwrap_or_default();
+    message.tokens = Some(tokens + used);
+    if cost > 0.0 {
+        message.cost = Some(cost);
+    }
     message.metadata = answer.metadata;
     message.duration_ms = answer.duration_ms;
     WriteOp::AddMessage(message)

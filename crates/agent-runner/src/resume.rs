@@ -1,6 +1,7 @@
 //! Resuming a stopped trace: answering tool calls left without a result, finishing the
 //! `explore` and `delegate` calls a crash or a cancel interrupted, and asking the model to go on
-//! with an answer a cancel cut short (kept as an interrupted assistant message).
+//! with an answer a cancel cut short (kept as an interrupted assistant message), and sending a
+//! run that ended `incomplete` back to the goals it left open.
 //!
 //! A call that never returned gets an "interrupted" result, so the model decides what to do
 //! about it — except an `explore` or `delegate` call of the last turn: its sub-traces hold work
@@ -28,6 +29,8 @@ use crate::subagent_tools::run_call;
 use crate::subagents::Adoption;
 use crate::turns::continue_message;
 use agent_execution::continuation::{CONTINUATION_KEY, INTERRUPTED_PROMPT};
+use agent_execution::followthrough;
+use agent_goal::PendingGoal;
 
 /// Readies a stopped trace for more work: answers dangling tool calls (but the sub-agent calls
 /// of the last turn, which the run finishes) and marks it running.
@@ -90,6 +93,14 @@ async fn prepare(agent: &Agent, trace_id: &str, message: Option<&str>) -> Result
                 .metadata
                 .insert(CONTINUATION_KEY.to_owned(), serde_json::Value::from(1));
             ops.push(WriteOp::AddMessage(go_on));
+        }
+        // A run that ended with goals open takes them up again where it stopped.
+        None if trace.status == TraceStatus::Incomplete => {
+            let (open, allowed) = (PendingGoal::of(&tree), agent.spec.limits.goal_reminders);
+            if !open.is_empty() {
+                let message = followthrough::reminder(&tree, &open, 0, allowed);
+                ops.push(WriteOp::AddMessage(message));
+            }
         }
         None => {}
     }

@@ -48,7 +48,7 @@ pub struct AgentSpec {
     /// Completion token cap per call.
     pub max_tokens: Option<u32>,
     /// The reasoning effort asked of an OpenAI-compatible reasoning model.
-    pub reasoning_effort: Option<String>,
+    pub reasoning_effort: Option<agent_llm::ReasoningEffort>,
     /// The Anthropic extended-thinking budget in tokens.
     pub thinking_budget: Option<u32>,
     /// Who decides on risky tool calls.
@@ -59,6 +59,9 @@ pub struct AgentSpec {
     pub explore: Access,
     /// Whether `delegate` is offered.
     pub delegate: Access,
+    /// Whether the `goal` tool is the runner's own (not one the embedder registered), whose
+    /// `done` runs a goal's check first.
+    pub own_goal_tool: bool,
     /// Whether a run whose plan is done ends with a closing report (the runner's options and
     /// the profile both ask for it; never for a sub-trace).
     pub closing_report: bool,

@@ -22,6 +22,7 @@ use crate::compaction::ContextBudget;
 use crate::context::ContextInput;
 use crate::context_incremental::{IncrementalContext, SharedView};
 use crate::error::{RunError, StepError};
+use crate::goal_budgets;
 use crate::handoff;
 use crate::model;
 use crate::outcome::{RunOutcome, StopReason};
@@ -33,7 +34,9 @@ use crate::turns::take_queued;
 use crate::window;
 use agent_execution::budget::{self, Budget};
 use agent_execution::continuation::{AfterAnswer, CutAnswer, is_cut};
+use agent_execution::followthrough::{self, Hold};
 use agent_execution::stats_with_sub_traces;
+use agent_goal::PendingGoal;
 
 use crate::model::USAGE_KEY;
 
@@ -47,7 +50,7 @@ pub(crate) async fn create_trace(
     let store = agent.store();
     let root = &agent.engine.root;
     let settings = ModelSettings {
-        provider: root.provider.clone(),
+        provider: root.provider.map(|kind| kind.name().to_owned()),
         model: Some(agent.spec.model.clone()),
         base_url: root.base_url.clone(),
         context_window: agent.spec.context_window.map(|window| window as u64),
@@ -166,6 +169,7 @@ pub(crate) async fn run_loop(
     crate::checkpoints::at_run_end(agent, trace_id).await;
     let trace = store.finish_trace(trace_id, outcome).await?;
     let stats_with_sub_traces = stats_with_sub_traces(store, trace_id).await?;
+    let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
     // The trace's totals are estimates, in part, when any of its calls was estimated.
     let tokens_estimated = messages.iter().any(|m| model::usage_is_estimated(m));
     Ok(RunOutcome {
@@ -180,6 +184,7 @@ pub(crate) async fn run_loop(
         stats_with_sub_traces,
         tokens_estimated,
         model_error,
+        pending_goals: PendingGoal::of(&tree),
     })
 }
 
@@ -219,6 +224,8 @@ struct RunState {
     report: Option<String>,
     /// The tool specs of the last step and their tokens.
     tools_memo: model::ToolsMemo,
+    /// Messages in a row that sent the model back to its open goals.
+    reminders: u32,
 }
 
 /// One think–act–observe step.
@@ -237,6 +244,7 @@ async fn step(
         cut,
         report,
         tools_memo,
+        reminders,
     } = state;
     let spec = &agent.spec;
     let tree = agent
@@ -351,17 +359,43 @@ async fn step(
                 return Ok(Next::Stop(StopReason::Truncated, outcome, Some(text)));
             }
         };
+        // Goals left open send the model back to them, then end the run `incomplete`.
+        let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
+        let allowed = spec.limits.goal_reminders;
+        let (stop, outcome) = match followthrough::after_answer(&tree, &text, *reminders, allowed) {
+            Hold::SendBack(message) => {
+                *reminders += 1;
+                let ops = vec![WriteOp::AddMessage(*message)];
+                messages.extend(record(store, trace_id, ops).await?);
+                return Ok(Next::Continue);
+            }
+            Hold::Resolved => (StopReason::Completed, TraceOutcome::completed("")),
+            Hold::Left(outcome) => (StopReason::Incomplete, outcome),
+        };
         // The answer stays the run's response; the report, written with it in view, is the
         // trace's summary when there is one.
         *report = closing::report(agent, trace_id, &text, messages, (spending, cancel)).await?;
         let summary = report.as_deref().unwrap_or(&text).trim().to_owned();
-        let outcome = TraceOutcome::completed(summary);
-        return Ok(Next::Stop(StopReason::Completed, outcome, Some(text)));
+        let outcome = TraceOutcome {
+            summary: Some(summary),
+            ..outcome
+        };
+        return Ok(Next::Stop(stop, outcome, Some(text)));
     }
 
     cut.reset();
+    *reminders = 0;
     let calls = &response.tool_calls;
     let answers = run_tools(agent, trace_id, goal_id.as_deref(), calls, cancel).await?;
+    // A goal check's judge is a model call of its own, counted with the call it answered.
+    spending.add(
+        answers
+            .iter()
+            .flatten()
+            .filter_map(|a| a.usage)
+            .map(|u| u.1)
+            .sum(),
+    );
     let ops: Vec<WriteOp> = calls
         .iter()
         .zip(answers)
@@ -378,6 +412,7 @@ async fn step(
     if let Some(stop) = stuck::after_turn(agent, trace_id, messages, goal_id).await? {
         return Ok(Next::Stop(StopReason::Stuck, stop, None));
     }
+    goal_budgets::after_turn(agent, trace_id, messages).await?;
     Ok(Next::Continue)
 }
 

@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 use crate::agents::AgentTypeConfig;
 use crate::engine::{Engine, Start};
 use crate::options::SubAgentOptions;
-use crate::report::{SubTraceReport, plan_lines};
 use crate::spec::AgentSpec;
+use agent_execution::sub_trace_report::SubTraceReport;
 
 /// What an agent needs to run sub-traces: the engine and its own settings.
 pub(crate) struct SubAgents {
@@ -168,7 +168,7 @@ impl SubAgents {
             })?;
         let tree = self.store.get_goal_tree(trace_id).await?;
         Ok(SubTraceReport {
-            plan: tree.map(|t| plan_lines(&t)).unwrap_or_default(),
+            plan: tree.map(|t| t.summary_lines()).unwrap_or_default(),
             stats: trace.stats(),
             trace_id: trace.trace_id,
             status: trace.status,

@@ -303,16 +303,17 @@ impl RunQueue for PgRunQueue {
             .await?
             .execute(
                 "INSERT INTO agent_approvals (trace_id, tool_call_id, tool_name, arguments, \
-                 requested_at) VALUES ($1, $2, $3, $4, $5) \
+                 requested_at, warning) VALUES ($1, $2, $3, $4, $5, $6) \
                  ON CONFLICT (trace_id, tool_call_id) DO UPDATE SET tool_name = EXCLUDED.tool_name, \
                  arguments = EXCLUDED.arguments, requested_at = EXCLUDED.requested_at, \
-                 decision = NULL, reason = NULL",
+                 warning = EXCLUDED.warning, decision = NULL, reason = NULL",
                 &[
                     &trace_id,
                     &call.tool_call_id,
                     &call.tool_name,
                     &text(&call.arguments),
                     &call.requested_at,
+                    &call.warning.as_deref().map(text),
                 ],
             )
             .await
@@ -406,7 +407,8 @@ impl RunQueue for PgRunQueue {
             .conn()
             .await?
             .query(
-                "SELECT tool_call_id, tool_name, arguments, requested_at FROM agent_approvals \
+                "SELECT tool_call_id, tool_name, arguments, requested_at, warning \
+                 FROM agent_approvals \
                  WHERE trace_id = $1 AND decision IS NULL ORDER BY requested_at, tool_call_id",
                 &[&trace_id],
             )
@@ -419,6 +421,7 @@ impl RunQueue for PgRunQueue {
                 tool_name: row.get(1),
                 arguments: row.get(2),
                 requested_at: row.get(3),
+                warning: row.get(4),
             })
             .collect())
     }

@@ -12,6 +12,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0001_traces.sql"),
     include_str!("../migrations/0002_runs.sql"),
     include_str!("../migrations/0003_no_row_checks.sql"),
+    include_str!("../migrations/0004_approval_warning.sql"),
 ];
 
 /// The schema version this build writes and reads.

@@ -117,6 +117,10 @@ impl ApprovalHandler for RejectAll {
 pub struct RerunRequest {
     /// The trace whose command it is.
     pub trace_id: String,
+    /// The id of the `bash` call, when the runner gave one ([`crate::ToolContext::call_id`]):
+    /// a front end offers a rerun only for a call a person approved (see
+    /// [`SessionApprovals::may_offer_rerun`](crate::interaction::SessionApprovals::may_offer_rerun)).
+    pub tool_call_id: Option<String>,
     /// The command, as the model wrote it.
     pub command: String,
     /// What it printed when the sandbox refused it (its exit status and output).
@@ -131,4 +135,56 @@ pub trait RerunApprover: Send + Sync {
     /// Whether to run `request`'s command again, once, without the sandbox; `false` unless a
     /// person said yes.
     async fn rerun_unsandboxed(&self, request: RerunRequest) -> bool;
+}
+
+/// What a call comes to once the approval rules and the policy have spoken
+/// ([`Approval::decide`]).
+pub enum Decision<'a> {
+    /// It runs.
+    Run,
+    /// It does not run; the model is told this.
+    Refuse(String),
+    /// The handler is asked, with this note for the person (when there is one).
+    Ask(&'a dyn ApprovalHandler, Option<String>),
+}
+
+impl Approval {
+    /// Whether the call of tool `name` (of `risk`) with `arguments` runs: the `rules` first (a
+    /// deny refuses, an allow runs, a command they cannot read asks), then, for a risky tool,
+    /// this policy. `note` goes to the person when the handler is asked.
+    pub fn decide<'a>(
+        &'a self,
+        rules: &crate::ApprovalRules,
+        (name, arguments, risk): (&str, &str, Option<crate::Risk>),
+        workspace: &std::path::Path,
+        note: Option<String>,
+    ) -> Decision<'a> {
+        use crate::RuleVerdict;
+        match rules.verdict(name, arguments, workspace) {
+            Some(RuleVerdict::Deny(rule)) => Decision::Refuse(format!(
+                "{name} was not run: the approval rule `{rule}` denies it"
+            )),
+            Some(RuleVerdict::Ask { rule, why }) => match self {
+                Approval::Ask(handler) => {
+                    let why = format!("the rule `{rule}` cannot check this command: {why}");
+                    let why = note.map_or(why.clone(), |note| format!("{note}; {why}"));
+                    Decision::Ask(handler.as_ref(), Some(why))
+                }
+                _ => Decision::Refuse(format!(
+                    "{name} was not run: the approval rule `{rule}` cannot check it ({why}) and \
+                     nobody was asked; write the command so that each program it runs is named \
+                     plainly"
+                )),
+            },
+            Some(RuleVerdict::Allow(_)) => Decision::Run,
+            None if risk != Some(crate::Risk::Risky) => Decision::Run,
+            None => match self {
+                Approval::Allow => Decision::Run,
+                Approval::Refuse(reason) => {
+                    Decision::Refuse(format!("{name} was not run: {reason}"))
+                }
+                Approval::Ask(handler) => Decision::Ask(handler.as_ref(), note),
+            },
+        }
+    }
 }

@@ -37,8 +37,11 @@ use super::process::spawn;
 use super::sandbox::{Confinement, SandboxConfig, SandboxMode};
 use super::shells;
 use super::{
-    Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput, TypedTool,
+    CommandRunner, Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput,
+    TypedTool,
 };
+
+mod runner;
 
 /// How much longer than the command's own timeout the registry waits before abandoning the call.
 const REGISTRY_GRACE: Duration = Duration::from_secs(5);
@@ -175,6 +178,10 @@ impl TypedTool for BashTool {
         )
     }
 
+    fn command_runner(&self) -> Option<Arc<dyn CommandRunner>> {
+        Some(Arc::new(self.clone()))
+    }
+
     async fn run(&self, args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let root = canonical_workspace(&ctx.workspace)?;
         let timeout = command_timeout(args.timeout_secs, &ctx.limits);
@@ -191,6 +198,7 @@ impl TypedTool for BashTool {
         };
         let request = RerunRequest {
             trace_id: ctx.trace_id.clone(),
+            tool_call_id: ctx.call_id.clone(),
             command: args.command.clone(),
             output: ran.output(&confinement).content,
         };

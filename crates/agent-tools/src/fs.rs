@@ -2,6 +2,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
@@ -12,8 +13,9 @@ use super::output::{Keep, truncate_output};
 use super::path::{
     canonical_workspace, check_opened, display_relative, open_inside, resolve_in_workspace,
 };
-use super::sandbox::PROTECTED_NAMES;
-use super::{Risk, ToolContext, ToolDefinition, ToolError, ToolOutput, TypedTool};
+use super::sandbox::{PROTECTED_NAMES, SandboxMode};
+use super::write_guard::WriteGuard;
+use super::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput, TypedTool};
 
 /// How many lines `read_file` shows when no `limit` is given.
 const DEFAULT_READ_LIMIT: usize = 2000;
@@ -221,9 +223,19 @@ fn read_numbered(
     Ok(out)
 }
 
-/// `write_file(path, content)`: creates or replaces a file atomically.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct WriteFileTool;
+/// `write_file(path, content)`: creates or replaces a file atomically, within what its
+/// [`WriteGuard`] allows.
+#[derive(Debug, Clone, Default)]
+pub struct WriteFileTool {
+    guard: WriteGuard,
+}
+
+impl WriteFileTool {
+    /// The tool writing only what `guard` allows.
+    pub fn guarded(guard: WriteGuard) -> Self {
+        Self { guard }
+    }
+}
 
 /// Arguments of `write_file`.
 #[derive(Debug, Deserialize)]
@@ -264,8 +276,14 @@ impl TypedTool for WriteFileTool {
         Risk::Risky
     }
 
+    fn confined_to(&self, mode: SandboxMode) -> Option<Arc<dyn Tool>> {
+        Some(Self::guarded(self.guard.confined_to(mode)).into_tool())
+    }
+
     async fn run(&self, args: WriteFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let target = writable_target(ctx, &args.path)?;
+        self.guard
+            .check("write_file", &target.absolute, &target.shown)?;
         blocking(move || {
             if target.absolute.is_dir() {
                 return Err(ToolError::failed(format!(
@@ -341,9 +359,19 @@ fn atomic_write(target: &Target, bytes: &[u8]) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// `edit_file(path, old, new, replace_all?)`: exact string replacement in a file.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EditFileTool;
+/// `edit_file(path, old, new, replace_all?)`: exact string replacement in a file, within what
+/// its [`WriteGuard`] allows.
+#[derive(Debug, Clone, Default)]
+pub struct EditFileTool {
+    guard: WriteGuard,
+}
+
+impl EditFileTool {
+    /// The tool writing only what `guard` allows.
+    pub fn guarded(guard: WriteGuard) -> Self {
+        Self { guard }
+    }
+}
 
 /// Arguments of `edit_file`.
 #[derive(Debug, Deserialize)]
@@ -392,6 +420,10 @@ impl TypedTool for EditFileTool {
         Risk::Risky
     }
 
+    fn confined_to(&self, mode: SandboxMode) -> Option<Arc<dyn Tool>> {
+        Some(Self::guarded(self.guard.confined_to(mode)).into_tool())
+    }
+
     async fn run(&self, args: EditFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         if args.old.is_empty() {
             return Err(ToolError::failed(
@@ -404,6 +436,8 @@ impl TypedTool for EditFileTool {
             ));
         }
         let target = writable_target(ctx, &args.path)?;
+        self.guard
+            .check("edit_file", &target.absolute, &target.shown)?;
         blocking(move || edit(&target, &args)).await
     }
 }

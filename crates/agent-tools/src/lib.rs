@@ -33,8 +33,10 @@
 pub mod approval;
 mod bash;
 mod beneath;
+pub mod filter;
 mod fs;
 mod guard;
+pub mod interaction;
 mod output;
 mod path;
 mod process;
@@ -46,6 +48,7 @@ pub mod shells;
 mod typed;
 #[cfg(feature = "web")]
 pub mod web;
+mod write_guard;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -59,6 +62,7 @@ pub use approval::{
 /// The attribute [`Tool`] and [`TypedTool`] implementations need.
 pub use async_trait::async_trait;
 pub use bash::{BashArgs, BashTool};
+pub use filter::{RiskLimit, ToolFilter};
 pub use fs::{
     EditFileArgs, EditFileTool, ReadFileArgs, ReadFileTool, WriteFileArgs, WriteFileTool,
 };
@@ -73,6 +77,7 @@ pub use shells::{ShellKillTool, ShellOutputTool};
 pub use tokio_util::sync::CancellationToken;
 pub use typed::TypedTool;
 pub use typed::check_arguments;
+pub use write_guard::WriteGuard;
 
 /// Names of tools the runner registers itself (`goal`, `read_progress`, `explore`, `delegate`).
 ///
@@ -111,6 +116,9 @@ pub struct ToolContext {
     pub trace_id: String,
     /// The goal that was current when the model made the call, if any.
     pub goal_id: Option<String>,
+    /// The id of the call, as the model gave it, when the runner runs one call in this context
+    /// (a context shared by a turn's calls has none).
+    pub call_id: Option<String>,
     /// Cancelled when the run is cancelled; long-running tools stop early when it fires.
     pub cancel: CancellationToken,
     /// Output and time limits of the call.
@@ -132,6 +140,7 @@ impl ToolContext {
             workspace: std::fs::canonicalize(workspace.into())?,
             trace_id: trace_id.into(),
             goal_id: None,
+            call_id: None,
             cancel: CancellationToken::new(),
             limits: ToolLimits::default(),
         })
@@ -356,6 +365,47 @@ pub trait Tool: Send + Sync {
         let _ = mode;
         None
     }
+
+    /// How to run a shell command as this tool runs the model's, in its sandbox, for a caller
+    /// that is not the model (a goal's check); `None` for a tool that runs no commands (the
+    /// default).
+    fn command_runner(&self) -> Option<Arc<dyn CommandRunner>> {
+        None
+    }
+}
+
+/// What one command run by a [`CommandRunner`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandRun {
+    /// Its exit code; `None` when it was killed (a signal, its timeout, a cancel) or could not
+    /// be waited for.
+    pub exit_code: Option<i32>,
+    /// How it ended, in words: `exit code: 1`, `timed out after 120 s`, ...
+    pub status: String,
+    /// Its standard output and error, as the `bash` tool shows them (long output cut in the
+    /// middle).
+    pub output: String,
+}
+
+impl CommandRun {
+    /// True when the command exited with code 0.
+    pub fn succeeded(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+}
+
+/// Runs a shell command in the workspace the way a tool runs the model's: confined, in its own
+/// process group, killed with everything it started when it ends, times out or is cancelled.
+#[async_trait]
+pub trait CommandRunner: Send + Sync {
+    /// Runs `command` in `ctx`'s workspace with `timeout` (the tool's default when `None`,
+    /// bounded by `ctx.limits`).
+    async fn run_command(
+        &self,
+        command: &str,
+        timeout: Option<Duration>,
+        ctx: &ToolContext,
+    ) -> Result<CommandRun, ToolError>;
 }
 
 /// The built-in file, search and shell tools, in a stable order; `bash` in the default
@@ -364,12 +414,13 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     builtin_tools_with(SandboxConfig::default())
 }
 
-/// The built-in tools, `bash` running its commands in `sandbox`.
+/// The built-in tools, `bash` running its commands in `sandbox`, and the file tools writing
+/// within it ([`WriteGuard`]: nothing under `read-only`, never a protected path).
 pub fn builtin_tools_with(sandbox: SandboxConfig) -> Vec<Arc<dyn Tool>> {
     vec![
         ReadFileTool.into_tool(),
-        WriteFileTool.into_tool(),
-        EditFileTool.into_tool(),
+        WriteFileTool::guarded(WriteGuard::new(&sandbox)).into_tool(),
+        EditFileTool::guarded(WriteGuard::new(&sandbox)).into_tool(),
         GlobFilesTool.into_tool(),
         GrepTool.into_tool(),
         BashTool::new(sandbox).into_tool(),

@@ -12,7 +12,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::{
-    Risk, SandboxMode, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput,
+    CommandRunner, Risk, SandboxMode, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits,
+    ToolOutput,
 };
 
 /// A tool whose arguments are parsed into [`TypedTool::Args`] before it runs.
@@ -50,6 +51,11 @@ pub trait TypedTool: Send + Sync + 'static {
     /// The same tool confined at most as `mode` allows; see [`Tool::confined_to`].
     fn confined_to(&self, mode: SandboxMode) -> Option<Arc<dyn Tool>> {
         let _ = mode;
+        None
+    }
+
+    /// How to run a command as this tool does; see [`Tool::command_runner`].
+    fn command_runner(&self) -> Option<Arc<dyn CommandRunner>> {
         None
     }
 
@@ -111,6 +117,10 @@ impl<T: TypedTool> Tool for Typed<T> {
 
     fn confined_to(&self, mode: SandboxMode) -> Option<Arc<dyn Tool>> {
         self.tool.confined_to(mode)
+    }
+
+    fn command_runner(&self) -> Option<Arc<dyn CommandRunner>> {
+        self.tool.command_runner()
     }
 }
 

@@ -1,34 +1,24 @@
 //! Approvals asked in the UI: the runner's [`ApprovalHandler`] side ([`Approver`]) sends each
 //! risky call, described by the embedder (the whole command, or a diff of the change), to the
 //! screen and waits for the answer of the modal: yes, no with a reason the model reads, always
-//! this tool, or always commands starting like this one. "Always" answers hold for the rest of
-//! the session. A question nobody answers (the UI closed, the turn stopped) is a refusal.
+//! this tool, or always commands starting like this one. The rules are the session's of every
+//! front end ([`SessionApprovals`]): "always" answers hold for the rest of the session, but a
+//! call an approval rule cannot check is always asked, with its warning and without "always";
+//! a rerun without the sandbox is offered only for a call the person approved in the modal. A
+//! question nobody answers (the UI closed, the turn stopped) is a refusal.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
 
-use agent_runner::approval_rules::suggested_prefix;
+use agent_runner::interaction::{Check, Question, SessionApprovals};
 use agent_runner::{
-    ApprovalDecision, ApprovalHandler, ApprovalRequest, ApprovalRules, RerunApprover, RerunRequest,
-    RuleVerdict, async_trait,
+    ApprovalDecision, ApprovalHandler, ApprovalRequest, RerunApprover, RerunRequest, async_trait,
 };
 use tokio::sync::{mpsc, oneshot};
 
-/// How the embedder describes a call before the user decides: the lines of the command or diff.
-pub type Describe = Arc<dyn Fn(&ApprovalRequest) -> String + Send + Sync>;
+pub use agent_runner::interaction::Answer;
 
-/// What the user answered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Answer {
-    /// Run the call.
-    Yes,
-    /// Do not run it; the reason (may be empty) is told to the model.
-    No(String),
-    /// Run it, and every call of this tool for the rest of the session.
-    AlwaysTool,
-    /// Run it, and every command starting with this prefix for the rest of the session.
-    AlwaysPrefix(String),
-}
+/// How the embedder describes a call before the user decides: the lines of the command or diff.
+pub type Describe = std::sync::Arc<dyn Fn(&ApprovalRequest) -> String + Send + Sync>;
 
 /// A question waiting on the screen.
 #[derive(Debug)]
@@ -37,13 +27,19 @@ pub struct Ask {
     pub tool: String,
     /// The lines that describe the call.
     pub description: String,
+    /// Why the call is asked about although an answer or a rule would not ask otherwise (an
+    /// approval rule cannot check it): shown above the choices; "always" is not offered then.
+    pub warning: Option<String>,
+    /// Whether "always" answers are offered.
+    pub always: bool,
     /// The prefix "always" may allow, for a command.
     pub prefix: Option<String>,
     reply: oneshot::Sender<Answer>,
 }
 
 impl Ask {
-    /// A question and the receiver of its answer (for tests and other front ends).
+    /// A question and the receiver of its answer (for tests and other front ends); "always"
+    /// offered.
     pub fn new(
         tool: impl Into<String>,
         description: impl Into<String>,
@@ -53,9 +49,20 @@ impl Ask {
         let ask = Self {
             tool: tool.into(),
             description: description.into(),
+            warning: None,
+            always: true,
             prefix,
             reply,
         };
+        (ask, answer)
+    }
+
+    /// The question about `question`'s call, described by `description`.
+    fn about(question: Question, description: String) -> (Self, oneshot::Receiver<Answer>) {
+        let always = question.offers_always();
+        let (mut ask, answer) = Self::new(question.tool, description, question.prefix);
+        ask.warning = question.warning;
+        ask.always = always;
         (ask, answer)
     }
 
@@ -72,49 +79,37 @@ pub type Questions = mpsc::UnboundedReceiver<Ask>;
 pub struct Approver {
     questions: mpsc::UnboundedSender<Ask>,
     describe: Describe,
-    workspace: PathBuf,
-    /// The "always" answers given so far.
-    session: Mutex<ApprovalRules>,
+    session: SessionApprovals,
 }
 
 impl Approver {
     /// A handler whose questions arrive on the returned receiver, described by `describe`;
     /// "always" rules are matched against calls in `workspace`.
-    pub fn new(describe: Describe, workspace: PathBuf) -> (Arc<Self>, Questions) {
+    pub fn new(describe: Describe, workspace: PathBuf) -> (std::sync::Arc<Self>, Questions) {
         let (questions, receiver) = mpsc::unbounded_channel();
-        let approver = Arc::new(Self {
+        let approver = std::sync::Arc::new(Self {
             questions,
             describe,
-            workspace,
-            session: Mutex::new(ApprovalRules::default()),
+            session: SessionApprovals::new(workspace),
         });
         (approver, receiver)
-    }
-
-    fn allowed(&self, request: &ApprovalRequest) -> bool {
-        let session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
-        matches!(
-            session.verdict(&request.tool_name, &request.arguments, &self.workspace),
-            Some(RuleVerdict::Allow(_))
-        )
-    }
-
-    fn remember(&self, rule: &str) {
-        let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
-        let _ = session.allow(rule);
     }
 }
 
 /// The question about a command the sandbox refused, above the command.
 const RERUN_QUESTION: &str = "The sandbox refused this command: run it again without the sandbox?";
 
-/// A command the sandbox refused is asked about in the same modal; only yes (or "always",
-/// which is not remembered) runs it again, once.
+/// A command the sandbox refused is asked about in the same modal, when the person approved
+/// the call itself; only yes (or "always", which is not remembered) runs it again, once.
 #[async_trait]
 impl RerunApprover for Approver {
     async fn rerun_unsandboxed(&self, request: RerunRequest) -> bool {
+        if !self.session.may_offer_rerun(&request) {
+            return false;
+        }
         let description = format!("{RERUN_QUESTION}\n  $ {}", request.command);
-        let (ask, answer) = Ask::new("bash", description, None);
+        let (mut ask, answer) = Ask::new("bash", description, None);
+        ask.always = false;
         if self.questions.send(ask).is_err() {
             return false;
         }
@@ -122,42 +117,19 @@ impl RerunApprover for Approver {
     }
 }
 
-/// The command of a `bash` call.
-fn command_of(arguments: &str) -> Option<String> {
-    let args: serde_json::Value = serde_json::from_str(arguments).ok()?;
-    args.get("command")?.as_str().map(str::to_owned)
-}
-
 #[async_trait]
 impl ApprovalHandler for Approver {
     async fn decide(&self, request: ApprovalRequest) -> ApprovalDecision {
-        if self.allowed(&request) {
-            return ApprovalDecision::Approve;
-        }
-        let prefix = (request.tool_name == "bash")
-            .then(|| command_of(&request.arguments))
-            .flatten()
-            .and_then(|command| suggested_prefix(&command));
-        let (ask, answer) = Ask::new(request.tool_name.clone(), (self.describe)(&request), prefix);
+        let question = match self.session.check(&request) {
+            Check::Approved => return ApprovalDecision::Approve,
+            Check::Ask(question) => question,
+        };
+        let (ask, answer) = Ask::about(question, (self.describe)(&request));
         if self.questions.send(ask).is_err() {
-            return ApprovalDecision::Reject {
-                reason: "the user interface is closed".into(),
-            };
+            return SessionApprovals::unattended(&request, "the user interface is closed");
         }
         match answer.await {
-            Ok(Answer::Yes) => ApprovalDecision::Approve,
-            Ok(Answer::AlwaysTool) => {
-                self.remember(&request.tool_name);
-                ApprovalDecision::Approve
-            }
-            Ok(Answer::AlwaysPrefix(prefix)) => {
-                self.remember(&format!("bash({prefix})"));
-                ApprovalDecision::Approve
-            }
-            Ok(Answer::No(reason)) if reason.trim().is_empty() => ApprovalDecision::Reject {
-                reason: "the user declined".into(),
-            },
-            Ok(Answer::No(reason)) => ApprovalDecision::Reject { reason },
+            Ok(answer) => self.session.answer(&request, answer),
             Err(_) => ApprovalDecision::Reject {
                 reason: "the user cancelled".into(),
             },

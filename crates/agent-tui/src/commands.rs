@@ -1,14 +1,14 @@
 //! The slash commands of a session: look at it (`/plan`, `/cost`, `/model`, `/trace`,
-//! `/help`, `/diff`), steer it (`/compact`, `/fork`, `/rewind`, `/new`, `/resume`) and leave it
-//! (`/quit`). A mistake is answered with what would work; it never ends the session.
+//! `/help`, `/diff`), steer it (`/goal`, `/compact`, `/fork`, `/rewind`, `/new`, `/resume`) and
+//! leave it (`/quit`). A mistake is answered with what would work; it never ends the session.
 
 use agent_execution::TraceFilter;
 use agent_execution::fork::{self, ForkPoint};
 use agent_runner::{CancellationToken, stats_with_sub_traces};
 
 use crate::app::status_word;
-use crate::complete::COMMANDS;
 use crate::session::Session;
+use agent_runner::interaction::slash::{self, COMMANDS, ForkAt, SlashCommand};
 
 /// The keys, as `/help` lists them after the commands.
 const KEYS: &str = "Enter sends · Shift+Enter, Ctrl-J or \\ then Enter: a new line · Up/Down: \
@@ -19,19 +19,20 @@ the turn (twice: quit) · Ctrl-D: quit";
 impl Session {
     /// Runs the command `line` (without its `/`).
     pub(crate) async fn command(&mut self, line: &str) {
-        let mut words = line.split_whitespace();
-        let name = words.next().unwrap_or_default();
-        let rest: Vec<&str> = words.collect();
-        let busy =
-            self.app.running && matches!(name, "compact" | "fork" | "new" | "resume" | "rewind");
-        if busy {
+        let command = match slash::parse(&format!("/{line}")) {
+            Some(Ok(command)) => command,
+            Some(Err(mistake)) => return self.app.notice(mistake),
+            None => return,
+        };
+        if self.app.running && command.steers() {
+            let name = line.split_whitespace().next().unwrap_or_default();
             self.app
                 .notice(format!("/{name} waits for the turn to end (Esc stops it)"));
             return;
         }
-        match name {
-            "quit" | "exit" | "q" => self.quit = true,
-            "help" | "?" => {
+        match command {
+            SlashCommand::Quit => self.quit = true,
+            SlashCommand::Help => {
                 let mut text: Vec<String> = COMMANDS
                     .iter()
                     .map(|(name, about)| format!("{name:<10} {about}"))
@@ -45,44 +46,47 @@ impl Session {
                 text.push(KEYS.to_owned());
                 self.app.notice(text.join("\n"));
             }
-            "plan" => self.plan(),
-            "cost" => self.cost().await,
-            "model" => {
+            SlashCommand::Plan => self.plan(),
+            SlashCommand::Goal(text) => self.goal(&text).await,
+            SlashCommand::Cost => self.cost().await,
+            SlashCommand::Model => {
                 let model = self.app.status.model.clone();
                 self.app.notice(format!(
                     "model {model} · another model: start the session again with --model NAME"
                 ));
             }
-            "trace" => match self.trace_id.clone() {
+            SlashCommand::Trace => match self.trace_id.clone() {
                 Some(id) => self.app.notice(id),
                 None => self
                     .app
                     .notice("no trace yet: it starts with your first message"),
             },
-            "new" => {
+            SlashCommand::New => {
                 self.forget();
                 self.app
                     .notice("a new conversation starts with your next message");
             }
-            "compact" => self.compact().await,
-            "fork" => self.fork(&rest).await,
-            "rewind" => self.rewind(&rest).await,
-            "diff" => self.diff(&rest).await,
-            "resume" => self.resume(rest.first().copied()).await,
-            other => {
-                let args = line.trim_start()[other.len()..].trim();
+            SlashCommand::Compact => self.compact().await,
+            SlashCommand::Fork(at) => self.fork(at).await,
+            SlashCommand::Rewind(words) => {
+                let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                self.rewind(&words).await;
+            }
+            SlashCommand::Diff(number) => self.diff(&[number.as_str()]).await,
+            SlashCommand::Resume(id) => self.resume(id.as_deref()).await,
+            SlashCommand::Other { name, args } => {
                 let extensions = self.extensions.clone();
                 match extensions {
-                    Some(extensions) => match extensions.command(other, args).await {
+                    Some(extensions) => match extensions.command(&name, &args).await {
                         Some(Ok(message)) => self.send(message).await,
                         Some(Err(error)) => self.app.notice(error),
                         None => self
                             .app
-                            .notice(format!("unknown command /{other}; /help lists them")),
+                            .notice(format!("unknown command /{name}; /help lists them")),
                     },
                     None => self
                         .app
-                        .notice(format!("unknown command /{other}; /help lists them")),
+                        .notice(format!("unknown command /{name}; /help lists them")),
                 }
             }
         }
@@ -141,26 +145,14 @@ impl Session {
         }
     }
 
-    async fn fork(&mut self, args: &[&str]) {
+    async fn fork(&mut self, at: ForkAt) {
         let Some(trace_id) = self.trace_id.clone() else {
             self.app.notice("no conversation yet: type a message first");
             return;
         };
-        let point = match args {
-            [number] => ForkPoint::Goal((*number).to_owned()),
-            ["m", sequence] => match sequence.parse() {
-                Ok(sequence) => ForkPoint::Message(sequence),
-                Err(_) => {
-                    self.app
-                        .notice("/fork m SEQ takes a message number (see agent show)");
-                    return;
-                }
-            },
-            _ => {
-                self.app
-                    .notice("/fork N forks before goal N; /fork m SEQ after message SEQ");
-                return;
-            }
+        let point = match at {
+            ForkAt::Goal(number) => ForkPoint::Goal(number),
+            ForkAt::Message(sequence) => ForkPoint::Message(sequence),
         };
         let store = self.runner.store().clone();
         match fork::fork(store.as_ref(), &trace_id, &point).await {

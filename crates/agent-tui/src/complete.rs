@@ -4,45 +4,8 @@
 
 use std::path::Path;
 
-/// The slash commands, with what each does (`/help` lists them).
-pub(crate) const COMMANDS: &[(&str, &str)] = &[
-    (
-        "/plan",
-        "show or hide the plan panel, and print the goal tree",
-    ),
-    (
-        "/cost",
-        "messages, tokens and cost so far (with sub-agents)",
-    ),
-    (
-        "/compact",
-        "summarise the conversation now; the next turn starts from it",
-    ),
-    (
-        "/fork",
-        "N: a new conversation from just before goal N started",
-    ),
-    (
-        "/rewind",
-        "[N]: the points to go back to; N: files as at goal N's start, in a fork",
-    ),
-    (
-        "/diff",
-        "N: the file changes of goal N, in a scrollable view",
-    ),
-    ("/model", "the model of this session"),
-    ("/new", "start a new conversation (a new trace)"),
-    (
-        "/resume",
-        "ID: continue another trace; without an id, list the recent ones",
-    ),
-    (
-        "/trace",
-        "the trace id, for agent show, resume and the viewer",
-    ),
-    ("/help", "the commands and keys"),
-    ("/quit", "leave (also /exit, Ctrl-D)"),
-];
+/// The slash commands, as `/help` lists them (the chat's, shared with the line mode).
+pub(crate) use agent_runner::interaction::slash::COMMANDS;
 
 /// At most this many files are listed for `@` completion.
 const MAX_FILES: usize = 20_000;

@@ -3,11 +3,13 @@
 //! yes/no and choices picked with ←/→ or Tab — and the answer sent when the last field is
 //! filled. A page to open (URL mode) is shown with its address: Enter says the person went
 //! there. Esc declines, Ctrl-C cancels; a field that does not fit (a required one left empty, a
-//! number that is not one) says so and stays. The embedder turns the server's question into a
+//! number that is not one) says so and stays; the filled-in form is checked as every front end
+//! checks it ([`Form::check`]) before it goes. The embedder turns the server's question into a
 //! [`FormQuestion`] and its [`FormAnswer`] back; this crate knows nothing of MCP.
 
 use std::collections::VecDeque;
 
+use agent_runner::interaction::form::{Field, FieldKind, Form, plain};
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
@@ -37,17 +39,17 @@ pub struct FormQuestion {
     pub message: String,
     /// The page to open, for a URL question.
     pub url: Option<String>,
-    fields: Vec<Field>,
+    form: Form,
     reply: oneshot::Sender<FormAnswer>,
 }
 
 impl FormQuestion {
-    /// A question with the fields of `schema` (a flat JSON schema object; `None` for a page at
-    /// `url`), and the receiver of its answer.
+    /// A question with the fields of `form` (`None` for a page at `url`), and the receiver of
+    /// its answer.
     pub fn new(
         server: impl Into<String>,
         message: impl Into<String>,
-        schema: Option<&Value>,
+        form: Option<Form>,
         url: Option<String>,
     ) -> (Self, oneshot::Receiver<FormAnswer>) {
         let (reply, answer) = oneshot::channel();
@@ -55,7 +57,7 @@ impl FormQuestion {
             server: server.into(),
             message: message.into(),
             url,
-            fields: schema.map(fields).unwrap_or_default(),
+            form: form.unwrap_or_default(),
             reply,
         };
         (question, answer)
@@ -92,87 +94,6 @@ impl FormAsker {
     }
 }
 
-#[derive(Debug, Clone)]
-struct Field {
-    name: String,
-    title: String,
-    description: Option<String>,
-    kind: Kind,
-    required: bool,
-    default: Option<Value>,
-}
-
-#[derive(Debug, Clone)]
-enum Kind {
-    Text,
-    Number { integer: bool },
-    Boolean,
-    Choice(Vec<(Value, String)>),
-}
-
-fn fields(schema: &Value) -> Vec<Field> {
-    let required: Vec<&str> = schema["required"]
-        .as_array()
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let Some(properties) = schema["properties"].as_object() else {
-        return Vec::new();
-    };
-    properties
-        .iter()
-        .map(|(name, property)| {
-            let labels = property["enumNames"].as_array();
-            let choices: Vec<(Value, String)> = match property["enum"].as_array() {
-                Some(values) => values
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| {
-                        let label = labels
-                            .and_then(|l| l.get(i))
-                            .and_then(Value::as_str)
-                            .map_or_else(|| plain(v), str::to_owned);
-                        (v.clone(), label)
-                    })
-                    .collect(),
-                None => property["oneOf"]
-                    .as_array()
-                    .or_else(|| property["anyOf"].as_array())
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|entry| {
-                        let value = entry.get("const")?.clone();
-                        let label = entry["title"]
-                            .as_str()
-                            .map_or_else(|| plain(&value), str::to_owned);
-                        Some((value, label))
-                    })
-                    .collect(),
-            };
-            let kind = match property["type"].as_str() {
-                _ if !choices.is_empty() => Kind::Choice(choices),
-                Some("boolean") => Kind::Boolean,
-                Some("integer") => Kind::Number { integer: true },
-                Some("number") => Kind::Number { integer: false },
-                _ => Kind::Text,
-            };
-            Field {
-                name: name.clone(),
-                title: property["title"].as_str().unwrap_or(name).to_owned(),
-                description: property["description"].as_str().map(str::to_owned),
-                kind,
-                required: required.contains(&name.as_str()),
-                default: property.get("default").cloned(),
-            }
-        })
-        .collect()
-}
-
-fn plain(value: &Value) -> String {
-    value
-        .as_str()
-        .map_or_else(|| value.to_string(), str::to_owned)
-}
-
 /// The questions waiting, the first one shown, and the state of its field being filled.
 #[derive(Debug, Default)]
 pub(crate) struct Forms {
@@ -199,7 +120,9 @@ impl Forms {
     }
 
     fn current(&self) -> Option<&Field> {
-        self.queue.front().and_then(|q| q.fields.get(self.field))
+        self.queue
+            .front()
+            .and_then(|q| q.form.fields.get(self.field))
     }
 
     /// Prepares the current field: its default shown, or its default choice picked.
@@ -211,10 +134,13 @@ impl Forms {
             return;
         };
         match (&field.kind, &field.default) {
-            (Kind::Choice(choices), Some(default)) => {
-                self.choice = choices.iter().position(|(v, _)| v == default).unwrap_or(0);
+            (FieldKind::Choice(choices), Some(default)) => {
+                self.choice = choices
+                    .iter()
+                    .position(|c| &c.value == default)
+                    .unwrap_or(0);
             }
-            (Kind::Boolean, default) => {
+            (FieldKind::Boolean, default) => {
                 self.choice = usize::from(default != &Some(Value::Bool(true)));
             }
             _ => {}
@@ -233,9 +159,9 @@ impl Forms {
                     return;
                 };
                 let count = match &field.kind {
-                    Kind::Choice(choices) => choices.len(),
-                    Kind::Boolean => 2,
-                    Kind::Text | Kind::Number { .. } => 0,
+                    FieldKind::Choice(choices) => choices.len(),
+                    FieldKind::Boolean => 2,
+                    _ => 0,
                 };
                 match code {
                     KeyCode::Right | KeyCode::Down | KeyCode::Tab if count > 0 => {
@@ -244,10 +170,14 @@ impl Forms {
                     KeyCode::Left | KeyCode::Up | KeyCode::BackTab if count > 0 => {
                         self.choice = (self.choice + count - 1) % count;
                     }
-                    KeyCode::Char('y') if count == 2 && matches!(field.kind, Kind::Boolean) => {
+                    KeyCode::Char('y')
+                        if count == 2 && matches!(field.kind, FieldKind::Boolean) =>
+                    {
                         self.choice = 0;
                     }
-                    KeyCode::Char('n') if matches!(field.kind, Kind::Boolean) => self.choice = 1,
+                    KeyCode::Char('n') if matches!(field.kind, FieldKind::Boolean) => {
+                        self.choice = 1
+                    }
                     KeyCode::Backspace if count == 0 => {
                         self.text.pop();
                     }
@@ -277,6 +207,17 @@ impl Forms {
                 return;
             }
         }
+        // The whole form, checked as every front end checks it; a misfit goes back to the
+        // first field.
+        if let Some(question) = self.queue.front()
+            && let Err(error) = question.form.check(&self.values)
+        {
+            self.field = 0;
+            self.values.clear();
+            self.start();
+            self.error = Some(error);
+            return;
+        }
         let values = std::mem::take(&mut self.values);
         self.finish(FormAnswer::Accept(values));
     }
@@ -286,23 +227,16 @@ impl Forms {
     fn value(&self, field: &Field) -> Result<Option<Value>, String> {
         let typed = self.text.trim();
         let value = match &field.kind {
-            Kind::Choice(choices) => Some(choices[self.choice.min(choices.len() - 1)].0.clone()),
-            Kind::Boolean => Some(Value::Bool(self.choice == 0)),
+            FieldKind::Choice(choices) => choices
+                .get(self.choice.min(choices.len().saturating_sub(1)))
+                .map(|choice| choice.value.clone()),
+            FieldKind::Boolean => Some(Value::Bool(self.choice == 0)),
             _ if typed.is_empty() => field.default.clone(),
-            Kind::Number { integer: true } => {
-                Some(Value::from(typed.parse::<i64>().map_err(|_| {
-                    format!("{} takes a whole number", field.title)
-                })?))
-            }
-            Kind::Number { integer: false } => {
-                let number = typed
-                    .parse::<f64>()
-                    .ok()
-                    .and_then(serde_json::Number::from_f64)
-                    .ok_or_else(|| format!("{} takes a number", field.title))?;
-                Some(Value::Number(number))
-            }
-            Kind::Text => Some(Value::String(typed.to_owned())),
+            _ => Some(
+                field
+                    .parse(typed)
+                    .map_err(|why| format!("{}: {why}", field.title))?,
+            ),
         };
         if value.is_none() && field.required {
             return Err(format!("{} is required", field.title));
@@ -349,7 +283,7 @@ pub(crate) fn draw(frame: &mut Frame<'_>, forms: &Forms, area: Rect) {
             Span::raw(" decline"),
         ]));
     } else {
-        for (index, field) in question.fields.iter().enumerate() {
+        for (index, field) in question.form.fields.iter().enumerate() {
             let mark = if field.required { " *" } else { "" };
             let label = Span::styled(format!("{}{mark}: ", field.title), bold);
             let shown = match forms.values.get(&field.name) {
@@ -410,10 +344,11 @@ pub(crate) fn draw(frame: &mut Frame<'_>, forms: &Forms, area: Rect) {
 /// choices with the picked one marked.
 fn editing(forms: &Forms, field: &Field) -> String {
     match &field.kind {
-        Kind::Choice(choices) => choices
+        FieldKind::Choice(choices) => choices
             .iter()
             .enumerate()
-            .map(|(i, (_, label))| {
+            .map(|(i, choice)| {
+                let label = &choice.label;
                 if i == forms.choice {
                     format!("[{label}]")
                 } else {
@@ -422,7 +357,7 @@ fn editing(forms: &Forms, field: &Field) -> String {
             })
             .collect::<Vec<_>>()
             .join(""),
-        Kind::Boolean => {
+        FieldKind::Boolean => {
             if forms.choice == 0 {
                 "[yes]  no ".to_owned()
             } else {

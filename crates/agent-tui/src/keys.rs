@@ -205,11 +205,14 @@ impl App {
             }
             return Action::Nothing;
         }
-        let prefix = self.asks.front().and_then(|ask| ask.prefix.clone());
+        let (always, prefix) = match self.asks.front() {
+            Some(ask) if ask.always => (true, ask.prefix.clone()),
+            _ => (false, None),
+        };
         match (key.code, prefix) {
             (KeyCode::Char('y' | 'Y'), _) => self.answer(Answer::Yes),
             (KeyCode::Char('n' | 'N'), _) => self.reason = Some(String::new()),
-            (KeyCode::Char('a' | 'A'), _) => self.answer(Answer::AlwaysTool),
+            (KeyCode::Char('a' | 'A'), _) if always => self.answer(Answer::AlwaysTool),
             (KeyCode::Char('p' | 'P'), Some(prefix)) => self.answer(Answer::AlwaysPrefix(prefix)),
             _ => {}
         }

@@ -48,6 +48,7 @@ mod complete;
 mod diff_view;
 mod elicit;
 mod extend;
+mod goal;
 mod highlight;
 mod history;
 mod input;

@@ -162,6 +162,9 @@ impl Plan {
                 ),
             ]));
         }
+        if let Some(line) = gate_line(goal, &pad, columns) {
+            out.push(line);
+        }
         if goal.goal_type == GoalType::ExploreStart {
             self.branch_lines(goal, &pad, columns, out);
         }
@@ -182,6 +185,7 @@ impl Plan {
                 None => ("running", Style::new().fg(Color::Yellow)),
                 Some(TraceStatus::Completed) => ("done", Style::new().fg(Color::Green)),
                 Some(TraceStatus::Cancelled) => ("cancelled", Style::new().fg(Color::DarkGray)),
+                Some(TraceStatus::Incomplete) => ("incomplete", Style::new().fg(Color::Yellow)),
                 Some(_) => ("failed", Style::new().fg(Color::Red)),
             };
             let head = format!("{pad}{label}: ");
@@ -194,6 +198,40 @@ impl Plan {
             ]));
         }
     }
+}
+
+/// The line under a goal with a check or a budget: the check, how its latest run went, and
+/// the budget, e.g. `` ⚑ check `make test` · failed (exit 1) · budget 10 model calls``.
+fn gate_line(goal: &Goal, pad: &str, columns: usize) -> Option<Line<'static>> {
+    let budget = goal.budget.filter(|budget| !budget.is_empty());
+    if goal.check.is_none() && budget.is_none() {
+        return None;
+    }
+    let mut spans = vec![Span::raw(pad.to_owned())];
+    let mut text = String::from("⚑");
+    if let Some(check) = &goal.check {
+        text.push_str(&format!(" check {}", check.describe()));
+    }
+    let room = columns.saturating_sub(crate::wrap::width(pad) + 24);
+    spans.push(Span::styled(
+        truncate(&text, room.max(8)),
+        Style::new().fg(Color::Cyan),
+    ));
+    if let Some(result) = &goal.check_result {
+        let (verdict, style) = match (result.passed, result.exit_code) {
+            (true, _) => ("passed".to_owned(), Style::new().fg(Color::Green)),
+            (false, Some(code)) => (format!("failed (exit {code})"), Style::new().fg(Color::Red)),
+            (false, None) => ("failed".to_owned(), Style::new().fg(Color::Red)),
+        };
+        spans.push(Span::styled(format!(" · {verdict}"), style));
+    }
+    if let Some(budget) = budget.filter(|_| goal.status.is_open()) {
+        spans.push(Span::styled(
+            format!(" · budget {}", budget.describe()),
+            Style::new().fg(Color::DarkGray),
+        ));
+    }
+    Some(Line::from(spans))
 }
 
 #[cfg(test)]
@@ -214,6 +252,47 @@ mod tests {
             abandon: abandon.map(str::to_owned),
             ..GoalCommand::default()
         }
+    }
+
+    #[test]
+    fn a_gated_goal_shows_its_check_its_latest_result_and_its_budget() {
+        let mut tree = GoalTree::new("m");
+        let add = GoalCommand {
+            add: Some("Test".into()),
+            check: Some("make test".into()),
+            budget: Some(agent_goal::GoalBudget {
+                iterations: Some(10),
+                ..Default::default()
+            }),
+            ..GoalCommand::default()
+        };
+        tree.apply(&add).unwrap();
+        let mut goal = tree.goals()[0].clone();
+        let shown = |goal: &Goal| {
+            let line = gate_line(goal, "  ", 80).unwrap();
+            line.spans
+                .iter()
+                .map(|s| s.content.to_string())
+                .collect::<String>()
+        };
+        assert_eq!(
+            shown(&goal),
+            "  ⚑ check `make test` · budget 10 model calls"
+        );
+        goal.check_result = Some(agent_goal::CheckResult {
+            passed: false,
+            exit_code: Some(2),
+            output: String::new(),
+            duration_ms: 1,
+            checked_at: String::new(),
+        });
+        assert_eq!(
+            shown(&goal),
+            "  ⚑ check `make test` · failed (exit 2) · budget 10 model calls"
+        );
+        goal.check = None;
+        goal.budget = None;
+        assert!(gate_line(&goal, "", 80).is_none());
     }
 
     #[test]

@@ -294,6 +294,15 @@ fn draw_question(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let width = area.width.saturating_sub(4).clamp(20, 110);
     let inner_width = width.saturating_sub(4) as usize;
     let mut lines: Vec<Line<'static>> = Vec::new();
+    if let Some(warning) = &ask.warning {
+        let style = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
+        let text = crate::wrap::clean(&format!("⚠ {warning}"));
+        lines.extend(
+            crate::wrap::rows(&text, inner_width)
+                .into_iter()
+                .map(|row| Line::styled(row, style)),
+        );
+    }
     for text in ask.description.lines() {
         let style = if text.trim_start().starts_with("+++") || text.trim_start().starts_with("---")
         {
@@ -336,10 +345,12 @@ fn draw_question(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 Span::raw(" yes  "),
                 Span::styled("n", key),
                 Span::raw(" no, with a reason  "),
-                Span::styled("a", key),
-                Span::raw(format!(" always {}  ", ask.tool)),
             ];
-            if let Some(prefix) = &ask.prefix {
+            if ask.always {
+                choices.push(Span::styled("a", key));
+                choices.push(Span::raw(format!(" always {}  ", ask.tool)));
+            }
+            if let Some(prefix) = ask.prefix.as_ref().filter(|_| ask.always) {
                 choices.push(Span::styled("p", key));
                 choices.push(Span::raw(format!(" always `{prefix} …`  ")));
             }

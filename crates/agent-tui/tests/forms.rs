@@ -44,7 +44,8 @@ fn schema() -> Value {
 }
 
 fn asked(app: &mut App) -> oneshot::Receiver<FormAnswer> {
-    let (question, answer) = FormQuestion::new("asking", "Who is there?", Some(&schema()), None);
+    let form = agent_runner::interaction::Form::from_schema(&schema());
+    let (question, answer) = FormQuestion::new("asking", "Who is there?", Some(form), None);
     app.elicit(question);
     answer
 }
@@ -75,7 +76,7 @@ fn the_form_asks_field_by_field_and_sends_the_answer() {
     key(&mut app, KeyCode::Enter);
     typed(&mut app, "x");
     key(&mut app, KeyCode::Enter);
-    assert!(screen(&mut app, 80, 16).contains("Age takes a whole number"));
+    assert!(screen(&mut app, 80, 16).contains("Age: a whole number is needed"));
     key(&mut app, KeyCode::Backspace);
     typed(&mut app, "36");
     key(&mut app, KeyCode::Enter);

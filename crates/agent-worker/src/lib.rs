@@ -1,14 +1,14 @@
 //! Runs that execute away from where they were asked for: the queue [`Worker`], the
 //! [`RunnerFactory`] it (and the HTTP API) builds runners with, what a queued run carries
-//! ([`QueuedSettings`], [`ApprovalMode`], [`BuildChoices`]: streaming and the sandbox) and the
-//! [`WorkspaceRoots`] a run may work in.
+//! ([`QueuedSettings`], [`ApprovalMode`], [`BuildChoices`]: streaming and the [`SandboxMode`])
+//! and the [`WorkspaceRoots`] a run may work in.
 //!
 //! This crate owns the worker's loop (claim, lease, heartbeat, cancel, messages and approvals
 //! through the [`RunQueue`](agent_execution::queue::RunQueue)) and the settings shared by the
 //! nodes that queue runs and the workers that execute them. It depends on `agent-execution`
-//! (the store and the queue trait) and `agent-runner`, and must not depend on the HTTP server,
-//! a concrete store or queue, or a model provider: `agent worker` serves no HTTP, and the
-//! composition root gives it a queue, a store and a factory.
+//! (the store and the queue trait), `agent-runner` and `agent-tools` (the sandbox mode), and
+//! must not depend on the HTTP server, a concrete store or queue, or a model provider: `agent
+//! worker` serves no HTTP, and the composition root gives it a queue, a store and a factory.
 //!
 //! ```
 //! use agent_worker::{ApprovalMode, QueuedSettings};
@@ -28,8 +28,9 @@ pub mod queue;
 mod worker;
 pub mod workspace;
 
+pub use agent_tools::SandboxMode;
 pub use approval::{ApprovalMode, NEVER_REASON};
-pub use choices::{BuildChoices, SandboxChoice};
+pub use choices::BuildChoices;
 pub use factory::{FactoryError, RunnerFactory};
 pub use queue::QueuedSettings;
 pub use worker::{Worker, WorkerConfig};

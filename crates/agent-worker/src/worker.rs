@@ -405,6 +405,7 @@ impl ApprovalHandler for QueueApprovals {
             tool_name: request.tool_name.clone(),
             arguments: request.arguments.clone(),
             requested_at: agent_execution::ids::now_rfc3339(),
+            warning: request.note.clone(),
         };
         let mut bell = self.queue.run_changes(&request.trace_id);
         if let Err(error) = self.queue.ask(&request.trace_id, &waiting_call).await {

@@ -12,8 +12,8 @@ use axum::response::IntoResponse;
 
 use crate::approvals::PendingApproval;
 use crate::routes::{
-    ErrorObject, ErrorResponse, elicitations, fork, goals, plans, rewind, runs, templates, traces,
-    watch,
+    ErrorObject, ErrorResponse, elicitations, fork, goal_run, goals, plans, rewind, runs,
+    templates, traces, watch,
 };
 use crate::schemas;
 use ids::TraceIdRules;
@@ -39,6 +39,7 @@ use ids::TraceIdRules;
         runs::cancel_run,
         runs::resume_run,
         runs::send_message,
+        goal_run::set_goal,
         fork::fork_trace,
         rewind::rewind_trace,
         rewind::goal_diff,

@@ -15,15 +15,16 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{patch, post, put};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::error::{ApiError, ReadTrace};
 use crate::extract::{ApiJson, GoalPath, TraceIdPath};
 use crate::routes::ErrorResponse;
+use crate::routes::goal_bodies::{AbandonGoal, GoalChange, NewGoal, PlanChange};
 use crate::routes::runs::status_name;
 use crate::routes::traces::not_found;
-use crate::schemas::{GoalTreeDoc, PlanEditDoc};
+use crate::schemas::GoalTreeDoc;
 use crate::state::AppState;
 
 /// The routes of this module.
@@ -39,62 +40,6 @@ pub(crate) fn router() -> axum::Router<AppState> {
             "/api/traces/{trace_id}/goals/{goal_id}/abandon",
             post(abandon_goal),
         )
-}
-
-/// A change of the whole plan: exactly one of `edits` and `plan_text`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct PlanChange {
-    /// Edits applied in order, all or none (the first refused one is named by its position).
-    #[schema(value_type = Option<Vec<PlanEditDoc>>)]
-    edits: Option<Vec<PlanEdit>>,
-    /// The plan as text (one goal a line, two spaces per level, `@<profile>` at the end naming
-    /// the agent): replaces the pending goals of a stored plan (status `planned`) only.
-    plan_text: Option<String>,
-}
-
-/// A new pending goal.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct NewGoal {
-    /// What the goal is.
-    description: String,
-    /// The goal it goes under (not a finished one); top level when absent.
-    parent_id: Option<String>,
-    /// Its place among its siblings, from 0; last when absent or past the end.
-    index: Option<usize>,
-    /// The agent profile that carries it out.
-    agent: Option<String>,
-}
-
-/// A change of a pending goal: its text or agent, and/or its place.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct GoalChange {
-    /// The new description.
-    description: Option<String>,
-    /// The agent profile that carries it out; an empty text clears it.
-    agent: Option<String>,
-    /// Moves the goal under this parent; `null` moves it to the top level; absent keeps its
-    /// parent.
-    #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>)]
-    parent_id: Option<Option<String>>,
-    /// Moves the goal to this place among its siblings, from 0 (last when past the end).
-    index: Option<usize>,
-}
-
-/// Why a goal is given up.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct AbandonGoal {
-    /// The reason, kept as the goal's summary.
-    reason: String,
-}
-
-/// A field given, even as `null`.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<String>>, D::Error> {
-    Option::<String>::deserialize(deserializer).map(Some)
 }
 
 /// The plan after a change.
@@ -195,6 +140,9 @@ pub(crate) async fn add_goal(
         parent_id: goal.parent_id,
         index: goal.index,
         agent: goal.agent,
+        check: goal.check,
+        judge: goal.judge,
+        budget: goal.budget,
     };
     let goal_tree = apply(&state, &trace_id, &[edit], false).await?;
     // Ids are handed out in order, so the new goal has the newest one.
@@ -238,11 +186,20 @@ pub(crate) async fn change_goal(
     let GoalPath { trace_id, goal_id } = path;
     check_editable(&state, &trace_id).await?;
     let mut edits = Vec::new();
-    if change.description.is_some() || change.agent.is_some() {
+    let fields = [
+        &change.description,
+        &change.agent,
+        &change.check,
+        &change.judge,
+    ];
+    if fields.iter().any(|f| f.is_some()) || change.budget.is_some() {
         edits.push(PlanEdit::Update {
             goal_id: goal_id.clone(),
             description: change.description,
             agent: change.agent,
+            check: change.check,
+            judge: change.judge,
+            budget: change.budget,
         });
     }
     if change.parent_id.is_some() || change.index.is_some() {
@@ -260,7 +217,8 @@ pub(crate) async fn change_goal(
     if edits.is_empty() {
         return Err(ApiError::bad_request(
             "invalid_request",
-            "give at least one of `description`, `agent`, `parent_id` and `index`",
+            "give at least one of `description`, `agent`, `check`, `judge`, `budget`, \
+             `parent_id` and `index`",
         ));
     }
     let goal_tree = apply(&state, &trace_id, &edits, false).await?;
@@ -449,9 +407,10 @@ fn goal_error(error: &GoalError, index: Option<usize>) -> ApiError {
     };
     match error {
         GoalError::UnknownId { .. } => ApiError::NotFound(message),
-        GoalError::EmptyText { .. } | GoalError::InvalidAgent { .. } => {
-            ApiError::bad_request("invalid_request", message)
-        }
+        GoalError::EmptyText { .. }
+        | GoalError::InvalidAgent { .. }
+        | GoalError::CheckAndJudge
+        | GoalError::EmptyBudget => ApiError::bad_request("invalid_request", message),
         _ => ApiError::conflict("edit_refused", message),
     }
 }

@@ -8,12 +8,15 @@
 //! - [`fork`]: fork a trace at a goal or after a message; [`rewind`]: put a workspace's files
 //!   back as at a goal's start (and fork there), a goal's diff.
 //! - [`templates`]: list plan templates, start a run from one.
-//! - [`plans`]: plan a task, run a stored plan; [`goals`]: people's edits of a plan.
+//! - [`plans`]: plan a task, run a stored plan; [`goals`]: people's edits of a plan;
+//!   [`goal_run`]: `/goal` over HTTP, a person's goal and the run that works on it.
 //! - [`watch`]: the live WebSocket.
 //! - [`viewer`]: `GET /` (the viewer page) and its script and style sheet under `/static/`.
 
 pub(crate) mod elicitations;
 pub(crate) mod fork;
+pub(crate) mod goal_bodies;
+pub(crate) mod goal_run;
 pub(crate) mod goals;
 pub(crate) mod plans;
 pub(crate) mod queued;

@@ -6,7 +6,7 @@
 //! (403 `workspace_not_allowed`).
 
 use agent_runner::RunnerOptions;
-use agent_worker::{BuildChoices, SandboxChoice};
+use agent_worker::{BuildChoices, SandboxMode};
 use axum::body::Bytes;
 use axum::http::{HeaderMap, header};
 use serde::de::Error as _;
@@ -50,7 +50,8 @@ pub(crate) struct RunSettings {
     /// The sandbox of the run's commands: `"workspace-write"`, `"read-only"` or `"off"`;
     /// absent: the server's. A request may ask for a stricter one than the server's (`off` <
     /// `workspace-write` < `read-only`), not a looser one (403 `sandbox_not_allowed`).
-    sandbox: Option<SandboxChoice>,
+    #[schema(value_type = Option<SandboxChoice>)]
+    sandbox: Option<SandboxMode>,
     /// The folder the tools work in; a relative path is taken from the server's default
     /// workspace. It must lie under one of the server's workspace roots (after `..` and symbolic
     /// links are resolved): 403 `workspace_not_allowed` otherwise.
@@ -58,6 +59,20 @@ pub(crate) struct RunSettings {
         pattern = r"^[^\u0000]*[^\u0000\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$"
     )]
     workspace: Option<String>,
+}
+
+// The schema of a request's `sandbox`: the mode is `SandboxMode`, documented under the name the
+// API has always given it.
+/// The sandbox of a run's commands as a request names it, from the loosest to the strictest. A
+/// node's own sandbox is the loosest a request may ask for.
+#[derive(ToSchema)]
+#[schema(as = SandboxChoice)]
+#[serde(rename_all = "kebab-case")]
+#[allow(dead_code)]
+pub(crate) enum SandboxChoice {
+    Off,
+    WorkspaceWrite,
+    ReadOnly,
 }
 
 /// A new run.
@@ -96,7 +111,8 @@ pub(crate) struct StartRun {
     /// The sandbox of the run's commands: `"workspace-write"`, `"read-only"` or `"off"`;
     /// absent: the server's. A request may ask for a stricter one than the server's (`off` <
     /// `workspace-write` < `read-only`), not a looser one (403 `sandbox_not_allowed`).
-    sandbox: Option<SandboxChoice>,
+    #[schema(value_type = Option<SandboxChoice>)]
+    sandbox: Option<SandboxMode>,
     /// The folder the tools work in; a relative path is taken from the server's default
     /// workspace. It must lie under one of the server's workspace roots (after `..` and symbolic
     /// links are resolved): 403 `workspace_not_allowed` otherwise.
@@ -184,7 +200,7 @@ impl RunSettings {
     pub(crate) fn queued(
         self,
         server: ApprovalMode,
-        sandbox: SandboxChoice,
+        sandbox: SandboxMode,
     ) -> Result<agent_worker::QueuedSettings, ApiError> {
         if let Some(model) = &self.model
             && model.trim().is_empty()
@@ -290,12 +306,13 @@ pub(crate) fn settle(
 /// What a request chose about streaming and the sandbox: a sandbox looser than the server's
 /// is refused (403 `sandbox_not_allowed`), as a looser approval mode is.
 fn choices(
-    server: SandboxChoice,
+    server: SandboxMode,
     stream: Option<bool>,
-    sandbox: Option<SandboxChoice>,
+    sandbox: Option<SandboxMode>,
 ) -> Result<BuildChoices, ApiError> {
+    // Modes are ordered from the strictest: a greater one is looser.
     if let Some(requested) = sandbox
-        && requested < server
+        && requested > server
     {
         return Err(ApiError::refused(
             "sandbox_not_allowed",

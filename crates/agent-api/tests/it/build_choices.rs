@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::common::{post_json, state_with};
-use agent_api::{ApiConfig, SandboxChoice};
+use agent_api::{ApiConfig, SandboxMode};
 use agent_execution::{InMemoryTraceStore, TraceStore};
 use axum::http::StatusCode;
 use serde_json::json;
@@ -20,7 +20,7 @@ async fn choices_are_checked_and_reach_only_a_factory_that_applies_them() {
         Vec::new(),
         workspace.path(),
         ApiConfig {
-            sandbox: SandboxChoice::WorkspaceWrite,
+            sandbox: SandboxMode::WorkspaceWrite,
             ..ApiConfig::default()
         },
     );

@@ -58,7 +58,12 @@ async fn a_watcher_sees_the_posted_message_and_deltas_that_name_their_goal() {
         ))
         .with_delay(Duration::from_millis(300)),
         Reply::from(Turn::text("Looking at the code now.")).with_pause(Duration::from_millis(200)),
-        Reply::from(Turn::text("The docs are fine too.")),
+        // The answer to the message, which also finishes the goal; the final answer follows.
+        Reply::from(Turn::text("The docs are fine too.").with_tool_call(
+            "c2",
+            "goal",
+            json!({"done": "looked"}),
+        )),
     ])
     .await;
     server.when_empty(|_| Reply::from(Turn::text("Done.")));
@@ -125,10 +130,14 @@ async fn a_watcher_sees_the_posted_message_and_deltas_that_name_their_goal() {
     let answered = added("assistant", "The docs are fine too.").expect("its answer");
     assert!(streamed < queued && queued < answered, "{seen:#?}");
 
-    // Every delta names the goal it was written under: goal 1.
+    // Every delta names the goal it was written under: goal 1 while it was current (the final
+    // answer, after it was done, names none).
     let tree = store.get_goal_tree(&trace_id).await.unwrap().unwrap();
     let look = tree.find_by_display("1").unwrap().id.clone();
-    let deltas: Vec<&Value> = seen.iter().filter(|e| e["event"] == "text_delta").collect();
+    let deltas: Vec<&Value> = seen
+        .iter()
+        .filter(|e| e["event"] == "text_delta" && !e["goal_id"].is_null())
+        .collect();
     assert!(deltas.len() >= 2, "{deltas:#?}");
     for delta in &deltas {
         assert_eq!(delta["goal_id"], look.as_str(), "{delta}");

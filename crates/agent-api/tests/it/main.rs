@@ -12,6 +12,7 @@ mod connections;
 mod damaged_traces;
 mod estimates;
 mod fork;
+mod goal_run;
 mod hostile_api;
 mod live_messages;
 mod messages;

@@ -60,8 +60,7 @@ async fn a_message_to_an_ended_trace_starts_its_next_turn() {
 async fn a_message_to_a_running_trace_is_queued_for_its_next_model_call() {
     let workspace = tempfile::tempdir().unwrap();
     let turns = vec![
-        ScriptedTurn::tool_call("goal", json!({"add": "Look", "focus": "1"}))
-            .with_delay(Duration::from_secs(1)),
+        ScriptedTurn::tool_call("read_progress", json!({})).with_delay(Duration::from_secs(1)),
         ScriptedTurn::text("Answered the question."),
     ];
     let (state, client) = state(turns, workspace.path());

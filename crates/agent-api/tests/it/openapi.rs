@@ -70,6 +70,7 @@ async fn the_document_is_served_and_lists_every_route() {
             "/api/traces/{trace_id}/elicitations/{elicitation_id}",
             "/api/traces/{trace_id}/events",
             "/api/traces/{trace_id}/fork",
+            "/api/traces/{trace_id}/goal",
             "/api/traces/{trace_id}/goal_tree",
             "/api/traces/{trace_id}/goals",
             "/api/traces/{trace_id}/goals/{goal_id}",

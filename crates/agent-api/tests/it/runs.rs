@@ -97,6 +97,7 @@ async fn cancel_stops_a_run_and_resume_continues_it_under_the_same_id() {
     let turns = vec![
         ScriptedTurn::tool_call("goal", json!({"add": "Wait", "focus": "1"})),
         ScriptedTurn::text("never").with_delay(Duration::from_secs(30)),
+        ScriptedTurn::tool_call("goal", json!({"done": "waited"})),
         ScriptedTurn::text("Resumed and done."),
     ];
     let state = state_with(store.clone(), turns, workspace.path(), ApiConfig::default());

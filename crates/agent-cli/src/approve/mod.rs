@@ -7,71 +7,35 @@
 //! question waits cancels the run at once, without waiting for Enter. The same terminal is asked
 //! whether a command the sandbox refused runs again without it (`rerun.rs`).
 
+//! Approval of risky tool calls on the terminal. Without `--yes` the user is asked — the whole
+//! command, or a diff of the change (`show.rs`), with the spinner held so the question stays on
+//! the screen — and may answer yes, no (with a reason the model reads), always for this tool, or
+//! always for commands starting like this one, by the session rules every front end shares
+//! (`agent_runner::interaction::SessionApprovals`): a call an approval rule cannot check is
+//! always asked, with the warning and without "always". Without a terminal to ask on, the call
+//! is refused (fail closed) and counted, so the run can say how many were refused and how to
+//! allow them. `[approvals] allow/deny` rules of `agent.toml` apply before anyone is asked.
+//! What was typed ahead is thrown away before each question, so keystrokes typed or injected
+//! before it was shown cannot answer it. Ctrl-C while a question waits cancels the run at once,
+//! without waiting for Enter. The same terminal is asked whether a command the sandbox refused
+//! runs again without it (`rerun.rs`), for a call the user approved here only.
+
 mod rerun;
 mod show;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
-use agent_runner::approval_rules::suggested_prefix;
-use agent_runner::{
-    Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest, ApprovalRules, RuleVerdict,
-};
+use agent_runner::interaction::{Answer, Check, Question, SessionApprovals};
+use agent_runner::{ApprovalDecision, ApprovalHandler, ApprovalRequest};
 use async_trait::async_trait;
-use serde::Deserialize;
 
-use crate::exit::UsageError;
-
-/// `[approvals]` of `agent.toml`.
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ApprovalsConfig {
-    /// Calls that run without asking (`bash(cargo test)`, `write_file(src/**)`, `read_file`).
-    #[serde(default)]
-    pub(crate) allow: Vec<String>,
-    /// Calls that are always refused, whatever else says.
-    #[serde(default)]
-    pub(crate) deny: Vec<String>,
-}
-
-/// The rules of `[approvals]`; a rule that cannot be read is a configuration error naming it
-/// and the file.
-pub(crate) fn rules(
-    config: Option<&ApprovalsConfig>,
-    file: Option<&std::path::Path>,
-) -> Result<ApprovalRules, UsageError> {
-    let Some(config) = config else {
-        return Ok(ApprovalRules::default());
-    };
-    ApprovalRules::parse(&config.allow, &config.deny).map_err(|error| {
-        let place = file
-            .map(|path| format!(" in {}", path.display()))
-            .unwrap_or_default();
-        UsageError(format!("invalid configuration{place}: [approvals] {error}"))
-    })
-}
-
-/// The approval of a run: everything with `--yes`, else the terminal (refusing when there is
-/// none). The approver is returned too, to read what it refused.
-pub(crate) fn policy(yes: bool, workspace: PathBuf) -> (Approval, Option<Arc<TerminalApprover>>) {
-    if yes {
-        return (Approval::Allow, None);
-    }
-    let approver = Arc::new(TerminalApprover {
-        workspace,
-        session: Mutex::new(ApprovalRules::default()),
-        refused: AtomicUsize::new(0),
-    });
-    (Approval::Ask(approver.clone()), Some(approver))
-}
-
-/// Asks on the terminal, one call at a time, and remembers the "always" answers of the session.
+/// Asks on the terminal, one call at a time, by the session's rules.
 pub(crate) struct TerminalApprover {
     workspace: PathBuf,
-    /// The "always" answers given so far.
-    session: Mutex<ApprovalRules>,
+    session: SessionApprovals,
     /// How many calls were refused because there was no terminal to ask on.
     refused: AtomicUsize,
 }
@@ -79,48 +43,33 @@ pub(crate) struct TerminalApprover {
 /// The reason given to the model when nobody could be asked.
 pub(crate) const NO_TERMINAL: &str = "risky tool calls need approval, and there is no terminal to ask on; rerun with --yes to approve them";
 
-/// What the user answered.
-#[derive(Debug, PartialEq, Eq)]
-enum Answer {
-    Yes,
-    No(String),
-    AlwaysTool,
-    AlwaysPrefix(String),
-}
-
 impl TerminalApprover {
+    /// An approver of runs in `workspace`, with no answers yet.
+    pub(crate) fn new(workspace: PathBuf) -> Arc<Self> {
+        Arc::new(Self {
+            session: SessionApprovals::new(workspace.clone()),
+            workspace,
+            refused: AtomicUsize::new(0),
+        })
+    }
+
     /// How many calls were refused for lack of a terminal so far, and forgets them (so that
     /// each turn of a chat reports its own).
     pub(crate) fn take_refused(&self) -> usize {
         self.refused.swap(0, Ordering::Relaxed)
-    }
-
-    fn remember(&self, rule: &str) {
-        let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
-        let _ = session.allow(rule);
-    }
-
-    fn allowed_this_session(&self, request: &ApprovalRequest) -> bool {
-        let session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
-        matches!(
-            session.verdict(&request.tool_name, &request.arguments, &self.workspace),
-            Some(RuleVerdict::Allow(_))
-        )
     }
 }
 
 #[async_trait]
 impl ApprovalHandler for TerminalApprover {
     async fn decide(&self, request: ApprovalRequest) -> ApprovalDecision {
-        // A call asked about for a note is asked every time: no earlier answer covers it.
-        if request.note.is_none() && self.allowed_this_session(&request) {
-            return ApprovalDecision::Approve;
-        }
+        let question = match self.session.check(&request) {
+            Check::Approved => return ApprovalDecision::Approve,
+            Check::Ask(question) => question,
+        };
         if !std::io::stdin().is_terminal() {
             self.refused.fetch_add(1, Ordering::Relaxed);
-            return ApprovalDecision::Reject {
-                reason: NO_TERMINAL.into(),
-            };
+            return SessionApprovals::unattended(&request, NO_TERMINAL);
         }
         let color = crate::output::color(true);
         let mut described = show::describe(
@@ -129,41 +78,21 @@ impl ApprovalHandler for TerminalApprover {
             &self.workspace,
             color,
         );
-        if let Some(note) = &request.note {
-            described.push_str(&format!("\n  ! {note}"));
+        if let Some(warning) = &question.warning {
+            described.push_str(&format!("\n  ! {warning}"));
         }
-        let prefix = (request.tool_name == "bash" && request.note.is_none())
-            .then(|| command_of(&request.arguments))
-            .flatten()
-            .and_then(|command| suggested_prefix(&command));
-        let choices = choices(&request.tool_name, prefix.as_deref());
-        let tool = request.tool_name.clone();
-        let asked = prefix.clone();
+        let choices = choices(&question);
         // The run drops this future when it is cancelled (Ctrl-C): the question then stops
         // waiting for its answer at once.
         let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
         let stopped = stop.0.clone();
         let answer = tokio::task::spawn_blocking(move || {
-            crate::output::suspended(|| ask(&described, &choices, asked.as_deref(), &stopped))
+            crate::output::suspended(|| ask(&described, &choices, &question, &stopped))
         })
         .await
         .unwrap_or_else(|_| Answer::No(String::new()));
         drop(stop);
-        match answer {
-            Answer::Yes => ApprovalDecision::Approve,
-            Answer::AlwaysTool => {
-                self.remember(&tool);
-                ApprovalDecision::Approve
-            }
-            Answer::AlwaysPrefix(prefix) => {
-                self.remember(&format!("bash({prefix})"));
-                ApprovalDecision::Approve
-            }
-            Answer::No(reason) if reason.is_empty() => ApprovalDecision::Reject {
-                reason: "the user declined".into(),
-            },
-            Answer::No(reason) => ApprovalDecision::Reject { reason },
-        }
+        self.session.answer(&request, answer)
     }
 }
 
@@ -173,20 +102,25 @@ pub(crate) fn describe_plain(request: &ApprovalRequest, workspace: &std::path::P
     show::describe(&request.tool_name, &request.arguments, workspace, false)
 }
 
-/// The command of a `bash` call.
-fn command_of(arguments: &str) -> Option<String> {
-    let args: serde_json::Value = serde_json::from_str(arguments).ok()?;
-    args.get("command")?.as_str().map(str::to_owned)
-}
-
-/// The line of choices under the question.
-fn choices(tool: &str, prefix: Option<&str>) -> String {
-    let mut line =
-        format!("[y] yes · [n] no (`n <why>` tells the model) · [a] always {tool} this session");
-    if let Some(prefix) = prefix {
-        line.push_str(&format!(" · [p] always `{prefix} …`"));
+/// The line of choices under the question: no "always" for a call with a warning.
+fn choices(question: &Question) -> String {
+    let mut line = "[y] yes · [n] no (`n <why>` tells the model)".to_owned();
+    if question.offers_always() {
+        line.push_str(&format!(" · [a] always {} this session", question.tool));
+        if let Some(prefix) = &question.prefix {
+            line.push_str(&format!(" · [p] always `{prefix} …`"));
+        }
     }
     line
+}
+
+/// Throws away what was typed on the terminal and not read yet, so that keystrokes typed (or
+/// injected) before a question was shown cannot answer it. Does nothing off a terminal.
+pub(crate) fn flush_typed_ahead() {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        let _ = nix::sys::termios::tcflush(&stdin, nix::sys::termios::FlushArg::TCIFLUSH);
+    }
 }
 
 /// Sets its flag when dropped.
@@ -200,26 +134,26 @@ impl Drop for StopOnDrop {
 
 /// Prints the question and reads answers until one is understood; end of input, or `stop`
 /// set while waiting, is "no".
-fn ask(described: &str, choices: &str, prefix: Option<&str>, stop: &AtomicBool) -> Answer {
+fn ask(described: &str, choices: &str, question: &Question, stop: &AtomicBool) -> Answer {
+    let always = question.offers_always();
+    let prefix = question.prefix.as_deref().filter(|_| always);
+    let keys = match (always, prefix) {
+        (false, _) => "y/n",
+        (true, None) => "y/n/a",
+        (true, Some(_)) => "y/n/a/p",
+    };
     let mut stderr = std::io::stderr();
-    let _ = write!(
-        stderr,
-        "\n? {described}\n  {choices}\n  [y/n/a{}] ",
-        if prefix.is_some() { "/p" } else { "" }
-    );
+    flush_typed_ahead();
+    let _ = write!(stderr, "\n? {described}\n  {choices}\n  [{keys}] ");
     let _ = stderr.flush();
     loop {
         let Some(line) = read_line(stop) else {
             return Answer::No(String::new());
         };
-        if let Some(answer) = parse(&line, prefix) {
+        if let Some(answer) = parse(&line, always, prefix) {
             return answer;
         }
-        let _ = write!(
-            stderr,
-            "  answer y, n, a{}: ",
-            if prefix.is_some() { " or p" } else { "" }
-        );
+        let _ = write!(stderr, "  answer {}: ", keys.replace('/', ", "));
         let _ = stderr.flush();
     }
 }
@@ -250,9 +184,9 @@ fn read_line(stop: &AtomicBool) -> Option<String> {
     }
 }
 
-/// An answer as typed: `y`, `n`, `n <reason>`, `a`, `p` (when a prefix is offered); an empty
-/// line is no.
-fn parse(line: &str, prefix: Option<&str>) -> Option<Answer> {
+/// An answer as typed: `y`, `n`, `n <reason>`, `a` (when "always" is offered), `p` (when a
+/// prefix is offered); an empty line is no.
+fn parse(line: &str, always: bool, prefix: Option<&str>) -> Option<Answer> {
     let line = line.trim();
     let end = line
         .find(|c: char| c.is_whitespace() || matches!(c, ':' | ',' | '-'))
@@ -262,8 +196,8 @@ fn parse(line: &str, prefix: Option<&str>) -> Option<Answer> {
     match word.to_lowercase().as_str() {
         "y" | "yes" => Some(Answer::Yes),
         "" | "n" | "no" => Some(Answer::No(rest.to_owned())),
-        "a" | "always" => Some(Answer::AlwaysTool),
-        "p" if prefix.is_some() => prefix.map(|p| Answer::AlwaysPrefix(p.to_owned())),
+        "a" | "always" if always => Some(Answer::AlwaysTool),
+        "p" => prefix.map(|p| Answer::AlwaysPrefix(p.to_owned())),
         _ => None,
     }
 }
@@ -274,31 +208,20 @@ mod tests {
 
     #[test]
     fn answers_are_read_with_their_reasons() {
-        assert_eq!(parse("y\n", None), Some(Answer::Yes));
-        assert_eq!(parse("\n", None), Some(Answer::No(String::new())));
+        assert_eq!(parse("y\n", true, None), Some(Answer::Yes));
+        assert_eq!(parse("\n", true, None), Some(Answer::No(String::new())));
         assert_eq!(
-            parse("n: use cargo check instead\n", None),
+            parse("n: use cargo check instead\n", true, None),
             Some(Answer::No("use cargo check instead".into()))
         );
-        assert_eq!(parse("A\n", None), Some(Answer::AlwaysTool));
+        assert_eq!(parse("A\n", true, None), Some(Answer::AlwaysTool));
         assert_eq!(
-            parse("p\n", Some("cargo test")),
+            parse("p\n", true, Some("cargo test")),
             Some(Answer::AlwaysPrefix("cargo test".into()))
         );
-        assert_eq!(parse("p\n", None), None);
-        assert_eq!(parse("maybe\n", None), None);
-    }
-
-    #[test]
-    fn bad_rules_name_the_file_and_the_rule() {
-        let config = ApprovalsConfig {
-            allow: vec!["bash(cargo test".into()],
-            deny: Vec::new(),
-        };
-        let error = rules(Some(&config), Some(std::path::Path::new("/p/agent.toml")))
-            .unwrap_err()
-            .to_string();
-        assert!(error.contains("/p/agent.toml"), "{error}");
-        assert!(error.contains("\"bash(cargo test\""), "{error}");
+        assert_eq!(parse("p\n", true, None), None);
+        assert_eq!(parse("maybe\n", true, None), None);
+        // Where "always" is not offered, `a` is no answer.
+        assert_eq!(parse("a\n", false, None), None);
     }
 }

@@ -1,6 +1,8 @@
 //! The question whether a command the sandbox refused runs again without it, asked on the
 //! terminal of a run that asks its approvals there (never with `--yes`, never without a
-//! terminal): the command, then "run it again without the sandbox? [y/N]".
+//! terminal), and only for a call the user approved in its own question (never for one an
+//! approval rule or an earlier "always" let run unasked): the command, then "run it again
+//! without the sandbox? [y/N]", after what was typed ahead is thrown away.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -18,7 +20,7 @@ pub(crate) const QUESTION: &str =
 #[async_trait]
 impl RerunApprover for TerminalApprover {
     async fn rerun_unsandboxed(&self, request: RerunRequest) -> bool {
-        if !std::io::stdin().is_terminal() {
+        if !std::io::stdin().is_terminal() || !self.session.may_offer_rerun(&request) {
             return false;
         }
         let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
@@ -28,6 +30,7 @@ impl RerunApprover for TerminalApprover {
             crate::output::suspended(|| {
                 let mut stderr = std::io::stderr();
                 let shown: String = command.lines().collect::<Vec<_>>().join("\n    ");
+                super::flush_typed_ahead();
                 let _ = write!(stderr, "\n  $ {shown}\n? {QUESTION} ");
                 let _ = stderr.flush();
                 read_line(&stopped).is_some_and(|line| is_yes(&line))

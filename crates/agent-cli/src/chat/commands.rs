@@ -1,9 +1,12 @@
-//! The chat's slash commands: look at the session (`/plan`, `/cost`, `/trace`), steer it
-//! (`/compact`, `/fork`, `/rewind`, `/new`), send an MCP server's prompt
-//! (`/mcp__SERVER__PROMPT`) and leave it (`/quit`). A mistake is printed with what would work; it never ends the session.
+//! The chat's slash commands, parsed as the full-screen UI parses them
+//! (`agent_runner::interaction::slash`): look at the session (`/plan`, `/cost`, `/trace`,
+//! `/model`, `/diff`), steer it (`/goal`, `/compact`, `/fork`, `/rewind`, `/new`, `/resume`), send an MCP
+//! server's prompt (`/mcp__SERVER__PROMPT`) and leave it (`/quit`). A mistake is printed with
+//! what would work; it never ends the session.
 
 use agent_execution::TraceStore;
 use agent_execution::fork::{self, ForkError, ForkPoint};
+use agent_runner::interaction::slash::{self, COMMANDS, ForkAt, SlashCommand};
 use agent_runner::stats_with_sub_traces;
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
@@ -22,56 +25,67 @@ pub(crate) enum Next {
     Quit,
 }
 
-/// The commands, as `/help` prints them.
-const HELP: &str = "\
-/plan           the goal tree of the conversation
-/cost           messages, tokens and cost so far (with sub-agents)
-/compact        summarise the conversation now; the next turn starts from the summary
-/fork N         a new conversation from just before goal N started (`/fork m SEQ`: after message SEQ)
-/rewind [N]     the points to go back to; with N, the files as at goal N's start, in a fork
-/trace          the trace id, for agent show, resume and the viewer
-/new            start a new conversation (a new trace)
+/// What `/help` adds after the commands, in the line mode.
+const MORE: &str = "\
 /mcp__S__P k=v  send the prompt P of the MCP server S, its arguments as key=value
-/help           this list
-/quit           leave (also /exit, Ctrl-D)
 Anything else is your next message; Ctrl-C stops a turn.";
 
-/// Runs the command `line` (without its `/`).
+/// Runs the command `line` (with its `/`).
 pub(crate) async fn run(session: &mut Session, line: &str) -> Result<Next> {
-    let mut words = line.split_whitespace();
-    let name = words.next().unwrap_or_default();
-    let rest: Vec<&str> = words.collect();
-    match name {
-        "quit" | "exit" | "q" => return Ok(Next::Quit),
-        "help" | "?" => help(session).await,
-        "new" => {
+    let command = match slash::parse(line) {
+        Some(Ok(command)) => command,
+        Some(Err(mistake)) => {
+            note(&mistake);
+            return Ok(Next::Prompt);
+        }
+        None => return Ok(Next::Prompt),
+    };
+    match command {
+        SlashCommand::Quit => return Ok(Next::Quit),
+        SlashCommand::Help => help(session).await,
+        SlashCommand::New => {
             session.trace_id = None;
             note("a new conversation starts with your next message");
         }
-        "trace" => match &session.trace_id {
+        SlashCommand::Trace => match &session.trace_id {
             Some(trace_id) => note(trace_id),
             None => note("no trace yet: it starts with your first message"),
         },
-        "plan" => plan(session).await?,
-        "cost" => cost(session).await?,
-        "compact" => compact(session).await?,
-        "fork" => fork_at(session, &rest).await?,
-        "rewind" => super::rewind::run(session, &rest).await?,
-        prompt if prompt.starts_with(agent_mcp::TOOL_PREFIX) => {
-            let args = line.trim_start()[prompt.len()..].trim();
-            match crate::mcp_catalog::prompt_message(&session.mcp, prompt, args).await {
+        SlashCommand::Model => note(&format!(
+            "model {} · another model: start the session again with --model NAME",
+            session.setup.runner.spec().model
+        )),
+        SlashCommand::Plan => plan(session).await?,
+        SlashCommand::Goal(text) => return goal(session, &text).await,
+        SlashCommand::Cost => cost(session).await?,
+        SlashCommand::Compact => compact(session).await?,
+        SlashCommand::Fork(at) => fork_at(session, at).await?,
+        SlashCommand::Rewind(words) => {
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            super::rewind::run(session, &words).await?;
+        }
+        SlashCommand::Diff(number) => super::rewind::diff(session, &number).await?,
+        SlashCommand::Resume(id) => resume(session, id.as_deref()).await?,
+        SlashCommand::Other { name, args } if name.starts_with(agent_mcp::TOOL_PREFIX) => {
+            match crate::mcp_catalog::prompt_message(&session.mcp, &name, &args).await {
                 Ok(message) => return Ok(Next::Send(message)),
                 Err(error) => note(&error),
             }
         }
-        other => note(&format!("unknown command /{other}; /help lists them")),
+        SlashCommand::Other { name, .. } => {
+            note(&format!("unknown command /{name}; /help lists them"));
+        }
     }
     Ok(Next::Prompt)
 }
 
 /// `/help`: the commands, then the prompts of the session's MCP servers.
 async fn help(session: &Session) {
-    note(HELP);
+    let listed: Vec<String> = COMMANDS
+        .iter()
+        .map(|(name, about)| format!("{name} {about}"))
+        .collect();
+    note(&format!("{}\n{MORE}", listed.join("\n")));
     for server in session.mcp.servers() {
         for prompt in server.prompts().await.unwrap_or_default() {
             let command = crate::mcp_catalog::command_name(server.name(), &prompt.name);
@@ -79,6 +93,43 @@ async fn help(session: &Session) {
             note(&format!("{command}  {}", crate::output::one_line(&about)));
         }
     }
+}
+
+/// `/resume [ID]`: without an id, the recent traces; with one, the session goes on there.
+async fn resume(session: &mut Session, id: Option<&str>) -> Result<()> {
+    let store = session.setup.store.clone();
+    let Some(id) = id else {
+        let recent = crate::ids::newest(store.as_ref(), 10).await?;
+        if recent.is_empty() {
+            note("no traces yet");
+            return Ok(());
+        }
+        let listed: Vec<String> = recent
+            .iter()
+            .map(|t| {
+                let task = t.task.lines().next().unwrap_or_default();
+                format!(
+                    "{}  {:<9}  {}",
+                    crate::ids::short(&t.trace_id),
+                    crate::progress::status_word(t.status),
+                    crate::output::one_line(task)
+                )
+            })
+            .collect();
+        note(&format!(
+            "/resume ID continues one of these:\n{}",
+            listed.join("\n")
+        ));
+        return Ok(());
+    };
+    match crate::ids::resolve(store.as_ref(), id).await {
+        Ok(trace_id) => {
+            note(&format!("continuing {trace_id}"));
+            session.trace_id = Some(trace_id);
+        }
+        Err(error) => note(&format!("agent: {error}")),
+    }
+    Ok(())
 }
 
 /// The trace of the session, or a note that there is none yet.
@@ -101,6 +152,45 @@ async fn plan(session: &Session) -> Result<()> {
         .unwrap_or_default();
     note(clean(&tree.to_todo_string()).trim_end());
     Ok(())
+}
+
+/// `/goal`: the library reads the line and does the work; a new goal's message is the next
+/// turn (on a new trace when the session has none).
+async fn goal(session: &mut Session, args: &str) -> Result<Next> {
+    use agent_plan::goal_command::{self, GoalRequest};
+    let runner = &session.setup.runner;
+    let request = match goal_command::parse(args) {
+        Ok(request) => request,
+        Err(error) => {
+            note(&error.to_string());
+            return Ok(Next::Prompt);
+        }
+    };
+    match (request, session.trace_id.clone()) {
+        (GoalRequest::Set(goal), trace_id) => {
+            match goal_command::set_goal(runner, trace_id.as_deref(), &goal).await {
+                Ok(set) => {
+                    note(&format!("goal {} set: {}", set.number, clean(&goal.text)));
+                    session.trace_id = Some(set.trace_id);
+                    return Ok(Next::Send(set.message));
+                }
+                Err(error) => note(&format!("agent: {error}")),
+            }
+        }
+        (GoalRequest::Show, Some(trace_id)) => {
+            let tree = session.setup.store.get_goal_tree(&trace_id).await?;
+            note(&clean(&goal_command::status(&tree.unwrap_or_default())));
+        }
+        (GoalRequest::Clear, Some(trace_id)) => {
+            match goal_command::clear(runner, &trace_id).await {
+                Ok(cleared) if cleared.is_empty() => note("no goal set with /goal is open"),
+                Ok(cleared) => note(&format!("abandoned: {}", clean(&cleared.join("; ")))),
+                Err(error) => note(&format!("agent: {error}")),
+            }
+        }
+        (_, None) => note("no goal yet: /goal TEXT [--check CMD] sets one"),
+    }
+    Ok(Next::Prompt)
 }
 
 async fn cost(session: &Session) -> Result<()> {
@@ -157,23 +247,13 @@ async fn compact(session: &Session) -> Result<()> {
     Ok(())
 }
 
-async fn fork_at(session: &mut Session, args: &[&str]) -> Result<()> {
+async fn fork_at(session: &mut Session, at: ForkAt) -> Result<()> {
     let Some(trace_id) = trace_of(session) else {
         return Ok(());
     };
-    let point = match args {
-        [number] => ForkPoint::Goal((*number).to_owned()),
-        ["m", sequence] => match sequence.parse() {
-            Ok(sequence) => ForkPoint::Message(sequence),
-            Err(_) => {
-                note("/fork m SEQ takes a message number (see agent show)");
-                return Ok(());
-            }
-        },
-        _ => {
-            note("/fork N forks before goal N (see /plan); /fork m SEQ after message SEQ");
-            return Ok(());
-        }
+    let point = match at {
+        ForkAt::Goal(number) => ForkPoint::Goal(number),
+        ForkAt::Message(sequence) => ForkPoint::Message(sequence),
     };
     let store: &dyn TraceStore = session.setup.store.as_ref();
     match fork::fork(store, &trace_id, &point).await {

@@ -23,13 +23,14 @@ use agent_runner::RunOutcome;
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
+use agent_tools::SandboxMode;
+
 use crate::cli::{ChatArgs, OutputFormat};
-use crate::config::FileConfig;
 use crate::exit::{ExitCode, UsageError};
+use crate::ids;
 use crate::output::{clean, note, print};
 use crate::progress::{self, ProgressMode, status_word};
-use crate::setup::{Setup, setup};
-use crate::{ids, mcp};
+use crate::setup::{self, Setup};
 
 use self::input::{Input, Read};
 
@@ -46,7 +47,7 @@ pub(crate) struct Session {
 type CurrentTurn = Arc<Mutex<Option<CancellationToken>>>;
 
 /// `agent chat`.
-pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
+pub(crate) async fn chat(args: ChatArgs, sandbox: Option<SandboxMode>) -> Result<ExitCode> {
     if args.model.output() != OutputFormat::Text {
         return Err(UsageError(
             "agent chat prints text; for JSON use agent run --output-format json|stream-json"
@@ -54,8 +55,9 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
         )
         .into());
     }
-    let file = FileConfig::load()?;
-    let store = crate::store::open_for_run(&args.model, &file).await?.store;
+    let app = crate::settings::app(crate::settings::overrides(&args.model, sandbox))?;
+    let opened = app.open_store().await?;
+    let store = opened.store.clone();
     // -c/--continue [ID], --last, -r/--resume [ID]: an existing trace, with what it ran with.
     let trace_id = match (&args.continue_trace, &args.resume) {
         (_, Some(given)) if given.is_empty() => {
@@ -68,38 +70,46 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
         (None, None) if args.last => Some(ids::last(store.as_ref()).await?),
         (None, None) => None,
     };
-    let (model, profile) = match &trace_id {
+    let (app, profile) = match &trace_id {
         Some(id) => {
-            let recorded = crate::recorded::read(store.as_ref(), id).await?;
-            let model = crate::run::with_recorded(&recorded, &args.model);
-            (model, recorded.profile)
+            let (app, recorded) = crate::run::with_recorded(app, store.as_ref(), id).await?;
+            (app, recorded.profile)
         }
-        None => (args.model.clone(), None),
+        None => (app, None),
     };
     drop(store);
     let tui = crate::tui::wanted(args.no_tui);
-    let (client, forms) = mcp::for_chat(model.workspace.as_deref(), tui);
-    let mcp = Arc::new(mcp::start(&file, &model.mcp, client).await?);
     if tui {
         let opening = crate::tui::Opening {
             trace_id,
             message: args.message.clone(),
         };
-        let ended = crate::tui::chat(&model, &mcp, opening, profile.as_deref(), forms).await;
-        mcp.shutdown().await;
-        return ended;
+        return crate::tui::chat(&args.model, app, opened, opening, profile.as_deref()).await;
     }
-    let setup = setup(&model, mcp::tools(&mcp), profile.as_deref()).await?;
+    let serve = args.model.serve;
+    let door = setup::door(app, Some(opened), |app, workspace| {
+        crate::mcp::on_terminal(app, workspace)
+    })
+    .await?;
+    let mcp = door.mcp.clone();
+    let setup = setup::setup(
+        &door,
+        profile.as_deref(),
+        args.model.yes,
+        None,
+        args.model.otel.as_deref(),
+    )?;
     // A server that says its tools changed is listed again, and the next turn has the new ones.
     let refresh = {
         let (servers, runner) = (mcp.clone(), setup.runner.clone());
+        let (factory, request) = (setup.factory.clone(), setup.request.clone());
         tokio::spawn(async move {
             servers
-                .follow_tool_changes(|servers| runner.replace_tools(mcp::registry(servers)))
+                .follow_tool_changes(|_| runner.replace_tools(factory.registry(&request)))
                 .await;
         })
     };
-    let _server = match model.serve {
+    let _server = match serve {
         Some(port) => Some(crate::serve::background(&setup, port).await?),
         None => None,
     };
@@ -133,8 +143,8 @@ pub(crate) async fn chat(args: ChatArgs) -> Result<ExitCode> {
                 if line.is_empty() {
                     continue;
                 }
-                if let Some(command) = line.strip_prefix('/') {
-                    match commands::run(&mut session, command).await? {
+                if line.starts_with('/') {
+                    match commands::run(&mut session, line).await? {
                         commands::Next::Quit => break,
                         commands::Next::Prompt => {}
                         // A server's prompt, filled in: the message of the next turn.
@@ -247,7 +257,7 @@ fn report(
     outcome: &RunOutcome,
     before: Option<&agent_execution::TraceStats>,
     streamed: &str,
-    provider: &crate::config::ProviderConfig,
+    provider: &agent_app::provider::ProviderConfig,
 ) {
     match outcome.status {
         TraceStatus::Completed => {

@@ -1,6 +1,7 @@
-//! `/rewind` in a chat: the points the conversation can go back to, and going back to one —
-//! the files put back as they were when it started and the session continued in a fork, as
-//! `agent rewind` does (both through `agent_plan::rewind`).
+//! `/rewind` and `/diff` in a chat: the points the conversation can go back to, going back to
+//! one — the files put back as they were when it started and the session continued in a fork,
+//! as `agent rewind` does — and a goal's file changes, as `agent diff` shows them (all through
+//! `agent_plan::rewind`).
 
 use agent_plan::rewind::{self, Command};
 use anyhow::Result;
@@ -17,23 +18,8 @@ pub(super) async fn run(session: &mut Session, words: &[&str]) -> Result<()> {
             return Ok(());
         }
     };
-    let Some(trace_id) = session.trace_id.clone() else {
-        note("no conversation yet: type a message first");
+    let Some((trace_id, checkpoints)) = checkpoints(session) else {
         return Ok(());
-    };
-    let checkpoints = match rewind::checkpoints_of(session.setup.runner.options(), &trace_id) {
-        Ok(Some(checkpoints)) => checkpoints,
-        Ok(None) => {
-            note(&format!(
-                "{trace_id} has no checkpoints (they are off, traces are kept in a database, \
-                 or no snapshot was taken yet)"
-            ));
-            return Ok(());
-        }
-        Err(error) => {
-            note(&format!("agent: {error}"));
-            return Ok(());
-        }
     };
     let store = session.setup.store.clone();
     match command {
@@ -57,4 +43,40 @@ pub(super) async fn run(session: &mut Session, words: &[&str]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `/diff N`: goal N's file changes, from its start to its end (or to now).
+pub(super) async fn diff(session: &mut Session, number: &str) -> Result<()> {
+    let Some((trace_id, checkpoints)) = checkpoints(session) else {
+        return Ok(());
+    };
+    let store = session.setup.store.clone();
+    match rewind::goal_diff(store.as_ref(), &checkpoints, &trace_id, number).await {
+        Ok(diff) if diff.trim().is_empty() => note(&format!("goal {number} changed no file")),
+        Ok(diff) => note(clean(&diff).trim_end()),
+        Err(error) => note(&format!("agent: {error}")),
+    }
+    Ok(())
+}
+
+/// The trace of the session and its checkpoints; `None` (said on stderr) when there are none.
+fn checkpoints(session: &Session) -> Option<(String, std::sync::Arc<rewind::CheckpointStore>)> {
+    let Some(trace_id) = session.trace_id.clone() else {
+        note("no conversation yet: type a message first");
+        return None;
+    };
+    match rewind::checkpoints_of(session.setup.runner.options(), &trace_id) {
+        Ok(Some(checkpoints)) => Some((trace_id, checkpoints)),
+        Ok(None) => {
+            note(&format!(
+                "{trace_id} has no checkpoints (they are off, traces are kept in a database, \
+                 or no snapshot was taken yet)"
+            ));
+            None
+        }
+        Err(error) => {
+            note(&format!("agent: {error}"));
+            None
+        }
+    }
 }

@@ -20,7 +20,7 @@ pub(crate) use chat::ChatArgs;
 pub(crate) use checkpoints::{DiffArgs, RewindArgs};
 pub(crate) use configure::{CompletionsArgs, ConfigArgs, InitArgs};
 pub(crate) use mcp::{McpAction, McpArgs};
-pub(crate) use model::{ModelArgs, OutputFormat, ProviderArgs, ProviderKind, ReasoningEffort};
+pub(crate) use model::{ModelArgs, OutputFormat, ProviderArgs};
 pub(crate) use plan::{PlanAction, PlanArgs};
 pub(crate) use serve::ServeArgs;
 

@@ -29,15 +29,13 @@ impl ModelArgs {
     }
 }
 
-/// The model provider behind a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum ProviderKind {
+/// `--provider`: the model provider behind a run (agent-llm's [`agent_llm::ProviderKind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ProviderArg {
     /// Any OpenAI-compatible chat completions server (OpenAI, DeepSeek, Qwen, Ollama, vLLM, ...);
     /// on OpenAI's own API, models served only on the Responses API use that API.
     Openai,
     /// The OpenAI Responses API (the API of Codex CLI; `gpt-5-codex`, `o3-pro`, ...).
-    #[serde(rename = "openai-responses")]
     OpenaiResponses,
     /// Anthropic Messages.
     Anthropic,
@@ -45,43 +43,21 @@ pub(crate) enum ProviderKind {
     Scripted,
 }
 
-impl ProviderKind {
-    /// The name `--provider` and agent.toml give it.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::Openai => "openai",
-            Self::OpenaiResponses => "openai-responses",
-            Self::Anthropic => "anthropic",
-            Self::Scripted => "scripted",
-        }
-    }
-
-    /// The provider `name` names (as [`ProviderKind::name`] gives it).
-    pub(crate) fn from_name(name: &str) -> Option<Self> {
-        [
-            Self::Openai,
-            Self::OpenaiResponses,
-            Self::Anthropic,
-            Self::Scripted,
-        ]
-        .into_iter()
-        .find(|kind| kind.name() == name)
-    }
-
-    /// The provider whose server, key and settings this one shares: OpenAI's two APIs share
-    /// them.
-    pub(crate) fn account(self) -> ProviderKind {
-        match self {
-            ProviderKind::OpenaiResponses => ProviderKind::Openai,
-            other => other,
+impl From<ProviderArg> for agent_llm::ProviderKind {
+    fn from(arg: ProviderArg) -> Self {
+        match arg {
+            ProviderArg::Openai => Self::Openai,
+            ProviderArg::OpenaiResponses => Self::OpenaiResponses,
+            ProviderArg::Anthropic => Self::Anthropic,
+            ProviderArg::Scripted => Self::Scripted,
         }
     }
 }
 
-/// How hard an OpenAI-compatible reasoning model thinks (`reasoning_effort`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum ReasoningEffort {
+/// `--reasoning-effort`: how hard an OpenAI-compatible reasoning model thinks (agent-llm's
+/// [`agent_llm::ReasoningEffort`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum EffortArg {
     /// Little reasoning: faster and cheaper.
     Low,
     /// The usual amount.
@@ -90,13 +66,12 @@ pub(crate) enum ReasoningEffort {
     High,
 }
 
-impl ReasoningEffort {
-    /// The word sent to the server.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::Low => "low",
-            Self::Medium => "medium",
-            Self::High => "high",
+impl From<EffortArg> for agent_llm::ReasoningEffort {
+    fn from(arg: EffortArg) -> Self {
+        match arg {
+            EffortArg::Low => Self::Low,
+            EffortArg::Medium => Self::Medium,
+            EffortArg::High => Self::High,
         }
     }
 }
@@ -107,7 +82,7 @@ pub(crate) struct ProviderArgs {
     /// The model provider [default: from agent.toml, else inferred from API keys]. With
     /// `openai` on OpenAI's own API, the models served only on the Responses API use it.
     #[arg(long, value_enum)]
-    pub(crate) provider: Option<ProviderKind>,
+    pub(crate) provider: Option<ProviderArg>,
     /// The model name [default: on resume the trace's own, else agent.toml's, else the one a
     /// local server serves, else the provider's usual one].
     #[arg(short = 'm', long, env = "AGENT_MODEL")]
@@ -175,7 +150,7 @@ pub(crate) struct ModelArgs {
         env = "AGENT_REASONING_EFFORT",
         value_name = "EFFORT"
     )]
-    pub(crate) reasoning_effort: Option<ReasoningEffort>,
+    pub(crate) reasoning_effort: Option<EffortArg>,
     /// Anthropic extended thinking with this token budget (at least 1024) [default: agent.toml,
     /// else off].
     #[arg(long = "thinking", env = "AGENT_THINKING_BUDGET", value_name = "BUDGET_TOKENS",

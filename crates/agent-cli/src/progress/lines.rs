@@ -94,6 +94,20 @@ impl State {
                     truncate(&one_line(detail), 120)
                 ));
             }
+            EventKind::GoalChecked { check, result, .. } => {
+                let (mark, verdict) = match result.passed {
+                    true => ("✓", "passed"),
+                    false => ("✗", "failed"),
+                };
+                let code = result
+                    .exit_code
+                    .map(|code| format!(" (exit code {code})"))
+                    .unwrap_or_default();
+                lines.push(format!(
+                    "  {mark} check {verdict}: {}{code}",
+                    truncate(&check.describe(), 100)
+                ));
+            }
             EventKind::TraceCompleted { .. } => self.running.clear(),
             _ => {}
         }
@@ -145,6 +159,18 @@ impl State {
                     vec![format!("    ✗ {}", truncate(&one_line(text), 120))]
                 } else {
                     result_summary(text).into_iter().collect()
+                }
+            }
+            // The runner's own words to the model: open goals it sent it back to, a goal's
+            // spent budget.
+            Role::User => {
+                let meta = agent_execution::meta::MessageMeta::of(message);
+                match (meta.goals_pending, meta.goal_budget) {
+                    (Some(_), _) | (_, Some(_)) => {
+                        let first = message.content.text().lines().next().unwrap_or_default();
+                        vec![format!("  ↻ {}", truncate(&one_line(first), 120))]
+                    }
+                    _ => Vec::new(),
                 }
             }
             _ => Vec::new(),

@@ -92,7 +92,11 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
         Reply::from(Turn::text("The answer is 42, written to answer.txt.")),
         // The second prompt: the model starts answering, then never finishes.
         Reply::sse([sse_data(&thinking)]).then_hang(),
-        // The fork's own turn.
+        // The fork's own turn: its goals are open again and it only answers, so it is sent
+        // back to them three times and ends with them left open.
+        Reply::from(Turn::text("Wrote it another way.")),
+        Reply::from(Turn::text("Wrote it another way.")),
+        Reply::from(Turn::text("Wrote it another way.")),
         Reply::from(Turn::text("Wrote it another way.")),
         // The limited process's one model call: a tool call, and then the limit.
         Reply::from(Turn::tool_call(
@@ -100,6 +104,24 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
             "mcp__everything__echo",
             json!({"message": "from the editor's server"}),
         )),
+        // `/goal Write out.txt --check test -f out.txt`: the goal is 1; its check fails first.
+        Reply::from(Turn::tool_call("call_8", "goal", json!({"focus": "1"}))),
+        Reply::from(Turn::tool_call(
+            "call_9",
+            "goal",
+            json!({"done": "written"}),
+        )),
+        Reply::from(Turn::tool_call(
+            "call_10",
+            "write_file",
+            json!({"path": "out.txt", "content": "out\n"}),
+        )),
+        Reply::from(Turn::tool_call(
+            "call_11",
+            "goal",
+            json!({"done": "out.txt written"}),
+        )),
+        Reply::from(Turn::text("out.txt is written.")),
     ])
     .await;
     let base = server.openai_base();
@@ -292,6 +314,10 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
         ]
     );
     assert!(!of_kind(prompt, "usage_update").is_empty());
+    // The session's slash commands were advertised when it opened.
+    let advertised = of_kind(prompt, "available_commands_update");
+    assert_eq!(advertised.len(), 1, "{prompt:#}");
+    assert_eq!(advertised[0]["availableCommands"][0]["name"], "goal");
 
     // The second prompt is cancelled while the model is answering.
     let cancel = step("cancel");
@@ -324,6 +350,16 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
         .map(|g| g["status"].as_str().unwrap())
         .collect();
     assert_eq!(statuses, ["in_progress", "pending"], "{shown:#}");
+    let last_words: String = of_kind(step("fork"), "agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        last_words
+            .ends_with("(stopped with goals left open: 1. Read the notes; 2. Write the answer)"),
+        "{last_words}"
+    );
+    assert_eq!(shown["trace"]["status"], "incomplete");
 
     let listed = step("list")["response"]["sessions"].as_array().unwrap();
     assert!(listed.iter().any(|s| s["sessionId"] == fork.as_str()));
@@ -369,5 +405,48 @@ async fn an_editor_prompts_approves_cancels_lists_and_reloads_a_session() {
     assert_eq!(
         echoed["content"][0]["content"]["text"],
         "Echo: from the editor's server"
+    );
+
+    // `/goal` in the editor: the status, a goal whose check gates `done`, the status again.
+    let goal = step("goal");
+    let said = |part: &str| -> String {
+        of_kind(&goal[part], "agent_message_chunk")
+            .iter()
+            .map(|u| u["content"]["text"].as_str().unwrap())
+            .collect()
+    };
+    assert_eq!(goal["before"]["response"]["stopReason"], "end_turn");
+    assert_eq!(
+        said("before"),
+        "No goal yet: /goal TEXT [--check CMD] sets one."
+    );
+    assert_eq!(
+        goal["worked"]["response"]["stopReason"], "end_turn",
+        "{goal:#}"
+    );
+    assert_eq!(said("worked"), "out.txt is written.");
+    let plans: Vec<Vec<String>> = of_kind(&goal["worked"], "plan")
+        .into_iter()
+        .map(entries)
+        .collect();
+    assert_eq!(plans.last().unwrap(), &["1 Write out.txt [completed]"]);
+    // The first done was refused by the check, the second passed it.
+    let events = std::fs::read_to_string(
+        env.traces()
+            .join(goal["sessionId"].as_str().unwrap())
+            .join("events.jsonl"),
+    )
+    .unwrap();
+    let checks: Vec<bool> = events
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|event| event["event"] == "goal_checked")
+        .map(|event| event["result"]["passed"].as_bool().unwrap())
+        .collect();
+    assert_eq!(checks, [false, true]);
+    assert_eq!(said("after"), "every goal is done or abandoned");
+    assert_eq!(
+        std::fs::read_to_string(env.path("work/out.txt")).unwrap(),
+        "out\n"
     );
 }

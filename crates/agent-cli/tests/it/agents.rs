@@ -274,7 +274,9 @@ async fn a_plan_is_written_as_plan_and_executed_and_resumed_as_the_running_profi
     let script = env.write(
         "resume.json",
         &json!([
+            {"tool_calls": [{"name": "goal", "arguments": {"focus": "2"}}]},
             {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "n"}}]},
+            {"tool_calls": [{"name": "goal", "arguments": {"done": "notes written"}}]},
             {"text": "Written."}
         ])
         .to_string(),

@@ -230,11 +230,12 @@ async fn a_command_a_deny_rule_cannot_read_is_asked_about_on_a_terminal_even_whe
     let mut terminal = Terminal::spawn(env.command(&args));
     // `bash` is allowed, yet the deny rule cannot tell what runs: the person is asked, with
     // why, and offered no "always".
-    let screen = terminal.wait_for("[y/n/a]");
+    let screen = terminal.wait_for("[y/n]");
     assert!(
         screen.contains("! the rule `bash(rm -rf)` cannot check this command"),
         "{screen}"
     );
+    assert!(!screen.contains("always"), "{screen}");
     terminal.send("y\r");
     assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
     assert!(env.path("work/out/made.txt").exists());

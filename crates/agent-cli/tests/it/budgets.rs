@@ -7,10 +7,11 @@ use serde_json::{Value, json};
 
 use crate::agent_env;
 
-/// A turn that adds a goal (each a different one) and reports 1,000 prompt tokens.
+/// A turn that looks for files (each time others, so the loop guard lets it be) and reports
+/// 1,000 prompt tokens.
 fn paid_turn(i: usize) -> Value {
     json!({
-        "tool_calls": [{"name": "goal", "arguments": {"add": format!("Step {i}")}}],
+        "tool_calls": [{"name": "glob_files", "arguments": {"pattern": format!("step{i}*")}}],
         "usage": {"prompt_tokens": 1000, "completion_tokens": 0, "cached_tokens": 0}
     })
 }

@@ -50,7 +50,11 @@ async fn rewind_in_a_line_mode_chat_puts_goal_2s_files_back_and_goes_on_in_a_for
         {"text": "Both done."},
         // The closing report of the planned turn.
         {"text": "The notes are revised."},
-        {"text": "Going on from the fork."}
+        // The fork's turn: its goals are open again, and it sees them through.
+        {"tool_calls": [call("goal", json!({"done": "drafted", "focus": "2"}))]},
+        {"tool_calls": [call("goal", json!({"done": "kept the draft"}))]},
+        {"text": "Going on from the fork."},
+        {"text": "The draft stays."}
     ]);
     let script = env.write("script.json", &script.to_string());
     let work = env.work();

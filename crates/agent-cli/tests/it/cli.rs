@@ -505,8 +505,13 @@ async fn a_plan_is_written_edited_and_run() {
         "Two goals: write the notes, then check them."
     );
 
-    // The saved plan starts another run.
-    let script = write_script(&env, "reuse.json", json!([{"text": "Reused."}]));
+    // The saved plan starts another run, which holds the model to it: a model that only
+    // answers leaves the run incomplete, its four goals open.
+    let script = write_script(
+        &env,
+        "reuse.json",
+        json!({"turns": [{"text": "Reused."}], "fallback": "Reused."}),
+    );
     let output = env
         .run(&[
             "run",
@@ -520,8 +525,13 @@ async fn a_plan_is_written_edited_and_run() {
             "Make notes again",
         ])
         .await;
-    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(code(&output), 5, "{}", stderr(&output));
     let result: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(
+        result["pending_goals"].as_array().unwrap().len(),
+        4,
+        "{result}"
+    );
     let shown: Value = serde_json::from_slice(
         &env.run(&["show", result["trace_id"].as_str().unwrap(), "--json"])
             .await
@@ -748,4 +758,38 @@ async fn a_reader_that_went_away_ends_listing_commands_quietly() {
         assert_eq!(code(&output), 0, "{args:?}: {}", stderr(&output));
         assert_eq!(stderr(&output), "", "{args:?}");
     }
+}
+
+#[tokio::test]
+async fn the_demo_does_not_become_the_newest_trace_of_the_project() {
+    let env = agent_env();
+    let demo = env
+        .agent(&["demo", "--no-serve"])
+        .env_remove("AGENT_TRACE_DIR")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(code(&demo), 0, "{}", stderr(&demo));
+    // Its traces are in a project of their own, named in what it says.
+    let kept = env.data().join("agent/traces/demo");
+    assert!(
+        stderr(&demo).contains(&kept.display().to_string()),
+        "{}",
+        stderr(&demo)
+    );
+    // `-c` in the folder the demo ran in finds nothing to continue (not the demo, whose model is
+    // the built-in script).
+    let script = write_script(&env, "s.json", json!([{"text": "Hi."}]));
+    let continued = env
+        .agent(&["run", "-c", "--script", &script, "go on"])
+        .env_remove("AGENT_TRACE_DIR")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(code(&continued), 2, "{}", stderr(&continued));
+    assert!(
+        stderr(&continued).contains("no traces in this project's trace folder"),
+        "{}",
+        stderr(&continued)
+    );
 }

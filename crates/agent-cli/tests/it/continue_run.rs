@@ -21,6 +21,7 @@ async fn a_trace_continues_by_prefix_and_by_last_with_the_message_last_in_the_re
     let work = env.work();
     let server = MockModelServer::with_replies([
         Turn::tool_call("c1", "goal", json!({"add": "Answer", "focus": "1"})),
+        Turn::tool_call("c2", "goal", json!({"done": "it is 42"})),
         Turn::text("The answer is 42."),
         Turn::text("42 in French is quarante-deux."),
     ])
@@ -53,8 +54,8 @@ async fn a_trace_continues_by_prefix_and_by_last_with_the_message_last_in_the_re
     assert_eq!(result["status"], "completed");
     assert_eq!(result["response"], "42 in French is quarante-deux.");
     let requests = server.requests();
-    assert_eq!(requests.len(), 3);
-    let messages = requests[2].body["messages"].as_array().unwrap().clone();
+    assert_eq!(requests.len(), 4);
+    let messages = requests[3].body["messages"].as_array().unwrap().clone();
     let last = messages.last().unwrap();
     assert_eq!(last["role"], "user");
     assert_eq!(last["content"], "Say it in French");
@@ -62,7 +63,7 @@ async fn a_trace_continues_by_prefix_and_by_last_with_the_message_last_in_the_re
         messages[0]["content"]
             .as_str()
             .unwrap()
-            .contains("[→] 1. Answer"),
+            .contains("[✓] 1. Answer"),
         "the plan is carried over: {messages:?}"
     );
 

@@ -63,7 +63,12 @@ async fn a_trace_forked_at_a_goal_is_printed_named_and_resumable() {
 
     let again = env.write(
         "again.json",
-        &json!([{"text": "Done another way."}]).to_string(),
+        &json!([
+            // Goal 2 never starts in the fork: it is dropped.
+            {"tool_calls": [{"name": "goal", "arguments": {"done": "redrafted", "delete": "2"}}]},
+            {"text": "Done another way."}
+        ])
+        .to_string(),
     );
     let output = env
         .run(&["resume", &forked, "--script", &again, "--workspace", &work])
@@ -95,13 +100,23 @@ async fn run_on(
     server: &MockModelServer,
     args: &[&str],
 ) -> String {
+    run_on_to(env, server, args, 0).await
+}
+
+/// [`run_on`], checking it ended with exit code `expect`.
+async fn run_on_to(
+    env: &agent_test_support::cli::CliEnv,
+    server: &MockModelServer,
+    args: &[&str],
+    expect: i32,
+) -> String {
     let mut all = vec!["run".to_owned()];
     all.extend(on_server(env, server));
     all.extend(args.iter().map(|s| (*s).to_owned()));
     let output = env
         .run(&all.iter().map(String::as_str).collect::<Vec<_>>())
         .await;
-    assert_eq!(code(&output), 0, "{all:?}: {}", stderr(&output));
+    assert_eq!(code(&output), expect, "{all:?}: {}", stderr(&output));
     stdout(&output)
 }
 
@@ -142,12 +157,19 @@ async fn a_fork_continued_on_a_model_server_sends_the_history_of_the_fork_point_
     let recorded = server.requests();
     assert_eq!(recorded.len(), 7);
     assert_eq!(server.replies_left(), 0);
-    // Every later answer is a plain text; the last request is the one looked at.
+    // Every later answer is a plain text; the last request is the one looked at. A fork's
+    // goals are open again, so a model that only answers leaves its run incomplete (5).
     server.when_empty(|_| Reply::from(Turn::text("Done another way.")));
 
     // At a goal: the history and plan of the request that started goal 2, then the message.
     let forked = fork_of(&env, &[&original, "--goal", "2"]).await;
-    let answer = run_on(&env, &server, &["--continue", &forked, "do it another way"]).await;
+    let answer = run_on_to(
+        &env,
+        &server,
+        &["--continue", &forked, "do it another way"],
+        5,
+    )
+    .await;
     assert!(answer.contains("Done another way."), "{answer}");
     let first = server.requests()[recorded.len()].body.clone();
     let messages = first["messages"].as_array().unwrap();
@@ -188,7 +210,13 @@ async fn a_fork_continued_on_a_model_server_sends_the_history_of_the_fork_point_
     .unwrap();
     assert_eq!(shown["trace"]["forked_from"]["trace_id"], original.as_str());
     let before = server.request_count();
-    run_on(&env, &server, &["--continue", &forked_at_message, "go on"]).await;
+    run_on_to(
+        &env,
+        &server,
+        &["--continue", &forked_at_message, "go on"],
+        5,
+    )
+    .await;
     let first = server.requests()[before].body.clone();
     let messages = first["messages"].as_array().unwrap();
     let after_reading = recorded[4].body["messages"].as_array().unwrap();

@@ -50,6 +50,7 @@ async fn resume_asks_the_server_for_the_model_the_trace_ran_with_unless_told_oth
         Turn::tool_call("c1", "goal", json!({"add": "Look", "focus": "1"}))
             .with_model("mock-coder-0601"),
         Turn::tool_call("c2", "glob_files", json!({"pattern": "*"})),
+        Turn::tool_call("c3", "goal", json!({"done": "looked around"})),
         Turn::text("Done."),
     ])
     .await;
@@ -305,7 +306,11 @@ async fn every_command_that_takes_a_trace_id_takes_a_prefix() {
             stderr(&output)
         );
     }
-    let script = env.write("run.json", &json!([{"text": "Ran."}]).to_string());
+    // A model that only answers leaves the plan's goals open: the run ends incomplete.
+    let script = env.write(
+        "run.json",
+        &json!({"turns": [], "fallback": "Ran."}).to_string(),
+    );
     let output = env
         .run(&[
             "run",
@@ -528,7 +533,14 @@ async fn resume_without_an_id_on_a_terminal_offers_the_projects_traces() {
         .await;
     assert_eq!(code(&output), 3, "{}", stderr(&output));
     let trace_id = result_of(&output)["trace_id"].as_str().unwrap().to_owned();
-    let again = env.write("again.json", &json!([{"text": "Three files."}]).to_string());
+    let again = env.write(
+        "again.json",
+        &json!([
+            {"tool_calls": [{"name": "goal", "arguments": {"done": "three files"}}]},
+            {"text": "Three files."}
+        ])
+        .to_string(),
+    );
     let mut terminal = agent_test_support::pty::Terminal::spawn(env.command(&[
         "resume",
         "--script",
@@ -536,6 +548,8 @@ async fn resume_without_an_id_on_a_terminal_offers_the_projects_traces() {
         "--workspace",
         &work,
         "--yes",
+        "--max-iterations",
+        "2",
     ]));
     let screen = terminal.wait_for("Which trace?");
     assert!(

@@ -122,7 +122,11 @@ async fn a_plan_is_saved_as_a_template_listed_and_run_with_values() {
         json!([{"name": "module", "default": "src/store.rs"}, {"name": "owner", "default": null}])
     );
 
-    let script = env.write("run.json", &json!([{"text": "Started."}]).to_string());
+    // The run holds the model to the template's goals: one that only answers ends incomplete.
+    let script = env.write(
+        "run.json",
+        &json!({"turns": [], "fallback": "Started."}).to_string(),
+    );
     let output = env
         .run(&[
             "run",
@@ -140,7 +144,7 @@ async fn a_plan_is_saved_as_a_template_listed_and_run_with_values() {
             "--json",
         ])
         .await;
-    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(code(&output), 5, "{}", stderr(&output));
     let result: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     let (task, run_goals) = goals(&env, result["trace_id"].as_str().unwrap()).await;
     assert_eq!(task, "Add a cache to src/db.rs");
@@ -170,7 +174,7 @@ async fn a_plan_is_saved_as_a_template_listed_and_run_with_values() {
             "Cache it",
         ])
         .await;
-    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(code(&output), 5, "{}", stderr(&output));
     let result: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     let (task, run_goals) = goals(&env, result["trace_id"].as_str().unwrap()).await;
     assert_eq!(task, "Cache it");
@@ -190,7 +194,11 @@ async fn values_and_names_that_do_not_fit_are_usage_errors_naming_them() {
         "---\nmission: Cache {{module}}\nparams:\n  module:\n---\nRead {{module}}\n",
     )
     .unwrap();
-    let script = env.write("run.json", &json!([{"text": "Started."}]).to_string());
+    // The run holds the model to the template's goals: one that only answers ends incomplete.
+    let script = env.write(
+        "run.json",
+        &json!({"turns": [], "fallback": "Started."}).to_string(),
+    );
     let cases: [(&[&str], &str); 6] = [
         (&["run", "--plan", "cache"], "needs a value for \"module\""),
         (

@@ -94,6 +94,18 @@ async fn run_with(
     task: &str,
     extra: &[&str],
 ) -> String {
+    run_to(env, continuing, turns, task, extra, 0).await
+}
+
+/// [`run_with`], checking the run ended with exit code `expect` (5: it left goals open).
+async fn run_to(
+    env: &CliEnv,
+    continuing: Option<&str>,
+    turns: Value,
+    task: &str,
+    extra: &[&str],
+    expect: i32,
+) -> String {
     let script = env.write(
         &format!("script-{}.json", rand_name(task)),
         &turns.to_string(),
@@ -120,7 +132,7 @@ async fn run_with(
     args.extend(extra);
     args.push(task);
     let output = env.run(&args).await;
-    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(code(&output), expect, "{}", stderr(&output));
     let result: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     result["trace_id"].as_str().unwrap().to_owned()
 }
@@ -151,8 +163,9 @@ async fn a_rewind_puts_the_files_of_goal_2s_start_back_and_forks_there() {
     let work = setup_repo(&env);
     let repo = repo_state(&work);
 
-    // Goal 1: scaffold, with a binary file; then goal 2 starts and the run pauses.
-    let first = json!([
+    // Goal 1: scaffold, with a binary file; then goal 2 starts and the run pauses, its goals
+    // left open (incomplete).
+    let first = json!({"turns": [
         {"tool_calls": [goal(json!({"add": "Scaffold, Write code, Clean up", "focus": "1"}))]},
         {"tool_calls": [
             write("src/main.rs", "fn main() {}\n"),
@@ -161,9 +174,8 @@ async fn a_rewind_puts_the_files_of_goal_2s_start_back_and_forks_there() {
             bash("printf '\\000\\001\\002\\377' > logo.bin"),
         ]},
         {"tool_calls": [goal(json!({"done": "scaffolded", "focus": "2"}))]},
-        {"text": "Paused."}
-    ]);
-    let trace = run(&env, None, first, "Build it").await;
+    ], "fallback": "Paused."});
+    let trace = run_to(&env, None, first, "Build it", &[], 5).await;
     let at_goal_2 = files(&work);
 
     // Goal 2 and 3: edits, a binary change, ignored and over-cap files, a deletion.
@@ -237,12 +249,12 @@ async fn a_rewind_puts_the_files_of_goal_2s_start_back_and_forks_there() {
     );
 
     // The fork goes on from goal 2; the original keeps its own history.
-    let again = json!([
+    let again = json!({"turns": [
         {"tool_calls": [write("src/main.rs", "fn main() { run(); }\n")]},
         {"tool_calls": [goal(json!({"done": "written another way"}))]},
-        {"text": "Done another way."}
-    ]);
-    run(&env, Some(&forked), again, "Another way").await;
+    ], "fallback": "Done another way."});
+    // The fork's later goals are open again and stay so: the run ends incomplete.
+    run_to(&env, Some(&forked), again, "Another way", &[], 5).await;
     let shown = |id: String| {
         let env = &env;
         async move {
@@ -260,7 +272,7 @@ async fn a_rewind_puts_the_files_of_goal_2s_start_back_and_forks_there() {
     assert_eq!(statuses, ["completed", "completed", "completed"]);
     let fork = shown(forked.clone()).await;
     assert_eq!(fork["trace"]["forked_from"]["trace_id"], trace.as_str());
-    assert_eq!(fork["trace"]["status"], "completed");
+    assert_eq!(fork["trace"]["status"], "incomplete");
     assert_eq!(
         std::fs::read_to_string(work.join("src/main.rs")).unwrap(),
         "fn main() { run(); }\n"

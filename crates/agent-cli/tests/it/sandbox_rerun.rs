@@ -126,3 +126,92 @@ async fn the_full_screen_ui_asks_in_its_modal() {
     terminal.send("\u{4}");
     assert_eq!(terminal.wait_exit(), Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_allowed_by_a_rule_or_an_always_is_never_offered_a_rerun() {
+    let outside = tempfile::tempdir().unwrap();
+    let escaped = outside.path().join("escaped");
+    let command = format!("touch '{}'", escaped.display());
+    // Allowed by a rule of agent.toml: nobody saw it, so nobody is asked to unconfine it.
+    let env = agent_env();
+    env.write("agent.toml", "[approvals]\nallow = [\"bash(touch)\"]\n");
+    let mut terminal = run_command(&env, &command, &[]);
+    assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
+    assert!(
+        !terminal.screen().contains(QUESTION),
+        "{}",
+        terminal.screen()
+    );
+    assert!(!escaped.exists());
+    // Landlock says "Permission denied"; the helper's read-only mounts "Read-only file system".
+    let result = tool_result(&env).await;
+    assert!(
+        result.contains("Permission denied") || result.contains("Read-only file system"),
+        "{result}"
+    );
+
+    // Allowed by an earlier "always": the second call runs unasked, and is not offered a rerun.
+    let env = agent_env();
+    let script = env.write(
+        "script.json",
+        &json!([
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}]},
+            {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+            {"text": "Done."}
+        ])
+        .to_string(),
+    );
+    let work = env.work();
+    let mut terminal = Terminal::spawn(env.command(&[
+        "run",
+        "--script",
+        &script,
+        "--workspace",
+        &work,
+        "Write outside",
+    ]));
+    terminal.wait_for("[y/n/a/p]");
+    terminal.send("a\r");
+    assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
+    assert!(
+        !terminal.screen().contains(QUESTION),
+        "{}",
+        terminal.screen()
+    );
+    assert!(!escaped.exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_typed_before_a_question_do_not_answer_it() {
+    use agent_test_support::mock_model::{MockModelServer, Reply, Turn};
+    use std::time::Duration;
+    let env = agent_env();
+    env.write("work/keep.txt", "kept\n");
+    // The model takes its time; meanwhile "y" and Enter are typed (or injected) ahead.
+    let server = MockModelServer::with_replies([
+        Reply::from(Turn::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "rm keep.txt"}),
+        ))
+        .with_pause(Duration::from_millis(1500)),
+        Reply::from(Turn::text("Done.")),
+    ])
+    .await;
+    let mut args = vec!["run".to_owned()];
+    args.extend(crate::on_server(&env, &server));
+    args.push("Clean up".to_owned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut terminal = Terminal::spawn(env.command(&args));
+    terminal.send("y\r");
+    let screen = terminal.wait_for("[y/n/a/p]");
+    // The question waits for an answer given after it was shown.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        env.path("work/keep.txt").is_file(),
+        "typed-ahead keys answered: {screen}"
+    );
+    terminal.send("n\r");
+    assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
+    assert!(env.path("work/keep.txt").is_file(), "{}", terminal.screen());
+}

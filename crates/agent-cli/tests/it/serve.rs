@@ -66,7 +66,10 @@ fn risky_calls_of_runs_started_over_http_wait_for_approval_by_default() {
     let server = env.serve(&["--script", &script, "--workspace", &work]);
     assert!(server.log().contains("--approval ask"), "{}", server.log());
     let trace_id = start(&server, &json!({"task": "Run it"}));
-    let detail = wait_until(&server, &trace_id, status_is("waiting"));
+    // The trace says `waiting` a moment before the call is listed: wait for both.
+    let detail = wait_until(&server, &trace_id, |detail| {
+        status_is("waiting")(detail) && detail["pending_approvals"][0].is_object()
+    });
     let call = &detail["pending_approvals"][0];
     assert_eq!(call["tool_name"], "bash", "{detail}");
     assert!(!wrote(&env, "work"));

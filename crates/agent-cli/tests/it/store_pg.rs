@@ -19,8 +19,8 @@ async fn traces_of_a_folder_are_imported_into_postgres_and_read_and_run_there() 
     let env = agent_env();
     let script = json!({"turns": [
         {"tool_calls": [{"name": "goal", "arguments": {"add": "Look, Answer", "focus": "1"}}]},
-        {"tool_calls": [{"name": "goal", "arguments": {"done": "1", "summary": "looked"}}]},
-        {"tool_calls": [{"name": "goal", "arguments": {"done": "2", "summary": "answered"}}]},
+        {"tool_calls": [{"name": "goal", "arguments": {"done": "looked", "focus": "2"}}]},
+        {"tool_calls": [{"name": "goal", "arguments": {"done": "answered"}}]},
         {"text": "All done."},
         {"text": "Second answer."}
     ]});

@@ -228,3 +228,41 @@ async fn ctrl_c_mid_answer_keeps_the_partial_text_on_screen_and_in_the_trace() {
     assert_eq!(kept["role"], "assistant");
     assert!(kept.to_string().contains("Half an answer so far"), "{kept}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn goal_in_the_ui_sets_a_checked_goal_and_the_panel_shows_its_check() {
+    let env = agent_env();
+    let server = MockModelServer::with_replies([
+        Turn::tool_call("c1", "goal", json!({"focus": "1"})),
+        // Marked done too early: the check refuses it.
+        Turn::tool_call("c2", "goal", json!({"done": "written"})),
+        Turn::tool_call(
+            "c3",
+            "write_file",
+            json!({"path": "done.txt", "content": "yes"}),
+        ),
+        Turn::tool_call("c4", "goal", json!({"done": "done.txt written"})),
+        Turn::text("done.txt is there."),
+    ])
+    .await;
+    let mut terminal = tui(&env, &server, &[]);
+    terminal.send("/goal Write done.txt --check test -f done.txt\r");
+    terminal.wait_for("goal 1 set: Write done.txt");
+    // The plan panel shows the goal with its check beside it.
+    let screen = terminal.wait_for("⚑ check");
+    assert!(screen.contains("1 Write done.txt"), "{screen}");
+    terminal.wait_for("Allow write_file?");
+    terminal.send("y");
+    terminal.wait_for("done.txt is there.");
+    terminal.wait_until("the turn to end", |screen| screen.contains("○ gpt-4o-mini"));
+    let ids = trace_ids(&env);
+    assert_eq!(trace_status(&env, &ids[0]), "completed");
+    let tree = std::fs::read_to_string(env.traces().join(&ids[0]).join("goal.json")).unwrap();
+    let tree: serde_json::Value = serde_json::from_str(&tree).unwrap();
+    let goal = &tree["goals"][0];
+    assert_eq!(goal["check"]["set_by"], "person");
+    assert_eq!(goal["check_result"]["passed"], true, "{goal}");
+    assert_eq!(goal["status"], "completed");
+    terminal.send("\u{4}");
+    assert_eq!(terminal.wait_exit(), Some(0));
+}

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use agent_goal::{Goal, GoalCommand, GoalOutcome, GoalTree};
+use agent_goal::{CheckResult, Goal, GoalCheck, GoalCommand, GoalOutcome, GoalTree};
 use serde_json::{Map, Value};
 
 use crate::event::{AffectedGoal, Event, EventKind};
@@ -64,10 +64,34 @@ pub enum WriteOp {
     UpdateTrace(TraceUpdate),
     /// Finishes the trace → [`WriteOutput::Trace`]; a sub-trace also reports to its parent.
     FinishTrace(TraceOutcome),
-    /// Appends an informational event (`sub_trace_started`, `sub_trace_completed` or
-    /// `loop_detected`; the other kinds are produced by the operations above) →
+    /// Appends an informational event (`sub_trace_started`, `sub_trace_completed`,
+    /// `loop_detected`, `compaction_failed` or `goal_checked`; the other kinds are produced by the operations above) →
     /// [`WriteOutput::EventId`].
     AppendEvent(EventKind),
+}
+
+impl WriteOp {}
+
+impl WriteOp {
+    /// The writes that record a run of `goal_id`'s check: its `goal_checked` event and, for a
+    /// failure, the goal's `check_result` (a pass records it with the command that completes
+    /// the goal, which the caller adds after these).
+    pub fn checked(goal_id: &str, check: GoalCheck, result: CheckResult) -> Vec<WriteOp> {
+        let mut ops = Vec::new();
+        if !result.passed {
+            let mut updates = Map::new();
+            updates.insert("check_result".to_owned(), serde_json::json!(result));
+            let goal_id = goal_id.to_owned();
+            ops.push(WriteOp::UpdateGoal { goal_id, updates });
+        }
+        let goal_id = goal_id.to_owned();
+        ops.push(WriteOp::AppendEvent(EventKind::GoalChecked {
+            goal_id,
+            check,
+            result,
+        }));
+        ops
+    }
 }
 
 /// The result of one [`WriteOp`], in the same position of the batch.
@@ -417,7 +441,8 @@ impl Planner<'_> {
             EventKind::SubTraceStarted { .. }
             | EventKind::SubTraceCompleted { .. }
             | EventKind::LoopDetected { .. }
-            | EventKind::CompactionFailed { .. } => Ok(self.push(kind)),
+            | EventKind::CompactionFailed { .. }
+            | EventKind::GoalChecked { .. } => Ok(self.push(kind)),
             other => Err(StoreError::Invalid(format!(
                 "{} events are produced by the store itself and cannot be appended",
                 other.name()

@@ -13,7 +13,7 @@ const NOW: &str = "2026-01-01T00:00:00Z";
 #[derive(Debug, Clone)]
 enum Op {
     /// A goal tool call.
-    Apply(GoalCommand),
+    Apply(Box<GoalCommand>),
     /// A message attached to the goal at this position (modulo the goal count), or to an
     /// unknown id when there are no goals.
     Record {
@@ -72,6 +72,7 @@ fn any_command() -> impl Strategy<Value = GoalCommand> {
                 delete,
                 agent: None,
                 select: None,
+                ..GoalCommand::default()
             },
         )
 }
@@ -109,7 +110,7 @@ fn op() -> impl Strategy<Value = Op> {
     let tools = prop::collection::vec(prop::sample::select(vec!["read", "edit", "bash"]), 0..4)
         .prop_map(|names| names.into_iter().map(str::to_owned).collect());
     prop_oneof![
-        12 => command().prop_map(Op::Apply),
+        12 => command().prop_map(|cmd| Op::Apply(Box::new(cmd))),
         5 => (any::<usize>(), 0u64..5_000, 0u32..1_000, tools).prop_map(
             |(pick, tokens, millicents, tools)| Op::Record {
                 pick,

@@ -8,7 +8,7 @@ use eventsource_stream::Event;
 use serde_json::Value;
 
 use crate::error::LlmError;
-use crate::formats::anthropic::{error_event, string, usage_of};
+use crate::formats::anthropic_reply::{error_event, string, usage_of};
 use crate::formats::sse::SseDecoder;
 use crate::types::{ChatEvent, Reasoning, Usage};
 

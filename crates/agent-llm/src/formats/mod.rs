@@ -6,9 +6,13 @@
 #[cfg(feature = "anthropic")]
 pub(crate) mod anthropic;
 #[cfg(feature = "anthropic")]
+mod anthropic_reply;
+#[cfg(feature = "anthropic")]
 mod anthropic_stream;
 #[cfg(feature = "openai")]
 pub(crate) mod openai;
+#[cfg(feature = "openai")]
+mod openai_reply;
 #[cfg(feature = "openai")]
 mod openai_stream;
 #[cfg(feature = "openai-responses")]

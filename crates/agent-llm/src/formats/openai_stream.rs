@@ -4,7 +4,7 @@
 
 use eventsource_stream::Event;
 
-use super::openai::{WireResponse, WireToolCall, stream_error};
+use super::openai_reply::{WireResponse, WireToolCall, stream_error};
 use crate::error::LlmError;
 use crate::formats::sse::SseDecoder;
 use crate::types::ChatEvent;

@@ -22,6 +22,16 @@ fn paid(turn: ScriptedTurn) -> ScriptedTurn {
     turn.with_usage(DOLLAR)
 }
 
+/// A turn that costs nothing: it removes the goals `progress_turns` left pending, so that the
+/// run can end completed.
+fn tidy(goals: &str) -> ScriptedTurn {
+    let nothing = Usage {
+        prompt_tokens: 0,
+        ..DOLLAR
+    };
+    ScriptedTurn::tool_call("goal", json!({"delete": goals})).with_usage(nothing)
+}
+
 /// Paid turns that each add a goal (all different, so the loop guard lets them be).
 fn progress_turns(count: usize) -> Vec<ScriptedTurn> {
     (0..count)
@@ -90,6 +100,7 @@ async fn a_resume_keeps_the_stored_budget_unless_the_caller_raises_it() {
     // A caller that raises the budget goes on.
     let third = Arc::new(ScriptedClient::new(vec![
         paid(ScriptedTurn::tool_call("read_progress", json!({}))),
+        tidy("1, 2, 3"),
         paid(ScriptedTurn::text("Done.")),
     ]));
     let outcome = runner(&store, &third, &workspace, |o| o.with_max_cost(10.0))
@@ -97,7 +108,7 @@ async fn a_resume_keeps_the_stored_budget_unless_the_caller_raises_it() {
         .await
         .unwrap();
     assert_eq!(outcome.stop, StopReason::Completed, "{outcome:?}");
-    assert_eq!(outcome.iterations, 2);
+    assert_eq!(outcome.iterations, 3);
     assert!((outcome.stats.total_cost - 5.0).abs() < 1e-9, "{outcome:?}");
     // The raised budget is the trace's now: the next run of it starts from it.
     let stored = store.get_trace(&trace_id).await.unwrap().unwrap().limits;
@@ -223,7 +234,10 @@ async fn a_continue_keeps_the_stored_budget_unless_the_caller_raises_it() {
     assert_eq!(second.served(), 1, "no model call past the stored budget");
 
     // A caller that raises the budget goes on with the same trace.
-    let third = Arc::new(ScriptedClient::new(vec![paid(ScriptedTurn::text("Two."))]));
+    let third = Arc::new(ScriptedClient::new(vec![
+        tidy("1"),
+        paid(ScriptedTurn::text("Two.")),
+    ]));
     let outcome = runner(&store, &third, &workspace, |o| o.with_max_cost(10.0))
         .continue_trace(&trace_id, "Finish.")
         .await

@@ -160,7 +160,8 @@ async fn a_resumed_fork_sends_the_request_the_original_sent_at_that_point() {
         .unwrap();
 
     let llm = Arc::new(ScriptedClient::new(vec![
-        goal(json!({"focus": "2"})),
+        // Goal 1 is still open in the fork: it is finished the way the original did.
+        goal(json!({"done": "a says alpha", "focus": "2"})),
         read("b.txt"),
         goal(json!({"done": "b read another way", "focus": "3"})),
         goal(json!({"done": "skipped"})),

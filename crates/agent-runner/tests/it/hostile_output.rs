@@ -257,10 +257,12 @@ async fn check(case: Case, expect: Expect) {
             assert!(error.contains(part), "{name}: error {error:?}");
         }
         _ => {
-            assert_eq!(
+            // Recovered: the run ended on the model's own answer. A plan the hostile turns left
+            // open makes it `incomplete`, which is as much a recovery.
+            assert!(
+                matches!(ran.status, TraceStatus::Completed | TraceStatus::Incomplete),
+                "{name}: the run did not recover: {:?} {:?}",
                 ran.status,
-                TraceStatus::Completed,
-                "{name}: the run did not recover: {:?}",
                 ran.error
             );
             assert_eq!(ran.response.as_deref(), Some(RECOVERED), "{name}: response");

@@ -39,6 +39,7 @@ async fn the_instructions_stay_in_the_static_system_message_while_the_plan_chang
         ScriptedTurn::tool_call("goal", json!({"add": "Read, Report", "focus": "1"})),
         ScriptedTurn::tool_call("read_file", json!({"path": "missing.txt"})),
         ScriptedTurn::tool_call("goal", json!({"done": "nothing to read", "focus": "2"})),
+        ScriptedTurn::tool_call("goal", json!({"done": "reported"})),
         ScriptedTurn::text("Done."),
     ]));
     let store = Arc::new(InMemoryTraceStore::new());
@@ -52,7 +53,7 @@ async fn the_instructions_stay_in_the_static_system_message_while_the_plan_chang
     assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
 
     let requests = llm.requests();
-    assert_eq!(requests.len(), 4);
+    assert_eq!(requests.len(), 5);
     let first = system_text(&requests[0].messages[0]);
     assert_eq!(
         first,

@@ -9,6 +9,7 @@ mod continue_trace;
 mod defaults;
 mod explore_copies;
 mod fork;
+mod goals_held;
 mod hostile_output;
 mod instructions;
 mod loop_guard;

@@ -36,16 +36,10 @@ fn answers(prefix: &str, usage: impl Fn(usize) -> Usage) -> Vec<Turn> {
 /// The turns of the run, as `(tool name, arguments)` or a final text.
 fn turns() -> Vec<Result<(&'static str, Value), &'static str>> {
     vec![
-        Ok((
-            "goal",
-            json!({"add": "Read the notes, Report", "focus": "1"}),
-        )),
+        Ok(("goal", json!({"add": "Read the notes", "focus": "1"}))),
         Ok(("read_file", json!({"path": "a.txt"}))),
         Ok(("read_file", json!({"path": "b.txt"}))),
-        Ok((
-            "goal",
-            json!({"done": "a.txt and b.txt read", "focus": "2"}),
-        )),
+        Ok(("goal", json!({"done": "a.txt and b.txt read"}))),
         Err("a.txt says alpha, b.txt says beta."),
     ]
 }

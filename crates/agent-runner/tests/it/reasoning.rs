@@ -52,7 +52,9 @@ async fn a_deepseek_thinking_run_sends_reasoning_content_back_and_stores_it() {
     server.push(Turn::text("It says alpha."));
     let config = OpenAiConfig::new(server.openai_base(), Some("sk-test".into()));
     let llm: Arc<dyn LlmClient> = Arc::new(OpenAiClient::new(config).unwrap());
-    let effort = |options: &mut RunnerOptions| options.reasoning_effort = Some("high".into());
+    let effort = |options: &mut RunnerOptions| {
+        options.reasoning_effort = Some(agent_llm::ReasoningEffort::High)
+    };
     let assistant = run(llm, "deepseek-reasoner", effort).await;
 
     let thought = |text: &str| Reasoning::Text {

@@ -144,6 +144,7 @@ async fn the_model_sees_a_finished_goal_as_its_summary_only() {
         goal(json!({"add": "Inspect, Change", "focus": "1"})),
         ScriptedTurn::tool_call("bash", json!({"command": "echo SECRET-OUTPUT-OF-GOAL-ONE"})),
         goal(json!({"done": "inspection found nothing odd", "focus": "2"})),
+        goal(json!({"done": "nothing to change"})),
         ScriptedTurn::text("Done."),
     ]);
     let outcome = f.runner.run("Inspect and change").await.unwrap();
@@ -189,10 +190,15 @@ async fn an_abandoned_approach_is_replaced_by_its_reason() {
         goal(json!({"add": "Try approach B"})),
         goal(json!({"focus": "2"})),
         ScriptedTurn::text("B it is."),
+        goal(json!({"done": "B works"})),
+        goal(json!({"focus": "1"})),
+        goal(json!({"done": "shipped"})),
+        ScriptedTurn::text("Shipped with B."),
     ]);
     let outcome = f.runner.run("Pick an approach").await.unwrap();
     assert_eq!(outcome.status, TraceStatus::Completed);
-    let last = render_transcript(&f.llm.requests().last().unwrap().messages);
+    // The request that "B it is." answered.
+    let last = render_transcript(&f.llm.requests()[5].messages);
     assert!(!last.contains("approach-a-noise"), "{last}");
     assert!(
         last.contains("Goal 'Try approach A' abandoned: A needs a library we do not have"),

@@ -100,5 +100,5 @@ async fn a_run_and_its_continuation_read_no_copy_of_the_messages() {
     assert_eq!(next.response.as_deref(), Some("a.txt dit alpha."));
     // Every message went through the shared reads and was recorded once.
     let stored = s.store.get_trace_messages(&first.trace_id).await.unwrap();
-    assert_eq!(stored.len(), 10, "{stored:#?}");
+    assert_eq!(stored.len(), 12, "{stored:#?}");
 }

@@ -223,6 +223,7 @@ async fn branches_start_from_the_main_context_or_the_background_given() {
             "explore",
             json!({"branches": [GAMMA], "background": "Only this background."}),
         ),
+        call("goal", json!({"done": "decided"})),
         ScriptedTurn::text("Done."),
     ])
     .with_route(ALPHA, vec![ScriptedTurn::text("alpha answer")])
@@ -278,7 +279,16 @@ async fn branches_start_from_the_main_context_or_the_background_given() {
             (GoalType::ExploreMerge, Some("1")),
         ]
     );
-    assert_eq!(tree.current_id(), Some("1"));
+    // The focus stayed on goal 1 through both explorations, until it was done.
+    let main: Vec<String> = f
+        .llm
+        .requests()
+        .iter()
+        .map(|r| r.messages[1].text().to_owned())
+        .filter(|plan| plan.contains("**Mission**: Speed up the config loader"))
+        .collect();
+    let plan = &main[main.len() - 2];
+    assert!(plan.contains("[→] 1. Decide ← current"), "{plan}");
     // Sub-trace numbers go on across explorations of one trace.
     let ids = tree.goals()[3].branch_ids.clone().unwrap();
     assert!(ids[0].ends_with("-003"), "{ids:?}");
@@ -458,6 +468,7 @@ async fn a_delegate_runs_its_task_to_completion_with_every_tool() {
     let llm = ScriptedClient::new(vec![
         call("goal", json!({"add": "Get the file written", "focus": "1"})),
         call("delegate", json!({"task": task})),
+        call("goal", json!({"done": "the delegate wrote it"})),
         ScriptedTurn::text("The delegate wrote it."),
     ])
     .with_route(

@@ -156,11 +156,14 @@ async fn cancels_messages_and_decisions_reach_the_worker() {
         tool_name: "bash".into(),
         arguments: "{\"command\":\"ls\u{0}\"}".into(),
         requested_at: "2026-01-01T00:00:00Z".into(),
+        warning: Some("the rule `bash(rm -rf)` cannot check this command".into()),
     };
     worker.ask("t", &call).await.unwrap();
     let waiting = node.waiting("t").await.unwrap();
     assert_eq!(waiting.len(), 1);
     assert_eq!(waiting[0].tool_name, "bash");
+    // Every node lists the call with its warning.
+    assert_eq!(waiting[0].warning, call.warning);
     assert!(worker.decision("t", "c1").await.unwrap().is_none());
     let no = Decision {
         approve: false,

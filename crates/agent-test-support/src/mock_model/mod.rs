@@ -332,7 +332,7 @@ async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) 
         reply::Body::Json(body) => return json_response(reply.status, &reply.headers, &body),
         reply::Body::Turn(turn) => {
             let turn = turn.or_model(request.body["model"].as_str());
-            let turn = shared.reasoning.prepare(turn, request.format());
+            let turn = turn.prepared(&shared.reasoning, request.format());
             let llama_cpp = shared.llama_cpp.load(Ordering::SeqCst);
             let turn = if llama_cpp {
                 llamacpp::prepare(turn, request)

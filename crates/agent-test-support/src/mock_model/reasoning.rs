@@ -20,7 +20,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
 
-use super::turn::Turn;
 use super::{RecordedRequest, WireFormat, lock};
 
 /// The secret the server signs its thinking blocks with.
@@ -106,25 +105,17 @@ impl ReasoningState {
         self.deepseek.store(true, Ordering::SeqCst);
     }
 
-    /// The turn as the server sends it: with reasoning in DeepSeek thinking mode, and its
-    /// reasoning remembered for each of its tool calls.
-    pub(super) fn prepare(&self, turn: Turn, format: Option<WireFormat>) -> Turn {
-        let deepseek = self.deepseek.load(Ordering::SeqCst);
-        let turn = if deepseek && format == Some(WireFormat::OpenAi) && turn.thoughts().is_empty() {
-            turn.with_reasoning(DEFAULT_REASONING)
-        } else {
-            turn
-        };
-        if let Some((_, text)) = openai_fields(turn.thoughts())
-            .into_iter()
-            .find(|(field, _)| field == "reasoning_content")
-        {
-            let mut issued = lock(&self.issued);
-            for id in turn.tool_call_ids() {
-                issued.insert(id.to_owned(), text.clone());
-            }
+    /// Whether DeepSeek thinking mode is on.
+    pub(super) fn deepseek(&self) -> bool {
+        self.deepseek.load(Ordering::SeqCst)
+    }
+
+    /// Remembers the `reasoning_content` the server gave with each of a turn's tool calls.
+    pub(super) fn issued<'a>(&self, ids: impl Iterator<Item = &'a str>, text: &str) {
+        let mut issued = lock(&self.issued);
+        for id in ids {
+            issued.insert(id.to_owned(), text.to_owned());
         }
-        turn
     }
 
     /// The first reasoning rule the request breaks.

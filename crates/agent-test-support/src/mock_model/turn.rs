@@ -144,6 +144,30 @@ impl Turn {
         self
     }
 
+    /// The turn as the server sends it: with reasoning in DeepSeek thinking mode, and its
+    /// reasoning remembered in `state` for each of its tool calls.
+    pub(super) fn prepared(
+        self,
+        state: &reasoning::ReasoningState,
+        format: Option<super::WireFormat>,
+    ) -> Turn {
+        let turn = if state.deepseek()
+            && format == Some(super::WireFormat::OpenAi)
+            && self.thoughts().is_empty()
+        {
+            self.with_reasoning(reasoning::DEFAULT_REASONING)
+        } else {
+            self
+        };
+        if let Some((_, text)) = reasoning::openai_fields(turn.thoughts())
+            .into_iter()
+            .find(|(field, _)| field == "reasoning_content")
+        {
+            state.issued(turn.tool_call_ids(), &text);
+        }
+        turn
+    }
+
     pub(super) fn thoughts(&self) -> &[Thought] {
         &self.thoughts
     }

@@ -19,20 +19,6 @@ use brush_parser::{Parser, ParserOptions};
 
 use super::words::{arithmetic, expand};
 
-/// Variables that make a shell (or every program) run code they name.
-pub(crate) const RUNS_CODE: [&str; 10] = [
-    "BASH_ENV",
-    "ENV",
-    "PS4",
-    "PS0",
-    "PS1",
-    "PROMPT_COMMAND",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "LD_PRELOAD",
-    "LD_AUDIT",
-];
-
 /// How deep scripts inside scripts (`sh -c "eval '...'"`) are followed before giving up.
 const MAX_DEPTH: usize = 8;
 
@@ -56,6 +42,20 @@ impl Commands {
     /// Records that some of what the script runs cannot be known (the first reason is kept).
     pub(crate) fn mark_unknown(&mut self, why: impl Into<String>) {
         self.unknown.get_or_insert_with(|| why.into());
+    }
+}
+
+impl super::words::Found for Commands {
+    fn unknown(&mut self, why: String) {
+        self.mark_unknown(why);
+    }
+
+    fn arithmetic_name(&mut self, name: String) {
+        self.arithmetic_names.push(name);
+    }
+
+    fn script(&mut self, script: &str, depth: usize) {
+        walk_script(script, depth, self);
     }
 }
 
@@ -174,7 +174,7 @@ fn builtin(words: &[String], depth: usize, found: &mut Commands) {
 /// A variable set to `value` (`None`: known only at run time).
 fn assigned(name: &str, value: Option<&str>, found: &mut Commands) {
     let name = name.split('[').next().unwrap_or(name);
-    if RUNS_CODE.contains(&name) || name.starts_with("BASH_FUNC_") {
+    if super::wrappers::RUNS_CODE.contains(&name) || name.starts_with("BASH_FUNC_") {
         found.mark_unknown(format!("{name} makes a shell or program run code it names"));
     }
     match value {

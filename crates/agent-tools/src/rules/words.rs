@@ -8,7 +8,16 @@
 use brush_parser::ParserOptions;
 use brush_parser::word::WordPiece;
 
-use super::commands::{Commands, walk_script};
+/// What expanding words tells the walk of a script: what cannot be known, the variables
+/// arithmetic reads, and the scripts of command substitutions, to be walked in turn.
+pub(crate) trait Found {
+    /// Some of what runs cannot be known, and why.
+    fn unknown(&mut self, why: String);
+    /// Arithmetic reads the variable `name`.
+    fn arithmetic_name(&mut self, name: String);
+    /// A substitution runs `script`, `depth` levels deep.
+    fn script(&mut self, script: &str, depth: usize);
+}
 
 /// How many words one word may expand to before its braces count as unreadable.
 const MAX_BRACE_WORDS: usize = 256;
@@ -18,10 +27,10 @@ type Chars = Vec<(char, bool)>;
 
 /// The words `word` expands to (`None` for one that depends on an expansion or is a pattern);
 /// what runs inside it is added to `found`.
-pub(crate) fn expand(word: &str, depth: usize, found: &mut Commands) -> Vec<Option<String>> {
+pub(crate) fn expand<F: Found>(word: &str, depth: usize, found: &mut F) -> Vec<Option<String>> {
     let options = ParserOptions::default();
     let Ok(pieces) = brush_parser::word::parse(word, &options) else {
-        found.mark_unknown(format!("the word {word:?} cannot be parsed"));
+        found.unknown(format!("the word {word:?} cannot be parsed"));
         return vec![None];
     };
     let mut chars = Some(Chars::new());
@@ -33,7 +42,7 @@ pub(crate) fn expand(word: &str, depth: usize, found: &mut Commands) -> Vec<Opti
         return vec![None];
     };
     let Some(words) = braces(&chars) else {
-        found.mark_unknown("a brace expansion too large to read");
+        found.unknown("a brace expansion too large to read".into());
         return vec![None];
     };
     words
@@ -50,12 +59,12 @@ pub(crate) fn expand(word: &str, depth: usize, found: &mut Commands) -> Vec<Opti
         .collect()
 }
 
-fn literal(
+fn literal<F: Found>(
     piece: &WordPiece,
     raw: &str,
     quoted: bool,
     depth: usize,
-    found: &mut Commands,
+    found: &mut F,
     chars: &mut Option<Chars>,
 ) {
     let mut push = |text: &str, quoted: bool| {
@@ -77,7 +86,7 @@ fn literal(
         }
         WordPiece::CommandSubstitution(script)
         | WordPiece::BackquotedCommandSubstitution(script) => {
-            walk_script(script, depth + 1, found);
+            found.script(script, depth + 1);
             *chars = None;
         }
         WordPiece::ParameterExpansion(_) => {
@@ -99,15 +108,15 @@ fn raw_of(raw: &str, start: usize, end: usize) -> &str {
 
 /// What runs inside a parameter expansion's words (`${x:-$(cmd)}`, `${a[$(cmd)]}`); a prompt
 /// expansion (`${x@P}`) runs what the variable holds, which cannot be known.
-fn parameter(raw: &str, depth: usize, found: &mut Commands) {
+fn parameter<F: Found>(raw: &str, depth: usize, found: &mut F) {
     let Some(inner) = raw.strip_prefix("${").and_then(|r| r.strip_suffix('}')) else {
         if let Some(name) = raw.strip_prefix('$') {
-            found.arithmetic_names.push(name.to_owned());
+            found.arithmetic_name(name.to_owned());
         }
         return;
     };
     if inner.contains("@P") {
-        found.mark_unknown("a prompt expansion (`@P`) runs what a variable holds");
+        found.unknown("a prompt expansion (`@P`) runs what a variable holds".into());
     }
     // Subscripts and offsets are arithmetic, which reads variables as expressions.
     if inner.contains('[') || inner.contains(':') {
@@ -121,7 +130,7 @@ fn parameter(raw: &str, depth: usize, found: &mut Commands) {
 
 /// An arithmetic expression: what runs in it is walked, and the variables it reads are noted
 /// (a variable holding `a[$(cmd)]` runs `cmd` when read here).
-pub(crate) fn arithmetic(text: &str, depth: usize, found: &mut Commands) {
+pub(crate) fn arithmetic<F: Found>(text: &str, depth: usize, found: &mut F) {
     if text.contains("$(") || text.contains('`') || text.contains("${") {
         let _ = expand(text, depth + 1, found);
     }
@@ -136,7 +145,7 @@ pub(crate) fn arithmetic(text: &str, depth: usize, found: &mut Commands) {
             continue;
         }
         if !name.is_empty() && !in_number {
-            found.arithmetic_names.push(std::mem::take(&mut name));
+            found.arithmetic_name(std::mem::take(&mut name));
         }
         name.clear();
         in_number = false;

@@ -2,6 +2,20 @@
 //! `find -exec`, ...): what they run, and how a command is compared with a rule's words once
 //! its flags are normalised (`rm -rf` = `rm -fr` = `rm -r -f` = `rm --recursive --force`).
 
+/// Variables that make a shell (or every program) run code they name.
+pub(crate) const RUNS_CODE: [&str; 10] = [
+    "BASH_ENV",
+    "ENV",
+    "PS4",
+    "PS0",
+    "PS1",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "LD_PRELOAD",
+    "LD_AUDIT",
+];
+
 /// Where what a command runs goes.
 pub(crate) trait Sink {
     /// A command that runs, as its words.
@@ -62,7 +76,7 @@ pub(crate) fn unwrap(words: Vec<Option<String>>, sink: &mut dyn Sink) {
                     .map_while(|w| w.as_deref().filter(|w| is_assignment(w)))
                     .any(|w| {
                         let name = w.split('=').next().unwrap_or(w);
-                        super::commands::RUNS_CODE.contains(&name) || name.starts_with("BASH_FUNC_")
+                        RUNS_CODE.contains(&name) || name.starts_with("BASH_FUNC_")
                     });
                 if runs_code {
                     sink.unknown("a variable that makes a shell or program run code it names");

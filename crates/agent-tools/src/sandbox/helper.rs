@@ -18,9 +18,7 @@
 //! second process with `--init` first and the same arguments. `<program> __sandbox-helper
 //! --probe` says whether the namespaces can be had here.
 
-use std::convert::Infallible;
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{Confinement, HELPER_ARG};
@@ -89,24 +87,6 @@ impl Request {
             unix_sockets: self.sockets.clone(),
             ..Confinement::inert()
         }
-    }
-}
-
-/// Runs the helper with the arguments after [`HELPER_ARG`] and exits; it never returns.
-pub(super) fn main(args: Vec<OsString>) -> ! {
-    let error = match parse(args).and_then(run) {
-        Ok(never) => match never {},
-        Err(error) => error,
-    };
-    let _ = writeln!(std::io::stderr(), "sandbox: {error}");
-    std::process::exit(SETUP_FAILED)
-}
-
-fn run(request: Request) -> Result<Infallible, String> {
-    if request.init {
-        super::init::run(&request)
-    } else {
-        super::supervise::run(&request)
     }
 }
 

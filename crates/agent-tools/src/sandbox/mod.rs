@@ -208,9 +208,30 @@ pub fn run_helper_if_requested() {
         return;
     }
     #[cfg(target_os = "linux")]
-    helper::main(args.collect());
+    helper_main(args.collect());
     #[cfg(not(target_os = "linux"))]
     std::process::exit(126);
+}
+
+/// Runs the helper with the arguments after [`HELPER_ARG`] and exits; it never returns: the
+/// first process of a PID namespace (`init`), or the process outside that sets it up and
+/// supervises the command (`supervise`).
+#[cfg(target_os = "linux")]
+fn helper_main(args: Vec<OsString>) -> ! {
+    use std::io::Write;
+    let run = |request: helper::Request| {
+        if request.init {
+            init::run(&request)
+        } else {
+            supervise::run(&request)
+        }
+    };
+    let error = match helper::parse(args).and_then(run) {
+        Ok(never) => match never {},
+        Err(error) => error,
+    };
+    let _ = writeln!(std::io::stderr(), "sandbox: {error}");
+    std::process::exit(helper::SETUP_FAILED)
 }
 
 /// The first argument that starts a program as the sandbox helper.

@@ -204,3 +204,68 @@ async fn rejects_bad_arguments() {
         "error: invalid arguments for bash: missing required argument `command` (a string)"
     );
 }
+
+#[tokio::test]
+async fn a_command_runner_reports_exit_codes_in_the_tool_s_sandbox() {
+    use agent_tools::{SandboxConfig, SandboxMode};
+    let (_dir, ctx) = workspace();
+    let registry = ToolRegistry::with_builtins();
+    let runner = registry.get("bash").unwrap().command_runner().unwrap();
+    let ran = runner
+        .run_command("echo checking; echo failing >&2; exit 3", None, &ctx)
+        .await
+        .unwrap();
+    assert_eq!(ran.exit_code, Some(3));
+    assert!(!ran.succeeded());
+    assert_eq!(ran.status, "exit code: 3");
+    assert!(ran.output.contains("checking") && ran.output.contains("failing"));
+    let ran = runner.run_command("true", None, &ctx).await.unwrap();
+    assert!(ran.succeeded(), "{ran:?}");
+    let started = Instant::now();
+    let ran = runner
+        .run_command("sleep 30", Some(Duration::from_secs(1)), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(
+        (ran.exit_code, ran.status.as_str()),
+        (None, "timed out after 1 s")
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // The same confinement as the model's commands: no write outside the workspace, which
+    // the same command without the sandbox makes.
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped");
+    let write = format!("echo x > {}", target.display());
+    let ran = runner.run_command(&write, None, &ctx).await.unwrap();
+    assert!(!ran.succeeded() && !target.exists(), "{ran:?}");
+    let open = ToolRegistry::with_builtins_in(SandboxConfig::new(SandboxMode::Off));
+    let unconfined = open.get("bash").unwrap().command_runner().unwrap();
+    assert!(
+        unconfined
+            .run_command(&write, None, &ctx)
+            .await
+            .unwrap()
+            .succeeded()
+    );
+    assert!(target.exists());
+    // A profile's stricter sandbox holds for its commands too.
+    let read_only = registry
+        .get("bash")
+        .unwrap()
+        .confined_to(SandboxMode::ReadOnly)
+        .unwrap();
+    let ran = read_only
+        .command_runner()
+        .unwrap()
+        .run_command("echo x > pids", None, &ctx)
+        .await
+        .unwrap();
+    assert!(!ran.succeeded(), "{ran:?}");
+    assert!(
+        registry
+            .get("read_file")
+            .unwrap()
+            .command_runner()
+            .is_none()
+    );
+}

@@ -1,0 +1,1 @@
+//! The factory: one runner for every door, with the same settings.
