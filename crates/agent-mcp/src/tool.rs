@@ -149,11 +149,9 @@ impl Tool for McpTool {
         {
             Ok(result) => {
                 let (text, is_error) = result_text(&result);
-                Ok(ToolOutput {
-                    content: text,
-                    is_error,
-                    outcome: None,
-                })
+                let mut output = ToolOutput::text(text);
+                output.is_error = is_error;
+                Ok(output)
             }
             Err(error) => {
                 tracing::warn!(tool = %self.definition.name, "{error}");

@@ -28,10 +28,10 @@ pub(crate) struct Answer {
 }
 
 impl From<ToolResult> for Answer {
-    fn from(result: ToolResult) -> Self {
+    fn from(mut result: ToolResult) -> Self {
         Self {
+            metadata: std::mem::take(&mut result.metadata),
             result,
-            metadata: Map::new(),
             duration_ms: None,
             usage: None,
         }

@@ -150,11 +150,11 @@ fn agent_property(agents: &SubAgents, tool: &str) -> Value {
 }
 
 fn output(outcome: CallOutcome) -> ToolOutput {
-    ToolOutput {
-        content: outcome.result.content,
-        is_error: outcome.result.is_error,
-        outcome: outcome.result.outcome,
-    }
+    let mut output = ToolOutput::text(outcome.result.content);
+    output.is_error = outcome.result.is_error;
+    output.outcome = outcome.result.outcome;
+    output.metadata = outcome.metadata;
+    output
 }
 
 /// Runs `call` if it is a sub-agent call the agent handles itself; `None` for any other call.

@@ -20,22 +20,22 @@
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use nix::unistd::Pid;
 use serde::Deserialize;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinHandle;
 
 use super::approval::{RerunApprover, RerunRequest};
-use super::guard::GroupGuard;
 use super::output::CappedBuffer;
 use super::path::canonical_workspace;
+use super::process::spawn;
 use super::sandbox::{Confinement, SandboxConfig, SandboxMode};
+use super::shells;
 use super::{
     CommandRunner, Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutcome,
     ToolOutput, TypedTool,
@@ -52,13 +52,6 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long the question whether to run a refused command without the sandbox waits for an
 /// answer before it counts as no.
 const QUESTION_WAIT: Duration = Duration::from_secs(600);
-
-/// The group's first shell: starts the watcher that kills the group when the agent's end of
-/// stdin closes, gives the command an empty stdin, and becomes `bash -c <command>`.
-const GROUP_SHELL: &str = "exec 3<&0 </dev/null
-{ while read -r -u 3 _; do :; done; kill -KILL 0; } >/dev/null 2>&1 &
-exec 3<&-
-exec bash -c \"$1\"";
 
 /// `bash(command, timeout_secs?)`: runs a shell command in the workspace, in a sandbox.
 ///
@@ -109,6 +102,9 @@ pub struct BashArgs {
     pub command: String,
     /// Seconds before the command is killed.
     pub timeout_secs: Option<u64>,
+    /// Start it as a background shell and answer at once (see [`crate::shells`]).
+    #[serde(default)]
+    pub background: bool,
 }
 
 /// The timeout a call asked for, bounded by the limits.
@@ -129,13 +125,17 @@ impl TypedTool for BashTool {
                           code, stdout and stderr (long output is cut in the middle). stdin is \
                           closed. The command and everything it started are killed when it \
                           finishes or when the timeout expires, so background processes do not \
-                          survive the call."
+                          survive the call. For a server, a watcher or a long build, set \
+                          \"background\": true: the command starts as a background shell and the \
+                          call answers at once with its id; read its output with shell_output, \
+                          stop it with shell_kill. Background shells end with the run."
                 .to_owned(),
             parameters: json!({
                 "type": "object",
                 "properties": {
                     "command": { "type": "string", "description": "The shell command to run." },
-                    "timeout_secs": { "type": "integer", "minimum": 1, "description": "Seconds before the command is killed (default 120, at most 600)." }
+                    "timeout_secs": { "type": "integer", "minimum": 1, "description": "Seconds before the command is killed (default 120, at most 600); not for background shells." },
+                    "background": { "type": "boolean", "description": "Start the command as a background shell and return at once (default false)." }
                 },
                 "required": ["command"],
                 "additionalProperties": false
@@ -152,6 +152,10 @@ impl TypedTool for BashTool {
     }
 
     fn timeout(&self, args: &BashArgs, limits: &ToolLimits) -> Duration {
+        if args.background {
+            // Only the start is waited for.
+            return REGISTRY_GRACE * 6;
+        }
         let command = command_timeout(args.timeout_secs, limits);
         match self.rerun {
             // The command, the question and the command again.
@@ -183,6 +187,9 @@ impl TypedTool for BashTool {
         let timeout = command_timeout(args.timeout_secs, &ctx.limits);
         let confinement = Confinement::prepare(&self.sandbox, &root, &ctx.trace_id)
             .map_err(|e| ToolError::failed(e.to_string()))?;
+        if args.background {
+            return shells::start(&args.command, &root, confinement, ctx).await;
+        }
         let ran = execute(&confinement, &args.command, &root, timeout, ctx).await?;
         let refused = matches!(&ran.outcome, Outcome::Exited(Ok(status)) if !status.success())
             && refused_by_sandbox(&confinement, &ran.streams);
@@ -275,51 +282,9 @@ async fn execute(
     timeout: Duration,
     ctx: &ToolContext,
 ) -> Result<Ran, ToolError> {
-    let (mut child, group) = match confinement.helper_command() {
-        Some((program, args)) => {
-            // The helper starts the command out of this terminal's session, and everything it
-            // starts ends with it (see `sandbox/helper.rs`).
-            let mut command = tokio::process::Command::new(program);
-            command
-                .args(args)
-                .args(["bash", "-c", command_text])
-                .current_dir(root)
-                .env_clear()
-                .envs(confinement.env.iter().map(|(name, value)| (name, value)))
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .process_group(0);
-            let child = command
-                .spawn()
-                .map_err(|e| ToolError::failed(format!("cannot start the sandbox helper: {e}")))?;
-            let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
-            let guard = pid.map(|pid| GroupGuard::Helper(Pid::from_raw(pid)));
-            (child, guard)
-        }
-        None => {
-            let mut command = tokio::process::Command::new("bash");
-            command
-                .arg("-c")
-                .arg(GROUP_SHELL)
-                .arg("bash")
-                .arg(command_text)
-                .current_dir(root)
-                .env_clear()
-                .envs(confinement.env.iter().map(|(name, value)| (name, value)))
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .process_group(0)
-                .kill_on_drop(true);
-            let child = spawn_confined(command, confinement.clone()).await?;
-            let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
-            (child, pid.map(|pid| GroupGuard::Group(Pid::from_raw(pid))))
-        }
-    };
+    let (mut child, group) = spawn(confinement, command_text, root).await?;
     // Never written to: the watcher of the group sees it close when the agent exits.
     let _lifeline = child.stdin.take();
-    let group = group.ok_or_else(|| ToolError::failed("bash exited before it could be watched"))?;
 
     let cap = (ctx.limits.max_output_bytes / 2).max(1);
     let stdout = Arc::new(Mutex::new(CappedBuffer::new(cap)));
@@ -374,33 +339,6 @@ async fn execute(
         streams,
         timeout,
     })
-}
-
-/// Starts `command` on a thread of its own that first takes on `confinement`, so the child
-/// inherits the sandbox and no other thread of the process is confined.
-async fn spawn_confined(
-    mut command: tokio::process::Command,
-    confinement: Confinement,
-) -> Result<tokio::process::Child, ToolError> {
-    let runtime = tokio::runtime::Handle::current();
-    let (sender, receiver) = tokio::sync::oneshot::channel();
-    std::thread::Builder::new()
-        .name("bash-sandbox".to_owned())
-        .spawn(move || {
-            let _runtime = runtime.enter();
-            let child = match confinement.apply_to_current_thread() {
-                Ok(()) => command
-                    .spawn()
-                    .map_err(|e| ToolError::failed(format!("cannot start bash: {e}"))),
-                Err(e) => Err(ToolError::failed(e.to_string())),
-            };
-            // The caller may have given up waiting; the child then dies with its handle.
-            let _ = sender.send(child);
-        })
-        .map_err(|e| ToolError::failed(format!("cannot start bash: {e}")))?;
-    receiver
-        .await
-        .map_err(|_| ToolError::failed("the thread starting bash ended without an answer"))?
 }
 
 /// Whether the output of a failed command looks like the sandbox refused it: the sandbox was on

@@ -39,11 +39,15 @@ mod guard;
 pub mod interaction;
 mod output;
 mod path;
+mod process;
 mod registry;
 pub mod rules;
 pub mod sandbox;
 mod search;
+pub mod shells;
 mod typed;
+#[cfg(feature = "web")]
+pub mod web;
 mod write_guard;
 
 use std::path::PathBuf;
@@ -68,6 +72,7 @@ pub use registry::{RegisterError, ToolRegistry, ToolResult};
 pub use rules::{ApprovalRules, RuleError, RuleVerdict};
 pub use sandbox::{SandboxConfig, SandboxMode};
 pub use search::{GlobFilesArgs, GlobFilesTool, GrepArgs, GrepTool};
+pub use shells::{ShellKillTool, ShellOutputTool};
 /// The cancellation token of [`ToolContext::cancel`].
 pub use tokio_util::sync::CancellationToken;
 pub use typed::TypedTool;
@@ -201,6 +206,11 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// How the call ended, when the tool says (`bash` does).
     pub outcome: Option<ToolOutcome>,
+    /// Pictures the call returns (`read_file` of a PNG), shown to a model that takes images.
+    pub images: Vec<ToolImage>,
+    /// Annotations stored on the call's tool message (e.g. a background shell's state, under
+    /// [`shells::SHELL_META`]); the model does not see them.
+    pub metadata: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ToolOutput {
@@ -210,15 +220,16 @@ impl ToolOutput {
             content: content.into(),
             is_error: false,
             outcome: None,
+            images: Vec::new(),
+            metadata: serde_json::Map::new(),
         }
     }
 
     /// An output that reports a failure but still carries content (for example partial output).
     pub fn error(content: impl Into<String>) -> Self {
         Self {
-            content: content.into(),
             is_error: true,
-            outcome: None,
+            ..Self::text(content)
         }
     }
 
@@ -226,6 +237,63 @@ impl ToolOutput {
     pub fn with_outcome(mut self, outcome: ToolOutcome) -> Self {
         self.outcome = Some(outcome);
         self
+    }
+
+    /// The same output with `image` attached.
+    pub fn with_image(mut self, image: ToolImage) -> Self {
+        self.images.push(image);
+        self
+    }
+}
+
+/// A picture a tool returns: its bytes and their media type (`image/png`, `image/jpeg`,
+/// `image/gif` or `image/webp`, see [`image_media_type`]).
+#[derive(Clone, PartialEq, Eq)]
+pub struct ToolImage {
+    /// The media type.
+    pub media_type: String,
+    /// The encoded picture, as read.
+    pub data: Vec<u8>,
+}
+
+impl std::fmt::Debug for ToolImage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolImage")
+            .field("media_type", &self.media_type)
+            .field("bytes", &self.data.len())
+            .finish()
+    }
+}
+
+/// The media type of a picture a model can be shown, from its first bytes: PNG, JPEG, GIF or
+/// WebP; `None` for anything else.
+///
+/// ```
+/// assert_eq!(agent_tools::image_media_type(b"\x89PNG\r\n\x1a\n...."), Some("image/png"));
+/// assert_eq!(agent_tools::image_media_type(b"GIF89a"), Some("image/gif"));
+/// assert_eq!(agent_tools::image_media_type(b"hello"), None);
+/// ```
+pub fn image_media_type(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n', ..] => Some("image/png"),
+        [0xff, 0xd8, 0xff, ..] => Some("image/jpeg"),
+        [b'G', b'I', b'F', b'8', b'7' | b'9', b'a', ..] => Some("image/gif"),
+        [
+            b'R',
+            b'I',
+            b'F',
+            b'F',
+            _,
+            _,
+            _,
+            _,
+            b'W',
+            b'E',
+            b'B',
+            b'P',
+            ..,
+        ] => Some("image/webp"),
+        _ => None,
     }
 }
 
@@ -393,5 +461,7 @@ pub fn builtin_tools_with(sandbox: SandboxConfig) -> Vec<Arc<dyn Tool>> {
         GlobFilesTool.into_tool(),
         GrepTool.into_tool(),
         BashTool::new(sandbox).into_tool(),
+        ShellOutputTool.into_tool(),
+        ShellKillTool.into_tool(),
     ]
 }

@@ -39,7 +39,7 @@ pub(crate) fn note(omitted: usize, total: usize) -> String {
     format!("\n[... output truncated: {omitted} of {total} bytes omitted ...]\n")
 }
 
-fn floor_char_boundary(text: &str, index: usize) -> usize {
+pub(crate) fn floor_char_boundary(text: &str, index: usize) -> usize {
     (0..=index.min(text.len()))
         .rev()
         .find(|&i| text.is_char_boundary(i))

@@ -15,7 +15,8 @@ use serde_json::Value;
 
 use super::output::{Keep, truncate_output};
 use super::{
-    Risk, SandboxConfig, Tool, ToolContext, ToolDefinition, ToolError, ToolOutcome, ToolOutput,
+    Risk, SandboxConfig, Tool, ToolContext, ToolDefinition, ToolError, ToolImage, ToolOutcome,
+    ToolOutput,
     builtin_tools_with,
 };
 
@@ -36,6 +37,10 @@ pub struct ToolResult {
     /// How the call ended, when the tool or the registry says: a command's exit status, a
     /// refusal, the timeout, a cancellation.
     pub outcome: Option<ToolOutcome>,
+    /// Pictures the call returned ([`ToolOutput::images`]).
+    pub images: Vec<ToolImage>,
+    /// Annotations for the tool message ([`ToolOutput::metadata`]).
+    pub metadata: serde_json::Map<String, Value>,
 }
 
 impl ToolResult {
@@ -45,15 +50,13 @@ impl ToolResult {
             content: content.into(),
             is_error,
             outcome: None,
+            images: Vec::new(),
+            metadata: serde_json::Map::new(),
         }
     }
 
     fn error(message: impl fmt::Display) -> Self {
-        Self {
-            content: format!("error: {message}"),
-            is_error: true,
-            outcome: None,
-        }
+        Self::new(format!("error: {message}"), true)
     }
 
     /// The same result, saying how the call ended.
@@ -278,6 +281,8 @@ async fn run_guarded(
             content: output.content,
             is_error: output.is_error,
             outcome: output.outcome,
+            images: output.images,
+            metadata: output.metadata,
         },
         Ok(Err(error)) => ToolResult::error(error),
         Err(e) if e.is_panic() => crashed(name, e.into_panic().as_ref()),

@@ -353,3 +353,46 @@ fn a_file_rule_covers_every_hard_link_to_the_file() {
         Some(RuleVerdict::Allow(_))
     ));
 }
+
+#[test]
+fn web_fetch_rules_name_domains() {
+    let root = Path::new("/workspace");
+    let rules = ApprovalRules::parse(
+        &[
+            "web_fetch(domain:docs.rs)",
+            "WebFetch(domain:*.rust-lang.org)",
+        ],
+        &["web_fetch(domain:evil.test)"],
+    )
+    .unwrap();
+    let check = |url: &str| {
+        let args = serde_json::json!({ "url": url }).to_string();
+        rules.verdict("web_fetch", &args, root)
+    };
+    assert!(matches!(
+        check("https://docs.rs/serde"),
+        Some(RuleVerdict::Allow(_))
+    ));
+    assert!(matches!(
+        check("https://doc.rust-lang.org/std"),
+        Some(RuleVerdict::Allow(_))
+    ));
+    assert_eq!(check("https://rust-lang.org/"), None);
+    assert_eq!(check("https://crates.io/"), None);
+    assert!(matches!(
+        check("https://a.evil.test/x"),
+        Some(RuleVerdict::Deny(_))
+    ));
+    // The host a fetch goes to decides, however the URL is spelled.
+    assert_eq!(check("https://crates.io\\@docs.rs/"), None);
+    for bad in [
+        "web_fetch(docs.rs)",
+        "web_fetch(domain:)",
+        "web_search(domain:x.y)",
+    ] {
+        assert!(
+            ApprovalRules::parse(&[bad], &[] as &[&str]).is_err(),
+            "{bad}"
+        );
+    }
+}

@@ -9,3 +9,6 @@ mod hostile;
 mod registry;
 mod sandbox;
 mod search;
+mod shells;
+#[cfg(feature = "web")]
+mod web;

@@ -267,6 +267,8 @@ fn builtins_have_the_contract_names_and_parameters() {
             "glob_files",
             "grep",
             "read_file",
+            "shell_kill",
+            "shell_output",
             "write_file"
         ]
     );
@@ -282,11 +284,13 @@ fn builtins_have_the_contract_names_and_parameters() {
         names.join(",")
     };
     let expected = [
-        ("bash", "command,timeout_secs", Risk::Risky),
+        ("bash", "background,command,timeout_secs", Risk::Risky),
         ("edit_file", "new,old,path,replace_all", Risk::Risky),
         ("glob_files", "pattern", Risk::ReadOnly),
         ("grep", "glob,path,pattern", Risk::ReadOnly),
         ("read_file", "limit,offset,path", Risk::ReadOnly),
+        ("shell_kill", "id", Risk::ReadOnly),
+        ("shell_output", "id,wait_secs", Risk::ReadOnly),
         ("write_file", "content,path", Risk::Risky),
     ];
     let definitions = registry.definitions();
