@@ -176,7 +176,7 @@ pub(crate) async fn run_call(
         Access::Own => {
             let args = match parse_arguments(&call.name, &call.arguments) {
                 Ok(args) => args,
-                Err(outcome) => return Some(outcome),
+                Err(why) => return Some(CallOutcome::error(why)),
             };
             Some(match call.name.as_str() {
                 EXPLORE => explore::run(agents, args, ctx, adoption).await,
@@ -186,13 +186,12 @@ pub(crate) async fn run_call(
     }
 }
 
-fn parse_arguments(name: &str, raw: &str) -> Result<Value, CallOutcome> {
+/// The arguments of a sub-agent call, or what is wrong with them.
+fn parse_arguments(name: &str, raw: &str) -> Result<Value, String> {
     if raw.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
     serde_json::from_str(raw).map_err(|e| {
-        CallOutcome::error(format!(
-            "the arguments for {name} are not valid JSON ({e}); send a JSON object"
-        ))
+        format!("the arguments for {name} are not valid JSON ({e}); send a JSON object")
     })
 }

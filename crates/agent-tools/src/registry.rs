@@ -16,8 +16,7 @@ use serde_json::Value;
 use super::output::{Keep, truncate_output};
 use super::{
     Risk, SandboxConfig, Tool, ToolContext, ToolDefinition, ToolError, ToolImage, ToolOutcome,
-    ToolOutput,
-    builtin_tools_with,
+    ToolOutput, builtin_tools_with,
 };
 
 /// How long a tool may take to finish on its own after the run was cancelled, before its task is

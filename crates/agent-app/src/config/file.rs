@@ -214,13 +214,13 @@ impl FileConfig {
                 }
             }
             if model.max_tokens == Some(0) {
-                return Err(invalid("max_tokens", "must be at least 1").into());
+                return Err(invalid("max_tokens", "must be at least 1"));
             }
             if model
                 .temperature
                 .is_some_and(|t| !t.is_finite() || !(0.0..=2.0).contains(&t))
             {
-                return Err(invalid("temperature", "must be between 0 and 2").into());
+                return Err(invalid("temperature", "must be between 0 and 2"));
             }
             if model.context_window == Some(0) {
                 return Err(invalid("context_window", "must be at least 1"));
