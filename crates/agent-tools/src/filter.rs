@@ -1,5 +1,6 @@
 //! Which tools of a registry an agent gets ([`ToolFilter`]): by risk, then an allow list, then a
-//! deny list, then the MCP servers (`mcp__<server>__<tool>`). Profiles say theirs; the runner
+//! deny list, then the MCP servers (`mcp__<server>__<tool>`); a tool that only manages what
+//! another starts (`shell_output`, `shell_kill` beside `bash`) comes only with it. Profiles say theirs; the runner
 //! applies them when it builds an agent's registry.
 
 use std::collections::BTreeSet;
@@ -30,6 +31,14 @@ pub struct ToolFilter {
     /// When set, the tools of MCP servers (`mcp__<server>__<tool>`) only of these servers.
     pub mcp_servers: Option<BTreeSet<String>>,
 }
+
+/// Tools that only act on what another tool starts, with that tool and its risk: they come
+/// with it and never without it (an agent that cannot run `bash` has no background shell to
+/// read or stop).
+const COMPANIONS: [(&str, &str, Risk); 2] = [
+    ("shell_output", "bash", Risk::Risky),
+    ("shell_kill", "bash", Risk::Risky),
+];
 
 /// The prefix of the tools MCP servers add to a registry: `mcp__<server>__<tool>`.
 const MCP_PREFIX: &str = "mcp__";
@@ -70,6 +79,10 @@ impl ToolFilter {
 
     /// True when the tool `name` of this `risk` passes.
     pub fn admits(&self, name: &str, risk: Risk) -> bool {
+        let companion = COMPANIONS.iter().find(|(tool, ..)| *tool == name);
+        if companion.is_some_and(|(_, of, risk)| !self.admits(of, *risk)) {
+            return false;
+        }
         let risk_ok = match self.risk {
             RiskLimit::Any => true,
             RiskLimit::ReadOnly => risk == Risk::ReadOnly,
@@ -115,5 +128,32 @@ impl ToolFilter {
     /// True when every tool it admits is read-only.
     pub fn is_read_only(&self) -> bool {
         self.risk == RiskLimit::ReadOnly
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn background_shell_tools_come_only_with_bash() {
+        for (filter, with_bash) in [
+            (ToolFilter::all(), true),
+            (ToolFilter::read_only(), false),
+            (ToolFilter::all().denying(["bash"]), false),
+            (ToolFilter::all().allowing(["read_file", "shell_*"]), false),
+            (ToolFilter::all().allowing(["bash", "shell_*"]), true),
+        ] {
+            assert_eq!(filter.admits("bash", Risk::Risky), with_bash, "{filter:?}");
+            for tool in ["shell_output", "shell_kill"] {
+                assert_eq!(
+                    filter.admits(tool, Risk::ReadOnly),
+                    with_bash,
+                    "{tool}: {filter:?}"
+                );
+            }
+        }
+        // Other read-only tools are not bound to anything.
+        assert!(ToolFilter::read_only().admits("read_file", Risk::ReadOnly));
     }
 }

@@ -252,7 +252,7 @@ async fn goal_in_the_ui_sets_a_checked_goal_and_the_panel_shows_its_check() {
     let screen = terminal.wait_for("⚑ check");
     assert!(screen.contains("1 Write done.txt"), "{screen}");
     terminal.wait_for("Allow write_file?");
-    terminal.send("y");
+    crate::answer_question(&mut terminal, "y\r");
     terminal.wait_for("done.txt is there.");
     terminal.wait_until("the turn to end", |screen| screen.contains("○ gpt-4o-mini"));
     let ids = trace_ids(&env);

@@ -111,16 +111,17 @@ async fn the_full_screen_ui_asks_again_with_the_warning_and_target_survives() {
     let mut terminal = Terminal::spawn(env.command(&["chat", "--workspace", &work]));
     terminal.wait_for("Type a message and Enter");
     terminal.send("Clean up\r");
-    let screen = terminal.wait_for("always bash");
+    let screen = terminal.wait_for("Allow bash?");
     assert!(screen.contains("ls"), "{screen}");
-    terminal.send("a");
+    assert!(screen.contains("every bash call"), "{screen}");
+    crate::answer_question(&mut terminal, "a\r");
     let screen = terminal.wait_for(WARNING);
     assert!(screen.contains("⚠ the rule `bash(rm -rf)`"), "{screen}");
     assert!(
-        !screen.contains("always bash"),
+        !screen.contains("every bash call"),
         "no always for it: {screen}"
     );
-    terminal.send("n");
+    crate::answer_question(&mut terminal, "n\r");
     terminal.send("\r");
     terminal.wait_for("Done.");
     terminal.send("\u{4}");
