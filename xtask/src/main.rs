@@ -1,8 +1,8 @@
 //! Development workflow for the workspace, run as `cargo xtask <command>`.
 //!
 //! - `ci`: formatting check, clippy with warnings denied on all targets, the tests (with
-//!   cargo-nextest when it is installed, else `cargo test`), the doc tests, the doc build, and a
-//!   smoke run of the benchmark program.
+//!   cargo-nextest when it is installed, else `cargo test`), the doc tests, the doc build, a
+//!   smoke run of the benchmark program, and `cargo package` of every publishable crate.
 //! - `bench [--quick]`: the benchmarks in release mode, side by side with LangGraph (in a pinned
 //!   virtualenv) and the raw limits; the summary goes to stdout, the report and its plots to
 //!   `docs/benchmarks.md` and `docs/bench-*.svg` (see `bench.rs`).
@@ -99,6 +99,20 @@ fn ci() -> Result<()> {
         "agent-bench",
         "--",
         "--quick",
+    ])?;
+    // Every crate but the tests' own packs as it would be published: metadata, licence files,
+    // READMEs and versioned dependencies on each other (the build is the tests' above).
+    cargo(&[
+        "package",
+        "--workspace",
+        "--locked",
+        "--no-verify",
+        "--exclude",
+        "agent-test-support",
+        "--exclude",
+        "agent-e2e",
+        "--exclude",
+        "xtask",
     ])?;
     // The official MCP conformance suite against the MCP client: a scenario that fails more
     // checks than tests/mcp-conformance/expected-failures.txt allows fails CI.
