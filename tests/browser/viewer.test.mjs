@@ -507,6 +507,13 @@ async function pausingModel(pieces) {
     let body = '';
     req.on('data', (d) => { body += d; });
     req.on('end', async () => {
+      // Only chat requests count: what else the agent asks (a local server's window, its
+      // models) is answered as a hosted API answers it, not found.
+      if (req.method !== 'POST') {
+        res.writeHead(404, { 'Content-Type': 'application/json' });
+        res.end('{"error":{"message":"not found"}}');
+        return;
+      }
       requests += 1;
       const first = requests === 1;
       const stream = JSON.parse(body || '{}').stream === true;
