@@ -13,6 +13,9 @@
 //!   approval rules and tools of the configuration; a door says only what is its own (who
 //!   answers approvals, an editor's tools). It is also the [`RunnerFactory`] of `serve` and
 //!   `worker`, so their runs get the same settings as `agent run`.
+//! - [`skills`]: Agent Skills (`SKILL.md` folders in `.agent/skills/`, `.claude/skills/`,
+//!   `.agents/skills/` and the user's folder), listed in every prompt and loaded by the model
+//!   with the `skill` tool.
 //! - [`recorded`]: what a trace ran with, filled into a later run of it.
 //!
 //! This crate must not depend on a command-line parser, a terminal library or a front end
@@ -57,6 +60,7 @@ pub mod profiles;
 pub mod provider;
 pub mod recorded;
 pub mod sandbox;
+pub mod skills;
 pub mod store;
 
 pub use app::{App, check_workspace};

@@ -7,7 +7,8 @@
 //! their sandbox come from here, the same for all.
 //!
 //! What is added to every runner is added in one place: [`Extension`]s register tools and
-//! give parts of the system prompt (the MCP servers are one).
+//! give parts of the system prompt (the MCP servers are one, the skills
+//! ([`crate::skills`]) another).
 
 mod extension;
 mod serve;
@@ -32,6 +33,7 @@ use crate::config::ProviderOverrides;
 use crate::error::{Error, Result};
 use crate::provider::{self, ProviderConfig};
 use crate::sandbox::Sandbox;
+use crate::skills::SkillsExtension;
 use crate::store::{Location, Opened};
 
 /// What is called with a trace's id when a run a server or a worker tracked has ended.
@@ -166,7 +168,10 @@ impl AppFactory {
             location: store.location,
             sandbox,
             workspace,
-            extensions: vec![Arc::new(McpExtension::new(mcp))],
+            extensions: vec![
+                Arc::new(McpExtension::new(mcp)),
+                Arc::new(SkillsExtension::new(app.config().user_dir())),
+            ],
             clients: Mutex::new(Vec::new()),
             providers: Mutex::new(Vec::new()),
             run_ended: None,

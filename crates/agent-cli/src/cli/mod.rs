@@ -95,6 +95,9 @@ pub(crate) enum Command {
     /// Agent profiles (built in, `[agents.NAME]` in agent.toml, `.agent/agents/NAME.md`): list
     /// them.
     Agents(AgentsArgs),
+    /// Agent Skills (`SKILL.md` folders in `.agent/skills/`, `.claude/skills/`,
+    /// `.agents/skills/` and the user's `skills/`): list them and where each came from.
+    Skills(AgentsArgs),
     /// Send a stored trace elsewhere: its spans to an OpenTelemetry receiver (`--otlp`).
     Export(ExportArgs),
     /// Serve an editor over the Agent Client Protocol on stdin/stdout (Zed, JetBrains,
@@ -320,10 +323,10 @@ impl From<ServeApproval> for agent_api::ApprovalMode {
     }
 }
 
-/// `agent agents`.
+/// `agent agents` and `agent skills`.
 #[derive(Debug, Args)]
 pub(crate) struct AgentsArgs {
-    /// The project whose `.agent/agents/` is read [default: the current folder].
+    /// The project whose `.agent/` folder is read [default: the current folder].
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
     /// Print JSON instead of a table.

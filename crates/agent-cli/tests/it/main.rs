@@ -41,6 +41,7 @@ mod sandbox_profiles;
 mod sandbox_rerun;
 mod seams;
 mod serve;
+mod skills;
 mod store_pg;
 mod streaming;
 mod terminal_output;
