@@ -6,12 +6,14 @@ use std::sync::{Arc, OnceLock};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, CloseSessionRequest, CloseSessionResponse,
-    ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
+    AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
+    CancelNotification, CloseSessionRequest, CloseSessionResponse, ForkSessionRequest,
+    ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
     NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
     ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities,
     SessionInfo, SessionListCapabilities, SessionNotification, SessionResumeCapabilities,
+    SessionUpdate, UnstructuredCommandInput,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
 use agent_execution::fork::{ForkPoint, fork};
@@ -75,10 +77,13 @@ pub async fn serve(
         )
         .on_receive_request(
             async move |request: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
-                let _ = s2.permissions.connection.set(cx);
+                let _ = s2.permissions.connection.set(cx.clone());
                 let mcp = crate::mcp::servers_of(&request.mcp_servers);
                 match open(&s2, &request.cwd, new_trace_id(), false, mcp).await {
-                    Ok(id) => responder.respond(NewSessionResponse::new(id)),
+                    Ok(id) => {
+                        responder.respond(NewSessionResponse::new(id.clone()))?;
+                        announce_commands(&s2, &cx, &id, &request.cwd)
+                    }
                     Err(error) => responder.respond_with_error(error),
                 }
             },
@@ -98,7 +103,8 @@ pub async fn serve(
                         for update in updates {
                             cx.send_notification(SessionNotification::new(id.clone(), update))?;
                         }
-                        responder.respond(LoadSessionResponse::new())
+                        responder.respond(LoadSessionResponse::new())?;
+                        announce_commands(&s3, &cx, &id, &request.cwd)
                     }
                     Err(error) => responder.respond_with_error(internal(&error)),
                 }
@@ -107,10 +113,14 @@ pub async fn serve(
         )
         .on_receive_request(
             async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
-                let _ = s4.permissions.connection.set(cx);
+                let _ = s4.permissions.connection.set(cx.clone());
                 let mcp = crate::mcp::servers_of(&request.mcp_servers);
-                match attach(&s4, &request.cwd, &request.session_id.0, mcp).await {
-                    Ok(()) => responder.respond(ResumeSessionResponse::new()),
+                let id = request.session_id.0.to_string();
+                match attach(&s4, &request.cwd, &id, mcp).await {
+                    Ok(()) => {
+                        responder.respond(ResumeSessionResponse::new())?;
+                        announce_commands(&s4, &cx, &id, &request.cwd)
+                    }
                     Err(error) => responder.respond_with_error(error),
                 }
             },
@@ -191,6 +201,30 @@ fn initialize() -> InitializeResponse {
                 .session_capabilities(sessions),
         )
         .agent_info(Implementation::new("agent", env!("CARGO_PKG_VERSION")).title("agent"))
+}
+
+/// Tells the client the commands of session `id` working in `cwd`, when the host has any.
+fn announce_commands(
+    state: &State,
+    cx: &ConnectionTo<Client>,
+    id: &str,
+    cwd: &Path,
+) -> Result<(), Error> {
+    let commands = state.host.commands(cwd);
+    if commands.is_empty() {
+        return Ok(());
+    }
+    let available = commands
+        .into_iter()
+        .map(|command| {
+            let input = command.hint.map(|hint| {
+                AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(hint))
+            });
+            AvailableCommand::new(command.name, command.description).input(input)
+        })
+        .collect();
+    let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(available));
+    cx.send_notification(SessionNotification::new(id.to_owned(), update))
 }
 
 /// Adds session `id` working in `cwd` (its trace exists when `created`), with a runner for it

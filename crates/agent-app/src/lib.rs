@@ -16,6 +16,9 @@
 //! - [`skills`]: Agent Skills (`SKILL.md` folders in `.agent/skills/`, `.claude/skills/`,
 //!   `.agents/skills/` and the user's folder), listed in every prompt and loaded by the model
 //!   with the `skill` tool.
+//! - [`commands`]: custom commands (`.agent/commands/*.md`, `.claude/commands/*.md`, the
+//!   user's), expanded from `/name args` by one function for every door
+//!   ([`AppFactory::expand`]).
 //! - [`recorded`]: what a trace ran with, filled into a later run of it.
 //!
 //! This crate must not depend on a command-line parser, a terminal library or a front end
@@ -51,6 +54,7 @@
 
 mod app;
 pub mod checkpoints;
+pub mod commands;
 pub mod config;
 mod error;
 pub mod factory;

@@ -133,6 +133,7 @@ async fn dispatch(
         Command::Mcp(args) => mcp_command::command(args).await,
         Command::Agents(args) => agents::command(args).await,
         Command::Skills(args) => extend::skills(args),
+        Command::Commands(args) => extend::commands(args),
         Command::Export(args) => otel::export(args).await,
         #[cfg(feature = "acp")]
         Command::Acp(args) => acp::acp(args, sandbox).await,

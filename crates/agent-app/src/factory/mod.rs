@@ -217,6 +217,23 @@ impl AppFactory {
         &self.workspace
     }
 
+    /// The custom commands of runs in `workspace` (the factory's when `None`) and of the user.
+    pub fn commands(&self, workspace: Option<&Path>) -> crate::commands::Found {
+        let workspace = workspace.unwrap_or(&self.workspace);
+        crate::commands::discover(workspace, self.app.config().user_dir().as_deref())
+    }
+
+    /// `text` as the task of a run in `workspace`: a custom command (`/name args`) expanded,
+    /// any other text as it is. Every door sends its tasks and messages through here. A command
+    /// whose file cannot be read is a usage error.
+    pub fn expand(&self, text: &str, workspace: Option<&Path>) -> Result<String> {
+        match self.commands(workspace).expand(text) {
+            None => Ok(text.to_owned()),
+            Some(Ok(expanded)) => Ok(expanded.task),
+            Some(Err(error)) => Err(Error::usage(error)),
+        }
+    }
+
     /// Resolves the settings of the runs that name no profile (the overrides', else `default`)
     /// in the factory's workspace, so that a mistake in agent.toml or a profile file shows
     /// before the first run (a server checks at start); the notices of that resolution.

@@ -98,6 +98,9 @@ pub(crate) enum Command {
     /// Agent Skills (`SKILL.md` folders in `.agent/skills/`, `.claude/skills/`,
     /// `.agents/skills/` and the user's `skills/`): list them and where each came from.
     Skills(AgentsArgs),
+    /// Custom commands (`.agent/commands/NAME.md`, `.claude/commands/NAME.md` and the user's
+    /// `commands/`), run as `/NAME args`: list them and where each came from.
+    Commands(AgentsArgs),
     /// Send a stored trace elsewhere: its spans to an OpenTelemetry receiver (`--otlp`).
     Export(ExportArgs),
     /// Serve an editor over the Agent Client Protocol on stdin/stdout (Zed, JetBrains,

@@ -15,6 +15,7 @@ mod chat_turns;
 mod cli;
 mod confinement;
 mod continue_run;
+mod custom_commands;
 mod fork;
 mod habits;
 mod instructions;
