@@ -19,6 +19,9 @@
 //! - [`commands`]: custom commands (`.agent/commands/*.md`, `.claude/commands/*.md`, the
 //!   user's), expanded from `/name args` by one function for every door
 //!   ([`AppFactory::expand`]).
+//! - [`hooks`]: lifecycle hooks with Claude Code's conventions (`[[hooks.PreToolUse]]` in
+//!   agent.toml), run as the runner's `agent_tools::hooks::Hooks` by every runner the factory
+//!   builds, each run recorded in the trace.
 //! - [`recorded`]: what a trace ran with, filled into a later run of it.
 //!
 //! This crate must not depend on a command-line parser, a terminal library or a front end
@@ -58,6 +61,7 @@ pub mod commands;
 pub mod config;
 mod error;
 pub mod factory;
+pub mod hooks;
 pub mod instructions;
 pub mod mcp;
 pub mod profiles;

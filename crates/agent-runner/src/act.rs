@@ -13,8 +13,8 @@ use crate::error::StepError;
 use crate::record::Answer;
 use crate::spec::AgentSpec;
 use crate::subagent_tools::run_call;
-use agent_tools::RuleVerdict;
 use agent_tools::approval::{Approval, ApprovalDecision, ApprovalHandler, ApprovalRequest};
+use agent_tools::{RuleVerdict, hooks};
 
 /// Tools whose calls change or read the run's own state: they run alone, in call order.
 const STATEFUL_TOOLS: &[&str] = &["goal", "read_progress", "explore", "delegate"];
@@ -172,7 +172,8 @@ async fn run_one(
         call_id: Some(call.id.clone()),
         ..ctx.clone()
     };
-    let result = agent.tools.execute(&call.name, &call.arguments, &ctx).await;
+    let hooks = agent.engine.root.hooks.as_deref();
+    let result = hooks::execute(hooks, &agent.tools, &call.name, &call.arguments, &ctx).await;
     Ok(Some(result.into()))
 }
 

@@ -159,6 +159,8 @@ pub struct RunnerOptions {
     /// Snapshots of the workspace's files at every goal boundary and turn of a main trace, and
     /// what an abandon does to them; off (`None`) by default.
     pub checkpoints: Option<CheckpointOptions>,
+    /// Lifecycle hooks told of the run's events (`agent_tools::hooks`); none by default.
+    pub hooks: Option<Arc<dyn agent_tools::hooks::Hooks>>,
 }
 
 impl RunnerOptions {
@@ -189,6 +191,7 @@ impl RunnerOptions {
             clients: BTreeMap::new(),
             closing_report: false,
             checkpoints: None,
+            hooks: None,
         }
     }
 

@@ -5,11 +5,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agent_execution::AssistantContent;
+use agent_execution::ids::new_trace_id;
 use agent_execution::message::{Message, NewMessage};
 use agent_execution::store::WriteOp;
 use agent_execution::trace::{ModelSettings, NewTrace, TraceOutcome, TraceStatus, TraceUpdate};
 use agent_goal::GoalTree;
 use agent_llm::LlmError;
+use agent_tools::hooks;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -57,9 +59,12 @@ pub(crate) async fn create_trace(
         .with_model(&agent.spec.model)
         .with_limits(agent.spec.limits.stored())
         .with_model_settings(settings);
-    if let Some(id) = trace_id {
-        new = new.with_id(id);
+    let id = trace_id.map_or_else(new_trace_id, str::to_owned);
+    let hooks = agent.engine.root.hooks.as_deref();
+    if let Some(error) = hooks::prompt_refused(hooks, &id, &agent.spec.workspace, task).await {
+        return Err(RunError::Refused(error));
     }
+    new = new.with_id(id);
     if let Some(profile) = agent.spec.lineage.last().filter(|a| *a != DEFAULT) {
         new = new.with_agent_type(profile);
     }
@@ -104,6 +109,8 @@ pub(crate) async fn run_loop(
     .await?;
     // Shared with the store's kept messages: the run only appends to what it read.
     let mut messages = store.get_trace_messages_shared(trace_id).await?;
+    let hooks = agent.engine.root.hooks.as_deref();
+    hooks::session_start(hooks, trace_id, &agent.spec.workspace).await;
     crate::checkpoints::at_run_start(agent, trace_id, &messages).await;
     let mut state = RunState::default();
     let mut iterations = 0;
@@ -351,6 +358,12 @@ async fn step(
                 return Ok(Next::Stop(StopReason::Truncated, outcome, Some(text)));
             }
         };
+        let hooks = agent.engine.root.hooks.as_deref();
+        if let Some(back) = hooks::stop(hooks, trace_id, &spec.workspace).await {
+            let back = WriteOp::AddMessage(NewMessage::user(back));
+            messages.extend(record(store, trace_id, vec![back]).await?);
+            return Ok(Next::Continue);
+        }
         // The answer stays the run's response; the report, written with it in view, is the
         // trace's summary when there is one.
         *report = closing::report(agent, trace_id, &text, messages, (spending, cancel)).await?;

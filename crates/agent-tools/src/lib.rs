@@ -35,6 +35,7 @@ mod bash;
 mod beneath;
 mod fs;
 mod guard;
+pub mod hooks;
 pub mod interaction;
 mod output;
 mod path;

@@ -162,6 +162,7 @@ impl AppFactory {
     /// of `mcp`. Checks the workspace, the limits of agent.toml and that a model is configured.
     pub fn new(app: App, store: Opened, sandbox: Sandbox, mcp: Arc<McpServers>) -> Result<Self> {
         crate::profiles::check_limits(app.file())?;
+        crate::hooks::check(&app.file().hooks)?;
         let workspace = app.workspace()?;
         let factory = Self {
             store: store.store,
@@ -365,6 +366,9 @@ impl AppFactory {
             }
             _ => client,
         };
+        if options.hooks.is_none() {
+            options.hooks = crate::hooks::for_runner(&self.app.file().hooks, store.clone())?;
+        }
         let registry = self.tools(&parts.sandbox, parts.rerun, &parts.tools, &workspace);
         Ok(AgentRunner::new(store, client, registry, options))
     }

@@ -18,6 +18,7 @@ mod continue_run;
 mod custom_commands;
 mod fork;
 mod habits;
+mod hooks;
 mod instructions;
 mod interrupted;
 mod limits;

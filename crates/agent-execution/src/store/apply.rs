@@ -417,7 +417,8 @@ impl Planner<'_> {
             EventKind::SubTraceStarted { .. }
             | EventKind::SubTraceCompleted { .. }
             | EventKind::LoopDetected { .. }
-            | EventKind::CompactionFailed { .. } => Ok(self.push(kind)),
+            | EventKind::CompactionFailed { .. }
+            | EventKind::HookRan { .. } => Ok(self.push(kind)),
             other => Err(StoreError::Invalid(format!(
                 "{} events are produced by the store itself and cannot be appended",
                 other.name()

@@ -168,6 +168,7 @@ impl TraceState {
             | EventKind::SubTraceCompleted { .. }
             | EventKind::LoopDetected { .. }
             | EventKind::CompactionFailed { .. }
+            | EventKind::HookRan { .. }
             | EventKind::TraceCompleted { .. } => {}
         }
         self.last_event_id = event.event_id;
