@@ -22,6 +22,7 @@
 //! - [`hooks`]: lifecycle hooks with Claude Code's conventions (`[[hooks.PreToolUse]]` in
 //!   agent.toml), run as the runner's `agent_tools::hooks::Hooks` by every runner the factory
 //!   builds, each run recorded in the trace.
+//! - [`trust`]: the project files the user accepted (a project's hooks run only then).
 //! - [`recorded`]: what a trace ran with, filled into a later run of it.
 //!
 //! This crate must not depend on a command-line parser, a terminal library or a front end
@@ -70,6 +71,7 @@ pub mod recorded;
 pub mod sandbox;
 pub mod skills;
 pub mod store;
+pub mod trust;
 
 pub use app::{App, check_workspace};
 pub use config::{Config, Overrides};

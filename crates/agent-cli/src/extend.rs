@@ -1,11 +1,14 @@
 //! `agent skills` and `agent commands`: what extends the agent in a project
-//! (`agent_app::skills` and `agent_app::commands` find it), and where each piece came from.
+//! (`agent_app::skills` and `agent_app::commands` find it), and where each piece came from;
+//! `agent trust`: accepting the project's agent.toml, so that its hooks run
+//! (`agent_app::trust`).
 
 use anyhow::Result;
 use serde_json::json;
 
-use crate::cli::AgentsArgs;
+use crate::cli::{AgentsArgs, TrustArgs};
 use crate::exit::ExitCode;
+use crate::exit::UsageError;
 use crate::output::print;
 
 /// `agent skills`: every skill a run in the workspace sees, the first of a name winning, and
@@ -110,5 +113,56 @@ pub(crate) fn commands(args: AgentsArgs) -> Result<ExitCode> {
         ["COMMAND", "SOURCE", "DESCRIPTION"],
         &rows,
     ));
+    Ok(ExitCode::Completed)
+}
+
+/// `agent trust`: shows the hooks of this folder's agent.toml and records that the user accepts
+/// the file as it is (asked on a terminal, `--yes` otherwise).
+pub(crate) fn trust(args: &TrustArgs) -> Result<ExitCode> {
+    let app = crate::settings::app(agent_app::Overrides::default())?;
+    let config = app.config();
+    let Some(project) = config.project() else {
+        return Err(UsageError("there is no agent.toml in this folder to accept".into()).into());
+    };
+    let path = project.source.to_string();
+    let Some(data_dir) = config.env().data_dir() else {
+        return Err(
+            UsageError("no data folder to keep the accepted files in (set HOME)".into()).into(),
+        );
+    };
+    crate::output::note(&format!("{path} asks to run these commands as hooks:"));
+    for (event, specs) in &project.file.hooks {
+        for spec in specs {
+            let commands = spec
+                .command
+                .iter()
+                .chain(spec.hooks.iter().map(|h| &h.command));
+            for command in commands {
+                let matcher = spec
+                    .matcher
+                    .as_deref()
+                    .map(|m| format!(" [{m}]"))
+                    .unwrap_or_default();
+                crate::output::note(&format!("  {event}{matcher}: {command}"));
+            }
+        }
+    }
+    if project.file.hooks.is_empty() {
+        crate::output::note("  (none)");
+    }
+    if !args.yes {
+        if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            return Err(UsageError("not a terminal: accept with agent trust --yes".into()).into());
+        }
+        crate::output::note("Accept this file as it is? [y/N]");
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut line)?;
+        if !matches!(line.trim(), "y" | "Y" | "yes") {
+            crate::output::note("not accepted");
+            return Ok(ExitCode::Completed);
+        }
+    }
+    agent_app::trust::accept(&data_dir, std::path::Path::new(&path))?;
+    print(&format!("accepted {path}"));
     Ok(ExitCode::Completed)
 }

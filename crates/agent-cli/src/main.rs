@@ -134,6 +134,7 @@ async fn dispatch(
         Command::Agents(args) => agents::command(args).await,
         Command::Skills(args) => extend::skills(args),
         Command::Commands(args) => extend::commands(args),
+        Command::Trust(args) => extend::trust(&args),
         Command::Export(args) => otel::export(args).await,
         #[cfg(feature = "acp")]
         Command::Acp(args) => acp::acp(args, sandbox).await,

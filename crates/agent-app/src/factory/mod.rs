@@ -367,7 +367,7 @@ impl AppFactory {
             _ => client,
         };
         if options.hooks.is_none() {
-            options.hooks = crate::hooks::for_runner(&self.app.file().hooks, store.clone())?;
+            options.hooks = crate::hooks::for_config(self.app.config(), store.clone(), notices)?;
         }
         let registry = self.tools(&parts.sandbox, parts.rerun, &parts.tools, &workspace);
         Ok(AgentRunner::new(store, client, registry, options))

@@ -20,7 +20,8 @@
 //! Exit 0 goes on (stdout JSON `{"decision": "block", "reason": ...}` blocks); exit 2 blocks
 //! with stderr as the reason; other codes, and a hook killed at its timeout, warn and go on.
 //! What a block does is the event's ([`agent_tools::hooks`]); a `Stop` hook sends the model
-//! back once a run. Every run of a hook is recorded in the trace as a `hook_ran` event.
+//! back once a run. Every run of a hook is recorded in the trace as a `hook_ran` event. Hooks
+//! of a project's `agent.toml` run only once the user accepted that file ([`crate::trust`]).
 //!
 //! Events: `SessionStart`, `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop`,
 //! `SubagentStop`, and, for the goal tree, `GoalStart`, `GoalDone` and `GoalAbandoned`.
@@ -314,6 +315,39 @@ pub fn for_runner(
     store: Arc<dyn TraceStore>,
 ) -> Result<Option<Arc<dyn Hooks>>> {
     Ok(CommandHooks::new(config, store)?.map(|hooks| Arc::new(hooks) as Arc<dyn Hooks>))
+}
+
+/// The hooks of `config`'s file in effect for a runner recording into `store`: a project
+/// file's only once the user accepted it ([`crate::trust`]); otherwise none, and a notice says
+/// why.
+pub fn for_config(
+    config: &crate::Config,
+    store: Arc<dyn TraceStore>,
+    notices: &mut Vec<String>,
+) -> Result<Option<Arc<dyn Hooks>>> {
+    let hooks = &config.file().hooks;
+    if hooks.is_empty() {
+        return Ok(None);
+    }
+    if let Some(project) = config.project() {
+        let crate::config::Source::ProjectFile(path) = &project.source else {
+            return Ok(None);
+        };
+        let data_dir = config.env().data_dir();
+        let accepted = data_dir
+            .as_deref()
+            .is_some_and(|dir| crate::trust::accepted(dir, path));
+        if !accepted {
+            notices.push(format!(
+                "the hooks of {} do not run: it comes with the project, and you have not \
+                 accepted it as it is (run `agent trust` in {} to accept it)",
+                path.display(),
+                path.parent().unwrap_or(path).display()
+            ));
+            return Ok(None);
+        }
+    }
+    for_runner(hooks, store)
 }
 
 #[cfg(test)]

@@ -101,6 +101,9 @@ pub(crate) enum Command {
     /// Custom commands (`.agent/commands/NAME.md`, `.claude/commands/NAME.md` and the user's
     /// `commands/`), run as `/NAME args`: list them and where each came from.
     Commands(AgentsArgs),
+    /// Accept this folder's agent.toml as it is now, so that its hooks run (a changed file
+    /// must be accepted again).
+    Trust(TrustArgs),
     /// Send a stored trace elsewhere: its spans to an OpenTelemetry receiver (`--otlp`).
     Export(ExportArgs),
     /// Serve an editor over the Agent Client Protocol on stdin/stdout (Zed, JetBrains,
@@ -324,6 +327,14 @@ impl From<ServeApproval> for agent_api::ApprovalMode {
             ServeApproval::Never => Self::Never,
         }
     }
+}
+
+/// `agent trust`.
+#[derive(Debug, Args)]
+pub(crate) struct TrustArgs {
+    /// Accept without asking.
+    #[arg(long)]
+    pub(crate) yes: bool,
 }
 
 /// `agent agents` and `agent skills`.

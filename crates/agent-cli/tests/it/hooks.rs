@@ -317,3 +317,62 @@ async fn an_unknown_hook_event_is_a_configuration_error() {
         stderr(&output)
     );
 }
+
+#[tokio::test]
+async fn a_project_hook_runs_only_once_the_user_accepted_the_file_as_it_is() {
+    let env = agent_env();
+    let hook = script(&env, "project", "echo 'the project says no' >&2\nexit 2");
+    // The project's agent.toml (the commands' current folder), written by whoever wrote the
+    // repository.
+    let toml = format!("[[hooks.PreToolUse]]\nmatcher = \"Bash\"\ncommand = \"{hook}\"\n");
+    env.write("agent.toml", &toml);
+    let calls = || {
+        [
+            Turn::tool_call("call_1", "bash", json!({"command": "touch ran.txt"})),
+            Turn::text("Done."),
+        ]
+    };
+    let server = MockModelServer::with_replies(calls()).await;
+    let (output, _) = run(&env, &server, "Touch a file").await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert!(
+        inputs(&env, "project").is_empty(),
+        "the hook ran before it was accepted"
+    );
+    assert!(env.path("work/ran.txt").exists());
+    assert!(
+        stderr(&output).contains("do not run") && stderr(&output).contains("agent trust"),
+        "{}",
+        stderr(&output)
+    );
+
+    // Not a terminal and no --yes: nothing is accepted.
+    let refused = env.run(&["trust"]).await;
+    assert_eq!(code(&refused), 2, "{}", stderr(&refused));
+    let accepted = env.run(&["trust", "--yes"]).await;
+    assert_eq!(code(&accepted), 0, "{}", stderr(&accepted));
+    assert!(stderr(&accepted).contains(&format!("PreToolUse [Bash]: {hook}")));
+    assert!(env.data().join("agent/trusted.json").is_file());
+
+    std::fs::remove_file(env.path("work/ran.txt")).unwrap();
+    let server = MockModelServer::with_replies(calls()).await;
+    let (output, _) = run(&env, &server, "Touch a file").await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(inputs(&env, "project").len(), 1);
+    assert!(
+        !env.path("work/ran.txt").exists(),
+        "the accepted hook did not block"
+    );
+
+    // A changed file is a file not accepted.
+    env.write("agent.toml", &format!("{toml}\n# changed\n"));
+    let server = MockModelServer::with_replies(calls()).await;
+    let (output, _) = run(&env, &server, "Touch a file").await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(
+        inputs(&env, "project").len(),
+        1,
+        "the changed file's hook ran"
+    );
+    assert!(env.path("work/ran.txt").exists());
+}
