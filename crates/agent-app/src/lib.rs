@@ -22,6 +22,8 @@
 //! - [`hooks`]: lifecycle hooks with Claude Code's conventions (`[[hooks.PreToolUse]]` in
 //!   agent.toml), run as the runner's `agent_tools::hooks::Hooks` by every runner the factory
 //!   builds, each run recorded in the trace.
+//! - [`plugins`]: plugin folders (Claude Code's `.claude-plugin/plugin.json` layout) installed
+//!   in the user's folder, whose skills and commands join the others.
 //! - [`trust`]: the project files the user accepted (a project's hooks run only then).
 //! - [`recorded`]: what a trace ran with, filled into a later run of it.
 //!
@@ -65,6 +67,7 @@ pub mod factory;
 pub mod hooks;
 pub mod instructions;
 pub mod mcp;
+pub mod plugins;
 pub mod profiles;
 pub mod provider;
 pub mod recorded;

@@ -1,12 +1,12 @@
 //! `agent skills` and `agent commands`: what extends the agent in a project
 //! (`agent_app::skills` and `agent_app::commands` find it), and where each piece came from;
 //! `agent trust`: accepting the project's agent.toml, so that its hooks run
-//! (`agent_app::trust`).
+//! (`agent_app::trust`); `agent plugin`: installing plugins (`agent_app::plugins`).
 
 use anyhow::Result;
 use serde_json::json;
 
-use crate::cli::{AgentsArgs, TrustArgs};
+use crate::cli::{AgentsArgs, PluginAction, PluginArgs, TrustArgs};
 use crate::exit::ExitCode;
 use crate::exit::UsageError;
 use crate::output::print;
@@ -164,5 +164,61 @@ pub(crate) fn trust(args: &TrustArgs) -> Result<ExitCode> {
     }
     agent_app::trust::accept(&data_dir, std::path::Path::new(&path))?;
     print(&format!("accepted {path}"));
+    Ok(ExitCode::Completed)
+}
+
+/// `agent plugin`.
+pub(crate) fn plugin(args: PluginArgs) -> Result<ExitCode> {
+    let app = crate::settings::app(agent_app::Overrides::default())?;
+    let Some(user_dir) = app.config().user_dir() else {
+        return Err(UsageError("no user folder to install plugins in (set HOME)".into()).into());
+    };
+    match args.action {
+        PluginAction::Add { source } => {
+            let plugin = agent_app::plugins::add(&user_dir, &source)?;
+            print(&format!(
+                "installed {} in {}",
+                plugin.name,
+                plugin.dir.display()
+            ));
+        }
+        PluginAction::List { json: true } => {
+            let list: Vec<_> = agent_app::plugins::list(&user_dir)
+                .into_iter()
+                .map(|p| {
+                    json!({
+                        "name": p.name,
+                        "description": p.description,
+                        "version": p.version,
+                        "enabled": p.enabled,
+                        "path": p.dir,
+                    })
+                })
+                .collect();
+            print(&json!({ "plugins": list }).to_string());
+        }
+        PluginAction::List { json: false } => {
+            let rows: Vec<[String; 4]> = agent_app::plugins::list(&user_dir)
+                .into_iter()
+                .map(|p| {
+                    [
+                        p.name,
+                        p.version.unwrap_or_else(|| "-".into()),
+                        if p.enabled { "enabled" } else { "disabled" }.into(),
+                        p.description.unwrap_or_default(),
+                    ]
+                })
+                .collect();
+            print(&crate::output::table(
+                ["NAME", "VERSION", "STATE", "DESCRIPTION"],
+                &rows,
+            ));
+        }
+        PluginAction::Enable { name } => agent_app::plugins::set_enabled(&user_dir, &name, true)?,
+        PluginAction::Disable { name } => {
+            agent_app::plugins::set_enabled(&user_dir, &name, false)?;
+        }
+        PluginAction::Remove { name } => agent_app::plugins::remove(&user_dir, &name)?,
+    }
     Ok(ExitCode::Completed)
 }

@@ -135,6 +135,7 @@ async fn dispatch(
         Command::Skills(args) => extend::skills(args),
         Command::Commands(args) => extend::commands(args),
         Command::Trust(args) => extend::trust(&args),
+        Command::Plugin(args) => extend::plugin(args),
         Command::Export(args) => otel::export(args).await,
         #[cfg(feature = "acp")]
         Command::Acp(args) => acp::acp(args, sandbox).await,

@@ -3,8 +3,8 @@
 //! UI, ACP, `POST /api/traces`).
 //!
 //! A command is a file `<name>.md` in the workspace's `.agent/commands/` or `.claude/commands/`,
-//! or in the user's `commands/` folder (`$XDG_CONFIG_HOME/agent/commands/`), the first of a name
-//! winning. Its optional front matter gives a `description` (else the body's first line),
+//! in the user's `commands/` folder (`$XDG_CONFIG_HOME/agent/commands/`), or in an enabled
+//! plugin's ([`crate::plugins`]), the first of a name winning. Its optional front matter gives a `description` (else the body's first line),
 //! an `argument-hint` (shown beside the name), and `model` and `allowed-tools`, which are read
 //! and shown; the body is the prompt. In the body, `$ARGUMENTS` is the whole text after the name
 //! and `$1` … `$9` its words (quotes group words); a body that uses none of them gets the
@@ -164,6 +164,9 @@ fn dirs(workspace: &Path, user_dir: Option<&Path>) -> Vec<(PathBuf, String)> {
         let dir = user.join("commands");
         let shown = dir.display().to_string();
         dirs.push((dir, shown));
+        for (name, plugin) in crate::plugins::enabled(user) {
+            dirs.push((plugin.join("commands"), format!("plugin {name}")));
+        }
     }
     dirs
 }

@@ -4,8 +4,9 @@
 //!
 //! Skills are found, in this order of precedence (the first skill of a name wins), in the
 //! workspace's `.agent/skills/`, `.claude/skills/` and `.agents/skills/`, then in the user's
-//! `skills/` folder (`$XDG_CONFIG_HOME/agent/skills/`, else `~/.config/agent/skills/`), so that
-//! folders written for Claude Code or other agents work as they are.
+//! `skills/` folder (`$XDG_CONFIG_HOME/agent/skills/`, else `~/.config/agent/skills/`), then in
+//! the enabled plugins ([`crate::plugins`]), so that folders written for Claude Code or other
+//! agents work as they are.
 //!
 //! Disclosure is progressive: every run's system prompt lists each skill's name and description
 //! ([`instruction`]); the body enters the context only when the model calls the `skill` tool
@@ -66,6 +67,8 @@ pub enum SkillSource {
     Project(&'static str),
     /// The user's `skills/` folder.
     User(PathBuf),
+    /// An enabled plugin's `skills/` folder (`crate::plugins`), by the plugin's name.
+    Plugin(String),
 }
 
 impl fmt::Display for SkillSource {
@@ -73,6 +76,7 @@ impl fmt::Display for SkillSource {
         match self {
             Self::Project(dir) => f.write_str(dir),
             Self::User(dir) => write!(f, "{}", dir.display()),
+            Self::Plugin(name) => write!(f, "plugin {name}"),
         }
     }
 }
@@ -126,6 +130,9 @@ pub fn dirs(workspace: &Path, user_dir: Option<&Path>) -> Vec<(PathBuf, SkillSou
     if let Some(user) = user_dir {
         let dir = user.join("skills");
         dirs.push((dir.clone(), SkillSource::User(dir)));
+        for (name, plugin) in crate::plugins::enabled(user) {
+            dirs.push((plugin.join("skills"), SkillSource::Plugin(name)));
+        }
     }
     dirs
 }

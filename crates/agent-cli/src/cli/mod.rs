@@ -13,6 +13,7 @@ mod configure;
 mod mcp;
 mod model;
 mod plan;
+mod plugin;
 mod serve;
 
 pub(crate) use bare::BareArgs;
@@ -22,6 +23,7 @@ pub(crate) use configure::{CompletionsArgs, ConfigArgs, InitArgs};
 pub(crate) use mcp::{McpAction, McpArgs};
 pub(crate) use model::{ModelArgs, OutputFormat, ProviderArgs};
 pub(crate) use plan::{PlanAction, PlanArgs};
+pub(crate) use plugin::{PluginAction, PluginArgs};
 pub(crate) use serve::ServeArgs;
 
 /// An LLM agent runtime with goal trees, precise compaction and durable traces.
@@ -104,6 +106,8 @@ pub(crate) enum Command {
     /// Accept this folder's agent.toml as it is now, so that its hooks run (a changed file
     /// must be accepted again).
     Trust(TrustArgs),
+    /// Plugins (skills and commands bundled in a folder): add, list, enable, disable, remove.
+    Plugin(PluginArgs),
     /// Send a stored trace elsewhere: its spans to an OpenTelemetry receiver (`--otlp`).
     Export(ExportArgs),
     /// Serve an editor over the Agent Client Protocol on stdin/stdout (Zed, JetBrains,

@@ -35,6 +35,7 @@ mod otel;
 mod parity;
 mod plan_edit;
 mod plan_templates;
+mod plugins;
 mod reasoning;
 mod responses;
 mod rewind;
