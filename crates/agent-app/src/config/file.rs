@@ -132,7 +132,7 @@ pub struct FileConfig {
     pub agents: BTreeMap<String, ProfileSpec>,
     /// Lifecycle hooks by event (`[[hooks.PreToolUse]]`, see [`crate::hooks`]).
     #[serde(default)]
-    pub hooks: BTreeMap<String, Vec<crate::hooks::HookSpec>>,
+    pub hooks: BTreeMap<String, Vec<super::HookSpec>>,
     /// The file it was read from.
     #[serde(skip)]
     pub path: Option<PathBuf>,

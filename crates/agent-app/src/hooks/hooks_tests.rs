@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::command::{Ran, Verdict, run, verdict};

@@ -43,9 +43,9 @@ use agent_goal::GoalTree;
 use agent_tools::hooks::{HookInput, Hooks, claude_name};
 use async_trait::async_trait;
 use regex::Regex;
-use serde::Deserialize;
 
 use self::command::Verdict;
+pub use crate::config::{HookCommand, HookSpec};
 use crate::error::{Error, Result};
 
 /// The events a hook may be configured for.
@@ -69,34 +69,6 @@ const DEFAULT_TIMEOUT: u64 = 60;
 
 /// The most of a hook's output recorded in the trace.
 const RECORDED_OUTPUT: usize = 4096;
-
-/// One `[[hooks.EVENT]]` table.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HookSpec {
-    /// A regex on the tool's name (tool events only); every tool when left out, empty or `*`.
-    pub matcher: Option<String>,
-    /// The command, run with `sh -c`.
-    pub command: Option<String>,
-    /// Seconds before it is killed.
-    pub timeout: Option<u64>,
-    /// Claude Code's shape: the commands of this matcher.
-    #[serde(default)]
-    pub hooks: Vec<HookCommand>,
-}
-
-/// A command in Claude Code's shape of a hook table.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HookCommand {
-    /// `command` (the only type).
-    #[serde(rename = "type")]
-    pub kind: Option<String>,
-    /// The command.
-    pub command: String,
-    /// Seconds before it is killed.
-    pub timeout: Option<u64>,
-}
 
 /// One hook, checked: the event, what it matches, the command and its timeout.
 #[derive(Debug, Clone)]
