@@ -52,6 +52,7 @@ mod tests {
             "agent-app",
             &[
                 "agent-llm",
+                "agent-goal",
                 "agent-execution",
                 "agent-tools",
                 "agent-runner",

@@ -6,12 +6,14 @@ use std::sync::{Arc, OnceLock};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, CloseSessionRequest, CloseSessionResponse,
-    ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
+    AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
+    CancelNotification, CloseSessionRequest, CloseSessionResponse, ForkSessionRequest,
+    ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
     NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
     ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities,
     SessionInfo, SessionListCapabilities, SessionNotification, SessionResumeCapabilities,
+    SessionUpdate, UnstructuredCommandInput,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
 use agent_execution::fork::{ForkPoint, fork};
@@ -80,7 +82,7 @@ pub async fn serve(
                 match open(&s2, &request.cwd, new_trace_id(), false, mcp).await {
                     Ok(id) => {
                         responder.respond(NewSessionResponse::new(id.clone()))?;
-                        advertise(&cx, id)
+                        announce_commands(&s2, &cx, &id, &request.cwd)
                     }
                     Err(error) => responder.respond_with_error(error),
                 }
@@ -102,7 +104,7 @@ pub async fn serve(
                             cx.send_notification(SessionNotification::new(id.clone(), update))?;
                         }
                         responder.respond(LoadSessionResponse::new())?;
-                        advertise(&cx, id)
+                        announce_commands(&s3, &cx, &id, &request.cwd)
                     }
                     Err(error) => responder.respond_with_error(internal(&error)),
                 }
@@ -113,10 +115,11 @@ pub async fn serve(
             async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
                 let _ = s4.permissions.connection.set(cx.clone());
                 let mcp = crate::mcp::servers_of(&request.mcp_servers);
-                match attach(&s4, &request.cwd, &request.session_id.0, mcp).await {
+                let id = request.session_id.0.to_string();
+                match attach(&s4, &request.cwd, &id, mcp).await {
                     Ok(()) => {
                         responder.respond(ResumeSessionResponse::new())?;
-                        advertise(&cx, request.session_id.0.to_string())
+                        announce_commands(&s4, &cx, &id, &request.cwd)
                     }
                     Err(error) => responder.respond_with_error(error),
                 }
@@ -198,6 +201,24 @@ fn initialize() -> InitializeResponse {
                 .session_capabilities(sessions),
         )
         .agent_info(Implementation::new("agent", env!("CARGO_PKG_VERSION")).title("agent"))
+}
+
+/// Tells the client the commands of session `id` working in `cwd`, when the host has any.
+fn announce_commands(
+    state: &State,
+    cx: &ConnectionTo<Client>,
+    id: &str,
+    cwd: &Path,
+) -> Result<(), Error> {
+    let mut available = vec![crate::commands::goal_command()];
+    available.extend(state.host.commands(cwd).into_iter().map(|command| {
+        let input = command
+            .hint
+            .map(|hint| AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(hint)));
+        AvailableCommand::new(command.name, command.description).input(input)
+    }));
+    let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(available));
+    cx.send_notification(SessionNotification::new(id.to_owned(), update))
 }
 
 /// Adds session `id` working in `cwd` (its trace exists when `created`), with a runner for it
@@ -357,10 +378,4 @@ async fn fork_session(state: &State, request: &ForkSessionRequest) -> Result<Str
         })?;
     let mcp = crate::mcp::servers_of(&request.mcp_servers);
     open(state, &request.cwd, forked.trace_id, true, mcp).await
-}
-
-/// Tells the client which slash commands session `id` offers, once it knows the session.
-fn advertise(cx: &ConnectionTo<Client>, id: impl Into<String>) -> Result<(), Error> {
-    let id: String = id.into();
-    cx.send_notification(SessionNotification::new(id, crate::commands::available()))
 }

@@ -5,24 +5,23 @@
 //! the goals set with it.
 
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, SessionUpdate,
-    UnstructuredCommandInput,
+    AvailableCommand, AvailableCommandInput, UnstructuredCommandInput,
 };
 use agent_plan::goal_command::{self, GoalRequest};
 use agent_runner::AgentRunner;
 
-/// The commands a session offers, as the update that advertises them.
-pub(crate) fn available() -> SessionUpdate {
+/// The `/goal` command every session offers, first of those its update advertises (the
+/// host's custom commands follow it).
+pub(crate) fn goal_command() -> AvailableCommand {
     let hint = "what is to be achieved [--check CMD]";
-    let goal = AvailableCommand::new(
+    AvailableCommand::new(
         "goal",
         "Work until the goal is done (and its --check command exits 0); alone: where the plan \
          is; `clear`: drop it",
     )
     .input(AvailableCommandInput::Unstructured(
         UnstructuredCommandInput::new(hint),
-    ));
-    SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(vec![goal]))
+    ))
 }
 
 /// The arguments of a `/goal` prompt (what follows the command's name), or `None` for any

@@ -20,7 +20,9 @@
 //!   ends the turn (`end_turn`) with the goals named as the agent's last words.
 //! - Slash commands are advertised with `available_commands_update` when a session opens:
 //!   `/goal TEXT [--check CMD]` gives the session a goal and works on it, `/goal` alone says
-//!   where the plan is, `/goal clear` drops it (the runner's `goal_command`).
+//!   where the plan is, `/goal clear` drops it (the runner's `goal_command`); the host's commands
+//!   (custom commands, `/name args`) follow it, and a prompt that starts with one is expanded by
+//!   the host ([`Host::expand`]) before the turn runs.
 //! - Risky tool calls ask the client with `session/request_permission` (allow once or always
 //!   for the session, reject once or always).
 //! - When the client offers `fs/read_text_file` / `fs/write_text_file`, `read_file` and
@@ -91,6 +93,17 @@ pub use agent::{serve, serve_stdio};
 pub use mcp::SessionMcpServer;
 pub use plan::plan_of;
 
+/// A command a session offers the client, typed as `/name input`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionCommand {
+    /// The name, without the `/`.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// What to type after it, when it takes input.
+    pub hint: Option<String>,
+}
+
 /// What the ACP agent needs from its embedder: where traces are kept and how to build a
 /// runner for a session's working directory.
 #[agent_runner::async_trait]
@@ -131,6 +144,22 @@ pub trait Host: Send + Sync + 'static {
             );
         }
         Ok(Vec::new())
+    }
+
+    /// The commands a session working in `cwd` offers (`available_commands_update`, sent when
+    /// a session opens): each one's name (without `/`), description and input hint. None by
+    /// default.
+    fn commands(&self, cwd: &Path) -> Vec<SessionCommand> {
+        let _ = cwd;
+        Vec::new()
+    }
+
+    /// The message a prompt's text becomes in a session working in `cwd`: a host may expand a
+    /// command (`/name args`) into its prompt. An error is shown to the client and no turn
+    /// runs. The text as it is by default.
+    fn expand(&self, cwd: &Path, text: &str) -> Result<String, String> {
+        let _ = cwd;
+        Ok(text.to_owned())
     }
 
     /// The model's context window in tokens, for `usage_update` (0 when unknown).

@@ -120,6 +120,12 @@ async fn turn(
         let session = sessions.get(id).ok_or_else(|| unknown(id))?;
         (session.runner.clone(), session.cwd.clone(), session.created)
     };
+    // A command of the host (`/name args`) becomes its prompt.
+    let message = state
+        .host
+        .expand(&cwd, message)
+        .map_err(|error| Error::new(-32602, error))?;
+    let message = message.as_str();
     let store = runner.store().clone();
     let say = |words: String| {
         let update = SessionUpdate::AgentMessageChunk(text(words));

@@ -3,7 +3,6 @@
 //! real responses against these schemas so the two cannot drift apart silently.
 
 #![allow(dead_code)]
-
 use std::collections::BTreeMap;
 use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema, Type};
 use utoipa::openapi::{RefOr, schema};
@@ -220,6 +219,7 @@ pub(crate) enum EventNameDoc {
     CompactionFailed,
     Notice,
     GoalChecked,
+    HookRan,
     TraceCompleted,
 }
 

@@ -13,6 +13,18 @@
 //!   approval rules and tools of the configuration; a door says only what is its own (who
 //!   answers approvals, an editor's tools). It is also the [`RunnerFactory`] of `serve` and
 //!   `worker`, so their runs get the same settings as `agent run`.
+//! - [`skills`]: Agent Skills (`SKILL.md` folders in `.agent/skills/`, `.claude/skills/`,
+//!   `.agents/skills/` and the user's folder), listed in every prompt and loaded by the model
+//!   with the `skill` tool.
+//! - [`commands`]: custom commands (`.agent/commands/*.md`, `.claude/commands/*.md`, the
+//!   user's), expanded from `/name args` by one function for every door
+//!   ([`AppFactory::expand`]).
+//! - [`hooks`]: lifecycle hooks with Claude Code's conventions (`[[hooks.PreToolUse]]` in
+//!   agent.toml), run as the runner's `agent_tools::hooks::Hooks` by every runner the factory
+//!   builds, each run recorded in the trace.
+//! - [`plugins`]: plugin folders (Claude Code's `.claude-plugin/plugin.json` layout) installed
+//!   in the user's folder, whose skills and commands join the others.
+//! - [`trust`]: the project files the user accepted (a project's hooks run only then).
 //! - [`recorded`]: what a trace ran with, filled into a later run of it.
 //!
 //! This crate must not depend on a command-line parser, a terminal library or a front end
@@ -48,16 +60,21 @@
 
 mod app;
 pub mod checkpoints;
+pub mod commands;
 pub mod config;
 mod error;
 pub mod factory;
+pub mod hooks;
 pub mod instructions;
 pub mod mcp;
+pub mod plugins;
 pub mod profiles;
 pub mod provider;
 pub mod recorded;
 pub mod sandbox;
+pub mod skills;
 pub mod store;
+pub mod trust;
 
 pub use app::{App, check_workspace};
 pub use config::{Config, Overrides};

@@ -2,7 +2,8 @@
 //!
 //! Every session gets a runner from the one factory every door uses (provider, profiles,
 //! limits, `agent.toml`, the workspace's instructions, the sandbox protecting the trace folder,
-//! the MCP servers started once here) for the folder the editor names, with the editor's file
+//! the MCP servers started once here, the custom commands, offered to the editor and expanded
+//! by the factory) for the folder the editor names, with the editor's file
 //! tools and the MCP servers it names for the session (started in the same sandbox); risky
 //! calls are asked through the editor, by the rules every front end shares, unless `--yes`.
 //! Nothing but protocol messages goes to stdout: notes and logs go to stderr.
@@ -121,6 +122,25 @@ impl Host for CliHost {
 
     fn context_window(&self) -> u64 {
         self.context_window
+    }
+
+    fn commands(&self, cwd: &Path) -> Vec<agent_acp::SessionCommand> {
+        self.factory
+            .commands(Some(cwd))
+            .commands
+            .into_iter()
+            .map(|command| agent_acp::SessionCommand {
+                name: command.name,
+                description: command.description,
+                hint: command.argument_hint,
+            })
+            .collect()
+    }
+
+    fn expand(&self, cwd: &Path, text: &str) -> Result<String, String> {
+        self.factory
+            .expand(text, Some(cwd))
+            .map_err(|error| error.to_string())
     }
 
     fn session_closed(&self, session_id: &str) {

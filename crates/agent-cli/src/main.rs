@@ -20,6 +20,7 @@ mod elicit;
 mod elicit_http;
 mod elicit_tui;
 mod exit;
+mod extend;
 mod failure;
 mod fork;
 mod hardening;
@@ -147,6 +148,10 @@ async fn dispatch(
         Command::Plan(args) => plan::command(args, sandbox).await,
         Command::Mcp(args) => mcp_command::command(args).await,
         Command::Agents(args) => agents::command(args).await,
+        Command::Skills(args) => extend::skills(args),
+        Command::Commands(args) => extend::commands(args),
+        Command::Trust(args) => extend::trust(&args),
+        Command::Plugin(args) => extend::plugin(args),
         Command::Export(args) => otel::export(args).await,
         #[cfg(feature = "acp")]
         Command::Acp(args) => acp::acp(args, sandbox).await,

@@ -51,7 +51,11 @@ pub(crate) async fn run(args: RunArgs, sandbox: Option<SandboxMode>) -> Result<E
         (None, Some(template), task) => {
             plan::start_from_template(&setup.runner, template, &args.vars, task).await?
         }
-        (None, None, Some(task)) => setup.runner.create(&task).await?,
+        (None, None, Some(task)) => {
+            // `/name args` of a custom command is its prompt.
+            let task = door.factory.expand(&task, None)?;
+            setup.runner.create(&task).await?
+        }
         (None, None, None) => {
             return Err(UsageError("a task is needed, or --trace TRACE_ID".into()).into());
         }
@@ -108,6 +112,7 @@ async fn continue_run(args: &RunArgs, app: App) -> Result<ExitCode> {
         None,
         args.model.otel.as_deref(),
     )?;
+    let message = door.factory.expand(&message, None)?;
     let code = execute(
         &setup,
         &trace_id,

@@ -100,12 +100,20 @@ pub(crate) async fn chat(
         questions,
         status,
         trace_id: opening.trace_id,
-        message: opening.message,
+        message: opening
+            .message
+            .map(|message| door.factory.expand(&message, None))
+            .transpose()?,
         workspace: setup.runner.options().workspace.clone(),
         show_reasoning: setup.show_reasoning,
         forms: Some(forms),
         extensions: Some(Arc::new(
-            crate::tui_mcp::McpExtensions::new(mcp.clone()).await,
+            crate::tui_mcp::McpExtensions::new(
+                mcp.clone(),
+                door.factory
+                    .commands(Some(&setup.runner.options().workspace)),
+            )
+            .await,
         )),
     };
     // While the screen is up, standard error (log lines, notices) goes to the log file.

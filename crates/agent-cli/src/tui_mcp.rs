@@ -1,22 +1,24 @@
-//! The MCP servers of a chat in the full-screen UI: their prompts as slash commands
-//! (`/mcp__SERVER__PROMPT key=value …`, filled in by `mcp_catalog.rs` as in line mode) and their
-//! resources as `@server:uri` mentions (`mcp_mentions.rs`, shared with line mode).
+//! What extends a chat in the full-screen UI: the MCP servers' prompts as slash commands
+//! (`/mcp__SERVER__PROMPT key=value …`, filled in by `mcp_catalog.rs` as in line mode), their
+//! resources as `@server:uri` mentions (`mcp_mentions.rs`, shared with line mode), and the
+//! custom commands (`/NAME args`, expanded by `agent_app::commands` as at every door).
 
 use std::sync::Arc;
 
 use agent_mcp::{McpServers, TOOL_PREFIX};
 use async_trait::async_trait;
 
-/// The UI's [`agent_tui::Extensions`] over a chat's servers.
+/// The UI's [`agent_tui::Extensions`] over a chat's servers and custom commands.
 pub(crate) struct McpExtensions {
     servers: Arc<McpServers>,
     commands: Vec<(String, String)>,
+    custom: agent_app::commands::Found,
 }
 
 impl McpExtensions {
-    /// Lists the servers' prompts once, for completion and `/help`.
-    pub(crate) async fn new(servers: Arc<McpServers>) -> Self {
-        let mut commands = Vec::new();
+    /// Lists the servers' prompts and the `custom` commands once, for completion and `/help`.
+    pub(crate) async fn new(servers: Arc<McpServers>, custom: agent_app::commands::Found) -> Self {
+        let mut commands = custom.listed();
         for server in servers.servers() {
             for prompt in server.prompts().await.unwrap_or_default() {
                 let command = crate::mcp_catalog::command_name(server.name(), &prompt.name);
@@ -24,7 +26,11 @@ impl McpExtensions {
                 commands.push((command, crate::output::one_line(&about)));
             }
         }
-        Self { servers, commands }
+        Self {
+            servers,
+            commands,
+            custom,
+        }
     }
 }
 
@@ -43,7 +49,8 @@ impl agent_tui::Extensions for McpExtensions {
 
     async fn command(&self, name: &str, args: &str) -> Option<Result<String, String>> {
         if !name.starts_with(TOOL_PREFIX) {
-            return None;
+            let expanded = self.custom.expand(&format!("/{name} {args}"))?;
+            return Some(expanded.map(|expanded| expanded.task));
         }
         Some(crate::mcp_catalog::prompt_message(&self.servers, name, args).await)
     }

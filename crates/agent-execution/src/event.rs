@@ -152,6 +152,27 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tokens: Option<u64>,
     },
+    /// Extension: a lifecycle hook (a command the user configured for an event such as
+    /// `PreToolUse`) ran, and what came of it.
+    HookRan {
+        /// The hook event, e.g. `PreToolUse`.
+        hook_event: String,
+        /// The tool the event is about, for tool events.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_name: Option<String>,
+        /// The command that ran.
+        command: String,
+        /// Its exit code; `None` when it was killed or could not start.
+        exit_code: Option<i32>,
+        /// `continued`, `blocked`, `warned` (a failure that let the run go on) or `timed_out`.
+        outcome: String,
+        /// What it printed on stdout (cut at a few KiB).
+        stdout: String,
+        /// What it printed on stderr (cut at a few KiB).
+        stderr: String,
+        /// How long it ran.
+        duration_ms: u64,
+    },
     /// The trace finished.
     TraceCompleted {
         /// The trace's totals.
@@ -171,6 +192,7 @@ impl EventKind {
             Self::GoalUpdated { .. } => "goal_updated",
             Self::GoalRemoved { .. } => "goal_removed",
             Self::GoalTreeUpdated { .. } => "goal_tree_updated",
+            Self::HookRan { .. } => "hook_ran",
             Self::MessageAdded { .. } => "message_added",
             Self::MessageUpdated { .. } => "message_updated",
             Self::SubTraceStarted { .. } => "sub_trace_started",

@@ -76,6 +76,7 @@ pub mod run_limits;
 pub mod store;
 pub mod sub_trace_report;
 pub mod trace;
+pub mod unanswered;
 
 /// The goal types the [`TraceStore`] contract speaks of, so implementers need not name `agent-goal`.
 pub use agent_goal::{GoalCommand, GoalTree};

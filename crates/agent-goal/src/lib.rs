@@ -45,6 +45,7 @@ mod prompt;
 mod stats;
 mod steps;
 mod summary;
+mod system_prompts;
 mod time;
 mod tool;
 mod tree;
@@ -64,6 +65,7 @@ pub use plan_text::{PLANNING_AGENT, PlanItem, is_profile_name, parse_plan, split
 pub use prompt::MERGE_SUMMARY_PROMPT_CHARS;
 pub use stats::{PREVIEW_MAX_SEGMENTS, StatsDelta};
 pub use summary::{REPORT_MIN_GOALS, REPORT_PROMPT};
+pub use system_prompts::{DEFAULT_SYSTEM_PROMPT, PLAN_PROMPT};
 pub use time::now_rfc3339;
 pub use tool::{
     GOAL_TOOL_DESCRIPTION, GOAL_TOOL_PARAMETERS, MAX_GOAL_TEXT_CHARS, MAX_GOALS_PER_CALL,

@@ -7,6 +7,7 @@
 //! key; `key: |` (lines kept) and `key: >` (lines joined) start a block of indented lines;
 //! indented `key: value` lines under a `key:` make a table; dotted keys fill tables
 //! (`loop_guard.repeated_call: 5`); `#` starts a comment line, and ` #` a comment after a value.
+//! Field names are letters, digits, `_`, `.` and `-` (Claude Code's `allowed-tools`).
 //!
 //! ```
 //! use agent_plan::front_matter::{self, Syntax};
@@ -128,7 +129,7 @@ impl Reader<'_> {
             let key_ok = !key.is_empty()
                 && key
                     .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
             if !key_ok {
                 return Err((None, format!("line {number}: {key:?} is not a field name")));
             }

@@ -14,6 +14,7 @@ use crate::goal_checks;
 use crate::record::Answer;
 use crate::spec::AgentSpec;
 use crate::subagent_tools::run_call;
+use agent_tools::hooks;
 
 /// Tools whose calls change or read the run's own state: they run alone, in call order.
 const STATEFUL_TOOLS: &[&str] = &["goal", "read_progress", "explore", "delegate"];
@@ -139,6 +140,7 @@ async fn run_one(
         call_id: Some(call.id.clone()),
         ..ctx.clone()
     };
-    let result = agent.tools.execute(&call.name, &call.arguments, &ctx).await;
+    let hooks = agent.engine.root.hooks.as_deref();
+    let result = hooks::execute(hooks, &agent.tools, &call.name, &call.arguments, &ctx).await;
     Ok(Some(result.into()))
 }

@@ -32,6 +32,9 @@ pub enum RunError {
         /// The trace.
         trace_id: String,
     },
+    /// A hook refused the prompt.
+    #[error("{0}")]
+    Refused(String),
     /// A message to continue a trace with was empty.
     #[error("the message is empty")]
     EmptyMessage,

@@ -149,6 +149,7 @@ pub use agent_execution::{
     LimitError, LoopGuard, RecordedAgents, check_max_cost, check_max_iterations, parse_max_cost,
     parse_max_iterations, recorded_agents, stats_with_sub_traces,
 };
+pub use agent_goal::DEFAULT_SYSTEM_PROMPT;
 pub use agent_goal::REPORT_PROMPT;
 /// What the loop says of a plan it holds a run to: the goals left open, a goal's judge.
 pub use agent_goal::{JUDGE_PROMPT, PendingGoal};
@@ -175,7 +176,7 @@ pub use goal_tools::{
     GoalTool, MAX_GOAL_TEXT_CHARS, MAX_GOALS_PER_CALL, MAX_PLAN_GOALS, ReadProgressTool,
 };
 pub use model::USAGE_KEY;
-pub use options::{DEFAULT_SYSTEM_PROMPT, Instruction, RunnerOptions, SubAgentOptions};
+pub use options::{Instruction, RunnerOptions, SubAgentOptions};
 pub use outcome::{RunOutcome, StopReason};
 pub use profiles::UnknownProfile;
 pub use runner::{AgentRunner, RunEvent, RunHandle, RunSender};

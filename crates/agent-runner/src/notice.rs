@@ -2,7 +2,12 @@
 //! keeps; first the model's window, learned from its server, assumed, or learned from a refusal.
 
 use agent_context::window::{refused, window_told};
+use std::sync::Arc;
+
+use agent_execution::empty_answer::{self, AfterEmpty};
+use agent_execution::message::Message;
 use agent_execution::store::WriteOp;
+use agent_execution::trace::TraceOutcome;
 use agent_execution::{EventKind, NoticeKind};
 use agent_llm::{ContextWindow, LlmError};
 
@@ -75,4 +80,24 @@ pub(crate) async fn after_refusal(
         Some(window.tokens),
     )
     .await
+}
+
+/// After an empty answer: asks the model once more (saying so), or the end of the run.
+pub(crate) async fn after_empty(
+    agent: &Agent,
+    trace_id: &str,
+    messages: &mut Vec<Arc<Message>>,
+    asked: &mut bool,
+    goal_id: Option<String>,
+) -> Result<Option<TraceOutcome>, StepError> {
+    match empty_answer::after_empty(asked, goal_id) {
+        AfterEmpty::Ask(ask) => {
+            let told = empty_answer::FIRST_NOTICE.to_owned();
+            notice(agent, trace_id, NoticeKind::EmptyAnswer, told, None).await?;
+            let ops = vec![WriteOp::AddMessage(*ask)];
+            messages.extend(record(agent.store(), trace_id, ops).await?);
+            Ok(None)
+        }
+        AfterEmpty::Stop(outcome) => Ok(Some(outcome)),
+    }
 }

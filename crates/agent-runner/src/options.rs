@@ -20,15 +20,6 @@ use agent_execution::run_limits::{LimitOverrides, RunLimits};
 use agent_tools::Approval;
 use agent_tools::ApprovalRules;
 
-/// The system prompt used when none is configured. The plan is appended after it.
-pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a capable software agent working in a \
-workspace through tools. Keep a plan with the `goal` tool: add goals (`add`), focus one \
-(`focus`) before working on it, finish it with a summary (`done`) or give it up with a reason \
-(`abandon`). When a goal is finished its messages leave your context and only its summary \
-stays, so write summaries that carry what later goals need (file names, decisions, results). \
-Use the file and shell tools to do the work. When the task is complete and every goal of your \
-plan is done or abandoned, answer with a final message and no tool calls.";
-
 /// How sub-agents run: whether they are offered, the settings of each agent type and of
 /// explorations.
 #[derive(Debug, Clone, PartialEq)]
@@ -159,6 +150,8 @@ pub struct RunnerOptions {
     /// Snapshots of the workspace's files at every goal boundary and turn of a main trace, and
     /// what an abandon does to them; off (`None`) by default.
     pub checkpoints: Option<CheckpointOptions>,
+    /// Lifecycle hooks told of the run's events (`agent_tools::hooks`); none by default.
+    pub hooks: Option<Arc<dyn agent_tools::hooks::Hooks>>,
 }
 
 impl RunnerOptions {
@@ -169,7 +162,7 @@ impl RunnerOptions {
             model: model.into(),
             provider: None,
             base_url: None,
-            system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
+            system_prompt: agent_goal::DEFAULT_SYSTEM_PROMPT.to_owned(),
             instructions: Vec::new(),
             workspace: workspace.into(),
             limits: RunLimits::default(),
@@ -189,6 +182,7 @@ impl RunnerOptions {
             clients: BTreeMap::new(),
             closing_report: false,
             checkpoints: None,
+            hooks: None,
         }
     }
 

@@ -13,18 +13,8 @@ use std::collections::BTreeMap;
 use crate::agents::{AgentTypeConfig, COMPACTION, DEFAULT, DELEGATE, EXPLORE, PLAN, ToolFilter};
 use crate::compaction::COMPACTION_PROMPT;
 use agent_execution::run_limits::RunLimits;
-
 /// The system prompt of plan mode.
-pub const PLAN_PROMPT: &str = "You are in plan mode: write a plan for the task, do not carry it \
-out. The workspace is {workspace}. First read what the plan depends on with your read-only tools \
-({tools}): find the files involved, read the relevant parts, so every goal rests on what is \
-there. Then write the plan with the `goal` tool: `add` the top-level goals (comma-separated) \
-under the planning goal that is focused, and to break a goal into sub-goals, `focus` it and \
-`add` under it, then `focus` the planning goal again. Make goals concrete and checkable, in the \
-order they should be done, naming the files and functions you found. A goal another agent \
-should carry out ends with `@<profile>` (e.g. `Review the change @reviewer`). Do not complete \
-the planning goal. When the plan is complete, answer with a short paragraph: what you found and \
-why the plan is shaped as it is, and no tool calls.";
+pub use agent_goal::PLAN_PROMPT;
 
 /// The limits of a planning run: enough model calls to read the code and write the plan.
 pub fn plan_limits() -> RunLimits {

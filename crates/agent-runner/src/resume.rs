@@ -14,9 +14,10 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use agent_execution::message::{Message, NewMessage, Role};
+use agent_execution::message::{Message, NewMessage};
 use agent_execution::store::{StoreError, WriteOp};
 use agent_execution::trace::{TraceStatus, TraceUpdate};
+use agent_execution::unanswered::{answered_ids, dangling_calls, ends_interrupted, last_turn};
 use agent_llm::ToolCall;
 use tokio_util::sync::CancellationToken;
 
@@ -119,47 +120,6 @@ async fn prepare(agent: &Agent, trace_id: &str, message: Option<&str>) -> Result
     }));
     store.batch(trace_id, ops).await?;
     Ok(())
-}
-
-/// Whether the trace's last message is an answer a cancellation interrupted.
-fn ends_interrupted(messages: &[Arc<Message>]) -> bool {
-    messages.last().is_some_and(|last| {
-        last.role == Role::Assistant && agent_execution::meta::MessageMeta::of(last).interrupted
-    })
-}
-
-/// Tool calls of assistant messages that have no recorded result, with their goal.
-fn dangling_calls(messages: &[Arc<Message>]) -> Vec<(ToolCall, Option<String>)> {
-    let answered = answered_ids(messages);
-    messages
-        .iter()
-        .filter(|m| m.role == Role::Assistant)
-        .flat_map(|m| {
-            m.content
-                .tool_calls()
-                .to_vec()
-                .into_iter()
-                .map(move |call| (call, m.goal_id.clone()))
-        })
-        .filter(|(call, _)| !answered.contains(call.id.as_str()))
-        .collect()
-}
-
-fn answered_ids(messages: &[Arc<Message>]) -> HashSet<&str> {
-    messages
-        .iter()
-        .filter(|m| m.role == Role::Tool)
-        .filter_map(|m| m.tool_call_id.as_deref())
-        .collect()
-}
-
-/// The newest assistant message.
-fn last_turn(messages: &[Arc<Message>]) -> Option<&Message> {
-    messages
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Assistant)
-        .map(|m| &**m)
 }
 
 /// The unanswered calls of the last turn that the sub-agents finish on resume (never one past

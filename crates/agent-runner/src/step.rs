@@ -5,11 +5,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agent_execution::AssistantContent;
+use agent_execution::ids::new_trace_id;
 use agent_execution::message::{Message, NewMessage};
 use agent_execution::store::WriteOp;
 use agent_execution::trace::{ModelSettings, NewTrace, TraceOutcome, TraceUpdate};
 use agent_goal::GoalTree;
 use agent_llm::LlmError;
+use agent_tools::hooks;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -37,7 +39,7 @@ use agent_context::prompt_watch::{self, PromptWatch};
 use agent_execution::budget::{self, Budget};
 use agent_execution::call_ids::CallIds;
 use agent_execution::continuation::{AfterAnswer, CutAnswer, is_cut};
-use agent_execution::empty_answer::{self, AfterEmpty};
+use agent_execution::empty_answer;
 use agent_execution::followthrough::{self, Hold};
 use agent_execution::meta::usage_is_estimated;
 use agent_execution::stats_with_sub_traces;
@@ -66,9 +68,12 @@ pub(crate) async fn create_trace(
         .with_model(&agent.spec.model)
         .with_limits(agent.spec.limits.stored())
         .with_model_settings(settings);
-    if let Some(id) = trace_id {
-        new = new.with_id(id);
+    let id = trace_id.map_or_else(new_trace_id, str::to_owned);
+    let hooks = agent.engine.root.hooks.as_deref();
+    if let Some(error) = hooks::prompt_refused(hooks, &id, &agent.spec.workspace, task).await {
+        return Err(RunError::Refused(error));
     }
+    new = new.with_id(id);
     if let Some(profile) = agent.spec.lineage.last().filter(|a| *a != DEFAULT) {
         new = new.with_agent_type(profile);
     }
@@ -118,6 +123,8 @@ pub(crate) async fn run_loop(
     .await?;
     // Shared with the store's kept messages: the run only appends to what it read.
     let mut messages = store.get_trace_messages_shared(trace_id).await?;
+    let hooks = agent.engine.root.hooks.as_deref();
+    hooks::session_start(hooks, trace_id, &agent.spec.workspace).await;
     crate::checkpoints::at_run_start(agent, trace_id, &messages).await;
     // The model's window, from its server when it says (and recorded), before the first call.
     if let Err(StepError::Run(error)) = notice::learn_window(agent, trace_id).await {
@@ -383,7 +390,11 @@ async fn step(
             return Ok(Next::Continue);
         }
         if !is_cut(&response) && empty_answer::is_empty(response.text.as_deref()) {
-            return after_empty(agent, trace_id, messages, empty_asked, goal_id).await;
+            let asked = notice::after_empty(agent, trace_id, messages, empty_asked, goal_id);
+            return Ok(match asked.await? {
+                None => Next::Continue,
+                Some(outcome) => Next::Stop(StopReason::EmptyAnswer, outcome, None),
+            });
         }
         let text = response.text.as_deref().unwrap_or_default();
         let text = match cut.take(text, is_cut(&response), goal_id, spec.max_tokens) {
@@ -409,6 +420,13 @@ async fn step(
             Hold::Resolved => (StopReason::Completed, TraceOutcome::completed("")),
             Hold::Left(outcome) => (StopReason::Incomplete, outcome),
         };
+        // A Stop hook may send the model back once more, with its reason.
+        let hooks = agent.engine.root.hooks.as_deref();
+        if let Some(back) = hooks::stop(hooks, trace_id, &spec.workspace).await {
+            let back = WriteOp::AddMessage(NewMessage::user(back));
+            messages.extend(record(store, trace_id, vec![back]).await?);
+            return Ok(Next::Continue);
+        }
         // The answer stays the run's response; the report, written with it in view, is the
         // trace's summary when there is one.
         *report = closing::report(agent, trace_id, &text, messages, (spending, cancel)).await?;
@@ -452,26 +470,6 @@ async fn step(
     }
     goal_budgets::after_turn(agent, trace_id, messages).await?;
     Ok(Next::Continue)
-}
-
-/// After an empty answer: asks the model once more (saying so), or ends the run.
-async fn after_empty(
-    agent: &Agent,
-    trace_id: &str,
-    messages: &mut Vec<Arc<Message>>,
-    asked: &mut bool,
-    goal_id: Option<String>,
-) -> Result<Next, StepError> {
-    match empty_answer::after_empty(asked, goal_id) {
-        AfterEmpty::Ask(ask) => {
-            let told = empty_answer::FIRST_NOTICE.to_owned();
-            notice(agent, trace_id, NoticeKind::EmptyAnswer, told, None).await?;
-            let ops = vec![WriteOp::AddMessage(*ask)];
-            messages.extend(record(agent.store(), trace_id, ops).await?);
-            Ok(Next::Continue)
-        }
-        AfterEmpty::Stop(outcome) => Ok(Next::Stop(StopReason::EmptyAnswer, outcome, None)),
-    }
 }
 
 /// The context the model would see now; `context` keeps the view between steps.

@@ -36,6 +36,7 @@ mod beneath;
 pub mod filter;
 mod fs;
 mod guard;
+pub mod hooks;
 pub mod interaction;
 mod output;
 mod path;

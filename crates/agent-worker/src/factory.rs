@@ -49,6 +49,14 @@ pub trait RunnerFactory: Send + Sync {
         ))
     }
 
+    /// The task a run of `task` in `workspace` starts with: a factory may expand it (a custom
+    /// command, `/name args`). A task that cannot be expanded is refused
+    /// ([`FactoryError::Rejected`]). The task as given by default.
+    fn task(&self, task: &str, workspace: &std::path::Path) -> Result<String, FactoryError> {
+        let _ = workspace;
+        Ok(task.to_owned())
+    }
+
     /// Called when a run that was tracked here has ended (completed, failed, stopped or
     /// cancelled), in the task that waited for it: e.g. to send the trace's spans somewhere.
     /// Does nothing by default.

@@ -73,6 +73,8 @@ pub(crate) async fn start_run(
         let factory = state.require_factory()?;
         let (task, settings) = request.settings()?;
         let (options, choices) = settle(&state, factory.options(), settings, None)?;
+        // A custom command (`/name args`) becomes its prompt, as at every door.
+        let task = factory.task(&task, &options.workspace)?;
         let runner = factory.build_with(state.store().clone(), options, &choices)?;
         let handle = runner.start(&task).await?;
         state.runs().track(handle).trace_id

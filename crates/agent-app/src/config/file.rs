@@ -42,6 +42,11 @@
 //! max_connections = 512          # open at once; at the cap the idlest one makes room
 //! header_timeout = 10            # seconds to send a request head, or to keep an idle connection
 //!
+//! [[hooks.PreToolUse]]           # a command run before matching tool calls (crate::hooks)
+//! matcher = "Bash|write_file"
+//! command = "./scripts/check.sh"
+//! timeout = 30                   # seconds (default 60)
+//!
 //! [agents.reviewer]              # an agent profile (see agent_runner::profiles)
 //! description = "Reviews changes; never edits."
 //! base = "explore"               # start from a profile: read-only tools
@@ -127,6 +132,9 @@ pub struct FileConfig {
     /// Agent profiles: new ones, or changes to the built-ins.
     #[serde(default)]
     pub agents: BTreeMap<String, ProfileSpec>,
+    /// Lifecycle hooks by event (`[[hooks.PreToolUse]]`, see [`crate::hooks`]).
+    #[serde(default)]
+    pub hooks: BTreeMap<String, Vec<super::HookSpec>>,
     /// The file it was read from.
     #[serde(skip)]
     pub path: Option<PathBuf>,

@@ -22,6 +22,7 @@
 
 mod environment;
 mod file;
+mod hooks;
 mod overrides;
 mod profile;
 
@@ -32,6 +33,7 @@ pub use file::{
     ApprovalsConfig, CheckpointsConfig, FILE_NAME, FileConfig, ModelConfig, SandboxFile,
     SandboxTable, ServeConfig,
 };
+pub use hooks::{HookCommand, HookSpec};
 pub use overrides::{Overrides, ProviderOverrides, StoreOverrides};
 pub use profile::{LoopGuardSpec, NameList, ProfileSpec};
 

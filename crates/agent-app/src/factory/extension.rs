@@ -1,13 +1,15 @@
 //! [`Extension`]: what an embedder adds to every runner a factory builds, in one place — tools,
-//! and parts of the system prompt. The MCP servers of a front end are one ([`McpExtension`]);
-//! skills, hooks and plugins are meant to be others.
+//! and parts of the system prompt. The MCP servers of a front end are one ([`McpExtension`]),
+//! the skills another ([`SkillsExtension`](crate::skills::SkillsExtension)).
 
 use std::path::Path;
 use std::sync::Arc;
 
 use agent_mcp::McpServers;
 use agent_runner::Instruction;
-use agent_tools::ToolRegistry;
+use agent_tools::{ToolRegistry, TypedTool};
+
+use crate::skills::{SkillTool, SkillsExtension};
 
 /// Something added to every runner an [`AppFactory`](super::AppFactory) builds.
 ///
@@ -60,5 +62,29 @@ impl Extension for McpExtension {
 
     fn instructions(&self, _workspace: &Path) -> Vec<Instruction> {
         crate::mcp::instructions(&self.servers)
+    }
+}
+
+impl Extension for SkillsExtension {
+    /// The `skill` tool, when the workspace or the user has skills.
+    fn register(&self, registry: &mut ToolRegistry, workspace: &Path) {
+        let found = self.found(workspace);
+        if found.skills.is_empty() {
+            return;
+        }
+        if let Err(error) = registry.register(SkillTool::new(found).into_tool()) {
+            tracing::warn!("the skill tool is not used: {error}");
+        }
+    }
+
+    /// The list of skills (names and descriptions); what could not be read is logged.
+    fn instructions(&self, workspace: &Path) -> Vec<Instruction> {
+        let found = self.found(workspace);
+        for warning in &found.warnings {
+            tracing::warn!("{warning}");
+        }
+        crate::skills::instruction(&found.skills)
+            .into_iter()
+            .collect()
     }
 }

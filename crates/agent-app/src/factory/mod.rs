@@ -7,7 +7,8 @@
 //! their sandbox come from here, the same for all.
 //!
 //! What is added to every runner is added in one place: [`Extension`]s register tools and
-//! give parts of the system prompt (the MCP servers are one).
+//! give parts of the system prompt (the MCP servers are one, the skills
+//! ([`crate::skills`]) another).
 
 mod extension;
 mod serve;
@@ -32,6 +33,7 @@ use crate::config::ProviderOverrides;
 use crate::error::{Error, Result};
 use crate::provider::{self, ProviderConfig};
 use crate::sandbox::Sandbox;
+use crate::skills::SkillsExtension;
 use crate::store::{Location, Opened};
 
 /// What is called with a trace's id when a run a server or a worker tracked has ended.
@@ -160,13 +162,17 @@ impl AppFactory {
     /// of `mcp`. Checks the workspace, the limits of agent.toml and that a model is configured.
     pub fn new(app: App, store: Opened, sandbox: Sandbox, mcp: Arc<McpServers>) -> Result<Self> {
         crate::profiles::check_limits(app.file())?;
+        crate::hooks::check(&app.file().hooks)?;
         let workspace = app.workspace()?;
         let factory = Self {
             store: store.store,
             location: store.location,
             sandbox,
             workspace,
-            extensions: vec![Arc::new(McpExtension::new(mcp))],
+            extensions: vec![
+                Arc::new(McpExtension::new(mcp)),
+                Arc::new(SkillsExtension::new(app.config().user_dir())),
+            ],
             clients: Mutex::new(Vec::new()),
             providers: Mutex::new(Vec::new()),
             run_ended: None,
@@ -210,6 +216,23 @@ impl AppFactory {
     /// The workspace of runs that name none (canonical when it can be).
     pub fn workspace(&self) -> &Path {
         &self.workspace
+    }
+
+    /// The custom commands of runs in `workspace` (the factory's when `None`) and of the user.
+    pub fn commands(&self, workspace: Option<&Path>) -> crate::commands::Found {
+        let workspace = workspace.unwrap_or(&self.workspace);
+        crate::commands::discover(workspace, self.app.config().user_dir().as_deref())
+    }
+
+    /// `text` as the task of a run in `workspace`: a custom command (`/name args`) expanded,
+    /// any other text as it is. Every door sends its tasks and messages through here. A command
+    /// whose file cannot be read is a usage error.
+    pub fn expand(&self, text: &str, workspace: Option<&Path>) -> Result<String> {
+        match self.commands(workspace).expand(text) {
+            None => Ok(text.to_owned()),
+            Some(Ok(expanded)) => Ok(expanded.task),
+            Some(Err(error)) => Err(Error::usage(error)),
+        }
     }
 
     /// Resolves the settings of the runs that name no profile (the overrides', else `default`)
@@ -343,6 +366,9 @@ impl AppFactory {
             }
             _ => client,
         };
+        if options.hooks.is_none() {
+            options.hooks = crate::hooks::for_config(self.app.config(), store.clone(), notices)?;
+        }
         let registry = self.tools(&parts.sandbox, parts.rerun, &parts.tools, &workspace);
         Ok(AgentRunner::new(store, client, registry, options))
     }

@@ -40,6 +40,11 @@ impl RunnerFactory for AppFactory {
         }
     }
 
+    fn task(&self, task: &str, workspace: &std::path::Path) -> Result<String, FactoryError> {
+        self.expand(task, Some(workspace))
+            .map_err(|error| FactoryError::Rejected(error.to_string()))
+    }
+
     fn run_ended(&self, trace_id: &str) {
         if let Some(run_ended) = &self.run_ended {
             run_ended(trace_id);

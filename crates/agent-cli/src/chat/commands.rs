@@ -1,7 +1,8 @@
 //! The chat's slash commands, parsed as the full-screen UI parses them
 //! (`agent_runner::interaction::slash`): look at the session (`/plan`, `/cost`, `/trace`,
-//! `/model`, `/diff`), steer it (`/goal`, `/compact`, `/fork`, `/rewind`, `/new`, `/resume`), send an MCP
-//! server's prompt (`/mcp__SERVER__PROMPT`) and leave it (`/quit`). A mistake is printed with
+//! `/model`, `/diff`), steer it (`/goal`, `/compact`, `/fork`, `/rewind`, `/new`, `/resume`), send
+//! an MCP server's prompt (`/mcp__SERVER__PROMPT`) or a custom command's (`/NAME args`, expanded
+//! by `agent_app`'s factory as at every door) and leave it (`/quit`). A mistake is printed with
 //! what would work; it never ends the session.
 
 use agent_execution::TraceStore;
@@ -70,7 +71,18 @@ pub(crate) async fn run(session: &mut Session, line: &str) -> Result<Next> {
             }
         }
         SlashCommand::Other { name, .. } => {
-            note(&format!("unknown command /{name}; /help lists them"));
+            // A custom command (`.agent/commands/NAME.md`) is sent as its prompt.
+            let workspace = session.setup.request.workspace.clone();
+            match session
+                .setup
+                .factory
+                .commands(workspace.as_deref())
+                .expand(line)
+            {
+                Some(Ok(expanded)) => return Ok(Next::Send(expanded.task)),
+                Some(Err(error)) => note(&format!("agent: {error}")),
+                None => note(&format!("unknown command /{name}; /help lists them")),
+            }
         }
     }
     Ok(Next::Prompt)
@@ -83,6 +95,20 @@ async fn help(session: &Session) {
         .map(|(name, about)| format!("{name} {about}"))
         .collect();
     note(&format!("{}\n{MORE}", listed.join("\n")));
+    let workspace = session.setup.request.workspace.clone();
+    for command in session
+        .setup
+        .factory
+        .commands(workspace.as_deref())
+        .commands
+    {
+        let hint = command
+            .argument_hint
+            .map(|hint| format!(" {hint}"))
+            .unwrap_or_default();
+        let about = crate::output::one_line(&command.description);
+        note(&format!("/{}{hint}  {about}", command.name));
+    }
     for server in session.mcp.servers() {
         for prompt in server.prompts().await.unwrap_or_default() {
             let command = crate::mcp_catalog::command_name(server.name(), &prompt.name);

@@ -127,7 +127,13 @@ pub(crate) async fn chat(args: ChatArgs, sandbox: Option<SandboxMode>) -> Result
     // A message given with the command is the first turn.
     if let Some(message) = args.message.as_deref().filter(|m| !m.trim().is_empty()) {
         input.remember(message);
-        turn(&mut session, message, &current).await?;
+        // `/NAME args` of a custom command is its prompt.
+        let workspace = session.setup.request.workspace.clone();
+        let message = session
+            .setup
+            .factory
+            .expand(message, workspace.as_deref())?;
+        turn(&mut session, &message, &current).await?;
     }
     loop {
         match input.read("› ").await? {

@@ -13,6 +13,7 @@ mod configure;
 mod mcp;
 mod model;
 mod plan;
+mod plugin;
 mod serve;
 
 pub(crate) use bare::BareArgs;
@@ -22,6 +23,7 @@ pub(crate) use configure::{CompletionsArgs, ConfigArgs, InitArgs};
 pub(crate) use mcp::{McpAction, McpArgs};
 pub(crate) use model::{ModelArgs, OutputFormat, ProviderArgs};
 pub(crate) use plan::{PlanAction, PlanArgs};
+pub(crate) use plugin::{PluginAction, PluginArgs};
 pub(crate) use serve::ServeArgs;
 
 /// An LLM agent runtime with goal trees, precise compaction and durable traces.
@@ -95,6 +97,17 @@ pub(crate) enum Command {
     /// Agent profiles (built in, `[agents.NAME]` in agent.toml, `.agent/agents/NAME.md`): list
     /// them.
     Agents(AgentsArgs),
+    /// Agent Skills (`SKILL.md` folders in `.agent/skills/`, `.claude/skills/`,
+    /// `.agents/skills/` and the user's `skills/`): list them and where each came from.
+    Skills(AgentsArgs),
+    /// Custom commands (`.agent/commands/NAME.md`, `.claude/commands/NAME.md` and the user's
+    /// `commands/`), run as `/NAME args`: list them and where each came from.
+    Commands(AgentsArgs),
+    /// Accept this folder's agent.toml as it is now, so that its hooks run (a changed file
+    /// must be accepted again).
+    Trust(TrustArgs),
+    /// Plugins (skills and commands bundled in a folder): add, list, enable, disable, remove.
+    Plugin(PluginArgs),
     /// Send a stored trace elsewhere: its spans to an OpenTelemetry receiver (`--otlp`).
     Export(ExportArgs),
     /// Serve an editor over the Agent Client Protocol on stdin/stdout (Zed, JetBrains,
@@ -320,10 +333,18 @@ impl From<ServeApproval> for agent_api::ApprovalMode {
     }
 }
 
-/// `agent agents`.
+/// `agent trust`.
+#[derive(Debug, Args)]
+pub(crate) struct TrustArgs {
+    /// Accept without asking.
+    #[arg(long)]
+    pub(crate) yes: bool,
+}
+
+/// `agent agents` and `agent skills`.
 #[derive(Debug, Args)]
 pub(crate) struct AgentsArgs {
-    /// The project whose `.agent/agents/` is read [default: the current folder].
+    /// The project whose `.agent/` folder is read [default: the current folder].
     #[arg(long, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
     /// Print JSON instead of a table.

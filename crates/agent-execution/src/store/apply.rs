@@ -446,7 +446,8 @@ impl Planner<'_> {
             | EventKind::LoopDetected { .. }
             | EventKind::CompactionFailed { .. }
             | EventKind::Notice { .. }
-            | EventKind::GoalChecked { .. } => Ok(self.push(kind)),
+            | EventKind::GoalChecked { .. }
+            | EventKind::HookRan { .. } => Ok(self.push(kind)),
             other => Err(StoreError::Invalid(format!(
                 "{} events are produced by the store itself and cannot be appended",
                 other.name()

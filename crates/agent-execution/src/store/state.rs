@@ -170,6 +170,7 @@ impl TraceState {
             | EventKind::CompactionFailed { .. }
             | EventKind::Notice { .. }
             | EventKind::GoalChecked { .. }
+            | EventKind::HookRan { .. }
             | EventKind::TraceCompleted { .. } => {}
         }
         self.last_event_id = event.event_id;

@@ -127,7 +127,9 @@ fn bad_files_are_refused_with_what_is_wrong() {
         ("---\ncolour: red\n---\nA\n", "unknown field `colour`"),
         (
             "---\nparams:\n  bad-name: 1\n---\nA\n",
-            "line 3: \"bad-name\" is not a",
+            // Front matter takes `-` in names (Claude Code's `allowed-tools`); the template
+            // still refuses it in a parameter's.
+            "\"bad-name\" is not a parameter name",
         ),
         ("---\nparams: x\n---\nA\n", "`params`: indented"),
         ("---\ndescription: x\n", "no closing `---` line"),

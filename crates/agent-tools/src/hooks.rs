@@ -1,0 +1,194 @@
+//! Lifecycle hooks as the runner sees them: an event ([`HookInput`], which becomes the JSON a
+//! hook command reads on stdin, in Claude Code's shape) handed to the embedder's [`Hooks`],
+//! which may block it with a reason. What a hook is — a command, a matcher, a timeout — is the
+//! embedder's (`agent-app` runs configured commands); the runner only says when.
+//!
+//! Events and what a block means: `SessionStart` (nothing), `UserPromptSubmit` (the prompt is
+//! refused), `PreToolUse` (the call is refused, the reason goes to the model), `PostToolUse`
+//! (the reason is added to the call's result), `Stop` and `SubagentStop` (the model is sent back
+//! to work with the reason, once per run).
+//!
+//! ```
+//! use agent_tools::hooks::HookInput;
+//! use serde_json::json;
+//!
+//! let input = HookInput::new("PreToolUse", "t-1", "/work")
+//!     .tool("write_file", &json!({"path": "a.txt", "content": "x"}).to_string());
+//! let json = input.to_json();
+//! assert_eq!(json["hook_event_name"], "PreToolUse");
+//! assert_eq!(json["session_id"], "t-1");
+//! // Claude Code's field names are there too.
+//! assert_eq!(json["tool_input"]["file_path"], "a.txt");
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+
+use crate::ToolContext;
+
+/// Claude Code's tool names and ours, so that hooks written for it match here.
+pub const CLAUDE_TOOL_NAMES: &[(&str, &str)] = &[
+    ("Bash", "bash"),
+    ("Write", "write_file"),
+    ("Edit", "edit_file"),
+    ("MultiEdit", "edit_file"),
+    ("Read", "read_file"),
+    ("Glob", "glob_files"),
+    ("Grep", "grep"),
+    ("Task", "delegate"),
+];
+
+/// Claude Code's name for our tool `name`, if it has one.
+pub fn claude_name(name: &str) -> Option<&'static str> {
+    CLAUDE_TOOL_NAMES
+        .iter()
+        .find(|(_, ours)| *ours == name)
+        .map(|(claude, _)| *claude)
+}
+
+/// One event for the hooks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookInput {
+    /// The event's name, e.g. `PreToolUse`.
+    pub event: &'static str,
+    /// The trace (the hook's `session_id`).
+    pub trace_id: String,
+    /// The run's workspace (the hook's `cwd`).
+    pub cwd: PathBuf,
+    /// The tool of a tool event.
+    pub tool_name: Option<String>,
+    /// The event's other fields (`tool_input`, `tool_response`, `prompt`, ...).
+    pub fields: Map<String, Value>,
+}
+
+impl HookInput {
+    /// The event `event` of trace `trace_id` working in `cwd`.
+    pub fn new(event: &'static str, trace_id: &str, cwd: impl AsRef<Path>) -> Self {
+        Self {
+            event,
+            trace_id: trace_id.to_owned(),
+            cwd: cwd.as_ref().to_path_buf(),
+            tool_name: None,
+            fields: Map::new(),
+        }
+    }
+
+    /// The event with the field `key` set to `value`.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.fields.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// The event about a call of `name` with `args` (the call's JSON, kept as text when it
+    /// is not JSON).
+    pub fn tool(mut self, name: &str, args: &str) -> Self {
+        self.tool_name = Some(name.to_owned());
+        let input = serde_json::from_str(args).unwrap_or_else(|_| Value::String(args.to_owned()));
+        self.with("tool_input", input)
+    }
+
+    /// The JSON a hook command reads: `hook_event_name`, `session_id`, `cwd`, `tool_name` for
+    /// tool events, and the fields; `tool_input` also carries Claude Code's names of our
+    /// arguments (`file_path` for `path`, `old_string`/`new_string` for `old`/`new`).
+    pub fn to_json(&self) -> Value {
+        let mut object = Map::new();
+        object.insert("hook_event_name".into(), json!(self.event));
+        object.insert("session_id".into(), json!(self.trace_id));
+        object.insert("cwd".into(), json!(self.cwd.display().to_string()));
+        if let Some(name) = &self.tool_name {
+            object.insert("tool_name".into(), json!(name));
+        }
+        for (key, value) in &self.fields {
+            object.insert(key.clone(), value.clone());
+        }
+        if let Some(Value::Object(input)) = object.get_mut("tool_input") {
+            for (ours, claude) in [
+                ("path", "file_path"),
+                ("old", "old_string"),
+                ("new", "new_string"),
+            ] {
+                if let Some(value) = input.get(ours).cloned() {
+                    input.entry(claude).or_insert(value);
+                }
+            }
+        }
+        Value::Object(object)
+    }
+}
+
+/// What runs on lifecycle events; the runner calls it and acts on a block.
+#[async_trait]
+pub trait Hooks: Send + Sync {
+    /// Runs the hooks of `input`'s event; `Some(reason)` when one blocked it.
+    async fn fire(&self, input: HookInput) -> Option<String>;
+}
+
+/// Fires `input` at `hooks`, if there are any.
+pub async fn fire(hooks: Option<&dyn Hooks>, input: impl FnOnce() -> HookInput) -> Option<String> {
+    match hooks {
+        Some(hooks) => hooks.fire(input()).await,
+        None => None,
+    }
+}
+
+/// Runs a call of `name` with `args` from `tools` between its `PreToolUse` hooks (a block is
+/// an error result the model sees, and the tool does not run) and its `PostToolUse` hooks (a
+/// block's reason is added to the result).
+pub async fn execute(
+    hooks: Option<&dyn Hooks>,
+    tools: &crate::ToolRegistry,
+    name: &str,
+    args: &str,
+    ctx: &ToolContext,
+) -> crate::ToolResult {
+    let input = |event| HookInput::new(event, &ctx.trace_id, &ctx.workspace).tool(name, args);
+    if let Some(reason) = fire(hooks, || input("PreToolUse")).await {
+        let refused = format!("error: {name} was not run: a PreToolUse hook blocked it: {reason}");
+        return crate::ToolResult::new(refused, true).with_outcome(crate::ToolOutcome::Refused);
+    }
+    let mut result = tools.execute(name, args, ctx).await;
+    let after = || input("PostToolUse").with("tool_response", result.content.clone());
+    if let Some(reason) = fire(hooks, after).await {
+        result
+            .content
+            .push_str(&format!("\n\nPostToolUse hook: {reason}"));
+    }
+    result
+}
+
+/// `UserPromptSubmit` for the first message of trace `trace_id`: the error to refuse it with
+/// when a hook blocked it.
+pub async fn prompt_refused(
+    hooks: Option<&dyn Hooks>,
+    trace_id: &str,
+    cwd: &Path,
+    prompt: &str,
+) -> Option<String> {
+    let input = || HookInput::new("UserPromptSubmit", trace_id, cwd).with("prompt", prompt);
+    let reason = fire(hooks, input).await?;
+    Some(format!(
+        "a UserPromptSubmit hook refused the prompt: {reason}"
+    ))
+}
+
+/// `SessionStart` when a run of trace `trace_id` starts (a new trace, a resume, a continued
+/// conversation).
+pub async fn session_start(hooks: Option<&dyn Hooks>, trace_id: &str, cwd: &Path) {
+    let input = || HookInput::new("SessionStart", trace_id, cwd).with("source", "startup");
+    fire(hooks, input).await;
+}
+
+/// `Stop` (`SubagentStop` for a sub-trace) when the model answered without tool calls: the
+/// message that sends it back to work when a hook blocked the stop. The hooks decide how often
+/// they may (Claude Code's `stop_hook_active`: once a run).
+pub async fn stop(hooks: Option<&dyn Hooks>, trace_id: &str, cwd: &Path) -> Option<String> {
+    let event = if trace_id.contains('@') {
+        "SubagentStop"
+    } else {
+        "Stop"
+    };
+    let reason = fire(hooks, || HookInput::new(event, trace_id, cwd)).await?;
+    Some(format!("A {event} hook sent you back to work: {reason}"))
+}
