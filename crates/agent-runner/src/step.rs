@@ -99,6 +99,8 @@ pub(crate) async fn run_loop(
     agent_llm::prepare_token_estimates();
     // What the run's commands left in their temporary folder goes when the run ends.
     let _temp_dir = agent_tools::sandbox::RunTempDir::for_run(trace_id);
+    // The background shells the run starts end with it (dropped on an early return, too).
+    let shells = agent_tools::shells::RunShells::for_run(trace_id);
     let store = agent.store();
     let limits = &agent.spec.limits;
     // A cost budget without the model's price cannot stop the run: its calls count as free.
@@ -184,6 +186,7 @@ pub(crate) async fn run_loop(
         }
     };
     crate::checkpoints::at_run_end(agent, trace_id).await;
+    shells.finish().await;
     let trace = store.finish_trace(trace_id, outcome).await?;
     let stats_with_sub_traces = stats_with_sub_traces(store, trace_id).await?;
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();

@@ -324,10 +324,20 @@ async fn explore_branches_get_read_only_tools_and_cannot_explore_again() {
     ] {
         assert!(main_tools.contains(&name.to_owned()), "{main_tools:?}");
     }
+    // The background shells' read and stop tools are read-only; with no `bash` a branch starts
+    // none, so they only ever say so.
     let branch_tools = tool_names(&f.llm.route_requests(0)[0]);
     assert_eq!(
         branch_tools,
-        ["glob_files", "goal", "grep", "read_file", "read_progress"]
+        [
+            "glob_files",
+            "goal",
+            "grep",
+            "read_file",
+            "read_progress",
+            "shell_kill",
+            "shell_output"
+        ]
     );
 
     let sub = &f.store.get_sub_traces(&outcome.trace_id).await.unwrap()[0];
