@@ -12,14 +12,16 @@
 //!   ([`profiles`]), project instructions ([`instructions`]), checkpoints ([`checkpoints`]),
 //!   approval rules and tools of the configuration; a door says only what is its own (who
 //!   answers approvals, an editor's tools). It is also the [`RunnerFactory`] of `serve` and
-//!   `worker`, so their runs get the same settings as `agent run`.
+//!   `worker`, so their runs get the same settings as `agent run`. The web tools (`web_fetch`,
+//!   `web_search`, with the settings of `[web]`) are given to every runner there.
 //! - [`recorded`]: what a trace ran with, filled into a later run of it.
 //!
 //! This crate must not depend on a command-line parser, a terminal library or a front end
 //! (clap, ratatui, crossterm, `agent-tui`, `agent-acp`, `agent-api`), and prints nothing: what a
 //! person should be told comes back as notices, and errors are [`Error`]s, whose
 //! [`Error::Usage`] a command line turns into its usage exit code. The model providers and the
-//! PostgreSQL store are cargo features (`openai`, `openai-responses`, `anthropic`, `postgres`).
+//! PostgreSQL store are cargo features (`openai`, `openai-responses`, `anthropic`, `postgres`),
+//! and so are the web tools (`web`).
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), agent_app::Error> {
@@ -58,6 +60,7 @@ pub mod provider;
 pub mod recorded;
 pub mod sandbox;
 pub mod store;
+mod web;
 
 pub use app::{App, check_workspace};
 pub use config::{Config, Overrides};

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 pub use environment::{Environment, VARIABLES};
 pub use file::{
     ApprovalsConfig, CheckpointsConfig, FILE_NAME, FileConfig, ModelConfig, SandboxFile,
-    SandboxTable, ServeConfig,
+    SandboxTable, ServeConfig, WebFile,
 };
 pub use overrides::{Overrides, ProviderOverrides, StoreOverrides};
 pub use profile::{LoopGuardSpec, NameList, ProfileSpec};

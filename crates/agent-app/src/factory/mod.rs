@@ -7,7 +7,7 @@
 //! their sandbox come from here, the same for all.
 //!
 //! What is added to every runner is added in one place: [`Extension`]s register tools and
-//! give parts of the system prompt (the MCP servers are one).
+//! give parts of the system prompt (the MCP servers are one, the web tools of `[web]` another).
 
 mod extension;
 mod serve;
@@ -161,12 +161,14 @@ impl AppFactory {
     pub fn new(app: App, store: Opened, sandbox: Sandbox, mcp: Arc<McpServers>) -> Result<Self> {
         crate::profiles::check_limits(app.file())?;
         let workspace = app.workspace()?;
+        let mut extensions: Vec<Arc<dyn Extension>> = vec![Arc::new(McpExtension::new(mcp))];
+        extensions.extend(crate::web::extension(app.file())?);
         let factory = Self {
             store: store.store,
             location: store.location,
             sandbox,
             workspace,
-            extensions: vec![Arc::new(McpExtension::new(mcp))],
+            extensions,
             clients: Mutex::new(Vec::new()),
             providers: Mutex::new(Vec::new()),
             run_ended: None,

@@ -6,6 +6,7 @@
 mod acp;
 mod agents;
 mod approvals;
+mod background_shells;
 mod bare;
 mod budgets;
 mod chat;
@@ -54,6 +55,7 @@ mod tui_session;
 mod tui_terminal;
 mod unverifiable;
 mod usage_errors;
+mod web_tools;
 
 use agent_test_support::cli::CliEnv;
 use agent_test_support::mock_model::MockModelServer;
