@@ -60,7 +60,6 @@ pub mod provider;
 pub mod recorded;
 pub mod sandbox;
 pub mod store;
-mod web;
 
 pub use app::{App, check_workspace};
 pub use config::{Config, Overrides};

@@ -48,9 +48,7 @@ pub struct SubAgentOptions {
     /// The longest background, in bytes, a branch is given when it inherits the main line's
     /// context (the oldest part and the task are kept, the middle is cut).
     pub max_background_bytes: usize,
-    /// How many levels of sub-traces may nest below a main trace, whatever their profiles'
-    /// own depth limits allow (`max_agent_depth` in `agent.toml`); a sub-agent call of a trace
-    /// that deep is refused with the reason.
+    /// How many levels of sub-traces may nest below a main trace, whatever their profiles allow.
     pub max_agent_depth: usize,
 }
 

@@ -43,6 +43,7 @@ use agent_execution::meta::usage_is_estimated;
 use agent_execution::stats_with_sub_traces;
 use agent_execution::{DeltaSink, NoticeKind};
 use agent_goal::PendingGoal;
+use agent_tools::{sandbox::RunTempDir, shells::RunShells};
 
 use crate::model::USAGE_KEY;
 
@@ -97,10 +98,8 @@ pub(crate) async fn run_loop(
     // The first step estimates tokens: the encoding loads while the run starts and the
     // workspace is snapshotted.
     agent_llm::prepare_token_estimates();
-    // What the run's commands left in their temporary folder goes when the run ends.
-    let _temp_dir = agent_tools::sandbox::RunTempDir::for_run(trace_id);
-    // The background shells the run starts end with it (dropped on an early return, too).
-    let shells = agent_tools::shells::RunShells::for_run(trace_id);
+    // What the run's commands left (their temporary folder, background shells) goes with it.
+    let (_temp_dir, shells) = (RunTempDir::for_run(trace_id), RunShells::for_run(trace_id));
     let store = agent.store();
     let limits = &agent.spec.limits;
     // A cost budget without the model's price cannot stop the run: its calls count as free.

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_execution::lineage::agent_depth_refusal;
 use agent_llm::ToolCall;
 use agent_tools::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput};
 use async_trait::async_trait;
@@ -174,7 +175,8 @@ pub(crate) async fn run_call(
             call.name
         ))),
         Access::Own => {
-            if let Some(reason) = too_deep(agents, &call.name, &ctx.trace_id) {
+            let max = agents.root_sub_agents().max_agent_depth;
+            if let Some(reason) = agent_depth_refusal(&call.name, &ctx.trace_id, max) {
                 return Some(CallOutcome::error(reason));
             }
             let args = match parse_arguments(&call.name, &call.arguments) {
@@ -187,22 +189,6 @@ pub(crate) async fn run_call(
             })
         }
     }
-}
-
-/// Why a sub-agent call of the trace `trace_id` may not start another level of sub-traces
-/// ([`SubAgentOptions::max_agent_depth`](crate::SubAgentOptions::max_agent_depth)), if it may
-/// not. A trace's depth is the number of sub-trace levels in its id (`main@delegate-…@explore-…`
-/// is 2 deep).
-fn too_deep(agents: &SubAgents, tool: &str, trace_id: &str) -> Option<String> {
-    let max = agents.root_sub_agents().max_agent_depth;
-    let depth = trace_id.matches('@').count();
-    (depth >= max).then(|| {
-        format!(
-            "{tool} is refused here: sub-agents may nest at most {max} deep (max_agent_depth), \
-             and this trace is already {depth} deep. Do the work yourself with the tools you \
-             have."
-        )
-    })
 }
 
 /// The arguments of a sub-agent call, or what is wrong with them.

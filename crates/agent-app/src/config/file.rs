@@ -325,7 +325,7 @@ pub struct ServeConfig {
 }
 
 /// `[web]` of `agent.toml`: the settings of `web_fetch` and `web_search`, read into
-/// `agent_tools::web::WebConfig` by [`crate::web`].
+/// `agent_tools::web::WebConfig` by the factory.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]

@@ -12,6 +12,7 @@
 mod extension;
 mod serve;
 mod settings;
+mod web;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -162,7 +163,7 @@ impl AppFactory {
         crate::profiles::check_limits(app.file())?;
         let workspace = app.workspace()?;
         let mut extensions: Vec<Arc<dyn Extension>> = vec![Arc::new(McpExtension::new(mcp))];
-        extensions.extend(crate::web::extension(app.file())?);
+        extensions.extend(web::extension(app.file())?);
         let factory = Self {
             store: store.store,
             location: store.location,

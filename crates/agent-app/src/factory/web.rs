@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
+use super::Extension;
 use crate::config::FileConfig;
 use crate::error::Result;
-use crate::factory::Extension;
 
 /// The extension giving runners the web tools `file` asks for; `None` when `[web] enabled =
 /// false` or the build has no web tools. A setting that cannot be read is a usage error naming
@@ -31,9 +31,9 @@ mod imp {
     use agent_tools::ToolRegistry;
     use agent_tools::web::{PrivateHosts, WebConfig, web_tools};
 
+    use super::super::Extension;
     use crate::config::{FileConfig, WebFile};
     use crate::error::{Error, Result};
-    use crate::factory::Extension;
 
     /// `web_fetch`, and `web_search` when a search service is set.
     struct WebExtension {
@@ -92,9 +92,9 @@ mod imp {
 mod imp {
     use std::sync::Arc;
 
+    use super::super::Extension;
     use crate::config::{FileConfig, WebFile};
     use crate::error::Result;
-    use crate::factory::Extension;
 
     pub(super) fn extension(
         _file: &FileConfig,
