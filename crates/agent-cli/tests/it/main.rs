@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod acp;
+mod agent_depth;
 mod agents;
 mod approvals;
 mod background_shells;
