@@ -222,7 +222,8 @@ async fn three_tool_steps_in_a_window_the_tools_nearly_fill_make_no_summarising_
     // room for an answer, but leaves a summary no room under the compaction threshold.
     env.write(
         "agent.toml",
-        "[agents.small]\nbase = \"default\"\ndeny_tools = [\"explore\", \"delegate\", \"bash\"]\n",
+        "[agents.small]\nbase = \"default\"\ndeny_tools = [\"explore\", \"delegate\", \"bash\", \
+         \"web_fetch\", \"shell_output\", \"shell_kill\"]\n",
     );
     for name in ["a", "b", "c"] {
         env.write(
@@ -288,7 +289,7 @@ async fn a_window_the_default_tools_fill_stops_before_the_first_call() {
     assert_eq!(result["stop"], "window_too_small");
     let error = result["error"].as_str().unwrap();
     assert!(
-        error.contains("the 10 tool specs") && error.contains("offer fewer tools"),
+        error.contains("the 13 tool specs") && error.contains("offer fewer tools"),
         "{error}"
     );
     assert_eq!(server.request_count(), 0);
