@@ -342,7 +342,7 @@ fn a_tool_call_makes_a_full_round_trip() {
     // the profile offers the file tools without sub-agents and background shells.
     model.env.write(
         "agent.toml",
-        "[agents.default]\ndeny_tools = [\"explore\", \"delegate\", \"shell_*\"]\n",
+        "[agents.default]\ndeny_tools = [\"explore\", \"delegate\", \"shell_*\", \"web_*\"]\n",
     );
     let task = "Call the read_file tool with path notes.txt. Then say the secret word.";
     // Temperature 0 first; if the model answers in words, sampled attempts.
@@ -462,12 +462,15 @@ fn a_conversation_outgrowing_the_window_completes_every_turn() {
     };
     // Each turn fits the window with room to spare once the tool specs, the system prompt, the
     // plan and the first task (which the context always keeps) are counted by the server's own
-    // tokenizer, which counts more than the agent's estimate; the eight turns together do not.
-    // The tool specs take more than half of the 4,096 tokens, so each turn is short.
-    const TURN_NOTES: usize = 25;
-    let topics = [
-        "boats", "trains", "planes", "bicycles", "ships", "rockets", "horses", "buses",
-    ];
+    // tokenizer, which counts more than the agent's estimate; the six turns together do not.
+    // As a user of a 4,096-token local model would, the profile leaves out the tools the task
+    // has no use for, whose specs would take half the window.
+    model.env.write(
+        "agent.toml",
+        "[agents.default]\ndeny_tools = [\"explore\", \"delegate\", \"shell_*\", \"web_*\"]\n",
+    );
+    const TURN_NOTES: usize = 45;
+    let topics = ["boats", "trains", "planes", "bicycles", "ships", "rockets"];
     let mut trace_id = String::new();
     for (turn, topic) in topics.iter().enumerate() {
         let task = format!(

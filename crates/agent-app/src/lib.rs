@@ -12,7 +12,8 @@
 //!   ([`profiles`]), project instructions ([`instructions`]), checkpoints ([`checkpoints`]),
 //!   approval rules and tools of the configuration; a door says only what is its own (who
 //!   answers approvals, an editor's tools). It is also the [`RunnerFactory`] of `serve` and
-//!   `worker`, so their runs get the same settings as `agent run`.
+//!   `worker`, so their runs get the same settings as `agent run`. The web tools (`web_fetch`,
+//!   `web_search`, with the settings of `[web]`) are given to every runner there.
 //! - [`skills`]: Agent Skills (`SKILL.md` folders in `.agent/skills/`, `.claude/skills/`,
 //!   `.agents/skills/` and the user's folder), listed in every prompt and loaded by the model
 //!   with the `skill` tool.
@@ -31,7 +32,8 @@
 //! (clap, ratatui, crossterm, `agent-tui`, `agent-acp`, `agent-api`), and prints nothing: what a
 //! person should be told comes back as notices, and errors are [`Error`]s, whose
 //! [`Error::Usage`] a command line turns into its usage exit code. The model providers and the
-//! PostgreSQL store are cargo features (`openai`, `openai-responses`, `anthropic`, `postgres`).
+//! PostgreSQL store are cargo features (`openai`, `openai-responses`, `anthropic`, `postgres`),
+//! and so are the web tools (`web`).
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), agent_app::Error> {

@@ -1,6 +1,7 @@
 //! The agent types a trace runs under, and its main trace's id and stored limits, read from the
-//! store by following its parent links up ([`recorded_agents`]); and the totals of a trace with
-//! every sub-trace below it ([`stats_with_sub_traces`]).
+//! store by following its parent links up ([`recorded_agents`]); the totals of a trace with
+//! every sub-trace below it ([`stats_with_sub_traces`]); and how deep sub-traces may nest
+//! ([`profile_depth_refusal`], [`agent_depth_refusal`]).
 
 use crate::store::{StoreError, TraceStore};
 use crate::trace::{TraceLimits, TraceStats};
@@ -20,6 +21,46 @@ pub struct RecordedAgents {
     pub main_trace_id: Option<String>,
     /// The limits the main trace stored (see [`Trace::limits`](crate::Trace::limits)).
     pub main_limits: Option<TraceLimits>,
+}
+
+/// Why a sub-agent tool (`explore`, `delegate`) is refused to the agent of `lineage` (agent
+/// types from the main trace down) when sub-traces of profile `name` may nest `max` deep on one
+/// line of descent; `None` when it is not.
+pub fn profile_depth_refusal(name: &str, lineage: &[String], max: usize) -> Option<String> {
+    let depth = lineage.iter().filter(|t| *t == name).count();
+    let path = if lineage.is_empty() {
+        "the main trace".to_owned()
+    } else {
+        format!("main → {}", lineage.join(" → "))
+    };
+    (depth >= max).then(|| {
+        format!(
+            "{name} is refused here: the depth limit of `{name}` sub-traces is {max}, and this \
+             trace ({path}) is already {depth} deep in them. Do the work yourself, one step \
+             after another."
+        )
+    })
+}
+
+/// Why a call of the sub-agent tool `tool` in `trace_id` is refused when sub-agents may nest
+/// at most `max` levels below the main trace, whatever their profiles allow; `None` when it is
+/// not. A trace's depth is the number of levels its id has (`p@delegate-…@explore-…` is 2).
+///
+/// ```
+/// use agent_execution::lineage::agent_depth_refusal;
+/// assert!(agent_depth_refusal("delegate", "p@delegate-20260204220012-001", 2).is_none());
+/// let refusal = agent_depth_refusal("explore", "p@delegate-1-001@delegate-2-001", 2).unwrap();
+/// assert!(refusal.contains("already 2 deep"), "{refusal}");
+/// ```
+pub fn agent_depth_refusal(tool: &str, trace_id: &str, max: usize) -> Option<String> {
+    let depth = trace_id.matches('@').count();
+    (depth >= max).then(|| {
+        format!(
+            "{tool} is refused here: sub-agents may nest at most {max} deep (max_agent_depth), \
+             and this trace is already {depth} deep. Do the work yourself with the tools you \
+             have."
+        )
+    })
 }
 
 /// The agent types `trace_id` runs under: its own and its ancestors' up to the main trace, and

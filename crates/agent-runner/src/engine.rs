@@ -306,21 +306,10 @@ impl Engine {
                 ));
             }
         }
-        let depth = lineage.iter().filter(|t| *t == name).count();
-        if depth >= config.max_depth {
-            let path = if lineage.is_empty() {
-                "the main trace".to_owned()
-            } else {
-                format!("main → {}", lineage.join(" → "))
-            };
-            return Access::Refused(format!(
-                "{name} is refused here: the depth limit of `{name}` sub-traces is {}, and this \
-                 trace ({path}) is already {depth} deep in them. Do the work yourself, one step \
-                 after another.",
-                config.max_depth
-            ));
+        match agent_execution::lineage::profile_depth_refusal(name, lineage, config.max_depth) {
+            Some(reason) => Access::Refused(reason),
+            None => Access::Own,
         }
-        Access::Own
     }
 }
 

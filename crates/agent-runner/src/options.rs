@@ -39,6 +39,8 @@ pub struct SubAgentOptions {
     /// The longest background, in bytes, a branch is given when it inherits the main line's
     /// context (the oldest part and the task are kept, the middle is cut).
     pub max_background_bytes: usize,
+    /// How many levels of sub-traces may nest below a main trace, whatever their profiles allow.
+    pub max_agent_depth: usize,
 }
 
 impl Default for SubAgentOptions {
@@ -49,6 +51,7 @@ impl Default for SubAgentOptions {
             max_concurrency: 4,
             max_branches: 8,
             max_background_bytes: 24_000,
+            max_agent_depth: 3,
         }
     }
 }

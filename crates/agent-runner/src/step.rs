@@ -45,6 +45,7 @@ use agent_execution::meta::usage_is_estimated;
 use agent_execution::stats_with_sub_traces;
 use agent_execution::{DeltaSink, NoticeKind};
 use agent_goal::PendingGoal;
+use agent_tools::{sandbox::RunTempDir, shells::RunShells};
 
 use crate::model::USAGE_KEY;
 
@@ -102,8 +103,8 @@ pub(crate) async fn run_loop(
     // The first step estimates tokens: the encoding loads while the run starts and the
     // workspace is snapshotted.
     agent_llm::prepare_token_estimates();
-    // What the run's commands left in their temporary folder goes when the run ends.
-    let _temp_dir = agent_tools::sandbox::RunTempDir::for_run(trace_id);
+    // What the run's commands left (their temporary folder, background shells) goes with it.
+    let (_temp_dir, shells) = (RunTempDir::for_run(trace_id), RunShells::for_run(trace_id));
     let store = agent.store();
     let limits = &agent.spec.limits;
     // A cost budget without the model's price cannot stop the run: its calls count as free.
@@ -191,6 +192,7 @@ pub(crate) async fn run_loop(
         }
     };
     crate::checkpoints::at_run_end(agent, trace_id).await;
+    shells.finish().await;
     let trace = store.finish_trace(trace_id, outcome).await?;
     let stats_with_sub_traces = stats_with_sub_traces(store, trace_id).await?;
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_execution::lineage::agent_depth_refusal;
 use agent_llm::ToolCall;
 use agent_tools::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput};
 use async_trait::async_trait;
@@ -174,6 +175,10 @@ pub(crate) async fn run_call(
             call.name
         ))),
         Access::Own => {
+            let max = agents.root_sub_agents().max_agent_depth;
+            if let Some(reason) = agent_depth_refusal(&call.name, &ctx.trace_id, max) {
+                return Some(CallOutcome::error(reason));
+            }
             let args = match parse_arguments(&call.name, &call.arguments) {
                 Ok(args) => args,
                 Err(why) => return Some(CallOutcome::error(why)),

@@ -18,6 +18,7 @@
 //! show_reasoning = true          # print reasoning in full instead of a one-line summary
 //! instructions = false           # leave AGENTS.md and the environment out of the prompt
 //! report = false                 # no closing report when a plan is done
+//! max_agent_depth = 3            # how deep delegates and explorers may nest [default: 3]
 //!
 //! [models."my-local-model"]      # prices (US dollars per million tokens) and context window
 //! input = 0.20
@@ -46,6 +47,12 @@
 //! matcher = "Bash|write_file"
 //! command = "./scripts/check.sh"
 //! timeout = 30                   # seconds (default 60)
+//! [web]                          # web_fetch and web_search (the `web` feature)
+//! enabled = false                # no web tools at all [default: on]
+//! allow_private_hosts = ["localhost", "wiki.corp", "10.0.0.0/8"]  # internal hosts web_fetch may read
+//! search_url = "http://127.0.0.1:8888/search"  # a SearXNG instance: web_search [default: none]
+//! max_bytes = 2097152            # the most bytes of a page read [default: 2 MiB]
+//! timeout = 30                   # seconds one fetch may take [default: 30]
 //!
 //! [agents.reviewer]              # an agent profile (see agent_runner::profiles)
 //! description = "Reviews changes; never edits."
@@ -114,6 +121,8 @@ pub struct FileConfig {
     pub instructions: Option<bool>,
     /// `false`: runs end without a closing report.
     pub report: Option<bool>,
+    /// How many levels of sub-agents (`delegate`, `explore`) may nest below a main trace.
+    pub max_agent_depth: Option<usize>,
     /// The MCP servers.
     pub mcp: Option<agent_mcp::McpConfig>,
     /// What an abandoned goal's file changes become: `ask`, `always` (rolled back) or `never`.
@@ -126,6 +135,8 @@ pub struct FileConfig {
     pub sandbox: Option<SandboxFile>,
     /// `agent serve`'s connection limits.
     pub serve: Option<ServeConfig>,
+    /// The web tools' settings.
+    pub web: Option<WebFile>,
     /// Prices and context windows of models, by name.
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
@@ -318,6 +329,26 @@ pub struct ServeConfig {
     /// Seconds a client has to send a request head, and the longest a connection stays open
     /// with no request [default: 10].
     pub header_timeout: Option<u64>,
+}
+
+/// `[web]` of `agent.toml`: the settings of `web_fetch` and `web_search`, read into
+/// `agent_tools::web::WebConfig` by the factory.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct WebFile {
+    /// `false`: runs have no web tools.
+    pub enabled: Option<bool>,
+    /// Host names, addresses and ranges whose internal addresses `web_fetch` may read.
+    #[serde(default)]
+    pub allow_private_hosts: Vec<String>,
+    /// The search service of `web_search` (a SearXNG instance); without it there is no
+    /// `web_search` tool.
+    pub search_url: Option<String>,
+    /// The most bytes of a response body read [default: 2 MiB].
+    pub max_bytes: Option<usize>,
+    /// Seconds one request may take [default: 30].
+    pub timeout: Option<u64>,
 }
 
 /// agent.toml's `sandbox`: a mode, or a table.

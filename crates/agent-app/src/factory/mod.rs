@@ -7,12 +7,13 @@
 //! their sandbox come from here, the same for all.
 //!
 //! What is added to every runner is added in one place: [`Extension`]s register tools and
-//! give parts of the system prompt (the MCP servers are one, the skills
-//! ([`crate::skills`]) another).
+//! give parts of the system prompt (the MCP servers are one, the skills ([`crate::skills`])
+//! another, the web tools of `[web]` a third).
 
 mod extension;
 mod serve;
 mod settings;
+mod web;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -164,15 +165,17 @@ impl AppFactory {
         crate::profiles::check_limits(app.file())?;
         crate::hooks::check(&app.file().hooks)?;
         let workspace = app.workspace()?;
+        let mut extensions: Vec<Arc<dyn Extension>> = vec![
+            Arc::new(McpExtension::new(mcp)),
+            Arc::new(SkillsExtension::new(app.config().user_dir())),
+        ];
+        extensions.extend(web::extension(app.file())?);
         let factory = Self {
             store: store.store,
             location: store.location,
             sandbox,
             workspace,
-            extensions: vec![
-                Arc::new(McpExtension::new(mcp)),
-                Arc::new(SkillsExtension::new(app.config().user_dir())),
-            ],
+            extensions,
             clients: Mutex::new(Vec::new()),
             providers: Mutex::new(Vec::new()),
             run_ended: None,

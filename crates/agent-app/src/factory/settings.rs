@@ -113,6 +113,9 @@ impl AppFactory {
         options.closing_report =
             overrides.closing_report != Some(false) && file.report != Some(false);
         options.sub_agents.enabled = true;
+        if let Some(depth) = file.max_agent_depth {
+            options.sub_agents.max_agent_depth = depth;
+        }
         Ok(Resolved {
             options,
             client,

@@ -222,7 +222,8 @@ async fn three_tool_steps_in_a_window_the_tools_nearly_fill_make_no_summarising_
     // room for an answer, but leaves a summary no room under the compaction threshold.
     env.write(
         "agent.toml",
-        "[agents.small]\nbase = \"default\"\ndeny_tools = [\"explore\", \"delegate\", \"bash\", \"shell_*\"]\n",
+        "[agents.small]\nbase = \"default\"\ndeny_tools = [\"explore\", \"delegate\", \"bash\", \
+         \"web_fetch\", \"shell_output\", \"shell_kill\"]\n",
     );
     for name in ["a", "b", "c"] {
         env.write(

@@ -4,8 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod acp;
+mod agent_depth;
 mod agents;
 mod approvals;
+mod background_shells;
 mod bare;
 mod budgets;
 mod chat;
@@ -58,6 +60,7 @@ mod tui_session;
 mod tui_terminal;
 mod unverifiable;
 mod usage_errors;
+mod web_tools;
 
 use agent_test_support::cli::CliEnv;
 use agent_test_support::mock_model::MockModelServer;

@@ -267,7 +267,17 @@ async fn check_parity(format: Format) {
         "the sandbox is said: {expected}"
     );
     let tools = expected["tools"].as_array().unwrap();
-    for tool in ["bash", "write_file", "edit_file", "read_file", "goal"] {
+    // The web tools and background shells too: every door has them.
+    for tool in [
+        "bash",
+        "write_file",
+        "edit_file",
+        "read_file",
+        "goal",
+        "web_fetch",
+        "shell_output",
+        "shell_kill",
+    ] {
         assert!(tools.contains(&json!(tool)), "{tool} offered: {expected}");
     }
     match format {

@@ -2,6 +2,7 @@
 //! mock model over the in-memory store.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
+mod agent_depth;
 mod budgets;
 mod compaction_recovery;
 mod context_props;

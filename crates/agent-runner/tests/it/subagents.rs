@@ -324,6 +324,7 @@ async fn explore_branches_get_read_only_tools_and_cannot_explore_again() {
     ] {
         assert!(main_tools.contains(&name.to_owned()), "{main_tools:?}");
     }
+    // The background shells' read and stop tools come only with `bash`: a branch has none.
     let branch_tools = tool_names(&f.llm.route_requests(0)[0]);
     assert_eq!(
         branch_tools,

@@ -72,7 +72,7 @@ fn a_claude_code_agent_file_loads_as_it_is() {
     );
     assert_eq!(
         reviewer.tools.allow,
-        names(&["bash", "glob_files", "grep", "read_file"])
+        names(&["bash", "glob_files", "grep", "read_file", "web_fetch"])
     );
     assert_eq!(reviewer.model, None, "sonnet means the runner's model");
     assert_eq!(
@@ -299,11 +299,13 @@ fn the_front_matter_subset() {
         "{error}"
     );
     assert!(error.contains("unknown tool \"frobnicate\""), "{error}");
-    // MCP tools, patterns and Claude Code's tools without a counterpart stay accepted.
+    // MCP tools, patterns, the web tools and Claude Code's tools without a counterpart stay
+    // accepted.
     write(
         unknown.path(),
         "bad.md",
-        "---\ndescription: x\ntools: mcp__gh__issues, mcp__fs__*, WebFetch, grep\n---\nHi.\n",
+        "---\ndescription: x\ntools: mcp__gh__issues, mcp__fs__*, WebFetch, web_search, \
+         TodoWrite, grep\n---\nHi.\n",
     );
     load_dir(&mut builtin_profiles(), unknown.path()).unwrap();
 }

@@ -15,10 +15,20 @@ pub(super) const CLAUDE_TOOLS: &[(&str, &str)] = &[
     ("Grep", "grep"),
     ("Bash", "bash"),
     ("Task", "delegate"),
+    ("WebFetch", "web_fetch"),
+    ("WebSearch", "web_search"),
 ];
 
-/// The tools the runner adds to the registry's.
-const RUNNER_TOOLS: [&str; 4] = ["goal", "read_progress", "explore", "delegate"];
+/// The tools the runner adds to the registry's, and the web tools the factory adds (known
+/// whatever the build, so that a profile naming them stays valid).
+const RUNNER_TOOLS: [&str; 6] = [
+    "goal",
+    "read_progress",
+    "explore",
+    "delegate",
+    "web_fetch",
+    "web_search",
+];
 
 /// Whether a profile may name `name`: a built-in tool, one the runner adds, an MCP tool, a
 /// pattern, or every tool.
@@ -44,7 +54,7 @@ pub(super) fn tool_names(
             continue;
         }
         if name.starts_with(|c: char| c.is_ascii_uppercase()) {
-            // Another Claude Code tool (WebFetch, TodoWrite, ...): no counterpart here.
+            // Another Claude Code tool (TodoWrite, ...): no counterpart here.
             continue;
         }
         let plain = name.strip_suffix('*').unwrap_or(&name);
