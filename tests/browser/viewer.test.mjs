@@ -508,8 +508,8 @@ async function pausingModel(pieces) {
     req.on('data', (d) => { body += d; });
     req.on('end', async () => {
       // Only chat requests count: what else the agent asks (a local server's window, its
-      // models) is answered as a hosted API answers it, not found.
-      if (req.method !== 'POST') {
+      // models, Ollama's `POST /api/show`) is answered as a hosted API answers it, not found.
+      if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
         res.writeHead(404, { 'Content-Type': 'application/json' });
         res.end('{"error":{"message":"not found"}}');
         return;
