@@ -103,7 +103,7 @@ pub fn read_verdict(text: &str) -> (bool, String) {
 
 impl CheckResult {
     /// The result of a command that ended with `exit_code` (`None`: killed, or its timeout),
-    /// `status` in words and `output`, of which the [`tail`](crate::tail) is kept (after the
+    /// `status` in words and `output`, of which the [`tail`] is kept (after the
     /// status, when the command did not exit on its own).
     pub fn of_command(
         exit_code: Option<i32>,
@@ -139,7 +139,7 @@ impl CheckResult {
     }
 }
 
-/// The end of `output`: its last [`TAIL_LINES`] lines, at most [`TAIL_CHARS`] characters, with
+/// The end of `output`: its last `TAIL_LINES` lines, at most `TAIL_CHARS` characters, with
 /// a line saying so when something was cut.
 pub fn tail(output: &str) -> String {
     let lines: Vec<&str> = output.lines().collect();

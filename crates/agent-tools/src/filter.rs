@@ -13,7 +13,7 @@ pub enum RiskLimit {
     /// Any tool.
     #[default]
     Any,
-    /// Only tools whose [`risk`](agent_tools::Tool::risk) is [`Risk::ReadOnly`].
+    /// Only tools whose [`risk`](crate::Tool::risk) is [`Risk::ReadOnly`].
     ReadOnly,
 }
 

@@ -210,7 +210,7 @@ pub struct ToolOutput {
     /// Pictures the call returns (`read_file` of a PNG), shown to a model that takes images.
     pub images: Vec<ToolImage>,
     /// Annotations stored on the call's tool message (e.g. a background shell's state, under
-    /// [`shells::SHELL_META`]); the model does not see them.
+    /// [`shells::SHELLS_META`]); the model does not see them.
     pub metadata: serde_json::Map<String, serde_json::Value>,
 }
 

@@ -10,7 +10,7 @@
 //! and `$1` … `$9` its words (quotes group words); a body that uses none of them gets the
 //! arguments after a blank line, as `ARGUMENTS: …`, so they are never lost.
 //!
-//! [`expand`] is the one expansion every door uses: a text that starts with `/name` of a command
+//! [`Found::expand`] is the one expansion every door uses: a text that starts with `/name` of a command
 //! becomes its prompt; any other text (a built-in command, an unknown name, a path such as
 //! `/etc/hosts is odd`) is left as it is.
 //!
