@@ -77,6 +77,15 @@ impl Model {
         self.env.command(&all)
     }
 
+    /// Gives the default profile only the tools a small model's task uses: no sub-agents,
+    /// background shells or web tools, whose specs would take half of a 4,096-token window.
+    fn offer_few_tools(&self) {
+        self.env.write(
+            "agent.toml",
+            "[agents.default]\ndeny_tools = [\"explore\", \"delegate\", \"shell_*\", \"web_*\"]\n",
+        );
+    }
+
     /// Runs `agent <command> <args>` to the end and returns its output and its JSON result.
     fn agent(&self, command: &str, window: Option<usize>, args: &[&str]) -> (Output, Value) {
         let output = self.command(command, window, args).output().unwrap();
@@ -342,10 +351,7 @@ fn a_tool_call_makes_a_full_round_trip() {
     model.env.write("work/notes.txt", &notes);
     // A 135M model picks a tool more surely from fewer: as a user of a small local model would,
     // the profile offers the file tools without sub-agents and background shells.
-    model.env.write(
-        "agent.toml",
-        "[agents.default]\ndeny_tools = [\"explore\", \"delegate\", \"shell_*\", \"web_*\"]\n",
-    );
+    model.offer_few_tools();
     let task = "Call the read_file tool with path notes.txt. Then say the secret word.";
     // Temperature 0 first; if the model answers in words, sampled attempts.
     let attempts = [(0.0, 1), (0.7, 4), (0.7, 2), (0.7, 3), (0.7, 5), (0.7, 6)];
@@ -469,10 +475,7 @@ fn a_conversation_outgrowing_the_window_completes_every_turn() {
     // tokenizer, which counts more than the agent's estimate; the six turns together do not.
     // As a user of a 4,096-token local model would, the profile leaves out the tools the task
     // has no use for, whose specs would take half the window.
-    model.env.write(
-        "agent.toml",
-        "[agents.default]\ndeny_tools = [\"explore\", \"delegate\", \"shell_*\", \"web_*\"]\n",
-    );
+    model.offer_few_tools();
     const TURN_NOTES: usize = 45;
     let topics = ["boats", "trains", "planes", "bicycles", "ships", "rockets"];
     let mut trace_id = String::new();
@@ -522,10 +525,7 @@ fn an_overflow_teaches_the_window_and_the_run_recovers() {
     // The agent is told a window eight times the server's: it sends the second turn whole, and
     // the server, whose window is 4,096 tokens, refuses it, saying so. The profile leaves out
     // the tools the task has no use for, so that the first task alone fits the real window.
-    model.env.write(
-        "agent.toml",
-        "[agents.default]\ndeny_tools = [\"explore\", \"delegate\", \"shell_*\", \"web_*\"]\n",
-    );
+    model.offer_few_tools();
     let first = format!("{}\nReply with one word: ok.", notes(90, "boats"));
     let (output, result) = model.agent("run", Some(32768), &["--max-iterations", "2", &first]);
     assert!(matches!(code(&output), 0 | 3), "{}", model.explain(&output));
