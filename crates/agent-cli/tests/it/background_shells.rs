@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use agent_test_support::cli::{code, stderr};
 use agent_test_support::mock_model::{MockModelServer, Reply, Turn};
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::{agent_env, on_server};
 
@@ -125,8 +125,9 @@ async fn a_shell_still_running_dies_when_its_run_ends_though_the_chat_goes_on() 
             "bash",
             json!({"command": format!("sleep {marker}"), "background": true}),
         )),
-        // The answer comes late: the test sees the shell running meanwhile.
-        Reply::from(Turn::text("Started.")).with_pause(Duration::from_secs(2)),
+        // The answer comes late (a pause before each piece of it): the test sees the shell
+        // running meanwhile.
+        Reply::from(Turn::text("Started.")).with_pause(Duration::from_millis(500)),
     ])
     .await;
     let mut args = vec!["chat".to_owned()];
@@ -150,11 +151,19 @@ async fn a_shell_still_running_dies_when_its_run_ends_though_the_chat_goes_on() 
         .await,
         "the background shell never ran"
     );
-    // The turn ends; the chat waits for the next message, and the shell is gone.
-    assert!(
-        eventually(Duration::from_secs(20), || server.requests().len() == 2).await,
-        "the turn did not end"
-    );
+    // The turn ends (its answer is printed); the chat waits for the next message, and the
+    // shell is gone.
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let answered = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Ok(Some(line)) = stdout.next_line().await {
+            if line.contains("Started.") {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(answered, Ok(true), "the turn did not end");
     assert!(
         eventually(Duration::from_secs(10), || processes_with(&marker)
             .is_empty())
