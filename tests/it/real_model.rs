@@ -15,7 +15,9 @@ use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use agent_test_support::cli::{CliEnv, build_agent, code, stderr, stdout};
-use agent_test_support::llamacpp::{self, Exchange, Model as Served, Proxy, Server, ServerOptions};
+use agent_test_support::llamacpp::{
+    self, Exchange, FORCED, Model as Served, Proxy, Server, ServerOptions,
+};
 use serde_json::{Value, json};
 
 /// A server, the proxy in front of it and an environment for `agent`; one at a time.
@@ -77,13 +79,11 @@ impl Model {
         self.env.command(&all)
     }
 
-    /// Gives the default profile only the tools a small model's task uses: no sub-agents,
-    /// background shells or web tools, whose specs would take half of a 4,096-token window.
-    fn offer_few_tools(&self) {
-        self.env.write(
-            "agent.toml",
-            "[agents.default]\ndeny_tools = [\"explore\", \"delegate\", \"shell_*\", \"web_*\"]\n",
-        );
+    /// Gives the default profile one tool, `read_file`: what every request carries is then
+    /// small against a 4,096-token window, which the tests fill with turns of notes.
+    fn offer_only_read_file(&self) {
+        self.env
+            .write("agent.toml", "[agents.default]\ntools = [\"read_file\"]\n");
     }
 
     /// Runs `agent <command> <args>` to the end and returns its output and its JSON result.
@@ -337,8 +337,6 @@ fn agent_llm_estimate(text: &str) -> usize {
 }
 
 #[test]
-#[ignore = "SmolLM2-135M answers this task in prose more often than not since the default \
-            tool set grew to 13 tools; run with --ignored until a surer small model is set up"]
 fn a_tool_call_makes_a_full_round_trip() {
     let Some(mut model) = Model::start(
         "a_tool_call_makes_a_full_round_trip",
@@ -349,14 +347,22 @@ fn a_tool_call_makes_a_full_round_trip() {
     };
     let notes = long_notes(300);
     model.env.write("work/notes.txt", &notes);
-    // A 135M model picks a tool more surely from fewer: as a user of a small local model would,
-    // the profile offers the file tools without sub-agents and background shells.
-    model.offer_few_tools();
+    // A 135M model picks a tool surely only from very few: as a user of a small local model
+    // would, the profile offers the one tool the task needs.
+    model.offer_only_read_file();
     let task = "Call the read_file tool with path notes.txt. Then say the secret word.";
-    // Temperature 0 first; if the model answers in words, sampled attempts.
-    let attempts = [(0.0, 1), (0.7, 4), (0.7, 2), (0.7, 3), (0.7, 5), (0.7, 6)];
+    // What is checked is the protocol, not the model's choice: the proxy makes the server
+    // answer with a call of `read_file` (the `tool_choice` of the request, forced), as a
+    // 135M model more often than not answers such a task in words. The model still writes
+    // the call's arguments.
+    let mut pinned = sampling(0.0, 1, 96);
+    pinned[FORCED] = json!({"tool_choice": {"type": "function", "function": {"name": "read_file"}}});
+    // Temperature 0 first; if the model's arguments miss the file, sampled attempts.
+    let attempts = [(0.0, 1), (0.7, 4), (0.7, 2)];
     for (attempt, (temperature, seed)) in attempts.into_iter().enumerate() {
-        model.proxy = Proxy::start(model.server.address(), sampling(temperature, seed, 96));
+        pinned["temperature"] = json!(temperature);
+        pinned["seed"] = json!(seed);
+        model.proxy = Proxy::start(model.server.address(), pinned.clone());
         let (output, result) = model.agent("run", None, &["--max-iterations", "3", task]);
         let completions = model.proxy.completions();
         let Some(called) = completions.iter().position(|e| !tool_calls(e).is_empty()) else {
@@ -460,8 +466,6 @@ fn the_first_request_counts_the_tool_schemas() {
 }
 
 #[test]
-#[ignore = "needs the runner to prune and retry when a 135M summariser fails after the \
-            server refused a request; run with --ignored"]
 fn a_conversation_outgrowing_the_window_completes_every_turn() {
     let Some(model) = Model::start(
         "a_conversation_outgrowing_the_window_completes_every_turn",
@@ -473,9 +477,9 @@ fn a_conversation_outgrowing_the_window_completes_every_turn() {
     // Each turn fits the window with room to spare once the tool specs, the system prompt, the
     // plan and the first task (which the context always keeps) are counted by the server's own
     // tokenizer, which counts more than the agent's estimate; the six turns together do not.
-    // As a user of a 4,096-token local model would, the profile leaves out the tools the task
-    // has no use for, whose specs would take half the window.
-    model.offer_few_tools();
+    // As a user of a 4,096-token local model would, the profile offers only the tool the task
+    // might use: the specs of the default tools would take half the window.
+    model.offer_only_read_file();
     const TURN_NOTES: usize = 45;
     let topics = ["boats", "trains", "planes", "bicycles", "ships", "rockets"];
     let mut trace_id = String::new();
@@ -512,8 +516,6 @@ fn a_conversation_outgrowing_the_window_completes_every_turn() {
 }
 
 #[test]
-#[ignore = "recovering needs a summary, and SmolLM2-135M's summaries overrun their 512 tokens \
-            more often than not; run with --ignored"]
 fn an_overflow_teaches_the_window_and_the_run_recovers() {
     let Some(model) = Model::start(
         "an_overflow_teaches_the_window_and_the_run_recovers",
@@ -522,42 +524,54 @@ fn an_overflow_teaches_the_window_and_the_run_recovers() {
     ) else {
         return;
     };
-    // The agent is told a window eight times the server's: it sends the second turn whole, and
-    // the server, whose window is 4,096 tokens, refuses it, saying so. The profile leaves out
-    // the tools the task has no use for, so that the first task alone fits the real window.
-    model.offer_few_tools();
-    let first = format!("{}\nReply with one word: ok.", notes(90, "boats"));
-    let (output, result) = model.agent("run", Some(32768), &["--max-iterations", "2", &first]);
-    assert!(matches!(code(&output), 0 | 3), "{}", model.explain(&output));
-    let trace_id = result["trace_id"].as_str().unwrap().to_owned();
-    let second = format!("{}\nReply with one word: ok.", notes(90, "trains"));
-    let (output, result) = model.agent(
-        "run",
-        Some(32768),
-        &["--continue", &trace_id, "--max-iterations", "3", &second],
-    );
-    // The run goes on after the refusal: it ends with an answer, or at its limit of model
-    // calls, never on the refusal itself.
-    assert!(
-        matches!(
-            result["stop"].as_str(),
-            Some("completed" | "max_iterations" | "empty_answer")
-        ),
-        "{}",
-        model.explain(&output)
-    );
-    let completions = model.proxy.completions();
-    let refused = completions
-        .iter()
-        .position(|e| e.status == 400 && e.text().contains("exceeds the available context size"))
-        .unwrap_or_else(|| panic!("no request was refused\n{}", model.explain(&output)));
-    assert!(
-        completions[refused + 1..]
-            .iter()
-            .any(|e| e.status == 200 && !e.body.is_empty()),
-        "nothing was answered after the refusal\n{}",
-        model.explain(&output)
-    );
+    // The agent is told a window eight times the server's: it sends each turn whole until the
+    // server, whose window is 4,096 tokens, refuses one, saying so. The profile offers one
+    // tool, so that what every request carries leaves room for two turns of notes.
+    model.offer_only_read_file();
+    let mut trace_id = String::new();
+    let mut refused_in = None;
+    for (turn, topic) in ["boats", "trains", "planes", "bicycles", "ships"].iter().enumerate() {
+        let task = format!("{}\nReply with one word: ok.", notes(70, topic));
+        let mut args = Vec::new();
+        if turn > 0 {
+            args.extend(["--continue", trace_id.as_str()]);
+        }
+        args.extend(["--max-iterations", "3", task.as_str()]);
+        let before = model.proxy.completions().len();
+        let (output, result) = model.agent("run", Some(32768), &args);
+        // Every turn ends with an answer, or at its limit of model calls, never on a refusal.
+        assert!(
+            matches!(
+                result["stop"].as_str(),
+                Some("completed" | "max_iterations" | "empty_answer")
+            ),
+            "turn {turn}: {}",
+            model.explain(&output)
+        );
+        trace_id = result["trace_id"].as_str().unwrap().to_owned();
+        let completions = model.proxy.completions();
+        let Some(refused) = completions[before..].iter().position(|e| {
+            e.status == 400 && e.text().contains("exceeds the available context size")
+        }) else {
+            continue;
+        };
+        // The run went on after the refusal, and said why.
+        assert!(
+            completions[before + refused + 1..]
+                .iter()
+                .any(|e| e.status == 200 && !e.body.is_empty()),
+            "nothing was answered after the refusal\n{}",
+            model.explain(&output)
+        );
+        assert!(
+            stderr(&output).contains("refused a request"),
+            "{}",
+            model.explain(&output)
+        );
+        refused_in = Some(turn);
+        break;
+    }
+    assert!(refused_in.is_some(), "no request was refused in five turns");
     // The refusal's window is the run's from then on, and the run says so.
     let notices = model.notices(&trace_id);
     assert!(
@@ -566,11 +580,8 @@ fn an_overflow_teaches_the_window_and_the_run_recovers() {
             .any(|n| n["kind"] == "context_window" && n["tokens"] == 4096),
         "{notices:?}"
     );
-    assert!(
-        stderr(&output).contains("refused a request"),
-        "{}",
-        model.explain(&output)
-    );
+    // The context was made smaller: by a summary, or, where the small model wrote none, by
+    // leaving the oldest turns out of the request.
     let shown = model.show(&trace_id);
     let summaries = shown["messages"]
         .as_array()
@@ -579,8 +590,8 @@ fn an_overflow_teaches_the_window_and_the_run_recovers() {
         .filter(|m| m["metadata"]["compaction"] == true)
         .count();
     assert!(
-        summaries >= 1,
-        "the refusal did not compact the context: {shown:#}"
+        summaries >= 1 || notices.iter().any(|n| n["kind"] == "context_left_out"),
+        "the refusal did not make the context smaller: {notices:?}"
     );
 }
 

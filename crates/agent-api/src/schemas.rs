@@ -235,8 +235,8 @@ parent_goal_id, agent_type, task}`, `sub_trace_completed {trace_id, status, summ
 goal_tree}`, `trace_updated {trace}`, `goal_removed {goal_id}`, `goal_tree_updated \
 {goal_tree}`, `message_updated {message}`, `loop_detected {pattern, detail, action}`, \
 `compaction_failed {reason}`, `notice {kind, message, tokens?}` (`kind`: `context_window`, \
-`window_floor`, `tools_not_shown`, `results_not_shown`, `empty_answer`), `goal_checked \
-{goal_id, check, result}` (a goal's check ran when the model marked it done: a pass completed \
+`window_floor`, `tools_not_shown`, `results_not_shown`, `empty_answer`, `context_left_out`), \
+`goal_checked {goal_id, check, result}` (a goal's check ran when the model marked it done: a pass completed \
 it, a failure left it in progress). \
 `commit_continues: true` marks every event of a multi-event write but its last.";
 

@@ -39,6 +39,7 @@
 pub mod compaction;
 pub mod context;
 pub mod context_incremental;
+pub mod leave_out;
 mod plan_fit;
 pub mod prompt_watch;
 pub mod window;

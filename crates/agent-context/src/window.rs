@@ -39,6 +39,19 @@ pub fn summary_cap(window: usize) -> u32 {
     (window / 8).clamp(256, 8_192) as u32
 }
 
+/// What a run keeps about its window from step to step: the window a refusal stated (when
+/// smaller than the one in use), and which of the notices given once a run were given.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RunWindows {
+    /// The window a refusal stated.
+    pub refused: Option<ContextWindow>,
+    /// Whether the run said that its floor leaves no room to compact ([`pruning_only_notice`]).
+    pub floor_told: bool,
+    /// Whether the run said that it leaves its oldest messages out of its requests
+    /// ([`crate::leave_out::left_out_notice`]).
+    pub left_out_told: bool,
+}
+
 /// What every request carries whatever compaction does, part by part, in estimated tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Floor {
@@ -286,6 +299,29 @@ pub fn refused(
         source: WindowSource::Refusal,
     };
     Some((window, refusal_told(stated, was, request)))
+}
+
+/// `window` in the agent's own estimate of tokens, after a refusal of a request the agent
+/// estimated at `estimated` tokens: when the refusal's `message` says the server counted more,
+/// the window is scaled down by as much (the agent's estimate undercounts this server's
+/// tokenizer), so that a retry made to fit the estimate fits the server's count; else `window`.
+///
+/// ```
+/// use agent_llm::{ContextWindow, WindowSource};
+/// let window = ContextWindow { tokens: 4_096, source: WindowSource::Refusal };
+/// let message = "request (4000 tokens) exceeds the available context size (4096 tokens)";
+/// let scaled = agent_context::window::as_estimated(window, message, 3_000);
+/// assert_eq!(scaled.tokens, 3_072);
+/// assert_eq!(agent_context::window::as_estimated(window, "too long", 3_000), window);
+/// ```
+pub fn as_estimated(window: ContextWindow, message: &str, estimated: usize) -> ContextWindow {
+    match agent_llm::stated_prompt(message) {
+        Some(counted) if counted > estimated && estimated > 0 => ContextWindow {
+            tokens: window.tokens * estimated / counted,
+            ..window
+        },
+        _ => window,
+    }
 }
 
 /// What a run says when a refusal states a window smaller than the one it used.

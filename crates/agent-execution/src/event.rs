@@ -224,6 +224,9 @@ pub enum NoticeKind {
     ResultsNotShown,
     /// The model's final answer was empty.
     EmptyAnswer,
+    /// A full compaction got no summary, so the oldest exchanges of the conversation were left
+    /// out of a request (the trace keeps them) for it to fit the window.
+    ContextLeftOut,
     /// A kind this version does not know (written by a newer one).
     #[serde(other)]
     Other,

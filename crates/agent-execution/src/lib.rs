@@ -12,6 +12,8 @@
 //!   roll-up and events are the same in every store; [`InMemoryTraceStore`] is the in-memory one.
 //! - [`watch`]: the live event feed of a trace (stored events, then live ones, no gap).
 //! - [`meta`]: the keys of message metadata, named once for the runner and every reader.
+//! - [`outcome`]: how a run ended ([`outcome::RunOutcome`], [`outcome::StopReason`]), what the
+//!   runner returns and every front end reports.
 //! - [`limits`]: the one check of a run limit's value; [`lineage`]: the agent types and main
 //!   trace above a sub-trace, read by following its parent links; [`loop_guard`]: what a
 //!   trace's newest turns say about a stuck agent (a pure detector the runner acts on);
@@ -70,6 +72,7 @@ pub mod lookup;
 pub mod loop_guard;
 pub mod message;
 pub mod meta;
+pub mod outcome;
 pub mod model_choice;
 pub mod queue;
 pub mod run_limits;

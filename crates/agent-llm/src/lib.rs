@@ -271,4 +271,6 @@ pub use types::{
     ChatEvent, ChatMessage, ChatRequest, ChatResponse, FinishReason, Reasoning, Role, ToolCall,
     ToolChoice, ToolSpec, Usage,
 };
-pub use window::{ContextWindow, OLLAMA_DEFAULT_WINDOW, WindowSource, stated_window};
+pub use window::{
+    ContextWindow, OLLAMA_DEFAULT_WINDOW, WindowSource, stated_prompt, stated_window,
+};

@@ -182,6 +182,40 @@ pub fn stated_window(message: &str) -> Option<usize> {
     None
 }
 
+/// The tokens a context-length refusal's message says the server counted in the prompt it
+/// refused (llama.cpp's server, OpenAI, vLLM, Anthropic), or `None`: with the agent's estimate
+/// of the same request, how far that estimate is from the server's tokenizer.
+///
+/// ```
+/// use agent_llm::stated_prompt;
+/// let llama = "request (4253 tokens) exceeds the available context size (4096 tokens)";
+/// assert_eq!(stated_prompt(llama), Some(4253));
+/// let vllm = "This model's maximum context length is 4096 tokens. However, you requested 5000 \
+///             tokens (4900 in the messages, 100 in the completion).";
+/// assert_eq!(stated_prompt(vllm), Some(4900));
+/// assert_eq!(stated_prompt("prompt is too long: 210000 tokens > 200000 maximum"), Some(210_000));
+/// assert_eq!(stated_prompt("the request exceeds the available context size"), None);
+/// ```
+pub fn stated_prompt(message: &str) -> Option<usize> {
+    let lower = message.to_lowercase();
+    const AFTER: &[&str] = &[
+        "request (",
+        "messages resulted in",
+        "prompt is too long:",
+        "your request has",
+    ];
+    if let Some(number) = AFTER.iter().find_map(|phrase| {
+        let at = lower.find(phrase)?;
+        leading_number(&lower[at + phrase.len()..])
+    }) {
+        return Some(number);
+    }
+    // vLLM: "you requested N tokens (M in the messages, …)".
+    let at = lower.find(" in the messages")?;
+    let start = lower[..at].rfind('(')?;
+    leading_number(&lower[start + 1..at])
+}
+
 /// The number at the start of `text` (after spaces), thousands separators allowed; `None`
 /// when there is none within the first few characters, or it is not a plausible window.
 fn leading_number(text: &str) -> Option<usize> {

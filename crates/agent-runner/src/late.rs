@@ -9,10 +9,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::error::RunError;
-use crate::outcome::RunOutcome;
 use crate::resume::prepare_continue;
 use crate::step::run_loop;
 use crate::turns::keep_late;
+use agent_execution::outcome::RunOutcome;
 
 /// Runs the trace's loop, then once more for each batch of messages that arrived as it ended,
 /// until none is left. The inbox, opened by the caller, is closed when this returns; the

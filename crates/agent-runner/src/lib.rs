@@ -126,7 +126,6 @@ mod late;
 mod model;
 mod notice;
 mod options;
-mod outcome;
 pub mod profiles;
 mod record;
 mod report;
@@ -142,6 +141,7 @@ mod turns;
 mod window;
 
 pub use agent_execution::meta::{tokens_estimated, usage_is_estimated};
+pub use agent_execution::outcome::{RunOutcome, StopReason};
 pub use agent_execution::run_limits::{LimitOverrides, RunLimits};
 /// What the records say, kept where callers have long named it: the check of a limit's value,
 /// the loop guard's thresholds, a trace's lineage and its totals with its sub-traces.
@@ -177,7 +177,6 @@ pub use goal_tools::{
 };
 pub use model::USAGE_KEY;
 pub use options::{Instruction, RunnerOptions, SubAgentOptions};
-pub use outcome::{RunOutcome, StopReason};
 pub use profiles::UnknownProfile;
 pub use runner::{AgentRunner, RunEvent, RunHandle, RunSender};
 pub use spec::{Access, AgentSpec};

@@ -1,6 +1,9 @@
 //! Notices: what a run tells a person, as `notice` events every front end shows and the trace
 //! keeps; first the model's window, learned from its server, assumed, or learned from a refusal.
 
+use agent_context::ContextBudget;
+use agent_context::context_incremental::SharedView;
+use agent_context::leave_out::leave_out_for;
 use agent_context::window::{refused, window_told};
 use std::sync::Arc;
 
@@ -80,6 +83,24 @@ pub(crate) async fn after_refusal(
         Some(window.tokens),
     )
     .await
+}
+
+/// With no summary to be had, `view` with its oldest exchanges left out so that it fits the
+/// window with room for the answer (said once a run); `None` when nothing can go.
+pub(crate) async fn leave_out(
+    (agent, trace_id): (&Agent, &str),
+    view: &SharedView,
+    window: (&ContextBudget, ContextWindow),
+    told: &mut bool,
+) -> Result<Option<SharedView>, StepError> {
+    let Some((view, told)) = leave_out_for(view, window, told, &agent_llm::estimate_tokens) else {
+        return Ok(None);
+    };
+    if let Some(told) = told {
+        let tokens = Some(view.estimated_tokens);
+        notice(agent, trace_id, NoticeKind::ContextLeftOut, told, tokens).await?;
+    }
+    Ok(Some(view))
 }
 
 /// After an empty answer: asks the model once more (saying so), or the end of the run.

@@ -17,11 +17,12 @@ use crate::engine::{Driver, Engine, Start};
 use crate::error::RunError;
 use crate::late::run_answering_late;
 use crate::options::RunnerOptions;
-use crate::outcome::RunOutcome;
+use crate::record::create_trace;
 use crate::resume::{prepare_continue, prepare_resume};
 use crate::spec::AgentSpec;
-use crate::step::{create_trace, run_loop};
+use crate::step::run_loop;
 use agent_execution::model_choice::record_model;
+use agent_execution::outcome::RunOutcome;
 use agent_execution::recorded_agents;
 
 /// A run going on in the background.

@@ -5,10 +5,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agent_execution::AssistantContent;
-use agent_execution::ids::new_trace_id;
 use agent_execution::message::{Message, NewMessage};
 use agent_execution::store::WriteOp;
-use agent_execution::trace::{ModelSettings, NewTrace, TraceOutcome, TraceUpdate};
+use agent_execution::trace::{TraceOutcome, TraceUpdate};
 use agent_goal::GoalTree;
 use agent_llm::LlmError;
 use agent_tools::hooks;
@@ -17,7 +16,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::act::run_tools;
 use crate::agent::Agent;
-use crate::agents::DEFAULT;
 use crate::closing;
 use crate::compaction::ContextBudget;
 use crate::context::ContextInput;
@@ -28,8 +26,7 @@ use crate::handoff;
 use crate::interrupted::{Arrived, keep_interrupted};
 use crate::model;
 use crate::notice::{self, notice};
-use crate::outcome::{RunOutcome, StopReason};
-use crate::record::{check_workspace, record, tool_message};
+use crate::record::{record, tool_message};
 use crate::resume::finish_sub_agent_calls;
 use crate::stuck;
 use crate::summarise::{Trigger, compact};
@@ -42,48 +39,13 @@ use agent_execution::continuation::{AfterAnswer, CutAnswer, is_cut};
 use agent_execution::empty_answer;
 use agent_execution::followthrough::{self, Hold};
 use agent_execution::meta::usage_is_estimated;
+use agent_execution::outcome::{RunOutcome, StopReason};
 use agent_execution::stats_with_sub_traces;
 use agent_execution::{DeltaSink, NoticeKind};
 use agent_goal::PendingGoal;
 use agent_tools::{sandbox::RunTempDir, shells::RunShells};
 
 use crate::model::USAGE_KEY;
-
-/// Creates the trace for a task and records the task as its first user message.
-pub(crate) async fn create_trace(
-    agent: &Agent,
-    task: &str,
-    trace_id: Option<&str>,
-) -> Result<String, RunError> {
-    check_workspace(&agent.spec)?;
-    let store = agent.store();
-    let root = &agent.engine.root;
-    let settings = ModelSettings {
-        provider: root.provider.map(|kind| kind.name().to_owned()),
-        model: Some(agent.spec.model.clone()),
-        base_url: root.base_url.clone(),
-        context_window: agent.spec.context_window.map(|window| window as u64),
-        max_tokens: agent.spec.max_tokens,
-    };
-    let mut new = NewTrace::agent(task)
-        .with_model(&agent.spec.model)
-        .with_limits(agent.spec.limits.stored())
-        .with_model_settings(settings);
-    let id = trace_id.map_or_else(new_trace_id, str::to_owned);
-    let hooks = agent.engine.root.hooks.as_deref();
-    if let Some(error) = hooks::prompt_refused(hooks, &id, &agent.spec.workspace, task).await {
-        return Err(RunError::Refused(error));
-    }
-    new = new.with_id(id);
-    if let Some(profile) = agent.spec.lineage.last().filter(|a| *a != DEFAULT) {
-        new = new.with_agent_type(profile);
-    }
-    let trace = store.create_trace(new).await?;
-    store
-        .add_message(&trace.trace_id, NewMessage::user(task))
-        .await?;
-    Ok(trace.trace_id)
-}
 
 /// How one pass of the loop ended.
 enum Next {
@@ -293,6 +255,13 @@ async fn step(
             *summariser_failed = true;
         }
     }
+    // Without a summary, the oldest exchanges are left out of a request that would not fit.
+    let (run, told) = ((agent, trace_id), &mut windows.left_out_told);
+    if *summariser_failed
+        && let Some(left) = notice::leave_out(run, &view, (&budget, window), told).await?
+    {
+        view = left;
+    }
 
     let started = Instant::now();
     let goal_id = tree.current_id().map(str::to_owned);
@@ -316,10 +285,33 @@ async fn step(
                 .check(&budget, window)
                 .map_err(StepError::WindowTooSmall)?;
             let why = (&view, Trigger::Refused, window);
-            if !compact(agent, trace_id, &tree, messages, why, spending, cancel).await? {
-                return Err(StepError::Llm(error));
+            // A summariser that failed once this run is not asked again; a summary request
+            // that cannot be made smaller than the refused one is no summary either.
+            let compacted = if *summariser_failed {
+                Ok(false)
+            } else {
+                compact(agent, trace_id, &tree, messages, why, spending, cancel).await
+            };
+            let (compacted, too_small) = match compacted {
+                Err(StepError::WindowTooSmall(error)) => (false, Some(error)),
+                other => (other?, None),
+            };
+            let mut view = view_of(agent, &tree, messages, &budget, context);
+            let (run, told) = ((agent, trace_id), &mut windows.left_out_told);
+            if !compacted {
+                // Without a summary, the oldest exchanges are left out, to fit the window as
+                // the server counts.
+                *summariser_failed = true;
+                let fit = window::as_estimated(window, &error.to_string(), estimated_tokens);
+                match notice::leave_out(run, &view, (&budget, fit), told).await? {
+                    Some(left) => view = left,
+                    None => {
+                        let error =
+                            too_small.map_or(StepError::Llm(error), StepError::WindowTooSmall);
+                        return Err(error);
+                    }
+                }
             }
-            let view = view_of(agent, &tree, messages, &budget, context);
             if view.estimated_tokens >= estimated_tokens {
                 // The same request again would be refused again.
                 let error = window::not_smaller(&floor, estimated_tokens, window);

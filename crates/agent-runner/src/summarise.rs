@@ -11,7 +11,8 @@
 //! The summary has a `max_tokens` cap ([`summary_cap`]), and an answer cut at it is not taken
 //! for a summary. A summariser that answers without text, or cut, is asked once more (shorter);
 //! if it fails again no summary is stored (an empty or cut one would hide the history) and a
-//! `compaction_failed` event says the run goes on with goal compaction and prune only.
+//! `compaction_failed` event says the run goes on with goal compaction and prune, leaving the
+//! oldest exchanges out of a request that would not fit (`agent_context::leave_out`).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -64,7 +65,7 @@ pub(crate) enum Trigger {
 /// The summary is capped at [`summary_cap`] tokens (or the agent's `max_tokens`, when lower),
 /// and one cut at that cap is not a summary (a small model that echoes its template fills any
 /// room it is given): it is asked again, shorter, once; a summariser that answers twice without
-/// a whole text stores nothing and the run goes on with goal compaction and prune only.
+/// a whole text stores nothing and the run goes on without a summary (see the module docs).
 pub(crate) async fn compact(
     agent: &Agent,
     trace_id: &str,

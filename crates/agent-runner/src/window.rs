@@ -10,7 +10,8 @@ use agent_llm::{ContextWindow, LlmClient};
 use crate::spec::AgentSpec;
 
 pub(crate) use agent_context::window::{
-    Floor, compaction_due, not_smaller, pruning_only, pruning_only_notice, summary_cap,
+    Floor, RunWindows as Windows, as_estimated, compaction_due, not_smaller, pruning_only,
+    pruning_only_notice, summary_cap,
 };
 
 /// The window the agent's requests are built for: the configured one, else the one the
@@ -22,24 +23,10 @@ pub(crate) fn current(
     model: &str,
     refused: Option<ContextWindow>,
 ) -> ContextWindow {
-    let window = match spec.context_window {
-        Some(tokens) => ContextWindow::configured(tokens),
-        None => llm
-            .known_window(model)
-            .unwrap_or_else(|| ContextWindow::of_info(model, llm.model_info(model))),
-    };
-    match refused {
-        Some(refused) if refused.tokens < window.tokens => refused,
-        _ => window,
-    }
-}
-
-/// The window a refusal stated (when smaller than the one in use), and whether the run said
-/// that its floor leaves no room to compact.
-#[derive(Default)]
-pub(crate) struct Windows {
-    /// The window a refusal stated.
-    pub(crate) refused: Option<agent_llm::ContextWindow>,
-    /// Whether the floor's notice was given.
-    pub(crate) floor_told: bool,
+    let window = spec.context_window.map(ContextWindow::configured);
+    let window = window.or_else(|| llm.known_window(model));
+    let window = window.unwrap_or_else(|| ContextWindow::of_info(model, llm.model_info(model)));
+    refused
+        .filter(|r| r.tokens < window.tokens)
+        .unwrap_or(window)
 }

@@ -263,9 +263,20 @@ pub fn code(output: &Output) -> i32 {
 /// The `agent` binary of this workspace, built once per process with `cargo build -p agent-cli`
 /// (for test crates other than agent-cli, which have no `CARGO_BIN_EXE_agent`). It lands next
 /// to the calling test binary's folder: `<target>/debug/agent` for `<target>/debug/deps/*`.
+/// `AGENT_TEST_BINARY` names another binary to test instead, and nothing is built.
 pub fn build_agent() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
+        // A binary built elsewhere (a release build, a copy kept apart from other builds).
+        if let Some(binary) = std::env::var_os("AGENT_TEST_BINARY") {
+            let binary = PathBuf::from(binary);
+            assert!(
+                binary.is_file(),
+                "AGENT_TEST_BINARY: no file at {}",
+                binary.display()
+            );
+            return binary;
+        }
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = std::process::Command::new(cargo)

@@ -214,11 +214,13 @@ pub fn summary_failed(cut: Option<u32>) -> String {
     match cut {
         Some(cap) => format!(
             "the summariser's answers were not a summary (cut at the length limit of {cap} \
-             tokens, or without text) twice; no summary was stored, and the context keeps goal \
-             compaction and prune only"
+             tokens, or without text) twice; no summary was stored: the context keeps goal \
+             compaction and prune, and leaves the oldest exchanges out of a request that would \
+             not fit"
         ),
-        None => "the summariser answered twice without text; no summary was stored, and the \
-                 context keeps goal compaction and prune only"
+        None => "the summariser answered twice without text; no summary was stored: the \
+                 context keeps goal compaction and prune, and leaves the oldest exchanges out \
+                 of a request that would not fit"
             .to_owned(),
     }
 }

@@ -294,3 +294,77 @@ async fn a_summary_cut_twice_is_not_stored() {
         "{events:?}"
     );
 }
+
+/// A finished trace of `turns` exchanges after its task, each question carrying `bytes` of
+/// notes, and a last question not answered yet.
+async fn long_conversation(store: &InMemoryTraceStore, turns: usize, bytes: usize) -> String {
+    let trace = store
+        .create_trace(NewTrace::agent("Keep notes"))
+        .await
+        .unwrap();
+    let id = trace.trace_id.clone();
+    store
+        .add_message(&id, NewMessage::user("Keep notes"))
+        .await
+        .unwrap();
+    for turn in 0..turns {
+        let notes = format!("notes of turn {turn}: {}", "n".repeat(bytes));
+        store
+            .add_message(&id, NewMessage::user(notes))
+            .await
+            .unwrap();
+        let answer = AssistantContent::new(Some(format!("Noted turn {turn}.")), Vec::new());
+        store
+            .add_message(&id, NewMessage::assistant(answer))
+            .await
+            .unwrap();
+    }
+    let last = NewMessage::user("What was the last turn?");
+    store.add_message(&id, last).await.unwrap();
+    let failed = TraceOutcome::failed("model error: interrupted");
+    store.finish_trace(&id, failed).await.unwrap();
+    id
+}
+
+#[tokio::test]
+async fn a_refused_request_without_a_summary_leaves_out_the_oldest_exchanges_and_goes_on() {
+    let workspace = tempfile::tempdir().unwrap();
+    let server = MockModelServer::with_replies([
+        // The summariser's two attempts are cut: no summary.
+        cut_summary("<start_of_turn>user <start_of_turn>user"),
+        cut_summary("<start_of_turn>user"),
+        Reply::from(Turn::text("The last turn was turn 7.")),
+    ])
+    .await;
+    // Eight turns of 6 KB: about 48 KB, in a window of 40 KB that the refusal states.
+    server.limit_context(40_000);
+    let store = Arc::new(InMemoryTraceStore::new());
+    let id = long_conversation(&store, 8, 6_000).await;
+    let before = store.get_trace_messages(&id).await.unwrap().len();
+    // The configured window is far too large: only the refusal tells the real one.
+    let runner = runner(store.clone(), openai(&server), workspace.path(), 1_000_000);
+    let outcome = runner.resume(&id).await.unwrap();
+    assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
+    assert_eq!(
+        outcome.response.as_deref(),
+        Some("The last turn was turn 7.")
+    );
+    let requests = server.requests();
+    let last = requests.last().unwrap().body.to_string();
+    assert!(last.len() <= 40_000, "the retry has {} bytes", last.len());
+    // The oldest exchanges went; the task, the newest exchanges and the question stayed.
+    assert!(!last.contains("notes of turn 0"), "{}", &last[..400]);
+    assert!(last.contains("Keep notes"));
+    assert!(last.contains("notes of turn 7"));
+    assert!(last.contains("What was the last turn?"));
+    // The trace keeps them all, and says what was left out.
+    let messages = store.get_trace_messages(&id).await.unwrap();
+    assert_eq!(messages.len(), before + 1);
+    let events = store.get_events(&id, 0).await.unwrap();
+    assert!(
+        events.iter().any(|e| matches!(&e.kind,
+            EventKind::Notice { kind: agent_execution::NoticeKind::ContextLeftOut, message, .. }
+                if message.contains("oldest messages are left out"))),
+        "{events:?}"
+    );
+}

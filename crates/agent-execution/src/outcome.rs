@@ -1,6 +1,7 @@
-//! How a run ended: [`RunOutcome`] and its [`StopReason`].
+//! How a run ended: [`RunOutcome`] and its [`StopReason`], what the runner returns and every
+//! front end reports.
 
-use agent_execution::{TraceStats, TraceStatus};
+use crate::{TraceStats, TraceStatus};
 use agent_goal::PendingGoal;
 use serde::Serialize;
 
