@@ -356,7 +356,8 @@ fn a_tool_call_makes_a_full_round_trip() {
     // 135M model more often than not answers such a task in words. The model still writes
     // the call's arguments.
     let mut pinned = sampling(0.0, 1, 96);
-    pinned[FORCED] = json!({"tool_choice": {"type": "function", "function": {"name": "read_file"}}});
+    pinned[FORCED] =
+        json!({"tool_choice": {"type": "function", "function": {"name": "read_file"}}});
     // Temperature 0 first; if the model's arguments miss the file, sampled attempts.
     let attempts = [(0.0, 1), (0.7, 4), (0.7, 2)];
     for (attempt, (temperature, seed)) in attempts.into_iter().enumerate() {
@@ -530,7 +531,10 @@ fn an_overflow_teaches_the_window_and_the_run_recovers() {
     model.offer_only_read_file();
     let mut trace_id = String::new();
     let mut refused_in = None;
-    for (turn, topic) in ["boats", "trains", "planes", "bicycles", "ships"].iter().enumerate() {
+    for (turn, topic) in ["boats", "trains", "planes", "bicycles", "ships"]
+        .iter()
+        .enumerate()
+    {
         let task = format!("{}\nReply with one word: ok.", notes(70, topic));
         let mut args = Vec::new();
         if turn > 0 {
