@@ -11,7 +11,6 @@ use agent_execution::store::WriteOp;
 use agent_execution::trace::{ModelSettings, NewTrace, TraceOutcome, TraceUpdate};
 use agent_goal::GoalTree;
 use agent_llm::LlmError;
-use agent_tools::hooks;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -70,10 +69,8 @@ pub(crate) async fn create_trace(
         .with_limits(agent.spec.limits.stored())
         .with_model_settings(settings);
     let id = trace_id.map_or_else(new_trace_id, str::to_owned);
-    let hooks = agent.engine.root.hooks.as_deref();
-    if let Some(error) = hooks::prompt_refused(hooks, &id, &agent.spec.workspace, task).await {
-        return Err(RunError::Refused(error));
-    }
+    let refused = agent.hooks(&id).prompt(task).await;
+    refused.map_err(RunError::Refused)?;
     new = new.with_id(id);
     if let Some(profile) = agent.spec.lineage.last().filter(|a| *a != DEFAULT) {
         new = new.with_agent_type(profile);
@@ -124,8 +121,7 @@ pub(crate) async fn run_loop(
     .await?;
     // Shared with the store's kept messages: the run only appends to what it read.
     let mut messages = store.get_trace_messages_shared(trace_id).await?;
-    let hooks = agent.engine.root.hooks.as_deref();
-    hooks::session_start(hooks, trace_id, &agent.spec.workspace).await;
+    agent.hooks(trace_id).session_start().await;
     crate::checkpoints::at_run_start(agent, trace_id, &messages).await;
     // The model's window, from its server when it says (and recorded), before the first call.
     if let Err(StepError::Run(error)) = notice::learn_window(agent, trace_id).await {
@@ -423,8 +419,7 @@ async fn step(
             Hold::Left(outcome) => (StopReason::Incomplete, outcome),
         };
         // A Stop hook may send the model back once more, with its reason.
-        let hooks = agent.engine.root.hooks.as_deref();
-        if let Some(back) = hooks::stop(hooks, trace_id, &spec.workspace).await {
+        if let Some(back) = agent.hooks(trace_id).stop().await {
             let back = WriteOp::AddMessage(NewMessage::user(back));
             messages.extend(record(store, trace_id, vec![back]).await?);
             return Ok(Next::Continue);

@@ -372,6 +372,9 @@ impl AppFactory {
         if options.hooks.is_none() {
             options.hooks = crate::hooks::for_config(self.app.config(), store.clone(), notices)?;
         }
+        let approval = std::mem::take(&mut options.approval);
+        options.approval =
+            crate::hooks::notify::approval(approval, options.hooks.as_ref(), workspace.clone());
         let registry = self.tools(&parts.sandbox, parts.rerun, &parts.tools, &workspace);
         Ok(AgentRunner::new(store, client, registry, options))
     }

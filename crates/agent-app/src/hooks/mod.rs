@@ -15,7 +15,9 @@
 //! A hook reads one JSON object on stdin: `hook_event_name`, `session_id` (the trace id),
 //! `cwd`, and per event `tool_name`, `tool_input` (with Claude Code's `file_path`,
 //! `old_string`, `new_string` beside our argument names), `tool_response`, `prompt`,
-//! `stop_hook_active`, or the goal's `goal_number`, `goal_title`, `summary` / `reason`. It runs
+//! `stop_hook_active`, `trigger` / `custom_instructions` / `tokens_before` / `tokens_after` for
+//! a compaction, `notification_type` / `message` for a notification, or the goal's
+//! `goal_number`, `goal_title`, `summary` / `reason`. It runs
 //! as `sh -c COMMAND` in the workspace, with `AGENT_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` set.
 //! Exit 0 goes on (stdout JSON `{"decision": "block", "reason": ...}` blocks); exit 2 blocks
 //! with stderr as the reason; other codes, and a hook killed at its timeout, warn and go on.
@@ -23,14 +25,20 @@
 //! back once a run. Every run of a hook is recorded in the trace as a `hook_ran` event. Hooks
 //! of a project's `agent.toml` run only once the user accepted that file ([`crate::trust`]).
 //!
-//! Events: `SessionStart`, `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop`,
-//! `SubagentStop`, and, for the goal tree, `GoalStart`, `GoalDone` and `GoalAbandoned`.
-//! Claude Code's `PreCompact`, `PostCompact` and `Notification` are accepted in the file and
-//! not fired yet. A table may also take Claude Code's own shape, `hooks = [{ type = "command",
+//! Events: `SessionStart`, `UserPromptSubmit` (every user message that starts or continues a
+//! run: a task, a chat's next turn, `agent run -c`, a message sent while the run works — a
+//! refused one is left out), `PreToolUse`, `PostToolUse`, `Stop`, `SubagentStop`,
+//! `PreCompact` and `PostCompact` (around a summary of the conversation, `trigger` `auto` when
+//! the context neared the window, `manual` for `/compact`; what they block is not followed),
+//! `Notification` (when a run waits for the user: `permission_prompt` before an approval
+//! question, [`notify`]), and, for the goal tree, `GoalStart`, `GoalDone` and `GoalAbandoned`.
+//! A goal compaction (a finished goal's messages folded into its summary) is no event: it
+//! changes the view of each request and loses nothing. A table may also take Claude Code's own shape, `hooks = [{ type = "command",
 //! command = "...", timeout = 10 }]`, beside its `matcher`.
 
 mod command;
 mod goals;
+pub mod notify;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
