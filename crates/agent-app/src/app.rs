@@ -179,7 +179,9 @@ impl App {
         client: ClientOptions,
         sandbox: &Sandbox,
     ) -> Result<(McpServers, Vec<String>)> {
-        crate::mcp::start(self.file(), &self.overrides.mcp, client, sandbox).await
+        let user_dir = self.config.user_dir();
+        let named = &self.overrides.mcp;
+        crate::mcp::start(self.file(), user_dir.as_deref(), named, client, sandbox).await
     }
 }
 

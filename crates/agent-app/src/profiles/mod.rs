@@ -4,8 +4,8 @@
 //! Profiles are layered, later layers changing what they name: the built-ins (`default`,
 //! `explore`, `delegate`, `compaction`, `plan`); the top-level `max_iterations` and `max_cost`
 //! of `agent.toml`, which are the `default` profile's; the `[agents.<name>]` tables of
-//! `agent.toml`; the user's `~/.config/agent/agents/*.md`; the project's
-//! `<workspace>/.agent/agents/*.md`. Last, the top-level `max_cost` becomes the cap of every
+//! `agent.toml`; the enabled plugins' `agents/*.md`; the user's `~/.config/agent/agents/*.md`;
+//! the project's `<workspace>/.agent/agents/*.md`. Last, the top-level `max_cost` becomes the cap of every
 //! profile that still has none. A profile's `abandon_rollback` is read apart
 //! ([`abandon_rollback`]): it sets up the run's checkpoints, not the profile the runner holds.
 
@@ -51,12 +51,14 @@ pub fn check_limits(file: &FileConfig) -> Result<()> {
     })
 }
 
-/// The folders profile files are read from, in order: the user's `agents/` (under
-/// `user_dir`, the user's agent folder), then the workspace's `.agent/agents/`.
+/// The folders profile files are read from, in order: the enabled plugins' `agents/`, the
+/// user's `agents/` (under `user_dir`, the user's agent folder), then the workspace's
+/// `.agent/agents/`.
 fn profile_dirs(workspace: &Path, user_dir: Option<&Path>) -> Vec<PathBuf> {
-    user_dir
-        .map(|dir| dir.join("agents"))
+    let plugins = user_dir.map(crate::plugins::agent_dirs).unwrap_or_default();
+    plugins
         .into_iter()
+        .chain(user_dir.map(|dir| dir.join("agents")))
         .chain([workspace.join(AGENTS_DIR)])
         .collect()
 }
