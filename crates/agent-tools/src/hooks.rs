@@ -319,3 +319,7 @@ pub async fn notify(
     };
     fire(hooks, input).await;
 }
+
+#[cfg(test)]
+#[path = "hooks_tests.rs"]
+mod tests;

@@ -136,3 +136,7 @@ pub fn agent_dirs(user_dir: &Path) -> Vec<PathBuf> {
         .map(|(_, dir)| dir.join(AGENTS))
         .collect()
 }
+
+#[cfg(test)]
+#[path = "parts_tests.rs"]
+mod tests;
