@@ -1,7 +1,8 @@
 //! Hooks past a run's first message: `UserPromptSubmit` for a chat's later turns and for
 //! `agent run --continue` (a refused message never reaches the model or the trace, the next
-//! one does), `PreCompact` and `PostCompact` around `/compact` with Claude Code's `trigger`
-//! and the tokens before and after, and `Notification` while an approval question waits for
+//! one does), `PreCompact` and `PostCompact` around `/compact` and around the summary the loop
+//! makes when the context nears the window, with Claude Code's `trigger` and the tokens before
+//! and after, and `Notification` while an approval question waits for
 //! the user. Real scripts, run by the real binary.
 
 use std::process::Stdio;
@@ -261,4 +262,67 @@ async fn a_notification_hook_runs_while_an_approval_question_waits() {
         .await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     assert!(inputs(&env2, "notify").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compaction_hooks_say_auto_when_the_context_nears_the_window() {
+    let env = agent_env();
+    let pre = script(&env, "pre", "exit 0");
+    let post = script(&env, "post", "exit 0");
+    env.write(
+        "home/agent/agent.toml",
+        &format!(
+            "[[hooks.PreCompact]]\ncommand = \"{pre}\"\n\n[[hooks.PostCompact]]\n\
+             command = \"{post}\"\n"
+        ),
+    );
+    // A 2 MB argument fills a 100k-token window: the loop summarises before the next call.
+    let big = "The quick brown fox jumps over the lazy dog. ".repeat(2_000_000 / 45);
+    let server = MockModelServer::with_replies([
+        Turn::tool_call(
+            "c1",
+            "write_file",
+            json!({"path": "log.txt", "content": big}),
+        ),
+        Turn::text("The log was written: 2 MB of the pangram."),
+        Turn::text("Done."),
+    ])
+    .await;
+    let mut args = vec!["run".to_owned()];
+    args.extend(on_server(&env, &server));
+    args.extend(["--yes", "--context-window", "100000", "Write the log"].map(str::to_owned));
+    let output = env
+        .run(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let (pre, post) = (inputs(&env, "pre"), inputs(&env, "post"));
+    assert_eq!((pre.len(), post.len()), (1, 1), "{pre:?} {post:?}");
+    assert_eq!(pre[0]["trigger"], "auto");
+    assert_eq!(post[0]["trigger"], "auto");
+    let (before, after) = (
+        post[0]["tokens_before"].as_u64().unwrap(),
+        post[0]["tokens_after"].as_u64().unwrap(),
+    );
+    assert!(before > 100_000 / 2 && after < 1_000, "{post:?}");
+    // The hooks ran before the summary request and after it was stored.
+    assert_eq!(server.requests().len(), 3);
+
+    // The control: a small file leaves the window room, and no hook runs.
+    let server = MockModelServer::with_replies([
+        Turn::tool_call(
+            "c1",
+            "write_file",
+            json!({"path": "small.txt", "content": "x"}),
+        ),
+        Turn::text("Done."),
+    ])
+    .await;
+    let mut args = vec!["run".to_owned()];
+    args.extend(on_server(&env, &server));
+    args.extend(["--yes", "--context-window", "100000", "Write it"].map(str::to_owned));
+    let output = env
+        .run(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(inputs(&env, "pre").len(), 1);
 }
