@@ -326,3 +326,69 @@ async fn compaction_hooks_say_auto_when_the_context_nears_the_window() {
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     assert_eq!(inputs(&env, "pre").len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_prompt_submit_leaves_out_a_message_sent_while_the_run_works() {
+    let env = agent_env();
+    let server = MockModelServer::with_replies([
+        Turn::tool_call("c1", "bash", json!({"command": "sleep 3"})),
+        Turn::text("Done."),
+    ])
+    .await;
+    env.write(
+        "home/agent/agent.toml",
+        &format!(
+            "provider = \"openai\"\nbase_url = \"{}\"\nmodel = \"gpt-4o-mini\"\n\
+             api_key = \"sk-test\"\n{}",
+            server.openai_base(),
+            no_passwords(&env)
+        ),
+    );
+    let work = env.work();
+    let served = env.serve(&["--workspace", &work, "--approval", "auto"]);
+    let (status, started) =
+        served.request("POST", "/api/traces", Some(&json!({"task": "Wait a bit"})));
+    assert_eq!(status, 201, "{started}\n{}", served.log());
+    let trace_id = started["trace_id"].as_str().unwrap().to_owned();
+    // While `sleep 3` runs, two messages come: the hook refuses the first.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while server.request_count() < 1 {
+        assert!(std::time::Instant::now() < deadline, "{}", served.log());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let path = format!("/api/traces/{trace_id}/messages");
+    for text in ["my password is hunter2", "and say when"] {
+        let (status, sent) = served.request("POST", &path, Some(&json!({"content": text})));
+        assert_eq!(status, 202, "{sent}\n{}", served.log());
+        assert_eq!(sent["queued"], true, "{sent}");
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (_, detail) = served.request("GET", &format!("/api/traces/{trace_id}"), None);
+        if detail["trace"]["status"] == "completed" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{detail}\n{}",
+            served.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let users = user_messages(&server);
+    assert!(users.iter().any(|m| m == "and say when"), "{users:?}");
+    assert!(!users.iter().any(|m| m.contains("hunter2")), "{users:?}");
+    // The control: the hook saw every message, the task's too.
+    let prompts: Vec<Value> = inputs(&env, "prompt")
+        .into_iter()
+        .map(|input| input["prompt"].clone())
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            json!("Wait a bit"),
+            json!("my password is hunter2"),
+            json!("and say when")
+        ]
+    );
+}
