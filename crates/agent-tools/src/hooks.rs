@@ -4,9 +4,11 @@
 //! embedder's (`agent-app` runs configured commands); the runner only says when.
 //!
 //! Events and what a block means: `SessionStart` (nothing), `UserPromptSubmit` (the prompt is
-//! refused), `PreToolUse` (the call is refused, the reason goes to the model), `PostToolUse`
-//! (the reason is added to the call's result), `Stop` and `SubagentStop` (the model is sent back
-//! to work with the reason, once per run).
+//! refused; a message sent to a working run is left out), `PreToolUse` (the call is refused,
+//! the reason goes to the model), `PostToolUse` (the reason is added to the call's result),
+//! `Stop` and `SubagentStop` (the model is sent back to work with the reason, once per run),
+//! `PreCompact`, `PostCompact` and `Notification` (nothing: they are told). The runner fires
+//! them for one trace's run through a [`HookSite`].
 //!
 //! ```
 //! use agent_tools::hooks::HookInput;

@@ -17,8 +17,8 @@
 //! `old_string`, `new_string` beside our argument names), `tool_response`, `prompt`,
 //! `stop_hook_active`, `trigger` / `custom_instructions` / `tokens_before` / `tokens_after` for
 //! a compaction, `notification_type` / `message` for a notification, or the goal's
-//! `goal_number`, `goal_title`, `summary` / `reason`. It runs
-//! as `sh -c COMMAND` in the workspace, with `AGENT_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` set.
+//! `goal_number`, `goal_title`, `summary` / `reason`. It runs as `sh -c COMMAND` in the
+//! workspace, with `AGENT_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` set.
 //! Exit 0 goes on (stdout JSON `{"decision": "block", "reason": ...}` blocks); exit 2 blocks
 //! with stderr as the reason; other codes, and a hook killed at its timeout, warn and go on.
 //! What a block does is the event's ([`agent_tools::hooks`]); a `Stop` hook sends the model
@@ -33,8 +33,10 @@
 //! `Notification` (when a run waits for the user: `permission_prompt` before an approval
 //! question, [`notify`]), and, for the goal tree, `GoalStart`, `GoalDone` and `GoalAbandoned`.
 //! A goal compaction (a finished goal's messages folded into its summary) is no event: it
-//! changes the view of each request and loses nothing. A table may also take Claude Code's own shape, `hooks = [{ type = "command",
-//! command = "...", timeout = 10 }]`, beside its `matcher`.
+//! changes the view of each request and loses nothing. A table may also take Claude Code's own
+//! shape, `hooks = [{ type = "command", command = "...", timeout = 10 }]`, beside its
+//! `matcher`. The user's enabled plugins bring hooks too ([`crate::plugins`]): they run after
+//! agent.toml's, with `CLAUDE_PLUGIN_ROOT` set to the plugin's folder.
 
 mod command;
 mod goals;
