@@ -170,6 +170,13 @@ impl AppFactory {
             Arc::new(SkillsExtension::new(app.config().user_dir())),
         ];
         extensions.extend(web::extension(app.file())?);
+        // The questions of the servers started on this app notify the same hooks as its runs
+        // (what the hooks' notices say, each runner's building says again).
+        let mut said = Vec::new();
+        if let Some(hooks) = crate::hooks::for_config(app.config(), store.store.clone(), &mut said)?
+        {
+            app.elicit_hooks().set(hooks);
+        }
         let factory = Self {
             store: store.store,
             location: store.location,

@@ -31,7 +31,7 @@
 //! `PreCompact` and `PostCompact` (around a summary of the conversation, `trigger` `auto` when
 //! the context neared the window, `manual` for `/compact`; what they block is not followed),
 //! `Notification` (when a run waits for the user: `permission_prompt` before an approval
-//! question, [`notify`]), and, for the goal tree, `GoalStart`, `GoalDone` and `GoalAbandoned`.
+//! question, `elicitation_dialog` before an MCP server's question, [`notify`]), and, for the goal tree, `GoalStart`, `GoalDone` and `GoalAbandoned`.
 //! A goal compaction (a finished goal's messages folded into its summary) is no event: it
 //! changes the view of each request and loses nothing. A table may also take Claude Code's own
 //! shape, `hooks = [{ type = "command", command = "...", timeout = 10 }]`, beside its

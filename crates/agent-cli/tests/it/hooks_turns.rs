@@ -392,3 +392,73 @@ async fn user_prompt_submit_leaves_out_a_message_sent_while_the_run_works() {
         ]
     );
 }
+
+#[test]
+fn a_notification_hook_runs_when_an_mcp_server_asks_the_person() {
+    let env = agent_env();
+    let hook = script(&env, "notify", "exit 0");
+    env.write(
+        "home/agent/agent.toml",
+        &format!(
+            "[[hooks.Notification]]\ncommand = \"{hook}\"\n\n\
+             [mcp.servers.asking]\ncommand = \"node\"\nargs = [{:?}]\n",
+            crate::mcp_oauth::test_server("asking.mjs")
+        ),
+    );
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "mcp__asking__greet", "arguments": {}}]},
+        {"text": "Greeted."}
+    ], "fallback": "Done."});
+    let script = env.write("script.json", &script.to_string());
+    let work = env.work();
+    let served = env.serve(&["--script", &script, "--workspace", &work]);
+    let (status, started) = served.request("POST", "/api/traces", Some(&json!({"task": "Greet"})));
+    assert_eq!(status, 201, "{started}\n{}", served.log());
+    let trace_id = started["trace_id"].as_str().unwrap().to_owned();
+    let list = format!("/api/traces/{trace_id}/elicitations");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let question = loop {
+        let (_, listed) = served.request("GET", &list, None);
+        if let Some(first) = listed["elicitations"].get(0) {
+            break first.clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "{}", served.log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // The hook has run while the question waits.
+    let seen = inputs(&env, "notify");
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0]["hook_event_name"], "Notification");
+    assert_eq!(seen[0]["notification_type"], "elicitation_dialog");
+    assert_eq!(seen[0]["session_id"], trace_id.as_str());
+    let message = seen[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("asking") && message.contains("Who is there?"),
+        "{message}"
+    );
+    let answer = format!("{list}/{}", question["id"].as_str().unwrap());
+    let body = json!({"action": "accept", "content": {"name": "Ada", "colour": "blue"}});
+    let (status, _) = served.request("POST", &answer, Some(&body));
+    assert_eq!(status, 200);
+
+    // The control: a run that asks nothing notifies nobody.
+    let (status, started) = served.request("POST", "/api/traces", Some(&json!({"task": "Hi"})));
+    assert_eq!(status, 201);
+    let second = started["trace_id"].as_str().unwrap();
+    for id in [trace_id.as_str(), second] {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let (_, detail) = served.request("GET", &format!("/api/traces/{id}"), None);
+            if detail["trace"]["status"] == "completed" {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{detail}\n{}",
+                served.log()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    assert_eq!(inputs(&env, "notify").len(), 1);
+}
