@@ -23,6 +23,8 @@ pub struct App {
     config: Arc<Config>,
     overrides: Overrides,
     helper: Option<PathBuf>,
+    /// The hooks the questions of the MCP servers it starts notify, once its factory exists.
+    elicit_hooks: crate::hooks::notify::Later,
 }
 
 impl App {
@@ -32,6 +34,7 @@ impl App {
             config: Arc::new(config),
             overrides,
             helper: None,
+            elicit_hooks: crate::hooks::notify::Later::default(),
         }
     }
 
@@ -172,14 +175,28 @@ impl App {
             .unwrap_or(false)
     }
 
+    /// The hooks the questions of the MCP servers this app starts notify, once set.
+    pub(crate) fn elicit_hooks(&self) -> &crate::hooks::notify::Later {
+        &self.elicit_hooks
+    }
+
     /// Starts the MCP servers of runs (the enabled ones and those the overrides name), their
-    /// stdio servers in `sandbox`, offered what `client` says (roots, who answers questions).
+    /// stdio servers in `sandbox`, offered what `client` says (roots, who answers questions;
+    /// each question fires the `Notification` hooks of the factory built on this app first).
     pub async fn start_mcp(
         &self,
-        client: ClientOptions,
+        mut client: ClientOptions,
         sandbox: &Sandbox,
     ) -> Result<(McpServers, Vec<String>)> {
-        crate::mcp::start(self.file(), &self.overrides.mcp, client, sandbox).await
+        // Their questions fire the `Notification` hooks of the factory built on this app.
+        client.elicitor = Arc::new(crate::hooks::notify::NotifyingElicitor {
+            inner: client.elicitor,
+            hooks: self.elicit_hooks.clone(),
+            workspace: self.workspace().unwrap_or_default(),
+        });
+        let user_dir = self.config.user_dir();
+        let named = &self.overrides.mcp;
+        crate::mcp::start(self.file(), user_dir.as_deref(), named, client, sandbox).await
     }
 }
 

@@ -1,5 +1,5 @@
-//! The MCP servers of runs: the enabled ones of `[mcp.servers.<name>]` in agent.toml plus those
-//! an override names ([`start`]), and those an editor names for a session ([`start_named`]).
+//! The MCP servers of runs: the enabled ones of `[mcp.servers.<name>]` in agent.toml and of the
+//! user's enabled plugins, plus those an override names ([`start`]), and those an editor names for a session ([`start_named`]).
 //! Their stdio servers start in the run's sandbox (a server's own `sandbox = "off"` is said),
 //! whichever front end starts them; who answers their questions (the [`Elicitor`]) is the front
 //! end's choice, given in the [`ClientOptions`].
@@ -37,21 +37,39 @@ pub fn client_options(
     }
 }
 
-/// Starts the MCP servers of a run: every enabled server of `file` and those in `named`, their
-/// stdio servers in `sandbox`. A server that fails to start is a warning (logged by agent-mcp);
-/// an unknown name or an invalid server is a usage error. The notices say which servers run
-/// without the sandbox by their own configuration.
+/// Starts the MCP servers of a run: every enabled server of `file`, then of the enabled plugins
+/// of the user whose agent folder is `user_dir` (a server of `file` of the same name wins),
+/// and those in `named`, their stdio servers in `sandbox`. A server that fails to start is a
+/// warning (logged by agent-mcp); an unknown name or an invalid server is a usage error, but a
+/// plugin's that cannot be read is a notice. The notices say which servers run without the
+/// sandbox by their own configuration.
 pub async fn start(
     file: &FileConfig,
+    user_dir: Option<&Path>,
     named: &[String],
     client: ClientOptions,
     sandbox: &Sandbox,
 ) -> Result<(McpServers, Vec<String>)> {
-    let config = file.mcp.clone().unwrap_or_default();
+    let mut config = file.mcp.clone().unwrap_or_default();
+    let mut notices = Vec::new();
+    for (plugin, dir) in user_dir.map(crate::plugins::enabled).unwrap_or_default() {
+        match crate::plugins::mcp_servers(&dir) {
+            Ok(servers) => {
+                for (name, server) in servers {
+                    config.servers.entry(name).or_insert(server);
+                }
+            }
+            Err(error) => notices.push(format!(
+                "agent: the MCP servers of the plugin {plugin} do not start: {error}"
+            )),
+        }
+    }
     let selected = config
         .select(named)
         .map_err(|error| Error::usage(error.to_string()))?;
-    Ok(start_servers(selected, client, sandbox).await)
+    let (servers, mut more) = start_servers(selected, client, sandbox).await;
+    notices.append(&mut more);
+    Ok((servers, notices))
 }
 
 /// Starts servers an editor named for a session, in `sandbox`, with `client`'s options.

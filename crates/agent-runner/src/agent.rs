@@ -69,6 +69,12 @@ impl Agent {
         }
     }
 
+    /// Where the events of its run of `trace_id` are fired at the hooks.
+    pub(crate) fn hooks<'a>(&'a self, trace_id: &'a str) -> agent_tools::hooks::HookSite<'a> {
+        let hooks = self.engine.root.hooks.as_deref();
+        agent_tools::hooks::HookSite::new(hooks, trace_id, &self.spec.workspace)
+    }
+
     /// The same agent running under `limits`.
     pub(crate) fn with_limits(mut self, limits: RunLimits) -> Self {
         if self.spec.limits != limits {

@@ -44,7 +44,7 @@ pub(crate) async fn compact_now(
         &budget,
         &mut IncrementalContext::new(),
     );
-    let why = (&view, Trigger::Estimate, window);
+    let why = (&view, Trigger::Manual, window);
     match compact(
         agent,
         trace_id,

@@ -12,7 +12,6 @@ use serde_json::{Map, Value};
 
 use agent_execution::ids::new_trace_id;
 use agent_execution::trace::{ModelSettings, NewTrace};
-use agent_tools::hooks;
 
 use crate::agent::Agent;
 use crate::agents::DEFAULT;
@@ -120,10 +119,8 @@ pub(crate) async fn create_trace(
         .with_limits(agent.spec.limits.stored())
         .with_model_settings(settings);
     let id = trace_id.map_or_else(new_trace_id, str::to_owned);
-    let hooks = agent.engine.root.hooks.as_deref();
-    if let Some(error) = hooks::prompt_refused(hooks, &id, &agent.spec.workspace, task).await {
-        return Err(RunError::Refused(error));
-    }
+    let refused = agent.hooks(&id).prompt(task).await;
+    refused.map_err(RunError::Refused)?;
     new = new.with_id(id);
     if let Some(profile) = agent.spec.lineage.last().filter(|a| *a != DEFAULT) {
         new = new.with_agent_type(profile);

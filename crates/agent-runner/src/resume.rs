@@ -47,6 +47,8 @@ pub(crate) async fn prepare_continue(
     trace_id: &str,
     message: &str,
 ) -> Result<(), RunError> {
+    let refused = agent.hooks(trace_id).prompt(message).await;
+    refused.map_err(RunError::Refused)?;
     prepare(agent, trace_id, Some(message)).await
 }
 

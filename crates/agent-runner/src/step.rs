@@ -10,7 +10,6 @@ use agent_execution::store::WriteOp;
 use agent_execution::trace::{TraceOutcome, TraceUpdate};
 use agent_goal::GoalTree;
 use agent_llm::LlmError;
-use agent_tools::hooks;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -86,8 +85,7 @@ pub(crate) async fn run_loop(
     .await?;
     // Shared with the store's kept messages: the run only appends to what it read.
     let mut messages = store.get_trace_messages_shared(trace_id).await?;
-    let hooks = agent.engine.root.hooks.as_deref();
-    hooks::session_start(hooks, trace_id, &agent.spec.workspace).await;
+    agent.hooks(trace_id).session_start().await;
     crate::checkpoints::at_run_start(agent, trace_id, &messages).await;
     // The model's window, from its server when it says (and recorded), before the first call.
     if let Err(StepError::Run(error)) = notice::learn_window(agent, trace_id).await {
@@ -415,8 +413,7 @@ async fn step(
             Hold::Left(outcome) => (StopReason::Incomplete, outcome),
         };
         // A Stop hook may send the model back once more, with its reason.
-        let hooks = agent.engine.root.hooks.as_deref();
-        if let Some(back) = hooks::stop(hooks, trace_id, &spec.workspace).await {
+        if let Some(back) = agent.hooks(trace_id).stop().await {
             let back = WriteOp::AddMessage(NewMessage::user(back));
             messages.extend(record(store, trace_id, vec![back]).await?);
             return Ok(Next::Continue);

@@ -55,6 +55,8 @@ pub(crate) enum Trigger {
     /// The provider refused the view as over its window: the estimate is too low for it, so
     /// the summary request aims at half the view's estimate.
     Refused,
+    /// The user asked for it (`/compact`).
+    Manual,
 }
 
 /// Summarises the conversation into one stored message that hides everything before it. The
@@ -104,6 +106,8 @@ pub(crate) async fn compact(
         target = target.min(view.estimated_tokens / 2);
         refused = Some(view.estimated_tokens);
     }
+    let (site, manual) = (agent.hooks(trace_id), trigger == Trigger::Manual);
+    let hooks = site.compacting(manual, view.estimated_tokens).await;
     let started = Instant::now();
     // Answers that were not a summary (no text, or cut at the cap), and what to say next time.
     let mut failed: Vec<&str> = Vec::new();
@@ -163,6 +167,7 @@ pub(crate) async fn compact(
         let recorded = record(agent.store(), trace_id, vec![WriteOp::AddMessage(message)]).await?;
         messages.extend(recorded);
         budget.add(cost);
+        hooks.after(agent_llm::estimate_tokens(&summary)).await;
         return Ok(true);
     }
     let reason = summary_failed(failed.contains(&SUMMARY_CUT).then_some(cap));

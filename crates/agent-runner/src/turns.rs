@@ -42,6 +42,7 @@ pub(crate) async fn take_queued(
     messages: &mut Vec<Arc<Message>>,
 ) -> Result<(), StepError> {
     let queued = agent.engine.inbox.take(trace_id);
+    let queued = agent.hooks(trace_id).admitted(queued).await;
     if queued.is_empty() {
         return Ok(());
     }
@@ -57,6 +58,7 @@ pub(crate) async fn take_queued(
 /// Records messages that arrived after the run's last model call, so that the next turn of the
 /// trace sees them.
 pub(crate) async fn keep_late(agent: &Agent, trace_id: &str, late: Vec<String>) {
+    let late = agent.hooks(trace_id).admitted(late).await;
     if late.is_empty() {
         return;
     }

@@ -4,9 +4,11 @@
 //! embedder's (`agent-app` runs configured commands); the runner only says when.
 //!
 //! Events and what a block means: `SessionStart` (nothing), `UserPromptSubmit` (the prompt is
-//! refused), `PreToolUse` (the call is refused, the reason goes to the model), `PostToolUse`
-//! (the reason is added to the call's result), `Stop` and `SubagentStop` (the model is sent back
-//! to work with the reason, once per run).
+//! refused; a message sent to a working run is left out), `PreToolUse` (the call is refused,
+//! the reason goes to the model), `PostToolUse` (the reason is added to the call's result),
+//! `Stop` and `SubagentStop` (the model is sent back to work with the reason, once per run),
+//! `PreCompact`, `PostCompact` and `Notification` (nothing: they are told). The runner fires
+//! them for one trace's run through a [`HookSite`].
 //!
 //! ```
 //! use agent_tools::hooks::HookInput;
@@ -192,3 +194,134 @@ pub async fn stop(hooks: Option<&dyn Hooks>, trace_id: &str, cwd: &Path) -> Opti
     let reason = fire(hooks, || HookInput::new(event, trace_id, cwd)).await?;
     Some(format!("A {event} hook sent you back to work: {reason}"))
 }
+
+/// Where the runner fires the events of one trace's run: its hooks, the trace, its workspace.
+#[derive(Clone, Copy)]
+pub struct HookSite<'a> {
+    hooks: Option<&'a dyn Hooks>,
+    trace_id: &'a str,
+    cwd: &'a Path,
+}
+
+impl std::fmt::Debug for HookSite<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HookSite")
+            .field("hooks", &self.hooks.is_some())
+            .field("trace_id", &self.trace_id)
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
+impl<'a> HookSite<'a> {
+    /// The events of trace `trace_id` working in `cwd`, fired at `hooks`.
+    pub fn new(hooks: Option<&'a dyn Hooks>, trace_id: &'a str, cwd: &'a Path) -> Self {
+        Self {
+            hooks,
+            trace_id,
+            cwd,
+        }
+    }
+
+    /// `UserPromptSubmit` for a user message that starts or continues a run: the error to
+    /// refuse it with when a hook blocked it.
+    pub async fn prompt(self, prompt: &str) -> Result<(), String> {
+        match prompt_refused(self.hooks, self.trace_id, self.cwd, prompt).await {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    /// The messages sent to a run while it works that no `UserPromptSubmit` hook refused, in
+    /// their order; a refused one is left out (the hook's `hook_ran` event records why).
+    pub async fn admitted(self, messages: Vec<String>) -> Vec<String> {
+        if self.hooks.is_none() {
+            return messages;
+        }
+        let mut admitted = Vec::with_capacity(messages.len());
+        for message in messages {
+            if self.prompt(&message).await.is_ok() {
+                admitted.push(message);
+            }
+        }
+        admitted
+    }
+
+    /// A compaction of the conversation (a summary that hides what came before it), asked for
+    /// when `manual` (`/compact`), else because the context neared the window; `tokens_before`
+    /// is what the conversation weighed.
+    /// Fires `PreCompact` (what it blocks is not followed: the context must shrink).
+    pub async fn compacting(self, manual: bool, tokens_before: usize) -> Compacting<'a> {
+        let compacting = Compacting {
+            site: self,
+            manual,
+            tokens_before,
+        };
+        fire(self.hooks, || compacting.input("PreCompact")).await;
+        compacting
+    }
+
+    /// `SessionStart` when a run starts (a new trace, a resume, a continued conversation).
+    pub async fn session_start(self) {
+        session_start(self.hooks, self.trace_id, self.cwd).await;
+    }
+
+    /// `Stop` (`SubagentStop` for a sub-trace) when the model answered without tool calls:
+    /// the message that sends it back to work when a hook blocked the stop.
+    pub async fn stop(self) -> Option<String> {
+        stop(self.hooks, self.trace_id, self.cwd).await
+    }
+
+    fn input(&self, event: &'static str) -> HookInput {
+        HookInput::new(event, self.trace_id, self.cwd)
+    }
+}
+
+/// The hooks of one compaction, `PreCompact` fired before the summary is asked for:
+/// `PostCompact` once it is stored, with Claude Code's `trigger` (`manual` or `auto`) and
+/// `custom_instructions`, and the tokens before (and after).
+#[derive(Debug, Clone, Copy)]
+pub struct Compacting<'a> {
+    site: HookSite<'a>,
+    manual: bool,
+    tokens_before: usize,
+}
+
+impl Compacting<'_> {
+    /// `PostCompact`, the summary weighing `tokens_after`.
+    pub async fn after(&self, tokens_after: usize) {
+        let input = || self.input("PostCompact").with("tokens_after", tokens_after);
+        fire(self.site.hooks, input).await;
+    }
+
+    fn input(&self, event: &'static str) -> HookInput {
+        let trigger = if self.manual { "manual" } else { "auto" };
+        self.site
+            .input(event)
+            .with("trigger", trigger)
+            .with("custom_instructions", "")
+            .with("tokens_before", self.tokens_before)
+    }
+}
+
+/// `Notification` when a run waits for the user: `notification_type` says for what (Claude
+/// Code's `permission_prompt` for an approval, `elicitation_dialog` for an MCP server's
+/// question), `message` says it in words.
+pub async fn notify(
+    hooks: Option<&dyn Hooks>,
+    trace_id: &str,
+    cwd: &Path,
+    kind: &str,
+    message: &str,
+) {
+    let input = || {
+        HookInput::new("Notification", trace_id, cwd)
+            .with("notification_type", kind)
+            .with("message", message)
+    };
+    fire(hooks, input).await;
+}
+
+#[cfg(test)]
+#[path = "hooks_tests.rs"]
+mod tests;

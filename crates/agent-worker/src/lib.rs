@@ -1,7 +1,8 @@
 //! Runs that execute away from where they were asked for: the queue [`Worker`], the
 //! [`RunnerFactory`] it (and the HTTP API) builds runners with, what a queued run carries
 //! ([`QueuedSettings`], [`ApprovalMode`], [`BuildChoices`]: streaming and the [`SandboxMode`])
-//! and the [`WorkspaceRoots`] a run may work in.
+//! and the [`WorkspaceRoots`] a run may work in. A queued run's task is expanded by the factory
+//! where it runs ([`task`]: a custom command becomes its prompt, as at every door).
 //!
 //! This crate owns the worker's loop (claim, lease, heartbeat, cancel, messages and approvals
 //! through the [`RunQueue`](agent_execution::queue::RunQueue)) and the settings shared by the
@@ -25,6 +26,7 @@ pub mod approval;
 pub mod choices;
 mod factory;
 pub mod queue;
+pub mod task;
 mod worker;
 pub mod workspace;
 

@@ -276,6 +276,7 @@ impl Worker {
         let settings = QueuedSettings::from_json(&claimed.run.settings)
             .map_err(|error| RunError::Store(StoreError::Invalid(error)))?;
         let options = self.options(&settings, trace.model)?;
+        let workspace = options.workspace.clone();
         let runner = self
             .factory
             .build_with(self.store.clone(), options, &settings.choices)
@@ -294,7 +295,12 @@ impl Worker {
                     (true, true) => return Ok(None),
                 }
             }
-            _ => runner.resume_in_background(trace_id, cancel).await?,
+            RunKind::Start => {
+                let (factory, store) = (self.factory.as_ref(), self.store.as_ref());
+                crate::task::expand(factory, store, trace_id, &workspace).await?;
+                runner.resume_in_background(trace_id, cancel).await?
+            }
+            RunKind::Resume => runner.resume_in_background(trace_id, cancel).await?,
         };
         Ok(Some(handle))
     }

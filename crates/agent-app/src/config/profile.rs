@@ -65,6 +65,9 @@ pub struct ProfileSpec {
     pub closing_report: Option<bool>,
     /// Claude Code's display colour; read and ignored.
     pub color: Option<String>,
+    /// The skills a run as this profile offers, by name (Claude Code's `skills`); every skill
+    /// when left out, none for an empty list or `none`.
+    pub skills: Option<NameList>,
 }
 
 /// Loop-guard thresholds of a [`ProfileSpec`] (see [`LoopGuard`](agent_runner::LoopGuard)).

@@ -11,33 +11,59 @@ use agent_tools::{ToolRegistry, TypedTool};
 
 use crate::skills::{SkillTool, SkillsExtension};
 
+/// The runner an [`Extension`] adds to: the folder it works in and what its profile limits.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Scope<'a> {
+    /// The folder the runner works in.
+    pub workspace: &'a Path,
+    /// The skills its profile offers, by name (the profile's `skills`); every skill when
+    /// `None`.
+    pub skills: Option<&'a [String]>,
+}
+
+impl<'a> Scope<'a> {
+    /// A runner working in `workspace`, its profile limiting nothing.
+    pub fn new(workspace: &'a Path) -> Self {
+        Self {
+            workspace,
+            skills: None,
+        }
+    }
+
+    /// The same runner, its profile offering only the skills `skills` (all when `None`).
+    pub fn with_skills(mut self, skills: Option<&'a [String]>) -> Self {
+        self.skills = skills;
+        self
+    }
+}
+
 /// Something added to every runner an [`AppFactory`](super::AppFactory) builds.
 ///
 /// ```
-/// use std::path::Path;
-/// use agent_app::factory::Extension;
+/// use agent_app::factory::{Extension, Scope};
 /// use agent_runner::Instruction;
 ///
 /// /// A house rule every run's prompt carries.
 /// struct HouseRules;
 ///
 /// impl Extension for HouseRules {
-///     fn instructions(&self, _workspace: &Path) -> Vec<Instruction> {
+///     fn instructions(&self, _scope: &Scope<'_>) -> Vec<Instruction> {
 ///         vec![Instruction::new("House rules", "Answer in French.")]
 ///     }
 /// }
 /// ```
 pub trait Extension: Send + Sync {
-    /// Adds tools to the registry of a runner working in `workspace` (after the built-in tools,
-    /// before a door's own). Adds nothing by default.
-    fn register(&self, registry: &mut ToolRegistry, workspace: &Path) {
-        let _ = (registry, workspace);
+    /// Adds tools to the registry of the runner of `scope` (after the built-in tools, before a
+    /// door's own). Adds nothing by default.
+    fn register(&self, registry: &mut ToolRegistry, scope: &Scope<'_>) {
+        let _ = (registry, scope);
     }
 
-    /// Blocks for the static part of the system prompt of a runner working in `workspace`.
-    /// None by default.
-    fn instructions(&self, workspace: &Path) -> Vec<Instruction> {
-        let _ = workspace;
+    /// Blocks for the static part of the system prompt of the runner of `scope`. None by
+    /// default.
+    fn instructions(&self, scope: &Scope<'_>) -> Vec<Instruction> {
+        let _ = scope;
         Vec::new()
     }
 }
@@ -56,19 +82,19 @@ impl McpExtension {
 }
 
 impl Extension for McpExtension {
-    fn register(&self, registry: &mut ToolRegistry, _workspace: &Path) {
+    fn register(&self, registry: &mut ToolRegistry, _scope: &Scope<'_>) {
         self.servers.register(registry);
     }
 
-    fn instructions(&self, _workspace: &Path) -> Vec<Instruction> {
+    fn instructions(&self, _scope: &Scope<'_>) -> Vec<Instruction> {
         crate::mcp::instructions(&self.servers)
     }
 }
 
 impl Extension for SkillsExtension {
-    /// The `skill` tool, when the workspace or the user has skills.
-    fn register(&self, registry: &mut ToolRegistry, workspace: &Path) {
-        let found = self.found(workspace);
+    /// The `skill` tool, when the workspace or the user has skills the profile offers.
+    fn register(&self, registry: &mut ToolRegistry, scope: &Scope<'_>) {
+        let found = self.found(scope.workspace).limited(scope.skills);
         if found.skills.is_empty() {
             return;
         }
@@ -77,9 +103,10 @@ impl Extension for SkillsExtension {
         }
     }
 
-    /// The list of skills (names and descriptions); what could not be read is logged.
-    fn instructions(&self, workspace: &Path) -> Vec<Instruction> {
-        let found = self.found(workspace);
+    /// The list of the skills the profile offers (names and descriptions); what could not be
+    /// read is logged.
+    fn instructions(&self, scope: &Scope<'_>) -> Vec<Instruction> {
+        let found = self.found(scope.workspace).limited(scope.skills);
         for warning in &found.warnings {
             tracing::warn!("{warning}");
         }

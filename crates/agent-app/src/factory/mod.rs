@@ -26,7 +26,7 @@ use agent_runner::{AgentRunner, Approval, RerunApprover, RollbackConfirm, Runner
 use agent_tools::sandbox::SandboxConfig;
 use agent_tools::{BashTool, Tool, ToolRegistry, TypedTool};
 
-pub use extension::{Extension, McpExtension};
+pub use extension::{Extension, McpExtension, Scope};
 pub use serve::{WholeAnswers, roots_text, workspace_roots};
 
 use crate::app::App;
@@ -170,6 +170,13 @@ impl AppFactory {
             Arc::new(SkillsExtension::new(app.config().user_dir())),
         ];
         extensions.extend(web::extension(app.file())?);
+        // The questions of the servers started on this app notify the same hooks as its runs
+        // (what the hooks' notices say, each runner's building says again).
+        let mut said = Vec::new();
+        if let Some(hooks) = crate::hooks::for_config(app.config(), store.store.clone(), &mut said)?
+        {
+            app.elicit_hooks().set(hooks);
+        }
         let factory = Self {
             store: store.store,
             location: store.location,
@@ -285,12 +292,24 @@ impl AppFactory {
     /// said so): the built-ins in the sandbox, the extensions' tools and the request's.
     pub fn registry(&self, request: &RunRequest) -> ToolRegistry {
         let workspace = request.workspace.as_deref().unwrap_or(&self.workspace);
+        let profile = self.app.profile_name(request.profile.as_deref()).to_owned();
+        // The runner was built from the same files, so they read.
+        let skills = self.skills_of(Some(&profile), workspace).ok().flatten();
+        let scope = Scope::new(workspace).with_skills(skills.as_deref());
         self.tools(
             &self.sandbox.config,
             request.rerun.clone(),
             &request.tools,
-            workspace,
+            &scope,
         )
+    }
+
+    /// The skills a run as `profile` (`default` when `None`) in `workspace` offers; every skill
+    /// when `None`.
+    fn skills_of(&self, profile: Option<&str>, workspace: &Path) -> Result<Option<Vec<String>>> {
+        let profile = profile.unwrap_or(agent_runner::agents::DEFAULT);
+        let user_dir = self.app.config().user_dir();
+        crate::profiles::skills(self.app.file(), workspace, user_dir.as_deref(), profile)
     }
 
     /// The provider `overrides` reach, resolved once per overrides.
@@ -348,10 +367,10 @@ impl AppFactory {
         }
         // What the extensions (the MCP servers among them) say about their tools goes with the
         // tools, whatever the instruction files' setting.
+        let skills = self.skills_of(options.agent.as_deref(), &workspace)?;
+        let scope = Scope::new(&workspace).with_skills(skills.as_deref());
         for extension in &self.extensions {
-            options
-                .instructions
-                .extend(extension.instructions(&workspace));
+            options.instructions.extend(extension.instructions(&scope));
         }
         if options.checkpoints.is_none() {
             options.checkpoints = crate::checkpoints::options(
@@ -372,11 +391,14 @@ impl AppFactory {
         if options.hooks.is_none() {
             options.hooks = crate::hooks::for_config(self.app.config(), store.clone(), notices)?;
         }
-        let registry = self.tools(&parts.sandbox, parts.rerun, &parts.tools, &workspace);
+        let approval = std::mem::take(&mut options.approval);
+        options.approval =
+            crate::hooks::notify::approval(approval, options.hooks.as_ref(), workspace.clone());
+        let registry = self.tools(&parts.sandbox, parts.rerun, &parts.tools, &scope);
         Ok(AgentRunner::new(store, client, registry, options))
     }
 
-    /// The tools of a runner in `workspace`: the built-ins with `bash` in `sandbox` (asking
+    /// The tools of the runner of `scope`: the built-ins with `bash` in `sandbox` (asking
     /// `rerun` about commands the sandbox refused), the extensions' tools, then `extra` in the
     /// place of the tools of the same name, each confined to the sandbox's mode.
     fn tools(
@@ -384,7 +406,7 @@ impl AppFactory {
         sandbox: &SandboxConfig,
         rerun: Option<Arc<dyn RerunApprover>>,
         extra: &[Arc<dyn Tool>],
-        workspace: &Path,
+        scope: &Scope<'_>,
     ) -> ToolRegistry {
         let mut registry = ToolRegistry::with_builtins_in(sandbox.clone());
         if let Some(rerun) = rerun {
@@ -392,7 +414,7 @@ impl AppFactory {
             let _ = registry.replace(BashTool::new(sandbox.clone()).with_rerun(rerun).into_tool());
         }
         for extension in &self.extensions {
-            extension.register(&mut registry, workspace);
+            extension.register(&mut registry, scope);
         }
         for tool in extra {
             let tool = tool

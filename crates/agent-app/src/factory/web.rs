@@ -24,14 +24,13 @@ pub(crate) fn extension(file: &FileConfig) -> Result<Option<Arc<dyn Extension>>>
 
 #[cfg(feature = "web")]
 mod imp {
-    use std::path::Path;
     use std::sync::Arc;
     use std::time::Duration;
 
     use agent_tools::ToolRegistry;
     use agent_tools::web::{PrivateHosts, WebConfig, web_tools};
 
-    use super::super::Extension;
+    use super::super::{Extension, Scope};
     use crate::config::{FileConfig, WebFile};
     use crate::error::{Error, Result};
 
@@ -41,7 +40,7 @@ mod imp {
     }
 
     impl Extension for WebExtension {
-        fn register(&self, registry: &mut ToolRegistry, _workspace: &Path) {
+        fn register(&self, registry: &mut ToolRegistry, _scope: &Scope<'_>) {
             for tool in web_tools(&self.config) {
                 if let Err(error) = registry.replace(tool) {
                     tracing::warn!("a web tool is not used: {error}");
@@ -146,14 +145,14 @@ mod tests {
         read("")
             .unwrap()
             .unwrap()
-            .register(&mut registry, Path::new("/"));
+            .register(&mut registry, &crate::factory::Scope::new(Path::new("/")));
         assert!(registry.get("web_fetch").is_some());
         assert!(registry.get("web_search").is_none(), "no search service");
         let mut registry = agent_tools::ToolRegistry::new();
         read("[web]\nsearch_url = \"http://127.0.0.1:8888/search\"\n")
             .unwrap()
             .unwrap()
-            .register(&mut registry, Path::new("/"));
+            .register(&mut registry, &crate::factory::Scope::new(Path::new("/")));
         assert!(registry.get("web_search").is_some());
     }
 }

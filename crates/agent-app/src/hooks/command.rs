@@ -50,8 +50,14 @@ impl Verdict {
     }
 }
 
-/// Runs `command` with `input` on stdin in `cwd`, for at most `timeout`.
-pub(crate) async fn run(command: &str, input: &Value, cwd: &Path, timeout: Duration) -> Ran {
+/// Runs `command` with `input` on stdin in `cwd` (with `CLAUDE_PLUGIN_ROOT` set to `plugin`,
+/// the folder of the plugin it comes from, if any), for at most `timeout`.
+pub(crate) async fn run(
+    command: &str,
+    input: &Value,
+    (cwd, plugin): (&Path, Option<&Path>),
+    timeout: Duration,
+) -> Ran {
     let started = Instant::now();
     let failed = |why: String| Ran {
         exit_code: None,
@@ -60,7 +66,13 @@ pub(crate) async fn run(command: &str, input: &Value, cwd: &Path, timeout: Durat
         timed_out: false,
         duration: started.elapsed(),
     };
-    let mut child = match tokio::process::Command::new("sh")
+    let mut process = tokio::process::Command::new("sh");
+    if let Some(root) = plugin {
+        process
+            .env(crate::plugins::PLUGIN_ROOT, root)
+            .env("AGENT_PLUGIN_ROOT", root);
+    }
+    let mut child = match process
         .arg("-c")
         .arg(command)
         .current_dir(cwd)

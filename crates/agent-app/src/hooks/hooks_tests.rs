@@ -119,7 +119,7 @@ async fn a_command_reads_the_json_and_its_output_is_kept() {
     let done = run(
         "cat; echo; echo \"$AGENT_PROJECT_DIR\" >&2; exit 3",
         &input,
-        dir.path(),
+        (dir.path(), None),
         Duration::from_secs(10),
     )
     .await;
@@ -131,8 +131,30 @@ async fn a_command_reads_the_json_and_its_output_is_kept() {
     assert_eq!(done.stderr.trim(), dir.path().display().to_string());
     assert!(!done.timed_out);
 
-    let slow = run("sleep 30", &input, dir.path(), Duration::from_millis(300)).await;
+    let slow = run(
+        "sleep 30",
+        &input,
+        (dir.path(), None),
+        Duration::from_millis(300),
+    )
+    .await;
     assert!(slow.timed_out);
     assert_eq!(slow.exit_code, None);
     assert!(slow.duration < Duration::from_secs(10));
+}
+
+#[tokio::test]
+async fn a_plugins_hook_finds_its_folder_in_claude_plugin_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = dir.path().join("plugin");
+    std::fs::create_dir_all(plugin.join("scripts")).unwrap();
+    std::fs::write(plugin.join("scripts/say.sh"), "echo from the plugin\n").unwrap();
+    let input = serde_json::json!({"hook_event_name": "Stop"});
+    let command = "sh \"${CLAUDE_PLUGIN_ROOT}/scripts/say.sh\"";
+    let at = (dir.path(), Some(plugin.as_path()));
+    let done = run(command, &input, at, Duration::from_secs(10)).await;
+    assert_eq!(done.stdout.trim(), "from the plugin", "{done:?}");
+    // The control: a hook of agent.toml has no plugin folder.
+    let done = run(command, &input, (dir.path(), None), Duration::from_secs(10)).await;
+    assert_ne!(done.exit_code, Some(0), "{done:?}");
 }

@@ -15,24 +15,35 @@
 //! A hook reads one JSON object on stdin: `hook_event_name`, `session_id` (the trace id),
 //! `cwd`, and per event `tool_name`, `tool_input` (with Claude Code's `file_path`,
 //! `old_string`, `new_string` beside our argument names), `tool_response`, `prompt`,
-//! `stop_hook_active`, or the goal's `goal_number`, `goal_title`, `summary` / `reason`. It runs
-//! as `sh -c COMMAND` in the workspace, with `AGENT_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` set.
+//! `stop_hook_active`, `trigger` / `custom_instructions` / `tokens_before` / `tokens_after` for
+//! a compaction, `notification_type` / `message` for a notification, or the goal's
+//! `goal_number`, `goal_title`, `summary` / `reason`. It runs as `sh -c COMMAND` in the
+//! workspace, with `AGENT_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` set.
 //! Exit 0 goes on (stdout JSON `{"decision": "block", "reason": ...}` blocks); exit 2 blocks
 //! with stderr as the reason; other codes, and a hook killed at its timeout, warn and go on.
 //! What a block does is the event's ([`agent_tools::hooks`]); a `Stop` hook sends the model
 //! back once a run. Every run of a hook is recorded in the trace as a `hook_ran` event. Hooks
 //! of a project's `agent.toml` run only once the user accepted that file ([`crate::trust`]).
 //!
-//! Events: `SessionStart`, `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop`,
-//! `SubagentStop`, and, for the goal tree, `GoalStart`, `GoalDone` and `GoalAbandoned`.
-//! Claude Code's `PreCompact`, `PostCompact` and `Notification` are accepted in the file and
-//! not fired yet. A table may also take Claude Code's own shape, `hooks = [{ type = "command",
-//! command = "...", timeout = 10 }]`, beside its `matcher`.
+//! Events: `SessionStart`, `UserPromptSubmit` (every user message that starts or continues a
+//! run: a task, a chat's next turn, `agent run -c`, a message sent while the run works — a
+//! refused one is left out), `PreToolUse`, `PostToolUse`, `Stop`, `SubagentStop`,
+//! `PreCompact` and `PostCompact` (around a summary of the conversation, `trigger` `auto` when
+//! the context neared the window, `manual` for `/compact`; what they block is not followed),
+//! `Notification` (when a run waits for the user: `permission_prompt` before an approval
+//! question, `elicitation_dialog` before an MCP server's question, [`notify`]), and, for the goal tree, `GoalStart`, `GoalDone` and `GoalAbandoned`.
+//! A goal compaction (a finished goal's messages folded into its summary) is no event: it
+//! changes the view of each request and loses nothing. A table may also take Claude Code's own
+//! shape, `hooks = [{ type = "command", command = "...", timeout = 10 }]`, beside its
+//! `matcher`. The user's enabled plugins bring hooks too ([`crate::plugins`]): they run after
+//! agent.toml's, with `CLAUDE_PLUGIN_ROOT` set to the plugin's folder.
 
 mod command;
 mod goals;
+pub mod notify;
 
 use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -77,6 +88,8 @@ struct Hook {
     matcher: Option<Regex>,
     command: String,
     timeout: Duration,
+    /// The folder of the plugin it comes from (its `CLAUDE_PLUGIN_ROOT`).
+    plugin: Option<PathBuf>,
 }
 
 /// The hooks of a configuration, checked: an unknown event, a bad matcher or a table without a
@@ -87,6 +100,14 @@ pub fn check(config: &std::collections::BTreeMap<String, Vec<HookSpec>>) -> Resu
 
 /// The hooks of `config`, checked.
 fn compile(config: &std::collections::BTreeMap<String, Vec<HookSpec>>) -> Result<Vec<Hook>> {
+    compile_from(config, None)
+}
+
+/// The hooks of `config`, from the plugin in `plugin` when it is one's, checked.
+fn compile_from(
+    config: &std::collections::BTreeMap<String, Vec<HookSpec>>,
+    plugin: Option<&Path>,
+) -> Result<Vec<Hook>> {
     let mut hooks = Vec::new();
     for (event, specs) in config {
         if !EVENTS.contains(&event.as_str()) {
@@ -130,6 +151,7 @@ fn compile(config: &std::collections::BTreeMap<String, Vec<HookSpec>>) -> Result
                     matcher: matcher.clone(),
                     command,
                     timeout: Duration::from_secs(timeout.unwrap_or(DEFAULT_TIMEOUT).max(1)),
+                    plugin: plugin.map(Path::to_path_buf),
                 });
             }
         }
@@ -161,13 +183,17 @@ impl CommandHooks {
         config: &std::collections::BTreeMap<String, Vec<HookSpec>>,
         store: Arc<dyn TraceStore>,
     ) -> Result<Option<Self>> {
-        let hooks = compile(config)?;
-        Ok((!hooks.is_empty()).then(|| Self {
+        Ok(Self::of(compile(config)?, store))
+    }
+
+    /// `hooks`, recording into `store`; `None` when there are none.
+    fn of(hooks: Vec<Hook>, store: Arc<dyn TraceStore>) -> Option<Self> {
+        (!hooks.is_empty()).then(|| Self {
             hooks,
             store,
             before_goals: Mutex::new(HashMap::new()),
             sent_back: Mutex::new(HashSet::new()),
-        }))
+        })
     }
 
     /// Whether a hook is configured for `event`.
@@ -184,7 +210,8 @@ impl CommandHooks {
             if !matches(hook.matcher.as_ref(), input.tool_name.as_deref()) {
                 continue;
             }
-            let ran = command::run(&hook.command, &json, &input.cwd, hook.timeout).await;
+            let at = (input.cwd.as_path(), hook.plugin.as_deref());
+            let ran = command::run(&hook.command, &json, at, hook.timeout).await;
             let verdict = command::verdict(&ran);
             match &verdict {
                 Verdict::Block(reason) => reasons.push(reason.clone()),
@@ -289,37 +316,65 @@ pub fn for_runner(
     Ok(CommandHooks::new(config, store)?.map(|hooks| Arc::new(hooks) as Arc<dyn Hooks>))
 }
 
-/// The hooks of `config`'s file in effect for a runner recording into `store`: a project
-/// file's only once the user accepted it ([`crate::trust`]); otherwise none, and a notice says
-/// why.
+/// The hooks in effect for a runner recording into `store`: those of `config`'s file — a
+/// project file's only once the user accepted it ([`crate::trust`]; otherwise none, and a
+/// notice says why) — then those of the user's enabled plugins, which installing them accepted
+/// ([`crate::plugins`]; a plugin whose hooks cannot be read is a notice, and the run goes on).
 pub fn for_config(
     config: &crate::Config,
     store: Arc<dyn TraceStore>,
     notices: &mut Vec<String>,
 ) -> Result<Option<Arc<dyn Hooks>>> {
-    let hooks = &config.file().hooks;
-    if hooks.is_empty() {
-        return Ok(None);
+    let mut hooks = Vec::new();
+    if !config.file().hooks.is_empty() && file_accepted(config, notices) {
+        hooks = compile(&config.file().hooks)?;
     }
-    if let Some(project) = config.project() {
-        let crate::config::Source::ProjectFile(path) = &project.source else {
-            return Ok(None);
-        };
-        let data_dir = config.env().data_dir();
-        let accepted = data_dir
-            .as_deref()
-            .is_some_and(|dir| crate::trust::accepted(dir, path));
-        if !accepted {
-            notices.push(format!(
-                "the hooks of {} do not run: it comes with the project, and you have not \
-                 accepted it as it is (run `agent trust` in {} to accept it)",
-                path.display(),
-                path.parent().unwrap_or(path).display()
-            ));
-            return Ok(None);
+    if let Some(user_dir) = config.user_dir() {
+        for (name, dir) in crate::plugins::enabled(&user_dir) {
+            match crate::plugins::hooks(&dir).and_then(|specs| plugin_hooks(&specs, &dir)) {
+                Ok(found) => hooks.extend(found),
+                Err(error) => notices.push(format!(
+                    "the hooks of the plugin {name} do not run: {error}"
+                )),
+            }
         }
     }
-    for_runner(hooks, store)
+    Ok(CommandHooks::of(hooks, store).map(|hooks| Arc::new(hooks) as Arc<dyn Hooks>))
+}
+
+/// The hooks of the plugin in `dir`: those of the events known here (Claude Code has a few
+/// more, which never fire here), checked.
+fn plugin_hooks(
+    specs: &std::collections::BTreeMap<String, Vec<HookSpec>>,
+    dir: &Path,
+) -> Result<Vec<Hook>> {
+    let mut known = specs.clone();
+    known.retain(|event, _| EVENTS.contains(&event.as_str()));
+    compile_from(&known, Some(dir))
+}
+
+/// Whether the hooks of `config`'s file may run: a project file's only once the user accepted
+/// it; a notice says why not.
+fn file_accepted(config: &crate::Config, notices: &mut Vec<String>) -> bool {
+    let Some(project) = config.project() else {
+        return true;
+    };
+    let crate::config::Source::ProjectFile(path) = &project.source else {
+        return false;
+    };
+    let data_dir = config.env().data_dir();
+    let accepted = data_dir
+        .as_deref()
+        .is_some_and(|dir| crate::trust::accepted(dir, path));
+    if !accepted {
+        notices.push(format!(
+            "the hooks of {} do not run: it comes with the project, and you have not \
+             accepted it as it is (run `agent trust` in {} to accept it)",
+            path.display(),
+            path.parent().unwrap_or(path).display()
+        ));
+    }
+    accepted
 }
 
 #[cfg(test)]

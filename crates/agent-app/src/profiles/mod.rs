@@ -4,8 +4,8 @@
 //! Profiles are layered, later layers changing what they name: the built-ins (`default`,
 //! `explore`, `delegate`, `compaction`, `plan`); the top-level `max_iterations` and `max_cost`
 //! of `agent.toml`, which are the `default` profile's; the `[agents.<name>]` tables of
-//! `agent.toml`; the user's `~/.config/agent/agents/*.md`; the project's
-//! `<workspace>/.agent/agents/*.md`. Last, the top-level `max_cost` becomes the cap of every
+//! `agent.toml`; the enabled plugins' `agents/*.md`; the user's `~/.config/agent/agents/*.md`;
+//! the project's `<workspace>/.agent/agents/*.md`. Last, the top-level `max_cost` becomes the cap of every
 //! profile that still has none. A profile's `abandon_rollback` is read apart
 //! ([`abandon_rollback`]): it sets up the run's checkpoints, not the profile the runner holds.
 
@@ -22,7 +22,7 @@ use agent_runner::{AgentTypeConfig, ProfileOrigin};
 pub mod files;
 
 use self::files::{AGENTS_DIR, ProfileError, apply_config, load_dir, read_profile_file};
-use crate::config::{Environment, FILE_NAME, FileConfig, ProviderOverrides};
+use crate::config::{Environment, FILE_NAME, FileConfig, ProfileSpec, ProviderOverrides};
 use crate::error::{Error, Result};
 use crate::provider::{self, ProviderConfig};
 
@@ -51,12 +51,14 @@ pub fn check_limits(file: &FileConfig) -> Result<()> {
     })
 }
 
-/// The folders profile files are read from, in order: the user's `agents/` (under
-/// `user_dir`, the user's agent folder), then the workspace's `.agent/agents/`.
+/// The folders profile files are read from, in order: the enabled plugins' `agents/`, the
+/// user's `agents/` (under `user_dir`, the user's agent folder), then the workspace's
+/// `.agent/agents/`.
 fn profile_dirs(workspace: &Path, user_dir: Option<&Path>) -> Vec<PathBuf> {
-    user_dir
-        .map(|dir| dir.join("agents"))
+    let plugins = user_dir.map(crate::plugins::agent_dirs).unwrap_or_default();
+    plugins
         .into_iter()
+        .chain(user_dir.map(|dir| dir.join("agents")))
         .chain([workspace.join(AGENTS_DIR)])
         .collect()
 }
@@ -103,13 +105,47 @@ pub fn abandon_rollback(
     user_dir: Option<&Path>,
     name: &str,
 ) -> Result<Option<AbandonRollback>> {
-    let mut found = file.agents.get(name).and_then(|spec| spec.abandon_rollback);
+    read_apart(file, (workspace, user_dir), name, |spec| {
+        spec.abandon_rollback
+    })
+}
+
+/// The skills a run as profile `name` offers, by name, as the profile's `skills` says (its
+/// last definition that sets it wins, as for [`abandon_rollback`]); `None`: every skill.
+pub fn skills(
+    file: &FileConfig,
+    workspace: &Path,
+    user_dir: Option<&Path>,
+    name: &str,
+) -> Result<Option<Vec<String>>> {
+    let names = read_apart(file, (workspace, user_dir), name, |spec| {
+        spec.skills.clone()
+    })?;
+    Ok(names.map(|list| {
+        let mut names = list.names();
+        names.retain(|name| name != "none");
+        names
+    }))
+}
+
+/// What `pick` reads from the definitions of profile `name`: its last definition that gives
+/// it wins (the `[agents.NAME]` table, then the profile files, read in the order [`load`]
+/// reads them).
+fn read_apart<T>(
+    file: &FileConfig,
+    (workspace, user_dir): (&Path, Option<&Path>),
+    name: &str,
+    pick: impl Fn(&ProfileSpec) -> Option<T>,
+) -> Result<Option<T>> {
+    let mut found = file.agents.get(name).and_then(&pick);
     let usage = |error: ProfileError| Error::usage(error.to_string());
     for dir in profile_dirs(workspace, user_dir) {
         for path in files::files_in(&dir).map_err(usage)? {
             let (defined, spec, _) = read_profile_file(&path).map_err(usage)?;
-            if defined == name && spec.abandon_rollback.is_some() {
-                found = spec.abandon_rollback;
+            if defined == name
+                && let Some(value) = pick(&spec)
+            {
+                found = Some(value);
             }
         }
     }

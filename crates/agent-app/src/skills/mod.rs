@@ -11,7 +11,11 @@
 //! Disclosure is progressive: every run's system prompt lists each skill's name and description
 //! ([`instruction`]); the body enters the context only when the model calls the `skill` tool
 //! ([`SkillTool`]), which returns it with the folder's path. [`SkillsExtension`] adds both to
-//! every runner of an [`AppFactory`](crate::AppFactory).
+//! every runner of an [`AppFactory`](crate::AppFactory). A profile may limit them: its `skills`
+//! (Claude Code's key in an agent's front matter; `skills = [...]` in an `[agents.NAME]` table)
+//! names the skills a run as that profile offers — listed, and loadable by the tool — every
+//! skill when it is left out, none when it is empty ([`Found::limited`]). The profile is the
+//! one the runner runs as; its sub-agents see the same list.
 //!
 //! ```
 //! let dir = tempfile::tempdir().unwrap();
@@ -117,6 +121,14 @@ impl Found {
     /// The skill called `name`.
     pub fn get(&self, name: &str) -> Option<&Skill> {
         self.skills.iter().find(|skill| skill.name == name)
+    }
+
+    /// Only the skills named in `names` (a profile's `skills`); all of them when `None`.
+    pub fn limited(mut self, names: Option<&[String]>) -> Self {
+        if let Some(names) = names {
+            self.skills.retain(|skill| names.contains(&skill.name));
+        }
+        self
     }
 }
 

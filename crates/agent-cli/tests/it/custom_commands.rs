@@ -187,6 +187,54 @@ async fn review_expands_the_same_at_every_door() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_expands_in_a_run_a_queue_worker_executes() {
+    let cluster = agent_test_support::postgres::Cluster::start();
+    let url = cluster.url("postgres");
+    let server = MockModelServer::start().await;
+    server.when_empty(|_| Turn::text("Reviewed.").into());
+    let env = env_with_command(&server);
+    let work = env.work();
+    let served = env.serve(&[
+        "--store",
+        &url,
+        "--worker",
+        "--workspace",
+        &work,
+        "--approval",
+        "auto",
+    ]);
+    for (task, expected) in [
+        ("/review src/app.py", EXPANDED),
+        // The control: a task that names no command reaches the model as typed.
+        ("/standup now", "/standup now"),
+    ] {
+        let before = server.request_count();
+        let (status, started) = served.request("POST", "/api/traces", Some(&json!({"task": task})));
+        assert_eq!(status, 201, "{started}\n{}", served.log());
+        let trace_id = started["trace_id"].as_str().unwrap();
+        completed(&served, trace_id);
+        let first = first_user(&server.requests()[before]);
+        assert!(first.contains(expected), "{task}: {first}");
+        let (_, messages) =
+            served.request("GET", &format!("/api/traces/{trace_id}/messages"), None);
+        let typed = if task.starts_with("/review") {
+            json!(task)
+        } else {
+            Value::Null
+        };
+        let first_message = messages["messages"]
+            .as_array()
+            .and_then(|all| all.iter().find(|m| m["role"] == "user"))
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            first_message["metadata"]["expanded_from"], typed,
+            "{messages:#}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn agent_commands_lists_them_and_an_unknown_name_stays_a_task() {
     let server = MockModelServer::with_replies([Turn::text("Fine.")]).await;

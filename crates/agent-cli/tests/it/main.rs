@@ -22,6 +22,7 @@ mod fork;
 mod goals;
 mod habits;
 mod hooks;
+mod hooks_turns;
 mod instructions;
 mod interrupted;
 mod limits;

@@ -1,7 +1,9 @@
 //! Plugins as a Claude Code user brings them: a folder in Claude Code's layout
-//! (`.claude-plugin/plugin.json`, `commands/`, `skills/`) installed with `agent plugin add`
-//! adds its command and its skill to every run; disabled, they go; removed, the folder goes.
-//! A git repository installs the same way.
+//! (`.claude-plugin/plugin.json`, `commands/`, `skills/`, `agents/`, `hooks/hooks.json`,
+//! `.mcp.json`) installed with `agent plugin add` adds its command, its skill, its agent
+//! profile, its hooks (a real script, found through `${CLAUDE_PLUGIN_ROOT}`) and its MCP server
+//! (a real stdio server) to every run; disabled, they go; removed, the folder goes. A git
+//! repository installs the same way.
 
 use agent_test_support::cli::{CliEnv, code, stderr, stdout};
 use agent_test_support::mock_model::{MockModelServer, Turn};
@@ -144,4 +146,162 @@ async fn a_plugin_installs_from_a_git_repository() {
     let value: Value = serde_json::from_str(&stdout(&list)).unwrap();
     assert_eq!(value["plugins"][0]["name"], "review-kit");
     assert_eq!(value["plugins"][0]["enabled"], true);
+}
+
+/// A stdio MCP server in Python: `initialize`, `tools/list` with one tool, `lookup`, and
+/// `tools/call`, over newline-delimited JSON-RPC.
+const NOTES_SERVER: &str = r#"import json, sys
+for line in sys.stdin:
+    if not line.strip():
+        continue
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": message["params"].get("protocolVersion", "2025-06-18"),
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "notes", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "lookup", "description": "Looks a note up",
+                             "inputSchema": {"type": "object",
+                                             "properties": {"key": {"type": "string"}}}}]}
+    elif method == "tools/call":
+        key = message["params"].get("arguments", {}).get("key", "")
+        result = {"content": [{"type": "text", "text": "the plugin's server knows " + key}]}
+    else:
+        reply = {"jsonrpc": "2.0", "id": message["id"],
+                 "error": {"code": -32601, "message": "unknown method"}}
+        print(json.dumps(reply), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+
+/// Writes the plugin `guard-kit` under `dir`: a PreToolUse hook on Bash that refuses every
+/// command and logs what it read to `log`, an MCP server, and an agent profile, as Claude Code
+/// plugins keep them.
+fn write_bundle(env: &CliEnv, dir: &str, log: &str) {
+    env.write(
+        &format!("{dir}/.claude-plugin/plugin.json"),
+        r#"{"name": "guard-kit", "version": "0.1.0", "description": "Guards and notes"}"#,
+    );
+    env.write(
+        &format!("{dir}/hooks/hooks.json"),
+        r#"{"description": "Refuses shell commands",
+            "hooks": {
+              "PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "sh \"${CLAUDE_PLUGIN_ROOT}/scripts/guard.sh\"", "timeout": 10}
+              ]}],
+              "SessionEnd": [{"hooks": [{"type": "command", "command": "true"}]}]
+            }}"#,
+    );
+    env.write(
+        &format!("{dir}/scripts/guard.sh"),
+        &format!(
+            "#!/bin/sh\ncat >> '{log}'\necho >> '{log}'\n\
+             echo \"no shell here (from $CLAUDE_PLUGIN_ROOT)\" >&2\nexit 2\n"
+        ),
+    );
+    env.write(
+        &format!("{dir}/.mcp.json"),
+        r#"{"mcpServers": {"notes": {"type": "stdio", "command": "python3",
+            "args": ["${CLAUDE_PLUGIN_ROOT}/servers/notes.py"]}}}"#,
+    );
+    env.write(&format!("{dir}/servers/notes.py"), NOTES_SERVER);
+    env.write(
+        &format!("{dir}/agents/plugin-reviewer.md"),
+        "---\nname: plugin-reviewer\ndescription: Reviews with the plugin's notes.\n\
+         tools: Read, Grep, Bash, mcp__notes__lookup\ncolor: blue\n---\nYou are the plugin's reviewer.\n",
+    );
+}
+
+#[tokio::test]
+async fn a_plugin_adds_its_hooks_its_mcp_server_and_its_agent_profile() {
+    let env = agent_env();
+    let log = env.arg("guard.jsonl");
+    write_bundle(&env, "guard-kit", &log);
+    let added = agent(&env, &["plugin", "add", &env.arg("guard-kit")]).await;
+    assert_eq!(code(&added), 0, "{}", stderr(&added));
+    let installed = env.path("home/agent/plugins/guard-kit");
+    let work = env.work();
+    let agents = agent(&env, &["agents", "--workspace", &work, "--json"]).await;
+    assert_eq!(code(&agents), 0, "{}", stderr(&agents));
+    assert!(
+        stdout(&agents).contains("\"plugin-reviewer\""),
+        "{}",
+        stdout(&agents)
+    );
+
+    let run = |server: &MockModelServer| {
+        let mut args = vec!["run".to_owned()];
+        args.extend(crate::on_server(&env, server));
+        args.extend(["--yes", "--agent", "plugin-reviewer", "Check it"].map(str::to_owned));
+        args
+    };
+    let turns = || {
+        [
+            Turn::tool_call(
+                "c1",
+                "bash",
+                serde_json::json!({"command": "touch ran.txt"}),
+            ),
+            Turn::tool_call("c2", "mcp__notes__lookup", serde_json::json!({"key": "k1"})),
+            Turn::text("Checked."),
+        ]
+    };
+    let server = MockModelServer::with_replies(turns()).await;
+    let args = run(&server);
+    let ran = env
+        .run(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{}", stderr(&ran));
+    // The profile's prompt, the server's tool, the hook's refusal and the server's answer.
+    let first = requests[0].body.to_string();
+    assert!(first.contains("You are the plugin's reviewer."), "{first}");
+    assert!(first.contains("mcp__notes__lookup"), "{first}");
+    assert!(!env.path("work/ran.txt").exists(), "the hook let bash run");
+    let second = requests[1].body.to_string();
+    let root = installed.display().to_string();
+    assert!(
+        second.contains(&format!("no shell here (from {root})")),
+        "{second}"
+    );
+    let seen: Value = serde_json::from_str(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(seen["tool_input"]["command"], "touch ran.txt");
+    let third = requests[2].body.to_string();
+    assert!(third.contains("the plugin's server knows k1"), "{third}");
+
+    // The control: disabled, the plugin's hook, server and profile are gone.
+    let disabled = agent(&env, &["plugin", "disable", "guard-kit"]).await;
+    assert_eq!(code(&disabled), 0, "{}", stderr(&disabled));
+    let server = MockModelServer::with_replies(turns()).await;
+    let args = run(&server);
+    let refused = env
+        .run(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
+    assert_eq!(
+        code(&refused),
+        2,
+        "the profile is still there: {}",
+        stderr(&refused)
+    );
+    let mut args = vec!["run".to_owned()];
+    args.extend(crate::on_server(&env, &server));
+    args.extend(["--yes", "Check it"].map(str::to_owned));
+    let ran = env
+        .run(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert!(env.path("work/ran.txt").exists(), "bash did not run");
+    let first = server.requests()[0].body.to_string();
+    assert!(!first.contains("mcp__notes__lookup"), "{first}");
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
 }

@@ -204,3 +204,79 @@ async fn agent_skills_lists_each_skill_with_where_it_came_from() {
         "{table}"
     );
 }
+
+/// Writes two skills, `alpha-notes` and `beta-notes`, and the profile `writer`, which offers
+/// only `beta-notes` (Claude Code's `skills` key in an agent's front matter).
+fn two_skills_and_a_writer(env: &CliEnv) {
+    for name in ["alpha-notes", "beta-notes"] {
+        env.write(
+            &format!("work/.agent/skills/{name}/SKILL.md"),
+            &format!(
+                "---\nname: {name}\ndescription: The {name} of the team.\n---\nBody of {name}.\n"
+            ),
+        );
+    }
+    env.write(
+        "work/.agent/agents/writer.md",
+        "---\nname: writer\ndescription: Writes notes.\nskills: beta-notes\n---\nYou write notes.\n",
+    );
+}
+
+/// `agent run --yes [--agent PROFILE] TASK` on `server`, asking for the skill `alpha-notes`.
+async fn run_asking_for_alpha(env: &CliEnv, profile: Option<&str>) -> MockModelServer {
+    let server = MockModelServer::with_replies([
+        Turn::tool_call("c1", "skill", json!({"name": "alpha-notes"})),
+        Turn::text("Done."),
+    ])
+    .await;
+    let mut args = vec!["run".to_owned()];
+    args.extend(crate::on_server(env, &server));
+    args.push("--yes".into());
+    if let Some(profile) = profile {
+        args.extend(["--agent".to_owned(), profile.to_owned()]);
+    }
+    args.push("Write the notes".into());
+    let output = env
+        .run(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    server
+}
+
+/// The text of the tool message of a request.
+fn skill_result(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_profile_offers_only_the_skills_it_names() {
+    let env = agent_env();
+    two_skills_and_a_writer(&env);
+    let server = run_asking_for_alpha(&env, Some("writer")).await;
+    let requests = server.requests();
+    let first = requests[0].body.to_string();
+    assert!(first.contains("The beta-notes of the team."), "{first}");
+    assert!(!first.contains("alpha-notes"), "{first}");
+    let told = skill_result(&requests[1].body);
+    assert!(
+        told.contains("there is no skill \"alpha-notes\"; the skills are: beta-notes"),
+        "{told}"
+    );
+    assert!(!told.contains("Body of alpha-notes."), "{told}");
+
+    // The control: the default profile names no skills, so it offers both.
+    let server = run_asking_for_alpha(&env, None).await;
+    let requests = server.requests();
+    let first = requests[0].body.to_string();
+    assert!(first.contains("The alpha-notes of the team."), "{first}");
+    assert!(first.contains("The beta-notes of the team."), "{first}");
+    let told = skill_result(&requests[1].body);
+    assert!(told.contains("Body of alpha-notes."), "{told}");
+}

@@ -1,9 +1,16 @@
-//! Plugins: a folder that bundles skills (`skills/NAME/SKILL.md`) and custom commands
-//! (`commands/NAME.md`) under a manifest, in Claude Code's layout (`.claude-plugin/plugin.json`,
-//! read as it is; `plugin.json` at the top works too). `agent plugin add PATH|GIT-URL` copies
-//! it into the user's `plugins/` folder (`$XDG_CONFIG_HOME/agent/plugins/NAME`), where it can be
-//! listed, disabled, enabled and removed. The skills and commands of every enabled plugin are
-//! found after the project's and the user's own ([`crate::skills`], [`crate::commands`]).
+//! Plugins: a folder that bundles skills (`skills/NAME/SKILL.md`), custom commands
+//! (`commands/NAME.md`), agent profiles (`agents/NAME.md`), hooks (`hooks/hooks.json`) and MCP
+//! servers (`.mcp.json`) under a manifest, in Claude Code's layout
+//! (`.claude-plugin/plugin.json`, read as it is; `plugin.json` at the top works too).
+//! `agent plugin add PATH|GIT-URL` copies it into the user's `plugins/` folder
+//! (`$XDG_CONFIG_HOME/agent/plugins/NAME`), where it can be listed, disabled, enabled and
+//! removed. What every enabled plugin bundles is found after the user's and the project's own:
+//! its skills and commands ([`crate::skills`], [`crate::commands`]), its profiles (the user's
+//! and the project's files of the same name win, [`crate::profiles`]), its MCP servers (a server
+//! of agent.toml of the same name wins, [`crate::mcp`]) and its hooks, which run beside
+//! agent.toml's ([`crate::hooks`]). A plugin is installed by the user, into the user's folder,
+//! never found in a project: installing it is accepting it, so its hooks and servers need no
+//! further trust.
 //!
 //! ```
 //! let dir = tempfile::tempdir().unwrap();
@@ -23,10 +30,13 @@
 //! assert_eq!(found.get("review").unwrap().source, "plugin review-kit");
 //! ```
 
+mod parts;
+
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use self::parts::{PLUGIN_ROOT, agent_dirs, hooks, mcp_servers};
 use crate::error::{Error, Result};
 
 /// The marker of a disabled plugin, in its folder.
@@ -65,8 +75,8 @@ pub fn plugins_dir(user_dir: &Path) -> PathBuf {
     user_dir.join("plugins")
 }
 
-/// Reads the manifest of the plugin folder `dir`.
-fn manifest(dir: &Path) -> Result<Manifest> {
+/// The manifest file of the plugin folder `dir` and its JSON.
+fn manifest_file(dir: &Path) -> Result<(PathBuf, serde_json::Value)> {
     let Some(file) = MANIFESTS.iter().map(|m| dir.join(m)).find(|f| f.is_file()) else {
         return Err(Error::usage(format!(
             "{} is not a plugin: it has no .claude-plugin/plugin.json",
@@ -75,7 +85,20 @@ fn manifest(dir: &Path) -> Result<Manifest> {
     };
     let text = std::fs::read_to_string(&file)
         .map_err(|error| Error::io(format!("cannot read {}", file.display()), error))?;
-    let manifest: Manifest = serde_json::from_str(&text)
+    let json = serde_json::from_str(&text)
+        .map_err(|error| Error::usage(format!("{}: {error}", file.display())))?;
+    Ok((file, json))
+}
+
+/// The manifest's JSON of the plugin folder `dir`.
+fn manifest_json(dir: &Path) -> Result<serde_json::Value> {
+    manifest_file(dir).map(|(_, json)| json)
+}
+
+/// Reads the manifest of the plugin folder `dir`.
+fn manifest(dir: &Path) -> Result<Manifest> {
+    let (file, json) = manifest_file(dir)?;
+    let manifest: Manifest = serde_json::from_value(json)
         .map_err(|error| Error::usage(format!("{}: {error}", file.display())))?;
     let valid = !manifest.name.is_empty()
         && manifest.name.len() <= 64
