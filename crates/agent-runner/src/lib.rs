@@ -124,6 +124,7 @@ mod interrupted;
 mod judge;
 mod late;
 mod model;
+mod new_trace;
 mod notice;
 mod options;
 pub mod profiles;
