@@ -283,17 +283,9 @@ async fn step(
                 .check(&budget, window)
                 .map_err(StepError::WindowTooSmall)?;
             let why = (&view, Trigger::Refused, window);
-            // A summariser that failed once this run is not asked again; a summary request
-            // that cannot be made smaller than the refused one is no summary either.
-            let compacted = if *summariser_failed {
-                Ok(false)
-            } else {
-                compact(agent, trace_id, &tree, messages, why, spending, cancel).await
-            };
-            let (compacted, too_small) = match compacted {
-                Err(StepError::WindowTooSmall(error)) => (false, Some(error)),
-                other => (other?, None),
-            };
+            // A summariser that failed once this run is not asked again.
+            let compacted = !*summariser_failed
+                && compact(agent, trace_id, &tree, messages, why, spending, cancel).await?;
             let mut view = view_of(agent, &tree, messages, &budget, context);
             let (run, told) = ((agent, trace_id), &mut windows.left_out_told);
             if !compacted {
@@ -303,11 +295,7 @@ async fn step(
                 let fit = window::as_estimated(window, &error.to_string(), estimated_tokens);
                 match notice::leave_out(run, &view, (&budget, fit), told).await? {
                     Some(left) => view = left,
-                    None => {
-                        let error =
-                            too_small.map_or(StepError::Llm(error), StepError::WindowTooSmall);
-                        return Err(error);
-                    }
+                    None => return Err(StepError::Llm(error)),
                 }
             }
             if view.estimated_tokens >= estimated_tokens {

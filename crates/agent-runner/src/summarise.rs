@@ -6,8 +6,8 @@
 //! oldest first, to [`SUMMARY_FILL`] of the window by the estimate), and it is the conversation
 //! as a transcript without tools ([`summary_request`]), so it is smaller than the view by the
 //! tool specs, valid on every provider, and leaves the model no tool to call. After a refusal
-//! every request is strictly smaller than the one refused, or the run stops with the window's
-//! error: sending the same request again cannot help.
+//! every request is strictly smaller than the one refused: a summary request that cannot be
+//! is not sent (sending the same request again cannot help), and the compaction stores nothing.
 //! The summary has a `max_tokens` cap ([`summary_cap`]), and an answer cut at it is not taken
 //! for a summary. A summariser that answers without text, or cut, is asked once more (shorter);
 //! if it fails again no summary is stored (an empty or cut one would hide the history) and a
@@ -37,14 +37,12 @@ use crate::record::record;
 use crate::window::summary_cap;
 use agent_execution::budget::Budget;
 
-/// The error of a summary request that cannot be made smaller than the `refused` one.
-fn window_too_small(size: usize, refused: usize, window: usize) -> StepError {
-    StepError::WindowTooSmall(format!(
-        "context_window: this window is too small: the summary request could not be made \
-         smaller than the {refused} tokens the provider refused (it is still {size} tokens, \
-         of a window of {window}); raise the context window (--context-window, or \
-         context_window in agent.toml)"
-    ))
+/// Why no summary was made when its request cannot be made smaller than the `refused` one.
+fn not_smaller(size: usize, refused: usize, window: usize) -> String {
+    format!(
+        "the summary request could not be made smaller than the {refused} tokens the provider \
+         refused (it is still {size} tokens, of a window of {window}); no summary was stored"
+    )
 }
 
 /// Why a full compaction runs.
@@ -125,7 +123,11 @@ pub(crate) async fn compact(
         if let Some(refused) = refused
             && size >= refused
         {
-            return Err(window_too_small(size, refused, window));
+            // Sending it would be refused again: no summary, as for a summariser that failed.
+            let reason = not_smaller(size, refused, window);
+            let failed = EventKind::CompactionFailed { reason };
+            record(agent.store(), trace_id, vec![WriteOp::AppendEvent(failed)]).await?;
+            return Ok(false);
         }
         let mut request = model::request(spec, &summariser_model, chat, Vec::new());
         request.max_tokens = Some(cap);

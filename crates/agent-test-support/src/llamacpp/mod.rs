@@ -31,7 +31,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 pub use http::{Response, request};
-pub use proxy::{Exchange, FORCED, Proxy};
+pub use proxy::{Exchange, Proxy};
 
 /// The folder name of the environment under the target directory.
 pub const VENV: &str = "llamacpp-venv";

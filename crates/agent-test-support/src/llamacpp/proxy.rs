@@ -54,10 +54,6 @@ struct Shared {
     stopped: AtomicBool,
 }
 
-/// The key of the `sampling` object whose fields replace the agent's own instead of filling in
-/// what it left out: `{"forced": {"tool_choice": "required"}}` makes every answer a tool call.
-pub const FORCED: &str = "forced";
-
 /// A proxy on a free loopback port; it stops accepting when dropped.
 pub struct Proxy {
     address: SocketAddr,
@@ -68,7 +64,7 @@ pub struct Proxy {
 impl Proxy {
     /// Starts a proxy to `upstream` that adds the fields of `sampling` (a JSON object, e.g.
     /// `{"temperature": 0, "seed": 1, "max_tokens": 128}`) to chat-completions requests that
-    /// lack them, and sets those under its [`FORCED`] key whatever the request says.
+    /// lack them.
     pub fn start(upstream: SocketAddr, sampling: Value) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap();
@@ -176,13 +172,6 @@ fn relay(client: TcpStream, shared: &Shared, sampling: &Value) {
         && let (Some(fields), Some(object)) = (sampling.as_object(), request.as_object_mut())
     {
         for (key, value) in fields {
-            if key == FORCED {
-                // Fields that replace the agent's own (e.g. `tool_choice`).
-                for (key, value) in value.as_object().into_iter().flatten() {
-                    object.insert(key.clone(), value.clone());
-                }
-                continue;
-            }
             let entry = object.entry(key.clone()).or_insert_with(|| value.clone());
             // A cap the agent sets (a summary's) is held to the pinned one too.
             if key == "max_tokens"
