@@ -7,6 +7,7 @@
 //! message, and the newest exchange (an assistant message with the tool results that answer it).
 //! An exchange goes whole, never a tool call without its result, so a request stays valid.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use agent_llm::{ChatMessage, ContextWindow};
@@ -69,13 +70,14 @@ pub fn leave_out_oldest(
     }
     let chat = view.messages.as_slice();
     let groups = exchanges(chat);
-    // The task, the newest user message and the last exchange stay.
-    let newest_user = groups
-        .iter()
-        .rposition(|g| matches!(chat[g.start], ChatMessage::User(_)));
-    let task = groups
-        .iter()
-        .position(|g| matches!(chat[g.start], ChatMessage::User(_)));
+    let is = |group: &Range<usize>, user: bool| match &chat[group.start] {
+        ChatMessage::User(_) => user,
+        ChatMessage::System(_) => !user,
+        _ => false,
+    };
+    // The system messages, the task, the newest user message and the last exchange stay.
+    let task = groups.iter().position(|g| is(g, true));
+    let newest_user = groups.iter().rposition(|g| is(g, true));
     let last = groups.len().checked_sub(1);
     let mut estimated = view.estimated_tokens;
     let mut dropped = vec![false; groups.len()];
@@ -83,10 +85,10 @@ pub fn leave_out_oldest(
         if estimated <= limit {
             break;
         }
-        if group.system || [task, newest_user, last].contains(&Some(index)) {
+        if is(group, false) || [task, newest_user, last].contains(&Some(index)) {
             continue;
         }
-        let weight: usize = chat[group.range()]
+        let weight: usize = chat[group.clone()]
             .iter()
             .map(|m| MESSAGE_OVERHEAD + estimate_content(m, estimate))
             .sum();
@@ -97,7 +99,7 @@ pub fn leave_out_oldest(
         .iter()
         .zip(&dropped)
         .filter(|(_, dropped)| !**dropped)
-        .flat_map(|(group, _)| chat[group.range()].iter().cloned())
+        .flat_map(|(group, _)| chat[group.clone()].iter().cloned())
         .collect();
     let messages = chat.len() - kept.len();
     (messages > 0).then(|| LeftOut {
@@ -127,7 +129,7 @@ pub fn leave_out_for(
 
 /// What a run is told the first time it leaves messages out: how many, the request's estimate
 /// before and after, and the window.
-pub fn left_out_notice(
+fn left_out_notice(
     messages: usize,
     before: usize,
     left: &SharedView,
@@ -145,32 +147,14 @@ pub fn left_out_notice(
     )
 }
 
-/// A run of messages that goes or stays whole.
-#[derive(Debug, Clone)]
-struct Group {
-    start: usize,
-    end: usize,
-    system: bool,
-}
-
-impl Group {
-    fn range(&self) -> std::ops::Range<usize> {
-        self.start..self.end
-    }
-}
-
 /// The view cut into what goes or stays whole: each system or user message alone, each
 /// assistant message with the tool results after it.
-fn exchanges(chat: &[ChatMessage]) -> Vec<Group> {
-    let mut groups: Vec<Group> = Vec::new();
+fn exchanges(chat: &[ChatMessage]) -> Vec<Range<usize>> {
+    let mut groups: Vec<Range<usize>> = Vec::new();
     for (index, message) in chat.iter().enumerate() {
         match message {
             ChatMessage::Tool { .. } if let Some(last) = groups.last_mut() => last.end = index + 1,
-            _ => groups.push(Group {
-                start: index,
-                end: index + 1,
-                system: matches!(message, ChatMessage::System(_)),
-            }),
+            _ => groups.push(index..index + 1),
         }
     }
     groups

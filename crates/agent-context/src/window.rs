@@ -48,7 +48,7 @@ pub struct RunWindows {
     /// Whether the run said that its floor leaves no room to compact ([`pruning_only_notice`]).
     pub floor_told: bool,
     /// Whether the run said that it leaves its oldest messages out of its requests
-    /// ([`crate::leave_out::left_out_notice`]).
+    /// ([`crate::leave_out::leave_out_for`]).
     pub left_out_told: bool,
 }
 

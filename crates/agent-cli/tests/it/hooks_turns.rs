@@ -24,6 +24,26 @@ fn script(env: &CliEnv, name: &str, then: &str) -> String {
     format!("sh '{path}'")
 }
 
+/// A new environment whose agent.toml runs a script `name` (which goes on, exit 0) on `event`.
+fn with_hook(event: &str, name: &str) -> CliEnv {
+    let env = agent_env();
+    let hook = script(&env, name, "exit 0");
+    env.write(
+        "home/agent/agent.toml",
+        &format!("[[hooks.{event}]]\ncommand = \"{hook}\"\n"),
+    );
+    env
+}
+
+/// A model that asks for `echo hello` through bash, then answers.
+async fn bash_then_done() -> MockModelServer {
+    MockModelServer::with_replies([
+        Turn::tool_call("c1", "bash", json!({"command": "echo hello"})),
+        Turn::text("Done."),
+    ])
+    .await
+}
+
 /// The JSON objects a script read, one per run.
 fn inputs(env: &CliEnv, name: &str) -> Vec<Value> {
     std::fs::read_to_string(env.path(&format!("hooks/{name}.jsonl")))
@@ -199,12 +219,7 @@ async fn compaction_hooks_run_around_compact_with_the_trigger_and_the_tokens() {
     assert!(post[0]["tokens_after"].as_u64().unwrap() > 0, "{post:?}");
 
     // The control: the same chat without /compact runs neither.
-    let env = agent_env();
-    let pre = script(&env, "pre", "exit 0");
-    env.write(
-        "home/agent/agent.toml",
-        &format!("[[hooks.PreCompact]]\ncommand = \"{pre}\"\n"),
-    );
+    let env = with_hook("PreCompact", "pre");
     let server = MockModelServer::with_replies([Turn::text("One."), Turn::text("Two.")]).await;
     let output = piped_chat(&env, &server, "first\nsecond\n").await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
@@ -213,17 +228,8 @@ async fn compaction_hooks_run_around_compact_with_the_trigger_and_the_tokens() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_notification_hook_runs_while_an_approval_question_waits() {
-    let env = agent_env();
-    let hook = script(&env, "notify", "exit 0");
-    env.write(
-        "home/agent/agent.toml",
-        &format!("[[hooks.Notification]]\ncommand = \"{hook}\"\n"),
-    );
-    let server = MockModelServer::with_replies([
-        Turn::tool_call("c1", "bash", json!({"command": "echo hello"})),
-        Turn::text("Done."),
-    ])
-    .await;
+    let env = with_hook("Notification", "notify");
+    let server = bash_then_done().await;
     let mut args = vec!["run".to_owned()];
     args.extend(on_server(&env, &server));
     args.push("Say hello".into());
@@ -243,17 +249,8 @@ async fn a_notification_hook_runs_while_an_approval_question_waits() {
     assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
 
     // The control: with --yes nobody is asked, and nobody is notified.
-    let env2 = agent_env();
-    let hook = script(&env2, "notify", "exit 0");
-    env2.write(
-        "home/agent/agent.toml",
-        &format!("[[hooks.Notification]]\ncommand = \"{hook}\"\n"),
-    );
-    let server = MockModelServer::with_replies([
-        Turn::tool_call("c1", "bash", json!({"command": "echo hello"})),
-        Turn::text("Done."),
-    ])
-    .await;
+    let env2 = with_hook("Notification", "notify");
+    let server = bash_then_done().await;
     let mut args = vec!["run".to_owned()];
     args.extend(on_server(&env2, &server));
     args.extend(["--yes".to_owned(), "Say hello".to_owned()]);
