@@ -138,6 +138,18 @@ impl GoalBudget {
             && self.seconds.unwrap_or(0) == 0
     }
 
+    /// The budget as stored on a goal: parts of 0 (which limit nothing) left unset, and `None`
+    /// when no part is left, so a stored budget never carries a 0.
+    pub fn stored(self) -> Option<Self> {
+        let set = |n: Option<u64>| n.filter(|n| *n > 0);
+        let budget = Self {
+            iterations: self.iterations.filter(|n| *n > 0),
+            tokens: set(self.tokens),
+            seconds: set(self.seconds),
+        };
+        (!budget.is_empty()).then_some(budget)
+    }
+
     /// The budget in words, e.g. `10 model calls, 50000 tokens, 600 s`.
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();

@@ -148,7 +148,7 @@ impl GoalTree {
                 let mut goal = Goal::new(id.clone(), parent_id.clone(), description, now);
                 goal.agent = agent;
                 goal.check = gate;
-                goal.budget = budget.filter(|budget| !budget.is_empty());
+                goal.budget = budget.and_then(GoalBudget::stored);
                 goal.branch_id = parent_id
                     .as_deref()
                     .and_then(|parent| self.get(parent))
@@ -177,7 +177,7 @@ impl GoalTree {
                     self.goals[at].check_result = None;
                 }
                 if let Some(budget) = budget {
-                    self.goals[at].budget = Some(*budget).filter(|budget| !budget.is_empty());
+                    self.goals[at].budget = budget.stored();
                 }
                 self.goals[at].updated_at = now.to_owned();
                 outcome.message = format!("Updated {}.", self.label(at));

@@ -155,3 +155,38 @@ fn edits_read_as_json() {
         serde_json::from_str::<PlanEdit>(r#"{"op": "delete", "goal_id": "3", "x": 1}"#).is_err()
     );
 }
+
+#[test]
+fn a_budget_part_of_zero_is_stored_unset_and_a_budget_of_zeros_clears_it() {
+    use crate::GoalBudget;
+    let mut tree = build(&[r#"{"add": "A"}"#]);
+    let budget = |iterations, tokens| GoalBudget {
+        iterations,
+        tokens,
+        seconds: Some(1),
+    };
+    let mut edit = PlanEdit::Update {
+        goal_id: "1".into(),
+        description: None,
+        agent: None,
+        check: None,
+        judge: None,
+        budget: Some(budget(Some(1), Some(0))),
+    };
+    tree.apply_plan_edit_at(&edit, NOW).unwrap();
+    let stored = tree.get("1").unwrap().budget.unwrap();
+    assert_eq!(stored, budget(Some(1), None));
+    assert_eq!(
+        serde_json::to_string(&stored).unwrap(),
+        r#"{"iterations":1,"seconds":1}"#
+    );
+    if let PlanEdit::Update { budget, .. } = &mut edit {
+        *budget = Some(GoalBudget {
+            iterations: Some(0),
+            tokens: Some(0),
+            seconds: None,
+        });
+    }
+    tree.apply_plan_edit_at(&edit, NOW).unwrap();
+    assert_eq!(tree.get("1").unwrap().budget, None);
+}

@@ -131,7 +131,7 @@ impl GoalTree {
             let mut goal = Goal::new(id.clone(), parent, item.description.clone(), now);
             goal.agent = item.agent.clone();
             goal.check = item.check.clone();
-            goal.budget = item.budget;
+            goal.budget = item.budget.and_then(GoalBudget::stored);
             tree.goals.push(goal);
             parents.push(id);
         }

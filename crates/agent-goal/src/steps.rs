@@ -379,7 +379,7 @@ impl<'t> Run<'t> {
             goal.reason = reason.to_owned();
             goal.branch_id = branch_id.clone();
             goal.check = check.cloned();
-            goal.budget = budget;
+            goal.budget = budget.and_then(GoalBudget::stored);
             self.tree.goals.push(goal);
             self.outcome.added.push(id);
         }
