@@ -52,10 +52,17 @@ impl Default for Timeouts {
 /// The HTTP clients of this crate call it when they are built. A program that builds its own
 /// `reqwest` clients in the same process (this workspace builds reqwest without a default
 /// provider) calls it before doing so.
+///
+/// This is the workspace's one place that names a crypto provider. rustls 0.23.48 deprecates
+/// `ring::default_provider` for its lack of post-quantum key exchange; ring stays the choice here
+/// because it builds without a C toolchain (aws-lc-rs needs cmake and a C compiler), and a
+/// program that wants aws-lc-rs installs it before the first client is built.
 pub fn ensure_crypto_provider() {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Losing a race against another installer is fine: a provider is installed either way.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        #[allow(deprecated)]
+        let provider = rustls::crypto::ring::default_provider();
+        let _ = provider.install_default();
     }
 }
 

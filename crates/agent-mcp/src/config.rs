@@ -393,7 +393,11 @@ pub(crate) fn variable(name: &str) -> Result<String, String> {
 pub(crate) fn install_crypto() {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Losing a race against another installer is fine: a provider is installed either way.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        // ring builds without a C toolchain; rustls deprecates it only for its lack of
+        // post-quantum key exchange (see `agent_llm::ensure_crypto_provider`).
+        #[allow(deprecated)]
+        let provider = rustls::crypto::ring::default_provider();
+        let _ = provider.install_default();
     }
 }
 

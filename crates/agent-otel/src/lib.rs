@@ -135,7 +135,11 @@ impl Exporter {
         // The workspace builds reqwest without a default TLS provider: install ring first
         // (losing a race against another installer leaves one installed either way).
         if rustls::crypto::CryptoProvider::get_default().is_none() {
-            let _ = rustls::crypto::ring::default_provider().install_default();
+            // ring builds without a C toolchain; rustls deprecates it only for its lack of
+            // post-quantum key exchange (see `agent_llm::ensure_crypto_provider`).
+            #[allow(deprecated)]
+            let provider = rustls::crypto::ring::default_provider();
+            let _ = provider.install_default();
         }
         let mut inner = opentelemetry_otlp::SpanExporter::builder()
             .with_http()

@@ -194,7 +194,7 @@ async fn start_server(python: &Path, dir: &Path) -> Server {
         .expect("cannot start fakellm");
     let mut server = Server { child, log, port };
     // reqwest is built without a default TLS provider; plain-HTTP polling still needs one.
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    agent_llm::ensure_crypto_provider();
     let http = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
