@@ -10,7 +10,7 @@
 //! store follows the same shape: `begin` takes a row lock, `commit` is one transaction.
 //!
 //! Run it with
-//! `cargo run -p agent-execution --example custom_store --features conformance`.
+//! `cargo run -p goaltree-execution --example custom_store --features conformance`.
 
 use std::collections::HashMap;
 use std::error::Error;

@@ -40,6 +40,7 @@ impl Event {
 /// An event's name and payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EventKind {
     /// Extension: the first event of every trace, with its initial state.
     TraceCreated {

@@ -8,6 +8,7 @@ use serde::Serialize;
 /// Why a run stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StopReason {
     /// The model answered without tool calls: the task is done.
     Completed,
@@ -46,6 +47,7 @@ impl StopReason {
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RunOutcome {
     /// The trace that recorded it.
     pub trace_id: String,
@@ -79,4 +81,25 @@ pub struct RunOutcome {
     /// The goals of the plan still open when the run ended (pending or in progress), in plan
     /// order; empty when every goal is done or abandoned.
     pub pending_goals: Vec<PendingGoal>,
+}
+
+impl RunOutcome {
+    /// The outcome of the run of `trace_id` that ended with `status` for `stop`, with nothing
+    /// else to say yet (no answer, no calls, zero totals); set the other fields after it.
+    pub fn new(trace_id: impl Into<String>, status: TraceStatus, stop: StopReason) -> Self {
+        Self {
+            trace_id: trace_id.into(),
+            status,
+            stop,
+            response: None,
+            report: None,
+            error: None,
+            iterations: 0,
+            stats: TraceStats::default(),
+            stats_with_sub_traces: TraceStats::default(),
+            tokens_estimated: false,
+            model_error: None,
+            pending_goals: Vec::new(),
+        }
+    }
 }

@@ -19,6 +19,7 @@ pub enum TraceMode {
 /// Where a trace is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TraceStatus {
     /// The run is going on.
     Running,

@@ -29,6 +29,7 @@ impl std::fmt::Display for TimeoutKind {
 /// [`Authentication`](LlmError::Authentication). Clients already retry what is worth retrying
 /// (see [`crate::RetryPolicy`]), so an error that reaches the caller is final for that call.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LlmError {
     /// The API key is missing, wrong or lacks permission (401, 403).
     #[error("authentication failed ({status}): {message}")]

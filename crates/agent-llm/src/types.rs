@@ -407,6 +407,7 @@ impl ChatResponse {
 /// A stream is a sequence of these; [`crate::ResponseCollector`] folds them into a
 /// [`ChatResponse`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ChatEvent {
     /// Metadata of the response, usually first.
     Started {

@@ -8,6 +8,7 @@ use agent_llm::LlmError;
 
 /// Errors that keep a run from starting or from recording what it did.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RunError {
     /// The store refused or failed a read or write.
     #[error(transparent)]

@@ -88,7 +88,11 @@ pub(crate) fn render_instructions(instructions: &[Instruction]) -> String {
 }
 
 /// How a runner behaves: model, prompt, workspace, limits, compaction and approvals.
+///
+/// Build it with [`RunnerOptions::new`] and the `with_*` methods, or set its public fields after
+/// `new`: it is `#[non_exhaustive]`, so options added later break no caller.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct RunnerOptions {
     /// The model name sent to the provider.
     pub model: String,
@@ -191,18 +195,21 @@ impl RunnerOptions {
 
     /// Options that end a main run whose plan is done with a closing report (see
     /// [`RunnerOptions::closing_report`]).
+    #[must_use]
     pub fn with_closing_report(mut self, on: bool) -> Self {
         self.closing_report = on;
         self
     }
 
     /// These options with checkpoints of the workspace taken as `checkpoints` says.
+    #[must_use]
     pub fn with_checkpoints(mut self, checkpoints: CheckpointOptions) -> Self {
         self.checkpoints = Some(checkpoints);
         self
     }
 
     /// These options with `approval` deciding on risky tool calls.
+    #[must_use]
     pub fn with_approval(mut self, approval: Approval) -> Self {
         self.approval = approval;
         self
@@ -210,6 +217,7 @@ impl RunnerOptions {
 
     /// These options with the caller's `max_cost` (US dollars, sub-traces included), which also
     /// wins over the one a resumed trace stored.
+    #[must_use]
     pub fn with_max_cost(mut self, max_cost: f64) -> Self {
         self.overrides.max_cost = Some(max_cost);
         self
@@ -217,12 +225,14 @@ impl RunnerOptions {
 
     /// These options with the caller's `max_iterations` for each run, which also wins over the
     /// one a resumed trace stored.
+    #[must_use]
     pub fn with_max_iterations(mut self, max_iterations: u32) -> Self {
         self.overrides.max_iterations = Some(max_iterations);
         self
     }
 
     /// These options with `explore` and `delegate` offered (as their profiles allow).
+    #[must_use]
     pub fn with_sub_agents(mut self) -> Self {
         self.sub_agents.enabled = true;
         self

@@ -158,20 +158,17 @@ pub(crate) async fn run_loop(
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
     // The trace's totals are estimates, in part, when any of its calls was estimated.
     let tokens_estimated = messages.iter().any(|m| usage_is_estimated(m));
-    Ok(RunOutcome {
-        trace_id: trace.trace_id.clone(),
-        status: trace.status,
-        stop,
-        response,
-        report: state.report.take(),
-        error: trace.error.clone(),
-        iterations,
-        stats: trace.stats(),
-        stats_with_sub_traces,
-        tokens_estimated,
-        model_error,
-        pending_goals: PendingGoal::of(&tree),
-    })
+    let mut outcome = RunOutcome::new(trace.trace_id.clone(), trace.status, stop);
+    outcome.response = response;
+    outcome.report = state.report.take();
+    outcome.error = trace.error.clone();
+    outcome.iterations = iterations;
+    outcome.stats = trace.stats();
+    outcome.stats_with_sub_traces = stats_with_sub_traces;
+    outcome.tokens_estimated = tokens_estimated;
+    outcome.model_error = model_error;
+    outcome.pending_goals = PendingGoal::of(&tree);
+    Ok(outcome)
 }
 
 /// What the steps of a run carry from one to the next.

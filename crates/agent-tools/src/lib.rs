@@ -199,6 +199,7 @@ pub enum ToolOutcome {
 
 /// What a tool call produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ToolOutput {
     /// The text the model sees.
     pub content: String,
@@ -300,6 +301,7 @@ pub fn image_media_type(bytes: &[u8]) -> Option<&'static str> {
 
 /// Why a tool call failed; the registry shows it to the model as `error: <message>`.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ToolError {
     /// The arguments did not match the tool's parameters.
     #[error("invalid arguments for {tool}: {message}")]

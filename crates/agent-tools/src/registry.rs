@@ -28,6 +28,7 @@ const MAX_SHOWN_NAME: usize = 100;
 
 /// The result of a tool call as the model sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ToolResult {
     /// The text of the tool message; errors start with `error: `.
     pub content: String,
