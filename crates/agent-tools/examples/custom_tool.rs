@@ -6,7 +6,7 @@
 //! the wrong type, a missing argument, a path outside the workspace and an unknown tool. None of
 //! them fails or panics; each becomes a [`ToolResult`] the model reads.
 //!
-//! Run it with `cargo run -p agent-tools --example custom_tool`.
+//! Run it with `cargo run -p goaltree-tools --example custom_tool`.
 
 use std::collections::HashMap;
 use std::error::Error;

@@ -26,10 +26,17 @@
 //! Claude Code's spellings work too: `Bash(npm test:*)`, `Write(src/**)`, `Edit`, `Read`.
 //! Deny rules win over allow rules; they apply to every call, risky or not.
 
+#[cfg(feature = "shell-rules")]
+mod commands;
+// Without the shell parser, a script is read only when it is plain words.
+#[cfg(not(feature = "shell-rules"))]
+#[path = "plain_commands.rs"]
 mod commands;
 mod domains;
 mod paths;
+#[cfg(feature = "shell-rules")]
 mod words;
+#[cfg_attr(not(feature = "shell-rules"), allow(dead_code))]
 mod wrappers;
 
 use std::path::Path;

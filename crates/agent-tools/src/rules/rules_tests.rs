@@ -62,6 +62,7 @@ fn a_command_prefix_allows_the_commands_that_start_with_its_words() {
 }
 
 #[test]
+#[cfg(feature = "shell-rules")]
 fn a_denied_prefix_is_found_in_any_part_of_a_chained_command() {
     let rules = rules(&["bash"], &["bash(rm -rf)"]);
     for command in [
@@ -164,6 +165,7 @@ fn the_suggested_prefix_is_the_program_and_its_first_word() {
 }
 
 #[test]
+#[cfg(feature = "shell-rules")]
 fn a_deny_rule_refuses_every_spelling_of_its_command() {
     let denying = rules(&["bash"], &["bash(rm -rf)"]);
     let mut asked = 0;
@@ -395,4 +397,33 @@ fn web_fetch_rules_name_domains() {
             "{bad}"
         );
     }
+}
+
+/// Without the shell parser, a chained or expanded command is one no rule can read: a deny rule
+/// asks about it rather than letting it through, and an allow rule does not cover it.
+#[test]
+#[cfg(not(feature = "shell-rules"))]
+fn without_the_shell_parser_a_script_that_is_not_plain_words_is_asked_about() {
+    let rules = rules(&["bash(make test)"], &["bash(rm -rf)"]);
+    for command in [
+        "make test && rm -rf /",
+        "x=rm; $x -rf t",
+        "echo $(rm -rf t)",
+    ] {
+        assert!(
+            matches!(
+                verdict(&rules, "bash", &bash(command)),
+                Some(RuleVerdict::Ask { .. })
+            ),
+            "{command}"
+        );
+    }
+    assert_eq!(
+        verdict(&rules, "bash", &bash("sudo rm -rf t")),
+        Some(RuleVerdict::Deny("bash(rm -rf)".into()))
+    );
+    assert_eq!(
+        verdict(&rules, "bash", &bash("make test")),
+        Some(RuleVerdict::Allow("bash(make test)".into()))
+    );
 }

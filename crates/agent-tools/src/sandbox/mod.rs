@@ -31,15 +31,15 @@
 
 mod env;
 mod grants;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "sandbox"))]
 mod helper;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "sandbox"))]
 mod init;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "sandbox"))]
 mod linux;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "sandbox"))]
 mod mounts;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "sandbox"))]
 mod supervise;
 mod temp;
 
@@ -185,15 +185,16 @@ pub fn check_support(config: &SandboxConfig) -> Result<(), SandboxError> {
     if config.mode == SandboxMode::Off {
         return Ok(());
     }
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", feature = "sandbox"))]
     {
         linux::check_support(config)
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
     {
         Err(SandboxError::Unsupported {
             mode: config.mode,
-            reason: "commands are only confined on Linux".to_owned(),
+            reason: "commands are only confined on Linux, in a build with the `sandbox` feature"
+                .to_owned(),
         })
     }
 }
@@ -207,16 +208,16 @@ pub fn run_helper_if_requested() {
     if args.next().is_none_or(|first| first != HELPER_ARG) {
         return;
     }
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", feature = "sandbox"))]
     helper_main(args.collect());
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
     std::process::exit(126);
 }
 
 /// Runs the helper with the arguments after [`HELPER_ARG`] and exits; it never returns: the
 /// first process of a PID namespace (`init`), or the process outside that sets it up and
 /// supervises the command (`supervise`).
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "sandbox"))]
 fn helper_main(args: Vec<OsString>) -> ! {
     use std::io::Write;
     let run = |request: helper::Request| {
@@ -245,14 +246,14 @@ pub const HELPER_ARG: &str = "__sandbox-helper";
 /// Why it cannot: user namespaces disabled (`kernel.unprivileged_userns_clone=0`, an AppArmor
 /// restriction, a container's seccomp profile), or the program is no helper.
 pub fn probe_helper(helper: &Path) -> Result<(), String> {
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", feature = "sandbox"))]
     {
         helper::probe(helper)
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
     {
         let _ = helper;
-        Err("namespaces are only used on Linux".to_owned())
+        Err("namespaces are only used on Linux, in a build with the `sandbox` feature".to_owned())
     }
 }
 
@@ -383,12 +384,12 @@ impl Confinement {
     /// The helper and its arguments (to be followed by the command) when the command starts
     /// through it, else `None` and [`Confinement::apply_to_current_thread`] confines it.
     pub fn helper_command(&self) -> Option<(PathBuf, Vec<OsString>)> {
-        #[cfg(target_os = "linux")]
+        #[cfg(all(target_os = "linux", feature = "sandbox"))]
         {
             let helper = self.helper.clone()?;
             Some((helper, helper::arguments(self)))
         }
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
         {
             None
         }
@@ -466,15 +467,17 @@ impl Confinement {
         if self.mode == SandboxMode::Off {
             return Ok(());
         }
-        #[cfg(target_os = "linux")]
+        #[cfg(all(target_os = "linux", feature = "sandbox"))]
         {
             linux::apply(self)
         }
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(not(all(target_os = "linux", feature = "sandbox")))]
         {
             Err(SandboxError::Unsupported {
                 mode: self.mode,
-                reason: "commands are only confined on Linux".to_owned(),
+                reason:
+                    "commands are only confined on Linux, in a build with the `sandbox` feature"
+                        .to_owned(),
             })
         }
     }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::*;
 
@@ -119,7 +119,9 @@ fn with_namespaces_protected_paths_are_mounted_watched_or_never_granted() {
 }
 
 #[test]
+#[cfg(feature = "sandbox")]
 fn a_program_that_is_no_helper_fails_the_probe() {
+    use std::path::Path;
     let error = probe_helper(Path::new("/bin/false")).unwrap_err();
     assert!(error.contains("failed"), "{error}");
     assert!(probe_helper(Path::new("/nonexistent/agent")).is_err());
