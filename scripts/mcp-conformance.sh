@@ -18,7 +18,7 @@ if [ "${1:-}" = "--gate" ]; then
   shift
 fi
 (cd "$dir" && npm ci --no-audit --no-fund --silent)
-(cd "$root" && cargo build --quiet -p agent-cli --bin agent)
+(cd "$root" && cargo build --quiet -p goaltree-cli --bin agent)
 export AGENT_BIN="${CARGO_TARGET_DIR:-$root/target}/debug/agent"
 node="$dir/node_modules/.bin/node"
 suite="$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"

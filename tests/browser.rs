@@ -38,7 +38,7 @@ fn build_agent() -> PathBuf {
     let mut build = Command::new(cargo);
     build
         .current_dir(root())
-        .args(["build", "--quiet", "-p", "agent-cli", "--bin", "agent"])
+        .args(["build", "--quiet", "-p", "goaltree-cli", "--bin", "agent"])
         .arg("--target-dir")
         .arg(&target_dir);
     match profile.as_str() {
@@ -51,7 +51,7 @@ fn build_agent() -> PathBuf {
         }
     }
     let status = build.status().expect("cargo runs");
-    assert!(status.success(), "cargo build -p agent-cli failed");
+    assert!(status.success(), "cargo build -p goaltree-cli failed");
     let agent = profile_dir.join(format!("agent{}", std::env::consts::EXE_SUFFIX));
     assert!(agent.is_file(), "{} was not built", agent.display());
     agent

@@ -33,7 +33,7 @@ pub(crate) fn agent_binary() -> Result<PathBuf> {
     let agent = dir.join("agent");
     if !agent.is_file() {
         bail!(
-            "{} is missing: build it first (`cargo build -p agent-cli`, with --release for a full run)",
+            "{} is missing: build it first (`cargo build -p goaltree-cli`, with --release for a full run)",
             agent.display()
         );
     }

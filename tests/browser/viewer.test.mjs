@@ -91,7 +91,7 @@ async function waitFor(what, check, timeoutMs = 15000) {
 
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: run scripts/setup-browser.sh (cargo xtask setup) to install Debian's chromium`);
-  assert.ok(existsSync(AGENT), `the agent binary ${AGENT} is missing: cargo build -p agent-cli --bin agent`);
+  assert.ok(existsSync(AGENT), `the agent binary ${AGENT} is missing: cargo build -p goaltree-cli --bin agent`);
   work = mkdtempSync(join(tmpdir(), 'agent-viewer-test-'));
   shots = process.env.VIEWER_SCREENSHOTS ? resolve(root, process.env.VIEWER_SCREENSHOTS) : join(work, 'shots');
   mkdirSync(shots, { recursive: true });

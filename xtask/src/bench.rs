@@ -56,7 +56,7 @@ pub(crate) fn bench(quick: bool) -> Result<()> {
         "--locked",
         "--quiet",
         "-p",
-        "agent-cli",
+        "goaltree-cli",
         "--bin",
         "agent",
     ])?;

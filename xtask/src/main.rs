@@ -85,7 +85,7 @@ fn ci() -> Result<()> {
         "--locked",
         "--quiet",
         "-p",
-        "agent-cli",
+        "goaltree-cli",
         "--bin",
         "agent",
     ])?;
@@ -128,7 +128,7 @@ fn openapi() -> Result<()> {
         &[
             "test",
             "-p",
-            "agent-api",
+            "goaltree-api",
             "--test",
             "it",
             "--quiet",

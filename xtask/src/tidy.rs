@@ -203,7 +203,7 @@ mod tests {
                 "tree",
                 "--offline",
                 "-p",
-                "agent-app",
+                "goaltree-app",
                 "-e",
                 "normal",
                 "--all-features",
@@ -224,14 +224,17 @@ mod tests {
             .lines()
             .filter_map(|line| line.split_whitespace().next())
             .collect();
-        assert!(names.contains("agent-runner"), "the tree is empty: {tree}");
+        assert!(
+            names.contains("goaltree-runner"),
+            "the tree is empty: {tree}"
+        );
         for front_end in [
             "clap",
             "ratatui",
             "crossterm",
-            "agent-tui",
-            "agent-acp",
-            "agent-api",
+            "goaltree-tui",
+            "goaltree-acp",
+            "goaltree-api",
         ] {
             assert!(
                 !names.contains(front_end),

@@ -10,7 +10,7 @@
 //! hello"}'`. With `--once` it starts one run by sending that request to itself, polls the
 //! trace over HTTP until the run ends, and shuts down.
 //!
-//! Run it with `cargo run -p agent-api --example embed_server -- --once`.
+//! Run it with `cargo run -p goaltree-api --example embed_server -- --once`.
 
 use std::error::Error;
 use std::net::SocketAddr;

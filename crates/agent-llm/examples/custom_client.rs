@@ -10,7 +10,7 @@
 //! asks for, and sends the result back.
 //!
 //! It needs none of the crate's provider features. Run it with
-//! `cargo run -p agent-llm --example custom_client --no-default-features`.
+//! `cargo run -p goaltree-llm --example custom_client --no-default-features`.
 
 use std::error::Error;
 

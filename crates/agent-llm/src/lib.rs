@@ -37,7 +37,7 @@
 //! All on by default. Without any, the crate is the chat types, [`LlmClient`],
 //! [`ScriptedClient`], [`ModelInfo`], [`PriceTable`] and token estimation, and it must not
 //! depend on an HTTP or TLS stack or a tokenizer: no reqwest, hyper, rustls, ring or
-//! tiktoken-rs (`cargo tree -e normal -p agent-llm --no-default-features` shows none).
+//! tiktoken-rs (`cargo tree -e normal -p goaltree-llm --no-default-features` shows none).
 //!
 //! | feature | brings |
 //! |---|---|

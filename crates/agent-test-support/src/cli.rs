@@ -260,7 +260,7 @@ pub fn code(output: &Output) -> i32 {
     output.status.code().unwrap_or(-1)
 }
 
-/// The `agent` binary of this workspace, built once per process with `cargo build -p agent-cli`
+/// The `agent` binary of this workspace, built once per process with `cargo build -p goaltree-cli`
 /// (for test crates other than agent-cli, which have no `CARGO_BIN_EXE_agent`). It lands next
 /// to the calling test binary's folder: `<target>/debug/agent` for `<target>/debug/deps/*`.
 /// `AGENT_TEST_BINARY` names another binary to test instead, and nothing is built.
@@ -280,7 +280,7 @@ pub fn build_agent() -> &'static Path {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = std::process::Command::new(cargo)
-            .args(["build", "--quiet", "-p", "agent-cli", "--bin", "agent"])
+            .args(["build", "--quiet", "-p", "goaltree-cli", "--bin", "agent"])
             .current_dir(root)
             .status()
             .expect("cargo build could not start");

@@ -2,7 +2,7 @@
 //! and real responses match the documented schemas (no missing required field, no
 //! undocumented field, the right JSON types).
 //!
-//! `UPDATE_OPENAPI=1 cargo test -p agent-api --test it -- openapi::` (or `cargo xtask openapi`)
+//! `UPDATE_OPENAPI=1 cargo test -p goaltree-api --test it -- openapi::` (or `cargo xtask openapi`)
 //! rewrites the committed file.
 
 use std::path::Path;
@@ -38,7 +38,7 @@ fn the_committed_document_is_up_to_date() {
             .map_or_else(|| "the length".to_owned(), |i| format!("line {}", i + 1));
         panic!(
             "crates/agent-api/openapi.json is stale (it differs at {line}): run `cargo xtask \
-             openapi` (or `UPDATE_OPENAPI=1 cargo test -p agent-api --test it -- openapi::`) and \
+             openapi` (or `UPDATE_OPENAPI=1 cargo test -p goaltree-api --test it -- openapi::`) and \
              commit it"
         );
     }
