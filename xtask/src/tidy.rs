@@ -118,6 +118,20 @@ mod tests {
                 "agent-tui",
             ],
         ),
+        (
+            "goaltree",
+            &[
+                "agent-goal",
+                "agent-llm",
+                "agent-execution",
+                "agent-tools",
+                "agent-runner",
+                "agent-store-fs",
+                "agent-store-pg",
+                "agent-mcp",
+                "agent-api",
+            ],
+        ),
     ];
 
     /// The most lines a module may have before its tests.
@@ -241,6 +255,42 @@ mod tests {
                 "agent-app depends on {front_end}; front ends build on the core, not the other \
                  way round"
             );
+        }
+    }
+
+    /// Every feature of a published crate is named in its README's `## Features` list, so what
+    /// a downstream can turn off is documented where crates.io shows it.
+    #[test]
+    fn every_feature_is_in_its_crates_readme() {
+        for entry in std::fs::read_dir(root().join("crates")).unwrap() {
+            let dir = entry.unwrap().path();
+            let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
+                continue;
+            };
+            let mut in_features = false;
+            let mut features = Vec::new();
+            for line in manifest.lines() {
+                if line.starts_with('[') {
+                    in_features = line == "[features]";
+                } else if in_features && !line.starts_with('#') {
+                    if let Some((name, _)) = line.split_once('=') {
+                        features.push(name.trim().to_owned());
+                    }
+                }
+            }
+            features.retain(|f| f != "default");
+            if features.is_empty() {
+                continue;
+            }
+            let readme = std::fs::read_to_string(dir.join("README.md")).unwrap_or_default();
+            let section = readme.split("## Features").nth(1).unwrap_or("");
+            for feature in features {
+                assert!(
+                    section.contains(&format!("- `{feature}`")),
+                    "{}: feature `{feature}` is missing from README.md's `## Features` list",
+                    dir.display()
+                );
+            }
         }
     }
 
