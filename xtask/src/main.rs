@@ -18,6 +18,8 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, Result, bail};
 
 mod bench;
+mod public_api;
+mod release;
 mod soak;
 mod tidy;
 
@@ -28,10 +30,14 @@ fn main() -> ExitCode {
         Some("setup") => setup(),
         Some("bench") => bench::bench(args.iter().skip(1).any(|a| a == "--quick")),
         Some("openapi") => openapi(),
+        Some("public-api") => public_api::check(
+            &workspace_root(),
+            args.iter().skip(1).any(|a| a == "--bless"),
+        ),
         Some("soak") => soak::soak(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             eprintln!(
-                "usage: cargo xtask <command>\n\ncommands:\n  setup    install what the tests need beyond Rust (scripts/setup-*.sh)\n  ci       fmt check, clippy -D warnings, tests, doc build\n  bench    benchmarks in release mode (--quick for a short run)\n  soak     the long reliability runs, report in docs/reliability.md (--quick for a short run)\n  openapi  rewrite crates/agent-api/openapi.json"
+                "usage: cargo xtask <command>\n\ncommands:\n  setup    install what the tests need beyond Rust (scripts/setup-*.sh)\n  ci       fmt check, clippy -D warnings, tests, doc build\n  bench    benchmarks in release mode (--quick for a short run)\n  soak     the long reliability runs, report in docs/reliability.md (--quick for a short run)\n  openapi  rewrite crates/agent-api/openapi.json\n  public-api  check each crate's public API against its public-api.txt (--bless rewrites them)"
             );
             Ok(())
         }
@@ -100,20 +106,9 @@ fn ci() -> Result<()> {
         "--",
         "--quick",
     ])?;
-    // Every crate but the tests' own packs as it would be published: metadata, licence files,
-    // READMEs and versioned dependencies on each other (the build is the tests' above).
-    cargo(&[
-        "package",
-        "--workspace",
-        "--locked",
-        "--no-verify",
-        "--exclude",
-        "agent-test-support",
-        "--exclude",
-        "agent-e2e",
-        "--exclude",
-        "xtask",
-    ])?;
+    // What downstream projects get: packages, a publish dry run, the lean build, a project
+    // outside the workspace against a fresh resolve.
+    release::check()?;
     // The official MCP conformance suite against the MCP client: a scenario that fails more
     // checks than tests/mcp-conformance/expected-failures.txt allows fails CI.
     bash(&["scripts/mcp-conformance.sh", "--gate"])?;

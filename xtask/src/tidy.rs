@@ -272,10 +272,11 @@ mod tests {
             for line in manifest.lines() {
                 if line.starts_with('[') {
                     in_features = line == "[features]";
-                } else if in_features && !line.starts_with('#') {
-                    if let Some((name, _)) = line.split_once('=') {
-                        features.push(name.trim().to_owned());
-                    }
+                } else if in_features
+                    && !line.starts_with('#')
+                    && let Some((name, _)) = line.split_once('=')
+                {
+                    features.push(name.trim().to_owned());
                 }
             }
             features.retain(|f| f != "default");
@@ -292,6 +293,82 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// One declared minimum Rust version, the workspace's, which every package inherits, and
+    /// the toolchain that runs these checks is that version: what CI builds and tests with is
+    /// what the packages promise.
+    #[test]
+    fn every_package_declares_the_workspace_s_rust_version_and_ci_builds_with_it() {
+        let workspace = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+        let declared = workspace
+            .lines()
+            .find_map(|l| l.strip_prefix("rust-version = "))
+            .map(|v| v.trim_matches('"').to_owned())
+            .expect("the workspace declares rust-version");
+        for entry in std::fs::read_dir(root().join("crates")).unwrap() {
+            let manifest = entry.unwrap().path().join("Cargo.toml");
+            let text = std::fs::read_to_string(&manifest).unwrap_or_default();
+            assert!(
+                text.is_empty() || text.contains("rust-version.workspace = true"),
+                "{} does not inherit the workspace's rust-version",
+                manifest.display()
+            );
+        }
+        let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+        let version = std::process::Command::new(rustc)
+            .arg("--version")
+            .output()
+            .unwrap();
+        let version = String::from_utf8_lossy(&version.stdout);
+        assert!(
+            version.starts_with(&format!("rustc {declared}.")),
+            "the checks run on {version}, but the packages declare rust-version {declared}"
+        );
+    }
+
+    /// The smallest offline agent — the runner without default features (no shell-rule parser,
+    /// sandbox, tiktoken or HTTP provider), which brings the model types, the records and the
+    /// tools — stays under 100 crates, its own included.
+    #[test]
+    fn a_minimal_offline_agent_stays_under_100_crates() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let output = std::process::Command::new(cargo)
+            .current_dir(root())
+            .args([
+                "tree",
+                "--offline",
+                "-p",
+                "goaltree-runner",
+                "--no-default-features",
+            ])
+            .args(["-e", "normal", "--prefix", "none", "--format", "{p}"])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let tree = String::from_utf8_lossy(&output.stdout);
+        let crates: std::collections::BTreeSet<&str> = tree
+            .lines()
+            .filter_map(|line| line.split(" (").next())
+            .collect();
+        assert!(crates.contains("goaltree-llm v0.1.0"), "{tree}");
+        for heavy in [
+            "brush-parser",
+            "landlock",
+            "tiktoken-rs",
+            "reqwest",
+            "insta",
+        ] {
+            assert!(
+                !crates.iter().any(|c| c.starts_with(&format!("{heavy} "))),
+                "the minimal agent compiles {heavy}"
+            );
+        }
+        assert!(crates.len() < 100, "{} crates: {crates:#?}", crates.len());
     }
 
     /// The command line parses no configuration file itself: agent.toml is the application's.
@@ -669,102 +746,15 @@ mod tests {
         );
     }
 
-    /// The public items of a library crate as one line each: the `pub use` lines of its
-    /// `lib.rs`, and every `pub` item (not `pub(crate)`) of the modules `lib.rs` declares
-    /// `pub mod`, with the file it is in. Private modules reach the outside only through the
-    /// `pub use` lines, so this is what other crates can name.
-    fn public_items(src: &Path) -> Vec<String> {
-        let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
-        let mut items = Vec::new();
-        let mut public_modules = Vec::new();
-        let mut statement = String::new();
-        for line in lib.lines().map(str::trim) {
-            if !statement.is_empty() || line.starts_with("pub use ") {
-                statement.push_str(line);
-                statement.push(' ');
-                if line.ends_with(';') {
-                    items.push(format!("lib.rs: {}", statement.trim_end()));
-                    statement.clear();
-                }
-            } else if let Some(name) = line.strip_prefix("pub mod ") {
-                public_modules.push(name.trim_end_matches(';').to_owned());
-            }
-        }
-        for module in public_modules {
-            let mut files = Vec::new();
-            let dir = src.join(&module);
-            if dir.is_dir() {
-                rust_files(&dir, &mut files);
-            } else {
-                files.push(src.join(format!("{module}.rs")));
-            }
-            files.sort();
-            for path in files {
-                let name = path.file_name().unwrap().to_string_lossy();
-                if name.ends_with("_tests.rs") || name == "tests.rs" {
-                    continue;
-                }
-                let text = std::fs::read_to_string(&path).unwrap();
-                let shown = path.strip_prefix(src).unwrap().display().to_string();
-                for line in text.lines().take_while(|l| l.trim() != "#[cfg(test)]") {
-                    let code = line.trim_start();
-                    if !code.starts_with("pub ") || code.starts_with("pub mod ") {
-                        continue;
-                    }
-                    // The item's head: up to its body, parameters or value.
-                    let head: String = code
-                        .split(['{', '(', '=', ';', '<'])
-                        .next()
-                        .unwrap_or(code)
-                        .trim_end()
-                        .trim_end_matches(':')
-                        .to_owned();
-                    items.push(format!("{shown}: {head}"));
-                }
-            }
-        }
-        items
-    }
-
-    /// A change to the runner's public surface shows in review: the list in
-    /// `crates/agent-runner/public-items.txt` must be what the source declares.
-    /// `TIDY_BLESS=1 cargo test -p xtask` rewrites it.
+    /// The breaking-change gate: every library crate's public API, with signatures, is the
+    /// committed `public-api.txt`; `TIDY_BLESS=1 cargo test -p xtask` (or `cargo xtask
+    /// public-api --bless`) rewrites them after an intended change.
     #[test]
-    fn the_runner_public_surface_is_the_committed_list() {
-        check_public_surface("agent-runner");
-    }
-
-    /// The runner re-exports the context crate's modules, so their surface is checked the
-    /// same way, in `crates/agent-context/public-items.txt`.
-    #[test]
-    fn the_context_public_surface_is_the_committed_list() {
-        check_public_surface("agent-context");
-    }
-
-    fn check_public_surface(name: &str) {
-        let crate_dir = root().join("crates").join(name);
-        let listed = public_items(&crate_dir.join("src")).join("\n") + "\n";
-        let file = crate_dir.join("public-items.txt");
-        if std::env::var_os("TIDY_BLESS").is_some() {
-            std::fs::write(&file, &listed).unwrap();
+    fn every_crate_s_public_api_is_the_committed_one() {
+        let bless = std::env::var_os("TIDY_BLESS").is_some();
+        if let Err(error) = crate::public_api::check(&root(), bless) {
+            panic!("{error:#}");
         }
-        let committed = std::fs::read_to_string(&file).unwrap_or_default();
-        assert!(
-            committed == listed,
-            "the public items of {name} changed; review them and run \
-             `TIDY_BLESS=1 cargo test -p xtask` to update {}:\n{}",
-            file.display(),
-            line_diff(&committed, &listed)
-        );
-    }
-
-    /// The lines only in `old` (`-`) and only in `new` (`+`).
-    fn line_diff(old: &str, new: &str) -> String {
-        let old_lines: std::collections::BTreeSet<_> = old.lines().collect();
-        let new_lines: std::collections::BTreeSet<_> = new.lines().collect();
-        let gone = old_lines.difference(&new_lines).map(|l| format!("- {l}"));
-        let added = new_lines.difference(&old_lines).map(|l| format!("+ {l}"));
-        gone.chain(added).collect::<Vec<_>>().join("\n")
     }
 
     #[test]
