@@ -173,3 +173,7 @@ pub trait Host: Send + Sync + 'static {
         let _ = trace_id;
     }
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -70,3 +70,7 @@ pub use routes::watch::Connected;
 pub use runs::{RunRegistry, TrackedRun};
 pub use server::{Server, serve};
 pub use state::{AppState, AppStateBuilder};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -82,3 +82,7 @@ pub use app::{App, check_workspace};
 pub use config::{Config, Overrides};
 pub use error::{Error, Result};
 pub use factory::{AppFactory, RunRequest};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -62,3 +62,7 @@ pub use hook::{
 pub use log::{EntriesExt, Entry, Point};
 pub use restore::{Changes, DiffTarget, RestoreOptions};
 pub use store::{CheckpointStore, Limits, Snapshot, SnapshotId};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

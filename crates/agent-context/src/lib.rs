@@ -47,3 +47,7 @@ pub mod window;
 pub use compaction::{COMPACTION_PROMPT, CompactionStrategy, ContextBudget};
 pub use context::build_context;
 pub use context_incremental::IncrementalContext;
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

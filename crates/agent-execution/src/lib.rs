@@ -106,3 +106,7 @@ pub use trace::{
     ForkOrigin, ModelSettings, NewTrace, ParentLink, Trace, TraceFilter, TraceLimits, TraceMode,
     TraceOutcome, TraceStats, TraceStatus, TraceUpdate,
 };
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -74,3 +74,7 @@ pub use tool::{
 pub use verdicts::{
     JUDGE_PROMPT, JudgeClaim, failed_note, judge_material, passed_note, read_verdict, tail,
 };
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

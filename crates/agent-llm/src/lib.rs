@@ -274,3 +274,7 @@ pub use types::{
 pub use window::{
     ContextWindow, OLLAMA_DEFAULT_WINDOW, WindowSource, stated_prompt, stated_window,
 };
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

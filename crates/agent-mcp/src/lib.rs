@@ -93,3 +93,7 @@ pub use tool::{McpTool, TOOL_PREFIX, tool_name};
 
 /// The MCP protocol types of the SDK this crate is built on (tool listings, call results).
 pub use rmcp::model;
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -200,3 +200,7 @@ impl Exporter {
         Ok(count)
     }
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -34,3 +34,7 @@ pub mod rewind;
 
 pub use plan::{PlanError, PlanOutcome};
 pub use plan_edits::PlanEditError;
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -184,3 +184,7 @@ pub use spec::{Access, AgentSpec};
 /// The cancellation token runs take ([`AgentRunner::resume_in_background`]).
 pub use tokio_util::sync::CancellationToken;
 pub use turns::TURN_KEY;
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -131,3 +131,7 @@ pub enum Durability {
     /// No syncs: a returned write survives a crash of the process, not of the machine.
     Buffered,
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

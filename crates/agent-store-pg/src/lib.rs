@@ -87,3 +87,7 @@ fn corrupt(trace_id: &str, table: &str, detail: impl std::fmt::Display) -> Store
         detail: detail.to_string(),
     }
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

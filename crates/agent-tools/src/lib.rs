@@ -468,3 +468,7 @@ pub fn builtin_tools_with(sandbox: SandboxConfig) -> Vec<Arc<dyn Tool>> {
         ShellKillTool.into_tool(),
     ]
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -74,3 +74,7 @@ pub use extend::Extensions;
 pub use keys::Action;
 pub use session::{Explain, Options, run};
 pub use view::draw;
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

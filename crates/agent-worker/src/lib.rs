@@ -37,3 +37,7 @@ pub use factory::{FactoryError, RunnerFactory};
 pub use queue::QueuedSettings;
 pub use worker::{Worker, WorkerConfig};
 pub use workspace::{WorkspaceError, WorkspaceRoots};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
