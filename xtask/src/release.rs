@@ -1,6 +1,6 @@
 //! The checks of what downstream projects get: the packages as they would be published, a
 //! publish dry run of the crates that depend on no other crate of the workspace, the lean build
-//! (no default features) tested, and a project outside the workspace built against a fresh
+//! (no default features) tested and documented, and a project outside the workspace built against a fresh
 //! resolve of the newest compatible dependencies, failing on any warning, then run.
 
 use std::process::Command;
@@ -35,6 +35,24 @@ pub(crate) fn check() -> Result<()> {
     }
     cargo(&publish)?;
     // The lean build: without the shell-rule parser and the sandbox, the tools' own tests.
+    // The lean builds' documentation has no broken link either.
+    crate::cargo_env(
+        &[
+            "doc",
+            "--no-deps",
+            "--locked",
+            "--no-default-features",
+            "-p",
+            "goaltree-llm",
+            "-p",
+            "goaltree-tools",
+            "-p",
+            "goaltree-context",
+            "-p",
+            "goaltree-runner",
+        ],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
     let lean = ["--locked", "-p", "goaltree-tools", "--no-default-features"];
     if crate::has_nextest() {
         cargo(&[&["nextest", "run"][..], &lean].concat())?;

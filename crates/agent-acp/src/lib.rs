@@ -69,6 +69,7 @@
 //! // `agent_acp::serve_stdio(Arc::new(Demo(...)))` then serves an editor on stdin/stdout.
 //! let _host: Arc<dyn Host> = Arc::new(Demo(Arc::new(InMemoryTraceStore::new())));
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agent;
 mod client_fs;

@@ -32,7 +32,7 @@
 //! assert!(AppState::builder(Arc::new(InMemoryTraceStore::new())).config(open).build().is_err());
 //! # drop(app);
 //! ```
-
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod app;

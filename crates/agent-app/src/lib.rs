@@ -57,7 +57,7 @@
 //! ```
 //!
 //! [`RunnerFactory`]: agent_worker::RunnerFactory
-
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod app;

@@ -44,6 +44,7 @@
 //! assert_eq!(changes.deleted, ["new.txt"]);
 //! assert_eq!(std::fs::read_to_string(workspace.path().join("notes.txt")).unwrap(), "first");
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod beneath;
 mod branch;

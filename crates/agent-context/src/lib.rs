@@ -35,6 +35,7 @@
 //! assert_eq!(view.messages.len(), 2);
 //! assert!(!view.needs_full_compaction);
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod compaction;
 pub mod context;

@@ -48,7 +48,7 @@
 //! assert_eq!(tree.goals()[0].self_stats.total_tokens, 120);
 //! # }
 //! ```
-
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod budget;

@@ -30,6 +30,7 @@
 //! assert!(tree.to_prompt().contains("[→] 1. Read the code ← current"));
 //! # Ok::<(), agent_goal::GoalError>(())
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod command;
 mod edits;

@@ -27,7 +27,7 @@ impl std::fmt::Display for TimeoutKind {
 /// [`ContextWindowExceeded`](LlmError::ContextWindowExceeded), back off on
 /// [`RateLimited`](LlmError::RateLimited), stop and tell the user on
 /// [`Authentication`](LlmError::Authentication). Clients already retry what is worth retrying
-/// (see [`crate::RetryPolicy`]), so an error that reaches the caller is final for that call.
+/// (see `RetryPolicy`, with the `http` feature), so an error that reaches the caller is final for that call.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LlmError {

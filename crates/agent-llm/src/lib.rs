@@ -167,6 +167,76 @@
 //! assert_eq!(client.route_requests(1).len(), 1);
 //! # });
 //! ```
+// Without a feature, its items are linked to the documentation built with every feature.
+#![cfg_attr(
+    not(feature = "openai"),
+    doc = "[`OpenAiClient`]: https://docs.rs/goaltree-llm/latest/agent_llm/struct.OpenAiClient.html"
+)]
+#![cfg_attr(
+    not(feature = "openai"),
+    doc = "[`OpenAiConfig::from_env`]: https://docs.rs/goaltree-llm/latest/agent_llm/struct.OpenAiConfig.html#method.from_env"
+)]
+#![cfg_attr(
+    not(feature = "openai-responses"),
+    doc = "[`OpenAiResponsesClient`]: https://docs.rs/goaltree-llm/latest/agent_llm/struct.OpenAiResponsesClient.html"
+)]
+#![cfg_attr(
+    not(feature = "openai-responses"),
+    doc = "[`responses_only`]: https://docs.rs/goaltree-llm/latest/agent_llm/fn.responses_only.html"
+)]
+#![cfg_attr(
+    not(feature = "anthropic"),
+    doc = "[`AnthropicClient`]: https://docs.rs/goaltree-llm/latest/agent_llm/struct.AnthropicClient.html"
+)]
+#![cfg_attr(
+    not(feature = "anthropic"),
+    doc = "[`AnthropicConfig::from_env`]: https://docs.rs/goaltree-llm/latest/agent_llm/struct.AnthropicConfig.html#method.from_env"
+)]
+#![cfg_attr(
+    not(feature = "anthropic"),
+    doc = "[`PromptCache`]: https://docs.rs/goaltree-llm/latest/agent_llm/enum.PromptCache.html"
+)]
+#![cfg_attr(
+    not(any(
+        feature = "openai",
+        feature = "openai-responses",
+        feature = "anthropic"
+    )),
+    doc = "[`StreamFormat`]: https://docs.rs/goaltree-llm/latest/agent_llm/enum.StreamFormat.html"
+)]
+#![cfg_attr(
+    not(feature = "openai"),
+    doc = "[`StreamFormat::OpenAi`]: https://docs.rs/goaltree-llm/latest/agent_llm/enum.StreamFormat.html#variant.OpenAi"
+)]
+#![cfg_attr(
+    not(feature = "openai-responses"),
+    doc = "[`StreamFormat::OpenAiResponses`]: https://docs.rs/goaltree-llm/latest/agent_llm/enum.StreamFormat.html#variant.OpenAiResponses"
+)]
+#![cfg_attr(
+    not(feature = "anthropic"),
+    doc = "[`StreamFormat::Anthropic`]: https://docs.rs/goaltree-llm/latest/agent_llm/enum.StreamFormat.html#variant.Anthropic"
+)]
+#![cfg_attr(
+    not(any(
+        feature = "openai",
+        feature = "openai-responses",
+        feature = "anthropic"
+    )),
+    doc = "[`decode_recorded_stream`]: https://docs.rs/goaltree-llm/latest/agent_llm/fn.decode_recorded_stream.html"
+)]
+#![cfg_attr(
+    not(feature = "http"),
+    doc = "[`RetryPolicy`]: https://docs.rs/goaltree-llm/latest/agent_llm/struct.RetryPolicy.html"
+)]
+#![cfg_attr(
+    not(feature = "http"),
+    doc = "[`Timeouts`]: https://docs.rs/goaltree-llm/latest/agent_llm/struct.Timeouts.html"
+)]
+#![cfg_attr(
+    not(feature = "http"),
+    doc = "[`ensure_crypto_provider`]: https://docs.rs/goaltree-llm/latest/agent_llm/fn.ensure_crypto_provider.html"
+)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 #[cfg(feature = "anthropic")]

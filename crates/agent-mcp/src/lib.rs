@@ -43,7 +43,7 @@
 //! # Ok(())
 //! # }
 //! ```
-
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 #[cfg(feature = "oauth")]

@@ -41,6 +41,7 @@
 //! assert_eq!(spans[0].name, "invoke_agent agent");
 //! # });
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod ids;
 mod records;

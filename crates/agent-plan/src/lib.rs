@@ -24,6 +24,7 @@
 //! assert_eq!(plan.text, "Read the code\nTest it\n");
 //! # Ok::<(), agent_plan::plan_templates::TemplateError>(())
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod front_matter;
 pub mod goal_command;

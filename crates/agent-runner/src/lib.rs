@@ -97,7 +97,7 @@
 //!   branches that completed or failed keep their outcome, unfinished ones resume where they
 //!   stopped, missing ones are created, and the merge is recorded as if nothing had happened.
 //!   Other interrupted calls get an "interrupted" result.
-
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod act;

@@ -42,7 +42,7 @@
 //! # Ok(())
 //! # }
 //! ```
-
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod active;

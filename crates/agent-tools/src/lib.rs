@@ -29,6 +29,7 @@
 //! let registry = ToolRegistry::with_builtins_in(SandboxConfig::new(SandboxMode::ReadOnly));
 //! assert!(registry.names().iter().any(|name| name == "bash"));
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod approval;
 mod bash;

@@ -39,7 +39,7 @@
 //! ```
 //!
 //! [`AgentRunner`]: agent_runner::AgentRunner
-
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod app;

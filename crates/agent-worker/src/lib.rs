@@ -19,7 +19,7 @@
 //! assert_eq!(stored["approval"], "never");
 //! assert_eq!(QueuedSettings::from_json(&stored), Ok(settings));
 //! ```
-
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod approval;

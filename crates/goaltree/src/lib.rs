@@ -6,6 +6,7 @@
 //! front end (the command line, the terminal UI, the editor protocol) or hold logic: what a
 //! crate below does is that crate's to do.
 //!
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![doc = include_str!("../README.md")]
 
 pub use agent_execution as execution;
