@@ -58,6 +58,7 @@ impl ListModel {
 
     /// The same model with one more route: requests whose task contains `text` are answered
     /// from `responses`, in order.
+    #[must_use]
     pub fn with_route(mut self, text: impl Into<String>, responses: Vec<ChatResponse>) -> Self {
         self.routes.push((text.into(), responses));
         self

@@ -152,6 +152,7 @@ impl AppStateBuilder {
     /// Lets the server start and resume runs with runners from this factory. Without one the
     /// server is read-only and starting, resuming or continuing a run answers 403
     /// `runs_unavailable`.
+    #[must_use]
     pub fn runner_factory(mut self, factory: Arc<dyn RunnerFactory>) -> Self {
         self.factory = Some(factory);
         self
@@ -160,6 +161,7 @@ impl AppStateBuilder {
     /// Queues the runs this server is asked to start, resume or continue, for workers to
     /// execute (see [`agent_worker::queue`]); cancel requests and approval decisions for runs this
     /// server does not own go through it too. With a queue the server needs no runner factory.
+    #[must_use]
     pub fn run_queue(mut self, queue: Arc<dyn agent_execution::queue::RunQueue>) -> Self {
         self.queue = Some(queue);
         self
@@ -168,6 +170,7 @@ impl AppStateBuilder {
     /// Lets clients rewind traces and read the diffs of their goals from these checkpoints
     /// (`POST /api/traces/{id}/rewind`, `GET /api/traces/{id}/goals/{goal_id}/diff`); without
     /// them those routes answer 404 `no_checkpoints`.
+    #[must_use]
     pub fn checkpoints(mut self, checkpoints: TraceCheckpoints) -> Self {
         self.checkpoints = Some(checkpoints);
         self
@@ -175,12 +178,14 @@ impl AppStateBuilder {
 
     /// Takes the servers' questions on this board (the default: a board of its own, which no
     /// MCP client asks unless it is given [`AppState::elicitations`]).
+    #[must_use]
     pub fn elicitations(mut self, elicitations: Arc<HttpElicitations>) -> Self {
         self.elicitations = Some(elicitations);
         self
     }
 
     /// Sets the configuration (the default binds 127.0.0.1:8000 without a token).
+    #[must_use]
     pub fn config(mut self, config: ApiConfig) -> Self {
         self.config = config;
         self

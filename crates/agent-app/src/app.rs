@@ -44,6 +44,7 @@ impl App {
     }
 
     /// The same configuration with other overrides (a resumed trace's settings filled in).
+    #[must_use]
     pub fn with_overrides(&self, overrides: Overrides) -> Self {
         Self {
             overrides,
@@ -56,6 +57,7 @@ impl App {
     /// first thing in its `main` (the `agent` binary names itself). Without one, commands are
     /// confined from a thread of this process and cannot create entries at the top of the
     /// workspace.
+    #[must_use]
     pub fn with_sandbox_helper(mut self, program: PathBuf) -> Self {
         self.helper = Some(program);
         self

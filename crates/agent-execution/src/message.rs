@@ -245,12 +245,14 @@ impl NewMessage {
     }
 
     /// Ties the message to a goal.
+    #[must_use]
     pub fn goal(mut self, goal_id: impl Into<String>) -> Self {
         self.goal_id = Some(goal_id.into());
         self
     }
 
     /// Sets tokens and cost.
+    #[must_use]
     pub fn usage(mut self, tokens: u64, cost: f64) -> Self {
         self.tokens = Some(tokens);
         self.cost = Some(cost);
@@ -258,6 +260,7 @@ impl NewMessage {
     }
 
     /// Sets the duration.
+    #[must_use]
     pub fn duration_ms(mut self, duration_ms: u64) -> Self {
         self.duration_ms = Some(duration_ms);
         self

@@ -60,6 +60,7 @@ pub struct LimitOverrides {
 
 impl RunLimits {
     /// These limits with the caller's `overrides` on top: what a new trace runs with.
+    #[must_use]
     pub fn with_overrides(&self, overrides: &LimitOverrides) -> RunLimits {
         let mut limits = self.clone();
         if let Some(max) = overrides.max_iterations {
@@ -74,6 +75,7 @@ impl RunLimits {
     /// The limits a run of an existing trace applies: these (the defaults), replaced by the
     /// limits `stored` with the trace, replaced by the caller's `overrides`. This is the one
     /// place later runs of a trace (resume today, continue too) read its stored limits.
+    #[must_use]
     pub fn for_trace(&self, stored: Option<&TraceLimits>, overrides: &LimitOverrides) -> RunLimits {
         let mut limits = self.clone();
         if let Some(stored) = stored {

@@ -273,36 +273,42 @@ impl NewTrace {
     }
 
     /// Sets the model.
+    #[must_use]
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
         self.model = Some(model.into());
         self
     }
 
     /// Sets the agent profile of a main trace.
+    #[must_use]
     pub fn with_agent_type(mut self, agent_type: impl Into<String>) -> Self {
         self.agent_type = Some(agent_type.into());
         self
     }
 
     /// Stores these limits with the trace.
+    #[must_use]
     pub fn with_limits(mut self, limits: TraceLimits) -> Self {
         self.limits = Some(limits);
         self
     }
 
     /// Stores how the model is reached with the trace.
+    #[must_use]
     pub fn with_model_settings(mut self, settings: ModelSettings) -> Self {
         self.model_settings = Some(settings);
         self
     }
 
     /// Marks the trace as a fork of another.
+    #[must_use]
     pub fn with_forked_from(mut self, origin: ForkOrigin) -> Self {
         self.forked_from = Some(origin);
         self
     }
 
     /// Sets an explicit trace id.
+    #[must_use]
     pub fn with_id(mut self, trace_id: impl Into<String>) -> Self {
         self.trace_id = Some(trace_id.into());
         self

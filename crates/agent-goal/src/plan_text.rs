@@ -101,6 +101,7 @@ impl GoalTree {
     /// assert!(plan.plan_text().ends_with("\nRead the code\nImplement\n  Design it\n"));
     /// # Ok::<(), agent_goal::PlanParseError>(())
     /// ```
+    #[must_use]
     pub fn replan(&self, items: &[PlanItem]) -> GoalTree {
         self.replan_at(items, &now_rfc3339())
     }
@@ -112,6 +113,7 @@ impl GoalTree {
     /// An item is a child of the nearest item before it that is one level less deep; an item
     /// more than one level deeper than the one before it (which [`parse_plan`] refuses) goes
     /// one level below that one.
+    #[must_use]
     pub fn replan_at(&self, items: &[PlanItem], now: &str) -> GoalTree {
         let highest = self
             .goals
@@ -142,6 +144,7 @@ impl GoalTree {
     /// A fresh plan for `items` (see [`GoalTree::replan_at`]) that keeps the goal `keep` first,
     /// as it is but completed with `summary` and unfocused: the planning goal, whose messages
     /// hold the plan's reasons. Without such a goal, the same as [`GoalTree::replan_at`].
+    #[must_use]
     pub fn replan_keeping(
         &self,
         keep: &str,

@@ -87,27 +87,32 @@ impl AnthropicConfig {
     }
 
     /// The same config with one more header.
+    #[must_use]
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.extra_headers.push((name.into(), value.into()));
         self
     }
 
     /// The same config with streaming on or off.
+    #[must_use]
     pub fn with_streaming(self, streaming: bool) -> Self {
         AnthropicConfig { streaming, ..self }
     }
 
     /// The same config with this retry policy.
+    #[must_use]
     pub fn with_retry(self, retry: RetryPolicy) -> Self {
         AnthropicConfig { retry, ..self }
     }
 
     /// The same config with these deadlines.
+    #[must_use]
     pub fn with_timeouts(self, timeouts: Timeouts) -> Self {
         AnthropicConfig { timeouts, ..self }
     }
 
     /// The same config with these prompt-cache breakpoints.
+    #[must_use]
     pub fn with_prompt_cache(self, prompt_cache: PromptCache) -> Self {
         AnthropicConfig {
             prompt_cache,

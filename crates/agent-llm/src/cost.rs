@@ -30,6 +30,7 @@ impl ModelPrice {
     }
 
     /// The same price with a cached-input rate.
+    #[must_use]
     pub fn with_cached(self, cached_input_per_mtok: f64) -> Self {
         ModelPrice {
             cached_input_per_mtok: Some(cached_input_per_mtok),

@@ -79,6 +79,7 @@ impl ModelInfo {
     }
 
     /// The same info with another context window.
+    #[must_use]
     pub fn with_context_window(self, context_window: usize) -> ModelInfo {
         ModelInfo {
             context_window,

@@ -89,22 +89,26 @@ impl OpenAiConfig {
     }
 
     /// The same config with one more header.
+    #[must_use]
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.extra_headers.push((name.into(), value.into()));
         self
     }
 
     /// The same config with streaming on or off.
+    #[must_use]
     pub fn with_streaming(self, streaming: bool) -> Self {
         OpenAiConfig { streaming, ..self }
     }
 
     /// The same config with this retry policy.
+    #[must_use]
     pub fn with_retry(self, retry: RetryPolicy) -> Self {
         OpenAiConfig { retry, ..self }
     }
 
     /// The same config with these deadlines.
+    #[must_use]
     pub fn with_timeouts(self, timeouts: Timeouts) -> Self {
         OpenAiConfig { timeouts, ..self }
     }
@@ -155,6 +159,7 @@ impl OpenAiClient {
     }
 
     /// The same client asking for streamed answers or not (see [`OpenAiConfig::streaming`]).
+    #[must_use]
     pub fn with_streaming(mut self, streaming: bool) -> Self {
         self.config.streaming = streaming;
         self

@@ -51,6 +51,7 @@ impl ProviderKind {
 
     /// The provider whose server, key and settings this one shares: OpenAI's two APIs share
     /// them.
+    #[must_use]
     pub fn account(self) -> ProviderKind {
         match self {
             Self::OpenaiResponses => Self::Openai,

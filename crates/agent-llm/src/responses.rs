@@ -108,12 +108,14 @@ impl OpenAiResponsesConfig {
     }
 
     /// The same config with one more header.
+    #[must_use]
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.extra_headers.push((name.into(), value.into()));
         self
     }
 
     /// The same config with this reasoning effort.
+    #[must_use]
     pub fn with_reasoning_effort(self, effort: impl Into<String>) -> Self {
         OpenAiResponsesConfig {
             reasoning_effort: Some(effort.into()),
@@ -122,11 +124,13 @@ impl OpenAiResponsesConfig {
     }
 
     /// The same config with this retry policy.
+    #[must_use]
     pub fn with_retry(self, retry: RetryPolicy) -> Self {
         OpenAiResponsesConfig { retry, ..self }
     }
 
     /// The same config with these deadlines.
+    #[must_use]
     pub fn with_timeouts(self, timeouts: Timeouts) -> Self {
         OpenAiResponsesConfig { timeouts, ..self }
     }

@@ -54,6 +54,7 @@ impl RetryPolicy {
     }
 
     /// The same policy with this many attempts at most.
+    #[must_use]
     pub fn with_max_attempts(self, max_attempts: u32) -> Self {
         RetryPolicy {
             max_attempts,
@@ -62,6 +63,7 @@ impl RetryPolicy {
     }
 
     /// The same policy with these computed waits (for tests: a millisecond or two).
+    #[must_use]
     pub fn with_delays(self, initial_delay: Duration, max_delay: Duration) -> Self {
         RetryPolicy {
             initial_delay,

@@ -325,12 +325,14 @@ impl ChatRequest {
     }
 
     /// The same request with these tools.
+    #[must_use]
     pub fn with_tools(mut self, tools: impl Into<Arc<Vec<ToolSpec>>>) -> Self {
         self.tools = tools.into();
         self
     }
 
     /// The same request with this tool choice.
+    #[must_use]
     pub fn with_tool_choice(mut self, choice: ToolChoice) -> Self {
         self.tool_choice = Some(choice);
         self

@@ -70,18 +70,21 @@ impl ClientOptions {
     }
 
     /// The same, with the tokens of the servers signed in to kept in `tokens`.
+    #[must_use]
     pub fn with_tokens(mut self, tokens: Tokens) -> Self {
         self.tokens = Some(tokens);
         self
     }
 
     /// The same, with stdio servers started in `sandbox` (see [`ClientOptions::sandbox`]).
+    #[must_use]
     pub fn with_sandbox(mut self, sandbox: SandboxConfig) -> Self {
         self.sandbox = Some(sandbox);
         self
     }
 
     /// The same, signing in again through `browser` when a server asks for a wider scope.
+    #[must_use]
     pub fn with_browser(mut self, browser: Arc<dyn Browser>) -> Self {
         self.browser = Some(browser);
         self

@@ -52,12 +52,14 @@ impl FileSystemTraceStore {
     }
 
     /// Sets the durability policy.
+    #[must_use]
     pub fn with_durability(mut self, durability: Durability) -> Self {
         self.durability = durability;
         self
     }
 
     /// Sets how many events a watcher may fall behind before it catches up from the files.
+    #[must_use]
     pub fn with_feed_capacity(mut self, capacity: usize) -> Self {
         self.bus = EventBus::with_capacity(capacity);
         self

@@ -67,6 +67,7 @@ impl PgTraceStore {
     }
 
     /// Sets how many events a watcher may fall behind before it catches up from the database.
+    #[must_use]
     pub fn with_feed_capacity(mut self, capacity: usize) -> Self {
         self.bus = EventBus::with_capacity(capacity);
         self

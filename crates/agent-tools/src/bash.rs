@@ -84,6 +84,7 @@ impl BashTool {
     /// sandbox's refusal (a permission or read-only error, a refused connection; the sandbox
     /// on), whether to run it once more without the sandbox. Without one (the default), the
     /// model gets the refusal with a note that it may have been the sandbox's.
+    #[must_use]
     pub fn with_rerun(mut self, approver: Arc<dyn RerunApprover>) -> Self {
         self.rerun = Some(approver);
         self

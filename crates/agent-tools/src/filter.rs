@@ -66,12 +66,14 @@ impl ToolFilter {
     }
 
     /// The same filter admitting only `names` (among those its risk limit admits).
+    #[must_use]
     pub fn allowing<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
         self.allow = Some(names.into_iter().map(Into::into).collect());
         self
     }
 
     /// The same filter refusing `names` as well.
+    #[must_use]
     pub fn denying<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
         self.deny.extend(names.into_iter().map(Into::into));
         self

@@ -78,6 +78,7 @@ impl HookInput {
     }
 
     /// The event with the field `key` set to `value`.
+    #[must_use]
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.fields.insert(key.to_owned(), value.into());
         self
@@ -85,6 +86,7 @@ impl HookInput {
 
     /// The event about a call of `name` with `args` (the call's JSON, kept as text when it
     /// is not JSON).
+    #[must_use]
     pub fn tool(mut self, name: &str, args: &str) -> Self {
         self.tool_name = Some(name.to_owned());
         let input = serde_json::from_str(args).unwrap_or_else(|_| Value::String(args.to_owned()));

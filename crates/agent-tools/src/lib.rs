@@ -237,12 +237,14 @@ impl ToolOutput {
     }
 
     /// The same output, saying how the call ended.
+    #[must_use]
     pub fn with_outcome(mut self, outcome: ToolOutcome) -> Self {
         self.outcome = Some(outcome);
         self
     }
 
     /// The same output with `image` attached.
+    #[must_use]
     pub fn with_image(mut self, image: ToolImage) -> Self {
         self.images.push(image);
         self

@@ -60,6 +60,7 @@ impl ToolResult {
     }
 
     /// The same result, saying how the call ended.
+    #[must_use]
     pub fn with_outcome(mut self, outcome: ToolOutcome) -> Self {
         self.outcome = Some(outcome);
         self

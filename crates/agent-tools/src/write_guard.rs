@@ -36,6 +36,7 @@ impl WriteGuard {
     }
 
     /// This guard at most as loose as `mode` allows.
+    #[must_use]
     pub fn confined_to(&self, mode: SandboxMode) -> Self {
         Self {
             read_only: self.read_only || mode == SandboxMode::ReadOnly,

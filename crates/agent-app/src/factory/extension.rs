@@ -32,6 +32,7 @@ impl<'a> Scope<'a> {
     }
 
     /// The same runner, its profile offering only the skills `skills` (all when `None`).
+    #[must_use]
     pub fn with_skills(mut self, skills: Option<&'a [String]>) -> Self {
         self.skills = skills;
         self

@@ -68,36 +68,42 @@ impl RunRequest {
     }
 
     /// Runs as `profile` (a resumed trace's) unless the overrides name another.
+    #[must_use]
     pub fn profile(mut self, profile: Option<&str>) -> Self {
         self.profile = profile.map(str::to_owned);
         self
     }
 
     /// Works in `workspace`.
+    #[must_use]
     pub fn workspace(mut self, workspace: impl Into<PathBuf>) -> Self {
         self.workspace = Some(workspace.into());
         self
     }
 
     /// Decides risky calls with `approval`.
+    #[must_use]
     pub fn approval(mut self, approval: Approval) -> Self {
         self.approval = Some(approval);
         self
     }
 
     /// Asks `rerun` whether a command the sandbox refused runs again without it.
+    #[must_use]
     pub fn rerun(mut self, rerun: Arc<dyn RerunApprover>) -> Self {
         self.rerun = Some(rerun);
         self
     }
 
     /// Asks `confirm` whether an abandoned goal's changes are rolled back.
+    #[must_use]
     pub fn confirm(mut self, confirm: Arc<dyn RollbackConfirm>) -> Self {
         self.confirm = Some(confirm);
         self
     }
 
     /// Uses `tools` in the place of (or beside) the built-in ones.
+    #[must_use]
     pub fn tools(mut self, tools: Vec<Arc<dyn Tool>>) -> Self {
         self.tools = tools;
         self
@@ -192,12 +198,14 @@ impl AppFactory {
     }
 
     /// Adds `extension` to every runner built from now on.
+    #[must_use]
     pub fn with_extension(mut self, extension: Arc<dyn Extension>) -> Self {
         self.extensions.push(extension);
         self
     }
 
     /// Calls `run_ended` when a run a server or a worker tracked ends (to send its spans).
+    #[must_use]
     pub fn on_run_ended(mut self, run_ended: RunEnded) -> Self {
         self.run_ended = Some(run_ended);
         self

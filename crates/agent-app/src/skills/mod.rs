@@ -124,6 +124,7 @@ impl Found {
     }
 
     /// Only the skills named in `names` (a profile's `skills`); all of them when `None`.
+    #[must_use]
     pub fn limited(mut self, names: Option<&[String]>) -> Self {
         if let Some(names) = names {
             self.skills.retain(|skill| names.contains(&skill.name));

@@ -85,6 +85,7 @@ impl ScriptedClient {
     /// The same client keeping only the newest `limit` requests it gets (0: none), so a long
     /// run's memory does not grow with every request's copy of the conversation. Like
     /// [`with_fallback`](Self::with_fallback), this makes a new client: call it before cloning.
+    #[must_use]
     pub fn keeping_requests(self, limit: usize) -> Self {
         ScriptedClient::build(self.inner.script.clone(), Some(limit))
     }
@@ -110,6 +111,7 @@ impl ScriptedClient {
     /// The same client answering `text` once the turns run out. Like
     /// [`with_context_window`](Self::with_context_window), this makes a new client: call it
     /// before cloning.
+    #[must_use]
     pub fn with_fallback(self, text: impl Into<String>) -> Self {
         let mut script = self.inner.script.clone();
         script.fallback = Some(text.into());
@@ -119,6 +121,7 @@ impl ScriptedClient {
     /// The same client with one more route: requests whose task contains `text` are answered
     /// from `turns` (see [`ScriptRoute`]). Like [`with_fallback`](Self::with_fallback), this
     /// makes a new client: call it before cloning.
+    #[must_use]
     pub fn with_route(self, text: impl Into<String>, turns: Vec<ScriptedTurn>) -> Self {
         let mut script = self.inner.script.clone();
         script.routes.push(ScriptRoute::new(text, turns));
@@ -126,6 +129,7 @@ impl ScriptedClient {
     }
 
     /// The same client reporting this context window for every model.
+    #[must_use]
     pub fn with_context_window(self, context_window: usize) -> Self {
         let mut script = self.inner.script.clone();
         script.context_window = Some(context_window);

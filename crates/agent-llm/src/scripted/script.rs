@@ -143,6 +143,7 @@ impl ScriptedTurn {
     }
 
     /// The same turn with one more tool call.
+    #[must_use]
     pub fn with_tool_call(mut self, name: impl Into<String>, arguments: serde_json::Value) -> Self {
         self.tool_calls.push(ScriptedToolCall {
             id: None,
@@ -153,18 +154,21 @@ impl ScriptedTurn {
     }
 
     /// The same turn with this text.
+    #[must_use]
     pub fn with_text(mut self, text: impl Into<String>) -> Self {
         self.text = Some(text.into());
         self
     }
 
     /// The same turn reporting this usage.
+    #[must_use]
     pub fn with_usage(mut self, usage: Usage) -> Self {
         self.usage = Some(usage);
         self
     }
 
     /// The same turn answering after `delay`.
+    #[must_use]
     pub fn with_delay(mut self, delay: Duration) -> Self {
         self.delay_ms = Some(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
         self

@@ -112,18 +112,21 @@ impl Reply {
     }
 
     /// Adds a response header (e.g. `retry-after`).
+    #[must_use]
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
     }
 
     /// Waits this long before sending the response headers.
+    #[must_use]
     pub fn with_delay(mut self, delay: Duration) -> Self {
         self.delay = delay;
         self
     }
 
     /// Waits this long before each piece of a streamed body, and before its end.
+    #[must_use]
     pub fn with_pause(mut self, pause: Duration) -> Self {
         self.stream.pause = pause;
         self
@@ -131,18 +134,21 @@ impl Reply {
 
     /// Re-cuts a streamed body into pieces of `bytes` bytes, so that lines, events and JSON
     /// tokens are split across network reads.
+    #[must_use]
     pub fn with_pieces_of(mut self, bytes: usize) -> Self {
         self.stream.split_every = Some(bytes.max(1));
         self
     }
 
     /// After its pieces, a streamed body sends nothing more and keeps the connection open.
+    #[must_use]
     pub fn then_hang(mut self) -> Self {
         self.stream.end = End::Hang;
         self
     }
 
     /// After its pieces, a streamed body breaks the connection mid-body.
+    #[must_use]
     pub fn then_reset(mut self) -> Self {
         self.stream.end = End::Reset;
         self

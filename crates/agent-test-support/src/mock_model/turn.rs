@@ -52,12 +52,14 @@ impl Usage {
     }
 
     /// With this many prompt tokens read from the cache.
+    #[must_use]
     pub fn with_cache_read(mut self, tokens: u64) -> Self {
         self.cache_read_tokens = tokens;
         self
     }
 
     /// With this many prompt tokens written to the cache.
+    #[must_use]
     pub fn with_cache_write(mut self, tokens: u64) -> Self {
         self.cache_write_tokens = tokens;
         self
@@ -98,12 +100,14 @@ impl Turn {
     }
 
     /// Sets the text (said before any tool call).
+    #[must_use]
     pub fn with_text(mut self, text: impl Into<String>) -> Self {
         self.text = Some(text.into());
         self
     }
 
     /// Adds a tool call.
+    #[must_use]
     pub fn with_tool_call(
         mut self,
         id: impl Into<String>,
@@ -116,6 +120,7 @@ impl Turn {
 
     /// Starts with a reasoning item with this summary and encrypted content the server
     /// remembers (the Responses format only; the other formats leave it out).
+    #[must_use]
     pub fn with_reasoning_item(mut self, summary: impl Into<String>) -> Self {
         self.reasoning_item = Some(summary.into());
         self
@@ -123,12 +128,14 @@ impl Turn {
 
     /// Adds reasoning: `reasoning_content` of an OpenAI-compatible message, a signed `thinking`
     /// block of an Anthropic one.
+    #[must_use]
     pub fn with_reasoning(self, text: impl Into<String>) -> Self {
         self.with_reasoning_in("reasoning_content", text)
     }
 
     /// Adds reasoning in this OpenAI-compatible message field (`reasoning` for OpenRouter and
     /// newer vLLM); a signed `thinking` block for Anthropic all the same.
+    #[must_use]
     pub fn with_reasoning_in(mut self, field: impl Into<String>, text: impl Into<String>) -> Self {
         self.thoughts.push(Thought::Text {
             field: field.into(),
@@ -139,6 +146,7 @@ impl Turn {
 
     /// Adds an Anthropic `redacted_thinking` block with this data (sealed by the server so that
     /// a changed copy is refused); OpenAI-compatible renderings leave it out.
+    #[must_use]
     pub fn with_redacted_thinking(mut self, data: impl Into<String>) -> Self {
         self.thoughts.push(Thought::Redacted(data.into()));
         self
@@ -177,12 +185,14 @@ impl Turn {
     }
 
     /// Reports this usage.
+    #[must_use]
     pub fn with_usage(mut self, usage: Usage) -> Self {
         self.usage = Some(usage);
         self
     }
 
     /// The response id (`chatcmpl-mock` or `msg_mock` otherwise).
+    #[must_use]
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
         self.id = Some(id.into());
         self
@@ -190,6 +200,7 @@ impl Turn {
 
     /// The model the response names (the request's model when the server renders it,
     /// `mock-model` otherwise).
+    #[must_use]
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
         self.model = Some(model.into());
         self

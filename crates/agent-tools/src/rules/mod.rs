@@ -132,6 +132,7 @@ impl ApprovalRules {
     /// These rules without their allow rules: what still holds where nothing risky may run
     /// unasked (a server whose approval mode is `never` refuses every risky call, yet a deny
     /// rule still refuses the calls it names that are not risky).
+    #[must_use]
     pub fn deny_only(&self) -> Self {
         Self {
             allow: Vec::new(),
