@@ -2,7 +2,7 @@
 //! crate's source with `syn`: what other crates can name (the items of public modules and what
 //! `lib.rs` and they re-export), each struct's public fields, each enum's variants, each trait's
 //! items, the inherent methods and trait implementations of the exported types, with the
-//! attributes that matter to a caller (`derive`, `non_exhaustive`, `cfg`, `must_use`, `repr`).
+//! attributes whose change can break a caller (`derive`, `non_exhaustive`, `cfg`, `repr`).
 //!
 //! The breaking-change gate compares it with the committed `public-api.txt` of each crate: a
 //! line that is gone or changed is a break (a removed item, a changed signature, a lost derive),

@@ -13,7 +13,7 @@ fn kept_attrs(attrs: &[Attribute]) -> String {
     attrs
         .iter()
         .filter(|a| {
-            ["derive", "non_exhaustive", "cfg", "must_use", "repr"]
+            ["derive", "non_exhaustive", "cfg", "repr"]
                 .iter()
                 .any(|name| a.path().is_ident(name))
         })
