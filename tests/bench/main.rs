@@ -32,6 +32,7 @@ use anyhow::{Context, Result, bail};
 
 mod api;
 mod blackbox;
+mod build_size;
 mod cache;
 mod checkpoints;
 mod distributed;
@@ -228,20 +229,23 @@ async fn main() -> Result<()> {
     let blackbox = blackbox::measure(&plan.blackbox_ns, plan.short_runs)?;
     let checkpoints = checkpoints::measure(plan.checkpoint_files, plan.runs)?;
     let real = real_model::measure(plan.quick, plan.runs)?;
+    let build = build_size::measure(!plan.quick)?;
     let (mut summary, mut failures) = report::summary(&results)?;
     summary.push_str(&cache::summary_rows(&caching));
     summary.push_str(&distributed::summary_rows(&distributed));
     summary.push_str(&checkpoints::summary_rows(&checkpoints));
     failures.extend(distributed.failures());
     summary.push_str(&real_model::summary_rows(&real));
+    summary.push_str(&build_size::summary_rows(&build));
     summary.push_str(&targets::section(&results, &blackbox, &distributed));
     let sections = format!(
-        "{}{}{}{}{}",
+        "{}{}{}{}{}{}",
         cache::section(&caching),
         distributed::section(&distributed),
         targets::blackbox_section(&blackbox),
         checkpoints::section(&checkpoints),
-        real_model::section(&real)
+        real_model::section(&real),
+        build_size::section(&build)
     );
     let full = report::full(&results, &summary, &failures, &sections)?;
     match &args.out {

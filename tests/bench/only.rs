@@ -10,7 +10,7 @@ use crate::stats::{ratio, seconds};
 use crate::{Plan, api, distributed, overhead, real_model, scale};
 
 /// The parts that run on their own.
-pub(crate) const PARTS: &str = "overhead, scale, api, distributed, real_model";
+pub(crate) const PARTS: &str = "overhead, scale, api, distributed, real_model, build";
 
 /// Runs one part with the plan's sizes and prints its figures.
 pub(crate) async fn run(part: &str, plan: &Plan) -> Result<String> {
@@ -116,6 +116,11 @@ pub(crate) async fn run(part: &str, plan: &Plan) -> Result<String> {
                 crate::load_average(),
             )?,
         },
+        "build" => {
+            let builds = crate::build_size::measure(!plan.quick)?;
+            out.push_str(&crate::build_size::section(&builds));
+            out.push_str(&crate::build_size::summary_rows(&builds));
+        }
         other => bail!("unknown part {other:?}; one of {PARTS}"),
     }
     Ok(out)
