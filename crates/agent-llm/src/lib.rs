@@ -197,6 +197,7 @@ mod formats;
     allow(dead_code)
 )]
 mod http;
+mod image;
 mod models;
 pub mod notice;
 #[cfg(feature = "tiktoken")]
@@ -241,6 +242,10 @@ pub use async_trait::async_trait;
 pub use client::{ChatStream, LlmClient, ResponseCollector, collect_stream};
 pub use cost::{ModelPrice, PriceTable};
 pub use error::{LlmError, TimeoutKind};
+pub use image::{
+    ChatImage, ImageError, ImageTokens, MAX_IMAGE_BYTES, media_type as image_media_type,
+    supports_images,
+};
 #[cfg(feature = "anthropic")]
 pub use formats::anthropic::PromptCache;
 #[cfg(feature = "http")]
