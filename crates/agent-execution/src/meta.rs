@@ -61,6 +61,10 @@ pub const EMPTY_ANSWER: &str = "empty_answer";
 pub const GOALS_PENDING: &str = "goals_pending";
 /// On the runner's message about a goal's spent budget: `{goal_id, action}` ([`GoalBudgetNote`]).
 pub const GOAL_BUDGET: &str = "goal_budget";
+/// On a user or tool message with pictures: the list of them (`{id, media_type, width, height,
+/// name?, data}`, `id` the SHA-256 of the bytes, `data` base64), sent to the model after the
+/// message's text ([`images`], [`set_images`]).
+pub const IMAGES: &str = "images";
 
 /// Every key above, in the order they are listed.
 pub const KEYS: &[&str] = &[
@@ -78,6 +82,7 @@ pub const KEYS: &[&str] = &[
     OUTCOME,
     EMPTY_ANSWER,
     GOALS_PENDING,
+    IMAGES,
     GOAL_BUDGET,
 ];
 
@@ -290,6 +295,26 @@ pub async fn tokens_estimated(
     Ok(messages.iter().any(|message| usage_is_estimated(message)))
 }
 
+/// The pictures of a message's metadata ([`IMAGES`]); a malformed entry is left out.
+pub fn images(metadata: &Map<String, Value>) -> Vec<agent_llm::ChatImage> {
+    match metadata.get(IMAGES) {
+        Some(Value::Array(list)) => list
+            .iter()
+            .filter_map(|entry| serde_json::from_value(entry.clone()).ok())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Stores `images` on a message's metadata ([`IMAGES`]); none removes the key.
+pub fn set_images(metadata: &mut Map<String, Value>, images: &[agent_llm::ChatImage]) {
+    if images.is_empty() {
+        metadata.remove(IMAGES);
+    } else if let Ok(list) = serde_json::to_value(images) {
+        metadata.insert(IMAGES.to_owned(), list);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -334,7 +359,7 @@ mod tests {
         );
         assert_eq!(read.outcome, Some(ToolOutcome::Exited { code: 1 }));
         assert!(!ToolOutcome::Exited { code: 1 }.succeeded());
-        assert_eq!(KEYS.len(), 15);
+        assert_eq!(KEYS.len(), 16);
         for key in KEYS {
             assert!(metadata.contains_key(*key), "{key}");
         }

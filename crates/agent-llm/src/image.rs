@@ -262,6 +262,80 @@ pub fn supports_images(model: &str) -> bool {
         || VISION_MARKS.iter().any(|mark| name.contains(mark))
 }
 
+/// Which models take pictures: [`supports_images`]'s rule by name, with the settings' word on
+/// top (agent.toml's `[models."NAME"] vision = true/false`).
+///
+/// ```
+/// use agent_llm::Vision;
+/// let vision = Vision::new([("my-local-vl".to_owned(), false), ("qwen-coder".to_owned(), true)]);
+/// assert!(vision.takes_images("gpt-4o"));
+/// assert!(!vision.takes_images("my-local-vl"));
+/// assert!(vision.takes_images("qwen-coder"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Vision {
+    settings: std::collections::BTreeMap<String, bool>,
+}
+
+impl Vision {
+    /// The rule with `settings` (model name, takes pictures) on top of the names'.
+    pub fn new(settings: impl IntoIterator<Item = (String, bool)>) -> Self {
+        Self {
+            settings: settings.into_iter().collect(),
+        }
+    }
+
+    /// Whether `model` takes pictures.
+    pub fn takes_images(&self, model: &str) -> bool {
+        self.settings
+            .get(model)
+            .copied()
+            .unwrap_or_else(|| supports_images(model))
+    }
+
+    /// The sentence that refuses pictures for `model`.
+    pub fn refusal(model: &str) -> String {
+        format!(
+            "the model {model} does not take images; choose a model that does, or set \
+             `vision = true` under [models.\"{model}\"] in agent.toml if it does"
+        )
+    }
+}
+
+/// `messages` for a model that takes no pictures: each picture becomes a short text saying it
+/// was left out, so the model knows it is there (and a tool that returned one says so).
+/// Returns whether any picture was replaced.
+pub fn leave_out_images(messages: &mut Vec<ChatMessage>, model: &str) -> bool {
+    let mut changed = false;
+    for message in messages.iter_mut() {
+        let Some(images) = message.images_mut().filter(|images| !images.is_empty()) else {
+            continue;
+        };
+        let notes: Vec<String> = images
+            .drain(..)
+            .map(|image| {
+                format!(
+                    "{} (not shown: the model {model} does not take images)",
+                    image.placeholder()
+                )
+            })
+            .collect();
+        let notes = notes.join("\n");
+        match message {
+            ChatMessage::UserWithImages { text, .. } => {
+                *message = ChatMessage::user(format!("{text}\n{notes}"));
+            }
+            ChatMessage::Tool { content, .. } => {
+                content.push('\n');
+                content.push_str(&notes);
+            }
+            _ => {}
+        }
+        changed = true;
+    }
+    changed
+}
+
 impl ChatMessage {
     /// A user message with pictures; without any, a plain [`ChatMessage::User`].
     pub fn user_with_images(text: impl Into<String>, images: Vec<ChatImage>) -> Self {

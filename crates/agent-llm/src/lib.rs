@@ -243,8 +243,8 @@ pub use client::{ChatStream, LlmClient, ResponseCollector, collect_stream};
 pub use cost::{ModelPrice, PriceTable};
 pub use error::{LlmError, TimeoutKind};
 pub use image::{
-    ChatImage, ImageError, ImageTokens, MAX_IMAGE_BYTES, media_type as image_media_type,
-    supports_images,
+    ChatImage, ImageError, ImageTokens, MAX_IMAGE_BYTES, Vision, leave_out_images,
+    media_type as image_media_type, supports_images,
 };
 #[cfg(feature = "anthropic")]
 pub use formats::anthropic::PromptCache;

@@ -35,6 +35,10 @@ pub enum RunError {
     /// A hook refused the prompt.
     #[error("{0}")]
     Refused(String),
+    /// Pictures were given for a model that takes none (the sentence says which and how to
+    /// say it does).
+    #[error("{0}")]
+    NoVision(String),
     /// A message to continue a trace with was empty.
     #[error("the message is empty")]
     EmptyMessage,

@@ -14,9 +14,13 @@ use crate::record::check_workspace;
 pub(crate) async fn create_trace(
     agent: &Agent,
     task: &str,
+    images: &[agent_llm::ChatImage],
     trace_id: Option<&str>,
 ) -> Result<String, RunError> {
     check_workspace(&agent.spec)?;
+    if !images.is_empty() && !agent.spec.vision.takes_images(&agent.spec.model) {
+        return Err(RunError::NoVision(agent_llm::Vision::refusal(&agent.spec.model)));
+    }
     let store = agent.store();
     let root = &agent.engine.root;
     let settings = ModelSettings {
@@ -38,8 +42,8 @@ pub(crate) async fn create_trace(
         new = new.with_agent_type(profile);
     }
     let trace = store.create_trace(new).await?;
-    store
-        .add_message(&trace.trace_id, NewMessage::user(task))
-        .await?;
+    let mut first = NewMessage::user(task);
+    agent_execution::meta::set_images(&mut first.metadata, images);
+    store.add_message(&trace.trace_id, first).await?;
     Ok(trace.trace_id)
 }

@@ -54,6 +54,10 @@ pub(crate) fn tool_message(call: &ToolCall, answer: Answer, goal_id: Option<Stri
         message.cost = Some(cost);
     }
     message.metadata = answer.metadata;
+    let images: Vec<_> = (answer.result.images.iter())
+        .filter_map(|image| agent_llm::ChatImage::from_bytes(&image.data, None).ok())
+        .collect();
+    meta::set_images(&mut message.metadata, &images);
     if let Some(Ok(outcome)) = answer.result.outcome.map(serde_json::to_value) {
         message.metadata.insert(meta::OUTCOME.to_owned(), outcome);
     }

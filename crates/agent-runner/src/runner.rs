@@ -247,8 +247,18 @@ impl AgentRunner {
 
     /// Creates the trace for `task` and runs it in the background.
     pub async fn start(&self, task: &str) -> Result<RunHandle, RunError> {
+        self.start_with_images(task, &[]).await
+    }
+
+    /// Like [`start`](Self::start), the task's pictures after its text: refused
+    /// ([`RunError::NoVision`]) when the model takes none.
+    pub async fn start_with_images(
+        &self,
+        task: &str,
+        images: &[agent_llm::ChatImage],
+    ) -> Result<RunHandle, RunError> {
         let agent = self.agent();
-        let trace_id = create_trace(&agent, task, None).await?;
+        let trace_id = create_trace(&agent, task, images, None).await?;
         Ok(self.spawn(agent, trace_id, CancellationToken::new(), 0))
     }
 
@@ -366,14 +376,14 @@ impl AgentRunner {
 
     /// Creates a trace for `task` without running it; [`drive`](Self::drive) runs it.
     pub async fn create(&self, task: &str) -> Result<String, RunError> {
-        create_trace(&self.agent(), task, None).await
+        create_trace(&self.agent(), task, &[], None).await
     }
 
     /// Like [`create`](Self::create), under an id chosen beforehand (e.g. from
     /// [`agent_execution::ids::new_trace_id`] when a session is named before its first message).
     /// The store refuses an id that is malformed or taken.
     pub async fn create_as(&self, trace_id: &str, task: &str) -> Result<String, RunError> {
-        create_trace(&self.agent(), task, Some(trace_id)).await
+        create_trace(&self.agent(), task, &[], Some(trace_id)).await
     }
 
     fn spawn(

@@ -40,6 +40,7 @@ pub mod hooks;
 pub mod interaction;
 mod output;
 mod path;
+mod picture;
 mod process;
 mod registry;
 pub mod rules;
