@@ -332,6 +332,7 @@ impl From<RunError> for ApiError {
                 format!("trace {trace_id} is already running in this server"),
             ),
             RunError::EmptyMessage => Self::bad_request("invalid_request", "the message is empty"),
+            RunError::NoVision(message) => Self::bad_request("no_vision", message),
             other => Self::Internal(other.to_string()),
         }
     }

@@ -376,7 +376,17 @@ impl AgentRunner {
 
     /// Creates a trace for `task` without running it; [`drive`](Self::drive) runs it.
     pub async fn create(&self, task: &str) -> Result<String, RunError> {
-        create_trace(&self.agent(), task, &[], None).await
+        self.create_with_images(task, &[]).await
+    }
+
+    /// Like [`create`](Self::create), the task's pictures after its text: refused
+    /// ([`RunError::NoVision`]) when the model takes none, before anything is stored.
+    pub async fn create_with_images(
+        &self,
+        task: &str,
+        images: &[agent_llm::ChatImage],
+    ) -> Result<String, RunError> {
+        create_trace(&self.agent(), task, images, None).await
     }
 
     /// Like [`create`](Self::create), under an id chosen beforehand (e.g. from

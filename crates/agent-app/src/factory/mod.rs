@@ -245,6 +245,19 @@ impl AppFactory {
         }
     }
 
+    /// `text` [expanded](Self::expand), with the pictures it mentions (`@shot.png`) and the
+    /// `files` named apart (`--image`) attached ([`crate::images::attach`]). Every door sends
+    /// its tasks and messages through here or through [`expand`](Self::expand).
+    pub fn prompt(
+        &self,
+        text: &str,
+        files: &[PathBuf],
+        workspace: Option<&Path>,
+    ) -> Result<crate::images::Prompt> {
+        let text = self.expand(text, workspace)?;
+        crate::images::attach(&text, files, workspace.unwrap_or(&self.workspace))
+    }
+
     /// Resolves the settings of the runs that name no profile (the overrides', else `default`)
     /// in the factory's workspace, so that a mistake in agent.toml or a profile file shows
     /// before the first run (a server checks at start); the notices of that resolution.
