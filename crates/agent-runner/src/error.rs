@@ -39,6 +39,10 @@ pub enum RunError {
     /// say it does).
     #[error("{0}")]
     NoVision(String),
+    /// A picture the text mentions (`@shot.png`) cannot be attached: the sentence says which
+    /// and why.
+    #[error("{0}")]
+    Picture(String),
     /// A message to continue a trace with was empty.
     #[error("the message is empty")]
     EmptyMessage,

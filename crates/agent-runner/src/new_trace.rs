@@ -18,9 +18,7 @@ pub(crate) async fn create_trace(
     trace_id: Option<&str>,
 ) -> Result<String, RunError> {
     check_workspace(&agent.spec)?;
-    if !images.is_empty() && !agent.spec.vision.takes_images(&agent.spec.model) {
-        return Err(RunError::NoVision(agent_llm::Vision::refusal(&agent.spec.model)));
-    }
+    let images = crate::record::pictures(&agent.spec, task, images)?;
     let store = agent.store();
     let root = &agent.engine.root;
     let settings = ModelSettings {
@@ -43,7 +41,7 @@ pub(crate) async fn create_trace(
     }
     let trace = store.create_trace(new).await?;
     let mut first = NewMessage::user(task);
-    agent_execution::meta::set_images(&mut first.metadata, images);
+    agent_execution::meta::set_images(&mut first.metadata, &images);
     store.add_message(&trace.trace_id, first).await?;
     Ok(trace.trace_id)
 }

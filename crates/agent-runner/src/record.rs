@@ -65,6 +65,24 @@ pub(crate) fn tool_message(call: &ToolCall, answer: Answer, goal_id: Option<Stri
     WriteOp::AddMessage(message)
 }
 
+/// `images` after the pictures `text` mentions in the workspace (`@shot.png`, read as
+/// `read_file` reads), for `spec`'s model: refused when it takes none, or a mention cannot be.
+pub(crate) fn pictures(
+    spec: &AgentSpec,
+    text: &str,
+    images: &[agent_llm::ChatImage],
+) -> Result<Vec<agent_llm::ChatImage>, RunError> {
+    let found = agent_tools::mentioned_pictures(text, &spec.workspace).map_err(RunError::Picture)?;
+    let mut all: Vec<_> = (found.into_iter())
+        .filter_map(|(name, image)| agent_llm::ChatImage::from_bytes(&image.data, Some(&name)).ok())
+        .collect();
+    all.extend_from_slice(images);
+    if !all.is_empty() && !spec.vision.takes_images(&spec.model) {
+        return Err(RunError::NoVision(agent_llm::Vision::refusal(&spec.model)));
+    }
+    Ok(all)
+}
+
 /// Records a batch of writes in one commit and returns the messages it stored.
 pub(crate) async fn record(
     store: &dyn TraceStore,

@@ -87,7 +87,14 @@ async fn prepare(agent: &Agent, trace_id: &str, message: Option<&str>) -> Result
         .collect();
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
     match message {
-        Some(message) => ops.push(continue_message(message, tree.current_id())),
+        Some(text) => {
+            let mut message = continue_message(text, tree.current_id());
+            if let WriteOp::AddMessage(new) = &mut message {
+                let images = crate::record::pictures(&agent.spec, text, &[])?;
+                agent_execution::meta::set_images(&mut new.metadata, &images);
+            }
+            ops.push(message);
+        }
         // The conversation never ends on the assistant's words when a model is called again.
         None if ends_interrupted(&messages) => {
             let mut go_on = NewMessage::user(INTERRUPTED_PROMPT);

@@ -245,17 +245,15 @@ impl AppFactory {
         }
     }
 
-    /// `text` [expanded](Self::expand), with the pictures it mentions (`@shot.png`) and the
-    /// `files` named apart (`--image`) attached ([`crate::images::attach`]). Every door sends
-    /// its tasks and messages through here or through [`expand`](Self::expand).
+    /// `text` [expanded](Self::expand), with the pictures of `files` (`--image`) attached
+    /// ([`crate::images::attach`]).
     pub fn prompt(
         &self,
         text: &str,
         files: &[PathBuf],
         workspace: Option<&Path>,
     ) -> Result<crate::images::Prompt> {
-        let text = self.expand(text, workspace)?;
-        crate::images::attach(&text, files, workspace.unwrap_or(&self.workspace))
+        crate::images::attach(&self.expand(text, workspace)?, files)
     }
 
     /// Resolves the settings of the runs that name no profile (the overrides', else `default`)

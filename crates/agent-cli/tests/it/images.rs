@@ -139,7 +139,11 @@ async fn a_mention_attaches_a_workspace_picture_and_a_missing_one_is_named() {
 
     let output = run_on(&env, &server, "openai", "gpt-4o", &["Look at @ui/gone.png"]).await;
     assert_ne!(code(&output), 0);
-    assert!(stderr(&output).contains("@ui/gone.png: cannot read it"), "{}", stderr(&output));
+    let error = stderr(&output);
+    assert!(
+        error.contains("@ui/gone.png: \"ui/gone.png\" does not exist"),
+        "{error}"
+    );
     assert_eq!(server.requests().len(), 1, "nothing was sent for the missing picture");
 }
 
