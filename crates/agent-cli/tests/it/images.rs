@@ -247,3 +247,49 @@ async fn read_file_of_a_png_returns_the_picture_to_a_model_that_takes_images() {
         "{body}"
     );
 }
+
+#[tokio::test]
+async fn a_chat_message_mentioning_a_picture_attaches_it_and_later_turns_keep_it() {
+    let env = agent_env();
+    write_picture(&env, "work/diagram.png");
+    let server = MockModelServer::with_replies([
+        Turn::text("Hello."),
+        Turn::text("A red diagram."),
+        Turn::text("Still red."),
+    ])
+    .await;
+    let mut args = vec!["chat".to_owned()];
+    args.extend(crate::on_server(&env, &server));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut child = env
+        .agent(&args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    tokio::io::AsyncWriteExt::write_all(
+        &mut stdin,
+        b"hi\nWhat is @diagram.png?\nAnd now?\n",
+    )
+    .await
+    .unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().await.unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{}", stderr(&output));
+    let images = |at: usize| requests[at].body.to_string().matches("\"type\":\"image_url\"").count();
+    assert_eq!(images(0), 0, "the first message names no picture");
+    assert_eq!(images(1), 1, "the second attaches it");
+    assert_eq!(images(2), 1, "the third turn still shows it, from the stored trace");
+    let second = &requests[1].body["messages"];
+    let user = second
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap();
+    assert_eq!(user["content"][0]["text"], "What is @diagram.png?");
+}
