@@ -56,7 +56,10 @@ pub(crate) async fn run(args: RunArgs, sandbox: Option<SandboxMode>) -> Result<E
             let task = door.factory.prompt(&task, &args.images, None)?;
             setup
                 .runner
-                .create_with_images(&task.text, &task.images)
+                .create(agent_execution::message::UserInput {
+                    text: &task.text,
+                    images: &task.images,
+                })
                 .await?
         }
         (None, None, None) => {

@@ -306,6 +306,16 @@ pub fn images(metadata: &Map<String, Value>) -> Vec<agent_llm::ChatImage> {
     }
 }
 
+/// The pictures of encoded bytes with their names ([`agent_llm::ChatImage::from_bytes`]); bytes
+/// that are not a picture a model takes are left out.
+pub fn pictures<'a>(
+    found: impl IntoIterator<Item = (&'a [u8], Option<&'a str>)>,
+) -> Vec<agent_llm::ChatImage> {
+    (found.into_iter())
+        .filter_map(|(bytes, name)| agent_llm::ChatImage::from_bytes(bytes, name).ok())
+        .collect()
+}
+
 /// Stores `images` on a message's metadata ([`IMAGES`]); none removes the key.
 pub fn set_images(metadata: &mut Map<String, Value>, images: &[agent_llm::ChatImage]) {
     if images.is_empty() {

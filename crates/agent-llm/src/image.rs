@@ -84,6 +84,20 @@ impl ChatImage {
         Ok(image)
     }
 
+    /// A picture sent as base64 (an editor's ACP `image` block, an HTTP body): decoded, then
+    /// read as [`from_bytes`](Self::from_bytes) reads a file, whatever type the sender named.
+    pub fn from_base64(data: &str, name: Option<&str>) -> Result<Self, ImageError> {
+        if data.len() > MAX_IMAGE_BYTES / 3 * 4 + 4 {
+            return Err(ImageError::TooLarge {
+                bytes: data.len() / 4 * 3,
+            });
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data.trim())
+            .map_err(|_| ImageError::NotBase64)?;
+        Self::from_bytes(&bytes, name)
+    }
+
     /// What a terminal or a log shows in place of the picture: `[image: name.png 120×80]`.
     pub fn placeholder(&self) -> String {
         let name = self.name.as_deref().unwrap_or(&self.media_type);
@@ -115,6 +129,9 @@ pub enum ImageError {
     /// Not a PNG, JPEG, GIF or WebP picture (or one whose header is broken).
     #[error("not a PNG, JPEG, GIF or WebP picture")]
     NotAPicture,
+    /// Sent as base64 that does not decode.
+    #[error("the picture's data is not base64")]
+    NotBase64,
     /// Larger than [`MAX_IMAGE_BYTES`].
     #[error("the picture is {bytes} bytes, more than the {MAX_IMAGE_BYTES} a model is sent")]
     TooLarge {
@@ -254,11 +271,17 @@ const NO_VISION: &[&str] = &[
 /// assert!(!supports_images("qwen2.5-coder-7b"));
 /// ```
 pub fn supports_images(model: &str) -> bool {
-    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
     if NO_VISION.iter().any(|prefix| name.starts_with(prefix)) {
         return false;
     }
-    VISION_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+    VISION_PREFIXES
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
         || VISION_MARKS.iter().any(|mark| name.contains(mark))
 }
 
@@ -293,12 +316,16 @@ impl Vision {
             .unwrap_or_else(|| supports_images(model))
     }
 
-    /// The sentence that refuses pictures for `model`.
-    pub fn refusal(model: &str) -> String {
-        format!(
+    /// Whether `images` may be sent to `model`: an error saying why not (and how to say the
+    /// model takes them) when there are some and it takes none.
+    pub fn check(&self, model: &str, images: &[ChatImage]) -> Result<(), String> {
+        if images.is_empty() || self.takes_images(model) {
+            return Ok(());
+        }
+        Err(format!(
             "the model {model} does not take images; choose a model that does, or set \
              `vision = true` under [models.\"{model}\"] in agent.toml if it does"
-        )
+        ))
     }
 }
 
@@ -352,9 +379,7 @@ impl ChatMessage {
     /// The pictures of a user or tool message; empty for every other message.
     pub fn images(&self) -> &[ChatImage] {
         match self {
-            ChatMessage::UserWithImages { images, .. } | ChatMessage::Tool { images, .. } => {
-                images
-            }
+            ChatMessage::UserWithImages { images, .. } | ChatMessage::Tool { images, .. } => images,
             _ => &[],
         }
     }

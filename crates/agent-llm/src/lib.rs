@@ -242,14 +242,14 @@ pub use async_trait::async_trait;
 pub use client::{ChatStream, LlmClient, ResponseCollector, collect_stream};
 pub use cost::{ModelPrice, PriceTable};
 pub use error::{LlmError, TimeoutKind};
-pub use image::{
-    ChatImage, ImageError, ImageTokens, MAX_IMAGE_BYTES, Vision, leave_out_images,
-    media_type as image_media_type, supports_images,
-};
 #[cfg(feature = "anthropic")]
 pub use formats::anthropic::PromptCache;
 #[cfg(feature = "http")]
 pub use http::{NOTICE_TARGET, Timeouts, ensure_crypto_provider};
+pub use image::{
+    ChatImage, ImageError, ImageTokens, MAX_IMAGE_BYTES, Vision, leave_out_images,
+    media_type as image_media_type, supports_images,
+};
 pub use models::{DEFAULT_CONTEXT_WINDOW, ModelInfo};
 #[cfg(feature = "openai")]
 pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig, list_models};

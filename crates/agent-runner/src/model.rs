@@ -109,8 +109,7 @@ pub(crate) fn request(
     tools: impl Into<Arc<Vec<ToolSpec>>>,
 ) -> ChatRequest {
     let mut request = ChatRequest::new(model, messages);
-    if !spec.vision.takes_images(model) && request.messages.iter().any(|m| !m.images().is_empty())
-    {
+    if !spec.vision.takes_images(model) && request.messages.iter().any(|m| !m.images().is_empty()) {
         agent_llm::leave_out_images(Arc::make_mut(&mut request.messages), model);
     }
     request.tools = tools.into();

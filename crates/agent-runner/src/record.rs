@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use agent_execution::message::{Message, NewMessage};
+use agent_execution::message::{Message, NewMessage, UserInput};
 use agent_execution::meta;
 use agent_execution::store::{TraceStore, WriteOp, WriteOutput};
 use agent_llm::ToolCall;
@@ -54,9 +54,7 @@ pub(crate) fn tool_message(call: &ToolCall, answer: Answer, goal_id: Option<Stri
         message.cost = Some(cost);
     }
     message.metadata = answer.metadata;
-    let images: Vec<_> = (answer.result.images.iter())
-        .filter_map(|image| agent_llm::ChatImage::from_bytes(&image.data, None).ok())
-        .collect();
+    let images = meta::pictures(answer.result.images.iter().map(|i| (&i.data[..], None)));
     meta::set_images(&mut message.metadata, &images);
     if let Some(Ok(outcome)) = answer.result.outcome.map(serde_json::to_value) {
         message.metadata.insert(meta::OUTCOME.to_owned(), outcome);
@@ -69,17 +67,19 @@ pub(crate) fn tool_message(call: &ToolCall, answer: Answer, goal_id: Option<Stri
 /// `read_file` reads), for `spec`'s model: refused when it takes none, or a mention cannot be.
 pub(crate) fn pictures(
     spec: &AgentSpec,
-    text: &str,
-    images: &[agent_llm::ChatImage],
+    UserInput { text, images }: UserInput<'_>,
 ) -> Result<Vec<agent_llm::ChatImage>, RunError> {
-    let found = agent_tools::mentioned_pictures(text, &spec.workspace).map_err(RunError::Picture)?;
-    let mut all: Vec<_> = (found.into_iter())
-        .filter_map(|(name, image)| agent_llm::ChatImage::from_bytes(&image.data, Some(&name)).ok())
-        .collect();
+    let found =
+        agent_tools::mentioned_pictures(text, &spec.workspace).map_err(RunError::Picture)?;
+    let mut all = meta::pictures(
+        found
+            .iter()
+            .map(|(name, i)| (&i.data[..], Some(name.as_str()))),
+    );
     all.extend_from_slice(images);
-    if !all.is_empty() && !spec.vision.takes_images(&spec.model) {
-        return Err(RunError::NoVision(agent_llm::Vision::refusal(&spec.model)));
-    }
+    spec.vision
+        .check(&spec.model, &all)
+        .map_err(RunError::NoVision)?;
     Ok(all)
 }
 

@@ -293,3 +293,80 @@ async fn a_chat_message_mentioning_a_picture_attaches_it_and_later_turns_keep_it
         .unwrap();
     assert_eq!(user["content"][0]["text"], "What is @diagram.png?");
 }
+
+/// Sends one JSON-RPC request to `agent acp` and reads lines until its answer (notifications
+/// and requests of the agent in between are skipped).
+async fn acp_call(
+    stdin: &mut tokio::process::ChildStdin,
+    lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    id: u64,
+    method: &str,
+    params: Value,
+) -> Value {
+    use tokio::io::AsyncWriteExt as _;
+    let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    stdin
+        .write_all(format!("{request}\n").as_bytes())
+        .await
+        .unwrap();
+    loop {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("the agent answered in time")
+            .unwrap()
+            .expect("the agent kept its output open");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == id && message.get("method").is_none() {
+            return message;
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_acp_image_block_reaches_the_model_and_the_agent_says_it_takes_images() {
+    use tokio::io::AsyncBufReadExt as _;
+    let env = agent_env();
+    let server = MockModelServer::with_replies([Turn::text("A red square.")]).await;
+    let mut args = vec!["acp".to_owned()];
+    args.extend(crate::on_server(&env, &server));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut child = env
+        .agent(&args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let init = json!({"protocolVersion": 1, "clientCapabilities": {}});
+    let init = acp_call(&mut stdin, &mut lines, 1, "initialize", init).await;
+    assert_eq!(
+        init["result"]["agentCapabilities"]["promptCapabilities"]["image"],
+        true,
+        "{init}"
+    );
+    let new = json!({"cwd": env.work(), "mcpServers": []});
+    let session = acp_call(&mut stdin, &mut lines, 2, "session/new", new).await;
+    let session_id = session["result"]["sessionId"].as_str().unwrap().to_owned();
+    // Not a picture: the prompt is refused with the reason, and nothing is sent.
+    let bad = json!({"sessionId": session_id, "prompt": [
+        {"type": "text", "text": "What is this?"},
+        {"type": "image", "mimeType": "image/png", "data": "aGVsbG8="},
+    ]});
+    let refused = acp_call(&mut stdin, &mut lines, 3, "session/prompt", bad).await;
+    let error = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(error.contains("image block 1: not a PNG"), "{refused}");
+    assert!(server.requests().is_empty());
+    let prompt = json!({"sessionId": session_id, "prompt": [
+        {"type": "text", "text": "What is this?"},
+        {"type": "image", "mimeType": "image/png", "data": tiny_png_base64(), "uri": "file:///tmp/shot.png"},
+    ]});
+    let answer = acp_call(&mut stdin, &mut lines, 4, "session/prompt", prompt).await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let url = format!("data:image/png;base64,{}", tiny_png_base64());
+    assert!(requests[0].body.to_string().contains(&url));
+}

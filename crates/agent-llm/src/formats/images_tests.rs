@@ -46,19 +46,30 @@ fn openai_chat_sends_data_urls_and_tool_pictures_after_the_tool_messages() {
     let body = crate::formats::openai::request_body(&conversation(), false);
     let messages = body["messages"].as_array().unwrap();
     let user = &messages[1]["content"];
-    assert_eq!(user[0], serde_json::json!({"type": "text", "text": "What is this?"}));
+    assert_eq!(
+        user[0],
+        serde_json::json!({"type": "text", "text": "What is this?"})
+    );
     assert_eq!(user[1]["type"], "image_url");
     assert_eq!(
         user[1]["image_url"]["url"],
         "data:image/png;base64,iVBORw0KGgo="
     );
-    assert_eq!(user[2]["type"], "text", "an unloaded picture is said, not sent empty");
+    assert_eq!(
+        user[2]["type"], "text",
+        "an unloaded picture is said, not sent empty"
+    );
     // Both tool messages stay plain text and adjacent; the picture follows them.
     assert_eq!(messages[3]["role"], "tool");
     assert_eq!(messages[3]["content"], "read 12 bytes");
     assert_eq!(messages[4]["role"], "tool");
     assert_eq!(messages[5]["role"], "user");
-    assert!(messages[5]["content"][0]["text"].as_str().unwrap().contains("c1"));
+    assert!(
+        messages[5]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("c1")
+    );
     assert_eq!(messages[5]["content"][1]["type"], "image_url");
     assert_eq!(messages[6]["content"], "next");
     assert_eq!(messages.len(), 7);
@@ -73,7 +84,10 @@ fn responses_sends_input_images() {
     assert_eq!(user[0]["type"], "input_text");
     assert_eq!(user[1]["type"], "input_image");
     assert_eq!(user[1]["image_url"], "data:image/png;base64,iVBORw0KGgo=");
-    let kinds: Vec<&str> = input.iter().map(|item| item["type"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = input
+        .iter()
+        .map(|item| item["type"].as_str().unwrap())
+        .collect();
     assert_eq!(
         kinds,
         [
