@@ -138,12 +138,15 @@ pub(crate) struct ImageInput {
 
 /// The pictures of a request; one that is not a picture a model takes is refused (400
 /// `invalid_picture`, naming it by its place).
-pub(crate) fn pictures(images: &[ImageInput]) -> Result<Vec<agent_execution::message::ChatImage>, ApiError> {
+pub(crate) fn pictures(
+    images: &[ImageInput],
+) -> Result<Vec<agent_execution::message::ChatImage>, ApiError> {
     (images.iter().enumerate())
         .map(|(at, image)| {
-            agent_execution::message::ChatImage::from_base64(&image.data, image.name.as_deref()).map_err(
-                |error| ApiError::bad_request("invalid_picture", format!("images[{at}]: {error}")),
-            )
+            agent_execution::message::ChatImage::from_base64(&image.data, image.name.as_deref())
+                .map_err(|error| {
+                    ApiError::bad_request("invalid_picture", format!("images[{at}]: {error}"))
+                })
         })
         .collect()
 }

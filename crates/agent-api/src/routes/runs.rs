@@ -57,7 +57,7 @@ pub(crate) struct RunAccepted {
     responses(
         (status = 201, description = "The run started", body = RunAccepted,
             headers(("Location" = String, description = "The new trace's URL"))),
-        (status = 400, description = "The body is malformed (a limit that is not a positive number names its field), the workspace is not a folder (`invalid_workspace`), or the run was refused (`run_rejected`)", body = ErrorResponse),
+        (status = 400, description = "The body is malformed (a limit that is not a positive number names its field), the workspace is not a folder (`invalid_workspace`), the run was refused (`run_rejected`), a picture is not one (`invalid_picture`), the model takes no pictures (`no_vision`), or pictures were sent to a server with a run queue (`images_unsupported`)", body = ErrorResponse),
         (status = 403, description = "`runs_unavailable`: this server is read-only (started without a model); `workspace_not_allowed`: the workspace is outside the server's workspace roots; `approval_not_allowed`: the request asks for looser approvals than the server's mode; `not_writable`: the trace folder is read-only", body = ErrorResponse),
         (status = 413, description = "The body is over the size limit", body = ErrorResponse),
         (status = 415, description = "The body is not `application/json`", body = ErrorResponse),
@@ -256,7 +256,7 @@ pub(crate) struct MessageAccepted {
     request_body = UserMessage,
     responses(
         (status = 202, description = "The message was queued for the run, or started the next turn", body = MessageAccepted),
-        (status = 400, description = "The trace id or body is invalid, or the message is empty", body = ErrorResponse),
+        (status = 400, description = "The trace id or body is invalid, the message is empty, or its pictures are refused (`invalid_picture`, `no_vision`, `images_unsupported`)", body = ErrorResponse),
         (status = 403, description = "`runs_unavailable`: this server is read-only (started without a model); `workspace_not_allowed` or `not_writable`, as for a new run", body = ErrorResponse),
         (status = 404, description = "No such trace", body = ErrorResponse),
         (status = 409, description = "`run_in_progress` (the run is starting or ending) or `trace_locked`", body = ErrorResponse),
