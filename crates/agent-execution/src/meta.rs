@@ -306,6 +306,31 @@ pub fn images(metadata: &Map<String, Value>) -> Vec<agent_llm::ChatImage> {
     }
 }
 
+/// What a terminal shows of a message with pictures: its text, then each picture's placeholder
+/// (`[image: shot.png 120×80]`) on a line of its own.
+///
+/// ```
+/// use agent_execution::meta::{set_images, with_placeholders};
+/// use agent_llm::ChatImage;
+///
+/// let mut metadata = serde_json::Map::new();
+/// assert_eq!(with_placeholders("Look", &metadata), "Look");
+/// let mut image = ChatImage::new("id", "image/png", (120, 80), "".into());
+/// image.name = Some("shot.png".into());
+/// set_images(&mut metadata, &[image]);
+/// assert_eq!(with_placeholders("Look", &metadata), "Look\n[image: shot.png 120×80]");
+/// ```
+pub fn with_placeholders(text: &str, metadata: &Map<String, Value>) -> String {
+    let mut shown = text.to_owned();
+    for image in images(metadata) {
+        if !shown.is_empty() {
+            shown.push('\n');
+        }
+        shown.push_str(&image.placeholder());
+    }
+    shown
+}
+
 /// The pictures of encoded bytes with their names ([`agent_llm::ChatImage::from_bytes`]); bytes
 /// that are not a picture a model takes are left out.
 pub fn pictures<'a>(

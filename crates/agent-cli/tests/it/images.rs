@@ -193,7 +193,7 @@ async fn a_model_without_vision_is_refused_before_any_request() {
 }
 
 /// The requests of a run whose model reads `shot.png` with `read_file`, then answers.
-async fn read_picture_run(provider: &str, model: &str, toml: &str) -> Vec<Value> {
+async fn read_picture_run(provider: &str, model: &str, toml: &str) -> (Vec<Value>, String) {
     let env = agent_env();
     if !toml.is_empty() {
         env.write("agent.toml", toml);
@@ -207,14 +207,18 @@ async fn read_picture_run(provider: &str, model: &str, toml: &str) -> Vec<Value>
     let output = run_on(&env, &server, provider, model, &["What is in shot.png?"]).await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     assert_eq!(stdout(&output).trim_end(), "It is red.");
-    server.requests().into_iter().map(|r| r.body).collect()
+    let requests = server.requests().into_iter().map(|r| r.body).collect();
+    (requests, stderr(&output).to_owned())
 }
 
 #[tokio::test]
 async fn read_file_of_a_png_returns_the_picture_to_a_model_that_takes_images() {
     let url = format!("data:image/png;base64,{}", tiny_png_base64());
     // OpenAI chat: the tool message is text, the picture follows in a user message.
-    let requests = read_picture_run("openai", "gpt-4o-mini", "").await;
+    let (requests, progress) = read_picture_run("openai", "gpt-4o-mini", "").await;
+    // The progress lines show where the picture is, not its bytes.
+    assert!(progress.contains("[image: image/png 3×2]"), "{progress}");
+    assert!(!progress.contains("iVBOR"), "{progress}");
     let messages = requests[1]["messages"].as_array().unwrap();
     let tool = messages.iter().position(|m| m["role"] == "tool").unwrap();
     assert!(messages[tool]["content"].as_str().unwrap().contains("shot.png is a picture"));
@@ -223,7 +227,7 @@ async fn read_file_of_a_png_returns_the_picture_to_a_model_that_takes_images() {
     assert!(after["content"][0]["text"].as_str().unwrap().contains("call_1"));
     assert_eq!(after["content"][1]["image_url"]["url"], url.as_str());
     // Anthropic: the picture is in the tool result.
-    let requests = read_picture_run("anthropic", "claude-sonnet-4-5", "").await;
+    let (requests, _) = read_picture_run("anthropic", "claude-sonnet-4-5", "").await;
     let result = requests[1]["messages"]
         .as_array()
         .unwrap()
@@ -234,7 +238,7 @@ async fn read_file_of_a_png_returns_the_picture_to_a_model_that_takes_images() {
     assert_eq!(result["content"][1]["type"], "image", "{result}");
     assert_eq!(result["content"][1]["source"]["media_type"], "image/png");
     // A model said to take none gets a note in the picture's place, and no image part.
-    let requests = read_picture_run(
+    let (requests, _) = read_picture_run(
         "openai",
         "gpt-4o-mini",
         "[models.\"gpt-4o-mini\"]\nvision = false\n",
@@ -242,6 +246,7 @@ async fn read_file_of_a_png_returns_the_picture_to_a_model_that_takes_images() {
     .await;
     let body = requests[1].to_string();
     assert!(!body.contains("image_url"), "{body}");
+    assert!(!body.contains("iVBOR"), "no picture bytes in any other form: {body}");
     assert!(
         body.contains("[image: image/png 3×2] (not shown: the model gpt-4o-mini does not take images)"),
         "{body}"
