@@ -10,8 +10,8 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error};
-use agent_execution::{EventKind, LiveEvent, TraceStatus, watch_live};
 use agent_execution::message::UserInput;
+use agent_execution::{EventKind, LiveEvent, TraceStatus, watch_live};
 use agent_llm::ChatImage;
 use agent_runner::{RunOutcome, StopReason};
 use futures::StreamExt;

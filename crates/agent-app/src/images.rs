@@ -51,9 +51,16 @@ mod tests {
         let prompt = attach("look", &[dir.path().join("a.png")]).unwrap();
         assert_eq!(prompt.text, "look");
         assert_eq!(prompt.images[0].placeholder(), "[image: a.png 3×2]");
-        let error = attach("x", &[dir.path().join("notes.png")]).unwrap_err().to_string();
-        assert!(error.contains("not a PNG, JPEG, GIF or WebP picture"), "{error}");
-        let error = attach("x", &[dir.path().join("gone.png")]).unwrap_err().to_string();
+        let error = attach("x", &[dir.path().join("notes.png")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("not a PNG, JPEG, GIF or WebP picture"),
+            "{error}"
+        );
+        let error = attach("x", &[dir.path().join("gone.png")])
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("gone.png: cannot read it"), "{error}");
     }
 }

@@ -21,9 +21,9 @@ use crate::options::RunnerOptions;
 use crate::resume::{prepare_continue, prepare_resume};
 use crate::spec::AgentSpec;
 use crate::step::run_loop;
+use agent_execution::message::UserInput;
 use agent_execution::model_choice::record_model;
 use agent_execution::outcome::RunOutcome;
-use agent_execution::message::UserInput;
 use agent_execution::recorded_agents;
 
 /// A run going on in the background.

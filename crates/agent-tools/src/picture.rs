@@ -30,7 +30,11 @@ pub fn picture_mentions(text: &str) -> Vec<&str> {
             Path::new(path)
                 .extension()
                 .and_then(|ext| ext.to_str())
-                .is_some_and(|ext| PICTURE_EXTENSIONS.iter().any(|k| k.eq_ignore_ascii_case(ext)))
+                .is_some_and(|ext| {
+                    PICTURE_EXTENSIONS
+                        .iter()
+                        .any(|k| k.eq_ignore_ascii_case(ext))
+                })
         })
         .collect()
 }
@@ -49,14 +53,23 @@ pub fn mentioned_pictures(
         let root = canonical_workspace(workspace).map_err(named)?;
         let path = resolve_in_workspace(&root, mention).map_err(named)?;
         let file = open_inside(&root, &path, mention).map_err(named)?;
-        let size = file.metadata().map_err(|e| named(ToolError::io("read", mention, e)))?;
+        let size = file
+            .metadata()
+            .map_err(|e| named(ToolError::io("read", mention, e)))?;
         let mut reader = BufReader::new(file);
-        let prefix = reader.fill_buf().map_err(|e| named(ToolError::io("read", mention, e)))?;
+        let prefix = reader
+            .fill_buf()
+            .map_err(|e| named(ToolError::io("read", mention, e)))?;
         let Some(media_type) = sniff(prefix) else {
             return Err(format!("@{mention}: not a PNG, JPEG, GIF or WebP picture"));
         };
         let output = read_picture(reader, size.len(), mention, media_type).map_err(named)?;
-        found.extend(output.images.into_iter().map(|image| (mention.to_owned(), image)));
+        found.extend(
+            output
+                .images
+                .into_iter()
+                .map(|image| (mention.to_owned(), image)),
+        );
     }
     Ok(found)
 }

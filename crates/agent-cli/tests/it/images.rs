@@ -131,7 +131,14 @@ async fn a_mention_attaches_a_workspace_picture_and_a_missing_one_is_named() {
     let env = agent_env();
     let server = MockModelServer::with_replies([Turn::text("Red.")]).await;
     write_picture(&env, "work/ui/shot.png");
-    let output = run_on(&env, &server, "openai", "gpt-4o", &["What colour is @ui/shot.png?"]).await;
+    let output = run_on(
+        &env,
+        &server,
+        "openai",
+        "gpt-4o",
+        &["What colour is @ui/shot.png?"],
+    )
+    .await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let body = server.requests()[0].body.to_string();
     assert!(body.contains("data:image/png;base64,"), "{body}");
@@ -144,7 +151,11 @@ async fn a_mention_attaches_a_workspace_picture_and_a_missing_one_is_named() {
         error.contains("@ui/gone.png: \"ui/gone.png\" does not exist"),
         "{error}"
     );
-    assert_eq!(server.requests().len(), 1, "nothing was sent for the missing picture");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "nothing was sent for the missing picture"
+    );
 }
 
 #[tokio::test]
@@ -167,7 +178,10 @@ async fn a_model_without_vision_is_refused_before_any_request() {
             && error.contains("vision = true"),
         "{error}"
     );
-    assert!(server.requests().is_empty(), "no request reached the provider");
+    assert!(
+        server.requests().is_empty(),
+        "no request reached the provider"
+    );
     assert!(
         std::fs::read_dir(env.traces())
             .map(|dir| dir.count())
@@ -221,10 +235,20 @@ async fn read_file_of_a_png_returns_the_picture_to_a_model_that_takes_images() {
     assert!(!progress.contains("iVBOR"), "{progress}");
     let messages = requests[1]["messages"].as_array().unwrap();
     let tool = messages.iter().position(|m| m["role"] == "tool").unwrap();
-    assert!(messages[tool]["content"].as_str().unwrap().contains("shot.png is a picture"));
+    assert!(
+        messages[tool]["content"]
+            .as_str()
+            .unwrap()
+            .contains("shot.png is a picture")
+    );
     let after = &messages[tool + 1];
     assert_eq!(after["role"], "user");
-    assert!(after["content"][0]["text"].as_str().unwrap().contains("call_1"));
+    assert!(
+        after["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("call_1")
+    );
     assert_eq!(after["content"][1]["image_url"]["url"], url.as_str());
     // Anthropic: the picture is in the tool result.
     let (requests, _) = read_picture_run("anthropic", "claude-sonnet-4-5", "").await;
@@ -246,9 +270,14 @@ async fn read_file_of_a_png_returns_the_picture_to_a_model_that_takes_images() {
     .await;
     let body = requests[1].to_string();
     assert!(!body.contains("image_url"), "{body}");
-    assert!(!body.contains("iVBOR"), "no picture bytes in any other form: {body}");
     assert!(
-        body.contains("[image: image/png 3×2] (not shown: the model gpt-4o-mini does not take images)"),
+        !body.contains("iVBOR"),
+        "no picture bytes in any other form: {body}"
+    );
+    assert!(
+        body.contains(
+            "[image: image/png 3×2] (not shown: the model gpt-4o-mini does not take images)"
+        ),
         "{body}"
     );
 }
@@ -274,21 +303,28 @@ async fn a_chat_message_mentioning_a_picture_attaches_it_and_later_turns_keep_it
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    tokio::io::AsyncWriteExt::write_all(
-        &mut stdin,
-        b"hi\nWhat is @diagram.png?\nAnd now?\n",
-    )
-    .await
-    .unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, b"hi\nWhat is @diagram.png?\nAnd now?\n")
+        .await
+        .unwrap();
     drop(stdin);
     let output = child.wait_with_output().await.unwrap();
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let requests = server.requests();
     assert_eq!(requests.len(), 3, "{}", stderr(&output));
-    let images = |at: usize| requests[at].body.to_string().matches("\"type\":\"image_url\"").count();
+    let images = |at: usize| {
+        requests[at]
+            .body
+            .to_string()
+            .matches("\"type\":\"image_url\"")
+            .count()
+    };
     assert_eq!(images(0), 0, "the first message names no picture");
     assert_eq!(images(1), 1, "the second attaches it");
-    assert_eq!(images(2), 1, "the third turn still shows it, from the stored trace");
+    assert_eq!(
+        images(2),
+        1,
+        "the third turn still shows it, from the stored trace"
+    );
     let second = &requests[1].body["messages"];
     let user = second
         .as_array()
@@ -348,8 +384,7 @@ async fn an_acp_image_block_reaches_the_model_and_the_agent_says_it_takes_images
     let init = json!({"protocolVersion": 1, "clientCapabilities": {}});
     let init = acp_call(&mut stdin, &mut lines, 1, "initialize", init).await;
     assert_eq!(
-        init["result"]["agentCapabilities"]["promptCapabilities"]["image"],
-        true,
+        init["result"]["agentCapabilities"]["promptCapabilities"]["image"], true,
         "{init}"
     );
     let new = json!({"cwd": env.work(), "mcpServers": []});

@@ -113,7 +113,9 @@ fn shorten(message: &mut ChatMessage, pass: Pass) -> usize {
             ChatMessage::UserWithImages { text, .. } => {
                 *message = ChatMessage::user(format!("{text}\n{}", names.join("\n")));
             }
-            ChatMessage::Tool { content, .. } => content.push_str(&format!("\n{}", names.join("\n"))),
+            ChatMessage::Tool { content, .. } => {
+                content.push_str(&format!("\n{}", names.join("\n")))
+            }
             _ => {}
         }
     }

@@ -345,7 +345,11 @@ async fn read_file_of_a_picture_returns_the_image_and_refuses_a_huge_one() {
     std::fs::write(ws.root().join("shot.png"), agent_test_support::TINY_PNG).unwrap();
     let result = ws.call("read_file", json!({ "path": "shot.png" })).await;
     assert!(!result.is_error, "{}", result.content);
-    assert!(result.content.contains("shot.png is a picture (image/png, 73 bytes)"));
+    assert!(
+        result
+            .content
+            .contains("shot.png is a picture (image/png, 73 bytes)")
+    );
     assert_eq!(result.images.len(), 1);
     assert_eq!(result.images[0].media_type, "image/png");
     assert_eq!(result.images[0].data, agent_test_support::TINY_PNG);
@@ -354,6 +358,10 @@ async fn read_file_of_a_picture_returns_the_image_and_refuses_a_huge_one() {
     huge.resize(6 * 1024 * 1024, 0);
     std::fs::write(ws.root().join("huge.png"), huge).unwrap();
     let result = ws.call("read_file", json!({ "path": "huge.png" })).await;
-    assert!(result.is_error && result.content.contains("more than"), "{}", result.content);
+    assert!(
+        result.is_error && result.content.contains("more than"),
+        "{}",
+        result.content
+    );
     assert!(result.images.is_empty());
 }
