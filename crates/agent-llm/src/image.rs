@@ -332,7 +332,7 @@ impl Vision {
 /// `messages` for a model that takes no pictures: each picture becomes a short text saying it
 /// was left out, so the model knows it is there (and a tool that returned one says so).
 /// Returns whether any picture was replaced.
-pub fn leave_out_images(messages: &mut Vec<ChatMessage>, model: &str) -> bool {
+pub fn leave_out_images(messages: &mut [ChatMessage], model: &str) -> bool {
     let mut changed = false;
     for message in messages.iter_mut() {
         let Some(images) = message.images_mut().filter(|images| !images.is_empty()) else {

@@ -110,7 +110,7 @@ pub(crate) fn request(
 ) -> ChatRequest {
     let mut request = ChatRequest::new(model, messages);
     if !spec.vision.takes_images(model) && request.messages.iter().any(|m| !m.images().is_empty()) {
-        agent_llm::leave_out_images(Arc::make_mut(&mut request.messages), model);
+        agent_llm::leave_out_images(Arc::make_mut(&mut request.messages).as_mut_slice(), model);
     }
     request.tools = tools.into();
     request.temperature = spec.temperature;
