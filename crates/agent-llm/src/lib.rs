@@ -198,6 +198,7 @@ mod formats;
 )]
 mod http;
 mod image;
+mod image_message;
 mod models;
 pub mod notice;
 #[cfg(feature = "tiktoken")]
@@ -247,9 +248,10 @@ pub use formats::anthropic::PromptCache;
 #[cfg(feature = "http")]
 pub use http::{NOTICE_TARGET, Timeouts, ensure_crypto_provider};
 pub use image::{
-    ChatImage, ImageError, ImageTokens, MAX_IMAGE_BYTES, Vision, leave_out_images,
-    media_type as image_media_type, supports_images,
+    ChatImage, ImageError, ImageTokens, MAX_IMAGE_BYTES, Vision, media_type as image_media_type,
+    supports_images,
 };
+pub use image_message::leave_out_images;
 pub use models::{DEFAULT_CONTEXT_WINDOW, ModelInfo};
 #[cfg(feature = "openai")]
 pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig, list_models};
