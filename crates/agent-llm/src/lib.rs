@@ -7,7 +7,9 @@
 //! the object-safe [`LlmClient`] trait whose primitive is a stream of [`ChatEvent`]s, the one
 //! error type [`LlmError`], retries with backoff ([`RetryPolicy`]) and deadlines
 //! ([`Timeouts`]), what a client does to work around its server ([`notice`]), token estimation
-//! ([`estimate_tokens`]) and costs ([`PriceTable`]). It stands
+//! ([`estimate_tokens`]) and costs ([`PriceTable`]), and pictures ([`ChatImage`]: read from
+//! bytes, sent in each wire format, counted by [`ImageTokens`], and which models take them,
+//! [`Vision`]). It stands
 //! alone: it depends on no other crate of the workspace, so other projects can use it by
 //! itself.
 //!
