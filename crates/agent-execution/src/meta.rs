@@ -366,7 +366,9 @@ mod tests {
             "sub_traces": [{"trace_id": "t@explore-1", "status": "completed", "stats": {}}],
             "sub_trace_stats": {"total_tokens": 5}, "interrupted": true, "empty_answer": true,
             "other": 1, "outcome": {"kind": "exited", "code": 1},
-            "goals_pending": 2, "goal_budget": {"goal_id": "3", "action": "warned"}
+            "goals_pending": 2, "goal_budget": {"goal_id": "3", "action": "warned"},
+            "images": [{"id": "ab", "media_type": "image/png", "width": 3, "height": 2,
+                        "data": "iVBORw0KGgo="}, {"width": "odd"}]
         });
         let Value::Object(metadata) = metadata else {
             unreachable!()
@@ -394,6 +396,9 @@ mod tests {
         );
         assert_eq!(read.outcome, Some(ToolOutcome::Exited { code: 1 }));
         assert!(!ToolOutcome::Exited { code: 1 }.succeeded());
+        let pictures = images(&metadata);
+        assert_eq!(pictures.len(), 1, "a malformed entry is left out");
+        assert_eq!(pictures[0].placeholder(), "[image: image/png 3×2]");
         assert_eq!(KEYS.len(), 16);
         for key in KEYS {
             assert!(metadata.contains_key(*key), "{key}");
