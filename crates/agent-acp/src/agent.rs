@@ -197,7 +197,7 @@ fn initialize() -> InitializeResponse {
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
-                .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+                .prompt_capabilities(PromptCapabilities::new().embedded_context(true).image(true))
                 .session_capabilities(sessions),
         )
         .agent_info(Implementation::new("agent", env!("CARGO_PKG_VERSION")).title("agent"))

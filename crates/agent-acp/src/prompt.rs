@@ -10,7 +10,9 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error};
+use agent_execution::message::UserInput;
 use agent_execution::{EventKind, LiveEvent, TraceStatus, watch_live};
+use agent_llm::ChatImage;
 use agent_runner::{RunOutcome, StopReason};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
@@ -40,6 +42,10 @@ pub(crate) async fn start(
     if message.trim().is_empty() {
         return responder.respond_with_error(Error::new(-32602, "the prompt has no text"));
     }
+    let images = match prompt_images(&request.prompt) {
+        Ok(images) => images,
+        Err(error) => return responder.respond_with_error(Error::new(-32602, error)),
+    };
     let cancel = CancellationToken::new();
     let number = TURNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     {
@@ -60,7 +66,11 @@ pub(crate) async fn start(
     let task_id = id.clone();
     let spawned = cx.spawn(async move {
         let (state, id) = (task_state, task_id);
-        let result = turn(&state, &id, &message, cancel.clone(), &task_cx).await;
+        let said = UserInput {
+            text: &message,
+            images: &images,
+        };
+        let result = turn(&state, &id, said, cancel.clone(), &task_cx).await;
         state.host.turn_ended(&id);
         end_turn(&state, &id, number).await;
         match result {
@@ -107,11 +117,26 @@ fn prompt_text(blocks: &[ContentBlock]) -> String {
     parts.join("\n\n")
 }
 
+/// The pictures of the prompt's `image` blocks, in order; one that is not a PNG, JPEG, GIF or
+/// WebP picture, or too large, refuses the prompt with the reason.
+fn prompt_images(blocks: &[ContentBlock]) -> Result<Vec<ChatImage>, String> {
+    let mut images = Vec::new();
+    for block in blocks {
+        if let ContentBlock::Image(image) = block {
+            let name = image.uri.as_deref().and_then(|uri| uri.rsplit('/').next());
+            let picture = ChatImage::from_base64(&image.data, name)
+                .map_err(|error| format!("image block {}: {error}", images.len() + 1))?;
+            images.push(picture);
+        }
+    }
+    Ok(images)
+}
+
 /// Runs the turn, forwarding its updates, until it ends.
 async fn turn(
     state: &State,
     id: &str,
-    message: &str,
+    said: UserInput<'_>,
     cancel: CancellationToken,
     cx: &ConnectionTo<Client>,
 ) -> Result<AcpStop, Error> {
@@ -123,7 +148,7 @@ async fn turn(
     // A command of the host (`/name args`) becomes its prompt.
     let message = state
         .host
-        .expand(&cwd, message)
+        .expand(&cwd, said.text)
         .map_err(|error| Error::new(-32602, error))?;
     let message = message.as_str();
     let store = runner.store().clone();
@@ -148,7 +173,10 @@ async fn turn(
             Err(error) => return Err(Error::new(-32602, error)),
         }
     }
-    let message = message.as_str();
+    let message = UserInput {
+        text: message.as_str(),
+        images: said.images,
+    };
     if !created {
         runner
             .create_as(id, message)

@@ -332,6 +332,8 @@ impl From<RunError> for ApiError {
                 format!("trace {trace_id} is already running in this server"),
             ),
             RunError::EmptyMessage => Self::bad_request("invalid_request", "the message is empty"),
+            RunError::NoVision(message) => Self::bad_request("no_vision", message),
+            RunError::Picture(message) => Self::bad_request("invalid_picture", message),
             other => Self::Internal(other.to_string()),
         }
     }

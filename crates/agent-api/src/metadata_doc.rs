@@ -83,6 +83,12 @@ fn metadata_key(key: &str) -> (Type, &'static str) {
              `{\"kind\": \"refused\"}`, `{\"kind\": \"timed_out\"}` or \
              `{\"kind\": \"cancelled\"}`.",
         ),
+        meta::IMAGES => (
+            Type::Array,
+            "User and tool messages with pictures: `[{id, media_type, width, height, name?, \
+             data}]`, `id` the SHA-256 of the bytes and `data` their base64; sent to the model \
+             after the message's text.",
+        ),
         meta::SUB_TRACES => (
             Type::Array,
             "`explore` / `delegate` results: `[{trace_id, status, stats}]` of the sub-traces.",

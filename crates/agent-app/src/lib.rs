@@ -20,6 +20,8 @@
 //! - [`commands`]: custom commands (`.agent/commands/*.md`, `.claude/commands/*.md`, the
 //!   user's), expanded from `/name args` by one function for every door
 //!   ([`AppFactory::expand`]).
+//! - [`images`]: pictures attached to a task apart from its text (`--image FILE`,
+//!   [`AppFactory::prompt`]); `@shot.png` in any door's text is the runner's.
 //! - [`hooks`]: lifecycle hooks with Claude Code's conventions (`[[hooks.PreToolUse]]` in
 //!   agent.toml), run as the runner's `agent_tools::hooks::Hooks` by every runner the factory
 //!   builds, each run recorded in the trace.
@@ -67,6 +69,7 @@ pub mod config;
 mod error;
 pub mod factory;
 pub mod hooks;
+pub mod images;
 pub mod instructions;
 pub mod mcp;
 pub mod plugins;

@@ -53,8 +53,14 @@ pub(crate) async fn run(args: RunArgs, sandbox: Option<SandboxMode>) -> Result<E
         }
         (None, None, Some(task)) => {
             // `/name args` of a custom command is its prompt.
-            let task = door.factory.expand(&task, None)?;
-            setup.runner.create(&task).await?
+            let task = door.factory.prompt(&task, &args.images, None)?;
+            setup
+                .runner
+                .create(agent_execution::message::UserInput {
+                    text: &task.text,
+                    images: &task.images,
+                })
+                .await?
         }
         (None, None, None) => {
             return Err(UsageError("a task is needed, or --trace TRACE_ID".into()).into());

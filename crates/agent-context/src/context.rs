@@ -277,10 +277,16 @@ pub fn conversation(chat: &[ChatMessage]) -> &[ChatMessage] {
     &chat[start..]
 }
 
+/// Bytes of pictures' ids: a picture changes a memo entry's size as a new text would.
+fn images_bytes(images: &[agent_llm::ChatImage]) -> usize {
+    images.iter().map(|image| image.id.len() + 1).sum()
+}
+
 /// Bytes of the texts `estimate_content` estimates: what a memo entry is checked against.
 fn content_bytes(message: &ChatMessage) -> usize {
     match message {
         ChatMessage::System(text) | ChatMessage::User(text) => text.len(),
+        ChatMessage::UserWithImages { text, images } => text.len() + images_bytes(images),
         ChatMessage::Assistant {
             text,
             tool_calls,
@@ -296,7 +302,9 @@ fn content_bytes(message: &ChatMessage) -> usize {
                     .map(|r| sent_reasoning(r).len())
                     .sum::<usize>()
         }
-        ChatMessage::Tool { content, .. } => content.len(),
+        ChatMessage::Tool {
+            content, images, ..
+        } => content.len() + images_bytes(images),
     }
 }
 
@@ -392,8 +400,12 @@ pub(crate) fn stored_chat(message: &Message) -> ChatMessage {
         Role::Tool => ChatMessage::Tool {
             tool_call_id: message.tool_call_id.clone().unwrap_or_default(),
             content: message.content.text().to_owned(),
+            images: agent_execution::meta::images(&message.metadata),
         },
-        Role::User | Role::System => ChatMessage::User(message.content.text().to_owned()),
+        Role::User | Role::System => ChatMessage::user_with_images(
+            message.content.text(),
+            agent_execution::meta::images(&message.metadata),
+        ),
     }
 }
 
@@ -403,10 +415,7 @@ fn close_turn<'a>(
     pending: &mut Vec<&'a str>,
 ) {
     for id in pending.drain(..) {
-        chat.push(ChatMessage::Tool {
-            tool_call_id: id.to_owned(),
-            content: INTERRUPTED_RESULT.to_owned(),
-        });
+        chat.push(ChatMessage::tool_result(id, INTERRUPTED_RESULT));
         origins.push(None);
     }
 }

@@ -349,6 +349,7 @@ fn prune_replaces_old_outputs_but_keeps_recent_turns_and_goal_outputs() {
             ChatMessage::Tool {
                 tool_call_id,
                 content,
+                ..
             } => Some((tool_call_id.clone(), content.starts_with(PRUNED_MARKER))),
             _ => None,
         })

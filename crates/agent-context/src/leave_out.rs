@@ -186,10 +186,7 @@ mod tests {
     }
 
     fn tool(id: &str, text: &str) -> ChatMessage {
-        ChatMessage::Tool {
-            tool_call_id: id.to_owned(),
-            content: text.to_owned(),
-        }
+        ChatMessage::tool_result(id, text)
     }
 
     fn view_of(messages: Vec<ChatMessage>) -> SharedView {

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-pub use agent_llm::Role;
+pub use agent_llm::{ChatImage, Role};
 
 use crate::content::{AssistantContent, Content, ToolResultContent};
 
@@ -153,6 +153,29 @@ impl Message {
             .iter()
             .map(|call| call.name.clone())
             .collect()
+    }
+}
+
+/// What a person says to start or continue a trace: the text and the pictures given apart from
+/// it (those the text mentions, `@shot.png`, the runner attaches itself). A `&str` is a text
+/// alone.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UserInput<'a> {
+    /// The text.
+    pub text: &'a str,
+    /// The pictures, after the text.
+    pub images: &'a [agent_llm::ChatImage],
+}
+
+impl<'a> From<&'a str> for UserInput<'a> {
+    fn from(text: &'a str) -> Self {
+        Self { text, images: &[] }
+    }
+}
+
+impl<'a> From<&'a String> for UserInput<'a> {
+    fn from(text: &'a String) -> Self {
+        Self::from(text.as_str())
     }
 }
 

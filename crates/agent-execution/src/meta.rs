@@ -61,6 +61,10 @@ pub const EMPTY_ANSWER: &str = "empty_answer";
 pub const GOALS_PENDING: &str = "goals_pending";
 /// On the runner's message about a goal's spent budget: `{goal_id, action}` ([`GoalBudgetNote`]).
 pub const GOAL_BUDGET: &str = "goal_budget";
+/// On a user or tool message with pictures: the list of them (`{id, media_type, width, height,
+/// name?, data}`, `id` the SHA-256 of the bytes, `data` base64), sent to the model after the
+/// message's text ([`images`], [`set_images`]).
+pub const IMAGES: &str = "images";
 
 /// Every key above, in the order they are listed.
 pub const KEYS: &[&str] = &[
@@ -78,6 +82,7 @@ pub const KEYS: &[&str] = &[
     OUTCOME,
     EMPTY_ANSWER,
     GOALS_PENDING,
+    IMAGES,
     GOAL_BUDGET,
 ];
 
@@ -290,6 +295,61 @@ pub async fn tokens_estimated(
     Ok(messages.iter().any(|message| usage_is_estimated(message)))
 }
 
+/// The pictures of a message's metadata ([`IMAGES`]); a malformed entry is left out.
+pub fn images(metadata: &Map<String, Value>) -> Vec<agent_llm::ChatImage> {
+    match metadata.get(IMAGES) {
+        Some(Value::Array(list)) => list
+            .iter()
+            .filter_map(|entry| serde_json::from_value(entry.clone()).ok())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What a terminal shows of a message with pictures: its text, then each picture's placeholder
+/// (`[image: shot.png 120×80]`) on a line of its own.
+///
+/// ```
+/// use agent_execution::meta::{set_images, with_placeholders};
+/// use agent_llm::ChatImage;
+///
+/// let mut metadata = serde_json::Map::new();
+/// assert_eq!(with_placeholders("Look", &metadata), "Look");
+/// let mut image = ChatImage::new("id", "image/png", (120, 80), "".into());
+/// image.name = Some("shot.png".into());
+/// set_images(&mut metadata, &[image]);
+/// assert_eq!(with_placeholders("Look", &metadata), "Look\n[image: shot.png 120×80]");
+/// ```
+pub fn with_placeholders(text: &str, metadata: &Map<String, Value>) -> String {
+    let mut shown = text.to_owned();
+    for image in images(metadata) {
+        if !shown.is_empty() {
+            shown.push('\n');
+        }
+        shown.push_str(&image.placeholder());
+    }
+    shown
+}
+
+/// The pictures of encoded bytes with their names ([`agent_llm::ChatImage::from_bytes`]); bytes
+/// that are not a picture a model takes are left out.
+pub fn pictures<'a>(
+    found: impl IntoIterator<Item = (&'a [u8], Option<&'a str>)>,
+) -> Vec<agent_llm::ChatImage> {
+    (found.into_iter())
+        .filter_map(|(bytes, name)| agent_llm::ChatImage::from_bytes(bytes, name).ok())
+        .collect()
+}
+
+/// Stores `images` on a message's metadata ([`IMAGES`]); none removes the key.
+pub fn set_images(metadata: &mut Map<String, Value>, images: &[agent_llm::ChatImage]) {
+    if images.is_empty() {
+        metadata.remove(IMAGES);
+    } else if let Ok(list) = serde_json::to_value(images) {
+        metadata.insert(IMAGES.to_owned(), list);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -306,7 +366,9 @@ mod tests {
             "sub_traces": [{"trace_id": "t@explore-1", "status": "completed", "stats": {}}],
             "sub_trace_stats": {"total_tokens": 5}, "interrupted": true, "empty_answer": true,
             "other": 1, "outcome": {"kind": "exited", "code": 1},
-            "goals_pending": 2, "goal_budget": {"goal_id": "3", "action": "warned"}
+            "goals_pending": 2, "goal_budget": {"goal_id": "3", "action": "warned"},
+            "images": [{"id": "ab", "media_type": "image/png", "width": 3, "height": 2,
+                        "data": "iVBORw0KGgo="}, {"width": "odd"}]
         });
         let Value::Object(metadata) = metadata else {
             unreachable!()
@@ -334,7 +396,10 @@ mod tests {
         );
         assert_eq!(read.outcome, Some(ToolOutcome::Exited { code: 1 }));
         assert!(!ToolOutcome::Exited { code: 1 }.succeeded());
-        assert_eq!(KEYS.len(), 15);
+        let pictures = images(&metadata);
+        assert_eq!(pictures.len(), 1, "a malformed entry is left out");
+        assert_eq!(pictures[0].placeholder(), "[image: image/png 3×2]");
+        assert_eq!(KEYS.len(), 16);
         for key in KEYS {
             assert!(metadata.contains_key(*key), "{key}");
         }

@@ -7,7 +7,9 @@
 //! the object-safe [`LlmClient`] trait whose primitive is a stream of [`ChatEvent`]s, the one
 //! error type [`LlmError`], retries with backoff ([`RetryPolicy`]) and deadlines
 //! ([`Timeouts`]), what a client does to work around its server ([`notice`]), token estimation
-//! ([`estimate_tokens`]) and costs ([`PriceTable`]). It stands
+//! ([`estimate_tokens`]) and costs ([`PriceTable`]), and pictures ([`ChatImage`]: read from
+//! bytes, sent in each wire format, counted by [`ImageTokens`], and which models take them,
+//! [`Vision`]). It stands
 //! alone: it depends on no other crate of the workspace, so other projects can use it by
 //! itself.
 //!
@@ -267,6 +269,8 @@ mod formats;
     allow(dead_code)
 )]
 mod http;
+mod image;
+mod image_message;
 mod models;
 pub mod notice;
 #[cfg(feature = "tiktoken")]
@@ -315,6 +319,11 @@ pub use error::{LlmError, TimeoutKind};
 pub use formats::anthropic::PromptCache;
 #[cfg(feature = "http")]
 pub use http::{NOTICE_TARGET, Timeouts, ensure_crypto_provider};
+pub use image::{
+    ChatImage, ImageError, ImageTokens, MAX_IMAGE_BYTES, Vision, media_type as image_media_type,
+    supports_images,
+};
+pub use image_message::leave_out_images;
 pub use models::{DEFAULT_CONTEXT_WINDOW, ModelInfo};
 #[cfg(feature = "openai")]
 pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig, list_models};

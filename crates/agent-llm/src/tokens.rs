@@ -155,14 +155,20 @@ mod bpe {
     }
 }
 
-/// The estimated prompt tokens of one message.
+/// The estimated prompt tokens of one message, its pictures counted by the default rule
+/// ([`ImageTokens::default`](crate::ImageTokens)).
 pub fn estimate_message_tokens(message: &ChatMessage) -> usize {
     let calls: usize = message
         .tool_calls()
         .iter()
         .map(|call| estimate_tokens(&call.name) + estimate_tokens(&call.arguments) + TOOL_OVERHEAD)
         .sum();
-    MESSAGE_OVERHEAD + estimate_tokens(message.text()) + calls
+    let images: usize = message
+        .images()
+        .iter()
+        .map(|image| crate::ImageTokens::default().estimate(image.width, image.height))
+        .sum();
+    MESSAGE_OVERHEAD + estimate_tokens(message.text()) + calls + images
 }
 
 /// The estimated prompt tokens of a conversation.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) use crate::image::ChatImage;
 pub use crate::reasoning::Reasoning;
 pub use crate::turn::{FinishReason, ToolChoice};
 pub use crate::usage::Usage;
@@ -42,7 +43,8 @@ impl Role {
 /// It serialises as an object tagged by `role`:
 /// `{"role":"system","content":"…"}`, `{"role":"user","content":"…"}`,
 /// `{"role":"assistant","text":"…","tool_calls":[…]}` and
-/// `{"role":"tool","tool_call_id":"…","content":"…"}`.
+/// `{"role":"tool","tool_call_id":"…","content":"…"}`; pictures are an `images` list on a user
+/// or tool message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(into = "WireMessage", try_from = "WireMessage")]
 pub enum ChatMessage {
@@ -50,6 +52,13 @@ pub enum ChatMessage {
     System(String),
     /// A user message.
     User(String),
+    /// A user message with pictures, sent after its text.
+    UserWithImages {
+        /// What the user wrote.
+        text: String,
+        /// The pictures, in order.
+        images: Vec<ChatImage>,
+    },
     /// A model turn: optional text, zero or more tool calls, and the reasoning its provider
     /// reported (sent back where the provider wants it).
     Assistant {
@@ -66,6 +75,10 @@ pub enum ChatMessage {
         tool_call_id: String,
         /// What the tool returned (or the error text the model should see).
         content: String,
+        /// Pictures the tool returned (`read_file` of a PNG). Anthropic takes them in the tool
+        /// result; OpenAI's formats, which take none in a tool message, get them in a user
+        /// message after the turn's tool results.
+        images: Vec<ChatImage>,
     },
 }
 
@@ -103,6 +116,7 @@ impl ChatMessage {
         ChatMessage::Tool {
             tool_call_id: tool_call_id.into(),
             content: content.into(),
+            images: Vec::new(),
         }
     }
 
@@ -110,7 +124,7 @@ impl ChatMessage {
     pub fn role(&self) -> Role {
         match self {
             ChatMessage::System(_) => Role::System,
-            ChatMessage::User(_) => Role::User,
+            ChatMessage::User(_) | ChatMessage::UserWithImages { .. } => Role::User,
             ChatMessage::Assistant { .. } => Role::Assistant,
             ChatMessage::Tool { .. } => Role::Tool,
         }
@@ -121,6 +135,7 @@ impl ChatMessage {
     pub fn text(&self) -> &str {
         match self {
             ChatMessage::System(text) | ChatMessage::User(text) => text,
+            ChatMessage::UserWithImages { text, .. } => text,
             ChatMessage::Assistant { text, .. } => text.as_deref().unwrap_or(""),
             ChatMessage::Tool { content, .. } => content,
         }
@@ -149,6 +164,8 @@ struct WireMessage {
     tool_call_id: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     reasoning: Vec<Reasoning>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    images: Vec<ChatImage>,
 }
 
 impl From<ChatMessage> for WireMessage {
@@ -161,10 +178,15 @@ impl From<ChatMessage> for WireMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             reasoning: Vec::new(),
+            images: Vec::new(),
         };
         match message {
             ChatMessage::System(content) | ChatMessage::User(content) => {
                 wire.content = Some(content)
+            }
+            ChatMessage::UserWithImages { text, images } => {
+                wire.content = Some(text);
+                wire.images = images;
             }
             ChatMessage::Assistant {
                 text,
@@ -178,9 +200,11 @@ impl From<ChatMessage> for WireMessage {
             ChatMessage::Tool {
                 tool_call_id,
                 content,
+                images,
             } => {
                 wire.tool_call_id = Some(tool_call_id);
                 wire.content = Some(content);
+                wire.images = images;
             }
         }
         wire
@@ -193,7 +217,10 @@ impl TryFrom<WireMessage> for ChatMessage {
     fn try_from(wire: WireMessage) -> Result<Self, Self::Error> {
         Ok(match wire.role {
             Role::System => ChatMessage::System(wire.content.or(wire.text).unwrap_or_default()),
-            Role::User => ChatMessage::User(wire.content.or(wire.text).unwrap_or_default()),
+            Role::User => ChatMessage::user_with_images(
+                wire.content.or(wire.text).unwrap_or_default(),
+                wire.images,
+            ),
             Role::Assistant => ChatMessage::Assistant {
                 text: wire.text.or(wire.content),
                 tool_calls: wire.tool_calls,
@@ -204,6 +231,7 @@ impl TryFrom<WireMessage> for ChatMessage {
                     .tool_call_id
                     .ok_or_else(|| "a tool message needs a tool_call_id".to_string())?,
                 content: wire.content.unwrap_or_default(),
+                images: wire.images,
             },
         })
     }

@@ -210,6 +210,7 @@ impl Engine {
             closing_report: root.closing_report
                 && lineage.len() <= 1
                 && own.is_none_or(|config| config.closing_report),
+            vision: root.vision.clone(),
         };
         let mut tools = ToolRegistry::new();
         let base_tools = self.base_tools();

@@ -36,6 +36,14 @@ pub enum RunError {
     /// A hook refused the prompt.
     #[error("{0}")]
     Refused(String),
+    /// Pictures were given for a model that takes none (the sentence says which and how to
+    /// say it does).
+    #[error("{0}")]
+    NoVision(String),
+    /// A picture the text mentions (`@shot.png`) cannot be attached: the sentence says which
+    /// and why.
+    #[error("{0}")]
+    Picture(String),
     /// A message to continue a trace with was empty.
     #[error("the message is empty")]
     EmptyMessage,

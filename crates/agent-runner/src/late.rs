@@ -34,7 +34,9 @@ pub(crate) async fn run_answering_late(
             return result;
         }
         let earlier = result.as_ref().map_or(0, |outcome| outcome.iterations);
-        if let Err(error) = prepare_continue(agent, trace_id, &late.join("\n\n")).await {
+        if let Err(error) =
+            prepare_continue(agent, trace_id, late.join("\n\n").as_str().into()).await
+        {
             tracing::warn!(trace_id, %error, "could not go on with the messages sent at the run's end");
             let mut kept = late;
             kept.extend(agent.engine.inbox.close(trace_id));

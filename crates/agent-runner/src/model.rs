@@ -109,6 +109,9 @@ pub(crate) fn request(
     tools: impl Into<Arc<Vec<ToolSpec>>>,
 ) -> ChatRequest {
     let mut request = ChatRequest::new(model, messages);
+    if !spec.vision.takes_images(model) && request.messages.iter().any(|m| !m.images().is_empty()) {
+        agent_llm::leave_out_images(Arc::make_mut(&mut request.messages).as_mut_slice(), model);
+    }
     request.tools = tools.into();
     request.temperature = spec.temperature;
     request.max_tokens = spec.max_tokens;

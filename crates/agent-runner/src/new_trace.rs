@@ -2,7 +2,7 @@
 //! user message, once the `UserPromptSubmit` hooks accepted it.
 
 use agent_execution::ids::new_trace_id;
-use agent_execution::message::NewMessage;
+use agent_execution::message::{NewMessage, UserInput};
 use agent_execution::trace::{ModelSettings, NewTrace};
 
 use crate::agent::Agent;
@@ -13,10 +13,11 @@ use crate::record::check_workspace;
 /// Creates the trace for a task and records the task as its first user message.
 pub(crate) async fn create_trace(
     agent: &Agent,
-    task: &str,
+    input: UserInput<'_>,
     trace_id: Option<&str>,
 ) -> Result<String, RunError> {
     check_workspace(&agent.spec)?;
+    let (task, images) = (input.text, crate::record::pictures(&agent.spec, input)?);
     let store = agent.store();
     let root = &agent.engine.root;
     let settings = ModelSettings {
@@ -38,8 +39,8 @@ pub(crate) async fn create_trace(
         new = new.with_agent_type(profile);
     }
     let trace = store.create_trace(new).await?;
-    store
-        .add_message(&trace.trace_id, NewMessage::user(task))
-        .await?;
+    let mut first = NewMessage::user(task);
+    agent_execution::meta::set_images(&mut first.metadata, &images);
+    store.add_message(&trace.trace_id, first).await?;
     Ok(trace.trace_id)
 }

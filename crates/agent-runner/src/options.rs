@@ -159,6 +159,10 @@ pub struct RunnerOptions {
     pub checkpoints: Option<CheckpointOptions>,
     /// Lifecycle hooks told of the run's events (`agent_tools::hooks`); none by default.
     pub hooks: Option<Arc<dyn agent_tools::hooks::Hooks>>,
+    /// Which models take pictures ([`agent_llm::Vision`]): a task's pictures for one that does
+    /// not are refused ([`RunError::NoVision`](crate::RunError)); a tool's are left out with a
+    /// note.
+    pub vision: agent_llm::Vision,
 }
 
 impl RunnerOptions {
@@ -190,6 +194,7 @@ impl RunnerOptions {
             closing_report: false,
             checkpoints: None,
             hooks: None,
+            vision: agent_llm::Vision::default(),
         }
     }
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use agent_execution::message::{Message, NewMessage};
+use agent_execution::message::{Message, NewMessage, UserInput};
 use agent_execution::meta;
 use agent_execution::store::{TraceStore, WriteOp, WriteOutput};
 use agent_llm::ToolCall;
@@ -54,11 +54,33 @@ pub(crate) fn tool_message(call: &ToolCall, answer: Answer, goal_id: Option<Stri
         message.cost = Some(cost);
     }
     message.metadata = answer.metadata;
+    let images = meta::pictures(answer.result.images.iter().map(|i| (&i.data[..], None)));
+    meta::set_images(&mut message.metadata, &images);
     if let Some(Ok(outcome)) = answer.result.outcome.map(serde_json::to_value) {
         message.metadata.insert(meta::OUTCOME.to_owned(), outcome);
     }
     message.duration_ms = answer.duration_ms;
     WriteOp::AddMessage(message)
+}
+
+/// `images` after the pictures `text` mentions in the workspace (`@shot.png`, read as
+/// `read_file` reads), for `spec`'s model: refused when it takes none, or a mention cannot be.
+pub(crate) fn pictures(
+    spec: &AgentSpec,
+    UserInput { text, images }: UserInput<'_>,
+) -> Result<Vec<agent_llm::ChatImage>, RunError> {
+    let found =
+        agent_tools::mentioned_pictures(text, &spec.workspace).map_err(RunError::Picture)?;
+    let mut all = meta::pictures(
+        found
+            .iter()
+            .map(|(name, i)| (&i.data[..], Some(name.as_str()))),
+    );
+    all.extend_from_slice(images);
+    spec.vision
+        .check(&spec.model, &all)
+        .map_err(RunError::NoVision)?;
+    Ok(all)
 }
 
 /// Records a batch of writes in one commit and returns the messages it stored.

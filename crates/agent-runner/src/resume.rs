@@ -14,7 +14,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use agent_execution::message::{Message, NewMessage};
+use agent_execution::message::{Message, NewMessage, UserInput};
 use agent_execution::store::{StoreError, WriteOp};
 use agent_execution::trace::{TraceStatus, TraceUpdate};
 use agent_execution::unanswered::{answered_ids, dangling_calls, ends_interrupted, last_turn};
@@ -45,14 +45,18 @@ pub(crate) async fn prepare_resume(agent: &Agent, trace_id: &str) -> Result<(), 
 pub(crate) async fn prepare_continue(
     agent: &Agent,
     trace_id: &str,
-    message: &str,
+    message: UserInput<'_>,
 ) -> Result<(), RunError> {
-    let refused = agent.hooks(trace_id).prompt(message).await;
+    let refused = agent.hooks(trace_id).prompt(message.text).await;
     refused.map_err(RunError::Refused)?;
     prepare(agent, trace_id, Some(message)).await
 }
 
-async fn prepare(agent: &Agent, trace_id: &str, message: Option<&str>) -> Result<(), RunError> {
+async fn prepare(
+    agent: &Agent,
+    trace_id: &str,
+    message: Option<UserInput<'_>>,
+) -> Result<(), RunError> {
     check_workspace(&agent.spec)?;
     let store = agent.store();
     let trace = store
@@ -87,7 +91,14 @@ async fn prepare(agent: &Agent, trace_id: &str, message: Option<&str>) -> Result
         .collect();
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
     match message {
-        Some(message) => ops.push(continue_message(message, tree.current_id())),
+        Some(input) => {
+            let mut message = continue_message(input.text, tree.current_id());
+            if let WriteOp::AddMessage(new) = &mut message {
+                let images = crate::record::pictures(&agent.spec, input)?;
+                agent_execution::meta::set_images(&mut new.metadata, &images);
+            }
+            ops.push(message);
+        }
         // The conversation never ends on the assistant's words when a model is called again.
         None if ends_interrupted(&messages) => {
             let mut go_on = NewMessage::user(INTERRUPTED_PROMPT);

@@ -21,6 +21,7 @@ use crate::options::RunnerOptions;
 use crate::resume::{prepare_continue, prepare_resume};
 use crate::spec::AgentSpec;
 use crate::step::run_loop;
+use agent_execution::message::UserInput;
 use agent_execution::model_choice::record_model;
 use agent_execution::outcome::RunOutcome;
 use agent_execution::recorded_agents;
@@ -246,9 +247,9 @@ impl AgentRunner {
     }
 
     /// Creates the trace for `task` and runs it in the background.
-    pub async fn start(&self, task: &str) -> Result<RunHandle, RunError> {
+    pub async fn start(&self, task: impl Into<UserInput<'_>>) -> Result<RunHandle, RunError> {
         let agent = self.agent();
-        let trace_id = create_trace(&agent, task, None).await?;
+        let trace_id = create_trace(&agent, task.into(), None).await?;
         Ok(self.spawn(agent, trace_id, CancellationToken::new(), 0))
     }
 
@@ -302,10 +303,11 @@ impl AgentRunner {
     pub async fn continue_in_background(
         &self,
         trace_id: &str,
-        message: &str,
+        message: impl Into<UserInput<'_>>,
         cancel: CancellationToken,
     ) -> Result<RunHandle, RunError> {
-        if message.trim().is_empty() {
+        let message = message.into();
+        if message.text.trim().is_empty() {
             return Err(RunError::EmptyMessage);
         }
         if self.is_running(trace_id) {
@@ -365,15 +367,21 @@ impl AgentRunner {
     }
 
     /// Creates a trace for `task` without running it; [`drive`](Self::drive) runs it.
-    pub async fn create(&self, task: &str) -> Result<String, RunError> {
-        create_trace(&self.agent(), task, None).await
+    /// Its pictures are refused ([`RunError::NoVision`]) for a model that takes none, before
+    /// anything is stored.
+    pub async fn create(&self, task: impl Into<UserInput<'_>>) -> Result<String, RunError> {
+        create_trace(&self.agent(), task.into(), None).await
     }
 
     /// Like [`create`](Self::create), under an id chosen beforehand (e.g. from
     /// [`agent_execution::ids::new_trace_id`] when a session is named before its first message).
     /// The store refuses an id that is malformed or taken.
-    pub async fn create_as(&self, trace_id: &str, task: &str) -> Result<String, RunError> {
-        create_trace(&self.agent(), task, Some(trace_id)).await
+    pub async fn create_as(
+        &self,
+        trace_id: &str,
+        task: impl Into<UserInput<'_>>,
+    ) -> Result<String, RunError> {
+        create_trace(&self.agent(), task.into(), Some(trace_id)).await
     }
 
     fn spawn(

@@ -65,6 +65,8 @@ pub struct AgentSpec {
     /// Whether a run whose plan is done ends with a closing report (the runner's options and
     /// the profile both ask for it; never for a sub-trace).
     pub closing_report: bool,
+    /// Which models take pictures; the others get a note in each picture's place.
+    pub vision: agent_llm::Vision,
 }
 
 impl AgentSpec {

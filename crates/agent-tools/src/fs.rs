@@ -123,7 +123,8 @@ impl TypedTool for ReadFileTool {
             description: format!(
                 "Read a text file in the workspace. Lines are shown numbered from 1, like `cat -n`. \
                  At most {DEFAULT_READ_LIMIT} lines are shown unless `limit` says otherwise; use \
-                 `offset` to continue further down. Binary files and directories are refused."
+                 `offset` to continue further down. A PNG, JPEG, GIF or WebP picture is shown as an \
+                 image. Other binary files and directories are refused."
             ),
             parameters: json!({
                 "type": "object",
@@ -151,9 +152,7 @@ impl TypedTool for ReadFileTool {
         let first = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.unwrap_or(DEFAULT_READ_LIMIT).max(1);
         let max_bytes = ctx.limits.max_output_bytes;
-        blocking(move || read_numbered(&target, first, limit, max_bytes))
-            .await
-            .map(ToolOutput::text)
+        blocking(move || read_numbered(&target, first, limit, max_bytes)).await
     }
 }
 
@@ -162,7 +161,7 @@ fn read_numbered(
     first: usize,
     limit: usize,
     max_bytes: usize,
-) -> Result<String, ToolError> {
+) -> Result<ToolOutput, ToolError> {
     let shown = &target.shown;
     let io = |e| ToolError::io("read", shown, e);
     let file = open_inside(&target.root, &target.absolute, shown)?;
@@ -173,6 +172,9 @@ fn read_numbered(
         )));
     }
     let mut reader = BufReader::with_capacity(BINARY_SNIFF_BYTES, file);
+    if let Some(media_type) = crate::picture::sniff(reader.fill_buf().map_err(io)?) {
+        return crate::picture::read_picture(reader, metadata.len(), shown, media_type);
+    }
     if looks_binary(reader.fill_buf().map_err(io)?) {
         return Err(ToolError::failed(format!(
             "{shown:?} is a binary file; read_file shows text files only"
@@ -206,7 +208,7 @@ fn read_numbered(
         last_shown = total;
     }
     if total == 0 {
-        return Ok(format!("({shown} is empty)"));
+        return Ok(ToolOutput::text(format!("({shown} is empty)")));
     }
     if first > total {
         return Err(ToolError::failed(format!(
@@ -220,7 +222,7 @@ fn read_numbered(
             last_shown + 1
         ));
     }
-    Ok(out)
+    Ok(ToolOutput::text(out))
 }
 
 /// `write_file(path, content)`: creates or replaces a file atomically, within what its

@@ -41,6 +41,7 @@ pub mod hooks;
 pub mod interaction;
 mod output;
 mod path;
+mod picture;
 mod process;
 mod registry;
 pub mod rules;
@@ -70,6 +71,7 @@ pub use fs::{
 };
 pub use output::{Keep, truncate_output};
 pub use path::{canonical_workspace, resolve_in_workspace};
+pub use picture::{PICTURE_EXTENSIONS, mentioned_pictures, picture_mentions};
 pub use registry::{RegisterError, ToolRegistry, ToolResult};
 pub use rules::{ApprovalRules, RuleError, RuleVerdict};
 pub use sandbox::{SandboxConfig, SandboxMode};

@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use agent_execution::meta::{MessageMeta, ToolOutcome};
+use agent_execution::meta::{MessageMeta, ToolOutcome, with_placeholders};
 use agent_execution::{DeltaKind, EventKind, LiveEvent, Message, NoticeKind, Role, TraceStatus};
 
 use crate::approval::Ask;
@@ -397,6 +397,7 @@ impl App {
                 self.settle_streaming();
                 let text = message.content.text().to_owned();
                 self.queued.retain(|queued| queued.trim() != text.trim());
+                let text = with_placeholders(&text, &message.metadata);
                 self.cells.push(Cell::User(text));
             }
             Role::Assistant => self.assistant(message),
@@ -410,7 +411,7 @@ impl App {
                     if let Cell::Tool(tool) = cell
                         && &tool.id == id
                     {
-                        tool.output = message.content.text().to_owned();
+                        tool.output = with_placeholders(message.content.text(), &message.metadata);
                         tool.outcome = meta.outcome;
                         tool.state = if failed {
                             ToolState::Failed(ms)

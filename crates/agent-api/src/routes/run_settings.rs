@@ -120,6 +120,35 @@ pub(crate) struct StartRun {
         pattern = r"^[^\u0000]*[^\u0000\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$"
     )]
     workspace: Option<String>,
+    /// Pictures attached to the task, after its text (the model must take images: 400
+    /// `no_vision` otherwise). Not carried through a run queue (400 `images_unsupported`).
+    #[serde(default)]
+    images: Vec<ImageInput>,
+}
+
+/// A picture sent with a task or a message: PNG, JPEG, GIF or WebP, at most 5 MiB.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ImageInput {
+    /// The picture's bytes, base64 (standard alphabet); its type is read from them.
+    data: String,
+    /// A name for people (a file name), shown in place of the picture in a terminal.
+    name: Option<String>,
+}
+
+/// The pictures of a request; one that is not a picture a model takes is refused (400
+/// `invalid_picture`, naming it by its place).
+pub(crate) fn pictures(
+    images: &[ImageInput],
+) -> Result<Vec<agent_execution::message::ChatImage>, ApiError> {
+    (images.iter().enumerate())
+        .map(|(at, image)| {
+            agent_execution::message::ChatImage::from_base64(&image.data, image.name.as_deref())
+                .map_err(|error| {
+                    ApiError::bad_request("invalid_picture", format!("images[{at}]: {error}"))
+                })
+        })
+        .collect()
 }
 
 /// The `approval` of a request: a mode, or the older boolean form (`true`: `ask`, `false`:
@@ -171,6 +200,11 @@ fn max_cost<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D
 }
 
 impl StartRun {
+    /// The pictures of the task (see [`pictures`]).
+    pub(crate) fn images(&self) -> Result<Vec<agent_execution::message::ChatImage>, ApiError> {
+        pictures(&self.images)
+    }
+
     /// The task and the run's settings; an empty task is refused (400 `invalid_request`).
     pub(crate) fn settings(self) -> Result<(String, RunSettings), ApiError> {
         if self.task.trim().is_empty() {

@@ -8,6 +8,7 @@
 //! checks them (400 naming the field). The settings themselves are `run_settings`.
 
 use agent_execution::TraceStatus;
+use agent_execution::message::UserInput;
 use agent_runner::ApprovalDecision;
 use axum::Json;
 use axum::body::Bytes;
@@ -22,7 +23,9 @@ use crate::error::{ApiError, ReadTrace};
 use crate::extract::{ApiJson, ApprovalPath, TraceIdPath};
 use crate::routes::ErrorResponse;
 use crate::routes::queued;
-use crate::routes::run_settings::{RunSettings, StartRun, optional_settings, settle};
+use crate::routes::run_settings::{
+    ImageInput, RunSettings, StartRun, optional_settings, pictures, settle,
+};
 use crate::routes::traces::not_found;
 use crate::state::AppState;
 
@@ -54,7 +57,7 @@ pub(crate) struct RunAccepted {
     responses(
         (status = 201, description = "The run started", body = RunAccepted,
             headers(("Location" = String, description = "The new trace's URL"))),
-        (status = 400, description = "The body is malformed (a limit that is not a positive number names its field), the workspace is not a folder (`invalid_workspace`), or the run was refused (`run_rejected`)", body = ErrorResponse),
+        (status = 400, description = "The body is malformed (a limit that is not a positive number names its field), the workspace is not a folder (`invalid_workspace`), the run was refused (`run_rejected`), a picture is not one (`invalid_picture`), the model takes no pictures (`no_vision`), or pictures were sent to a server with a run queue (`images_unsupported`)", body = ErrorResponse),
         (status = 403, description = "`runs_unavailable`: this server is read-only (started without a model); `workspace_not_allowed`: the workspace is outside the server's workspace roots; `approval_not_allowed`: the request asks for looser approvals than the server's mode; `not_writable`: the trace folder is read-only", body = ErrorResponse),
         (status = 413, description = "The body is over the size limit", body = ErrorResponse),
         (status = 415, description = "The body is not `application/json`", body = ErrorResponse),
@@ -66,7 +69,9 @@ pub(crate) async fn start_run(
     ApiJson(request): ApiJson<StartRun>,
 ) -> Result<Response, ApiError> {
     state.runs().check_open()?;
+    let images = request.images()?;
     let trace_id = if let Some(queue) = state.queue() {
+        refuse_queued_pictures(&images)?;
         let (task, settings) = request.settings()?;
         queued::start(&state, queue, &task, settings).await?
     } else {
@@ -76,7 +81,12 @@ pub(crate) async fn start_run(
         // A custom command (`/name args`) becomes its prompt, as at every door.
         let task = factory.task(&task, &options.workspace)?;
         let runner = factory.build_with(state.store().clone(), options, &choices)?;
-        let handle = runner.start(&task).await?;
+        let handle = runner
+            .start(UserInput {
+                text: &task,
+                images: &images,
+            })
+            .await?;
         state.runs().track(handle).trace_id
     };
     tracing::info!(%trace_id, "run started over HTTP");
@@ -205,6 +215,22 @@ pub(crate) struct UserMessage {
         pattern = r"[^\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
     )]
     content: String,
+    /// Pictures after the text (see `StartRun`'s `images`); only with a message that starts
+    /// the trace's next turn (409 `run_in_progress` while it runs).
+    #[serde(default)]
+    images: Vec<ImageInput>,
+}
+
+/// A queued run or message carries text only: its pictures are refused, not dropped.
+fn refuse_queued_pictures(images: &[agent_execution::message::ChatImage]) -> Result<(), ApiError> {
+    if images.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(
+        "images_unsupported",
+        "pictures are not carried through this server's run queue; send them to a server \
+         that runs its traces itself",
+    ))
 }
 
 /// Where a user message went.
@@ -230,7 +256,7 @@ pub(crate) struct MessageAccepted {
     request_body = UserMessage,
     responses(
         (status = 202, description = "The message was queued for the run, or started the next turn", body = MessageAccepted),
-        (status = 400, description = "The trace id or body is invalid, or the message is empty", body = ErrorResponse),
+        (status = 400, description = "The trace id or body is invalid, the message is empty, or its pictures are refused (`invalid_picture`, `no_vision`, `images_unsupported`)", body = ErrorResponse),
         (status = 403, description = "`runs_unavailable`: this server is read-only (started without a model); `workspace_not_allowed` or `not_writable`, as for a new run", body = ErrorResponse),
         (status = 404, description = "No such trace", body = ErrorResponse),
         (status = 409, description = "`run_in_progress` (the run is starting or ending) or `trace_locked`", body = ErrorResponse),
@@ -249,6 +275,7 @@ pub(crate) async fn send_message(
         state.require_factory()?;
     }
     let content = message.content;
+    let images = pictures(&message.images)?;
     if content.trim().is_empty() {
         return Err(ApiError::bad_request(
             "invalid_request",
@@ -261,6 +288,13 @@ pub(crate) async fn send_message(
         .await
         .reading(&trace_id)?
         .ok_or_else(|| not_found(&trace_id))?;
+    if !images.is_empty() && state.runs().is_running(&trace_id) {
+        return Err(ApiError::conflict(
+            "run_in_progress",
+            "pictures can be sent only with a message that starts the trace's next turn; \
+             this trace is running",
+        ));
+    }
     if state.runs().send(&trace_id, &content) {
         tracing::info!(%trace_id, "message queued for the run over HTTP");
         let queued = true;
@@ -270,6 +304,7 @@ pub(crate) async fn send_message(
         ));
     }
     if let Some(queue) = state.queue() {
+        refuse_queued_pictures(&images)?;
         state.runs().check_open()?;
         let queued = queued::message(&state, queue, &trace, &content).await?;
         return Ok((
@@ -287,7 +322,14 @@ pub(crate) async fn send_message(
     )?;
     let runner = factory.build_with(state.store().clone(), options, &choices)?;
     let handle = runner
-        .continue_in_background(&trace_id, &content, reservation.cancel_token())
+        .continue_in_background(
+            &trace_id,
+            UserInput {
+                text: &content,
+                images: &images,
+            },
+            reservation.cancel_token(),
+        )
         .await?;
     reservation.attach(handle);
     tracing::info!(%trace_id, "trace continued over HTTP");

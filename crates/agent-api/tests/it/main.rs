@@ -14,6 +14,7 @@ mod estimates;
 mod fork;
 mod goal_run;
 mod hostile_api;
+mod images;
 mod live_messages;
 mod messages;
 mod openapi;

@@ -28,6 +28,7 @@
 //! stream = false                 # optional: never ask this model for streamed answers
 //! max_tokens = 1024              # optional: the most tokens of one answer
 //! temperature = 0.2              # optional: the sampling temperature
+//! vision = true                  # optional: takes images [default: by the model's name]
 //!
 //! [mcp.servers.files]            # an MCP server over stdio (see agent_mcp::ServerConfig)
 //! command = "npx"
@@ -170,6 +171,9 @@ pub struct ModelConfig {
     pub max_tokens: Option<u32>,
     /// The sampling temperature of every request for this model.
     pub temperature: Option<f32>,
+    /// Whether the model takes pictures; by its name when unset ([`agent_llm::supports_images`]:
+    /// GPT-4o and later, Claude 3 and later, Gemini, names with `vl`, `vision`, `llava`, ...).
+    pub vision: Option<bool>,
 }
 
 impl FileConfig {
@@ -255,6 +259,16 @@ impl FileConfig {
             }
         }
         Ok(prices)
+    }
+
+    /// Which models take pictures: the names' rule with the `[models."NAME"] vision` settings
+    /// on top.
+    pub fn vision(&self) -> agent_llm::Vision {
+        agent_llm::Vision::new(
+            self.models
+                .iter()
+                .filter_map(|(name, model)| Some((name.clone(), model.vision?))),
+        )
     }
 
     /// The context window `[models."NAME"]` gives `model`, else the top-level one.

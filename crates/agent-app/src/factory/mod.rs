@@ -253,6 +253,17 @@ impl AppFactory {
         }
     }
 
+    /// `text` [expanded](Self::expand), with the pictures of `files` (`--image`) attached
+    /// ([`crate::images::attach`]).
+    pub fn prompt(
+        &self,
+        text: &str,
+        files: &[PathBuf],
+        workspace: Option<&Path>,
+    ) -> Result<crate::images::Prompt> {
+        crate::images::attach(&self.expand(text, workspace)?, files)
+    }
+
     /// Resolves the settings of the runs that name no profile (the overrides', else `default`)
     /// in the factory's workspace, so that a mistake in agent.toml or a profile file shows
     /// before the first run (a server checks at start); the notices of that resolution.

@@ -81,6 +81,7 @@ impl AppFactory {
             options = options.with_max_cost(cost);
         }
         options.prices = Arc::new(file.prices()?);
+        options.vision = file.vision();
         options.context_window = provider.context_window;
         (options.max_tokens, options.temperature) = (provider.max_tokens, provider.temperature);
         options.reasoning_effort =

@@ -87,6 +87,7 @@ impl BareArgs {
         Ok(Command::Run(RunArgs {
             task,
             task_file: None,
+            images: Vec::new(),
             continue_trace,
             last: self.continue_last,
             print: true,

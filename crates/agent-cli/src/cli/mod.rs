@@ -176,6 +176,14 @@ pub(crate) struct RunArgs {
     /// Read the task (with --continue: the next message) from this file (`-`: standard input).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["task", "trace"])]
     pub(crate) task_file: Option<PathBuf>,
+    /// Attach this picture (PNG, JPEG, GIF or WebP) to the task (repeatable); `@path.png` in
+    /// the task attaches one from the workspace too. The model must take images.
+    #[arg(
+        long = "image",
+        value_name = "FILE",
+        conflicts_with_all = ["trace", "plan", "continue_trace", "last"]
+    )]
+    pub(crate) images: Vec<PathBuf>,
     /// Continue this ended trace (completed, failed or cancelled; an id or a unique prefix of
     /// one) with TASK as its next user message, under the same id. Without an id, or with one
     /// value and no TASK (`agent run -c "next message"`), the newest trace of this project.

@@ -192,7 +192,9 @@ impl State {
                 } else if message.content.is_error() {
                     vec![format!("    ✗ {}", truncate(&one_line(text), 120))]
                 } else {
-                    result_summary(text).into_iter().collect()
+                    let mut lines: Vec<String> = result_summary(text).into_iter().collect();
+                    lines.extend(placeholders(message));
+                    lines
                 }
             }
             // The runner's own words to the model: open goals it sent it back to, a goal's
@@ -204,7 +206,7 @@ impl State {
                         let first = message.content.text().lines().next().unwrap_or_default();
                         vec![format!("  ↻ {}", truncate(&one_line(first), 120))]
                     }
-                    _ => Vec::new(),
+                    _ => placeholders(message),
                 }
             }
             _ => Vec::new(),
@@ -385,6 +387,14 @@ fn result_summary(text: &str) -> Option<String> {
         n => format!(" (+{n} lines)"),
     };
     Some(format!("    ↳ {}{more}", truncate(&one_line(first), 100)))
+}
+
+/// A line for each picture of `message`: `  [image: shot.png 120×80]`.
+fn placeholders(message: &Message) -> Vec<String> {
+    agent_execution::meta::images(&message.metadata)
+        .iter()
+        .map(|image| format!("    {}", image.placeholder()))
+        .collect()
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ mod goals;
 mod habits;
 mod hooks;
 mod hooks_turns;
+mod images;
 mod instructions;
 mod interrupted;
 mod limits;

@@ -105,6 +105,20 @@ enum Pass {
 /// Shortens the long texts of one message; returns how many it cut.
 fn shorten(message: &mut ChatMessage, pass: Pass) -> usize {
     let mut cut = 0;
+    // A summary is written from words: each picture becomes its placeholder.
+    if let Some(images) = message.images_mut().filter(|images| !images.is_empty()) {
+        let names: Vec<String> = images.drain(..).map(|image| image.placeholder()).collect();
+        cut += names.len();
+        match message {
+            ChatMessage::UserWithImages { text, .. } => {
+                *message = ChatMessage::user(format!("{text}\n{}", names.join("\n")));
+            }
+            ChatMessage::Tool { content, .. } => {
+                content.push_str(&format!("\n{}", names.join("\n")))
+            }
+            _ => {}
+        }
+    }
     match message {
         ChatMessage::Tool { content, .. } => cut += usize::from(cut_text(content)),
         ChatMessage::Assistant {
@@ -171,6 +185,12 @@ pub fn render_transcript(chat: &[ChatMessage]) -> String {
         match message {
             ChatMessage::System(text) => push_block(&mut out, "system", text),
             ChatMessage::User(text) => push_block(&mut out, "user", text),
+            ChatMessage::UserWithImages { text, images } => {
+                push_block(&mut out, "user", text);
+                for image in images {
+                    push_block(&mut out, "picture", &image.placeholder());
+                }
+            }
             ChatMessage::Assistant {
                 text, tool_calls, ..
             } => {
@@ -185,8 +205,12 @@ pub fn render_transcript(chat: &[ChatMessage]) -> String {
             ChatMessage::Tool {
                 tool_call_id,
                 content,
+                images,
             } => {
                 push_block(&mut out, &format!("tool [{tool_call_id}]"), content);
+                for image in images {
+                    push_block(&mut out, "picture", &image.placeholder());
+                }
             }
         }
     }

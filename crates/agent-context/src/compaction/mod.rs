@@ -128,6 +128,7 @@ pub fn estimate_chat(chat: &[ChatMessage], estimate: &dyn Fn(&str) -> usize) -> 
 pub(crate) fn estimate_content(message: &ChatMessage, estimate: &dyn Fn(&str) -> usize) -> usize {
     match message {
         ChatMessage::System(text) | ChatMessage::User(text) => estimate(text),
+        ChatMessage::UserWithImages { text, images } => estimate(text) + image_tokens(images),
         ChatMessage::Assistant {
             text,
             tool_calls,
@@ -143,8 +144,18 @@ pub(crate) fn estimate_content(message: &ChatMessage, estimate: &dyn Fn(&str) ->
                     .map(|r| estimate(sent_reasoning(r)))
                     .sum::<usize>()
         }
-        ChatMessage::Tool { content, .. } => estimate(content),
+        ChatMessage::Tool {
+            content, images, ..
+        } => estimate(content) + image_tokens(images),
     }
+}
+
+/// The tokens of pictures, by the rule of [`agent_llm::ImageTokens::default`].
+fn image_tokens(images: &[agent_llm::ChatImage]) -> usize {
+    images
+        .iter()
+        .map(|image| agent_llm::ImageTokens::default().estimate(image.width, image.height))
+        .sum()
 }
 
 /// The text of a piece of reasoning that goes back to its provider and takes room in the

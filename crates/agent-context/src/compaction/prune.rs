@@ -32,6 +32,7 @@ pub(crate) fn prune(
             ChatMessage::Tool {
                 tool_call_id,
                 content,
+                ..
             } => {
                 // Tool results come after their assistant turn, so the results of the newest
                 // `protected_turns` turns are seen while `turns` is still below the limit.
@@ -61,7 +62,11 @@ pub(crate) fn prune(
         return 0;
     }
     for (index, size) in &candidates {
-        if let Some(ChatMessage::Tool { content, .. }) = chat.get_mut(*index) {
+        if let Some(ChatMessage::Tool {
+            content, images, ..
+        }) = chat.get_mut(*index)
+        {
+            images.clear();
             *content =
                 format!("{PRUNED_MARKER}: about {size} tokens; run the tool again to see it]");
             if let Some(slot) = tokens.get_mut(*index) {

@@ -107,6 +107,7 @@ impl Conversation {
         if let ChatMessage::Tool {
             tool_call_id,
             content,
+            ..
         } = &message
         {
             let name = self.names.get(tool_call_id).map_or("", String::as_str);
@@ -140,10 +141,7 @@ impl Conversation {
             if !provisional {
                 self.interrupted.insert(id.clone());
             }
-            let message = ChatMessage::Tool {
-                tool_call_id: id,
-                content: INTERRUPTED_RESULT.to_owned(),
-            };
+            let message = ChatMessage::tool_result(id, INTERRUPTED_RESULT);
             self.push_chat(message, cx.interrupted, cx);
         }
     }

@@ -335,10 +335,10 @@ impl IncrementalContext {
         for (index, message) in conversation.chat.iter().enumerate().skip(keep) {
             match (pruned.peek(), message) {
                 (Some((at, size)), ChatMessage::Tool { tool_call_id, .. }) if *at == index => {
-                    messages.push(ChatMessage::Tool {
-                        tool_call_id: tool_call_id.clone(),
-                        content: pruned_marker(*size),
-                    });
+                    messages.push(ChatMessage::tool_result(
+                        tool_call_id.clone(),
+                        pruned_marker(*size),
+                    ));
                     pruned.next();
                 }
                 _ => messages.push(message.clone()),

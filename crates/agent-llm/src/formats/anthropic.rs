@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 pub(crate) use crate::formats::anthropic_reply::{parse_error, parse_response};
 pub(crate) use crate::formats::anthropic_stream::StreamDecoder;
+use crate::formats::images;
 use crate::types::{ChatMessage, ChatRequest, Reasoning, ToolChoice};
 
 /// The smallest thinking budget Anthropic accepts.
@@ -51,6 +52,14 @@ fn blocks(message: &ChatMessage) -> Option<(&'static str, Vec<Value>)> {
             };
             Some(("user", blocks))
         }
+        ChatMessage::UserWithImages { text, images } => {
+            // Pictures first, then the words about them, as Anthropic advises.
+            let mut blocks = images::anthropic_blocks(images);
+            if !text.trim().is_empty() {
+                blocks.push(text_block(text));
+            }
+            Some(("user", blocks))
+        }
         ChatMessage::Assistant {
             text,
             tool_calls,
@@ -76,6 +85,23 @@ fn blocks(message: &ChatMessage) -> Option<(&'static str, Vec<Value>)> {
         ChatMessage::Tool {
             tool_call_id,
             content,
+            images,
+        } if !images.is_empty() => {
+            let mut parts = Vec::with_capacity(images.len() + 1);
+            if !content.trim().is_empty() {
+                parts.push(text_block(content));
+            }
+            parts.extend(images::anthropic_blocks(images));
+            let id = wire_id(tool_call_id);
+            Some((
+                "user",
+                vec![json!({"type": "tool_result", "tool_use_id": id, "content": parts})],
+            ))
+        }
+        ChatMessage::Tool {
+            tool_call_id,
+            content,
+            ..
         } => Some((
             "user",
             vec![

@@ -9,6 +9,7 @@ pub(crate) mod anthropic;
 mod anthropic_reply;
 #[cfg(feature = "anthropic")]
 mod anthropic_stream;
+pub(crate) mod images;
 #[cfg(feature = "openai")]
 pub(crate) mod openai;
 #[cfg(feature = "openai")]

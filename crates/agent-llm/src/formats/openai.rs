@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::formats::images;
 use crate::types::{ChatMessage, ChatRequest, Reasoning};
 
 pub(crate) use super::openai_reply::{parse_error, parse_response};
@@ -21,6 +22,9 @@ fn message_json(message: &ChatMessage) -> Value {
     match message {
         ChatMessage::System(text) => json!({"role": "system", "content": text}),
         ChatMessage::User(text) => json!({"role": "user", "content": text}),
+        ChatMessage::UserWithImages { text, images } => {
+            json!({"role": "user", "content": images::openai_parts(text, images)})
+        }
         ChatMessage::Assistant {
             text,
             tool_calls,
@@ -53,6 +57,7 @@ fn message_json(message: &ChatMessage) -> Value {
         ChatMessage::Tool {
             tool_call_id,
             content,
+            ..
         } => {
             json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
         }
@@ -77,10 +82,32 @@ fn reasoning_fields(reasoning: &[Reasoning]) -> Vec<(&str, String)> {
 /// The messages of a request as JSON, adjacent system messages joined into one (blank line
 /// between them): the static system prompt and the plan arrive as two messages, and some chat
 /// templates accept only one. The static part stays a byte-identical prefix either way.
+///
+/// A tool message takes no picture: the pictures of a turn's tool results follow its last tool
+/// message, in one user message.
 fn messages_json(messages: &[ChatMessage]) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
     let mut previous_was_system = false;
-    for message in messages {
+    for (index, message) in messages.iter().enumerate() {
+        if let ChatMessage::Tool { .. } = message
+            && !matches!(messages.get(index + 1), Some(ChatMessage::Tool { .. }))
+        {
+            out.push(message_json(message));
+            previous_was_system = false;
+            let start = messages[..index]
+                .iter()
+                .rposition(|m| !matches!(m, ChatMessage::Tool { .. }))
+                .map_or(0, |at| at + 1);
+            let run: Vec<&ChatMessage> = messages[start..=index].iter().collect();
+            let (ids, pictures) = images::tool_pictures(&run);
+            if !pictures.is_empty() {
+                let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+                let intro = images::tool_pictures_intro(&ids);
+                let content = images::openai_parts(&intro, &pictures);
+                out.push(json!({"role": "user", "content": content}));
+            }
+            continue;
+        }
         if let ChatMessage::System(text) = message
             && previous_was_system
             && let Some(Value::String(content)) =

@@ -285,7 +285,9 @@ impl Script {
     /// The route that claims `request`, if any: the one whose text ends latest in the task.
     pub(super) fn route_for(&self, request: &ChatRequest) -> Option<usize> {
         let task = request.messages.iter().find_map(|message| match message {
-            ChatMessage::User(text) => Some(text.as_str()),
+            ChatMessage::User(text) | ChatMessage::UserWithImages { text, .. } => {
+                Some(text.as_str())
+            }
             _ => None,
         })?;
         let mut best: Option<(usize, usize)> = None;

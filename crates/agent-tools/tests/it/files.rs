@@ -338,3 +338,30 @@ async fn no_file_tool_leaves_the_workspace() {
     .await;
     assert_eq!(ws.read("inside/other.txt"), "ok");
 }
+
+#[tokio::test]
+async fn read_file_of_a_picture_returns_the_image_and_refuses_a_huge_one() {
+    let ws = Workspace::new();
+    std::fs::write(ws.root().join("shot.png"), agent_test_support::TINY_PNG).unwrap();
+    let result = ws.call("read_file", json!({ "path": "shot.png" })).await;
+    assert!(!result.is_error, "{}", result.content);
+    assert!(
+        result
+            .content
+            .contains("shot.png is a picture (image/png, 73 bytes)")
+    );
+    assert_eq!(result.images.len(), 1);
+    assert_eq!(result.images[0].media_type, "image/png");
+    assert_eq!(result.images[0].data, agent_test_support::TINY_PNG);
+    // A picture too large for any provider is refused with the reason, and nothing is attached.
+    let mut huge = agent_test_support::TINY_PNG.to_vec();
+    huge.resize(6 * 1024 * 1024, 0);
+    std::fs::write(ws.root().join("huge.png"), huge).unwrap();
+    let result = ws.call("read_file", json!({ "path": "huge.png" })).await;
+    assert!(
+        result.is_error && result.content.contains("more than"),
+        "{}",
+        result.content
+    );
+    assert!(result.images.is_empty());
+}

@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::formats::images;
 use crate::types::{ChatMessage, ChatRequest, Reasoning, ToolCall};
 
 /// The reasoning settings of a Responses request, from the client's configuration.
@@ -90,7 +91,8 @@ fn instructions_and_input(messages: &[ChatMessage]) -> (Option<String>, Vec<Valu
             .join("\n\n")
     });
     let mut items = Vec::with_capacity(messages.len());
-    for message in &messages[leading..] {
+    let rest = &messages[leading..];
+    for (index, message) in rest.iter().enumerate() {
         match message {
             ChatMessage::System(text) => items.push(json!({
                 "type": "message",
@@ -102,6 +104,11 @@ fn instructions_and_input(messages: &[ChatMessage]) -> (Option<String>, Vec<Valu
                 "role": "user",
                 "content": [{"type": "input_text", "text": text}],
             })),
+            ChatMessage::UserWithImages { text, images } => items.push(json!({
+                "type": "message",
+                "role": "user",
+                "content": images::responses_parts(text, images),
+            })),
             ChatMessage::Assistant {
                 text,
                 tool_calls,
@@ -110,11 +117,33 @@ fn instructions_and_input(messages: &[ChatMessage]) -> (Option<String>, Vec<Valu
             ChatMessage::Tool {
                 tool_call_id,
                 content,
-            } => items.push(json!({
-                "type": "function_call_output",
-                "call_id": tool_call_id,
-                "output": content,
-            })),
+                ..
+            } => {
+                items.push(json!({
+                    "type": "function_call_output",
+                    "call_id": tool_call_id,
+                    "output": content,
+                }));
+                // A function call's output takes no picture: the pictures of the turn's
+                // outputs follow the last of them, in one user message.
+                if !matches!(rest.get(index + 1), Some(ChatMessage::Tool { .. })) {
+                    let start = rest[..index]
+                        .iter()
+                        .rposition(|m| !matches!(m, ChatMessage::Tool { .. }))
+                        .map_or(0, |at| at + 1);
+                    let run: Vec<&ChatMessage> = rest[start..=index].iter().collect();
+                    let (ids, pictures) = images::tool_pictures(&run);
+                    if !pictures.is_empty() {
+                        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+                        let intro = images::tool_pictures_intro(&ids);
+                        items.push(json!({
+                            "type": "message",
+                            "role": "user",
+                            "content": images::responses_parts(&intro, &pictures),
+                        }));
+                    }
+                }
+            }
         }
     }
     (instructions, items)
