@@ -86,10 +86,18 @@ pub(super) fn render(item: &Item, name: &str, lines: &mut BTreeSet<String>) {
                 tokens(&e.generics)
             ));
             for variant in &e.variants {
+                // Each field as `name: Type` (its documentation is no part of the API).
+                let field = |f: &syn::Field| match &f.ident {
+                    Some(name) => format!("{}{name}: {}", kept_attrs(&f.attrs), tokens(&f.ty)),
+                    None => format!("{}{}", kept_attrs(&f.attrs), tokens(&f.ty)),
+                };
+                let list = |fields: &syn::punctuated::Punctuated<syn::Field, syn::Token![,]>| {
+                    fields.iter().map(field).collect::<Vec<_>>().join(", ")
+                };
                 let shape = match &variant.fields {
                     Fields::Unit => String::new(),
-                    Fields::Named(fields) => format!(" {}", tokens(fields)),
-                    fields => tokens(fields),
+                    Fields::Named(fields) => format!(" {{ {} }}", list(&fields.named)),
+                    Fields::Unnamed(fields) => format!("({})", list(&fields.unnamed)),
                 };
                 lines.insert(format!(
                     "{name}::{}{}{shape}",

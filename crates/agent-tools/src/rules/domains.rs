@@ -3,8 +3,11 @@
 //!
 //! The host is read from the call's `url` with the parser `web_fetch` uses (WHATWG URL), so a
 //! URL that a simpler reading would give another host (`https://evil.test\@docs.rs/`) is judged
-//! by the host it is fetched from.
+//! by the host it is fetched from. That parser comes with the `web` feature, as `web_fetch`
+//! does: without it a domain pattern is refused when the rule is read, so no rule silently
+//! matches nothing.
 
+#[cfg(feature = "web")]
 use url::Url;
 
 /// A domain a rule names.
@@ -19,6 +22,9 @@ pub(super) struct DomainPattern {
 impl DomainPattern {
     /// Reads `domain:NAME` or `domain:*.NAME`.
     pub(super) fn parse(pattern: &str) -> Result<Self, String> {
+        if cfg!(not(feature = "web")) {
+            return Err("domain rules need the `web` feature (this build has no web_fetch)".into());
+        }
         let Some(name) = pattern.strip_prefix("domain:") else {
             return Err("a web_fetch pattern is `domain:NAME`, e.g. `domain:docs.rs`".into());
         };
@@ -44,6 +50,7 @@ impl DomainPattern {
     }
 
     /// Whether the host of `url` is covered; a URL that does not parse is not.
+    #[cfg(feature = "web")]
     pub(super) fn matches_url(&self, url: &str) -> bool {
         let Ok(url) = Url::parse(url.trim()) else {
             return false;
@@ -57,9 +64,15 @@ impl DomainPattern {
             .is_some_and(|rest| rest.ends_with('.'));
         below || (!self.subdomains_only && host == self.domain)
     }
+
+    /// No pattern is ever read without the `web` feature ([`Self::parse`] refuses them).
+    #[cfg(not(feature = "web"))]
+    pub(super) fn matches_url(&self, _url: &str) -> bool {
+        false
+    }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "web"))]
 mod tests {
     use super::*;
 

@@ -357,6 +357,7 @@ fn a_file_rule_covers_every_hard_link_to_the_file() {
 }
 
 #[test]
+#[cfg(feature = "web")]
 fn web_fetch_rules_name_domains() {
     let root = Path::new("/workspace");
     let rules = ApprovalRules::parse(
@@ -426,4 +427,12 @@ fn without_the_shell_parser_a_script_that_is_not_plain_words_is_asked_about() {
         verdict(&rules, "bash", &bash("make test")),
         Some(RuleVerdict::Allow("bash(make test)".into()))
     );
+}
+
+/// Without the `web` feature a domain rule is refused when read, not left matching nothing.
+#[test]
+#[cfg(not(feature = "web"))]
+fn without_the_web_feature_a_domain_rule_is_refused() {
+    let error = ApprovalRules::parse(&["web_fetch(domain:docs.rs)"], &[]).unwrap_err();
+    assert!(error.to_string().contains("`web` feature"), "{error}");
 }
