@@ -229,10 +229,9 @@ mod tests {
         assert_eq!(background.running("p"), ["p@a", "p@b"]);
         assert!(background.take_ended("p").is_empty());
         tx.send(()).unwrap();
-        let waited = tokio::time::timeout(
-            Duration::from_secs(5),
-            background.wait_ended("p", &CancellationToken::new()),
-        );
+        let never = CancellationToken::new();
+        let waited =
+            tokio::time::timeout(Duration::from_secs(5), background.wait_ended("p", &never));
         assert!(waited.await.unwrap());
         assert_eq!(background.take_ended("p"), ["p@a"]);
         assert!(background.take_ended("p").is_empty());

@@ -79,6 +79,9 @@ impl App {
                 None => return self.edit(key),
             }
         }
+        if let Some(action) = self.shells_key(key) {
+            return action;
+        }
         if let Some(diff) = &mut self.diff {
             if !diff.key(key) {
                 self.diff = None;

@@ -61,6 +61,7 @@ mod notices;
 mod plan;
 mod rewind;
 mod session;
+mod shells;
 mod terminal;
 mod transcript;
 mod view;

@@ -145,7 +145,7 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
             }
             Ok(notice) = notices.recv() => session.client_notice(&notice),
             Some(question) = forms.recv() => session.app.elicit(question),
-            _ = tick.tick() => {}
+            _ = tick.tick() => session.refresh_shells(),
         }
     }
     session.leave(&mut rx).await;

@@ -9,12 +9,14 @@
 //! - [`form`]: the typed form of a server's question to a person (MCP elicitation): its
 //!   fields, how a typed answer becomes a value, and the check of a filled-in form.
 //! - [`slash`]: the slash commands of a chat, parsed once.
+//! - [`shells`]: `/shells`, the run's background shells as a person sees them, and stopping one.
 //!
 //! Nothing here draws, prints or reads a terminal: a front end shows the [`Question`] or the
 //! [`Form`] its own way and hands the person's answer back.
 
 pub mod approvals;
 pub mod form;
+pub mod shells;
 pub mod slash;
 
 pub use approvals::{Answer, Check, Question, SessionApprovals};
