@@ -158,6 +158,7 @@ pub(crate) async fn run_loop(
     let _ = take_background(agent, trace_id, None, &mut messages).await;
     outcome.error = agent_execution::background::name_stopped(outcome.error, &stopped);
     let trace = store.finish_trace(trace_id, outcome).await?;
+    agent.hooks(trace_id).run_ended().await;
     let stats_with_sub_traces = stats_with_sub_traces(store, trace_id).await?;
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
     // The trace's totals are estimates, in part, when any of its calls was estimated.

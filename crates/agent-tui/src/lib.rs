@@ -58,6 +58,7 @@ mod keys;
 pub mod markdown;
 mod modal;
 mod notices;
+mod notify;
 mod plan;
 mod rewind;
 mod session;
