@@ -396,6 +396,12 @@ impl App {
             self.messages_since_compaction += 1;
         }
         match message.role {
+            Role::User if meta.turn == Some(agent_execution::meta::Turn::Background) => {
+                // The runner's word to the model of a background delegate's end.
+                self.settle_streaming();
+                let first = message.content.text().lines().next().unwrap_or_default();
+                self.cells.push(Cell::Notice(format!("↻ {first}")));
+            }
             Role::User => {
                 self.settle_streaming();
                 let text = message.content.text().to_owned();

@@ -670,3 +670,24 @@ fn the_shells_view_lists_each_shell_and_a_key_stops_the_chosen_one() {
     app.show_shells(Vec::new(), at);
     assert!(screen(&mut app, 90, 12).contains("no background shells"));
 }
+
+#[tokio::test]
+async fn a_background_delegates_end_is_a_notice_not_a_message_of_the_user() {
+    let mut recorder = Recorder::new("Ship the release").await;
+    let mut told = NewMessage::user(format!(
+        "The background delegate {TRACE}@delegate-1 ended.\n\nThe delegated task completed.\n42 open issues"
+    ));
+    told.metadata
+        .insert(meta::TURN.into(), json!(meta::Turn::Background.as_str()));
+    recorder.store.add_message(TRACE, told).await.unwrap();
+    let mut app = app();
+    recorder.feed(&mut app).await;
+    let screen = screen(&mut app, 100, 12);
+    assert!(
+        screen.contains(&format!(
+            "↻ The background delegate {TRACE}@delegate-1 ended."
+        )),
+        "{screen}"
+    );
+    assert!(!screen.contains("42 open issues"), "{screen}");
+}
