@@ -12,8 +12,6 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use crate::app::App;
-use crate::keys::Action;
 use crate::wrap::truncate;
 
 /// The shells listed, as of `at`, and the one chosen.
@@ -24,56 +22,54 @@ pub(crate) struct ShellsView {
     chosen: usize,
 }
 
+/// What a key does to the view.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum ShellsKey {
+    /// The view stays open.
+    Stay,
+    /// Close the view.
+    Close,
+    /// Stop the shell of this id.
+    Kill(String),
+}
+
 impl ShellsView {
-    /// Takes a key: what the session does, or `None` to close the view.
-    fn key(&mut self, key: KeyEvent) -> Option<Action> {
+    /// The view of `shells` (as of `at`), the shell chosen in `previous` still chosen where it
+    /// is listed.
+    pub(crate) fn new(
+        previous: Option<&Self>,
+        shells: Vec<ShellStatus>,
+        at: DateTime<Utc>,
+    ) -> Self {
+        let chosen = previous.and_then(|view| {
+            let id = &view.shells.get(view.chosen)?.id;
+            shells.iter().position(|shell| &shell.id == id)
+        });
+        Self {
+            chosen: chosen.unwrap_or(0),
+            shells,
+            at,
+        }
+    }
+
+    /// Takes a key.
+    pub(crate) fn key(&mut self, key: KeyEvent) -> ShellsKey {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
-            KeyCode::Char('c' | 'd') if ctrl => return None,
-            KeyCode::Esc | KeyCode::Char('q') => return None,
+            KeyCode::Char('c' | 'd') if ctrl => return ShellsKey::Close,
+            KeyCode::Esc | KeyCode::Char('q') => return ShellsKey::Close,
             KeyCode::Up => self.chosen = self.chosen.saturating_sub(1),
             KeyCode::Down => {
-                self.chosen = (self.chosen + 1).min(self.shells.len().saturating_sub(1))
+                self.chosen = (self.chosen + 1).min(self.shells.len().saturating_sub(1));
             }
             KeyCode::Char('x') | KeyCode::Delete => {
                 if let Some(shell) = self.shells.get(self.chosen) {
-                    return Some(Action::Command(format!("shells kill {}", shell.id)));
+                    return ShellsKey::Kill(shell.id.clone());
                 }
             }
             _ => {}
         }
-        Some(Action::Nothing)
-    }
-}
-
-impl App {
-    /// Shows `shells` (a run's background shells, as of `at`) in the `/shells` view, or
-    /// refreshes the open view, keeping the chosen shell chosen.
-    pub fn show_shells(&mut self, shells: Vec<ShellStatus>, at: DateTime<Utc>) {
-        let chosen = self.shells.as_ref().and_then(|view| {
-            let id = &view.shells.get(view.chosen)?.id;
-            shells.iter().position(|shell| &shell.id == id)
-        });
-        self.shells = Some(ShellsView {
-            chosen: chosen.unwrap_or(0),
-            shells,
-            at,
-        });
-    }
-
-    /// Whether the `/shells` view is open.
-    pub fn shells_shown(&self) -> bool {
-        self.shells.is_some()
-    }
-
-    /// A key while the `/shells` view is open: `None` when it is not.
-    pub(crate) fn shells_key(&mut self, key: KeyEvent) -> Option<Action> {
-        let view = self.shells.as_mut()?;
-        let action = view.key(key);
-        if action.is_none() {
-            self.shells = None;
-        }
-        Some(action.unwrap_or(Action::Nothing))
+        ShellsKey::Stay
     }
 }
 
