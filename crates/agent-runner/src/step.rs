@@ -234,7 +234,8 @@ async fn step(
         .get_goal_tree(trace_id)
         .await?
         .unwrap_or_default();
-    // Messages sent while the run works are the newest user turn of this call.
+    // The ends of background delegates and the messages sent while the run works are the
+    // newest user turns of this call.
     take_background(agent, trace_id, tree.current_id(), messages).await?;
     take_queued(agent, trace_id, tree.current_id(), messages).await?;
     let window = window::current(spec, agent.llm.as_ref(), &spec.model, windows.refused);
@@ -374,11 +375,12 @@ async fn step(
         // A message that arrived during the call, or a background delegate's end (waited
         // for), is answered before the run ends.
         let background = &agent.engine.background;
+        let waited = !background.running(trace_id).is_empty();
         if agent.engine.inbox.has_queued(trace_id) || background.wait_ended(trace_id, cancel).await
         {
             return Ok(Next::Continue);
         }
-        if cancel.is_cancelled() {
+        if waited && cancel.is_cancelled() {
             return Err(StepError::Cancelled);
         }
         if !is_cut(&response) && empty_answer::is_empty(response.text.as_deref()) {
