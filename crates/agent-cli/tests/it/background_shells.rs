@@ -228,3 +228,38 @@ async fn shells_in_the_full_screen_ui_lists_the_runs_shell_and_a_key_stops_it() 
     terminal.send("\u{4}");
     assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
 }
+
+#[tokio::test]
+async fn shells_in_the_line_mode_says_what_runs_and_refuses_an_unknown_id() {
+    let env = agent_env();
+    let server = MockModelServer::with_replies([Turn::text("Hello.")]).await;
+    let mut args = vec!["chat".to_owned()];
+    args.extend(on_server(&env, &server));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut child = env
+        .agent(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"Hi\n/shells\n/shells kill sh-0000\n/shells stop\n")
+        .await
+        .unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().await.unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let said = stderr(&output);
+    // Between turns no shell runs: each ended with the turn that started it.
+    assert!(said.contains("no background shells"), "{said}");
+    assert!(
+        said.contains("there is no background shell \"sh-0000\": none is running"),
+        "{said}"
+    );
+    assert!(
+        said.contains("/shells lists the background shells; /shells kill ID stops one"),
+        "{said}"
+    );
+}
