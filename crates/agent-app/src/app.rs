@@ -177,6 +177,12 @@ impl App {
             .unwrap_or(false)
     }
 
+    /// How the full-screen UI notifies the person (`[tui] notify`, read once here).
+    pub fn terminal_notify(&self) -> agent_tools::interaction::TerminalNotify {
+        let tui = self.file().tui.as_ref();
+        tui.and_then(|tui| tui.notify).unwrap_or_default()
+    }
+
     /// The hooks the questions of the MCP servers this app starts notify, once set.
     pub(crate) fn elicit_hooks(&self) -> &crate::hooks::notify::Later {
         &self.elicit_hooks

@@ -106,6 +106,7 @@ pub(crate) async fn chat(
             .transpose()?,
         workspace: setup.runner.options().workspace.clone(),
         show_reasoning: setup.show_reasoning,
+        notify: door.app.terminal_notify(),
         forms: Some(forms),
         extensions: Some(Arc::new(
             crate::tui_mcp::McpExtensions::new(

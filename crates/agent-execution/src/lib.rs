@@ -19,7 +19,9 @@
 //!   trace's newest turns say about a stuck agent (a pure detector the runner acts on);
 //!   [`goal_budget`]: what the current goal spent against its budget, and what is to be done;
 //!   [`followthrough`]: what a final answer given with goals of the plan still open calls for;
-//!   [`sub_trace_report`]: how a sub-trace ended, as the trace that started it is told.
+//!   [`sub_trace_report`]: how a sub-trace ended, as the trace that started it is told;
+//!   [`background`]: the sub-traces running in the background of the trace that started them
+//!   (it holds their tasks; the loop that runs them is the runner's).
 //! - [`fork::fork`]: a new trace holding another's history and plan up to an earlier point.
 //! - [`queue::RunQueue`]: runs queued for workers on other nodes, and how any node steers them.
 //!
@@ -51,6 +53,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod background;
 pub mod budget;
 mod bus;
 pub mod call_ids;

@@ -35,7 +35,7 @@ pub const TOKENS_AFTER: &str = "tokens_after";
 /// The token counts a provider reported for a model call (`{prompt_tokens,
 /// completion_tokens, cached_tokens}`), on its assistant message.
 pub const USAGE: &str = "usage";
-/// How a user message after the task came: `continue` or `queued` ([`Turn`]).
+/// How a user message after the task came: `continue`, `queued` or `background` ([`Turn`]).
 pub const TURN: &str = "turn";
 /// On the loop guard's warning: the name of the pattern it saw.
 pub const LOOP_GUARD: &str = "loop_guard";
@@ -113,14 +113,18 @@ pub enum Turn {
     Continue,
     /// It was sent while a run was going on, and recorded before the next model call.
     Queued,
+    /// It tells the trace how a sub-trace it ran in the background ended, recorded before the
+    /// next model call after that end.
+    Background,
 }
 
 impl Turn {
-    /// The value as stored: `continue` or `queued`.
+    /// The value as stored: `continue`, `queued` or `background`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Continue => "continue",
             Self::Queued => "queued",
+            Self::Background => "background",
         }
     }
 }

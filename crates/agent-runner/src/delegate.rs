@@ -1,5 +1,7 @@
-//! `delegate(task, agent?)`: one sub-trace runs a task to completion; its final answer and plan
-//! are the tool result.
+//! `delegate(task, agent?, background?)`: one sub-trace runs a task to completion; its final
+//! answer and plan are the tool result. With `background`, the call answers at once with the
+//! sub-trace's id and the sub-trace runs on beside its caller, whose loop is told how it ended
+//! (`turns.rs`) before its next model call, and waits for it before it ends.
 //!
 //! The delegate starts from the task alone (it does not inherit the caller's conversation: the
 //! point of delegating is to keep that small), with the tools, prompt, model and limits of the
@@ -13,7 +15,9 @@ use crate::agents::DELEGATE;
 use crate::engine::Start;
 use crate::report::CallOutcome;
 use crate::subagents::{Adoption, SubAgents};
+use agent_execution::background::started;
 use agent_execution::store::StoreError;
+use agent_execution::sub_trace_report::SubTraceReport;
 use agent_execution::trace::{NewTrace, TraceStatus};
 use agent_tools::ToolContext;
 
@@ -23,6 +27,8 @@ struct DelegateArgs {
     task: String,
     #[serde(default)]
     agent: Option<String>,
+    #[serde(default)]
+    background: bool,
 }
 
 /// Runs a `delegate` call; never fails, every problem becomes an error result.
@@ -62,6 +68,10 @@ async fn delegate(
         Err(message) => return Ok(CallOutcome::error(message)),
     };
     let parent = ctx.trace_id.as_str();
+    let background = &agents.engine.background;
+    if let Some(refusal) = background.refusal(parent).filter(|_| args.background) {
+        return Ok(CallOutcome::error(refusal));
+    }
     let adopted = match adoption {
         Some(adoption) => {
             let call = (ctx.goal_id.as_deref(), task, profile.as_str());
@@ -83,16 +93,14 @@ async fn delegate(
         }
     };
 
+    let cancel = ctx.cancel.child_token();
+    let run = agents.spawn(&profile, trace_id.clone(), start, cancel.clone(), None);
+    if args.background {
+        background.start(parent, &trace_id, cancel, run);
+        return Ok(CallOutcome::done(started(&trace_id), false, &[]));
+    }
     // A panicked run leaves its trace as it was; the report shows it unfinished.
-    let _ = agents
-        .spawn(
-            &profile,
-            trace_id.clone(),
-            start,
-            ctx.cancel.child_token(),
-            None,
-        )
-        .await;
+    let _ = run.await;
 
     let report = agents.report(&trace_id).await?;
     if ctx.cancel.is_cancelled() && report.status == TraceStatus::Cancelled {
@@ -101,7 +109,17 @@ async fn delegate(
              it"
         )));
     }
-    let (content, is_error) = match report.status {
+    let (content, is_error) = result_text(&report);
+    Ok(CallOutcome::done(
+        agents.bounded(&content),
+        is_error,
+        &[&report],
+    ))
+}
+
+/// What the caller is told of a delegate's end, and whether it is an error.
+pub(crate) fn result_text(report: &SubTraceReport) -> (String, bool) {
+    match report.status {
         TraceStatus::Completed => (
             format!("The delegated task completed.\n{}", report.body()),
             false,
@@ -114,12 +132,7 @@ async fn delegate(
             ),
             true,
         ),
-    };
-    Ok(CallOutcome::done(
-        agents.bounded(&content),
-        is_error,
-        &[&report],
-    ))
+    }
 }
 
 /// Finds the delegate an interrupted call started: a sub-trace of the same profile for the same

@@ -67,6 +67,8 @@ pub(crate) struct Engine {
     pub(crate) budgets: Budgets,
     /// The main runs going on, with the messages sent to them.
     pub(crate) inbox: Inbox,
+    /// The sub-traces running in the background of the traces that started them.
+    pub(crate) background: agent_execution::background::Background,
     /// The private workspaces of sub-traces that work apart (explore branches in copies of
     /// the workspace), by trace id.
     copies: Mutex<HashMap<String, PathBuf>>,
@@ -95,6 +97,7 @@ impl Engine {
             root,
             budgets: Budgets::default(),
             inbox: Inbox::default(),
+            background: Default::default(),
             copies: Mutex::new(HashMap::new()),
             driver,
             notices: agent_llm::notice::NoticeHub::default(),

@@ -29,7 +29,7 @@ use crate::record::{record, tool_message};
 use crate::resume::finish_sub_agent_calls;
 use crate::stuck;
 use crate::summarise::{Trigger, compact};
-use crate::turns::take_queued;
+use crate::turns::{take_background, take_queued};
 use crate::window;
 use agent_context::prompt_watch::{self, PromptWatch};
 use agent_execution::budget::{self, Budget};
@@ -95,7 +95,7 @@ pub(crate) async fn run_loop(
     let mut iterations = 0;
     let mut interrupted_calls_done = false;
     let mut model_error = None;
-    let (stop, outcome, response) = loop {
+    let (stop, mut outcome, response) = loop {
         if cancel.is_cancelled() {
             break (StopReason::Cancelled, TraceOutcome::cancelled(), None);
         }
@@ -153,7 +153,12 @@ pub(crate) async fn run_loop(
     };
     crate::checkpoints::at_run_end(agent, trace_id).await;
     shells.finish().await;
+    // Background delegates still running end with the run, and the trace says how.
+    let stopped = agent.engine.background.stop(trace_id).await;
+    let _ = take_background(agent, trace_id, None, &mut messages).await;
+    outcome.error = agent_execution::background::name_stopped(outcome.error, &stopped);
     let trace = store.finish_trace(trace_id, outcome).await?;
+    agent.hooks(trace_id).run_ended().await;
     let stats_with_sub_traces = stats_with_sub_traces(store, trace_id).await?;
     let tree = store.get_goal_tree(trace_id).await?.unwrap_or_default();
     // The trace's totals are estimates, in part, when any of its calls was estimated.
@@ -226,7 +231,9 @@ async fn step(
         .get_goal_tree(trace_id)
         .await?
         .unwrap_or_default();
-    // Messages sent while the run works are the newest user turn of this call.
+    // The ends of background delegates and the messages sent while the run works are the
+    // newest user turns of this call.
+    take_background(agent, trace_id, tree.current_id(), messages).await?;
     take_queued(agent, trace_id, tree.current_id(), messages).await?;
     let window = window::current(spec, agent.llm.as_ref(), &spec.model, windows.refused);
     let (tools, budget) = tools_memo.budget(spec, window, &agent.tools);
@@ -362,9 +369,16 @@ async fn step(
     spending.add(cost);
 
     if response.tool_calls.is_empty() {
-        if agent.engine.inbox.has_queued(trace_id) {
-            // A message arrived during the call: the model answers it before the run ends.
+        // A message that arrived during the call, or a background delegate's end (waited
+        // for), is answered before the run ends.
+        let background = &agent.engine.background;
+        let waited = !background.running(trace_id).is_empty();
+        if agent.engine.inbox.has_queued(trace_id) || background.wait_ended(trace_id, cancel).await
+        {
             return Ok(Next::Continue);
+        }
+        if waited && cancel.is_cancelled() {
+            return Err(StepError::Cancelled);
         }
         if !is_cut(&response) && empty_answer::is_empty(response.text.as_deref()) {
             let asked = notice::after_empty(agent, trace_id, messages, empty_asked, goal_id);

@@ -26,7 +26,7 @@ pub(crate) struct ExploreTool {
     pub(crate) agents: Arc<SubAgents>,
 }
 
-/// `delegate(task, agent?)`: runs one sub-trace to completion.
+/// `delegate(task, agent?, background?)`: runs one sub-trace to completion, or in the background.
 pub(crate) struct DelegateTool {
     pub(crate) agents: Arc<SubAgents>,
 }
@@ -99,13 +99,16 @@ impl Tool for DelegateTool {
             name: DELEGATE.into(),
             description: "Hand a self-contained sub-task to a sub-agent, which runs it to \
                 completion with its own plan and context and returns its final answer and plan. \
-                It does not see this conversation: put everything it needs into `task`."
+                It does not see this conversation: put everything it needs into `task`. With \
+                `background`, the call answers at once and the result comes as a message when \
+                the sub-agent ends."
                 .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
                     "task": {"type": "string", "description": "The task, with all the context it needs."},
-                    "agent": agent_property(&self.agents, DELEGATE)
+                    "agent": agent_property(&self.agents, DELEGATE),
+                    "background": {"type": "boolean", "description": "Run it beside this conversation and go on meanwhile (default false)."}
                 },
                 "required": ["task"],
                 "additionalProperties": false

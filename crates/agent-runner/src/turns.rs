@@ -4,7 +4,7 @@
 //!
 //! Both are recorded as user messages tied to the goal current when they arrive, so their
 //! `message_added` events show them in the event stream; their metadata says how they came
-//! ([`TURN_KEY`]: `continue` or `queued`).
+//! ([`TURN_KEY`]: `continue` or `queued`, or `background` for how a background delegate ended).
 
 use std::sync::Arc;
 
@@ -14,8 +14,10 @@ use agent_execution::store::WriteOp;
 use serde_json::json;
 
 use crate::agent::Agent;
+use crate::delegate::result_text;
 use crate::error::StepError;
 use crate::record::record;
+use agent_execution::background::ended;
 
 /// The metadata key saying how a user message after the task came: `continue` (it started a
 /// new turn of an ended trace) or `queued` (it was sent while a run was going on).
@@ -52,6 +54,27 @@ pub(crate) async fn take_queued(
         .collect();
     let recorded = record(agent.store(), trace_id, ops).await?;
     messages.extend(recorded);
+    Ok(())
+}
+
+/// Records how the background delegates of the run that ended since the last look ended, as
+/// user messages tied to `goal_id`, so the next model call (and a resumed or forked trace) has
+/// them.
+pub(crate) async fn take_background(
+    agent: &Agent,
+    trace_id: &str,
+    goal_id: Option<&str>,
+    messages: &mut Vec<Arc<Message>>,
+) -> Result<(), StepError> {
+    let mut ops = Vec::new();
+    for id in agent.engine.background.take_ended(trace_id) {
+        let (text, _) = result_text(&agent.sub_agents.report(&id).await?);
+        let text = agent.sub_agents.bounded(&ended(&id, &text));
+        ops.push(user_message(&text, goal_id, Turn::Background.as_str()));
+    }
+    if !ops.is_empty() {
+        messages.extend(record(agent.store(), trace_id, ops).await?);
+    }
     Ok(())
 }
 

@@ -30,6 +30,9 @@ pub struct Terminal {
     child: Child,
     input: File,
     screen: Arc<Mutex<vt100::Parser>>,
+    /// Every byte the command wrote, for what leaves no mark on the screen (a bell, an OSC
+    /// notification, a mode switched on).
+    written: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Terminal {
@@ -66,6 +69,8 @@ impl Terminal {
             0,
         )));
         let fed = screen.clone();
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let kept = written.clone();
         std::thread::spawn(move || {
             let mut buffer = [0u8; 4096];
             // Reading fails with EIO once the command and its children closed the pty.
@@ -74,12 +79,14 @@ impl Terminal {
                     break;
                 }
                 fed.lock().unwrap().process(&buffer[..read]);
+                kept.lock().unwrap().extend_from_slice(&buffer[..read]);
             }
         });
         Self {
             child,
             input: master,
             screen,
+            written,
         }
     }
 
@@ -110,6 +117,12 @@ impl Terminal {
     pub fn reports_mouse(&self) -> bool {
         let parser = self.screen.lock().unwrap();
         parser.screen().mouse_protocol_mode() != vt100::MouseProtocolMode::None
+    }
+
+    /// How many times the command wrote `bytes` so far.
+    pub fn count_written(&self, bytes: &[u8]) -> usize {
+        let written = self.written.lock().unwrap();
+        written.windows(bytes.len()).filter(|w| *w == bytes).count()
     }
 
     /// Whether the first row showing `text` draws every one of its characters bold (the text

@@ -274,6 +274,15 @@ impl<'a> HookSite<'a> {
         stop(self.hooks, self.trace_id, self.cwd).await
     }
 
+    /// `Notification` (`idle_prompt`, as Claude Code names it) when the run of a main trace
+    /// ended: the person's turn. A sub-trace's end notifies nobody.
+    pub async fn run_ended(self) {
+        if !self.trace_id.contains('@') {
+            let message = "agent finished its turn and waits for your input";
+            notify(self.hooks, self.trace_id, self.cwd, "idle_prompt", message).await;
+        }
+    }
+
     fn input(&self, event: &'static str) -> HookInput {
         HookInput::new(event, self.trace_id, self.cwd)
     }
@@ -308,7 +317,7 @@ impl Compacting<'_> {
 
 /// `Notification` when a run waits for the user: `notification_type` says for what (Claude
 /// Code's `permission_prompt` for an approval, `elicitation_dialog` for an MCP server's
-/// question), `message` says it in words.
+/// question, `idle_prompt` when a main trace's run ended), `message` says it in words.
 pub async fn notify(
     hooks: Option<&dyn Hooks>,
     trace_id: &str,

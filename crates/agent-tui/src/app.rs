@@ -106,6 +106,8 @@ pub struct App {
     /// A goal's diff or a tool's output, shown over the conversation until closed (`/diff N`,
     /// Ctrl-O).
     pub(crate) diff: Option<crate::diff_view::DiffView>,
+    /// The run's background shells, listed over the conversation until closed (`/shells`).
+    pub(crate) shells: Option<crate::shells::ShellsView>,
     /// The cells from this one on are the conversation (those before greeted the user); what
     /// is kept in the terminal when the session ends.
     pub(crate) kept_from: usize,
@@ -140,6 +142,7 @@ impl App {
             quit_armed: false,
             plan_calls: std::collections::HashSet::new(),
             diff: None,
+            shells: None,
             kept_from: 0,
             messages_since_compaction: 0,
             model_notice: None,
@@ -393,6 +396,12 @@ impl App {
             self.messages_since_compaction += 1;
         }
         match message.role {
+            Role::User if meta.turn == Some(agent_execution::meta::Turn::Background) => {
+                // The runner's word to the model of a background delegate's end.
+                self.settle_streaming();
+                let first = message.content.text().lines().next().unwrap_or_default();
+                self.cells.push(Cell::Notice(format!("↻ {first}")));
+            }
             Role::User => {
                 self.settle_streaming();
                 let text = message.content.text().to_owned();

@@ -1,4 +1,5 @@
-//! The slash commands of a session: look at it (`/plan`, `/cost`, `/trace`, `/help`, `/diff`),
+//! The slash commands of a session: look at it (`/plan`, `/cost`, `/trace`, `/help`, `/diff`,
+//! `/shells`, which also stops a background shell),
 //! steer it (`/model NAME`, `/goal`, `/compact`, `/fork`, `/rewind`, `/new`, `/resume`) and leave
 //! it (`/quit`). A mistake is answered with what would work; it never ends the session.
 
@@ -8,6 +9,7 @@ use agent_runner::{CancellationToken, stats_with_sub_traces};
 
 use crate::app::status_word;
 use crate::session::Session;
+use agent_runner::interaction::shells;
 use agent_runner::interaction::slash::{self, COMMANDS, ForkAt, SlashCommand};
 
 /// The keys, as `/help` lists them after the commands.
@@ -70,6 +72,15 @@ impl Session {
             }
             SlashCommand::Diff(number) => self.diff(&[number.as_str()]).await,
             SlashCommand::Resume(id) => self.resume(id.as_deref()).await,
+            SlashCommand::Shells(None) => self.show_shells(),
+            SlashCommand::Shells(Some(id)) => {
+                let trace_id = self.trace_id.clone().unwrap_or_default();
+                match shells::kill(&trace_id, &id) {
+                    Ok(said) => self.app.notice(said),
+                    Err(error) => self.app.error(error),
+                }
+                self.refresh_shells();
+            }
             SlashCommand::Other { name, args } => {
                 let extensions = self.extensions.clone();
                 match extensions {
@@ -85,6 +96,20 @@ impl Session {
                         .notice(format!("unknown command /{name}; /help lists them")),
                 }
             }
+        }
+    }
+
+    /// `/shells`: the run's background shells in their view.
+    fn show_shells(&mut self) {
+        let trace_id = self.trace_id.clone().unwrap_or_default();
+        self.app
+            .show_shells(shells::of_run(&trace_id), chrono::Utc::now());
+    }
+
+    /// Refreshes the `/shells` view when it is open.
+    pub(crate) fn refresh_shells(&mut self) {
+        if self.app.shells_shown() {
+            self.show_shells();
         }
     }
 

@@ -3,15 +3,20 @@
 //! turn at once), else edits the message, completes a command or a path (Tab), scrolls (PageUp,
 //! PageDown, the mouse wheel), unfolds the newest tool output in a scrollable view (Ctrl-O),
 //! folds and unfolds (Ctrl-P the plan, Ctrl-T reasoning), stops the turn (Ctrl-C, Esc) or quits
-//! (a second Ctrl-C, Ctrl-D on an empty line). A paste never answers a question.
+//! (a second Ctrl-C, Ctrl-D on an empty line). A paste never answers a question. While the
+//! `/shells` view is open, keys are its own (`shells.rs`).
 
 use ratatui::crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind,
 };
 
+use agent_runner::interaction::shells::ShellStatus;
+use chrono::{DateTime, Utc};
+
 use crate::app::App;
 use crate::cells::Cell;
 use crate::input::Edit;
+use crate::shells::{ShellsKey, ShellsView};
 
 /// What the session is to do after an input event.
 #[derive(Debug, PartialEq, Eq)]
@@ -78,6 +83,9 @@ impl App {
                 // Typing that went on as the question appeared: the message box's.
                 None => return self.edit(key),
             }
+        }
+        if let Some(action) = self.shells_key(key) {
+            return action;
         }
         if let Some(diff) = &mut self.diff {
             if !diff.key(key) {
@@ -187,6 +195,29 @@ impl App {
             .replace_range(start..cursor, &format!("{chosen} "));
         self.input.cursor = start + chosen.len() + 1;
         self.complete();
+    }
+
+    /// Shows `shells` (a run's background shells, as of `at`) in the `/shells` view, or
+    /// refreshes the open view, keeping the chosen shell chosen.
+    pub fn show_shells(&mut self, shells: Vec<ShellStatus>, at: DateTime<Utc>) {
+        self.shells = Some(ShellsView::new(self.shells.as_ref(), shells, at));
+    }
+
+    /// Whether the `/shells` view is open.
+    pub fn shells_shown(&self) -> bool {
+        self.shells.is_some()
+    }
+
+    /// A key while the `/shells` view is open: `None` when it is not.
+    fn shells_key(&mut self, key: KeyEvent) -> Option<Action> {
+        match self.shells.as_mut()?.key(key) {
+            ShellsKey::Stay => Some(Action::Nothing),
+            ShellsKey::Close => {
+                self.shells = None;
+                Some(Action::Nothing)
+            }
+            ShellsKey::Kill(id) => Some(Action::Command(format!("shells kill {id}"))),
+        }
     }
 
     /// Opens the output of the newest tool call in a scrollable view (Ctrl-O).

@@ -47,6 +47,8 @@ pub struct Options {
     pub forms: Option<crate::elicit::FormQuestions>,
     /// The embedder's commands, mentions and last look at each message.
     pub extensions: Option<std::sync::Arc<dyn crate::Extensions>>,
+    /// How the person is told that a turn ended or a question waits while they look away.
+    pub notify: agent_runner::interaction::TerminalNotify,
 }
 
 /// Says how a turn that did not complete ended, for people; it may ask a server (the models
@@ -73,6 +75,7 @@ pub(crate) struct Session {
     waiting: Vec<String>,
     pub(crate) quit: bool,
     pub(crate) extensions: Option<std::sync::Arc<dyn crate::Extensions>>,
+    notifier: crate::notify::Notifier,
 }
 
 /// Runs a session in the terminal until the user leaves; returns the trace it ended on.
@@ -113,6 +116,7 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
         waiting: Vec::new(),
         quit: false,
         extensions: options.extensions,
+        notifier: crate::notify::Notifier::new(options.notify, Box::new(std::io::stdout())),
     };
     if let Some(trace_id) = options.trace_id {
         session.follow(trace_id);
@@ -141,11 +145,16 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
             }
             Some(ask) = questions.recv() => {
                 session.app.now = Instant::now();
+                let message = format!("agent: {} waits for your approval", ask.tool);
+                session.notifier.question(session.app.now, &message);
                 session.app.ask(ask);
             }
             Ok(notice) = notices.recv() => session.client_notice(&notice),
-            Some(question) = forms.recv() => session.app.elicit(question),
-            _ = tick.tick() => {}
+            Some(question) = forms.recv() => {
+                session.notifier.question(Instant::now(), "agent: a tool has a question for you");
+                session.app.elicit(question);
+            }
+            _ = tick.tick() => session.refresh_shells(),
         }
     }
     session.leave(&mut rx).await;
@@ -179,6 +188,11 @@ impl Session {
         match msg {
             Msg::Term(event) => {
                 self.app.now = Instant::now();
+                match event {
+                    Event::FocusGained => self.notifier.focus(true),
+                    Event::FocusLost => self.notifier.focus(false),
+                    _ => {}
+                }
                 let action = self.app.on_event(&event);
                 self.act(action).await;
             }
@@ -281,6 +295,7 @@ impl Session {
         match started {
             Ok(handle) => {
                 self.app.running = true;
+                self.notifier.turn_started(Instant::now());
                 self.cancel = Some(cancel);
                 let tx = self.tx.clone();
                 let explain = self.explain.clone();
@@ -334,6 +349,17 @@ impl Session {
                 self.app.status.cost = own.total_cost;
                 self.app.status.sub_tokens = all.total_tokens.saturating_sub(own.total_tokens);
                 self.app.status.sub_cost = (all.total_cost - own.total_cost).max(0.0);
+                let told = match outcome.status {
+                    TraceStatus::Cancelled => None,
+                    TraceStatus::Completed => Some("agent: the turn is done".to_owned()),
+                    status => Some(format!(
+                        "agent: the turn {}",
+                        crate::app::status_word(status)
+                    )),
+                };
+                if let Some(told) = told {
+                    self.notifier.turn_ended(Instant::now(), &told);
+                }
                 match outcome.status {
                     TraceStatus::Completed => {}
                     TraceStatus::Cancelled => {

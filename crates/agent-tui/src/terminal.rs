@@ -1,5 +1,6 @@
-//! The terminal while the UI is up: raw mode, the alternate screen, bracketed paste, mouse
-//! buttons and wheel reported (no motion; Shift held selects text in most terminals), and the
+//! The terminal while the UI is up: raw mode, the alternate screen, bracketed paste, focus
+//! changes reported (for notifications, `notify.rs`), mouse buttons and wheel reported (no
+//! motion; Shift held selects text in most terminals), and the
 //! keyboard protocol that reports Shift+Enter where the terminal has it. All of it is undone
 //! when the [`Screen`] is dropped, and by a panic before the panic is printed (undoing it when
 //! it was already undone does no harm).
@@ -9,8 +10,8 @@ use std::io::{Stdout, Write};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags,
-    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -37,6 +38,7 @@ fn restore() {
     let _ = out.write_all(MOUSE_OFF);
     let _ = execute!(
         out,
+        DisableFocusChange,
         DisableBracketedPaste,
         LeaveAlternateScreen,
         cursor::Show
@@ -55,7 +57,12 @@ impl Screen {
             previous(info);
         }));
         let mut out = std::io::stdout();
-        execute!(out, EnterAlternateScreen, EnableBracketedPaste)?;
+        execute!(
+            out,
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            EnableFocusChange
+        )?;
         out.write_all(MOUSE_ON)?;
         out.flush()?;
         if matches!(supports_keyboard_enhancement(), Ok(true)) {

@@ -52,6 +52,9 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     if let Some(diff) = &mut app.diff {
         crate::diff_view::draw(frame, diff, main);
     }
+    if let Some(shells) = &app.shells {
+        crate::shells::draw(frame, shells, main);
+    }
     crate::modal::draw(frame, app, area);
     crate::elicit::draw(frame, &app.forms, area);
 }

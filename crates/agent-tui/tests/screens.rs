@@ -12,6 +12,7 @@ use agent_execution::{
     NewMessage, NewTrace, NoticeKind, ToolCall, TraceStore,
 };
 use agent_goal::{GoalCommand, GoalTree};
+use agent_runner::interaction::shells::{ShellState, ShellStatus};
 use agent_runner::{Notice, RerunRequest};
 use agent_tui::{Action, Answer, App, Ask, Status};
 use ratatui::Terminal;
@@ -603,4 +604,90 @@ fn slash_commands_complete_with_tab_and_are_sent_as_commands() {
     app.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
     let action = app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     assert_eq!(action, Action::Command("plan".into()));
+}
+
+fn shell(id: &str, command: &str, state: ShellState, started_at: &str) -> ShellStatus {
+    ShellStatus {
+        id: id.into(),
+        trace_id: TRACE.into(),
+        command: command.into(),
+        state,
+        output_bytes: 0,
+        started_at: started_at.into(),
+    }
+}
+
+#[test]
+fn the_shells_view_lists_each_shell_and_a_key_stops_the_chosen_one() {
+    let mut app = app();
+    let at = chrono::DateTime::parse_from_rfc3339("2026-01-02T03:10:00Z")
+        .unwrap()
+        .to_utc();
+    let shells = vec![
+        shell(
+            "sh-3f2a",
+            "npm run dev",
+            ShellState::Running,
+            "2026-01-02T03:04:05Z",
+        ),
+        shell(
+            "sh-91c0",
+            "cargo watch -x test",
+            ShellState::Exited { code: 101 },
+            "2026-01-02T03:09:48Z",
+        ),
+        shell(
+            "sh-0b7e",
+            "tail -f log/dev.log",
+            ShellState::Killed { signal: Some(9) },
+            "2026-01-02T01:00:00Z",
+        ),
+    ];
+    app.show_shells(shells.clone(), at);
+    insta::assert_snapshot!(screen(&mut app, 90, 12));
+
+    // The chosen one is stopped by the command that stops it by name.
+    assert_eq!(key(&mut app, KeyCode::Down, STILL), Action::Nothing);
+    assert_eq!(
+        press(&mut app, 'x', STILL),
+        Action::Command("shells kill sh-91c0".into())
+    );
+    // A refresh keeps the chosen shell chosen, wherever it moved.
+    let mut fewer = shells[1..].to_vec();
+    fewer[0].state = ShellState::Killed { signal: Some(15) };
+    app.show_shells(fewer, at);
+    assert_eq!(
+        key(&mut app, KeyCode::Delete, STILL),
+        Action::Command("shells kill sh-91c0".into())
+    );
+    // Typing does not reach the message box while the view is open; Esc closes it.
+    assert_eq!(press(&mut app, 'h', TYPING), Action::Nothing);
+    assert_eq!(key(&mut app, KeyCode::Esc, STILL), Action::Nothing);
+    assert!(!app.shells_shown());
+    assert!(!screen(&mut app, 90, 12).contains("Background shells"));
+
+    // With none, the view says how shells come and go.
+    app.show_shells(Vec::new(), at);
+    assert!(screen(&mut app, 90, 12).contains("no background shells"));
+}
+
+#[tokio::test]
+async fn a_background_delegates_end_is_a_notice_not_a_message_of_the_user() {
+    let mut recorder = Recorder::new("Ship the release").await;
+    let mut told = NewMessage::user(format!(
+        "The background delegate {TRACE}@delegate-1 ended.\n\nThe delegated task completed.\n42 open issues"
+    ));
+    told.metadata
+        .insert(meta::TURN.into(), json!(meta::Turn::Background.as_str()));
+    recorder.store.add_message(TRACE, told).await.unwrap();
+    let mut app = app();
+    recorder.feed(&mut app).await;
+    let screen = screen(&mut app, 100, 12);
+    assert!(
+        screen.contains(&format!(
+            "↻ The background delegate {TRACE}@delegate-1 ended."
+        )),
+        "{screen}"
+    );
+    assert!(!screen.contains("42 open issues"), "{screen}");
 }

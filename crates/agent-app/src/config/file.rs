@@ -44,6 +44,10 @@
 //! max_connections = 512          # open at once; at the cap the idlest one makes room
 //! header_timeout = 10            # seconds to send a request head, or to keep an idle connection
 //!
+//! [tui]                          # the full-screen UI
+//! notify = "osc9"                # bell | osc9 | off: when a turn ends or a question waits
+//!                                # while the terminal is not focused [default: bell]
+//!
 //! [[hooks.PreToolUse]]           # a command run before matching tool calls (crate::hooks)
 //! matcher = "Bash|write_file"
 //! command = "./scripts/check.sh"
@@ -138,6 +142,8 @@ pub struct FileConfig {
     pub serve: Option<ServeConfig>,
     /// The web tools' settings.
     pub web: Option<WebFile>,
+    /// The full-screen UI's settings.
+    pub tui: Option<TuiFile>,
     /// Prices and context windows of models, by name.
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
@@ -345,6 +351,15 @@ pub struct ServeConfig {
     pub header_timeout: Option<u64>,
 }
 
+/// `[tui]` of `agent.toml`: the full-screen UI's settings.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct TuiFile {
+    /// How the UI tells the person that a turn ended or a question waits [default: bell].
+    pub notify: Option<agent_tools::interaction::TerminalNotify>,
+}
+
 /// `[web]` of `agent.toml`: the settings of `web_fetch` and `web_search`, read into
 /// `agent_tools::web::WebConfig` by the factory.
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -415,6 +430,18 @@ mod tests {
             error.contains("agent.toml") && error.contains("modle"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn the_tui_notify_setting_is_one_of_three_words() {
+        use agent_tools::interaction::TerminalNotify;
+        let read = |text: &str| FileConfig::parse(text, Path::new("agent.toml"));
+        let file = read("[tui]\nnotify = \"osc9\"\n").unwrap();
+        assert_eq!(file.tui.unwrap().notify, Some(TerminalNotify::Osc9));
+        let file = read("[tui]\nnotify = \"off\"\n").unwrap();
+        assert_eq!(file.tui.unwrap().notify, Some(TerminalNotify::Off));
+        let error = read("[tui]\nnotify = \"loud\"\n").unwrap_err().to_string();
+        assert!(error.contains("loud") && error.contains("osc9"), "{error}");
     }
 
     #[test]

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 pub use environment::{Environment, VARIABLES};
 pub use file::{
     ApprovalsConfig, CheckpointsConfig, FILE_NAME, FileConfig, ModelConfig, SandboxFile,
-    SandboxTable, ServeConfig, WebFile,
+    SandboxTable, ServeConfig, TuiFile, WebFile,
 };
 pub use hooks::{HookCommand, HookSpec};
 pub use overrides::{Overrides, ProviderOverrides, StoreOverrides};

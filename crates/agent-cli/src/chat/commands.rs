@@ -1,6 +1,6 @@
 //! The chat's slash commands, parsed as the full-screen UI parses them
 //! (`agent_runner::interaction::slash`): look at the session (`/plan`, `/cost`, `/trace`,
-//! `/model`, `/diff`), steer it (`/goal`, `/compact`, `/fork`, `/rewind`, `/new`, `/resume`), send
+//! `/model`, `/diff`, `/shells`), steer it (`/goal`, `/compact`, `/fork`, `/rewind`, `/new`, `/resume`), send
 //! an MCP server's prompt (`/mcp__SERVER__PROMPT`) or a custom command's (`/NAME args`, expanded
 //! by `agent_app`'s factory as at every door) and leave it (`/quit`). A mistake is printed with
 //! what would work; it never ends the session.
@@ -64,6 +64,7 @@ pub(crate) async fn run(session: &mut Session, line: &str) -> Result<Next> {
         }
         SlashCommand::Diff(number) => super::rewind::diff(session, &number).await?,
         SlashCommand::Resume(id) => resume(session, id.as_deref()).await?,
+        SlashCommand::Shells(kill) => shells(session, kill.as_deref()),
         SlashCommand::Other { name, args } if name.starts_with(agent_mcp::TOOL_PREFIX) => {
             match crate::mcp_catalog::prompt_message(&session.mcp, &name, &args).await {
                 Ok(message) => return Ok(Next::Send(message)),
@@ -86,6 +87,26 @@ pub(crate) async fn run(session: &mut Session, line: &str) -> Result<Next> {
         }
     }
     Ok(Next::Prompt)
+}
+
+/// `/shells`: the background shells of the conversation's run, one line each; with an id,
+/// stops that one.
+fn shells(session: &Session, kill: Option<&str>) {
+    use agent_runner::interaction::shells;
+    let trace_id = session.trace_id.as_deref().unwrap_or_default();
+    if let Some(id) = kill {
+        return match shells::kill(trace_id, id) {
+            Ok(said) | Err(said) => note(&said),
+        };
+    }
+    let now = chrono::Utc::now();
+    let lines: Vec<String> = (shells::of_run(trace_id).iter())
+        .map(|status| shells::line(status, now))
+        .collect();
+    match lines.is_empty() {
+        true => note(shells::NONE_RUNNING),
+        false => note(&clean(&lines.join("\n"))),
+    }
 }
 
 /// `/help`: the commands, then the prompts of the session's MCP servers.

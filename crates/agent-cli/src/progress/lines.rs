@@ -198,15 +198,15 @@ impl State {
                 }
             }
             // The runner's own words to the model: open goals it sent it back to, a goal's
-            // spent budget.
+            // spent budget, a background delegate's end.
             Role::User => {
                 let meta = agent_execution::meta::MessageMeta::of(message);
-                match (meta.goals_pending, meta.goal_budget) {
-                    (Some(_), _) | (_, Some(_)) => {
-                        let first = message.content.text().lines().next().unwrap_or_default();
-                        vec![format!("  ↻ {}", truncate(&one_line(first), 120))]
-                    }
-                    _ => placeholders(message),
+                let background = meta.turn == Some(agent_execution::meta::Turn::Background);
+                if meta.goals_pending.is_some() || meta.goal_budget.is_some() || background {
+                    let first = message.content.text().lines().next().unwrap_or_default();
+                    vec![format!("  ↻ {}", truncate(&one_line(first), 120))]
+                } else {
+                    placeholders(message)
                 }
             }
             _ => Vec::new(),

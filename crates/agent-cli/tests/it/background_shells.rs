@@ -176,3 +176,90 @@ async fn a_shell_still_running_dies_when_its_run_ends_though_the_chat_goes_on() 
     let output = child.wait_with_output().await.unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shells_in_the_full_screen_ui_lists_the_runs_shell_and_a_key_stops_it() {
+    use agent_test_support::pty::Terminal;
+    let env = agent_env();
+    let marker = long_sleep();
+    let server = MockModelServer::with_replies([
+        Reply::from(Turn::tool_call(
+            "b1",
+            "bash",
+            json!({"command": format!("sleep {marker}"), "background": true}),
+        )),
+        // The turn goes on while the person looks at its shells.
+        Reply::from(Turn::text("Started.")).with_delay(Duration::from_secs(60)),
+    ])
+    .await;
+    let mut args = vec!["chat".to_owned()];
+    args.extend(on_server(&env, &server));
+    args.push("--yes".to_owned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut terminal = Terminal::spawn(env.command(&args));
+    terminal.wait_for("Type a message and Enter");
+    terminal.send("Start the watcher\r");
+    assert!(
+        eventually(Duration::from_secs(20), || !processes_with(&marker)
+            .is_empty())
+        .await,
+        "the background shell never ran"
+    );
+    terminal.send("/shells\r");
+    let screen = terminal.wait_for("Background shells · 1 running");
+    assert!(screen.contains(&format!("sleep {marker}")), "{screen}");
+    assert!(screen.contains(" running "), "{screen}");
+    // `x` stops the chosen shell, and everything it started.
+    terminal.send("x");
+    terminal.wait_for("stopping shell sh-");
+    assert!(
+        eventually(Duration::from_secs(10), || processes_with(&marker)
+            .is_empty())
+        .await,
+        "still running after x: {:?}",
+        processes_with(&marker)
+    );
+    // The open view follows the shell's end.
+    terminal.wait_for("Background shells · 0 running");
+    terminal.send("\u{1b}");
+    terminal.wait_until("the view to close", |screen| {
+        !screen.contains("Background shells")
+    });
+    terminal.send("\u{4}");
+    assert_eq!(terminal.wait_exit(), Some(0), "{}", terminal.screen());
+}
+
+#[tokio::test]
+async fn shells_in_the_line_mode_says_what_runs_and_refuses_an_unknown_id() {
+    let env = agent_env();
+    let server = MockModelServer::with_replies([Turn::text("Hello.")]).await;
+    let mut args = vec!["chat".to_owned()];
+    args.extend(on_server(&env, &server));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut child = env
+        .agent(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"Hi\n/shells\n/shells kill sh-0000\n/shells stop\n")
+        .await
+        .unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().await.unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let said = stderr(&output);
+    // Between turns no shell runs: each ended with the turn that started it.
+    assert!(said.contains("no background shells"), "{said}");
+    assert!(
+        said.contains("there is no background shell \"sh-0000\": none is running"),
+        "{said}"
+    );
+    assert!(
+        said.contains("/shells lists the background shells; /shells kill ID stops one"),
+        "{said}"
+    );
+}

@@ -258,7 +258,31 @@ async fn a_notification_hook_runs_while_an_approval_question_waits() {
         .run(&args.iter().map(String::as_str).collect::<Vec<_>>())
         .await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
-    assert!(inputs(&env2, "notify").is_empty());
+    // Only the end of the run notifies.
+    let seen = inputs(&env2, "notify");
+    let types: Vec<&Value> = seen.iter().map(|s| &s["notification_type"]).collect();
+    assert_eq!(types, ["idle_prompt"], "{seen:?}");
+}
+
+#[tokio::test]
+async fn a_notification_hook_runs_when_each_turn_of_a_chat_ends() {
+    let env = with_hook("Notification", "notify");
+    let server = MockModelServer::with_replies([Turn::text("One."), Turn::text("Two.")]).await;
+    let output = piped_chat(&env, &server, "first\nsecond\n").await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let seen = inputs(&env, "notify");
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for input in &seen {
+        assert_eq!(input["hook_event_name"], "Notification");
+        assert_eq!(input["notification_type"], "idle_prompt");
+        assert!(
+            input["message"]
+                .as_str()
+                .unwrap()
+                .contains("waits for your input")
+        );
+    }
+    assert_eq!(seen[0]["session_id"], seen[1]["session_id"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -457,5 +481,14 @@ fn a_notification_hook_runs_when_an_mcp_server_asks_the_person() {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
     }
-    assert_eq!(inputs(&env, "notify").len(), 1);
+    // Past the question, only the ends of the two runs notify.
+    let types: Vec<Value> = inputs(&env, "notify")
+        .iter()
+        .map(|seen| seen["notification_type"].clone())
+        .collect();
+    assert_eq!(
+        types,
+        ["elicitation_dialog", "idle_prompt", "idle_prompt"],
+        "{types:?}"
+    );
 }

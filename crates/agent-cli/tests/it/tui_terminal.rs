@@ -114,3 +114,42 @@ async fn a_retried_request_draws_nothing_over_the_screen_and_is_in_the_log_file(
         terminal.wait_for("log lines of the session are in");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_end_of_a_turn_notifies_only_an_unfocused_terminal() {
+    let env = agent_env();
+    env.write("agent.toml", "[tui]\nnotify = \"osc9\"\n");
+    let server =
+        MockModelServer::with_replies([Turn::text("First answer."), Turn::text("Second answer.")])
+            .await;
+    let mut terminal = tui(&env, &server, &[]);
+    assert_eq!(
+        terminal.count_written(b"\x1b[?1004h"),
+        1,
+        "focus changes are reported while the screen is up"
+    );
+    let notified = b"\x1b]9;agent: the turn is done\x07";
+    // The terminal says it has the focus: a turn's end notifies nobody.
+    terminal.send("\x1b[I");
+    terminal.send("one\r");
+    terminal.wait_for("First answer.");
+    terminal.wait_until("the turn to end", |screen| {
+        !screen.contains("Esc or Ctrl-C stops")
+    });
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(terminal.count_written(notified), 0);
+    // It lost the focus: the next turn's end notifies.
+    terminal.send("\x1b[O");
+    terminal.send("two\r");
+    terminal.wait_for("Second answer.");
+    terminal.wait_until("the notification", |_| {
+        terminal.count_written(notified) == 1
+    });
+    terminal.send("\u{4}");
+    assert_eq!(terminal.wait_exit(), Some(0));
+    assert_eq!(
+        terminal.count_written(b"\x1b[?1004l"),
+        1,
+        "focus reports are off again"
+    );
+}

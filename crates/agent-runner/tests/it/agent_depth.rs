@@ -11,10 +11,16 @@ use agent_runner::{AgentRunner, RunnerOptions};
 use agent_tools::ToolRegistry;
 use serde_json::json;
 
-/// A chain of delegates: each level hands the next one down, with `max_agent_depth` = `max`
-/// and every profile allowing deeper chains. Returns the store and the main trace's id.
-async fn chain(max: usize) -> (Arc<InMemoryTraceStore>, String) {
-    let delegate = |task: &str| call("delegate", json!({ "task": task }));
+/// A chain of delegates: each level hands the next one down (in the background when
+/// `background`), with `max_agent_depth` = `max` and every profile allowing deeper chains.
+/// Returns the store and the main trace's id.
+async fn chain_of(max: usize, background: bool) -> (Arc<InMemoryTraceStore>, String) {
+    let delegate = |task: &str| {
+        call(
+            "delegate",
+            json!({ "task": task, "background": background }),
+        )
+    };
     let llm = ScriptedClient::new(vec![delegate("level one"), ScriptedTurn::text("Done.")])
         .with_route(
             "level one",
@@ -24,7 +30,8 @@ async fn chain(max: usize) -> (Arc<InMemoryTraceStore>, String) {
             "level two",
             vec![delegate("level three"), ScriptedTurn::text("two done")],
         )
-        .with_route("level three", vec![ScriptedTurn::text("three done")]);
+        .with_route("level three", vec![ScriptedTurn::text("three done")])
+        .with_fallback("Done.");
     let workspace = tempfile::tempdir().unwrap();
     let store = Arc::new(InMemoryTraceStore::new());
     let mut options = RunnerOptions::new("scripted", workspace.path())
@@ -46,6 +53,10 @@ async fn chain(max: usize) -> (Arc<InMemoryTraceStore>, String) {
     let outcome = runner.run("Hand it down").await.unwrap();
     assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
     (store, outcome.trace_id)
+}
+
+async fn chain(max: usize) -> (Arc<InMemoryTraceStore>, String) {
+    chain_of(max, false).await
 }
 
 /// The only sub-trace of `trace_id`.
@@ -84,4 +95,29 @@ async fn a_delegate_chain_deeper_than_the_setting_is_refused_at_that_depth() {
     assert!(results[0].contains("three done"), "{}", results[0]);
     assert!(tool_results(store.as_ref(), &three).await.is_empty());
     assert_eq!(RunnerOptions::new("m", "/").sub_agents.max_agent_depth, 3);
+}
+
+#[tokio::test]
+async fn background_delegates_are_bounded_by_the_same_setting() {
+    let (store, main) = chain_of(2, true).await;
+    let one = child(&store, &main).await;
+    let two = child(&store, &one).await;
+    assert!(store.get_sub_traces(&two).await.unwrap().is_empty());
+    let results = tool_results(store.as_ref(), &two).await;
+    assert!(
+        results[0].starts_with("error: delegate is refused here: sub-agents may nest at most 2"),
+        "{}",
+        results[0]
+    );
+    // The level above was told the refused level's answer when it ended.
+    let messages = store.get_trace_messages(&one).await.unwrap();
+    let told = messages
+        .iter()
+        .find(|m| m.metadata.get("turn") == Some(&json!("background")))
+        .expect("the background delegate's end reached its parent");
+    assert!(
+        told.content.text().contains("two done"),
+        "{}",
+        told.content.text()
+    );
 }

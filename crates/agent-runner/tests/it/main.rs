@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 mod agent_depth;
+mod background_delegates;
 mod budgets;
 mod compaction_recovery;
 mod context_props;

@@ -9,14 +9,20 @@
 //! - [`form`]: the typed form of a server's question to a person (MCP elicitation): its
 //!   fields, how a typed answer becomes a value, and the check of a filled-in form.
 //! - [`slash`]: the slash commands of a chat, parsed once.
+//! - [`notify`]: how a terminal front end notifies the person ([`TerminalNotify`]) and when.
+//! - [`shells`]: `/shells`, the run's background shells as a person sees them, and stopping one.
 //!
-//! Nothing here draws, prints or reads a terminal: a front end shows the [`Question`] or the
+//! Nothing here draws, prints or reads a terminal (a notification is bytes the front end
+//! writes): a front end shows the [`Question`] or the
 //! [`Form`] its own way and hands the person's answer back.
 
 pub mod approvals;
 pub mod form;
+pub mod notify;
+pub mod shells;
 pub mod slash;
 
 pub use approvals::{Answer, Check, Question, SessionApprovals};
 pub use form::{Choice, Field, FieldKind, Form};
+pub use notify::TerminalNotify;
 pub use slash::{ForkAt, SlashCommand};

@@ -31,6 +31,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/diff", "N: the file changes of goal N"),
     (
+        "/shells",
+        "the run's background shells; /shells kill ID stops one",
+    ),
+    (
         "/model",
         "[NAME]: the model, or another one from the next turn",
     ),
@@ -86,6 +90,8 @@ pub enum SlashCommand {
     Diff(String),
     /// `/resume [ID]`.
     Resume(Option<String>),
+    /// `/shells` (`None`: list them) or `/shells kill ID`.
+    Shells(Option<String>),
     /// Another command: its name (without the `/`) and the rest of the line.
     Other {
         /// The name.
@@ -155,6 +161,13 @@ pub fn parse(line: &str) -> Option<Result<SlashCommand, String>> {
         ("resume", []) => SlashCommand::Resume(None),
         ("resume", [id]) => SlashCommand::Resume(Some((*id).to_owned())),
         ("resume", _) => return Some(Err("/resume ID continues one trace".into())),
+        ("shells", []) => SlashCommand::Shells(None),
+        ("shells", ["kill", id]) => SlashCommand::Shells(Some((*id).to_owned())),
+        ("shells", _) => {
+            return Some(Err(
+                "/shells lists the background shells; /shells kill ID stops one".into(),
+            ));
+        }
         ("", _) => return Some(Err("a command follows the /; /help lists them".into())),
         (other, _) => SlashCommand::Other {
             name: other.to_owned(),
@@ -194,6 +207,11 @@ mod tests {
         );
         check("/resume", Ok(SlashCommand::Resume(None)));
         check("/diff 3", Ok(SlashCommand::Diff("3".into())));
+        check("/shells", Ok(SlashCommand::Shells(None)));
+        check(
+            "/shells kill sh-3f2a",
+            Ok(SlashCommand::Shells(Some("sh-3f2a".into()))),
+        );
         check(
             "/mcp__notes__summarise topic=rust  depth=2",
             Ok(SlashCommand::Other {
@@ -219,5 +237,9 @@ mod tests {
             Err("/diff N shows the file changes of goal N (see /plan)"),
         );
         check("/", Err("a command follows the /; /help lists them"));
+        check(
+            "/shells stop sh-1",
+            Err("/shells lists the background shells; /shells kill ID stops one"),
+        );
     }
 }

@@ -149,6 +149,20 @@ pub fn list(trace_id: &str) -> Vec<ShellStatus> {
     statuses
 }
 
+/// Stops the background shell `id` of `trace_id`'s run (or of a run below it) and everything
+/// it started, without waiting for it to end; its status as it was, or `None` when the run has
+/// no shell of that id (a person's `/shells kill ID`).
+pub fn kill(trace_id: &str, id: &str) -> Option<ShellStatus> {
+    let shell = with_table(|table| {
+        let within = table.iter().filter(|(owner, _)| is_within(owner, trace_id));
+        let mut shells = within.flat_map(|(_, shells)| shells.iter());
+        shells.find(|shell| shell.id == id.trim()).cloned()
+    })?;
+    let status = shell.status();
+    shell.kill();
+    Some(status)
+}
+
 /// Whether `owner` is `trace_id` or a trace below it.
 fn is_within(owner: &str, trace_id: &str) -> bool {
     owner

@@ -263,3 +263,47 @@ async fn a_background_shell_is_confined_like_any_command() {
         run.finish().await;
     }
 }
+
+#[tokio::test]
+async fn a_person_lists_the_runs_shells_and_stops_one_with_the_shells_command() {
+    use agent_tools::interaction::shells;
+    let (_dir, ctx) = workspace("bg-person");
+    let registry = ToolRegistry::with_builtins();
+    let marker = format!("{}.125", 3000 + std::process::id() % 1000);
+    let run = RunShells::for_run(&ctx.trace_id);
+    let begun = call(
+        &registry,
+        &ctx,
+        "bash",
+        json!({"command": format!("sleep {marker}"), "background": true}),
+    )
+    .await;
+    let id = statuses(&begun)[0].id.clone();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while processes_with(&marker).is_empty() {
+        assert!(Instant::now() < deadline, "the shell did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A sub-trace's view does not reach its parent's shells; the run's own view lists it.
+    assert!(shells::of_run(&format!("{}@delegate-1", ctx.trace_id)).is_empty());
+    let listed = shells::of_run(&ctx.trace_id);
+    assert_eq!(listed.len(), 1);
+    let line = shells::line(&listed[0], chrono::Utc::now());
+    assert!(line.starts_with(&format!("{id}  running ")), "{line}");
+    assert!(line.ends_with(&format!("sleep {marker}")), "{line}");
+
+    let wrong = shells::kill(&ctx.trace_id, "sh-nope").unwrap_err();
+    assert!(wrong.contains(&id), "{wrong}");
+    assert_eq!(processes_with(&marker).len(), 1, "a wrong id stops nothing");
+    let said = shells::kill(&ctx.trace_id, &id).unwrap();
+    assert!(said.starts_with(&format!("stopping shell {id}")), "{said}");
+    none_left(&marker).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !shells::of_run(&ctx.trace_id)[0].state.ended() {
+        assert!(Instant::now() < deadline, "the shell was not seen ending");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let again = shells::kill(&ctx.trace_id, &id).unwrap();
+    assert!(again.contains("had already ended"), "{again}");
+    drop(run);
+}

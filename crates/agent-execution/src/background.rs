@@ -1,0 +1,262 @@
+//! Sub-traces that run in the background of the trace that started them ([`Background`]): a
+//! `delegate` call with `"background": true` answers at once, its sub-trace runs on, and the
+//! parent's loop takes the ones that ended ([`Background::take_ended`]) before its next model
+//! call, waits for them before it ends ([`Background::wait_ended`]), and stops the ones still
+//! running when it ends another way ([`Background::stop`]).
+//!
+//! ```
+//! use agent_execution::background::Background;
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let background = Background::default();
+//! let run = tokio::spawn(async {});
+//! background.start("main", "main@delegate-1", CancellationToken::new(), run);
+//! assert!(background.wait_ended("main", &CancellationToken::new()).await);
+//! assert_eq!(background.take_ended("main"), ["main@delegate-1"]);
+//! assert!(background.running("main").is_empty());
+//! # });
+//! ```
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// How many background sub-traces one trace may have running at once.
+pub const MAX_RUNNING: usize = 8;
+
+/// The background sub-traces of the traces running in this process, by parent trace.
+#[derive(Default)]
+pub struct Background {
+    inner: Arc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    parents: Mutex<HashMap<String, Vec<Entry>>>,
+    /// Woken whenever a background sub-trace ends.
+    ended: Notify,
+}
+
+struct Entry {
+    trace_id: String,
+    cancel: CancellationToken,
+    ended: bool,
+}
+
+impl Inner {
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, Vec<Entry>>) -> T) -> T {
+        f(&mut self.parents.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// What a background `delegate` call answers at once.
+pub fn started(trace_id: &str) -> String {
+    format!(
+        "The delegate runs in the background as sub-trace {trace_id}. Its final answer comes to \
+         you as a message when it ends; go on meanwhile. Your own final answer waits for it."
+    )
+}
+
+/// The message that tells the parent how the background sub-trace `trace_id` ended, around
+/// `result` (what a delegate call would have answered).
+pub fn ended(trace_id: &str, result: &str) -> String {
+    format!("The background delegate {trace_id} ended.\n\n{result}")
+}
+
+/// A run's error with the background sub-traces stopped at its end named after it.
+pub fn name_stopped(error: Option<String>, stopped: &[String]) -> Option<String> {
+    if stopped.is_empty() {
+        return error;
+    }
+    let named = format!("background delegates stopped: {}", stopped.join(", "));
+    Some(error.map_or(named.clone(), |error| format!("{error}; {named}")))
+}
+
+impl Background {
+    /// Why `parent` may not start one more background sub-trace; `None` when it may.
+    pub fn refusal(&self, parent: &str) -> Option<String> {
+        let running = self.running(parent).len();
+        (running >= MAX_RUNNING).then(|| {
+            format!(
+                "{running} background delegates are running already, the most one agent may \
+                 have; wait for their results before starting another"
+            )
+        })
+    }
+
+    /// Notes that `trace_id`, a sub-trace of `parent` whose run is `run`, runs in the
+    /// background; `cancel` stops it. When `run` ends, the sub-trace waits in
+    /// [`Self::take_ended`].
+    pub fn start(
+        &self,
+        parent: &str,
+        trace_id: &str,
+        cancel: CancellationToken,
+        run: JoinHandle<()>,
+    ) {
+        self.inner.with(|parents| {
+            parents.entry(parent.to_owned()).or_default().push(Entry {
+                trace_id: trace_id.to_owned(),
+                cancel,
+                ended: false,
+            });
+        });
+        let (inner, parent, trace_id) =
+            (self.inner.clone(), parent.to_owned(), trace_id.to_owned());
+        tokio::spawn(async move {
+            // A panicked run left its trace as it was; it ended all the same.
+            let _ = run.await;
+            inner.with(|parents| {
+                let entries = parents.get_mut(&parent).into_iter().flatten();
+                for entry in entries.filter(|e| e.trace_id == trace_id) {
+                    entry.ended = true;
+                }
+            });
+            inner.ended.notify_waiters();
+        });
+    }
+
+    /// The background sub-traces of `parent` still running, oldest first.
+    pub fn running(&self, parent: &str) -> Vec<String> {
+        self.ids(parent, false)
+    }
+
+    fn ids(&self, parent: &str, ended: bool) -> Vec<String> {
+        self.inner.with(|parents| {
+            let entries = parents.get(parent).into_iter().flatten();
+            entries
+                .filter(|e| e.ended == ended)
+                .map(|e| e.trace_id.clone())
+                .collect()
+        })
+    }
+
+    /// Takes the background sub-traces of `parent` that ended since the last take, oldest first.
+    pub fn take_ended(&self, parent: &str) -> Vec<String> {
+        self.inner.with(|parents| {
+            let Some(entries) = parents.get_mut(parent) else {
+                return Vec::new();
+            };
+            let (ended, running): (Vec<Entry>, Vec<Entry>) =
+                std::mem::take(entries).into_iter().partition(|e| e.ended);
+            *entries = running;
+            if entries.is_empty() {
+                parents.remove(parent);
+            }
+            ended.into_iter().map(|e| e.trace_id).collect()
+        })
+    }
+
+    /// Waits until a background sub-trace of `parent` has ended and not been taken; false at
+    /// once when none is running or waiting, or when `cancel` fires first.
+    pub async fn wait_ended(&self, parent: &str, cancel: &CancellationToken) -> bool {
+        loop {
+            let notified = self.inner.ended.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if !self.ids(parent, true).is_empty() {
+                return true;
+            }
+            if self.running(parent).is_empty() || cancel.is_cancelled() {
+                return false;
+            }
+            tokio::select! {
+                () = notified => {}
+                () = cancel.cancelled() => return false,
+            }
+        }
+    }
+
+    /// Stops the background sub-traces of `parent` still running and waits until each has
+    /// recorded how it ended; returns the ones it stopped. What ended waits in
+    /// [`Self::take_ended`].
+    pub async fn stop(&self, parent: &str) -> Vec<String> {
+        let stopped = self.inner.with(|parents| {
+            let entries = parents.get(parent).into_iter().flatten();
+            let running: Vec<&Entry> = entries.filter(|e| !e.ended).collect();
+            for entry in &running {
+                entry.cancel.cancel();
+            }
+            running
+                .iter()
+                .map(|e| e.trace_id.clone())
+                .collect::<Vec<_>>()
+        });
+        while !self.running(parent).is_empty() {
+            let notified = self.inner.ended.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.running(parent).is_empty() {
+                break;
+            }
+            notified.await;
+        }
+        stopped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn an_ended_run_is_taken_once_and_a_stopped_one_is_named() {
+        let background = Background::default();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        background.start(
+            "p",
+            "p@a",
+            CancellationToken::new(),
+            tokio::spawn(async {
+                let _ = rx.await;
+            }),
+        );
+        let cancel = CancellationToken::new();
+        let long = cancel.clone();
+        background.start(
+            "p",
+            "p@b",
+            cancel,
+            tokio::spawn(async move {
+                long.cancelled().await;
+            }),
+        );
+        assert_eq!(background.running("p"), ["p@a", "p@b"]);
+        assert!(background.take_ended("p").is_empty());
+        tx.send(()).unwrap();
+        let never = CancellationToken::new();
+        let waited =
+            tokio::time::timeout(Duration::from_secs(5), background.wait_ended("p", &never));
+        assert!(waited.await.unwrap());
+        assert_eq!(background.take_ended("p"), ["p@a"]);
+        assert!(background.take_ended("p").is_empty());
+        // Stopping cancels the one left and waits for its end.
+        assert_eq!(background.stop("p").await, ["p@b"]);
+        assert!(background.running("p").is_empty());
+        assert_eq!(background.take_ended("p"), ["p@b"]);
+        // Nothing running: nothing to wait for.
+        assert!(!background.wait_ended("p", &CancellationToken::new()).await);
+    }
+
+    #[tokio::test]
+    async fn waiting_gives_up_when_the_run_is_cancelled() {
+        let background = Background::default();
+        let never = CancellationToken::new();
+        let held = never.clone();
+        background.start(
+            "p",
+            "p@a",
+            never,
+            tokio::spawn(async move { held.cancelled().await }),
+        );
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        assert!(!background.wait_ended("p", &cancel).await);
+        background.stop("p").await;
+    }
+}
