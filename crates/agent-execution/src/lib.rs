@@ -80,6 +80,7 @@ pub mod outcome;
 pub mod queue;
 pub mod run_limits;
 pub mod store;
+pub mod sub_agent_tools;
 pub mod sub_trace_report;
 pub mod trace;
 pub mod unanswered;

@@ -108,6 +108,7 @@ pub struct GoalBudgetNote {
 /// How a user message after the task came ([`TURN`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Turn {
     /// It started a new turn of an ended trace.
     Continue,

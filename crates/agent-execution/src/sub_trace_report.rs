@@ -38,6 +38,24 @@ impl SubTraceReport {
         }
     }
 
+    /// What a delegate's caller is told of its end, and whether that is an error.
+    pub fn delegate_result(&self) -> (String, bool) {
+        match self.status {
+            TraceStatus::Completed => (
+                format!("The delegated task completed.\n{}", self.body()),
+                false,
+            ),
+            _ => (
+                format!(
+                    "error: the delegated task did not complete ({}).\n{}",
+                    self.status_line(),
+                    self.body()
+                ),
+                true,
+            ),
+        }
+    }
+
     /// The final answer, the plan with its summaries, and the sub-trace's id and totals.
     pub fn body(&self) -> String {
         let mut out = format!(

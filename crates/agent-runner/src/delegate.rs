@@ -17,7 +17,6 @@ use crate::report::CallOutcome;
 use crate::subagents::{Adoption, SubAgents};
 use agent_execution::background::started;
 use agent_execution::store::StoreError;
-use agent_execution::sub_trace_report::SubTraceReport;
 use agent_execution::trace::{NewTrace, TraceStatus};
 use agent_tools::ToolContext;
 
@@ -109,30 +108,12 @@ async fn delegate(
              it"
         )));
     }
-    let (content, is_error) = result_text(&report);
+    let (content, is_error) = report.delegate_result();
     Ok(CallOutcome::done(
         agents.bounded(&content),
         is_error,
         &[&report],
     ))
-}
-
-/// What the caller is told of a delegate's end, and whether it is an error.
-pub(crate) fn result_text(report: &SubTraceReport) -> (String, bool) {
-    match report.status {
-        TraceStatus::Completed => (
-            format!("The delegated task completed.\n{}", report.body()),
-            false,
-        ),
-        _ => (
-            format!(
-                "error: the delegated task did not complete ({}).\n{}",
-                report.status_line(),
-                report.body()
-            ),
-            true,
-        ),
-    }
 }
 
 /// Finds the delegate an interrupted call started: a sub-trace of the same profile for the same

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_execution::lineage::agent_depth_refusal;
+use agent_execution::sub_agent_tools as tools;
 use agent_llm::ToolCall;
 use agent_tools::{Risk, Tool, ToolContext, ToolDefinition, ToolError, ToolLimits, ToolOutput};
 use async_trait::async_trait;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::agents::{DELEGATE, EXPLORE};
 use crate::report::CallOutcome;
@@ -38,38 +39,10 @@ impl Tool for ExploreTool {
             .agents
             .config(EXPLORE)
             .is_some_and(|c| c.tools.is_read_only());
-        let tools = if read_only {
-            "with read-only tools"
-        } else {
-            "with their own tool set"
-        };
         ToolDefinition {
             name: EXPLORE.into(),
-            description: format!(
-                "Try several approaches at once. Each branch runs as a separate sub-agent \
-                 {tools}, with its own plan and context, side by side with the others; it starts \
-                 from `background` when given, else from this conversation. When every branch \
-                 has finished you get one merged report with each branch's status and final \
-                 answer. Use it to compare alternatives before committing to one."
-            ),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "branches": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "minItems": 1,
-                        "description": "One description per branch: the approach it tries."
-                    },
-                    "background": {
-                        "type": "string",
-                        "description": "What every branch should know; this conversation when omitted."
-                    },
-                    "agent": agent_property(&self.agents, EXPLORE)
-                },
-                "required": ["branches"],
-                "additionalProperties": false
-            }),
+            description: tools::explore_description(read_only),
+            parameters: tools::explore_parameters(agent_property(&self.agents, EXPLORE)),
         }
     }
 
@@ -97,22 +70,8 @@ impl Tool for DelegateTool {
     fn definition(&self) -> ToolDefinition {
         ToolDefinition {
             name: DELEGATE.into(),
-            description: "Hand a self-contained sub-task to a sub-agent, which runs it to \
-                completion with its own plan and context and returns its final answer and plan. \
-                It does not see this conversation: put everything it needs into `task`. With \
-                `background`, the call answers at once and the result comes as a message when \
-                the sub-agent ends."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "task": {"type": "string", "description": "The task, with all the context it needs."},
-                    "agent": agent_property(&self.agents, DELEGATE),
-                    "background": {"type": "boolean", "description": "Run it beside this conversation and go on meanwhile (default false)."}
-                },
-                "required": ["task"],
-                "additionalProperties": false
-            }),
+            description: tools::DELEGATE_DESCRIPTION.into(),
+            parameters: tools::delegate_parameters(agent_property(&self.agents, DELEGATE)),
         }
     }
 
@@ -138,19 +97,11 @@ impl Tool for DelegateTool {
 /// The optional `agent` parameter: the profiles a call may name, with what each is for.
 fn agent_property(agents: &SubAgents, tool: &str) -> Value {
     let profiles = agents.selectable();
-    let names: Vec<&str> = profiles.iter().map(|(name, _)| *name).collect();
-    let list: Vec<String> = profiles
+    let listed: Vec<(&str, &str)> = profiles
         .iter()
-        .map(|(name, config)| format!("`{name}`: {}", config.description))
+        .map(|(name, config)| (*name, config.description.as_str()))
         .collect();
-    json!({
-        "type": "string",
-        "enum": names,
-        "description": format!(
-            "The agent profile that does the work (default `{tool}`). {}",
-            list.join(" ")
-        )
-    })
+    tools::agent_parameter(tool, &listed)
 }
 
 fn output(outcome: CallOutcome) -> ToolOutput {

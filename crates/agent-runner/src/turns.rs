@@ -14,7 +14,6 @@ use agent_execution::store::WriteOp;
 use serde_json::json;
 
 use crate::agent::Agent;
-use crate::delegate::result_text;
 use crate::error::StepError;
 use crate::record::record;
 use agent_execution::background::ended;
@@ -68,7 +67,7 @@ pub(crate) async fn take_background(
 ) -> Result<(), StepError> {
     let mut ops = Vec::new();
     for id in agent.engine.background.take_ended(trace_id) {
-        let (text, _) = result_text(&agent.sub_agents.report(&id).await?);
+        let (text, _) = agent.sub_agents.report(&id).await?.delegate_result();
         let text = agent.sub_agents.bounded(&ended(&id, &text));
         ops.push(user_message(&text, goal_id, Turn::Background.as_str()));
     }

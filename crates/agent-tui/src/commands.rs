@@ -96,6 +96,11 @@ impl Session {
                         .notice(format!("unknown command /{name}; /help lists them")),
                 }
             }
+            // A command this screen does not know yet.
+            _ => self.app.notice(format!(
+                "/{} is not available here",
+                line.trim_start_matches('/')
+            )),
         }
     }
 

@@ -281,14 +281,47 @@ fn gated_crates(root: &Path) -> Result<Vec<PathBuf>> {
     Ok(crates)
 }
 
-/// What changed between a committed API and the source's: the lines gone or changed (breaks)
-/// and the lines added.
+/// What changed between a committed API and the source's: the breaks (lines gone or changed,
+/// and a variant or public field added to an enum or struct a caller can match or build
+/// exhaustively: one neither `#[non_exhaustive]` nor with private fields) and the additions.
 pub(crate) fn changes(committed: &str, current: &[String]) -> (Vec<String>, Vec<String>) {
     let old: BTreeSet<&str> = committed.lines().collect();
     let new: BTreeSet<&str> = current.iter().map(String::as_str).collect();
-    let gone = old.difference(&new).map(|l| (*l).to_owned()).collect();
-    let added = new.difference(&old).map(|l| (*l).to_owned()).collect();
+    let mut gone: Vec<String> = old.difference(&new).map(|l| (*l).to_owned()).collect();
+    let mut added = Vec::new();
+    for line in new.difference(&old) {
+        if widens_an_exhaustive_type(line, &old) {
+            gone.push(format!(
+                "{line} (new in a type callers match or build exhaustively)"
+            ));
+        } else {
+            added.push((*line).to_owned());
+        }
+    }
     (gone, added)
+}
+
+/// Whether `line` is a variant or public field of a type that was in the committed API (`old`)
+/// and whose head line there says callers can list all of them (no `#[non_exhaustive]`, no
+/// private fields); the members of a new type are no break.
+fn widens_an_exhaustive_type(line: &str, old: &BTreeSet<&str>) -> bool {
+    // The item's path: up to its fields or its rendering (`Kind::B(u32)`, `Opts.model: u8`).
+    let path = line.split([' ', '(']).next().unwrap_or(line);
+    let path = path.strip_suffix(':').unwrap_or(path);
+    let owner = match (path.rsplit_once("::"), path.rsplit_once('.')) {
+        (_, Some((owner, _))) => owner,
+        (Some((owner, variant)), _) if variant.starts_with(char::is_uppercase) => owner,
+        _ => return false,
+    };
+    old.iter().any(|head| {
+        head.strip_prefix(owner)
+            .and_then(|rest| rest.strip_prefix(": "))
+            .is_some_and(|rest| {
+                (rest.contains("enum") || rest.contains("struct"))
+                    && !rest.contains("#[non_exhaustive]")
+                    && !rest.contains("(private fields)")
+            })
+    })
 }
 
 /// Checks every crate's public API against its committed `public-api.txt`, or rewrites those
@@ -410,6 +443,21 @@ mod tests {
             ]
         );
         assert!(added.contains(&"extra: fn extra()".to_owned()), "{added:?}");
+        // A variant added to an enum callers can match exhaustively is a break.
+        let widened = api_of(
+            &LIB.replace("pub fn run", "pub enum Open { A, B }\npub fn run"),
+            &files,
+        );
+        let more = api_of(
+            &LIB.replace("pub fn run", "pub enum Open { A, B, C }\npub fn run"),
+            &files,
+        );
+        let (breaks, additions) = changes(&widened.join("\n"), &more);
+        assert_eq!(
+            breaks,
+            ["Open::C (new in a type callers match or build exhaustively)"]
+        );
+        assert!(additions.is_empty(), "{additions:?}");
         assert!(
             added.contains(&"run: fn run(task: &str, limit: u64) -> Option<String>".to_owned())
         );

@@ -85,6 +85,11 @@ pub(crate) async fn run(session: &mut Session, line: &str) -> Result<Next> {
                 None => note(&format!("unknown command /{name}; /help lists them")),
             }
         }
+        // A command the line mode does not know yet.
+        _ => note(&format!(
+            "{} is not available in the line mode",
+            line.trim()
+        )),
     }
     Ok(Next::Prompt)
 }

@@ -62,6 +62,7 @@ pub enum ForkAt {
 
 /// A slash command.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SlashCommand {
     /// `/quit`, `/exit`, `/q`.
     Quit,
