@@ -17,7 +17,7 @@ use syn::{Attribute, Item, UseTree, Visibility};
 
 mod render;
 
-use render::{implementation, render};
+use render::{implementation, kept_attrs, render};
 
 /// One module of the crate: its path from the crate root, whether it can be named from outside,
 /// and its items.
@@ -41,6 +41,24 @@ pub(crate) fn public_api(src: &Path) -> Result<Vec<String>> {
                 .filter_map(|item| Some(((m.path.clone(), item_name(item)?), item)))
         })
         .collect();
+    // Every name a `use` brings into a module (of any visibility), to follow re-exports of
+    // re-exports to the item.
+    let mut uses: BTreeMap<(Vec<String>, String), String> = BTreeMap::new();
+    for module in &modules {
+        for item in &module.items {
+            if let Item::Use(used) = item {
+                let mut leaves = Vec::new();
+                use_leaves(&used.tree, String::new(), &mut leaves);
+                for (path, alias) in leaves {
+                    uses.insert((module.path.clone(), alias), path);
+                }
+            }
+        }
+    }
+    let found = Found {
+        items: &index,
+        uses: &uses,
+    };
     let mut lines = BTreeSet::new();
     let mut exported = BTreeSet::new();
     for module in modules.iter().filter(|m| m.public) {
@@ -50,18 +68,27 @@ pub(crate) fn public_api(src: &Path) -> Result<Vec<String>> {
                 if is_pub(&used.vis) {
                     let mut leaves = Vec::new();
                     use_leaves(&used.tree, String::new(), &mut leaves);
+                    // A `cfg` on the `use` is part of each name it exports.
+                    let cfg = kept_attrs(&used.attrs);
                     for (path, alias) in leaves {
-                        let target = resolve(&module.path, &path, &index);
-                        match target {
+                        exported.insert(alias.clone());
+                        let mut rendered = BTreeSet::new();
+                        match found.resolve(&module.path, &path, 0) {
                             Some(item) if !matches!(item, Item::Mod(_)) => {
-                                exported.insert(alias.clone());
-                                render(item, &format!("{at}{alias}"), &mut lines);
+                                render(item, &format!("{at}{alias}"), &mut rendered);
                             }
                             _ => {
-                                exported.insert(alias.clone());
-                                lines.insert(format!("{at}{alias}: pub use {path}"));
+                                rendered.insert(format!("{at}{alias}: pub use {path}"));
                             }
                         }
+                        lines.extend(rendered.into_iter().map(
+                            |line| match line.split_once(": ") {
+                                Some((name, rest)) if !cfg.is_empty() => {
+                                    format!("{name}: {cfg}{rest}")
+                                }
+                                _ => line,
+                            },
+                        ));
                     }
                 }
             } else if is_pub_item(item)
@@ -174,9 +201,12 @@ fn module_file(
     bail!("no file for module `{name}` in {}", dir.display())
 }
 
+/// `#[cfg(test)]` or `#[cfg(doctest)]` (not a `cfg(any(test, feature = ...))`, which builds
+/// for callers too).
 fn is_test(attrs: &[Attribute]) -> bool {
     attrs.iter().any(|attr| {
-        attr.path().is_ident("cfg") && attr.meta.to_token_stream().to_string().contains("test")
+        let text = attr.meta.to_token_stream().to_string().replace(' ', "");
+        attr.path().is_ident("cfg") && (text == "cfg(test)" || text == "cfg(doctest)")
     })
 }
 
@@ -234,36 +264,46 @@ fn use_leaves(tree: &UseTree, prefix: String, out: &mut Vec<(String, String)>) {
     }
 }
 
-/// The item of this crate a `use` path names from module `at`, when it is one.
-fn resolve<'i>(
-    at: &[String],
-    path: &str,
-    index: &BTreeMap<(Vec<String>, String), &'i Item>,
-) -> Option<&'i Item> {
-    let mut parts: Vec<&str> = path.split("::").collect();
-    let name = parts.pop()?.to_owned();
-    let mut module: Vec<String> = match parts.first() {
-        Some(&"crate") => {
-            parts.remove(0);
-            Vec::new()
-        }
-        Some(&"self") => {
-            parts.remove(0);
-            at.to_vec()
-        }
-        Some(&"super") => {
-            let mut up = at.to_vec();
-            while parts.first() == Some(&"super") {
+/// The items of the crate by module and name, and the names its `use`s bring in.
+struct Found<'i> {
+    items: &'i BTreeMap<(Vec<String>, String), &'i Item>,
+    uses: &'i BTreeMap<(Vec<String>, String), String>,
+}
+
+impl<'i> Found<'i> {
+    /// The item of this crate a `use` path names from module `at`, following `use`s (at most
+    /// 16 deep), when it is one.
+    fn resolve(&self, at: &[String], path: &str, depth: usize) -> Option<&'i Item> {
+        let mut parts: Vec<&str> = path.split("::").collect();
+        let name = parts.pop()?.to_owned();
+        let mut module: Vec<String> = match parts.first() {
+            Some(&"crate") => {
                 parts.remove(0);
-                up.pop();
+                Vec::new()
             }
-            up
+            Some(&"self") => {
+                parts.remove(0);
+                at.to_vec()
+            }
+            Some(&"super") => {
+                let mut up = at.to_vec();
+                while parts.first() == Some(&"super") {
+                    parts.remove(0);
+                    up.pop();
+                }
+                up
+            }
+            // A path relative to the module: one of its own sub-modules.
+            _ => at.to_vec(),
+        };
+        module.extend(parts.iter().map(|p| (*p).to_owned()));
+        let key = (module, name);
+        if let Some(item) = self.items.get(&key) {
+            return Some(*item);
         }
-        // A path relative to the module: one of its own sub-modules.
-        _ => at.to_vec(),
-    };
-    module.extend(parts.iter().map(|p| (*p).to_owned()));
-    index.get(&(module, name)).copied()
+        let next = self.uses.get(&key).filter(|_| depth < 16)?;
+        self.resolve(&key.0, next, depth + 1)
+    }
 }
 
 /// The crates whose API is gated: every folder of `crates/` with a `lib.rs`, but the tests'
@@ -292,7 +332,7 @@ pub(crate) fn changes(committed: &str, current: &[String]) -> (Vec<String>, Vec<
     for line in new.difference(&old) {
         if widens_an_exhaustive_type(line, &old) {
             gone.push(format!(
-                "{line} (new in a type callers match or build exhaustively)"
+                "{line} (new in a type callers match, build or implement in full)"
             ));
         } else {
             added.push((*line).to_owned());
@@ -305,12 +345,22 @@ pub(crate) fn changes(committed: &str, current: &[String]) -> (Vec<String>, Vec<
 /// and whose head line there says callers can list all of them (no `#[non_exhaustive]`, no
 /// private fields); the members of a new type are no break.
 fn widens_an_exhaustive_type(line: &str, old: &BTreeSet<&str>) -> bool {
+    let line = without_attributes(line);
     // The item's path: up to its fields or its rendering (`Kind::B(u32)`, `Opts.model: u8`).
-    let path = line.split([' ', '(']).next().unwrap_or(line);
+    let path = line.split([' ', '(']).next().unwrap_or(&line);
     let path = path.strip_suffix(':').unwrap_or(path);
+    // A trait's new item without a default must be written by every implementer.
+    let required = !line.ends_with("(provided)");
     let owner = match (path.rsplit_once("::"), path.rsplit_once('.')) {
         (_, Some((owner, _))) => owner,
         (Some((owner, variant)), _) if variant.starts_with(char::is_uppercase) => owner,
+        (Some((owner, "fn" | "async" | "unsafe" | "type" | "const")), _) if required => {
+            return old.iter().any(|head| {
+                head.strip_prefix(owner)
+                    .and_then(|rest| rest.strip_prefix(": "))
+                    .is_some_and(|rest| rest.contains("trait"))
+            });
+        }
         _ => return false,
     };
     old.iter().any(|head| {
@@ -322,6 +372,33 @@ fn widens_an_exhaustive_type(line: &str, old: &BTreeSet<&str>) -> bool {
                     && !rest.contains("(private fields)")
             })
     })
+}
+
+/// `line` without its attributes (`#[cfg(...)] `), which may stand before a variant's name.
+fn without_attributes(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(start) = rest.find("#[") {
+        out.push_str(&rest[..start]);
+        let mut depth = 0;
+        let mut end = rest.len();
+        for (i, c) in rest[start..].char_indices() {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = start + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = rest[end..].trim_start();
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Checks every crate's public API against its committed `public-api.txt`, or rewrites those
@@ -455,9 +532,30 @@ mod tests {
         let (breaks, additions) = changes(&widened.join("\n"), &more);
         assert_eq!(
             breaks,
-            ["Open::C (new in a type callers match or build exhaustively)"]
+            ["Open::C (new in a type callers match, build or implement in full)"]
         );
         assert!(additions.is_empty(), "{additions:?}");
+        // So is a feature-gated one, and a required item added to a trait.
+        let gated = api_of(
+            &LIB.replace("pub fn run", "pub enum Open { A, B, #[cfg(feature = \"x\")] D }\npub trait T { fn a(&self); }\npub fn run"),
+            &files,
+        );
+        let trait_before = api_of(
+            &LIB.replace(
+                "pub fn run",
+                "pub enum Open { A, B }\npub trait T { fn a(&self); }\npub fn run",
+            ),
+            &files,
+        );
+        let with_method = api_of(&LIB.replace("pub fn run", "pub enum Open { A, B }\npub trait T { fn a(&self); fn b(&self); fn c(&self) {} }\npub fn run"), &files);
+        let (breaks, _) = changes(&trait_before.join("\n"), &gated);
+        assert_eq!(breaks.len(), 1, "{breaks:?}");
+        let (breaks, additions) = changes(&trait_before.join("\n"), &with_method);
+        assert_eq!(
+            breaks,
+            ["T::fn b(&self) (new in a type callers match, build or implement in full)"]
+        );
+        assert_eq!(additions, ["T::fn c(&self) (provided)"]);
         assert!(
             added.contains(&"run: fn run(task: &str, limit: u64) -> Option<String>".to_owned())
         );

@@ -9,7 +9,7 @@ use syn::{Attribute, Fields, ImplItem, Item, TraitItem};
 use super::{is_pub, is_test};
 
 /// The attributes a caller depends on, as written.
-fn kept_attrs(attrs: &[Attribute]) -> String {
+pub(super) fn kept_attrs(attrs: &[Attribute]) -> String {
     attrs
         .iter()
         .filter(|a| {

@@ -18,6 +18,7 @@ const MAX_MESSAGE: usize = 200;
 /// How a terminal front end notifies (agent.toml's `[tui] notify`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum TerminalNotify {
     /// The terminal's bell (`BEL`): a sound, or a mark on the tab, as the terminal is set.
     #[default]

@@ -1,8 +1,10 @@
 //! The commands of a script in a build without the shell parser (feature `shell-rules` off):
-//! a script of plain words — no quoting, expansion, redirection, chaining, grouping or variable
-//! assignment — is one command (wrappers such as `sudo` or `env` still unwrapped); anything else
-//! cannot be read. A deny rule then asks about the call instead of trusting it, and an allow
-//! rule does not cover it, so a smaller build asks more but never allows more.
+//! a script of plain words on one line — no quoting, expansion, redirection, chaining, grouping,
+//! variable assignment, or a keyword or builtin that runs code (`source`, `coproc`, `trap`, ...)
+//! — is one command (wrappers such as `sudo` or `env` still unwrapped); anything else cannot be
+//! read. A deny rule then asks about the call instead of trusting it, and an allow rule does not
+//! cover it, so a smaller build asks more; the corpus of hidden `rm -rf` spellings
+//! (`tests/it/deny_spellings.rs`) is refused or asked about in both builds.
 
 use super::wrappers::{Sink, unwrap};
 
@@ -15,8 +17,41 @@ pub(crate) struct Commands {
     pub(crate) unknown: Option<String>,
 }
 
+/// Shell keywords and builtins that run code they are given (a file, a string, a callback)
+/// or start a compound command: only the shell parser follows them.
+const RUNS_CODE: [&str; 24] = [
+    ".",
+    "source",
+    "eval",
+    "coproc",
+    "enable",
+    "trap",
+    "fc",
+    "bind",
+    "complete",
+    "compgen",
+    "mapfile",
+    "readarray",
+    "function",
+    "select",
+    "if",
+    "while",
+    "until",
+    "for",
+    "case",
+    "!",
+    "{",
+    "[[",
+    "alias",
+    "let",
+];
+
 impl Sink for Commands {
     fn command(&mut self, words: Vec<String>) {
+        let program = words.first().map(|w| w.rsplit('/').next().unwrap_or(w));
+        if program.is_some_and(|p| RUNS_CODE.contains(&p)) {
+            self.unknown(WHY);
+        }
         self.commands.push(words);
     }
 
@@ -35,7 +70,11 @@ const WHY: &str = "this build reads no shell syntax (the `shell-rules` feature i
 /// The commands `script` runs, when it is plain words.
 pub(crate) fn commands(script: &str) -> Commands {
     let plain = |c: char| c.is_alphanumeric() || "-_./=:,+@%^".contains(c);
-    let words: Vec<&str> = script.split_whitespace().collect();
+    // Only spaces and tabs separate words: a line break (or any other blank) separates commands.
+    let words: Vec<&str> = script
+        .split([' ', '\t'])
+        .filter(|w| !w.is_empty())
+        .collect();
     let mut found = Commands::default();
     let readable = !words.is_empty()
         && words.iter().all(|word| word.chars().all(plain))

@@ -436,3 +436,18 @@ fn without_the_web_feature_a_domain_rule_is_refused() {
     let error = ApprovalRules::parse(&["web_fetch(domain:docs.rs)"], &[]).unwrap_err();
     assert!(error.to_string().contains("`web` feature"), "{error}");
 }
+
+/// `sudo VAR=value COMMAND` runs COMMAND: a deny rule finds it behind the assignments, and an
+/// assignment that makes a shell run code is one no rule can read.
+#[test]
+fn sudo_assignments_do_not_hide_the_command() {
+    let rules = rules(&["bash"], &["bash(rm -rf)"]);
+    assert_eq!(
+        verdict(&rules, "bash", &bash("sudo FOO=1 rm -rf target")),
+        Some(RuleVerdict::Deny("bash(rm -rf)".into()))
+    );
+    assert!(matches!(
+        verdict(&rules, "bash", &bash("sudo BASH_ENV=./x bash -c true")),
+        Some(RuleVerdict::Ask { .. })
+    ));
+}

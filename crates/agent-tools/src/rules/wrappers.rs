@@ -46,6 +46,18 @@ fn options_with_value(program: &str) -> &'static [&'static str] {
     }
 }
 
+/// Whether the assignments `words` start with set a variable that makes a shell or program
+/// run code it names.
+fn assignments_run_code(words: &[Option<String>]) -> bool {
+    words
+        .iter()
+        .map_while(|w| w.as_deref().filter(|w| is_assignment(w)))
+        .any(|w| {
+            let name = w.split('=').next().unwrap_or(w);
+            RUNS_CODE.contains(&name) || name.starts_with("BASH_FUNC_")
+        })
+}
+
 /// Adds what `words` (a simple command, `None` for words that depend on an expansion) runs.
 pub(crate) fn unwrap(words: Vec<Option<String>>, sink: &mut dyn Sink) {
     let mut words = words;
@@ -57,8 +69,18 @@ pub(crate) fn unwrap(words: Vec<Option<String>>, sink: &mut dyn Sink) {
         let program = first.rsplit('/').next().unwrap_or(first).to_owned();
         let rest = words[1..].to_vec();
         words = match program.as_str() {
-            "sudo" | "doas" | "nice" | "nohup" | "time" | "builtin" | "setsid" | "stdbuf"
-            | "ionice" | "busybox" | "chronic" | "unbuffer" => skip_options(&program, &rest),
+            "nice" | "nohup" | "time" | "builtin" | "setsid" | "stdbuf" | "ionice" | "busybox"
+            | "chronic" | "unbuffer" => skip_options(&program, &rest),
+            // `sudo VAR=value COMMAND`: the assignments go to the command, as with `env`.
+            "sudo" | "doas" => {
+                let rest = skip_options(&program, &rest);
+                if assignments_run_code(&rest) {
+                    sink.unknown("a variable that makes a shell or program run code it names");
+                }
+                rest.into_iter()
+                    .skip_while(|w| w.as_deref().is_some_and(is_assignment))
+                    .collect()
+            }
             "exec" | "command" => {
                 if program == "command"
                     && rest
@@ -71,14 +93,7 @@ pub(crate) fn unwrap(words: Vec<Option<String>>, sink: &mut dyn Sink) {
             }
             "env" => {
                 let rest = skip_options(&program, &rest);
-                let runs_code = rest
-                    .iter()
-                    .map_while(|w| w.as_deref().filter(|w| is_assignment(w)))
-                    .any(|w| {
-                        let name = w.split('=').next().unwrap_or(w);
-                        RUNS_CODE.contains(&name) || name.starts_with("BASH_FUNC_")
-                    });
-                if runs_code {
+                if assignments_run_code(&rest) {
                     sink.unknown("a variable that makes a shell or program run code it names");
                 }
                 if let Some(split) = split_string(&words[1..]) {
