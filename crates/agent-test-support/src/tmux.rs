@@ -136,7 +136,7 @@ impl Pane {
     /// Waits (up to a minute) for the command to exit; returns its exit status as tmux saw it.
     pub fn wait_until_exit(&self) -> Option<i32> {
         /// How long a dead pane may show no status before the process is taken as killed.
-        const REAPED: Duration = Duration::from_secs(1);
+        const REAPED: Duration = Duration::from_secs(10);
         let deadline = Instant::now() + PATIENCE;
         let mut dead_since = None;
         loop {
@@ -145,9 +145,9 @@ impl Pane {
                 &["display-message", "-p", "#{pane_dead} #{pane_dead_status}"],
             );
             let shown = String::from_utf8_lossy(&shown.stdout).trim().to_owned();
-            // tmux sees the terminal close before it reaps the process: a dead pane's status
-            // is empty for a moment, so it is read again until it is there (or a signal, which
-            // leaves it empty, is the answer a second later).
+            // The pane is dead once its terminal is closed, and has a status once tmux has
+            // reaped the process, which may still be finishing after it let go of the terminal:
+            // the status is read again until it is there (a signal leaves it empty for good).
             if let Some(status) = shown.strip_prefix("1") {
                 let status = status.trim();
                 if !status.is_empty() || dead_since.is_some_and(|t: Instant| t.elapsed() > REAPED) {
