@@ -199,13 +199,26 @@ async fn the_conversation_stays_in_the_scrollback_after_ctrl_d_with_a_short_resu
     let mut args = vec!["chat".to_owned(), "--yes".to_owned()];
     args.extend(on_server(&env, &server));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let pane = Pane::spawn(&env.command(&args), 100, 30);
+    // Through a shell that prints the exit status: as the session's leader in tmux the agent
+    // is at times ended by a signal after Ctrl-D (an open defect), which this test is not about.
+    let inner = env.command(&args);
+    let mut shell = env.program("sh", &[]);
+    shell
+        .args(["-c", "\"$@\"; echo \"exit status $?\"", "sh"])
+        .arg(inner.get_program())
+        .args(inner.get_args());
+    let pane = Pane::spawn(&shell, 100, 30);
     pane.wait_for(READY);
     pane.type_text("What is the answer?");
     pane.press("Enter");
     pane.wait_for("The answer is 42.");
     pane.press("C-d");
     assert_eq!(pane.wait_until_exit(), Some(0), "{}", pane.scrollback());
+    assert!(
+        pane.scrollback().contains("exit status 0"),
+        "{}",
+        pane.scrollback()
+    );
     let kept = pane.scrollback();
     // The conversation, as it was drawn, in order; the greeting is not kept.
     let asked = kept.find("› What is the answer?").expect(&kept);
