@@ -206,26 +206,14 @@ mod tests {
         );
     }
 
-    /// The application core builds an agent for any front end: no command-line parser or
-    /// terminal library reaches it, whatever its features.
-    #[test]
-    fn the_application_core_links_no_front_end_library() {
+    /// `cargo tree` of the normal dependencies `args` select, one `{p}` line per crate.
+    fn cargo_tree(args: &[&str]) -> String {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let output = std::process::Command::new(cargo)
             .current_dir(root())
-            .args([
-                "tree",
-                "--offline",
-                "-p",
-                "goaltree-app",
-                "-e",
-                "normal",
-                "--all-features",
-                "--prefix",
-                "none",
-                "--format",
-                "{p}",
-            ])
+            .args(["tree", "--offline", "-e", "normal", "--prefix", "none"])
+            .args(["--format", "{p}"])
+            .args(args)
             .output()
             .unwrap();
         assert!(
@@ -233,7 +221,14 @@ mod tests {
             "cargo tree failed: {}",
             String::from_utf8_lossy(&output.stderr)
         );
-        let tree = String::from_utf8_lossy(&output.stdout);
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// The application core builds an agent for any front end: no command-line parser or
+    /// terminal library reaches it, whatever its features.
+    #[test]
+    fn the_application_core_links_no_front_end_library() {
+        let tree = cargo_tree(&["-p", "goaltree-app", "--all-features"]);
         let names: std::collections::BTreeSet<&str> = tree
             .lines()
             .filter_map(|line| line.split_whitespace().next())
@@ -339,25 +334,7 @@ mod tests {
     /// tools — stays under 100 crates, its own included.
     #[test]
     fn a_minimal_offline_agent_stays_under_100_crates() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let output = std::process::Command::new(cargo)
-            .current_dir(root())
-            .args([
-                "tree",
-                "--offline",
-                "-p",
-                "goaltree-runner",
-                "--no-default-features",
-            ])
-            .args(["-e", "normal", "--prefix", "none", "--format", "{p}"])
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let tree = String::from_utf8_lossy(&output.stdout);
+        let tree = cargo_tree(&["-p", "goaltree-runner", "--no-default-features"]);
         let crates: std::collections::BTreeSet<&str> = tree
             .lines()
             .filter_map(|line| line.split(" (").next())
