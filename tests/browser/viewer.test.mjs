@@ -6,7 +6,7 @@
 // (goals appearing, a dropped WebSocket resumed without a duplicate or missing event, an
 // approval decided from the page). After the screenshots: the message box (an ended trace continued
 // and followed live, a message queued for a running one, an error of a server without a model),
-// Fork here, Rewind here and Diff, a trace without goals, file contents in tool arguments and a command's output as
+// Fork here, Rewind here and Diff, a trace without goals, a picture's thumbnail, file contents in tool arguments and a command's output as
 // lines, status icons that the fonts have, an exploration summed up by what its branches found, an
 // answer growing on the page while a model server streams it piece by piece, and a plan changed on
 // the page (reworded, a sub-goal added, a goal deleted) then run, and an MCP server's question
@@ -414,6 +414,29 @@ test('a trace without goals shows its messages', async () => {
   await page.click('.panel .close');
   await page.click('.dag .no-goals .edge-label');
   await waitFor('the messages again', async () => (await page.locator('.panel .msg').count()) === messages.length);
+});
+
+test("a message's picture shows as a thumbnail that links to the whole picture", async () => {
+  // A 3×2 PNG, sent with the task to a model that takes pictures.
+  const data = 'iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAEElEQVR4nGP4z8AAQQxwFgBB0gX7h/C5SAAAAABJRU5ErkJggg==';
+  const { trace_id: id } = await getJson('/api/traces', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ task: 'Viewer plain question: what is in shot.png?', model: 'gpt-4o', images: [{ data, name: 'shot.png' }] }),
+  });
+  await waitFor('the run to end', async () => (await getJson(`/api/traces/${encodeURIComponent(id)}`)).trace.status === 'completed', 20000);
+  const { messages } = await getJson(`/api/traces/${encodeURIComponent(id)}/messages`);
+  const [picture] = messages.find((m) => m.role === 'user' && m.metadata?.images).metadata.images;
+  await openTrace(id);
+  await waitFor('the thumbnail', async () => (await page.locator('.panel .msg.r-user .pictures img').count()) === 1);
+  const img = page.locator('.panel .msg.r-user .pictures img');
+  // The browser loaded and decoded the picture from the API, at its size.
+  await waitFor('the picture decoded', async () => img.evaluate((e) => e.complete && e.naturalWidth === 3 && e.naturalHeight === 2));
+  assert.equal(await img.getAttribute('alt'), 'shot.png 3×2');
+  const href = await page.locator('.panel .msg.r-user .pictures a').getAttribute('href');
+  assert.equal(href, `/api/traces/${encodeURIComponent(id)}/pictures/${picture.id}`);
+  const served = await fetch(base + href);
+  assert.equal(served.headers.get('content-type'), 'image/png');
+  assert.equal(Buffer.from(await served.arrayBuffer()).toString('base64'), data);
 });
 
 test('an exploration is summed up by what its branches found', async () => {

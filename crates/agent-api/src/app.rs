@@ -7,8 +7,8 @@ use axum::routing::get;
 
 use crate::openapi;
 use crate::routes::{
-    elicitations, fork, goal_run, goals, method_not_allowed, plans, rewind, runs, templates,
-    traces, unknown_route, viewer, watch,
+    elicitations, fork, goal_run, goals, method_not_allowed, pictures, plans, rewind, runs,
+    templates, traces, unknown_route, viewer, watch,
 };
 use crate::security;
 use crate::state::AppState;
@@ -22,6 +22,7 @@ pub fn router(state: AppState) -> Router {
             get(traces::list_traces).post(runs::start_run),
         )
         .merge(traces::router())
+        .merge(pictures::router())
         .merge(runs::router())
         .merge(elicitations::router())
         .merge(fork::router())

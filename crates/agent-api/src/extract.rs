@@ -100,7 +100,7 @@ const SHOWN_CANDIDATES: usize = 10;
 /// A trace id from a path, validated, with a unique prefix replaced by the full id. An
 /// ambiguous prefix is 400 `ambiguous_trace_id` naming the candidates; an id that names nothing
 /// is left as it is, for the route to answer 404 (and a trace the store cannot read, 410).
-async fn resolve(state: &AppState, given: String) -> Result<String, ApiError> {
+pub(crate) async fn resolve(state: &AppState, given: String) -> Result<String, ApiError> {
     validate_trace_id(&given)?;
     match find_trace(state.store().as_ref(), &given).await {
         Ok(Lookup::Found(trace_id)) => Ok(trace_id),
@@ -206,7 +206,7 @@ impl FromRequestParts<AppState> for GoalPath {
     }
 }
 
-fn path_rejection(rejection: &PathRejection) -> ApiError {
+pub(crate) fn path_rejection(rejection: &PathRejection) -> ApiError {
     match rejection {
         // A path whose percent-encoding does not decode to UTF-8 cannot be a valid trace id.
         PathRejection::FailedToDeserializePathParams(_) => {

@@ -2,8 +2,8 @@
 //! the host name, and CORS.
 //!
 //! - **Token.** When a token is configured, every request needs `Authorization: Bearer
-//!   <token>`. Browsers cannot set that header on a page load or a WebSocket, so `GET /` and
-//!   the watch route also accept `?token=<token>`. Wrong or missing: 401 `unauthorized`. The
+//!   <token>`. Browsers cannot set that header on a page load, a WebSocket or an `<img>`, so
+//!   `GET /`, the watch route and a trace's pictures also accept `?token=<token>`. Wrong or missing: 401 `unauthorized`. The
 //!   viewer's script and style sheet need none (they hold no trace data).
 //! - **Origin.** A request carrying an `Origin` header (every cross-origin browser request,
 //!   and every browser WebSocket) must come from the server's own origin or a configured CORS
@@ -128,11 +128,17 @@ fn check_token(expected: &str, request: &Request) -> Result<(), ApiError> {
     }
 }
 
-/// `GET /` and `GET /api/traces/{id}/watch`: what a browser loads without setting headers.
+/// `GET /`, `GET /api/traces/{id}/watch` and `GET /api/traces/{id}/pictures/{picture}`: what a
+/// browser loads without setting headers.
 fn accepts_query_token(request: &Request) -> bool {
     let path = request.uri().path();
-    request.method() == Method::GET
-        && (path == "/" || (path.starts_with("/api/traces/") && path.ends_with("/watch")))
+    let below_trace = path
+        .strip_prefix("/api/traces/")
+        .and_then(|rest| rest.split_once('/'))
+        .map(|(_, rest)| rest);
+    let browser_loads =
+        below_trace.is_some_and(|rest| rest == "watch" || rest.starts_with("pictures/"));
+    request.method() == Method::GET && (path == "/" || browser_loads)
 }
 
 /// The viewer's script and style sheet: a page loaded with `?token=` cannot pass the token on

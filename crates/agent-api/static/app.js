@@ -1859,6 +1859,28 @@ function checkBadge(goal) {
   return h('span', { class: `check-badge check-${state}`, title, 'data-check': state }, `⚑ ${oneLine(what, 40)} · ${said}`);
 }
 
+/** The address of a picture of a trace, as the API serves it (with the token, since an `<img>`
+ * cannot send the header). */
+function pictureUrl(traceId, id) {
+  let url = `/api/traces/${enc(traceId)}/pictures/${enc(id)}`;
+  if (TOKEN) url += `?token=${enc(TOKEN)}`;
+  return url;
+}
+
+/** The pictures of a message (`metadata.images`) as thumbnails, each a link to the whole
+ * picture; nothing for a message without any. */
+function pictureLinks(m) {
+  const images = Array.isArray(m.metadata?.images) ? m.metadata.images : [];
+  if (!images.length) return null;
+  return h('div', { class: 'pictures' }, images.map((image) => {
+    const label = `${image.name || image.media_type} ${image.width}×${image.height}`;
+    const url = pictureUrl(m.trace_id, image.id);
+    return h('a', { class: 'picture', href: url, target: '_blank', rel: 'noopener', title: label },
+      h('img', { src: url, alt: label, loading: 'lazy', width: String(Math.min(image.width, 160)) }),
+      h('span', { class: 'muted small' }, label));
+  }));
+}
+
 function renderMessage(m, goalTag) {
   const compaction = m.metadata && m.metadata.compaction === true;
   const report = m.metadata && m.metadata.closing_report === true;
@@ -1900,6 +1922,8 @@ function renderMessage(m, goalTag) {
     }
     if (!content.text && !(content.tool_calls || []).length && !reasoning) body.push(foldable(JSON.stringify(content, null, 2), 'content', `${m.message_id}:content`));
   }
+  const pictures = pictureLinks(m);
+  if (pictures) body.push(pictures);
   if (report) {
     body.push(h('p', { class: 'small' },
       'Written when the plan was done, from the mission, each goal\'s summary and the abandoned goals\' reasons: the run\'s answer.'));

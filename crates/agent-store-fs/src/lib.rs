@@ -13,6 +13,7 @@
 //!     messages/<message_id>.json
 //!     events.jsonl              one event per line, append-only
 //!     events.index              index checkpoint (an extension; see Scale)
+//!     pictures/<sha256>         each picture of the trace's messages, once (an extension)
 //!     .lock                     held by the process writing the trace
 //! ```
 //!
@@ -114,6 +115,7 @@ mod files;
 mod flusher;
 mod follow;
 mod log;
+mod pictures;
 mod pool;
 mod store;
 mod trace_files;

@@ -277,9 +277,11 @@ impl TraceTxn for FsTxn<'_> {
 fn prepare(commit: Commit) -> Result<(Prepared, Vec<Event>), StoreError> {
     let mut bytes = Vec::new();
     let mut events = Vec::with_capacity(commit.events.len());
+    let mut pictures = Vec::new();
     for event in &commit.events {
         let start = bytes.len() as u64;
-        serde_json::to_writer(&mut bytes, event).map_err(|e| {
+        let stripped = crate::pictures::without_pictures(event, &mut pictures);
+        serde_json::to_writer(&mut bytes, stripped.as_ref().unwrap_or(event)).map_err(|e| {
             StoreError::Internal(format!(
                 "event {} cannot be serialised: {e}",
                 event.event_id
@@ -297,6 +299,7 @@ fn prepare(commit: Commit) -> Result<(Prepared, Vec<Event>), StoreError> {
     let prepared = Prepared {
         bytes,
         events,
+        pictures,
         created: commit.created,
         messages: commit.messages.iter().map(|m| m.sequence).collect(),
         trace_changed: commit.trace_changed,

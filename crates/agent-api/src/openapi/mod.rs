@@ -12,7 +12,7 @@ use axum::response::IntoResponse;
 
 use crate::approvals::PendingApproval;
 use crate::routes::{
-    ErrorObject, ErrorResponse, elicitations, fork, goal_run, goals, plans, rewind, runs,
+    ErrorObject, ErrorResponse, elicitations, fork, goal_run, goals, pictures, plans, rewind, runs,
     templates, traces, watch,
 };
 use crate::schemas;
@@ -34,6 +34,7 @@ use ids::TraceIdRules;
         traces::get_trace,
         traces::list_messages,
         traces::list_events,
+        pictures::get_picture,
         watch::watch_trace,
         runs::start_run,
         runs::cancel_run,

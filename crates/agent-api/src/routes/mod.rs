@@ -18,6 +18,7 @@ pub(crate) mod fork;
 pub(crate) mod goal_bodies;
 pub(crate) mod goal_run;
 pub(crate) mod goals;
+pub(crate) mod pictures;
 pub(crate) mod plans;
 pub(crate) mod queued;
 pub(crate) mod rewind;

@@ -96,6 +96,8 @@ pub struct Answer {
     pub headers: axum::http::HeaderMap,
     pub text: String,
     pub json: Value,
+    /// The body as sent.
+    pub bytes: axum::body::Bytes,
 }
 
 impl Answer {
@@ -120,6 +122,7 @@ pub async fn send(state: &AppState, request: Request<Body>) -> Answer {
         headers,
         text,
         json,
+        bytes,
     }
 }
 

@@ -14,7 +14,7 @@ use agent_test_support::mock_model::{MockModelServer, Turn};
 use agent_tools::ToolRegistry;
 use serde_json::json;
 
-use crate::common::{post_json, wait_for_status};
+use crate::common::{get, post_json, wait_for_status};
 
 /// Runners of `model` on the mock model server.
 struct MockFactory {
@@ -100,6 +100,33 @@ async fn a_task_and_a_next_message_carry_pictures_to_the_model() {
     wait_for_status(&store, &trace_id, TraceStatus::Completed).await;
     let url = format!("data:image/png;base64,{}", png_base64());
     assert!(server.requests()[0].body.to_string().contains(&url));
+
+    // The viewer's thumbnail: the picture by its hash, as the file it was sent as.
+    let id = agent_execution::message::ChatImage::from_bytes(TINY_PNG, None)
+        .unwrap()
+        .id;
+    let picture = get(&state, &format!("/api/traces/{trace_id}/pictures/{id}")).await;
+    assert_eq!(picture.status, 200, "{}", picture.text);
+    assert_eq!(picture.headers["content-type"], "image/png");
+    assert_eq!(picture.headers["x-content-type-options"], "nosniff");
+    assert_eq!(&picture.bytes[..], TINY_PNG);
+    let other = "0".repeat(64);
+    let missing = get(&state, &format!("/api/traces/{trace_id}/pictures/{other}")).await;
+    assert_eq!(
+        (missing.status.as_u16(), missing.code()),
+        (404, "not_found")
+    );
+    let bad = get(
+        &state,
+        &format!("/api/traces/{trace_id}/pictures/..%2Fmeta.json"),
+    )
+    .await;
+    assert_eq!(
+        (bad.status.as_u16(), bad.code()),
+        (400, "invalid_picture_id"),
+        "{}",
+        bad.text
+    );
 
     let next = json!({"content": "And this?", "images": [{"data": png_base64()}]});
     let sent = post_json(&state, &format!("/api/traces/{trace_id}/messages"), next).await;

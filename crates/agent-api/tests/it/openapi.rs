@@ -77,6 +77,7 @@ async fn the_document_is_served_and_lists_every_route() {
             "/api/traces/{trace_id}/goals/{goal_id}/abandon",
             "/api/traces/{trace_id}/goals/{goal_id}/diff",
             "/api/traces/{trace_id}/messages",
+            "/api/traces/{trace_id}/pictures/{picture_id}",
             "/api/traces/{trace_id}/resume",
             "/api/traces/{trace_id}/rewind",
             "/api/traces/{trace_id}/run",

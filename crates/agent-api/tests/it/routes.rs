@@ -657,6 +657,18 @@ async fn a_non_loopback_server_needs_a_token_and_checks_it_on_every_route() {
     assert_eq!(watch.status, StatusCode::UNAUTHORIZED);
     let list = send(&state, get_req("/api/traces?token=s3cret")).await;
     assert_eq!(list.status, StatusCode::UNAUTHORIZED);
+    // Nor can an `<img>`: a picture takes `?token=` too (this trace has none: 404, not 401).
+    let picture = format!("/api/traces/{main}/pictures/{}", "a".repeat(64));
+    let by_query = send(&state, get_req(&format!("{picture}?token=s3cret"))).await;
+    assert_eq!(by_query.status, StatusCode::NOT_FOUND, "{}", by_query.text);
+    let wrong = send(&state, get_req(&format!("{picture}?token=nope"))).await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    let messages = send(
+        &state,
+        get_req(&format!("/api/traces/{main}/messages?token=s3cret")),
+    )
+    .await;
+    assert_eq!(messages.status, StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test]

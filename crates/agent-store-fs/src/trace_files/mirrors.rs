@@ -138,9 +138,11 @@ impl Slot {
         }
         let mut files = Vec::with_capacity(taken.len());
         for &(sequence, verify) in &taken {
-            let Some(message) = self.message_at(open, sequence)? else {
+            let Some(mut message) = self.message_at(open, sequence)? else {
                 continue;
             };
+            // The bytes of its pictures are in `pictures/`, once.
+            let _ = crate::pictures::take(&mut message);
             let path = self
                 .dir
                 .join(MESSAGES)

@@ -112,6 +112,8 @@ pub(crate) struct Prepared {
     pub(crate) bytes: Vec<u8>,
     /// Offset within `bytes`, length and index change of every event.
     pub(crate) events: Vec<(u64, u64, IndexNote)>,
+    /// The pictures the event lines name without their bytes, written before the lines.
+    pub(crate) pictures: Vec<crate::pictures::Picture>,
     /// The state of the trace the commit creates (a later commit's was planned in place).
     pub(crate) created: Option<TraceState>,
     /// Sequences of the messages the commit adds or changes, whose files are now behind.
@@ -325,6 +327,11 @@ impl Slot {
             ));
         };
         let creating = open.log.is_none();
+        crate::pictures::write(
+            &self.dir,
+            &prepared.pictures,
+            durability == Durability::Fsync,
+        )?;
         if creating {
             let log = OpenOptions::new()
                 .read(true)

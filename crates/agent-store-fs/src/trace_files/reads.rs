@@ -234,10 +234,12 @@ impl Slot {
             .split(|&b| b == b'\n')
             .filter(|line| !line.is_empty())
             .map(|line| {
-                serde_json::from_slice(line).map_err(|e| StoreError::Corrupt {
+                let mut event = serde_json::from_slice(line).map_err(|e| StoreError::Corrupt {
                     path: path.clone(),
                     detail: format!("an indexed event does not parse: {e}"),
-                })
+                })?;
+                crate::pictures::fill_event(&self.dir, &mut event);
+                Ok(event)
             })
             .collect()
     }
@@ -310,7 +312,12 @@ fn parse_lines(
                 slot,
                 offset,
                 length: line.len() as u64,
-                message: Arc::new(message_of(path, line)?),
+                message: Arc::new(message_of(path, line).map(|mut message| {
+                    if let Some(dir) = path.parent() {
+                        crate::pictures::fill(dir, &mut message);
+                    }
+                    message
+                })?),
             });
             Ok(())
         })?;

@@ -9,6 +9,7 @@ mod files;
 mod follow;
 mod hostile_log;
 mod old_traces;
+mod pictures;
 mod reads;
 
 use std::path::Path;
