@@ -421,7 +421,7 @@ test("a message's picture shows as a thumbnail that links to the whole picture",
   const data = 'iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAEElEQVR4nGP4z8AAQQxwFgBB0gX7h/C5SAAAAABJRU5ErkJggg==';
   const { trace_id: id } = await getJson('/api/traces', {
     method: 'POST', headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ task: 'Viewer plain question: what is in shot.png?', model: 'gpt-4o', images: [{ data, name: 'shot.png' }] }),
+    body: JSON.stringify({ task: 'Viewer picture question: what is in shot.png?', model: 'gpt-4o', images: [{ data, name: 'shot.png' }] }),
   });
   await waitFor('the run to end', async () => (await getJson(`/api/traces/${encodeURIComponent(id)}`)).trace.status === 'completed', 20000);
   const { messages } = await getJson(`/api/traces/${encodeURIComponent(id)}/messages`);
