@@ -7,7 +7,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-pub use agent_llm::{ChatImage, Role};
+pub use agent_llm::{ChatImage, ImageError, Role};
 
 use crate::content::{AssistantContent, Content, ToolResultContent};
 

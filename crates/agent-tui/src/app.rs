@@ -85,6 +85,8 @@ pub struct App {
     pub(crate) extra_commands: Vec<(String, String)>,
     /// Messages sent to the running turn and not recorded yet.
     pub(crate) queued: Vec<String>,
+    /// Pictures pasted for the next message (`attach.rs`).
+    pub(crate) attached: Vec<agent_execution::message::ChatImage>,
     /// Whether a turn runs.
     pub running: bool,
     /// How many lines the conversation is scrolled up from its end.
@@ -132,6 +134,7 @@ impl App {
             forms: crate::elicit::Forms::default(),
             extra_commands: Vec::new(),
             queued: Vec::new(),
+            attached: Vec::new(),
             running: false,
             scroll: 0,
             now: Instant::now(),

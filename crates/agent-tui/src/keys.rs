@@ -50,8 +50,10 @@ impl App {
                 match &mut self.modal.reason {
                     Some(reason) if !self.asks.is_empty() => reason.push_str(&text),
                     _ => {
-                        self.input.insert(&text);
-                        self.complete();
+                        if !self.attach_pasted(&text) {
+                            self.input.insert(&text);
+                            self.complete();
+                        }
                     }
                 }
                 Action::Nothing
@@ -114,6 +116,10 @@ impl App {
                 Action::Nothing
             }
             KeyCode::Char('d') if ctrl && self.input.text.is_empty() => Action::Quit,
+            KeyCode::Backspace if self.input.text.is_empty() && !self.attached.is_empty() => {
+                self.attached.pop();
+                Action::Nothing
+            }
             KeyCode::Char('o') if ctrl => {
                 self.show_last_output();
                 Action::Nothing
@@ -156,6 +162,9 @@ impl App {
             Edit::Submit(text) => {
                 let text = text.trim_end().to_owned();
                 if text.trim().is_empty() {
+                    if !self.attached.is_empty() {
+                        self.notice("say what to do with the picture, then Enter");
+                    }
                     Action::Nothing
                 } else {
                     self.history.add(&text);

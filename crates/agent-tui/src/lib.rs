@@ -44,6 +44,7 @@
 
 mod app;
 mod approval;
+mod attach;
 mod cells;
 mod commands;
 mod complete;

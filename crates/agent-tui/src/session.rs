@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use agent_execution::message::{ChatImage, UserInput};
 use agent_execution::{LiveEvent, TraceStatus, watch_live};
 use agent_runner::{AgentRunner, CancellationToken, RunOutcome};
 use futures::StreamExt;
@@ -71,8 +72,10 @@ pub(crate) struct Session {
     watcher: Option<tokio::task::JoinHandle<()>>,
     cancel: Option<CancellationToken>,
     explain: Option<Explain>,
-    /// Messages typed as the turn ended, for the next one.
+    /// Messages typed as the turn ended, or with pictures while it ran, for the next one.
     waiting: Vec<String>,
+    /// The pictures of the waiting messages.
+    waiting_pictures: Vec<ChatImage>,
     pub(crate) quit: bool,
     pub(crate) extensions: Option<std::sync::Arc<dyn crate::Extensions>>,
     notifier: crate::notify::Notifier,
@@ -114,6 +117,7 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
         cancel: None,
         explain: options.explain,
         waiting: Vec::new(),
+        waiting_pictures: Vec::new(),
         quit: false,
         extensions: options.extensions,
         notifier: crate::notify::Notifier::new(options.notify, Box::new(std::io::stdout())),
@@ -123,7 +127,7 @@ pub async fn run(options: Options) -> std::io::Result<Option<String>> {
     }
     if let Some(message) = options.message.filter(|m| !m.trim().is_empty()) {
         session.app.history.add(&message);
-        session.start_turn(&message).await;
+        session.start_turn(&message, &[]).await;
     }
     let mut questions = options.questions;
     let mut notices = session.runner.notices();
@@ -262,29 +266,32 @@ impl Session {
             },
             None => text,
         };
+        let pictures = std::mem::take(&mut self.app.attached);
         if self.app.running {
-            let sent = self
-                .trace_id
-                .as_deref()
-                .is_some_and(|id| self.runner.send(id, &text));
+            // A message with pictures waits for the turn's end: what reaches a running turn is
+            // text.
+            let sent = pictures.is_empty()
+                && (self.trace_id.as_deref()).is_some_and(|id| self.runner.send(id, &text));
             if !sent {
                 self.waiting.push(text.clone());
+                self.waiting_pictures.extend(pictures);
             }
             self.app.queued.push(text);
             return;
         }
-        self.start_turn(&text).await;
+        self.start_turn(&text, &pictures).await;
     }
 
-    async fn start_turn(&mut self, text: &str) {
+    async fn start_turn(&mut self, text: &str, images: &[ChatImage]) {
         let cancel = CancellationToken::new();
+        let input = UserInput { text, images };
         let started = match self.trace_id.clone() {
             Some(id) => {
                 self.runner
-                    .continue_in_background(&id, text, cancel.clone())
+                    .continue_in_background(&id, input, cancel.clone())
                     .await
             }
-            None => match self.runner.create(text).await {
+            None => match self.runner.create(input).await {
                 Ok(id) => {
                     self.follow(id.clone());
                     self.runner.resume_in_background(&id, cancel.clone()).await
@@ -380,7 +387,8 @@ impl Session {
         self.app.queued.clear();
         if !self.waiting.is_empty() && !self.quit {
             let next = std::mem::take(&mut self.waiting).join("\n\n");
-            self.start_turn(&next).await;
+            let pictures = std::mem::take(&mut self.waiting_pictures);
+            self.start_turn(&next, &pictures).await;
         }
     }
 

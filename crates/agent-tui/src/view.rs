@@ -28,7 +28,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     let area = frame.area();
     let input_lines = input_lines(app, area.width.saturating_sub(2) as usize);
     let input_rows = input_lines.len().clamp(1, INPUT_ROWS) as u16 + 1;
-    let queued_rows = app.queued.len().min(3) as u16;
+    let queued_rows = app.queued.len().min(3) as u16 + u16::from(!app.attached.is_empty());
     let [main, queued, input, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(queued_rows),
@@ -135,23 +135,23 @@ fn draw_conversation(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
 }
 
 fn draw_queued(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let lines: Vec<Line<'static>> = app
-        .queued
-        .iter()
-        .rev()
-        .take(3)
-        .rev()
-        .map(|text| {
-            let first = text.lines().next().unwrap_or_default();
-            Line::styled(
-                truncate(
-                    &format!("↳ queued for the running turn: {first}"),
-                    area.width as usize,
-                ),
-                dim(),
-            )
-        })
-        .collect();
+    let attached = app.attached_line().map(|line| {
+        Line::styled(
+            truncate(&line, area.width as usize),
+            Style::new().fg(Color::Cyan),
+        )
+    });
+    let queued = app.queued.iter().rev().take(3).rev().map(|text| {
+        let first = text.lines().next().unwrap_or_default();
+        Line::styled(
+            truncate(
+                &format!("↳ queued for the running turn: {first}"),
+                area.width as usize,
+            ),
+            dim(),
+        )
+    });
+    let lines: Vec<Line<'static>> = queued.chain(attached).collect();
     frame.render_widget(Paragraph::new(lines), area);
 }
 

@@ -266,3 +266,45 @@ async fn goal_in_the_ui_sets_a_checked_goal_and_the_panel_shows_its_check() {
     terminal.send("\u{4}");
     assert_eq!(terminal.wait_exit(), Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pasted_picture_path_is_attached_to_the_next_message() {
+    let env = agent_env();
+    let server = MockModelServer::with_replies([Turn::text("A tiny picture.")]).await;
+    // A screenshot outside the workspace, as a file manager pastes it: quoted, with a space.
+    let shots = tempfile::tempdir().unwrap();
+    let shot = shots.path().join("Screen shot.png");
+    std::fs::write(&shot, agent_test_support::TINY_PNG).unwrap();
+    let mut terminal = tui(&env, &server, &[]);
+    terminal.send(&format!("\u{1b}[200~'{}'\u{1b}[201~", shot.display()));
+    let screen = terminal.wait_for("[image: Screen shot.png 3×2]");
+    assert!(
+        !screen.contains(&format!("› '{}", shots.path().display())),
+        "not typed: {screen}"
+    );
+    // Backspace on the empty line takes it off; pasted again, it stays for the message.
+    terminal.send("\u{7f}");
+    terminal.wait_until("the picture taken off", |s| {
+        !s.contains("[image: Screen shot.png")
+    });
+    terminal.send(&format!(
+        "\u{1b}[200~{}\u{1b}[201~",
+        shot.display().to_string().replace(' ', "\\ ")
+    ));
+    terminal.wait_for("[image: Screen shot.png 3×2]");
+    terminal.send("What is this?\r");
+    terminal.wait_for("A tiny picture.");
+    let requests = server.requests();
+    let body = requests[0].body.to_string();
+    let encoded = "iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAEElEQVR4nGP4z8AAQQxwFgBB0gX7h/C5SAAAAABJRU5ErkJggg==";
+    assert!(
+        body.contains(&format!("data:image/png;base64,{encoded}")),
+        "{body}"
+    );
+    assert!(body.contains("What is this?"), "{body}");
+    // The message shows its placeholder, and the line above the input is empty again.
+    let screen = terminal.wait_until("the attachment gone", |s| !s.contains("📎"));
+    assert!(screen.contains("[image: Screen shot.png 3×2]"), "{screen}");
+    terminal.send("\u{4}");
+    assert_eq!(terminal.wait_exit(), Some(0));
+}

@@ -1,0 +1,134 @@
+//! Pictures pasted into the message being typed. A terminal pastes text only: dropping a file on
+//! it, or pasting a copied file, pastes the file's path (quoted, with escaped spaces, or as a
+//! `file://` URL). When everything pasted names one picture file (PNG, JPEG, GIF or WebP), the
+//! picture is attached to the next message instead, shown as `[image: shot.png 3×2]` above the
+//! input; Backspace on an empty input takes the last one off. The person chose the file, so it
+//! is read wherever it is (a `@shot.png` mention, which the model could also write, stays within
+//! the workspace).
+
+use std::path::PathBuf;
+
+use agent_execution::message::ChatImage;
+
+use crate::app::App;
+
+impl App {
+    /// Attaches the picture `pasted` names, if it names one; false leaves the paste to be typed.
+    pub(crate) fn attach_pasted(&mut self, pasted: &str) -> bool {
+        let Some(path) = pasted_path(pasted) else {
+            return false;
+        };
+        let Ok(bytes) = std::fs::read(&path) else {
+            return false;
+        };
+        let name = path.file_name().map(|name| name.to_string_lossy());
+        match ChatImage::from_bytes(&bytes, name.as_deref()) {
+            Ok(picture) => {
+                self.attached.push(picture);
+                true
+            }
+            Err(agent_execution::message::ImageError::NotAPicture) => false,
+            Err(error) => {
+                self.error(format!("{}: {error}", path.display()));
+                true
+            }
+        }
+    }
+
+    /// The pictures attached to the message being typed, as the line above the input shows them.
+    pub(crate) fn attached_line(&self) -> Option<String> {
+        if self.attached.is_empty() {
+            return None;
+        }
+        let shown: Vec<String> = self.attached.iter().map(ChatImage::placeholder).collect();
+        Some(format!(
+            "📎 {} · Backspace on an empty line takes the last off",
+            shown.join(" ")
+        ))
+    }
+}
+
+/// The file a paste names: one line, unquoted (`'…'`, `"…"`), unescaped (`\ `), a `file://` URL
+/// decoded, `~/` at the start the home folder. `None` for anything else.
+fn pasted_path(pasted: &str) -> Option<PathBuf> {
+    let text = pasted.trim();
+    if text.is_empty() || text.contains('\n') {
+        return None;
+    }
+    let unquoted = ['\'', '"']
+        .iter()
+        .find_map(|&q| text.strip_prefix(q).and_then(|t| t.strip_suffix(q)))
+        .map(str::to_owned);
+    let text = match unquoted {
+        Some(text) => text,
+        None => unescape(text),
+    };
+    let text = match text.strip_prefix("file://") {
+        Some(url) => percent_decode(url)?,
+        None => text,
+    };
+    let path = match text.strip_prefix("~/") {
+        Some(rest) => PathBuf::from(std::env::var_os("HOME")?).join(rest),
+        None => PathBuf::from(text),
+    };
+    path.is_file().then_some(path)
+}
+
+/// A shell-escaped path with its backslashes taken off (`My\ Shot.png` → `My Shot.png`).
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `%20` and the like of a URL's path; `None` when an escape is broken or not UTF-8.
+fn percent_decode(text: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut rest = text.as_bytes();
+    while let Some((&byte, tail)) = rest.split_first() {
+        if byte == b'%' {
+            let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = &tail[2..];
+        } else {
+            bytes.push(byte);
+            rest = tail;
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pasted_spellings_of_a_path_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("My Shot.png");
+        std::fs::write(&file, b"x").unwrap();
+        let shown = file.display().to_string();
+        for pasted in [
+            shown.clone(),
+            format!("'{shown}'\n"),
+            format!("\"{shown}\""),
+            shown.replace(' ', "\\ "),
+            format!("file://{}", shown.replace(' ', "%20")),
+        ] {
+            assert_eq!(pasted_path(&pasted), Some(file.clone()), "{pasted:?}");
+        }
+        assert_eq!(pasted_path(&format!("{shown}\nmore")), None);
+        assert_eq!(pasted_path("just words"), None);
+        assert_eq!(
+            pasted_path(&dir.path().display().to_string()),
+            None,
+            "a folder"
+        );
+    }
+}
