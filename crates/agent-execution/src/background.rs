@@ -56,15 +56,64 @@ impl Inner {
 /// What a background `delegate` call answers at once.
 pub fn started(trace_id: &str) -> String {
     format!(
-        "The delegate runs in the background as sub-trace {trace_id}. Its final answer comes to \
-         you as a message when it ends; go on meanwhile. Your own final answer waits for it."
+        "{STARTED}{trace_id}. Its final answer comes to you as a message when it ends; go on \
+         meanwhile. Your own final answer waits for it."
     )
 }
 
 /// The message that tells the parent how the background sub-trace `trace_id` ended, around
 /// `result` (what a delegate call would have answered).
 pub fn ended(trace_id: &str, result: &str) -> String {
-    format!("The background delegate {trace_id} ended.\n\n{result}")
+    format!("{ENDED}{trace_id} ended.\n\n{result}")
+}
+
+/// The message that tells the parent a background sub-trace it started is not running and never
+/// reported its end: the process that ran both stopped (a crash, a kill) before it ended. The
+/// resumed parent is told so once, with what the sub-trace did (`result`), rather than waiting
+/// for an end that will not come.
+pub fn interrupted(trace_id: &str, result: &str) -> String {
+    format!(
+        "The background delegate {trace_id} was interrupted: the agent stopped while it ran, and \
+         it is not running now. Its sub-trace keeps what it did; delegate what is left again if \
+         it is still needed.\n\n{result}"
+    )
+}
+
+/// The background sub-traces `messages` (a trace's, in order) started whose end they do not
+/// record, leaving out those `known` to be running or ended in this process: the ones a crash
+/// orphaned.
+///
+/// ```
+/// use agent_execution::background::{ended, orphans, started};
+/// let texts = [started("t@delegate-1"), started("t@delegate-2"), ended("t@delegate-1", "done")];
+/// assert_eq!(orphans(texts.iter().map(String::as_str), &[]), ["t@delegate-2"]);
+/// assert!(orphans(texts.iter().map(String::as_str), &["t@delegate-2".into()]).is_empty());
+/// ```
+pub fn orphans<'a>(texts: impl IntoIterator<Item = &'a str>, known: &[String]) -> Vec<String> {
+    let mut open: Vec<String> = Vec::new();
+    for text in texts {
+        if let Some(id) = (text.strip_prefix(STARTED)).and_then(|rest| rest.split_once(". Its ")) {
+            open.push(id.0.to_owned());
+        } else if let Some(rest) = text.strip_prefix(ENDED) {
+            open.retain(|id| !rest.starts_with(&format!("{id} ")));
+        }
+    }
+    open.retain(|id| !known.contains(id));
+    open
+}
+
+/// How [`started`]'s text begins, before the sub-trace's id.
+const STARTED: &str = "The delegate runs in the background as sub-trace ";
+/// How [`ended`]'s and [`interrupted`]'s texts begin, before the sub-trace's id.
+const ENDED: &str = "The background delegate ";
+
+/// [`interrupted`]'s text when `lost`, else [`ended`]'s.
+pub fn end_text(trace_id: &str, result: &str, lost: bool) -> String {
+    if lost {
+        interrupted(trace_id, result)
+    } else {
+        ended(trace_id, result)
+    }
 }
 
 /// A run's error with the background sub-traces stopped at its end named after it.
@@ -77,6 +126,25 @@ pub fn name_stopped(error: Option<String>, stopped: &[String]) -> Option<String>
 }
 
 impl Background {
+    /// The background sub-traces of `parent` whose end is to be told to it now, each with
+    /// whether it was lost: those that ended since the last look ([`take_ended`](Self::take_ended)),
+    /// then those its messages (`texts`, in order) started and never saw end that this process
+    /// does not know of ([`orphans`]: a crash stopped them).
+    pub fn take_ends<'a>(
+        &self,
+        parent: &str,
+        texts: impl IntoIterator<Item = &'a str>,
+    ) -> Vec<(String, bool)> {
+        let ended = self.take_ended(parent);
+        let known = [self.running(parent), ended.clone()].concat();
+        let lost = orphans(texts, &known).into_iter().map(|id| (id, true));
+        ended
+            .into_iter()
+            .map(|id| (id, false))
+            .chain(lost)
+            .collect()
+    }
+
     /// Why `parent` may not start one more background sub-trace; `None` when it may.
     pub fn refusal(&self, parent: &str) -> Option<String> {
         let running = self.running(parent).len();

@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::agent::Agent;
 use crate::error::StepError;
 use crate::record::record;
-use agent_execution::background::ended;
+use agent_execution::background::end_text;
 
 /// The metadata key saying how a user message after the task came: `continue` (it started a
 /// new turn of an ended trace) or `queued` (it was sent while a run was going on).
@@ -56,9 +56,9 @@ pub(crate) async fn take_queued(
     Ok(())
 }
 
-/// Records how the background delegates of the run that ended since the last look ended, as
-/// user messages tied to `goal_id`, so the next model call (and a resumed or forked trace) has
-/// them.
+/// Records how the background delegates of the run that ended since the last look ended, and
+/// those a crash left without an end, as user messages tied to `goal_id`, so the next model call
+/// (and a resumed or forked trace) has them.
 pub(crate) async fn take_background(
     agent: &Agent,
     trace_id: &str,
@@ -66,9 +66,10 @@ pub(crate) async fn take_background(
     messages: &mut Vec<Arc<Message>>,
 ) -> Result<(), StepError> {
     let mut ops = Vec::new();
-    for id in agent.engine.background.take_ended(trace_id) {
+    let texts = messages.iter().map(|m| m.content.text());
+    for (id, lost) in agent.engine.background.take_ends(trace_id, texts) {
         let (text, _) = agent.sub_agents.report(&id).await?.delegate_result();
-        let text = agent.sub_agents.bounded(&ended(&id, &text));
+        let text = agent.sub_agents.bounded(&end_text(&id, &text, lost));
         ops.push(user_message(&text, goal_id, Turn::Background.as_str()));
     }
     if !ops.is_empty() {

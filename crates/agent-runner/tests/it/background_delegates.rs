@@ -267,3 +267,65 @@ async fn background_delegates_beyond_the_limit_are_refused() {
         limit
     );
 }
+
+#[tokio::test]
+async fn a_background_delegate_a_crash_orphaned_is_told_to_the_resumed_parent_once() {
+    // As a killed process leaves it: the parent's call answered "runs in the background", the
+    // sub-trace running with part of its work, and no end recorded anywhere.
+    let store = Arc::new(InMemoryTraceStore::new());
+    let parent = store
+        .create_trace(agent_execution::NewTrace::agent(MAIN))
+        .await
+        .unwrap()
+        .trace_id;
+    let sub = store
+        .create_trace(agent_execution::NewTrace::sub_trace(
+            &parent, None, "delegate", SIDE,
+        ))
+        .await
+        .unwrap()
+        .trace_id;
+    store
+        .add_message(&sub, agent_execution::NewMessage::user(SIDE))
+        .await
+        .unwrap();
+    let call_ = agent_llm::ToolCall::new("c1", "delegate", r#"{"task": "x", "background": true}"#);
+    let content = agent_execution::AssistantContent::new(None, vec![call_]);
+    let started = agent_execution::background::started(&sub);
+    for message in [
+        agent_execution::NewMessage::user(MAIN),
+        agent_execution::NewMessage::assistant(content),
+        agent_execution::NewMessage::tool("c1", "delegate", started),
+    ] {
+        store.add_message(&parent, message).await.unwrap();
+    }
+
+    let llm = Arc::new(ScriptedClient::new(vec![ScriptedTurn::text(
+        "Counted them myself: 42.",
+    )]));
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = runner(llm.clone(), store.clone(), &dir)
+        .resume(&parent)
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
+    let requests = main_requests(&llm);
+    assert_eq!(
+        requests.len(),
+        1,
+        "the answer did not wait for a delegate that is gone"
+    );
+    let told = format!("The background delegate {sub} was interrupted");
+    assert!(mentions(&requests[0], &told), "{:?}", requests[0].messages);
+
+    // Recorded once, as a background turn: a later resume does not tell it again.
+    let messages = store.get_trace_messages(&parent).await.unwrap();
+    let recorded: Vec<_> = messages
+        .iter()
+        .filter(|m| m.content.text().starts_with(&told))
+        .collect();
+    assert_eq!(recorded.len(), 1);
+    assert_eq!(recorded[0].metadata.get("turn"), Some(&json!("background")));
+    let texts: Vec<&str> = messages.iter().map(|m| m.content.text()).collect();
+    assert!(agent_execution::background::orphans(texts, &[]).is_empty());
+}
