@@ -6,7 +6,7 @@
 // (goals appearing, a dropped WebSocket resumed without a duplicate or missing event, an
 // approval decided from the page). After the screenshots: the message box (an ended trace continued
 // and followed live, a message queued for a running one, an error of a server without a model),
-// Fork here, Rewind here and Diff, a trace without goals, a picture's thumbnail, file contents in tool arguments and a command's output as
+// Fork here, Rewind here and Diff, a trace without goals, a picture's thumbnail, the background shells, file contents in tool arguments and a command's output as
 // lines, status icons that the fonts have, an exploration summed up by what its branches found, an
 // answer growing on the page while a model server streams it piece by piece, and a plan changed on
 // the page (reworded, a sub-goal added, a goal deleted) then run, and an MCP server's question
@@ -437,6 +437,33 @@ test("a message's picture shows as a thumbnail that links to the whole picture",
   const served = await fetch(base + href);
   assert.equal(served.headers.get('content-type'), 'image/png');
   assert.equal(Buffer.from(await served.arrayBuffer()).toString('base64'), data);
+});
+
+test("the run's background shells are listed in the trace's header", async () => {
+  const { trace_id: id } = await getJson('/api/traces', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ task: 'Viewer shell test: start the server' }),
+  });
+  const url = `/api/traces/${encodeURIComponent(id)}`;
+  // The command waits for approval (the server's mode is `ask`): approve it over the API.
+  const pending = await waitFor('the command to wait', async () => (await getJson(url)).pending_approvals[0], 20000);
+  await getJson(`${url}/approvals/${encodeURIComponent(pending.tool_call_id)}`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ approve: true }),
+  });
+  await waitFor('the run to complete', async () => (await getJson(url)).trace.status === 'completed', 30000);
+  const { messages } = await getJson(`${url}/messages`);
+  const read = messages.filter((m) => m.tool_name === 'shell_output').pop();
+  assert.ok(read.content.includes('ready'), read.content);
+  const [shell] = read.metadata.shells;
+  await openTrace(id);
+  const item = page.locator(`.trace-head .shells li[data-shell-id="${shell.id}"]`);
+  await waitFor('the shell in the header', async () => (await item.count()) === 1);
+  const shown = await item.textContent();
+  assert.ok(shown.includes('echo ready; sleep 30'), shown);
+  // Running when the model last read it; the run has ended, and the shell with it.
+  assert.equal(shell.state, 'running');
+  assert.ok(shown.includes('stopped with the run'), shown);
+  assert.match(await page.textContent('.trace-head .shells summary'), /Background shells \(1\)/);
 });
 
 test('an exploration is summed up by what its branches found', async () => {

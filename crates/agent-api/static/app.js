@@ -192,6 +192,16 @@ class TraceModel {
     this.pendingApprovals = [];
     /** What the run told as it went (`notice` and `compaction_failed` events), by event id. */
     this.notices = new Map();
+    /** The background shells the trace's tool messages tell of (`metadata.shells`), by id: the
+     * newest status of each. */
+    this.shells = new Map();
+  }
+
+  /** Keeps the statuses of background shells a message carries. */
+  addShells(message) {
+    const list = message?.metadata?.shells;
+    if (!Array.isArray(list)) return;
+    for (const shell of list) if (shell && typeof shell.id === 'string') this.shells.set(shell.id, shell);
   }
 
   /** Keeps a `notice` or `compaction_failed` event for the header. */
@@ -729,7 +739,10 @@ class TraceView {
     if (fresh) model.applyToTree(event);
     if (event.event === 'notice' || event.event === 'compaction_failed') model.addNotice(event);
     if (event.event === 'message_added' && event.message?.role === 'assistant') this.stopTyping(model.traceId);
-    if (event.event === 'message_added' || event.event === 'message_updated') this.panelMessage(model.traceId, event.message);
+    if (event.event === 'message_added' || event.event === 'message_updated') {
+      model.addShells(event.message);
+      this.panelMessage(model.traceId, event.message);
+    }
     if (model === this.model && event.event === 'message_added') this.queuedArrived(event.message);
     // Totals, statuses, sub-traces and approvals are read again; the tree comes from events.
     if (model === this.model && !['goal_added', 'goal_updated', 'goal_removed', 'goal_tree_updated'].includes(event.event)) this.refresh();
@@ -831,7 +844,29 @@ class TraceView {
       forked,
       withSubs,
       this.renderNotices(),
+      this.renderShells(t),
       outcome]);
+  }
+
+  /** The background shells the run started: id, command, how each is (as the model last read
+   * it; a shell still running when its run ended was stopped with it). */
+  renderShells(t) {
+    const shells = [...this.model.shells.values()];
+    if (shells.length === 0) return null;
+    const live = ['running', 'waiting'].includes(t.status);
+    const state = (s) => {
+      if (s.state === 'running') return live ? 'running' : 'stopped with the run';
+      if (s.state === 'exited') return `exited ${s.code}`;
+      if (s.state === 'killed') return s.signal != null ? `killed (signal ${s.signal})` : 'killed';
+      return s.state === 'failed' ? `failed: ${s.error}` : String(s.state);
+    };
+    const wasOpen = this.headerEl.querySelector('details.shells')?.open;
+    return h('details', { class: 'shells small', open: wasOpen ?? true },
+      h('summary', {}, `Background shells (${shells.length})`),
+      h('ul', { 'aria-label': 'Background shells' }, shells.map((s) => h('li', { 'data-shell-id': s.id },
+        h('code', {}, s.id), ' ', h('span', { class: `shell-state s-${s.state}` }, state(s)), ' ',
+        h('code', { class: 'shell-command' }, s.command),
+        h('span', { class: 'muted' }, ` · ${fmtInt(s.output_bytes || 0)} bytes printed`)))));
   }
 
   /** What the run told as it went: the model's window, a server that hides the tools or their
