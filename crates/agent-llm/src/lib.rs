@@ -302,6 +302,7 @@ mod tokens;
 mod turn;
 mod types;
 mod usage;
+mod web_search;
 mod window;
 #[cfg(feature = "openai")]
 mod window_probe;
@@ -350,6 +351,7 @@ pub use types::{
     ChatEvent, ChatMessage, ChatRequest, ChatResponse, FinishReason, Reasoning, Role, ToolCall,
     ToolChoice, ToolSpec, Usage,
 };
+pub use web_search::{WebSearchAnswer, WebSearchOptions, WebSource};
 pub use window::{
     ContextWindow, OLLAMA_DEFAULT_WINDOW, WindowSource, stated_prompt, stated_window,
 };
