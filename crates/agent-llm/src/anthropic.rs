@@ -233,7 +233,10 @@ impl LlmClient for AnthropicClient {
             let body = search::search_body(model, query, options, self.max_tokens(model), &paused);
             let response = self
                 .transport
-                .send(|client| self.post(client, &body, false), format::parse_error)
+                .send(
+                    |client| self.post(client, &body, false),
+                    format::parse_error,
+                )
                 .await?;
             let text = self.transport.read_body(response).await?;
             let reply = search::read_reply(&text, &mut answer, &mut failures)?;

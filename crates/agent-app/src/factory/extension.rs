@@ -5,14 +5,16 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use agent_llm::LlmClient;
 use agent_mcp::McpServers;
 use agent_runner::Instruction;
 use agent_tools::{ToolRegistry, TypedTool};
 
 use crate::skills::{SkillTool, SkillsExtension};
 
-/// The runner an [`Extension`] adds to: the folder it works in and what its profile limits.
-#[derive(Debug, Clone, Copy)]
+/// The runner an [`Extension`] adds to: the folder it works in, what its profile limits and
+/// the model of its main traces.
+#[derive(Clone, Copy)]
 #[non_exhaustive]
 pub struct Scope<'a> {
     /// The folder the runner works in.
@@ -20,15 +22,41 @@ pub struct Scope<'a> {
     /// The skills its profile offers, by name (the profile's `skills`); every skill when
     /// `None`.
     pub skills: Option<&'a [String]>,
+    /// The client of the runner's main model, when it is known (a tool that asks the
+    /// provider, such as its own web search, uses it).
+    pub client: Option<&'a Arc<dyn LlmClient>>,
+    /// The runner's main model, when it is known.
+    pub model: Option<&'a str>,
+}
+
+impl std::fmt::Debug for Scope<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope")
+            .field("workspace", &self.workspace)
+            .field("skills", &self.skills)
+            .field("client", &self.client.is_some())
+            .field("model", &self.model)
+            .finish()
+    }
 }
 
 impl<'a> Scope<'a> {
-    /// A runner working in `workspace`, its profile limiting nothing.
+    /// A runner working in `workspace`, its profile limiting nothing, its model unknown.
     pub fn new(workspace: &'a Path) -> Self {
         Self {
             workspace,
             skills: None,
+            client: None,
+            model: None,
         }
+    }
+
+    /// The same runner, its main model `model` reached through `client`.
+    #[must_use]
+    pub fn with_model(mut self, client: &'a Arc<dyn LlmClient>, model: &'a str) -> Self {
+        self.client = Some(client);
+        self.model = Some(model);
+        self
     }
 
     /// The same runner, its profile offering only the skills `skills` (all when `None`).

@@ -183,7 +183,13 @@ mod tests {
             .with_max_uses(3)
             .with_allowed_domains(vec!["docs.rs".into()])
             .with_blocked_domains(vec!["x.test".into()]);
-        let body = search_body("m", "q", &options, 1024, &[json!([{"type": "text", "text": "a"}])]);
+        let body = search_body(
+            "m",
+            "q",
+            &options,
+            1024,
+            &[json!([{"type": "text", "text": "a"}])],
+        );
         let tool = &body["tools"][0];
         assert_eq!(tool["type"], TOOL_TYPE);
         assert_eq!(tool["name"], "web_search");

@@ -171,7 +171,10 @@ mod tests {
         assert!(query.admits("https://docs.rs/serde"));
         assert!(query.admits("https://www.docs.rs/"));
         assert!(!query.admits("https://notdocs.rs/"));
-        assert!(!query.admits("https://evil.test\\@docs.rs/"), "judged by the real host");
+        assert!(
+            !query.admits("https://evil.test\\@docs.rs/"),
+            "judged by the real host"
+        );
         assert!(!query.admits("not a url"));
         let mut query = SearchQuery::new("q");
         query.blocked_domains = vec!["example.com".into()];

@@ -63,9 +63,8 @@ impl TypedTool for WebSearchTool {
     type Args = WebSearchArgs;
 
     fn definition(&self) -> ToolDefinition {
-        let domains = |what: &str| {
-            json!({"type": "array", "items": {"type": "string"}, "description": what})
-        };
+        let domains =
+            |what: &str| json!({"type": "array", "items": {"type": "string"}, "description": what});
         ToolDefinition {
             name: WEB_SEARCH.to_owned(),
             description: "Search the web. Returns the titles, links and snippets of the best \
@@ -251,7 +250,10 @@ mod tests {
         assert!(error.contains("not both"), "{error}");
         let scheme = r#"{"query": "q", "allowed_domains": ["https://docs.rs/"]}"#;
         assert!(search_query(args(scheme)).is_err());
-        let fine = search_query(args(r#"{"query": "q", "allowed_domains": ["Docs.RS."], "max_results": 99}"#)).unwrap();
+        let fine = search_query(args(
+            r#"{"query": "q", "allowed_domains": ["Docs.RS."], "max_results": 99}"#,
+        ))
+        .unwrap();
         assert_eq!(fine.allowed_domains, ["docs.rs"]);
         assert_eq!(fine.max_results, MAX_RESULTS);
     }
