@@ -67,6 +67,13 @@
 //!   [`AnthropicConfig::from_env`] reads `ANTHROPIC_BASE_URL` and `ANTHROPIC_API_KEY`.
 //! - [`ScriptedClient`]: answers from a script, deterministically, and records the requests.
 //!
+//! Web search: [`AnthropicClient`] (the `web_search_20250305` server tool) and
+//! [`OpenAiResponsesClient`] (the `web_search` tool) run a search on the provider's servers with
+//! [`LlmClient::web_search`] ([`WebSearchOptions`] in, [`WebSearchAnswer`] out: the model's
+//! report, the pages with titles, links and quoted text, the queries run);
+//! [`LlmClient::offers_web_search`] says which clients can. A search the provider could not
+//! complete is [`LlmError::ServerTool`] with the provider's error code.
+//!
 //! Context windows: a local server runs its model with the window it was started with.
 //! [`LlmClient::learn_window`] asks the server where it says it (llama.cpp's `/props`, the model
 //! list's `max_model_len` or `meta.n_ctx`, Ollama's `/api/show`) and remembers the answer, a

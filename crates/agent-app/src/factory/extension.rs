@@ -14,7 +14,7 @@ use crate::skills::{SkillTool, SkillsExtension};
 
 /// The runner an [`Extension`] adds to: the folder it works in, what its profile limits and
 /// the model of its main traces.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct Scope<'a> {
     /// The folder the runner works in.
@@ -22,21 +22,26 @@ pub struct Scope<'a> {
     /// The skills its profile offers, by name (the profile's `skills`); every skill when
     /// `None`.
     pub skills: Option<&'a [String]>,
-    /// The client of the runner's main model, when it is known (a tool that asks the
-    /// provider, such as its own web search, uses it).
-    pub client: Option<&'a Arc<dyn LlmClient>>,
-    /// The runner's main model, when it is known.
-    pub model: Option<&'a str>,
+    /// The runner's main model and the client reaching it, when they are known (a tool that
+    /// asks the provider, such as its own web search, uses them).
+    pub model: Option<MainModel<'a>>,
 }
 
-impl std::fmt::Debug for Scope<'_> {
+/// The main model of the runner of a [`Scope`].
+#[derive(Clone, Copy)]
+#[non_exhaustive]
+pub struct MainModel<'a> {
+    /// The client reaching it.
+    pub client: &'a Arc<dyn LlmClient>,
+    /// Its name, as requests name it.
+    pub name: &'a str,
+}
+
+impl std::fmt::Debug for MainModel<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Scope")
-            .field("workspace", &self.workspace)
-            .field("skills", &self.skills)
-            .field("client", &self.client.is_some())
-            .field("model", &self.model)
-            .finish()
+        f.debug_struct("MainModel")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -46,16 +51,14 @@ impl<'a> Scope<'a> {
         Self {
             workspace,
             skills: None,
-            client: None,
             model: None,
         }
     }
 
-    /// The same runner, its main model `model` reached through `client`.
+    /// The same runner, its main model `name` reached through `client`.
     #[must_use]
-    pub fn with_model(mut self, client: &'a Arc<dyn LlmClient>, model: &'a str) -> Self {
-        self.client = Some(client);
-        self.model = Some(model);
+    pub fn with_model(mut self, client: &'a Arc<dyn LlmClient>, name: &'a str) -> Self {
+        self.model = Some(MainModel { client, name });
         self
     }
 

@@ -28,7 +28,7 @@ use agent_runner::{AgentRunner, Approval, RerunApprover, RollbackConfirm, Runner
 use agent_tools::sandbox::SandboxConfig;
 use agent_tools::{BashTool, Tool, ToolRegistry, TypedTool};
 
-pub use extension::{Extension, McpExtension, Scope};
+pub use extension::{Extension, MainModel, McpExtension, Scope};
 pub use serve::{WholeAnswers, roots_text, workspace_roots};
 
 use crate::app::App;

@@ -82,11 +82,12 @@ mod imp {
             let service =
                 || -> Arc<dyn SearchBackend> { Arc::new(SearchService::new(self.config.clone())) };
             let provider = || -> Option<Arc<dyn SearchBackend>> {
-                let (client, model) = (scope.client?, scope.model?);
-                client
+                let model = scope.model?;
+                model
+                    .client
                     .offers_web_search()
                     .then(|| -> Arc<dyn SearchBackend> {
-                        Arc::new(ProviderSearch::new(client.clone(), model))
+                        Arc::new(ProviderSearch::new(model.client.clone(), model.name))
                     })
             };
             match self.search {

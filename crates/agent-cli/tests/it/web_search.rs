@@ -156,7 +156,10 @@ async fn web_search_goes_through_the_providers_own_search() {
             "“shipped with Rust 1.85”",
             "searched with the web search of",
         ] {
-            assert!(result.contains(expected), "{provider}: {expected} not in {result}");
+            assert!(
+                result.contains(expected),
+                "{provider}: {expected} not in {result}"
+            );
         }
         // Anthropic names every result; Responses' sources are bare links, named only when the
         // answer cites them.
@@ -207,6 +210,10 @@ async fn a_chat_completions_model_has_no_web_search_without_a_service() {
     let toml = "[web]\nsearch = \"provider\"\n";
     let (output, requests) = run_on(&server, "openai", "gpt-4o-mini", toml).await;
     assert_eq!(code(&output), 2, "{}", stderr(&output));
-    assert!(stderr(&output).contains("search = \"provider\""), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("search = \"provider\""),
+        "{}",
+        stderr(&output)
+    );
     assert!(requests.is_empty());
 }
