@@ -413,13 +413,11 @@ async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) 
                 }
                 _ => turn,
             };
-            let turn = match web_search::prepare(turn, request) {
-                Ok(turn) => turn,
-                Err(message) => {
-                    let body = error_body(request, "mock", &message);
-                    return json_response(418, &[], &body);
-                }
-            };
+            let mut turn = turn;
+            if let Err(message) = web_search::prepare(&mut turn.web_searches, request) {
+                let body = error_body(request, "mock", &message);
+                return json_response(418, &[], &body);
+            }
             let turn = turn.prepared(&shared.reasoning, request.format());
             let llama_cpp = shared.llama_cpp.load(Ordering::SeqCst);
             let turn = if llama_cpp {

@@ -60,9 +60,9 @@ fn output_items(turn: &Turn, issued: &Issued, sources: bool) -> Vec<Value> {
             "encrypted_content": content,
         }));
     }
-    items.extend(web_search::responses_items(turn, sources));
+    items.extend(web_search::responses_items(&turn.web_searches, sources));
     if let Some(text) = &turn.text {
-        let annotations = web_search::responses_annotations(turn, text);
+        let annotations = web_search::responses_annotations(&turn.web_searches, text);
         items.push(json!({
             "id": "msg_mock",
             "type": "message",

@@ -344,7 +344,7 @@ impl Turn {
     }
 
     fn anthropic_blocks(&self) -> Vec<Value> {
-        let citations = web_search::anthropic_citations(self);
+        let citations = web_search::anthropic_citations(&self.web_searches);
         let text = self.text.iter().map(|t| match citations.is_empty() {
             true => json!({"type": "text", "text": t}),
             false => json!({"type": "text", "text": t, "citations": citations}),
@@ -354,7 +354,7 @@ impl Turn {
         );
         reasoning::anthropic_blocks(&self.thoughts)
             .into_iter()
-            .chain(web_search::anthropic_blocks(self))
+            .chain(web_search::anthropic_blocks(&self.web_searches))
             .chain(text)
             .chain(calls)
             .collect()
@@ -365,7 +365,7 @@ impl Turn {
         let mut usage = self.usage.unwrap_or_default().anthropic();
         if !self.web_searches.is_empty() {
             usage["server_tool_use"] =
-                json!({"web_search_requests": web_search::searches_run(self)});
+                json!({"web_search_requests": web_search::searches_run(&self.web_searches)});
         }
         usage
     }

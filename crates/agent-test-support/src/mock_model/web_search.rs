@@ -1,4 +1,4 @@
-//! The providers' server-side web search in the mock: a [`Turn`] may carry [`WebSearch`]es,
+//! The providers' server-side web search in the mock: a [`Turn`](super::Turn) may carry [`WebSearch`]es,
 //! which the server renders as the provider's own blocks, and a request that declares the
 //! search tool must declare it as the provider documents.
 //!
@@ -26,7 +26,6 @@ use serde_json::{Value, json};
 
 use super::RecordedRequest;
 use super::WireFormat;
-use super::turn::Turn;
 
 /// The Anthropic tool types of web search.
 const ANTHROPIC_TYPES: [&str; 2] = ["web_search_20250305", "web_search_20260209"];
@@ -128,12 +127,12 @@ pub(super) fn anthropic_rules(body: &Value) -> Result<(), String> {
         if tool["name"] != "web_search" {
             return Err(format!("{at}.name: Input should be 'web_search'"));
         }
-        if let Some(uses) = tool.get("max_uses").filter(|v| !v.is_null()) {
-            if uses.as_u64().is_none_or(|n| n == 0) {
-                return Err(format!(
-                    "{at}.max_uses: Input should be greater than 0 (an integer)"
-                ));
-            }
+        if let Some(uses) = tool.get("max_uses").filter(|v| !v.is_null())
+            && uses.as_u64().is_none_or(|n| n == 0)
+        {
+            return Err(format!(
+                "{at}.max_uses: Input should be greater than 0 (an integer)"
+            ));
         }
         for list in ["allowed_domains", "blocked_domains"] {
             if let Some(value) = tool.get(list).filter(|v| !v.is_null())
@@ -235,12 +234,12 @@ fn declared(request: &RecordedRequest) -> Option<&Value> {
     })
 }
 
-/// The turn as it answers `request`: the searches past the tool's `max_uses` fail with
-/// `max_uses_exceeded`. An error message when the turn searches and the request declares no
-/// search tool.
-pub(super) fn prepare(mut turn: Turn, request: &RecordedRequest) -> Result<Turn, String> {
-    if turn.web_searches.is_empty() {
-        return Ok(turn);
+/// A turn's searches as they answer `request`: the searches past the tool's `max_uses` fail
+/// with `max_uses_exceeded`. An error message when the turn searches and the request declares
+/// no search tool.
+pub(super) fn prepare(searches: &mut [WebSearch], request: &RecordedRequest) -> Result<(), String> {
+    if searches.is_empty() {
+        return Ok(());
     }
     let Some(tool) = declared(request) else {
         return Err(
@@ -249,18 +248,18 @@ pub(super) fn prepare(mut turn: Turn, request: &RecordedRequest) -> Result<Turn,
         );
     };
     let limit = tool["max_uses"].as_u64().map_or(usize::MAX, |n| n as usize);
-    for search in turn.web_searches.iter_mut().skip(limit) {
+    for search in searches.iter_mut().skip(limit) {
         search.results.clear();
         search.error = Some("max_uses_exceeded".into());
     }
-    Ok(turn)
+    Ok(())
 }
 
 /// The Anthropic blocks of a turn's searches: `server_tool_use` and `web_search_tool_result`
 /// for each.
-pub(super) fn anthropic_blocks(turn: &Turn) -> Vec<Value> {
+pub(super) fn anthropic_blocks(searches: &[WebSearch]) -> Vec<Value> {
     let mut blocks = Vec::new();
-    for (n, search) in turn.web_searches.iter().enumerate() {
+    for (n, search) in searches.iter().enumerate() {
         let id = format!("srvtoolu_mock_{}", n + 1);
         blocks.push(
             json!({"type": "server_tool_use", "id": id, "name": "web_search",
@@ -287,8 +286,8 @@ pub(super) fn anthropic_blocks(turn: &Turn) -> Vec<Value> {
 }
 
 /// The `web_search_result_location` citations of the turn's text.
-pub(super) fn anthropic_citations(turn: &Turn) -> Vec<Value> {
-    turn.web_searches
+pub(super) fn anthropic_citations(searches: &[WebSearch]) -> Vec<Value> {
+    searches
         .iter()
         .filter(|search| search.error.is_none())
         .filter_map(WebSearch::citation)
@@ -301,8 +300,8 @@ pub(super) fn anthropic_citations(turn: &Turn) -> Vec<Value> {
 }
 
 /// How many searches of the turn ran (failed ones but `max_uses_exceeded` count).
-pub(super) fn searches_run(turn: &Turn) -> usize {
-    turn.web_searches
+pub(super) fn searches_run(searches: &[WebSearch]) -> usize {
+    searches
         .iter()
         .filter(|search| search.error.as_deref() != Some("max_uses_exceeded"))
         .count()
@@ -310,8 +309,8 @@ pub(super) fn searches_run(turn: &Turn) -> usize {
 
 /// The Responses `web_search_call` items of a turn's searches; their sources only when the
 /// request asks for them.
-pub(super) fn responses_items(turn: &Turn, with_sources: bool) -> Vec<Value> {
-    turn.web_searches
+pub(super) fn responses_items(searches: &[WebSearch], with_sources: bool) -> Vec<Value> {
+    searches
         .iter()
         .enumerate()
         .map(|(n, search)| {
@@ -337,9 +336,9 @@ pub(super) fn responses_items(turn: &Turn, with_sources: bool) -> Vec<Value> {
 
 /// The `url_citation` annotations of the turn's text: each over the quoted text where the text
 /// holds it, else over the whole text.
-pub(super) fn responses_annotations(turn: &Turn, text: &str) -> Vec<Value> {
+pub(super) fn responses_annotations(searches: &[WebSearch], text: &str) -> Vec<Value> {
     let length = text.chars().count();
-    turn.web_searches
+    searches
         .iter()
         .filter(|search| search.error.is_none())
         .filter_map(WebSearch::citation)
