@@ -13,7 +13,9 @@
 //!   approval rules and tools of the configuration; a door says only what is its own (who
 //!   answers approvals, an editor's tools). It is also the [`RunnerFactory`] of `serve` and
 //!   `worker`, so their runs get the same settings as `agent run`. The web tools (`web_fetch`,
-//!   `web_search`, with the settings of `[web]`) are given to every runner there.
+//!   `web_search`, with the settings of `[web]`) are given to every runner there, `web_search`
+//!   answered by the search service of `search_url` or by the main model's provider where it
+//!   searches the web itself (`[web] search`).
 //! - [`skills`]: Agent Skills (`SKILL.md` folders in `.agent/skills/`, `.claude/skills/`,
 //!   `.agents/skills/` and the user's folder), listed in every prompt and loaded by the model
 //!   with the `skill` tool.

@@ -3,10 +3,15 @@
 use crate::client::{ChatStream, LlmClient, response_events, stream_of};
 use crate::error::LlmError;
 use crate::formats::anthropic::{self as format, PromptCache};
+use crate::formats::anthropic_search as search;
 use crate::http::{Timeouts, Transport, check_headers, endpoint, is_json, sse_stream};
 use crate::models::ModelInfo;
 use crate::retry::RetryPolicy;
 use crate::types::ChatRequest;
+use crate::web_search::{WebSearchAnswer, WebSearchOptions};
+
+/// How many times a search that pauses (`pause_turn`) is sent back to go on.
+const SEARCH_CONTINUATIONS: usize = 3;
 
 /// The base URL of Anthropic's API (no version path).
 pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -148,6 +153,29 @@ impl AnthropicClient {
         &self.config
     }
 
+    /// A request of `body` to the Messages endpoint with the client's headers.
+    fn post(
+        &self,
+        client: &reqwest::Client,
+        body: &serde_json::Value,
+        streaming: bool,
+    ) -> reqwest::RequestBuilder {
+        let mut builder = client
+            .post(&self.endpoint)
+            .header("anthropic-version", self.config.version.as_str())
+            .json(body);
+        if let Some(key) = &self.config.api_key {
+            builder = builder.header("x-api-key", key.as_str());
+        }
+        if streaming {
+            builder = builder.header(reqwest::header::ACCEPT, "text/event-stream");
+        }
+        for (name, value) in &self.config.extra_headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        builder
+    }
+
     fn max_tokens(&self, model: &str) -> u32 {
         let limit = ModelInfo::lookup(model)
             .max_output_tokens
@@ -166,22 +194,7 @@ impl LlmClient for AnthropicClient {
             self.max_tokens(&request.model),
             self.config.prompt_cache,
         );
-        let build = |client: &reqwest::Client| {
-            let mut builder = client
-                .post(&self.endpoint)
-                .header("anthropic-version", self.config.version.as_str())
-                .json(&body);
-            if let Some(key) = &self.config.api_key {
-                builder = builder.header("x-api-key", key.as_str());
-            }
-            if streaming {
-                builder = builder.header(reqwest::header::ACCEPT, "text/event-stream");
-            }
-            for (name, value) in &self.config.extra_headers {
-                builder = builder.header(name.as_str(), value.as_str());
-            }
-            builder
-        };
+        let build = |client: &reqwest::Client| self.post(client, &body, streaming);
         let response = self.transport.send(build, format::parse_error).await?;
         // A server that ignores `stream: true` and answers with one JSON body is read as such.
         if streaming && !is_json(&response) {
@@ -199,5 +212,47 @@ impl LlmClient for AnthropicClient {
             Some(window) => info.with_context_window(window),
             None => info,
         }
+    }
+
+    fn offers_web_search(&self) -> bool {
+        true
+    }
+
+    /// One non-streamed request declaring the web search tool; a reply that pauses is sent
+    /// back (at most three times) so that the model finishes.
+    async fn web_search(
+        &self,
+        model: &str,
+        query: &str,
+        options: &WebSearchOptions,
+    ) -> Result<WebSearchAnswer, LlmError> {
+        let mut answer = WebSearchAnswer::default();
+        let mut failures = Vec::new();
+        let mut paused = Vec::new();
+        for _ in 0..=SEARCH_CONTINUATIONS {
+            let body = search::search_body(model, query, options, self.max_tokens(model), &paused);
+            let response = self
+                .transport
+                .send(
+                    |client| self.post(client, &body, false),
+                    format::parse_error,
+                )
+                .await?;
+            let text = self.transport.read_body(response).await?;
+            let reply = search::read_reply(&text, &mut answer, &mut failures)?;
+            if !reply.paused {
+                break;
+            }
+            paused.push(reply.content);
+        }
+        if answer.sources.is_empty()
+            && let Some(code) = failures.pop()
+        {
+            return Err(LlmError::ServerTool {
+                tool: "web_search".to_owned(),
+                code,
+            });
+        }
+        Ok(answer)
     }
 }

@@ -9,6 +9,7 @@ use futures::{Stream, StreamExt};
 use crate::error::LlmError;
 use crate::models::ModelInfo;
 use crate::types::{ChatEvent, ChatRequest, ChatResponse, Reasoning, ToolCall, Usage};
+use crate::web_search::{WebSearchAnswer, WebSearchOptions};
 use crate::window::ContextWindow;
 
 /// A stream of the events of one model turn. Dropping it cancels the request.
@@ -52,6 +53,29 @@ pub trait LlmClient: Send + Sync {
         let _ = model;
         None
     }
+
+    /// Whether the provider searches the web on its own servers, so that
+    /// [`web_search`](Self::web_search) can be called (Anthropic Messages, OpenAI Responses).
+    /// `false` by default.
+    fn offers_web_search(&self) -> bool {
+        false
+    }
+
+    /// Has `model` search the web for `query` on the provider's servers, in one request, and
+    /// returns what it reported with the pages it found (see [`crate::WebSearchOptions`]). A
+    /// search the provider ran but could not complete is [`LlmError::ServerTool`]. The default
+    /// is [`LlmError::Unsupported`].
+    async fn web_search(
+        &self,
+        model: &str,
+        query: &str,
+        options: &WebSearchOptions,
+    ) -> Result<WebSearchAnswer, LlmError> {
+        let _ = (model, query, options);
+        Err(LlmError::Unsupported {
+            message: "this provider does not search the web".to_owned(),
+        })
+    }
 }
 
 #[async_trait::async_trait]
@@ -74,6 +98,19 @@ impl<T: LlmClient + ?Sized> LlmClient for std::sync::Arc<T> {
 
     fn known_window(&self, model: &str) -> Option<ContextWindow> {
         (**self).known_window(model)
+    }
+
+    fn offers_web_search(&self) -> bool {
+        (**self).offers_web_search()
+    }
+
+    async fn web_search(
+        &self,
+        model: &str,
+        query: &str,
+        options: &WebSearchOptions,
+    ) -> Result<WebSearchAnswer, LlmError> {
+        (**self).web_search(model, query, options).await
     }
 }
 

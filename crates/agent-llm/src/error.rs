@@ -117,6 +117,22 @@ pub enum LlmError {
         /// What is wrong.
         message: String,
     },
+    /// The client cannot do what was asked (a web search on a provider that offers none).
+    #[error("not supported: {message}")]
+    Unsupported {
+        /// What cannot be done, and by whom.
+        message: String,
+    },
+    /// A tool the provider runs on its own servers (its web search) failed, though the request
+    /// succeeded: the provider's error code says why (`max_uses_exceeded`, `too_many_requests`,
+    /// `query_too_long`, `unavailable`, ...).
+    #[error("the provider's {tool} failed: {code}")]
+    ServerTool {
+        /// The tool (`web_search`).
+        tool: String,
+        /// The provider's error code.
+        code: String,
+    },
 }
 
 impl LlmError {

@@ -67,6 +67,13 @@
 //!   [`AnthropicConfig::from_env`] reads `ANTHROPIC_BASE_URL` and `ANTHROPIC_API_KEY`.
 //! - [`ScriptedClient`]: answers from a script, deterministically, and records the requests.
 //!
+//! Web search: [`AnthropicClient`] (the `web_search_20250305` server tool) and
+//! [`OpenAiResponsesClient`] (the `web_search` tool) run a search on the provider's servers with
+//! [`LlmClient::web_search`] ([`WebSearchOptions`] in, [`WebSearchAnswer`] out: the model's
+//! report, the pages with titles, links and quoted text, the queries run);
+//! [`LlmClient::offers_web_search`] says which clients can. A search the provider could not
+//! complete is [`LlmError::ServerTool`] with the provider's error code.
+//!
 //! Context windows: a local server runs its model with the window it was started with.
 //! [`LlmClient::learn_window`] asks the server where it says it (llama.cpp's `/props`, the model
 //! list's `max_model_len` or `meta.n_ctx`, Ollama's `/api/show`) and remembers the answer, a
@@ -302,6 +309,7 @@ mod tokens;
 mod turn;
 mod types;
 mod usage;
+mod web_search;
 mod window;
 #[cfg(feature = "openai")]
 mod window_probe;
@@ -350,6 +358,7 @@ pub use types::{
     ChatEvent, ChatMessage, ChatRequest, ChatResponse, FinishReason, Reasoning, Role, ToolCall,
     ToolChoice, ToolSpec, Usage,
 };
+pub use web_search::{WebSearchAnswer, WebSearchOptions, WebSource};
 pub use window::{
     ContextWindow, OLLAMA_DEFAULT_WINDOW, WindowSource, stated_prompt, stated_window,
 };

@@ -10,6 +10,7 @@ use crate::http::{
 use crate::models::ModelInfo;
 use crate::retry::RetryPolicy;
 use crate::types::ChatRequest;
+use crate::web_search::{WebSearchAnswer, WebSearchOptions};
 
 /// The name prefixes of OpenAI models served only on the Responses API, not on chat
 /// completions.
@@ -163,6 +164,18 @@ impl OpenAiResponsesClient {
     pub fn config(&self) -> &OpenAiResponsesConfig {
         &self.config
     }
+
+    /// A request of `body` to the endpoint with the client's key and headers.
+    fn post(&self, client: &reqwest::Client, body: &serde_json::Value) -> reqwest::RequestBuilder {
+        let mut builder = client.post(&self.endpoint).json(body);
+        if let Some(key) = &self.config.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        for (name, value) in &self.config.extra_headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        builder
+    }
 }
 
 #[async_trait::async_trait]
@@ -174,17 +187,8 @@ impl LlmClient for OpenAiResponsesClient {
         };
         let body = format::request_body(&request, &reasoning);
         let build = |client: &reqwest::Client| {
-            let mut builder = client
-                .post(&self.endpoint)
-                .json(&body)
-                .header(reqwest::header::ACCEPT, "text/event-stream");
-            if let Some(key) = &self.config.api_key {
-                builder = builder.bearer_auth(key);
-            }
-            for (name, value) in &self.config.extra_headers {
-                builder = builder.header(name.as_str(), value.as_str());
-            }
-            builder
+            self.post(client, &body)
+                .header(reqwest::header::ACCEPT, "text/event-stream")
         };
         let response = self.transport.send(build, format::parse_error).await?;
         // A server that ignores `stream: true` and answers with one response object is read
@@ -204,5 +208,25 @@ impl LlmClient for OpenAiResponsesClient {
             Some(window) => info.with_context_window(window),
             None => info,
         }
+    }
+
+    fn offers_web_search(&self) -> bool {
+        true
+    }
+
+    /// One non-streamed request declaring the `web_search` tool.
+    async fn web_search(
+        &self,
+        model: &str,
+        query: &str,
+        options: &WebSearchOptions,
+    ) -> Result<WebSearchAnswer, LlmError> {
+        let body = format::search_body(model, query, options);
+        let response = self
+            .transport
+            .send(|client| self.post(client, &body), format::parse_error)
+            .await?;
+        let text = self.transport.read_body(response).await?;
+        format::read_search(&text, options)
     }
 }

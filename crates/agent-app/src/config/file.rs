@@ -55,7 +55,11 @@
 //! [web]                          # web_fetch and web_search (the `web` feature)
 //! enabled = false                # no web tools at all [default: on]
 //! allow_private_hosts = ["localhost", "wiki.corp", "10.0.0.0/8"]  # internal hosts web_fetch may read
-//! search_url = "http://127.0.0.1:8888/search"  # a SearXNG instance: web_search [default: none]
+//! search_url = "http://127.0.0.1:8888/search"  # a SearXNG instance for web_search [default: none]
+//! search = "auto"                # who answers web_search: auto | provider | service | off
+//!                                # auto: the service when search_url is set, else the model's
+//!                                # provider where it searches (Anthropic, OpenAI Responses),
+//!                                # else no web_search [default: auto]
 //! max_bytes = 2097152            # the most bytes of a page read [default: 2 MiB]
 //! timeout = 30                   # seconds one fetch may take [default: 30]
 //!
@@ -83,7 +87,7 @@ use std::path::{Path, PathBuf};
 use agent_llm::{ProviderKind, ReasoningEffort};
 use serde::Deserialize;
 
-use super::ProfileSpec;
+use super::{ProfileSpec, WebFile};
 use crate::error::{Error, Result};
 
 /// The name of the configuration file.
@@ -358,26 +362,6 @@ pub struct ServeConfig {
 pub struct TuiFile {
     /// How the UI tells the person that a turn ended or a question waits [default: bell].
     pub notify: Option<agent_tools::interaction::TerminalNotify>,
-}
-
-/// `[web]` of `agent.toml`: the settings of `web_fetch` and `web_search`, read into
-/// `agent_tools::web::WebConfig` by the factory.
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[non_exhaustive]
-pub struct WebFile {
-    /// `false`: runs have no web tools.
-    pub enabled: Option<bool>,
-    /// Host names, addresses and ranges whose internal addresses `web_fetch` may read.
-    #[serde(default)]
-    pub allow_private_hosts: Vec<String>,
-    /// The search service of `web_search` (a SearXNG instance); without it there is no
-    /// `web_search` tool.
-    pub search_url: Option<String>,
-    /// The most bytes of a response body read [default: 2 MiB].
-    pub max_bytes: Option<usize>,
-    /// Seconds one request may take [default: 30].
-    pub timeout: Option<u64>,
 }
 
 /// agent.toml's `sandbox`: a mode, or a table.

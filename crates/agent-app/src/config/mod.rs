@@ -25,17 +25,19 @@ mod file;
 mod hooks;
 mod overrides;
 mod profile;
+mod web;
 
 use std::path::{Path, PathBuf};
 
 pub use environment::{Environment, VARIABLES};
 pub use file::{
     ApprovalsConfig, CheckpointsConfig, FILE_NAME, FileConfig, ModelConfig, SandboxFile,
-    SandboxTable, ServeConfig, TuiFile, WebFile,
+    SandboxTable, ServeConfig, TuiFile,
 };
 pub use hooks::{HookCommand, HookSpec};
 pub use overrides::{Overrides, ProviderOverrides, StoreOverrides};
 pub use profile::{LoopGuardSpec, NameList, ProfileSpec};
+pub use web::{SearchChoice, WebFile};
 
 use crate::error::Result;
 

@@ -5,13 +5,15 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use agent_llm::LlmClient;
 use agent_mcp::McpServers;
 use agent_runner::Instruction;
 use agent_tools::{ToolRegistry, TypedTool};
 
 use crate::skills::{SkillTool, SkillsExtension};
 
-/// The runner an [`Extension`] adds to: the folder it works in and what its profile limits.
+/// The runner an [`Extension`] adds to: the folder it works in, what its profile limits and
+/// the model of its main traces.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct Scope<'a> {
@@ -20,15 +22,44 @@ pub struct Scope<'a> {
     /// The skills its profile offers, by name (the profile's `skills`); every skill when
     /// `None`.
     pub skills: Option<&'a [String]>,
+    /// The runner's main model and the client reaching it, when they are known (a tool that
+    /// asks the provider, such as its own web search, uses them).
+    pub model: Option<MainModel<'a>>,
+}
+
+/// The main model of the runner of a [`Scope`].
+#[derive(Clone, Copy)]
+#[non_exhaustive]
+pub struct MainModel<'a> {
+    /// The client reaching it.
+    pub client: &'a Arc<dyn LlmClient>,
+    /// Its name, as requests name it.
+    pub name: &'a str,
+}
+
+impl std::fmt::Debug for MainModel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MainModel")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> Scope<'a> {
-    /// A runner working in `workspace`, its profile limiting nothing.
+    /// A runner working in `workspace`, its profile limiting nothing, its model unknown.
     pub fn new(workspace: &'a Path) -> Self {
         Self {
             workspace,
             skills: None,
+            model: None,
         }
+    }
+
+    /// The same runner, its main model `name` reached through `client`.
+    #[must_use]
+    pub fn with_model(mut self, client: &'a Arc<dyn LlmClient>, name: &'a str) -> Self {
+        self.model = Some(MainModel { client, name });
+        self
     }
 
     /// The same runner, its profile offering only the skills `skills` (all when `None`).

@@ -14,6 +14,8 @@ mod extension;
 mod serve;
 mod settings;
 mod web;
+#[cfg(feature = "web")]
+mod web_search;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,7 +28,7 @@ use agent_runner::{AgentRunner, Approval, RerunApprover, RollbackConfirm, Runner
 use agent_tools::sandbox::SandboxConfig;
 use agent_tools::{BashTool, Tool, ToolRegistry, TypedTool};
 
-pub use extension::{Extension, McpExtension, Scope};
+pub use extension::{Extension, MainModel, McpExtension, Scope};
 pub use serve::{WholeAnswers, roots_text, workspace_roots};
 
 use crate::app::App;
@@ -314,7 +316,11 @@ impl AppFactory {
         let profile = self.app.profile_name(request.profile.as_deref()).to_owned();
         // The runner was built from the same files, so they read.
         let skills = self.skills_of(Some(&profile), workspace).ok().flatten();
-        let scope = Scope::new(workspace).with_skills(skills.as_deref());
+        let resolved = self.settings(&profile, workspace, false).ok();
+        let mut scope = Scope::new(workspace).with_skills(skills.as_deref());
+        if let Some(resolved) = &resolved {
+            scope = scope.with_model(&resolved.client, &resolved.provider.model);
+        }
         self.tools(
             &self.sandbox.config,
             request.rerun.clone(),
@@ -387,7 +393,11 @@ impl AppFactory {
         // What the extensions (the MCP servers among them) say about their tools goes with the
         // tools, whatever the instruction files' setting.
         let skills = self.skills_of(options.agent.as_deref(), &workspace)?;
-        let scope = Scope::new(&workspace).with_skills(skills.as_deref());
+        let model = options.model.clone();
+        let main = client.clone();
+        let scope = Scope::new(&workspace)
+            .with_skills(skills.as_deref())
+            .with_model(&main, &model);
         for extension in &self.extensions {
             options.instructions.extend(extension.instructions(&scope));
         }

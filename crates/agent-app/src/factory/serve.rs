@@ -132,6 +132,19 @@ impl LlmClient for WholeAnswers {
     fn known_window(&self, model: &str) -> Option<agent_llm::ContextWindow> {
         self.0.known_window(model)
     }
+
+    fn offers_web_search(&self) -> bool {
+        self.0.offers_web_search()
+    }
+
+    async fn web_search(
+        &self,
+        model: &str,
+        query: &str,
+        options: &agent_llm::WebSearchOptions,
+    ) -> Result<agent_llm::WebSearchAnswer, LlmError> {
+        self.0.web_search(model, query, options).await
+    }
 }
 
 /// The server's own workspace (canonical) and the workspace roots. `--workspace` (else

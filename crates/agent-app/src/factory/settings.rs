@@ -50,6 +50,7 @@ impl AppFactory {
         let flags = profiles::provider_overrides(&overrides.provider, profile);
         let provider = self.provider(&flags)?;
         let client = self.client(&provider)?;
+        super::web::check_search(file, &provider, client.as_ref())?;
         let mut notices = crate::sandbox::looser_profiles(&profiles, self.sandbox.mode());
         let mut options = RunnerOptions::new(provider.model.clone(), workspace);
         let (clients, unreachable) =

@@ -62,6 +62,7 @@ mod tui_session;
 mod tui_terminal;
 mod unverifiable;
 mod usage_errors;
+mod web_search;
 mod web_tools;
 
 use agent_test_support::cli::CliEnv;

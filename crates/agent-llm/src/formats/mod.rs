@@ -8,6 +8,8 @@ pub(crate) mod anthropic;
 #[cfg(feature = "anthropic")]
 mod anthropic_reply;
 #[cfg(feature = "anthropic")]
+pub(crate) mod anthropic_search;
+#[cfg(feature = "anthropic")]
 mod anthropic_stream;
 pub(crate) mod images;
 #[cfg(feature = "openai")]

@@ -16,6 +16,8 @@ mod reasoning;
 #[cfg(feature = "openai-responses")]
 mod responses;
 mod scripted;
+#[cfg(all(feature = "anthropic", feature = "openai-responses"))]
+mod web_search;
 #[cfg(feature = "openai")]
 mod windows;
 

@@ -19,7 +19,8 @@
 //!
 //! A [`Turn`] is rendered in the request's format: JSON, or a stream (fragmented text and tool
 //! arguments, `usage` only when asked for with `stream_options.include_usage`) when the request
-//! says `"stream": true`. Raw replies ([`Reply::json`], [`Reply::sse`], ...) are sent as they
+//! says `"stream": true`; its [`WebSearch`]es as the provider's server-side search blocks (see
+//! `web_search.rs`). Raw replies ([`Reply::json`], [`Reply::sse`], ...) are sent as they
 //! are. Requests that break a provider's documented rules get that provider's 400 (see
 //! `rules.rs`, and `reasoning.rs` for the rules about reasoning sent back) and consume no
 //! reply. [`MockModelServer::llama_cpp`] starts a server that also keeps the rules and the
@@ -40,6 +41,7 @@ mod responses;
 mod rules;
 mod sending;
 mod turn;
+mod web_search;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -56,6 +58,7 @@ pub use local::{LocalServer, Template};
 pub use reasoning::{DEFAULT_REASONING, signature as thinking_signature};
 pub use reply::{Reply, SSE_DONE, sse_data, sse_event};
 pub use turn::{Turn, Usage};
+pub use web_search::WebSearch;
 
 use refuse::{error_body, json_response, plain, refusal, too_long};
 
@@ -410,6 +413,11 @@ async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) 
                 }
                 _ => turn,
             };
+            let mut turn = turn;
+            if let Err(message) = web_search::prepare(&mut turn.web_searches, request) {
+                let body = error_body(request, "mock", &message);
+                return json_response(418, &[], &body);
+            }
             let turn = turn.prepared(&shared.reasoning, request.format());
             let llama_cpp = shared.llama_cpp.load(Ordering::SeqCst);
             let turn = if llama_cpp {
@@ -419,13 +427,17 @@ async fn respond(reply: Reply, request: &RecordedRequest, shared: &Arc<Shared>) 
             };
             match (request.format(), request.is_stream()) {
                 (Some(WireFormat::Responses), false) => {
-                    let body = responses::response(&turn, &shared.issued);
+                    let sources = responses::wants_sources(request);
+                    let body = responses::response(&turn, &shared.issued, sources);
                     return json_response(reply.status, &reply.headers, &body);
                 }
-                (Some(WireFormat::Responses), true) => responses::events(&turn, &shared.issued)
-                    .iter()
-                    .map(|e| Bytes::from(sse_event(e)))
-                    .collect(),
+                (Some(WireFormat::Responses), true) => {
+                    let sources = responses::wants_sources(request);
+                    responses::events(&turn, &shared.issued, sources)
+                        .iter()
+                        .map(|e| Bytes::from(sse_event(e)))
+                        .collect()
+                }
                 (Some(WireFormat::Anthropic), false) => {
                     return json_response(reply.status, &reply.headers, &turn.anthropic_message());
                 }

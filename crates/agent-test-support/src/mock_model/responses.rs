@@ -21,6 +21,7 @@ use super::RecordedRequest;
 use super::lock;
 use super::rules::{non_empty_string, tool_name};
 use super::turn::{Turn, Usage, fragments};
+use super::web_search;
 
 /// The reasoning items the server issued: id to encrypted content.
 #[derive(Debug, Default)]
@@ -46,8 +47,9 @@ impl Issued {
     }
 }
 
-/// The output items of a turn, finished: reasoning, message, function calls.
-fn output_items(turn: &Turn, issued: &Issued) -> Vec<Value> {
+/// The output items of a turn, finished: reasoning, web searches, message, function calls;
+/// the searches' sources when `sources` says the request asked for them.
+fn output_items(turn: &Turn, issued: &Issued, sources: bool) -> Vec<Value> {
     let mut items = Vec::new();
     if let Some(summary) = &turn.reasoning_item {
         let (id, content) = issued.issue(summary);
@@ -58,13 +60,15 @@ fn output_items(turn: &Turn, issued: &Issued) -> Vec<Value> {
             "encrypted_content": content,
         }));
     }
+    items.extend(web_search::responses_items(&turn.web_searches, sources));
     if let Some(text) = &turn.text {
+        let annotations = web_search::responses_annotations(&turn.web_searches, text);
         items.push(json!({
             "id": "msg_mock",
             "type": "message",
             "status": "completed",
             "role": "assistant",
-            "content": [{"type": "output_text", "text": text, "annotations": []}],
+            "content": [{"type": "output_text", "text": text, "annotations": annotations}],
         }));
     }
     for (n, (call_id, name, args)) in turn.tool_calls.iter().enumerate() {
@@ -102,15 +106,24 @@ fn response_object(turn: &Turn, status: &str, output: Vec<Value>) -> Value {
     })
 }
 
+/// Whether a request asks for the sources of its web searches.
+pub(super) fn wants_sources(request: &RecordedRequest) -> bool {
+    request.body["include"].as_array().is_some_and(|include| {
+        include
+            .iter()
+            .any(|i| i == "web_search_call.action.sources")
+    })
+}
+
 /// A complete response object (`"object": "response"`).
-pub(super) fn response(turn: &Turn, issued: &Issued) -> Value {
-    response_object(turn, "completed", output_items(turn, issued))
+pub(super) fn response(turn: &Turn, issued: &Issued, sources: bool) -> Value {
+    response_object(turn, "completed", output_items(turn, issued, sources))
 }
 
 /// The events of a streamed response: `response.created`, each output item added, its deltas
 /// in fragments and done, then `response.completed` with the usage.
-pub(super) fn events(turn: &Turn, issued: &Issued) -> Vec<Value> {
-    let items = output_items(turn, issued);
+pub(super) fn events(turn: &Turn, issued: &Issued, sources: bool) -> Vec<Value> {
+    let items = output_items(turn, issued, sources);
     let mut events = vec![
         json!({"type": "response.created", "response": response_object(turn, "in_progress", vec![])}),
         json!({"type": "response.in_progress", "response": response_object(turn, "in_progress", vec![])}),
@@ -133,6 +146,21 @@ pub(super) fn events(turn: &Turn, issued: &Issued) -> Vec<Value> {
                 deltas.push(json!({"type": "response.reasoning_summary_text.done",
                     "item_id": id, "output_index": index, "summary_index": 0, "text": text}));
                 deltas
+            }
+            "web_search_call" => {
+                added["status"] = json!("in_progress");
+                let done = if item["status"] == "failed" {
+                    "failed"
+                } else {
+                    "completed"
+                };
+                ["in_progress", "searching", done]
+                    .iter()
+                    .map(|stage| {
+                        json!({"type": format!("response.web_search_call.{stage}"),
+                            "item_id": id, "output_index": index})
+                    })
+                    .collect()
             }
             "message" => {
                 added["content"] = json!([]);
@@ -260,6 +288,7 @@ fn reasoning(items: &[Value], index: usize, stored: bool, issued: &Issued) -> Re
 }
 
 fn tools(body: &Value) -> Result<(), String> {
+    web_search::responses_rules(body)?;
     for (index, tool) in body["tools"].as_array().into_iter().flatten().enumerate() {
         if tool["type"] == "function" {
             if tool.get("name").is_none() {
@@ -291,7 +320,7 @@ mod tests {
     fn reasoning_items_need_their_follower_and_the_content_issued() {
         let issued = Issued::default();
         let turn = Turn::tool_call("call_1", "f", json!({})).with_reasoning_item("why");
-        let output = response(&turn, &issued)["output"].clone();
+        let output = response(&turn, &issued, false)["output"].clone();
         let user = json!({"type": "message", "role": "user", "content": "hi"});
         let answer = json!({"type": "function_call_output", "call_id": "call_1", "output": ""});
         let (reasoning, call) = (output[0].clone(), output[1].clone());

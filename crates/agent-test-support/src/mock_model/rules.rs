@@ -15,7 +15,8 @@
 //! `tool_result` in the next message, and a `tool_result` answers a `tool_use` of the message
 //! before it; `tool_use` ids match `^[a-zA-Z0-9_-]+$`; a request with tool blocks defines
 //! `tools`; at most four `cache_control`
-//! breakpoints; tool names as above.
+//! breakpoints; tool names as above; a web search tool declared as documented (see
+//! `web_search.rs`).
 
 use std::collections::HashSet;
 
@@ -159,6 +160,7 @@ pub(super) fn anthropic(request: &RecordedRequest) -> Result<(), String> {
             "A maximum of 4 blocks with cache_control may be provided. Found {breakpoints}."
         ));
     }
+    super::web_search::anthropic_rules(body)?;
     for tool in body["tools"].as_array().into_iter().flatten() {
         tool_name(&tool["name"])?;
     }

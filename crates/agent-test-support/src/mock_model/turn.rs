@@ -8,6 +8,7 @@
 use serde_json::{Value, json};
 
 use super::reasoning::{self, Thought};
+use super::web_search::{self, WebSearch};
 
 /// One answer of the model: text and/or tool calls, with the usage it reports.
 ///
@@ -23,6 +24,8 @@ pub struct Turn {
     pub(super) model: Option<String>,
     /// The summary of a reasoning item (rendered in the Responses format only).
     pub(super) reasoning_item: Option<String>,
+    /// Searches run on the provider's servers (see `web_search.rs`).
+    pub(super) web_searches: Vec<WebSearch>,
     thoughts: Vec<Thought>,
 }
 
@@ -115,6 +118,14 @@ impl Turn {
         arguments: Value,
     ) -> Self {
         self.tool_calls.push((id.into(), name.into(), arguments));
+        self
+    }
+
+    /// Adds a search the provider runs on its servers before the text (Anthropic's web search
+    /// tool, Responses' `web_search`); the request must declare the search tool.
+    #[must_use]
+    pub fn with_web_search(mut self, search: WebSearch) -> Self {
+        self.web_searches.push(search);
         self
     }
 
@@ -333,15 +344,30 @@ impl Turn {
     }
 
     fn anthropic_blocks(&self) -> Vec<Value> {
-        let text = self.text.iter().map(|t| json!({"type": "text", "text": t}));
+        let citations = web_search::anthropic_citations(&self.web_searches);
+        let text = self.text.iter().map(|t| match citations.is_empty() {
+            true => json!({"type": "text", "text": t}),
+            false => json!({"type": "text", "text": t, "citations": citations}),
+        });
         let calls = self.tool_calls.iter().map(
             |(id, name, args)| json!({"type": "tool_use", "id": id, "name": name, "input": args}),
         );
         reasoning::anthropic_blocks(&self.thoughts)
             .into_iter()
+            .chain(web_search::anthropic_blocks(&self.web_searches))
             .chain(text)
             .chain(calls)
             .collect()
+    }
+
+    /// The Anthropic `usage`, with the searches run when there are any.
+    fn anthropic_usage(&self) -> Value {
+        let mut usage = self.usage.unwrap_or_default().anthropic();
+        if !self.web_searches.is_empty() {
+            usage["server_tool_use"] =
+                json!({"web_search_requests": web_search::searches_run(&self.web_searches)});
+        }
+        usage
     }
 
     /// A Messages response (`"type": "message"`).
@@ -354,7 +380,7 @@ impl Turn {
             "content": self.anthropic_blocks(),
             "stop_reason": self.anthropic_stop(),
             "stop_sequence": null,
-            "usage": self.usage.unwrap_or_default().anthropic(),
+            "usage": self.anthropic_usage(),
         })
     }
 
@@ -384,14 +410,20 @@ impl Turn {
                     .collect();
                 deltas.push(json!({"type": "signature_delta", "signature": block["signature"]}));
                 (json!({"type": "thinking", "thinking": ""}), deltas)
-            } else if block["type"] == "redacted_thinking" {
+            } else if matches!(
+                block["type"].as_str(),
+                Some("redacted_thinking" | "web_search_tool_result")
+            ) {
                 (block.clone(), Vec::new())
             } else if block["type"] == "text" {
                 let pieces = fragments(block["text"].as_str().unwrap_or_default());
-                let deltas: Vec<Value> = pieces
+                let mut deltas: Vec<Value> = pieces
                     .into_iter()
                     .map(|t| json!({"type": "text_delta", "text": t}))
                     .collect();
+                for citation in block["citations"].as_array().into_iter().flatten() {
+                    deltas.push(json!({"type": "citations_delta", "citation": citation}));
+                }
                 (json!({"type": "text", "text": ""}), deltas)
             } else {
                 let input = block["input"].to_string();

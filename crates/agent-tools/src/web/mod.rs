@@ -1,5 +1,7 @@
 //! The web tools (feature `web`): `web_fetch`, which reads a page over HTTP(S) as Markdown, and
-//! `web_search`, which asks a configured search service (a SearXNG instance's JSON API).
+//! `web_search`, which asks a [`SearchBackend`]: a configured search service ([`SearchService`],
+//! a SearXNG instance's JSON API), or the model provider's own search, adapted by a caller that
+//! knows the provider (this crate knows none).
 //!
 //! `web_fetch` is risky (it waits for approval; `web_fetch(domain:docs.rs)` rules allow or deny
 //! it by host) and refuses the addresses of this machine and its networks — loopback, private,
@@ -19,16 +21,20 @@
 //! [`WebConfig::max_bytes`], Markdown over the tool output limit) is said.
 
 mod address;
+mod backend;
 mod fetch;
 mod page;
 mod search;
+mod service;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 pub use address::{BadHostEntry, PrivateHosts};
+pub use backend::{SearchBackend, SearchError, SearchQuery, SearchResults, SearchSource};
 pub use fetch::{WebFetchArgs, WebFetchTool};
 pub use search::{WebSearchArgs, WebSearchTool};
+pub use service::SearchService;
 
 use crate::Tool;
 use crate::typed::TypedTool;
@@ -73,7 +79,7 @@ impl Default for WebConfig {
 }
 
 /// The web tools `config` gives: `web_fetch` always, `web_search` when a search service is
-/// configured.
+/// configured ([`WebSearchTool::with_backend`] makes one that asks another backend).
 pub fn web_tools(config: &WebConfig) -> Vec<Arc<dyn Tool>> {
     let config = Arc::new(config.clone());
     let mut tools = vec![WebFetchTool::new(config.clone()).into_tool()];

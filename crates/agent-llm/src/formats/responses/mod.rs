@@ -19,8 +19,10 @@ use crate::formats::{ErrorInfo, looks_like_context_overflow};
 use crate::types::{ChatEvent, ChatResponse, Reasoning, ToolCall, Usage};
 
 mod request;
+mod search;
 
 pub(crate) use request::{ReasoningOptions, request_body};
+pub(crate) use search::{read_response as read_search, search_body};
 
 fn string(value: &Value, key: &str) -> Option<String> {
     value.get(key).and_then(Value::as_str).map(str::to_string)
