@@ -460,9 +460,14 @@ test("the run's background shells are listed in the trace's header", async () =>
   await waitFor('the shell in the header', async () => (await item.count()) === 1);
   const shown = await item.textContent();
   assert.ok(shown.includes('echo ready; sleep 30'), shown);
-  // Running when the model last read it; the run has ended, and the shell with it.
+  // Running when the model last read it; the run's end stopped it, and the header says so,
+  // with everything it printed.
   assert.equal(shell.state, 'running');
-  assert.ok(shown.includes('stopped with the run'), shown);
+  const started = messages.find((m) => m.tool_name === 'bash' && m.metadata?.shell_logs);
+  assert.equal(started.metadata.shells[0].state, 'killed');
+  assert.equal(started.metadata.shell_logs[shell.id], 'ready\n');
+  await waitFor('the end of the shell', async () => (await item.textContent()).includes('killed'));
+  assert.ok((await item.textContent()).includes('ready'), await item.textContent());
   assert.match(await page.textContent('.trace-head .shells summary'), /Background shells \(1\)/);
 });
 

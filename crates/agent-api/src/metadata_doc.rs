@@ -89,6 +89,18 @@ fn metadata_key(key: &str) -> (Type, &'static str) {
              data}]`, `id` the SHA-256 of the bytes and `data` their base64; sent to the model \
              after the message's text.",
         ),
+        meta::SHELLS => (
+            Type::Array,
+            "Tool messages that started, read or stopped background shells: their statuses, \
+             `[{id, trace_id, command, state, code?, signal?, error?, output_bytes, \
+             started_at}]`, `state` one of `running`, `exited`, `killed`, `failed`.",
+        ),
+        meta::SHELL_LOGS => (
+            Type::Object,
+            "The tool message that started background shells, once its run ended: everything \
+             each printed (the middle cut past a megabyte), by shell id; its `shells` then \
+             hold how each ended.",
+        ),
         meta::SUB_TRACES => (
             Type::Array,
             "`explore` / `delegate` results: `[{trace_id, status, stats}]` of the sub-traces.",

@@ -195,6 +195,9 @@ class TraceModel {
     /** The background shells the trace's tool messages tell of (`metadata.shells`), by id: the
      * newest status of each. */
     this.shells = new Map();
+    /** What each background shell printed, kept on the message that started it once its run
+     * ended (`metadata.shell_logs`), by id. */
+    this.shellLogs = new Map();
   }
 
   /** Keeps the statuses of background shells a message carries. */
@@ -202,6 +205,10 @@ class TraceModel {
     const list = message?.metadata?.shells;
     if (!Array.isArray(list)) return;
     for (const shell of list) if (shell && typeof shell.id === 'string') this.shells.set(shell.id, shell);
+    const logs = message.metadata.shell_logs;
+    if (logs && typeof logs === 'object') {
+      for (const [id, text] of Object.entries(logs)) if (typeof text === 'string') this.shellLogs.set(id, text);
+    }
   }
 
   /** Keeps a `notice` or `compaction_failed` event for the header. */
@@ -849,7 +856,7 @@ class TraceView {
   }
 
   /** The background shells the run started: id, command, how each is (as the model last read
-   * it; a shell still running when its run ended was stopped with it). */
+   * it, until the run's end records how each ended and what it printed). */
   renderShells(t) {
     const shells = [...this.model.shells.values()];
     if (shells.length === 0) return null;
@@ -866,7 +873,10 @@ class TraceView {
       h('ul', { 'aria-label': 'Background shells' }, shells.map((s) => h('li', { 'data-shell-id': s.id },
         h('code', {}, s.id), ' ', h('span', { class: `shell-state s-${s.state}` }, state(s)), ' ',
         h('code', { class: 'shell-command' }, s.command),
-        h('span', { class: 'muted' }, ` · ${fmtInt(s.output_bytes || 0)} bytes printed`)))));
+        h('span', { class: 'muted' }, ` · ${fmtInt(s.output_bytes || 0)} bytes printed`),
+        this.model.shellLogs.has(s.id)
+          ? foldable(this.model.shellLogs.get(s.id) || '(nothing)', 'output', `shell:${s.id}`)
+          : null))));
   }
 
   /** What the run told as it went: the model's window, a server that hides the tools or their

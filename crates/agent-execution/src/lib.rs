@@ -79,6 +79,7 @@ pub mod model_choice;
 pub mod outcome;
 pub mod queue;
 pub mod run_limits;
+pub mod shell_logs;
 pub mod store;
 pub mod sub_agent_tools;
 pub mod sub_trace_report;

@@ -66,6 +66,14 @@ pub const GOAL_BUDGET: &str = "goal_budget";
 /// message's text ([`images`], [`set_images`]).
 pub const IMAGES: &str = "images";
 
+/// Tool messages that started, read or stopped background shells: their statuses
+/// (`agent_tools::shells::ShellStatus`; see [`crate::shell_logs`]).
+pub const SHELLS: &str = "shells";
+
+/// The tool message that started background shells, once its run ended: everything each
+/// printed, by shell id ([`crate::shell_logs`]).
+pub const SHELL_LOGS: &str = "shell_logs";
+
 /// Every key above, in the order they are listed.
 pub const KEYS: &[&str] = &[
     COMPACTION,
@@ -84,6 +92,8 @@ pub const KEYS: &[&str] = &[
     GOALS_PENDING,
     IMAGES,
     GOAL_BUDGET,
+    SHELLS,
+    SHELL_LOGS,
 ];
 
 /// What the runner did about a goal's spent budget ([`GOAL_BUDGET`]).

@@ -152,7 +152,7 @@ pub(crate) async fn run_loop(
         }
     };
     crate::checkpoints::at_run_end(agent, trace_id).await;
-    shells.finish().await;
+    let _ = agent_execution::shell_logs::keep(store, &messages, shells.finish().await).await;
     // Background delegates still running end with the run, and the trace says how.
     let stopped = agent.engine.background.stop(trace_id).await;
     let _ = take_background(agent, trace_id, None, &mut messages).await;

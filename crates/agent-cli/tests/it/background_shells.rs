@@ -66,13 +66,15 @@ async fn a_background_shell_answers_at_once_and_its_output_is_read_later() {
             "bash",
             json!({"command": "sleep 1; echo done", "background": true}),
         ),
+        // It prints after the model's last read: only the trace keeps that.
         Turn::tool_call(
             "b2",
             "bash",
-            json!({"command": format!("sleep {marker}"), "background": true}),
+            json!({"command": format!("sleep 3; echo late-words; sleep {marker}"), "background": true}),
         ),
         Turn::tool_call("b3", "bash", json!({"command": "sleep 2"})),
         Turn::tool_call("o1", "shell_output", json!({})),
+        Turn::tool_call("b4", "bash", json!({"command": "sleep 2"})),
         Turn::text("Done."),
     ])
     .await;
@@ -84,7 +86,7 @@ async fn a_background_shell_answers_at_once_and_its_output_is_read_later() {
         .await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let results = tool_results(&server);
-    assert_eq!(results.len(), 4, "{results:?}");
+    assert_eq!(results.len(), 5, "{results:?}");
     // The first call answered before the command printed anything.
     assert!(
         results[0].contains("Started background shell sh-"),
@@ -102,9 +104,36 @@ async fn a_background_shell_answers_at_once_and_its_output_is_read_later() {
         "{read}"
     );
     assert!(
-        read.contains(&format!("(`sleep {marker}`): running")),
+        read.contains(&format!(
+            "(`sleep 3; echo late-words; sleep {marker}`): running"
+        )),
         "{read}"
     );
+    assert!(
+        !results.iter().any(|r| r.contains("late-words\n")),
+        "never read: {results:?}"
+    );
+    // The trace keeps, on the message that started each shell, how it ended and all it printed.
+    let trace = std::fs::read_dir(env.traces())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let log = std::fs::read_to_string(trace.join("events.jsonl")).unwrap();
+    let kept: Vec<serde_json::Value> = log
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|event| event["event"] == "message_updated")
+        .map(|event| event["message"]["metadata"].clone())
+        .filter(|metadata| metadata.get("shell_logs").is_some())
+        .collect();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    let logs = |metadata: &serde_json::Value| metadata["shell_logs"].as_object().unwrap().clone();
+    assert_eq!(logs(&kept[0]).values().next().unwrap(), "done\n");
+    assert_eq!(kept[0]["shells"][0]["state"], "exited");
+    assert_eq!(logs(&kept[1]).values().next().unwrap(), "late-words\n");
+    assert_eq!(kept[1]["shells"][0]["state"], "killed", "{kept:?}");
     // Nothing the run started is left.
     assert!(
         eventually(Duration::from_secs(5), || processes_with(&marker)

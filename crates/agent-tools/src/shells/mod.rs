@@ -134,6 +134,14 @@ pub struct ShellLog {
     pub output: String,
 }
 
+/// A log as the trace keeps it (`agent_execution::shell_logs::keep`): the status as JSON, and
+/// the output.
+impl From<ShellLog> for (serde_json::Value, String) {
+    fn from(log: ShellLog) -> Self {
+        (serde_json::json!(log.status), log.output)
+    }
+}
+
 /// The background shells of `trace_id`'s run and of the runs below it (sub-traces, whose ids
 /// begin with `<trace_id>@`), in the order they started.
 pub fn list(trace_id: &str) -> Vec<ShellStatus> {
