@@ -22,18 +22,20 @@ pub(crate) struct Answer {
     pub(crate) metadata: Map<String, Value>,
     /// How long the call took, approval wait included.
     pub(crate) duration_ms: Option<u64>,
-    /// The tokens and cost of a model call the answer took (a goal check's judge): recorded on
-    /// the tool message, so the trace's totals count them.
+    /// The tokens and cost of a model call the answer took (a goal check's judge, a provider's
+    /// web search): recorded on the tool message, so the trace's totals count them.
     pub(crate) usage: Option<(u64, f64)>,
 }
 
 impl From<ToolResult> for Answer {
     fn from(mut result: ToolResult) -> Self {
+        let mut metadata = std::mem::take(&mut result.metadata);
+        let usage = agent_tools::take_usage(&mut metadata);
         Self {
-            metadata: std::mem::take(&mut result.metadata),
+            metadata,
             result,
             duration_ms: None,
-            usage: None,
+            usage,
         }
     }
 }
@@ -50,9 +52,7 @@ pub(crate) fn tool_message(call: &ToolCall, answer: Answer, goal_id: Option<Stri
     message.goal_id = goal_id;
     let (used, cost) = answer.usage.unwrap_or_default();
     message.tokens = Some(tokens + used);
-    if cost > 0.0 {
-        message.cost = Some(cost);
-    }
+    message.cost = (cost > 0.0).then_some(cost);
     message.metadata = answer.metadata;
     let images = meta::pictures(answer.result.images.iter().map(|i| (&i.data[..], None)));
     meta::set_images(&mut message.metadata, &images);

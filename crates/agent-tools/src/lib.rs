@@ -48,6 +48,7 @@ pub mod rules;
 pub mod sandbox;
 mod search;
 pub mod shells;
+mod tool_usage;
 mod typed;
 #[cfg(feature = "web")]
 pub mod web;
@@ -79,6 +80,7 @@ pub use search::{GlobFilesArgs, GlobFilesTool, GrepArgs, GrepTool};
 pub use shells::{ShellKillTool, ShellOutputTool};
 /// The cancellation token of [`ToolContext::cancel`].
 pub use tokio_util::sync::CancellationToken;
+pub use tool_usage::{TOOL_USAGE, take_usage};
 pub use typed::TypedTool;
 pub use typed::check_arguments;
 pub use write_guard::WriteGuard;

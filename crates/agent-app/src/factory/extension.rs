@@ -35,6 +35,8 @@ pub struct MainModel<'a> {
     pub client: &'a Arc<dyn LlmClient>,
     /// Its name, as requests name it.
     pub name: &'a str,
+    /// What its tokens cost, when known: a tool that asks the provider counts its cost.
+    pub prices: Option<&'a agent_llm::PriceTable>,
 }
 
 impl std::fmt::Debug for MainModel<'_> {
@@ -58,7 +60,21 @@ impl<'a> Scope<'a> {
     /// The same runner, its main model `name` reached through `client`.
     #[must_use]
     pub fn with_model(mut self, client: &'a Arc<dyn LlmClient>, name: &'a str) -> Self {
-        self.model = Some(MainModel { client, name });
+        self.model = Some(MainModel {
+            client,
+            name,
+            prices: None,
+        });
+        self
+    }
+
+    /// The same runner, its main model's tokens priced by `prices` (after
+    /// [`with_model`](Self::with_model)).
+    #[must_use]
+    pub fn with_prices(mut self, prices: &'a agent_llm::PriceTable) -> Self {
+        if let Some(model) = &mut self.model {
+            model.prices = Some(prices);
+        }
         self
     }
 

@@ -319,7 +319,9 @@ impl AppFactory {
         let resolved = self.settings(&profile, workspace, false).ok();
         let mut scope = Scope::new(workspace).with_skills(skills.as_deref());
         if let Some(resolved) = &resolved {
-            scope = scope.with_model(&resolved.client, &resolved.provider.model);
+            scope = scope
+                .with_model(&resolved.client, &resolved.provider.model)
+                .with_prices(&resolved.options.prices);
         }
         self.tools(
             &self.sandbox.config,
@@ -393,11 +395,12 @@ impl AppFactory {
         // What the extensions (the MCP servers among them) say about their tools goes with the
         // tools, whatever the instruction files' setting.
         let skills = self.skills_of(options.agent.as_deref(), &workspace)?;
-        let model = options.model.clone();
+        let (model, prices) = (options.model.clone(), options.prices.clone());
         let main = client.clone();
         let scope = Scope::new(&workspace)
             .with_skills(skills.as_deref())
-            .with_model(&main, &model);
+            .with_model(&main, &model)
+            .with_prices(&prices);
         for extension in &self.extensions {
             options.instructions.extend(extension.instructions(&scope));
         }

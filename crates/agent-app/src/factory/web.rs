@@ -87,7 +87,12 @@ mod imp {
                     .client
                     .offers_web_search()
                     .then(|| -> Arc<dyn SearchBackend> {
-                        Arc::new(ProviderSearch::new(model.client.clone(), model.name))
+                        let prices = model.prices.cloned().unwrap_or_default();
+                        Arc::new(ProviderSearch::new(
+                            model.client.clone(),
+                            model.name,
+                            prices,
+                        ))
                     })
             };
             match self.search {

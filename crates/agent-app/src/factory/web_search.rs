@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_llm::{LlmClient, LlmError, WebSearchAnswer, WebSearchOptions};
+use agent_llm::{LlmClient, LlmError, PriceTable, WebSearchAnswer, WebSearchOptions};
 use agent_tools::async_trait;
 use agent_tools::web::{SearchBackend, SearchError, SearchQuery, SearchResults, SearchSource};
 
@@ -19,6 +19,8 @@ const TIMEOUT: Duration = Duration::from_secs(300);
 pub(crate) struct ProviderSearch {
     client: Arc<dyn LlmClient>,
     model: String,
+    /// What the search's tokens cost, so that the run's totals and budget count them.
+    prices: PriceTable,
 }
 
 impl std::fmt::Debug for ProviderSearch {
@@ -30,11 +32,12 @@ impl std::fmt::Debug for ProviderSearch {
 }
 
 impl ProviderSearch {
-    /// The search of `client`'s provider, run by `model`.
-    pub(crate) fn new(client: Arc<dyn LlmClient>, model: &str) -> Self {
+    /// The search of `client`'s provider, run by `model`, its tokens priced by `prices`.
+    pub(crate) fn new(client: Arc<dyn LlmClient>, model: &str, prices: PriceTable) -> Self {
         Self {
             client,
             model: model.to_owned(),
+            prices,
         }
     }
 }
@@ -58,7 +61,13 @@ impl SearchBackend for ProviderSearch {
             .web_search(&self.model, &query.query, &options)
             .await
             .map_err(|error| SearchError::new(failure(&error)))?;
-        Ok(results(answer))
+        let usage = answer.usage.map(|usage| {
+            let tokens = usage.prompt_tokens + usage.completion_tokens;
+            (tokens, self.prices.cost(&self.model, &usage))
+        });
+        let mut found = results(answer);
+        found.usage = usage;
+        Ok(found)
     }
 }
 

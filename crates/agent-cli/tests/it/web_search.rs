@@ -217,3 +217,62 @@ async fn a_chat_completions_model_has_no_web_search_without_a_service() {
     );
     assert!(requests.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_providers_search_counts_in_the_runs_tokens_and_cost() {
+    use agent_test_support::mock_model::Usage;
+    // The search reads pages: 20,000 tokens in, 500 out, at claude-sonnet-4's $3 / $15 per
+    // million: $0.0675, which the tool's message carries into the trace's totals.
+    let turns = vec![
+        Turn::tool_call(
+            "s1",
+            "web_search",
+            json!({"query": "rust 2024 edition release"}),
+        ),
+        Turn::text("It shipped with 1.85.")
+            .with_web_search(found())
+            .with_usage(Usage::new(20_000, 500)),
+        Turn::text("Rust 1.85."),
+    ];
+    let server = MockModelServer::with_replies(turns).await;
+    let env = agent_env();
+    let base = server.anthropic_base();
+    let work = env.work();
+    let output = env
+        .run(&[
+            "run",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            &base,
+            "--api-key",
+            "sk-test",
+            "--model",
+            "claude-sonnet-4-5",
+            "--workspace",
+            &work,
+            "When did the edition ship?",
+        ])
+        .await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let trace = (std::fs::read_dir(env.traces()).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.join("events.jsonl").is_file())
+        .unwrap();
+    let log = std::fs::read_to_string(trace.join("events.jsonl")).unwrap();
+    let searched = log
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|event| {
+            event["event"] == "message_added" && event["message"]["tool_name"] == "web_search"
+        })
+        .map(|event| event["message"].clone())
+        .unwrap();
+    let cost = searched["cost"].as_f64().unwrap();
+    assert!((cost - 0.0675).abs() < 1e-9, "{searched}");
+    assert!(searched["tokens"].as_u64().unwrap() > 20_500, "{searched}");
+    assert!(
+        searched["metadata"].get("tool_usage").is_none(),
+        "taken out: {searched}"
+    );
+}

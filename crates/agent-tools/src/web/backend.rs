@@ -79,7 +79,7 @@ impl SearchSource {
 }
 
 /// What a search found.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
 pub struct SearchResults {
     /// What a model wrote of the results, when the search is a provider's (which answers in
@@ -89,6 +89,10 @@ pub struct SearchResults {
     pub sources: Vec<SearchSource>,
     /// The queries that were run, when they differ from the one asked.
     pub queries: Vec<String>,
+    /// The tokens and the cost (dollars) of the model call the search was, when it was one (a
+    /// provider's search): recorded on the tool's message ([`crate::TOOL_USAGE`]), so the run's
+    /// totals and its cost budget count them.
+    pub usage: Option<(u64, f64)>,
 }
 
 impl SearchResults {

@@ -103,7 +103,11 @@ impl TypedTool for WebSearchTool {
             found = self.backend.search(&query) => found.map_err(|e| ToolError::failed(e.message))?,
             () = ctx.cancel.cancelled() => return Err(ToolError::failed("web_search was cancelled")),
         };
-        Ok(ToolOutput::text(render(&query, &name, &results)))
+        let output = ToolOutput::text(render(&query, &name, &results));
+        Ok(match results.usage {
+            Some((tokens, cost)) => output.with_usage(tokens, cost),
+            None => output,
+        })
     }
 }
 
