@@ -15,14 +15,6 @@ use crate::cells::{Cell, ToolCell, ToolState};
 use crate::input::Editor;
 use crate::plan::{Plan, SubTrace};
 
-/// A status as its JSON word (`completed`, `failed`, ...).
-pub(crate) fn status_word(status: TraceStatus) -> String {
-    serde_json::to_value(status)
-        .ok()
-        .and_then(|value| value.as_str().map(str::to_owned))
-        .unwrap_or_else(|| format!("{status:?}").to_lowercase())
-}
-
 /// What the status line says.
 #[derive(Debug, Default, Clone)]
 pub struct Status {

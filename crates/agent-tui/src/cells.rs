@@ -386,3 +386,10 @@ impl ToolCell {
         lines
     }
 }
+/// A status as its JSON word (`completed`, `failed`, ...).
+pub(crate) fn status_word(status: agent_execution::TraceStatus) -> String {
+    serde_json::to_value(status)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{status:?}").to_lowercase())
+}

@@ -7,7 +7,7 @@ use agent_execution::TraceFilter;
 use agent_execution::fork::{self, ForkPoint};
 use agent_runner::{CancellationToken, stats_with_sub_traces};
 
-use crate::app::status_word;
+use crate::cells::status_word;
 use crate::session::Session;
 use agent_runner::interaction::shells;
 use agent_runner::interaction::slash::{self, COMMANDS, ForkAt, SlashCommand};

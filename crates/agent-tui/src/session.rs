@@ -361,7 +361,7 @@ impl Session {
                     TraceStatus::Completed => Some("agent: the turn is done".to_owned()),
                     status => Some(format!(
                         "agent: the turn {}",
-                        crate::app::status_word(status)
+                        crate::cells::status_word(status)
                     )),
                 };
                 if let Some(told) = told {
@@ -376,7 +376,7 @@ impl Session {
                     status => self.app.error(explained.unwrap_or_else(|| {
                         format!(
                             "the turn ended {}: {}",
-                            crate::app::status_word(status),
+                            crate::cells::status_word(status),
                             outcome.error.as_deref().unwrap_or("no error recorded")
                         )
                     })),
