@@ -42,8 +42,8 @@ use agent_goal::GoalTree;
 use agent_llm::ChatMessage;
 
 use crate::compaction::{
-    CompactionStrategy, ContextBudget, Item, MESSAGE_OVERHEAD, compact_goals, estimate_content,
-    is_compaction, is_same, prune, sent_reasoning,
+    CompactionStrategy, ContextBudget, Item, MESSAGE_OVERHEAD, compact_goals,
+    estimate_content_with, is_compaction, is_same, prune, sent_reasoning,
 };
 pub use crate::compaction::{estimate_chat, render_transcript};
 
@@ -127,10 +127,10 @@ impl ContextMemo {
         &mut self,
         message: &ChatMessage,
         origin: Option<&Message>,
-        estimate: &dyn Fn(&str) -> usize,
+        (estimate, rule): (&dyn Fn(&str) -> usize, agent_llm::ImageTokens),
     ) -> usize {
         let Some(origin) = origin else {
-            return estimate_content(message, estimate);
+            return estimate_content_with(message, estimate, rule);
         };
         let bytes = content_bytes(message);
         if let Some((id, known_bytes, tokens)) = self.tokens.get(&origin.sequence)
@@ -139,7 +139,7 @@ impl ContextMemo {
         {
             return *tokens;
         }
-        let tokens = estimate_content(message, estimate);
+        let tokens = estimate_content_with(message, estimate, rule);
         self.tokens
             .insert(origin.sequence, (origin.message_id.clone(), bytes, tokens));
         tokens
@@ -193,7 +193,10 @@ pub fn build_context_with<M: Borrow<Message>>(
     let mut tokens: Vec<usize> = chat
         .iter()
         .zip(&origins)
-        .map(|(message, origin)| memo.content_tokens(message, *origin, input.estimate))
+        .map(|(message, origin)| {
+            let rule = input.budget.image_tokens;
+            memo.content_tokens(message, *origin, (input.estimate, rule))
+        })
         .collect();
 
     // Step 4: prune old tool outputs.

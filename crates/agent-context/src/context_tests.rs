@@ -445,3 +445,32 @@ fn a_long_mission_is_cut_in_the_plan_and_points_to_the_task() {
     let view = system_messages("Prompt", &tree);
     assert_eq!(view[1], ChatMessage::System(plan));
 }
+
+#[test]
+fn a_picture_counts_by_the_rule_of_the_models_provider() {
+    let tree = GoalTree::new("m");
+    let mut h = History::default();
+    h.user("look at this");
+    let mut picture = agent_llm::ChatImage::new("id", "image/png", (1024, 1024), "AAAA".into());
+    picture.name = Some("shot.png".into());
+    let first = h.messages.last_mut().unwrap();
+    agent_execution::meta::set_images(&mut first.metadata, &[picture]);
+    let estimate = |budget: &ContextBudget| {
+        let whole = view(&tree, &h, budget, CompactionStrategy::default()).estimated_tokens;
+        let input = ContextInput {
+            system_prompt: "You are a careful agent.",
+            tree: &tree,
+            messages: &h.messages,
+            budget,
+            strategy: CompactionStrategy::default(),
+            estimate: &words,
+        };
+        let step = crate::IncrementalContext::new().build(&input).estimated_tokens;
+        assert_eq!(whole, step, "both builders count alike");
+        whole
+    };
+    let openai = estimate(&ContextBudget::for_model(128_000, "gpt-4o"));
+    let anthropic = estimate(&ContextBudget::for_model(128_000, "claude-sonnet-4-5"));
+    // 1024×1024: 85 + 170 × 4 tiles at OpenAI, 1,048,576 / 750 rounded up at Anthropic.
+    assert_eq!(openai + 1399, anthropic + 765, "{openai} {anthropic}");
+}

@@ -169,6 +169,31 @@ pub enum ImageTokens {
 }
 
 impl ImageTokens {
+    /// The rule of the provider that serves `model` (after any `provider/` prefix), by its name:
+    /// OpenAI's GPT and o-series models count tiles, every other model (Claude, and local ones,
+    /// whose real count is their server's) the larger [`Anthropic`](Self::Anthropic) rule.
+    ///
+    /// ```
+    /// use agent_llm::ImageTokens;
+    /// assert_eq!(ImageTokens::for_model("gpt-4o"), ImageTokens::OpenAi);
+    /// assert_eq!(ImageTokens::for_model("openai/o4-mini"), ImageTokens::OpenAi);
+    /// assert_eq!(ImageTokens::for_model("claude-sonnet-4-5"), ImageTokens::Anthropic);
+    /// assert_eq!(ImageTokens::for_model("qwen2.5-vl-7b"), ImageTokens::Anthropic);
+    /// ```
+    pub fn for_model(model: &str) -> Self {
+        let name = model
+            .rsplit('/')
+            .next()
+            .unwrap_or(model)
+            .to_ascii_lowercase();
+        let openai = ["gpt-", "chatgpt-", "o1", "o3", "o4"];
+        if openai.iter().any(|prefix| name.starts_with(prefix)) {
+            Self::OpenAi
+        } else {
+            Self::Anthropic
+        }
+    }
+
     /// The tokens a `width` × `height` picture costs.
     ///
     /// ```

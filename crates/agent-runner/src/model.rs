@@ -31,7 +31,7 @@ pub(crate) fn budget_in(
     window: ContextWindow,
     tools: &[ToolSpec],
 ) -> ContextBudget {
-    let mut budget = ContextBudget::for_window(window.tokens);
+    let mut budget = ContextBudget::for_model(window.tokens, &spec.model);
     budget.request_tokens = agent_llm::estimate_tools_tokens(tools);
     budget.answer_tokens = spec.max_tokens.map_or(0, |max| max as usize);
     budget

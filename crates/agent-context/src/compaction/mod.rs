@@ -45,6 +45,7 @@ pub const TOKENS_AFTER_KEY: &str = agent_execution::meta::TOKENS_AFTER;
 pub const PRUNED_MARKER: &str = "[tool output pruned from the context";
 /// The limits the context is built against.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ContextBudget {
     /// The model's context window, in tokens.
     pub context_window: usize,
@@ -62,6 +63,8 @@ pub struct ContextBudget {
     pub request_tokens: usize,
     /// Room left in the window for the answer (the request's `max_tokens`, 0 when unset).
     pub answer_tokens: usize,
+    /// How the model's provider counts a picture's tokens ([`ContextBudget::for_model`]).
+    pub image_tokens: agent_llm::ImageTokens,
 }
 
 impl ContextBudget {
@@ -75,6 +78,22 @@ impl ContextBudget {
             protected_turns: 2,
             request_tokens: 0,
             answer_tokens: 0,
+            image_tokens: agent_llm::ImageTokens::default(),
+        }
+    }
+
+    /// [`for_window`](Self::for_window), its pictures counted by the rule of `model`'s provider
+    /// ([`agent_llm::ImageTokens::for_model`]).
+    ///
+    /// ```
+    /// use agent_context::ContextBudget;
+    /// use agent_llm::ImageTokens;
+    /// assert_eq!(ContextBudget::for_model(128_000, "gpt-4o").image_tokens, ImageTokens::OpenAi);
+    /// ```
+    pub fn for_model(context_window: usize, model: &str) -> Self {
+        Self {
+            image_tokens: agent_llm::ImageTokens::for_model(model),
+            ..Self::for_window(context_window)
         }
     }
 
@@ -124,8 +143,23 @@ pub fn estimate_chat(chat: &[ChatMessage], estimate: &dyn Fn(&str) -> usize) -> 
         .sum()
 }
 
-/// Estimated tokens of one message's text, without the per-message overhead.
+/// Estimated tokens of one message's text, without the per-message overhead; its pictures by
+/// [`agent_llm::ImageTokens::default`]'s rule.
 pub(crate) fn estimate_content(message: &ChatMessage, estimate: &dyn Fn(&str) -> usize) -> usize {
+    estimate_content_with(message, estimate, agent_llm::ImageTokens::default())
+}
+
+/// [`estimate_content`], its pictures by `rule`.
+pub(crate) fn estimate_content_with(
+    message: &ChatMessage,
+    estimate: &dyn Fn(&str) -> usize,
+    rule: agent_llm::ImageTokens,
+) -> usize {
+    let image_tokens = |images: &[agent_llm::ChatImage]| -> usize {
+        (images.iter())
+            .map(|image| rule.estimate(image.width, image.height))
+            .sum()
+    };
     match message {
         ChatMessage::System(text) | ChatMessage::User(text) => estimate(text),
         ChatMessage::UserWithImages { text, images } => estimate(text) + image_tokens(images),
@@ -148,14 +182,6 @@ pub(crate) fn estimate_content(message: &ChatMessage, estimate: &dyn Fn(&str) ->
             content, images, ..
         } => estimate(content) + image_tokens(images),
     }
-}
-
-/// The tokens of pictures, by the rule of [`agent_llm::ImageTokens::default`].
-fn image_tokens(images: &[agent_llm::ChatImage]) -> usize {
-    images
-        .iter()
-        .map(|image| agent_llm::ImageTokens::default().estimate(image.width, image.height))
-        .sum()
 }
 
 /// The text of a piece of reasoning that goes back to its provider and takes room in the

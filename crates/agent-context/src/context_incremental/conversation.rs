@@ -257,7 +257,8 @@ impl Conversation {
                     Role::User => {}
                 }
                 let chat = stored_chat(message);
-                let tokens = cx.memo.content_tokens(&chat, Some(message), cx.estimate);
+                let tokens =
+                    (cx.memo).content_tokens(&chat, Some(message), (cx.estimate, cx.images));
                 self.push_chat(chat, tokens, cx);
             }
         }
@@ -268,6 +269,8 @@ impl Conversation {
 pub(super) struct Estimates<'a> {
     pub(super) memo: &'a mut ContextMemo,
     pub(super) estimate: &'a dyn Fn(&str) -> usize,
+    /// How the model's provider counts pictures.
+    pub(super) images: agent_llm::ImageTokens,
     /// An output's estimate → the estimate of the marker that replaces it.
     pub(super) markers: &'a mut HashMap<usize, usize>,
     /// The estimate of [`INTERRUPTED_RESULT`].

@@ -168,6 +168,7 @@ impl IncrementalContext {
         let mut cx = Estimates {
             memo: &mut self.memo,
             estimate: input.estimate,
+            images: input.budget.image_tokens,
             markers: &mut self.markers,
             interrupted,
             retro: false,
