@@ -465,7 +465,9 @@ fn a_picture_counts_by_the_rule_of_the_models_provider() {
             strategy: CompactionStrategy::default(),
             estimate: &words,
         };
-        let step = crate::IncrementalContext::new().build(&input).estimated_tokens;
+        let step = crate::IncrementalContext::new()
+            .build(&input)
+            .estimated_tokens;
         assert_eq!(whole, step, "both builders count alike");
         whole
     };

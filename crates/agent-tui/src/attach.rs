@@ -4,7 +4,12 @@
 //! picture is attached to the next message instead, shown as `[image: shot.png 3×2]` above the
 //! input; Backspace on an empty input takes the last one off. The person chose the file, so it
 //! is read wherever it is (a `@shot.png` mention, which the model could also write, stays within
-//! the workspace).
+//! the workspace). Ctrl-V attaches the picture on the clipboard (a screenshot copied there), read
+//! with `wl-paste` under Wayland or `xclip` under X11.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use std::path::PathBuf;
 
@@ -35,6 +40,17 @@ impl App {
         }
     }
 
+    /// Attaches the picture on the clipboard, or says why there is none.
+    pub(crate) fn attach_clipboard(&mut self) {
+        match clipboard_picture() {
+            Ok(bytes) => match ChatImage::from_bytes(&bytes, Some("clipboard")) {
+                Ok(picture) => self.attached.push(picture),
+                Err(error) => self.notice(format!("the clipboard holds no picture: {error}")),
+            },
+            Err(why) => self.notice(why),
+        }
+    }
+
     /// The pictures attached to the message being typed, as the line above the input shows them.
     pub(crate) fn attached_line(&self) -> Option<String> {
         if self.attached.is_empty() {
@@ -46,6 +62,58 @@ impl App {
             shown.join(" ")
         ))
     }
+}
+
+/// How long a clipboard tool may take to answer.
+const CLIPBOARD_WAIT: Duration = Duration::from_secs(2);
+
+/// The bytes of the picture on the clipboard: `wl-paste` where a Wayland display is named, else
+/// `xclip` where an X display is; the message says what is missing otherwise.
+fn clipboard_picture() -> Result<Vec<u8>, String> {
+    let wayland = std::env::var_os("WAYLAND_DISPLAY").is_some();
+    let (program, args): (&str, &[&str]) = if wayland {
+        ("wl-paste", &["--no-newline", "--type", "image/png"])
+    } else if std::env::var_os("DISPLAY").is_some() {
+        (
+            "xclip",
+            &["-selection", "clipboard", "-target", "image/png", "-out"],
+        )
+    } else {
+        return Err("no clipboard to read: neither WAYLAND_DISPLAY nor DISPLAY is set".into());
+    };
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|error| format!("the clipboard could not be read with {program}: {error}"))?;
+    let mut stdout = child.stdout.take().ok_or("no output")?;
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let limit = agent_execution::message::MAX_IMAGE_BYTES as u64 + 1;
+        (&mut stdout)
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map(|_| bytes)
+    });
+    let deadline = Instant::now() + CLIPBOARD_WAIT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{program} did not answer in time"));
+            }
+        }
+    };
+    let bytes = reader.join().ok().and_then(Result::ok).unwrap_or_default();
+    if !status.success() || bytes.is_empty() {
+        return Err("the clipboard holds no picture".into());
+    }
+    Ok(bytes)
 }
 
 /// The file a paste names: one line, unquoted (`'…'`, `"…"`), unescaped (`\ `), a `file://` URL

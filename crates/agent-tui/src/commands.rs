@@ -16,7 +16,8 @@ use agent_runner::interaction::slash::{self, COMMANDS, ForkAt, SlashCommand};
 const KEYS: &str = "Enter sends · Shift+Enter, Ctrl-J or \\ then Enter: a new line · Up/Down: \
 history · Tab: complete /commands and @files · PageUp/PageDown or the mouse wheel: scroll \
 (Shift+drag selects text) · Ctrl-O: the newest tool output, whole · Ctrl-P: plan panel · Ctrl-T: \
-unfold reasoning · Esc or Ctrl-C: stop the turn (twice: quit) · Ctrl-D: quit · a question \
+unfold reasoning · Ctrl-V: attach the clipboard's picture (a pasted picture file's path attaches \
+it too; Backspace on an empty line takes it off) · Esc or Ctrl-C: stop the turn (twice: quit) · Ctrl-D: quit · a question \
 waits for ↑↓ or its letter, then Enter";
 
 impl Session {

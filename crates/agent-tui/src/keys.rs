@@ -124,6 +124,10 @@ impl App {
                 self.show_last_output();
                 Action::Nothing
             }
+            KeyCode::Char('v') if ctrl => {
+                self.attach_clipboard();
+                Action::Nothing
+            }
             KeyCode::Char('p') if ctrl => {
                 self.toggle_plan();
                 Action::Nothing

@@ -308,3 +308,47 @@ async fn a_pasted_picture_path_is_attached_to_the_next_message() {
     terminal.send("\u{4}");
     assert_eq!(terminal.wait_exit(), Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_v_attaches_the_picture_on_the_clipboard() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = agent_env();
+    let server = MockModelServer::with_replies([Turn::text("A copied picture.")]).await;
+    // A clipboard holding a PNG, as `wl-paste` gives it; then one holding none.
+    let tools = tempfile::tempdir().unwrap();
+    let shot = tools.path().join("shot.png");
+    std::fs::write(&shot, agent_test_support::TINY_PNG).unwrap();
+    let paste = tools.path().join("wl-paste");
+    let script = format!(
+        "#!/bin/sh\n[ -f {0}.gone ] && exit 1\ncat {0}\ntouch {0}.gone\n",
+        shot.display()
+    );
+    std::fs::write(&paste, script).unwrap();
+    std::fs::set_permissions(&paste, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        tools.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let mut args = vec!["chat".to_owned()];
+    args.extend(on_server(&env, &server));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut command = env.command(&args);
+    command
+        .env("PATH", path)
+        .env("WAYLAND_DISPLAY", "wayland-test");
+    let mut terminal = Terminal::spawn(command);
+    terminal.wait_for(READY);
+    terminal.send("\u{16}");
+    terminal.wait_for("[image: clipboard 3×2]");
+    // The clipboard is empty now: the UI says so and keeps the picture it has.
+    terminal.send("\u{16}");
+    let screen = terminal.wait_for("the clipboard holds no picture");
+    assert_eq!(screen.matches("[image: clipboard").count(), 1, "{screen}");
+    terminal.send("What is this?\r");
+    terminal.wait_for("A copied picture.");
+    let body = server.requests()[0].body.to_string();
+    assert!(body.contains("data:image/png;base64,iVBORw0KGgo"), "{body}");
+    terminal.send("\u{4}");
+    assert_eq!(terminal.wait_exit(), Some(0));
+}
