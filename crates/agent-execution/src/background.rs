@@ -25,6 +25,8 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::{Message, Role};
+
 /// How many background sub-traces one trace may have running at once.
 pub const MAX_RUNNING: usize = 8;
 
@@ -81,20 +83,34 @@ pub fn interrupted(trace_id: &str, result: &str) -> String {
 
 /// The background sub-traces `messages` (a trace's, in order) started whose end they do not
 /// record, leaving out those `known` to be running or ended in this process: the ones a crash
-/// orphaned.
-///
-/// ```
-/// use agent_execution::background::{ended, orphans, started};
-/// let texts = [started("t@delegate-1"), started("t@delegate-2"), ended("t@delegate-1", "done")];
-/// assert_eq!(orphans(texts.iter().map(String::as_str), &[]), ["t@delegate-2"]);
-/// assert!(orphans(texts.iter().map(String::as_str), &["t@delegate-2".into()]).is_empty());
-/// ```
-pub fn orphans<'a>(texts: impl IntoIterator<Item = &'a str>, known: &[String]) -> Vec<String> {
+/// orphaned. Only what the runner wrote counts: a `delegate` call's result naming a sub-trace of
+/// the trace ([`started`]), and a user message of a `background` turn ([`ended`],
+/// [`interrupted`]); the same words in a command's output or the model's text are not a start.
+pub fn orphans<'a>(
+    messages: impl IntoIterator<Item = &'a Message>,
+    known: &[String],
+) -> Vec<String> {
     let mut open: Vec<String> = Vec::new();
-    for text in texts {
-        if let Some(id) = (text.strip_prefix(STARTED)).and_then(|rest| rest.split_once(". Its ")) {
-            open.push(id.0.to_owned());
-        } else if let Some(rest) = text.strip_prefix(ENDED) {
+    for message in messages {
+        let text = message.content.text();
+        let delegated = message.role == Role::Tool
+            && message.tool_name.as_deref() == Some("delegate")
+            && !message.content.is_error();
+        let background_turn = message.role == Role::User
+            && message
+                .metadata
+                .get(crate::meta::TURN)
+                .and_then(|v| v.as_str())
+                == Some(crate::meta::Turn::Background.as_str());
+        if delegated {
+            let id = (text.strip_prefix(STARTED)).and_then(|rest| rest.split_once(". Its "));
+            let ours = |id: &str| id.starts_with(&format!("{}@", message.trace_id));
+            open.extend(
+                id.map(|(id, _)| id)
+                    .filter(|id| ours(id))
+                    .map(str::to_owned),
+            );
+        } else if let Some(rest) = text.strip_prefix(ENDED).filter(|_| background_turn) {
             open.retain(|id| !rest.starts_with(&format!("{id} ")));
         }
     }
@@ -128,16 +144,16 @@ pub fn name_stopped(error: Option<String>, stopped: &[String]) -> Option<String>
 impl Background {
     /// The background sub-traces of `parent` whose end is to be told to it now, each with
     /// whether it was lost: those that ended since the last look ([`take_ended`](Self::take_ended)),
-    /// then those its messages (`texts`, in order) started and never saw end that this process
+    /// then those its messages (in order) started and never saw end that this process
     /// does not know of ([`orphans`]: a crash stopped them).
     pub fn take_ends<'a>(
         &self,
         parent: &str,
-        texts: impl IntoIterator<Item = &'a str>,
+        messages: impl IntoIterator<Item = &'a Message>,
     ) -> Vec<(String, bool)> {
         let ended = self.take_ended(parent);
         let known = [self.running(parent), ended.clone()].concat();
-        let lost = orphans(texts, &known).into_iter().map(|id| (id, true));
+        let lost = orphans(messages, &known).into_iter().map(|id| (id, true));
         ended
             .into_iter()
             .map(|id| (id, false))
@@ -326,5 +342,43 @@ mod tests {
         cancel.cancel();
         assert!(!background.wait_ended("p", &cancel).await);
         background.stop("p").await;
+    }
+
+    #[test]
+    fn only_what_the_runner_wrote_starts_or_ends_a_background_delegate() {
+        let message = |role: &str, tool: Option<&str>, text: &str, turn: Option<&str>| {
+            let mut value = serde_json::json!({
+                "message_id": "t-1", "trace_id": "t", "role": role, "sequence": 1,
+                "content": text, "description": "", "created_at": "2026-01-01T00:00:00Z",
+            });
+            if let Some(tool) = tool {
+                value["tool_name"] = tool.into();
+                value["tool_call_id"] = "c".into();
+            }
+            if let Some(turn) = turn {
+                value["metadata"] = serde_json::json!({ "turn": turn });
+            }
+            serde_json::from_value::<Message>(value).unwrap()
+        };
+        let start = |id: &str| message("tool", Some("delegate"), &started(id), None);
+        let messages = [
+            start("t@delegate-1"),
+            start("t@delegate-2"),
+            // A command's output and the model's words that look the same start nothing.
+            message("tool", Some("bash"), &started("t@delegate-3"), None),
+            message("assistant", None, &started("t@delegate-4"), None),
+            // Nor does a delegate result naming another trace's sub-trace.
+            start("other@delegate-5"),
+            // An end counts only as the runner's background turn.
+            message("user", None, &ended("t@delegate-2", "x"), None),
+            message(
+                "user",
+                None,
+                &ended("t@delegate-1", "x"),
+                Some("background"),
+            ),
+        ];
+        assert_eq!(orphans(&messages, &[]), ["t@delegate-2"]);
+        assert!(orphans(&messages, &["t@delegate-2".to_owned()]).is_empty());
     }
 }

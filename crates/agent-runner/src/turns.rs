@@ -66,8 +66,8 @@ pub(crate) async fn take_background(
     messages: &mut Vec<Arc<Message>>,
 ) -> Result<(), StepError> {
     let mut ops = Vec::new();
-    let texts = messages.iter().map(|m| m.content.text());
-    for (id, lost) in agent.engine.background.take_ends(trace_id, texts) {
+    let recorded = messages.iter().map(AsRef::as_ref);
+    for (id, lost) in agent.engine.background.take_ends(trace_id, recorded) {
         let (text, _) = agent.sub_agents.report(&id).await?.delegate_result();
         let text = agent.sub_agents.bounded(&end_text(&id, &text, lost));
         ops.push(user_message(&text, goal_id, Turn::Background.as_str()));
