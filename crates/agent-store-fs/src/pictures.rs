@@ -105,7 +105,9 @@ pub(crate) fn write(dir: &Path, pictures: &[Picture], sync: bool) -> Result<(), 
     let mut wrote = false;
     for picture in pictures {
         let path = folder.join(&picture.id);
-        if path.is_file() {
+        // A file already there is kept only when it is this picture: a crash of a store that
+        // does not sync may have left it empty or cut short.
+        if fs::read(&path).is_ok_and(|bytes| bytes == picture.bytes) {
             continue;
         }
         let tmp = PathBuf::from(format!("{}.tmp", path.display()));
@@ -124,28 +126,34 @@ pub(crate) fn write(dir: &Path, pictures: &[Picture], sync: bool) -> Result<(), 
     Ok(())
 }
 
-/// Puts the bytes of the message's pictures back from the trace's `pictures/` folder; a picture
-/// whose file is missing or unreadable stays without bytes.
-pub(crate) fn fill(dir: &Path, message: &mut Message) {
+/// Puts the bytes of the message's pictures back from the trace's `pictures/` folder and
+/// returns how many bytes that added; a picture whose file is missing, unreadable or not the
+/// picture its id names (a torn write) stays without bytes.
+pub(crate) fn fill(dir: &Path, message: &mut Message) -> u64 {
     let Some(serde_json::Value::Array(list)) = message.metadata.get(meta::IMAGES) else {
-        return;
+        return 0;
     };
     if !list.iter().any(|entry| entry.get("data").is_none()) {
-        return;
+        return 0;
     }
     let mut images = meta::images(&message.metadata);
+    let mut added = 0;
     for image in &mut images {
         if image.data.is_some() || !is_hash(&image.id) {
             continue;
         }
-        if let Ok(bytes) = fs::read(dir.join(PICTURES).join(&image.id)) {
-            let data: Arc<str> = base64::engine::general_purpose::STANDARD
-                .encode(bytes)
-                .into();
-            image.data = Some(data);
+        let Ok(bytes) = fs::read(dir.join(PICTURES).join(&image.id)) else {
+            continue;
+        };
+        if let Ok(checked) = ChatImage::from_bytes(&bytes, None)
+            && checked.id == image.id
+        {
+            added += checked.data.as_deref().map_or(0, str::len) as u64;
+            image.data = checked.data;
         }
     }
     meta::set_images(&mut message.metadata, &images);
+    added
 }
 
 /// [`fill`] for a message event.
@@ -153,7 +161,7 @@ pub(crate) fn fill_event(dir: &Path, event: &mut Event) {
     if let EventKind::MessageAdded { message, .. } | EventKind::MessageUpdated { message } =
         &mut event.kind
     {
-        fill(dir, message);
+        let _ = fill(dir, message);
     }
 }
 
@@ -190,7 +198,7 @@ mod tests {
             DOT,
             "the file is the picture itself"
         );
-        fill(dir.path(), &mut message);
+        let _ = fill(dir.path(), &mut message);
         assert_eq!(meta::images(&message.metadata), vec![picture]);
     }
 
@@ -210,12 +218,30 @@ mod tests {
     }
 
     #[test]
-    fn a_lost_file_reads_back_without_bytes() {
+    fn a_lost_or_torn_file_reads_back_without_bytes_and_is_written_again() {
         let dir = tempfile::tempdir().unwrap();
         let picture = ChatImage::from_bytes(DOT, None).unwrap();
-        let mut message = with(&[picture]);
-        let _ = take(&mut message);
-        fill(dir.path(), &mut message);
+        let mut message = with(std::slice::from_ref(&picture));
+        let taken = take(&mut message);
+        assert_eq!(fill(dir.path(), &mut message), 0);
         assert_eq!(meta::images(&message.metadata)[0].data, None);
+        // Torn: the first half of the picture, as an unsynced crash may leave it.
+        let file = dir.path().join(PICTURES).join(&picture.id);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(&file, &DOT[..DOT.len() / 2]).unwrap();
+        assert_eq!(
+            fill(dir.path(), &mut message),
+            0,
+            "not the picture its id names"
+        );
+        write(dir.path(), &taken, false).unwrap();
+        assert_eq!(
+            fs::read(&file).unwrap(),
+            DOT,
+            "a later commit of it writes it again"
+        );
+        let added = fill(dir.path(), &mut message);
+        assert_eq!(added as usize, picture.data.as_deref().unwrap().len());
+        assert_eq!(meta::images(&message.metadata), vec![picture]);
     }
 }

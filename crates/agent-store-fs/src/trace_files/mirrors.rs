@@ -141,8 +141,10 @@ impl Slot {
             let Some(mut message) = self.message_at(open, sequence)? else {
                 continue;
             };
-            // The bytes of its pictures are in `pictures/`, once.
-            let _ = crate::pictures::take(&mut message);
+            // The bytes of its pictures are in `pictures/`, once (written there now for a trace
+            // whose log still holds them inline).
+            let taken = crate::pictures::take(&mut message);
+            crate::pictures::write(&self.dir, &taken, false)?;
             let path = self
                 .dir
                 .join(MESSAGES)

@@ -288,6 +288,7 @@ fn for_each_line(
 struct ParsedLine {
     slot: usize,
     offset: u64,
+    /// The line's length and the bytes of the pictures put back: what the cache counts.
     length: u64,
     message: Arc<Message>,
 }
@@ -308,16 +309,16 @@ fn parse_lines(
     let parse = |part: &mut [(u64, u64, usize)]| -> Result<Vec<ParsedLine>, StoreError> {
         let mut parsed = Vec::with_capacity(part.len());
         for_each_line(log, path, part, |slot, offset, line| {
+            let mut message = message_of(path, line)?;
+            // The cache counts the pictures' bytes put back with the line's.
+            let pictures = path
+                .parent()
+                .map_or(0, |dir| crate::pictures::fill(dir, &mut message));
             parsed.push(ParsedLine {
                 slot,
                 offset,
-                length: line.len() as u64,
-                message: Arc::new(message_of(path, line).map(|mut message| {
-                    if let Some(dir) = path.parent() {
-                        crate::pictures::fill(dir, &mut message);
-                    }
-                    message
-                })?),
+                length: line.len() as u64 + pictures,
+                message: Arc::new(message),
             });
             Ok(())
         })?;
