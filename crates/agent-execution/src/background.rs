@@ -25,6 +25,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::sub_trace_report::SubTraceReport;
 use crate::{Message, Role};
 
 /// How many background sub-traces one trace may have running at once.
@@ -123,12 +124,21 @@ const STARTED: &str = "The delegate runs in the background as sub-trace ";
 /// How [`ended`]'s and [`interrupted`]'s texts begin, before the sub-trace's id.
 const ENDED: &str = "The background delegate ";
 
-/// [`interrupted`]'s text when `lost`, else [`ended`]'s.
-pub fn end_text(trace_id: &str, result: &str, lost: bool) -> String {
-    if lost {
-        interrupted(trace_id, result)
+/// What the parent is told of the background sub-trace `trace_id` from its `report` (`None`
+/// when it cannot be read): [`interrupted`]'s text when it was `lost` and never finished,
+/// otherwise [`ended`]'s (a lost one that finished before the crash ended all the same).
+pub fn end_text(trace_id: &str, report: Option<&SubTraceReport>, lost: bool) -> String {
+    let Some(report) = report else {
+        return ended(
+            trace_id,
+            "Its sub-trace cannot be read; what it did is unknown.",
+        );
+    };
+    let (result, _) = report.delegate_result();
+    if lost && !report.status.is_finished() {
+        interrupted(trace_id, &result)
     } else {
-        ended(trace_id, result)
+        ended(trace_id, &result)
     }
 }
 

@@ -6,8 +6,7 @@ use std::sync::Arc;
 use agent_checkpoint::{AbandonRollback, Changes, Checkpointer};
 use agent_goal::Goal;
 
-/// Asks whether an abandoned goal's file changes are rolled back
-/// ([`AbandonRollback::Ask`]).
+/// Asks whether an abandoned goal's file changes are rolled back ([`AbandonRollback::Ask`]).
 pub trait RollbackConfirm: Send + Sync {
     /// Whether to roll back `changes` (what the rollback would do) of the abandoned `goal`.
     fn confirm(&self, goal: &Goal, changes: &Changes) -> bool;

@@ -68,8 +68,9 @@ pub(crate) async fn take_background(
     let mut ops = Vec::new();
     let recorded = messages.iter().map(AsRef::as_ref);
     for (id, lost) in agent.engine.background.take_ends(trace_id, recorded) {
-        let (text, _) = agent.sub_agents.report(&id).await?.delegate_result();
-        let text = agent.sub_agents.bounded(&end_text(&id, &text, lost));
+        let report = agent.sub_agents.report(&id).await.ok();
+        let sub_agents = &agent.sub_agents;
+        let text = sub_agents.bounded(&end_text(&id, report.as_ref(), lost));
         ops.push(user_message(&text, goal_id, Turn::Background.as_str()));
     }
     if !ops.is_empty() {

@@ -268,11 +268,10 @@ async fn background_delegates_beyond_the_limit_are_refused() {
     );
 }
 
-#[tokio::test]
-async fn a_background_delegate_a_crash_orphaned_is_told_to_the_resumed_parent_once() {
-    // As a killed process leaves it: the parent's call answered "runs in the background", the
-    // sub-trace running with part of its work, and no end recorded anywhere.
-    let store = Arc::new(InMemoryTraceStore::new());
+/// A parent whose background delegate a killed process left: the call answered "runs in the
+/// background", the sub-trace with part of its work (ended when `finished`), no end recorded
+/// in the parent. Returns the parent's and the sub-trace's ids.
+async fn orphaned(store: &InMemoryTraceStore, finished: bool) -> (String, String) {
     let parent = store
         .create_trace(agent_execution::NewTrace::agent(MAIN))
         .await
@@ -299,6 +298,17 @@ async fn a_background_delegate_a_crash_orphaned_is_told_to_the_resumed_parent_on
     ] {
         store.add_message(&parent, message).await.unwrap();
     }
+    if finished {
+        let done = agent_execution::TraceOutcome::completed("42 open issues");
+        store.finish_trace(&sub, done).await.unwrap();
+    }
+    (parent, sub)
+}
+
+#[tokio::test]
+async fn a_background_delegate_a_crash_orphaned_is_told_to_the_resumed_parent_once() {
+    let store = Arc::new(InMemoryTraceStore::new());
+    let (parent, sub) = orphaned(&store, false).await;
 
     let llm = Arc::new(ScriptedClient::new(vec![ScriptedTurn::text(
         "Counted them myself: 42.",
@@ -327,4 +337,30 @@ async fn a_background_delegate_a_crash_orphaned_is_told_to_the_resumed_parent_on
     assert_eq!(recorded.len(), 1);
     assert_eq!(recorded[0].metadata.get("turn"), Some(&json!("background")));
     assert!(agent_execution::background::orphans(&messages, &[]).is_empty());
+}
+
+#[tokio::test]
+async fn a_background_delegate_that_ended_before_the_crash_is_told_as_ended() {
+    let store = Arc::new(InMemoryTraceStore::new());
+    let (parent, sub) = orphaned(&store, true).await;
+    let llm = Arc::new(ScriptedClient::new(vec![ScriptedTurn::text(
+        "42 are open.",
+    )]));
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = runner(llm.clone(), store.clone(), &dir)
+        .resume(&parent)
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
+    let request = &main_requests(&llm)[0];
+    assert!(mentions(
+        request,
+        &format!("The background delegate {sub} ended.")
+    ));
+    assert!(
+        mentions(request, "42 open issues"),
+        "{:?}",
+        request.messages
+    );
+    assert!(!mentions(request, "was interrupted"));
 }
