@@ -7,7 +7,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-pub use agent_llm::{ChatImage, ImageError, MAX_IMAGE_BYTES, Role};
+pub use agent_llm::{ChatImage, ImageError, MAX_IMAGE_BYTES, Role, image_media_type};
 
 use crate::content::{AssistantContent, Content, ToolResultContent};
 

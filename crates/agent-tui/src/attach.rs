@@ -1,7 +1,8 @@
 //! Pictures pasted into the message being typed. A terminal pastes text only: dropping a file on
 //! it, or pasting a copied file, pastes the file's path (quoted, with escaped spaces, or as a
-//! `file://` URL). When everything pasted names one picture file (PNG, JPEG, GIF or WebP), the
-//! picture is attached to the next message instead, shown as `[image: shot.png 3×2]` above the
+//! `file://` URL). When everything pasted names one picture file (PNG, JPEG, GIF or WebP) by an
+//! absolute path, as a dropped file is pasted, the picture is attached to the next message
+//! instead (a relative path stays text: it is more likely words about the file), shown as `[image: shot.png 3×2]` above the
 //! input; Backspace on an empty input takes the last one off. The person chose the file, so it
 //! is read wherever it is (a `@shot.png` mention, which the model could also write, stays within
 //! the workspace). Ctrl-V attaches the picture on the clipboard (a screenshot copied there), read
@@ -23,8 +24,25 @@ impl App {
         let Some(path) = pasted_path(pasted) else {
             return false;
         };
-        let Ok(bytes) = std::fs::read(&path) else {
+        // The first bytes say whether it is a picture, before a large file is read whole.
+        let mut head = [0u8; 16];
+        let read = std::fs::File::open(&path).and_then(|mut file| file.read(&mut head));
+        if read
+            .ok()
+            .and_then(|n| agent_execution::message::image_media_type(&head[..n]))
+            .is_none()
+        {
             return false;
+        }
+        let too_large = std::fs::metadata(&path)
+            .is_ok_and(|meta| meta.len() > agent_execution::message::MAX_IMAGE_BYTES as u64);
+        let Some(bytes) = (!too_large).then(|| std::fs::read(&path).ok()).flatten() else {
+            let limit = agent_execution::message::MAX_IMAGE_BYTES;
+            self.error(format!(
+                "{}: larger than the {limit} bytes a picture may be",
+                path.display()
+            ));
+            return true;
         };
         let name = path.file_name().map(|name| name.to_string_lossy());
         match ChatImage::from_bytes(&bytes, name.as_deref()) {
@@ -110,6 +128,13 @@ fn clipboard_picture() -> Result<Vec<u8>, String> {
         }
     };
     let bytes = reader.join().ok().and_then(Result::ok).unwrap_or_default();
+    let limit = agent_execution::message::MAX_IMAGE_BYTES;
+    if bytes.len() > limit {
+        // Cut off at the limit (the tool then fails to write the rest).
+        return Err(format!(
+            "the clipboard's picture is larger than the {limit} bytes a picture may be"
+        ));
+    }
     if !status.success() || bytes.is_empty() {
         return Err("the clipboard holds no picture".into());
     }
@@ -139,7 +164,7 @@ fn pasted_path(pasted: &str) -> Option<PathBuf> {
         Some(rest) => PathBuf::from(std::env::var_os("HOME")?).join(rest),
         None => PathBuf::from(text),
     };
-    path.is_file().then_some(path)
+    (path.is_absolute() && path.is_file()).then_some(path)
 }
 
 /// A shell-escaped path with its backslashes taken off (`My\ Shot.png` → `My Shot.png`).
@@ -192,6 +217,13 @@ mod tests {
             assert_eq!(pasted_path(&pasted), Some(file.clone()), "{pasted:?}");
         }
         assert_eq!(pasted_path(&format!("{shown}\nmore")), None);
+        // The tests run in the crate's folder, which has this file.
+        assert!(std::path::Path::new("Cargo.toml").is_file());
+        assert_eq!(
+            pasted_path("Cargo.toml"),
+            None,
+            "a relative path stays text"
+        );
         assert_eq!(pasted_path("just words"), None);
         assert_eq!(
             pasted_path(&dir.path().display().to_string()),

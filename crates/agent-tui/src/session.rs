@@ -270,7 +270,9 @@ impl Session {
         if self.app.running {
             // A message with pictures waits for the turn's end: what reaches a running turn is
             // text.
+            // Nor does a text overtake a message with pictures that waits.
             let sent = pictures.is_empty()
+                && self.waiting.is_empty()
                 && (self.trace_id.as_deref()).is_some_and(|id| self.runner.send(id, &text));
             if !sent {
                 self.waiting.push(text.clone());
@@ -325,7 +327,11 @@ impl Session {
                     let _ = tx.send(Msg::TurnEnded(Box::new(ended), explained));
                 });
             }
-            Err(error) => self.app.error(error.to_string()),
+            Err(error) => {
+                // The pictures stay for the next try (the text is in the history).
+                self.app.attached.extend_from_slice(images);
+                self.app.error(error.to_string());
+            }
         }
     }
 
