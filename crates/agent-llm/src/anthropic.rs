@@ -13,6 +13,9 @@ use crate::web_search::{WebSearchAnswer, WebSearchOptions};
 /// How many times a search that pauses (`pause_turn`) is sent back to go on.
 const SEARCH_CONTINUATIONS: usize = 3;
 
+/// The most tokens the model may write of a web search's results.
+const SEARCH_ANSWER_TOKENS: u32 = 4_096;
+
 /// The base URL of Anthropic's API (no version path).
 pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 
@@ -230,7 +233,10 @@ impl LlmClient for AnthropicClient {
         let mut failures = Vec::new();
         let mut paused = Vec::new();
         for _ in 0..=SEARCH_CONTINUATIONS {
-            let body = search::search_body(model, query, options, self.max_tokens(model), &paused);
+            // What the model writes of the results is short; a whole answer's room would let
+            // one non-streamed request run for minutes.
+            let room = self.max_tokens(model).min(SEARCH_ANSWER_TOKENS);
+            let body = search::search_body(model, query, options, room, &paused);
             let response = self
                 .transport
                 .send(

@@ -12,7 +12,6 @@
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use agent_execution::message::ChatImage;
 use agent_execution::{Event, EventKind, Message, StoreError, meta};

@@ -68,8 +68,8 @@ impl FromRequestParts<AppState> for PicturePath {
         ("picture_id" = String, Path, description = "The picture: the SHA-256 of its bytes, as a message's `metadata.images[].id` names it"),
     ),
     responses(
-        (status = 200, description = "The picture", content(
-            (Vec<u8> = "image/png"), (Vec<u8> = "image/jpeg"), (Vec<u8> = "image/gif"), (Vec<u8> = "image/webp"),
+        (status = 200, description = "The picture: the file's bytes, of the type they are", content(
+            (String = "image/png"), (String = "image/jpeg"), (String = "image/gif"), (String = "image/webp"),
         )),
         (status = 400, description = "The trace id or picture id is invalid", body = ErrorResponse),
         (status = 404, description = "No such trace, or no such picture in it", body = ErrorResponse),

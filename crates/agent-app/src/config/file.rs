@@ -58,8 +58,9 @@
 //! search_url = "http://127.0.0.1:8888/search"  # a SearXNG instance for web_search [default: none]
 //! search = "auto"                # who answers web_search: auto | provider | service | off
 //!                                # auto: the service when search_url is set, else the model's
-//!                                # provider where it searches (Anthropic, OpenAI Responses),
-//!                                # else no web_search [default: auto]
+//!                                # provider where it searches (Anthropic, OpenAI Responses)
+//!                                # and no base URL is set for it, else no web_search
+//!                                # [default: auto]
 //! max_bytes = 2097152            # the most bytes of a page read [default: 2 MiB]
 //! timeout = 30                   # seconds one fetch may take [default: 30]
 //!

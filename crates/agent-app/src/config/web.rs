@@ -30,7 +30,8 @@ pub struct WebFile {
 #[non_exhaustive]
 pub enum SearchChoice {
     /// The search service when `search_url` is set, else the provider's own search when the
-    /// main model's provider has one, else no `web_search`.
+    /// main model's provider has one and is reached at its own address (not a configured base
+    /// URL: a proxy or a compatible server may not search), else no `web_search`.
     #[default]
     Auto,
     /// The main model's provider searches (Anthropic's web search tool, OpenAI Responses'

@@ -37,6 +37,10 @@ pub struct MainModel<'a> {
     pub name: &'a str,
     /// What its tokens cost, when known: a tool that asks the provider counts its cost.
     pub prices: Option<&'a agent_llm::PriceTable>,
+    /// Whether the provider is reached at a base URL that was configured (a proxy, a
+    /// compatible server) rather than its own: what the provider offers (its web search) may
+    /// not be there.
+    pub custom_endpoint: bool,
 }
 
 impl std::fmt::Debug for MainModel<'_> {
@@ -64,7 +68,18 @@ impl<'a> Scope<'a> {
             client,
             name,
             prices: None,
+            custom_endpoint: false,
         });
+        self
+    }
+
+    /// The same runner, its main model reached at a configured base URL when `custom` (after
+    /// [`with_model`](Self::with_model)).
+    #[must_use]
+    pub fn with_custom_endpoint(mut self, custom: bool) -> Self {
+        if let Some(model) = &mut self.model {
+            model.custom_endpoint = custom;
+        }
         self
     }
 

@@ -294,6 +294,7 @@ impl AppFactory {
             confirm: request.confirm.clone(),
             rollback: resolved.rollback,
             tools: request.tools.clone(),
+            custom_endpoint: resolved.provider.base_url.is_some(),
         };
         let runner = self.build_runner(
             self.store.clone(),
@@ -321,7 +322,8 @@ impl AppFactory {
         if let Some(resolved) = &resolved {
             scope = scope
                 .with_model(&resolved.client, &resolved.provider.model)
-                .with_prices(&resolved.options.prices);
+                .with_prices(&resolved.options.prices)
+                .with_custom_endpoint(resolved.provider.base_url.is_some());
         }
         self.tools(
             &self.sandbox.config,
@@ -400,7 +402,8 @@ impl AppFactory {
         let scope = Scope::new(&workspace)
             .with_skills(skills.as_deref())
             .with_model(&main, &model)
-            .with_prices(&prices);
+            .with_prices(&prices)
+            .with_custom_endpoint(parts.custom_endpoint);
         for extension in &self.extensions {
             options.instructions.extend(extension.instructions(&scope));
         }
@@ -474,6 +477,8 @@ struct Parts {
     confirm: Option<Arc<dyn RollbackConfirm>>,
     rollback: Option<agent_checkpoint::AbandonRollback>,
     tools: Vec<Arc<dyn Tool>>,
+    /// Whether the provider is reached at a base URL that was configured.
+    custom_endpoint: bool,
 }
 
 /// Every client asked for whole answers.

@@ -88,6 +88,7 @@ impl RunnerFactory for AppFactory {
             confirm: None,
             rollback: resolved.rollback,
             tools: Vec::new(),
+            custom_endpoint: resolved.provider.base_url.is_some(),
         };
         let mut notices = resolved.notices;
         let runner = self

@@ -81,8 +81,10 @@ mod imp {
         fn search_backend(&self, scope: &Scope<'_>) -> Option<Arc<dyn SearchBackend>> {
             let service =
                 || -> Arc<dyn SearchBackend> { Arc::new(SearchService::new(self.config.clone())) };
-            let provider = || -> Option<Arc<dyn SearchBackend>> {
-                let model = scope.model?;
+            let provider = |chosen: bool| -> Option<Arc<dyn SearchBackend>> {
+                let model = scope
+                    .model
+                    .filter(|model| chosen || !model.custom_endpoint)?;
                 model
                     .client
                     .offers_web_search()
@@ -98,9 +100,10 @@ mod imp {
             match self.search {
                 SearchChoice::Off => None,
                 SearchChoice::Service => Some(service()),
-                SearchChoice::Provider => provider(),
+                SearchChoice::Provider => provider(true),
                 _ if self.config.search_url.is_some() => Some(service()),
-                _ => provider(),
+                // Not on a proxy or a compatible server unless asked: it may not search.
+                _ => provider(false),
             }
         }
     }

@@ -11,6 +11,10 @@ use agent_llm::{LlmClient, LlmError, PriceTable, WebSearchAnswer, WebSearchOptio
 use agent_tools::async_trait;
 use agent_tools::web::{SearchBackend, SearchError, SearchQuery, SearchResults, SearchSource};
 
+/// What one search costs besides its tokens, in dollars: $10 per 1,000 searches, the price
+/// Anthropic and OpenAI publish for their web search (some older OpenAI models bill more).
+const SEARCH_FEE: f64 = 0.01;
+
 /// The longest a provider's search may take: the model searches, reads and writes its answer.
 const TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -61,12 +65,14 @@ impl SearchBackend for ProviderSearch {
             .web_search(&self.model, &query.query, &options)
             .await
             .map_err(|error| SearchError::new(failure(&error)))?;
-        let usage = answer.usage.map(|usage| {
+        // Each query the provider ran is a search it bills, besides the tokens.
+        let fee = SEARCH_FEE * answer.queries.len().max(1) as f64;
+        let usage = answer.usage.map_or((0, fee), |usage| {
             let tokens = usage.prompt_tokens + usage.completion_tokens;
-            (tokens, self.prices.cost(&self.model, &usage))
+            (tokens, self.prices.cost(&self.model, &usage) + fee)
         });
         let mut found = results(answer);
-        found.usage = usage;
+        found.usage = Some(usage);
         Ok(found)
     }
 }

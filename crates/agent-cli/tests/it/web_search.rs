@@ -12,6 +12,10 @@ use serde_json::{Value, json};
 
 use crate::agent_env;
 
+/// The mock server is a configured base URL, where `auto` does not assume the provider's search:
+/// these tests ask for it.
+const PROVIDER: &str = "[web]\nsearch = \"provider\"\n";
+
 const POST: &str = "https://blog.rust-lang.org/2025/02/20/Rust-1.85.0/";
 const GUIDE: &str = "https://doc.rust-lang.org/edition-guide/rust-2024/";
 
@@ -121,7 +125,7 @@ async fn web_search_goes_through_the_providers_own_search() {
         ("openai-responses", "gpt-5-codex"),
     ] {
         let server = MockModelServer::with_replies(searching_model(found())).await;
-        let (output, requests) = run_on(&server, provider, model, "").await;
+        let (output, requests) = run_on(&server, provider, model, PROVIDER).await;
         assert_eq!(code(&output), 0, "{provider}: {}", stderr(&output));
         assert_eq!(requests.len(), 3, "{provider}: chat, search, chat");
         assert!(
@@ -179,7 +183,7 @@ async fn a_search_the_provider_could_not_run_is_a_clear_tool_error() {
         "too_many_requests",
     )))
     .await;
-    let (output, requests) = run_on(&server, "anthropic", "claude-sonnet-4-5", "").await;
+    let (output, requests) = run_on(&server, "anthropic", "claude-sonnet-4-5", PROVIDER).await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     assert_eq!(requests.len(), 3, "the model is told, and goes on");
     let result = tool_results(&requests[2]);
@@ -222,7 +226,8 @@ async fn a_chat_completions_model_has_no_web_search_without_a_service() {
 async fn a_providers_search_counts_in_the_runs_tokens_and_cost() {
     use agent_test_support::mock_model::Usage;
     // The search reads pages: 20,000 tokens in, 500 out, at claude-sonnet-4's $3 / $15 per
-    // million: $0.0675, which the tool's message carries into the trace's totals.
+    // million: $0.0675, and its one query's $0.01 fee, which the tool's message carries into
+    // the trace's totals.
     let turns = vec![
         Turn::tool_call(
             "s1",
@@ -236,6 +241,7 @@ async fn a_providers_search_counts_in_the_runs_tokens_and_cost() {
     ];
     let server = MockModelServer::with_replies(turns).await;
     let env = agent_env();
+    env.write("agent.toml", PROVIDER);
     let base = server.anthropic_base();
     let work = env.work();
     let output = env
@@ -269,10 +275,22 @@ async fn a_providers_search_counts_in_the_runs_tokens_and_cost() {
         .map(|event| event["message"].clone())
         .unwrap();
     let cost = searched["cost"].as_f64().unwrap();
-    assert!((cost - 0.0675).abs() < 1e-9, "{searched}");
+    assert!((cost - 0.0775).abs() < 1e-9, "{searched}");
     assert!(searched["tokens"].as_u64().unwrap() > 20_500, "{searched}");
     assert!(
         searched["metadata"].get("tool_usage").is_none(),
         "taken out: {searched}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_does_not_assume_a_configured_base_url_searches() {
+    // A proxy or an Anthropic-compatible server at a configured base URL may have no search:
+    // `auto` offers none there (control: `search = "provider"` offers it, above).
+    let server = MockModelServer::with_replies([Turn::text("No search here.")]).await;
+    let (output, requests) = run_on(&server, "anthropic", "claude-sonnet-4-5", "").await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let tools = offered(&requests[0]);
+    assert!(tools.contains(&"web_fetch".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"web_search".to_owned()), "{tools:?}");
 }

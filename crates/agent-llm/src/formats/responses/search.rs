@@ -6,7 +6,8 @@
 //! The output holds `web_search_call` items (`id`, `status`, `action: {"type": "search",
 //! "query", "sources": [{"type": "url", "url"}]}`) and a `message` whose `output_text` parts
 //! carry `url_citation` annotations (`url`, `title`, `start_index`, `end_index`). The tool has
-//! no list of blocked domains: their pages are left out of the sources here.
+//! no list of blocked domains: their pages are left out of the sources here, and an answer that
+//! cites one is left out too.
 
 use serde_json::{Value, json};
 
@@ -90,12 +91,18 @@ pub(crate) fn read_response(
         }
     }
     answer.usage = value.get("usage").map(usage_of);
-    answer.sources.retain(|source| {
-        !options
-            .blocked_domains
-            .iter()
-            .any(|domain| in_domain(&source.url, domain))
-    });
+    let blocked = |source: &WebSource| {
+        (options.blocked_domains.iter()).any(|domain| in_domain(&source.url, domain))
+    };
+    if answer
+        .sources
+        .iter()
+        .any(|s| blocked(s) && s.cited_text.is_some())
+    {
+        // The answer quotes a page of a blocked domain, which the tool promises never to give.
+        answer.text.clear();
+    }
+    answer.sources.retain(|source| !blocked(source));
     if failed && answer.sources.is_empty() {
         return Err(LlmError::ServerTool {
             tool: "web_search".to_owned(),
@@ -171,6 +178,12 @@ mod tests {
         assert_eq!(answer.sources[0].title, "Rust 2024");
         assert_eq!(answer.sources[0].cited_text.as_deref(), Some("Rust 1.85"));
         assert_eq!(answer.usage.unwrap().prompt_tokens, 50);
+        // An answer citing a blocked page is not passed on; the other pages are.
+        let blocked = WebSearchOptions::new().with_blocked_domains(vec!["rust-lang.org".into()]);
+        let answer = read_response(&body.to_string(), &blocked).unwrap();
+        assert_eq!(answer.text, "");
+        assert_eq!(answer.sources.len(), 1);
+        assert_eq!(answer.sources[0].url, "https://ads.example.com/x");
     }
 
     #[test]
