@@ -157,10 +157,17 @@ pub fn media_type(bytes: &[u8]) -> Option<&'static str> {
 /// How a provider counts a picture's tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ImageTokens {
     /// OpenAI (high detail): scaled to fit 2048×2048, then its short side to 768; 85 tokens
     /// plus 170 per 512-pixel tile.
     OpenAi,
+    /// OpenAI's smaller models (`gpt-4.1-mini`, `-nano`, `o4-mini`, `gpt-5-mini`, `-nano`):
+    /// 32-pixel patches, at most 1,536, times the model's multiplier (in thousandths).
+    OpenAiPatches {
+        /// The multiplier, in thousandths (1,620 for a mini model).
+        per_mille: u16,
+    },
     /// Anthropic: scaled to a long side of at most 1,568 pixels and about 1.15 megapixels;
     /// width × height / 750 tokens. The larger of the two for most pictures, so the default
     /// where the provider is not known.
@@ -170,15 +177,22 @@ pub enum ImageTokens {
 
 impl ImageTokens {
     /// The rule of the provider that serves `model` (after any `provider/` prefix), by its name:
-    /// OpenAI's GPT and o-series models count tiles, every other model (Claude, and local ones,
-    /// whose real count is their server's) the larger [`Anthropic`](Self::Anthropic) rule.
+    /// OpenAI's GPT and o-series models count tiles (their smaller models patches), every other
+    /// model (Claude, and local ones, whose real count is their server's) the larger
+    /// [`Anthropic`](Self::Anthropic) rule.
     ///
     /// ```
     /// use agent_llm::ImageTokens;
     /// assert_eq!(ImageTokens::for_model("gpt-4o"), ImageTokens::OpenAi);
-    /// assert_eq!(ImageTokens::for_model("openai/o4-mini"), ImageTokens::OpenAi);
+    /// assert_eq!(ImageTokens::for_model("openai/o3"), ImageTokens::OpenAi);
     /// assert_eq!(ImageTokens::for_model("claude-sonnet-4-5"), ImageTokens::Anthropic);
     /// assert_eq!(ImageTokens::for_model("qwen2.5-vl-7b"), ImageTokens::Anthropic);
+    /// assert_eq!(
+    ///     ImageTokens::for_model("gpt-4.1-mini"),
+    ///     ImageTokens::OpenAiPatches { per_mille: 1_620 }
+    /// );
+    /// // 1024×1024 is 32 × 32 patches.
+    /// assert_eq!(ImageTokens::for_model("gpt-4.1-mini").estimate(1024, 1024), 1_659);
     /// ```
     pub fn for_model(model: &str) -> Self {
         let name = model
@@ -186,6 +200,16 @@ impl ImageTokens {
             .next()
             .unwrap_or(model)
             .to_ascii_lowercase();
+        let patches = [
+            ("gpt-4.1-mini", 1_620),
+            ("gpt-4.1-nano", 2_460),
+            ("gpt-5-mini", 1_620),
+            ("gpt-5-nano", 2_460),
+            ("o4-mini", 1_720),
+        ];
+        if let Some(&(_, per_mille)) = patches.iter().find(|(p, _)| name.starts_with(p)) {
+            return Self::OpenAiPatches { per_mille };
+        }
         let openai = ["gpt-", "chatgpt-", "o1", "o3", "o4"];
         if openai.iter().any(|prefix| name.starts_with(prefix)) {
             Self::OpenAi
@@ -213,6 +237,10 @@ impl ImageTokens {
                 (w, h) = (w * short, h * short);
                 let tiles = (w / 512.0).ceil() * (h / 512.0).ceil();
                 85 + 170 * tiles as usize
+            }
+            Self::OpenAiPatches { per_mille } => {
+                let patches = ((w / 32.0).ceil() * (h / 32.0).ceil()).min(1_536.0);
+                (patches * f64::from(per_mille) / 1_000.0).ceil() as usize
             }
             Self::Anthropic => {
                 let long = (1568.0 / w.max(h)).min(1.0);
