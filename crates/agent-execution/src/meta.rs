@@ -383,7 +383,9 @@ mod tests {
             "other": 1, "outcome": {"kind": "exited", "code": 1},
             "goals_pending": 2, "goal_budget": {"goal_id": "3", "action": "warned"},
             "images": [{"id": "ab", "media_type": "image/png", "width": 3, "height": 2,
-                        "data": "iVBORw0KGgo="}, {"width": "odd"}]
+                        "data": "iVBORw0KGgo="}, {"width": "odd"}],
+            "shells": [{"id": "sh-1", "command": "make watch", "state": "running"}],
+            "shell_logs": {"sh-1": "built\n"}
         });
         let Value::Object(metadata) = metadata else {
             unreachable!()
@@ -414,7 +416,7 @@ mod tests {
         let pictures = images(&metadata);
         assert_eq!(pictures.len(), 1, "a malformed entry is left out");
         assert_eq!(pictures[0].placeholder(), "[image: image/png 3×2]");
-        assert_eq!(KEYS.len(), 16);
+        assert_eq!(KEYS.len(), 18);
         for key in KEYS {
             assert!(metadata.contains_key(*key), "{key}");
         }

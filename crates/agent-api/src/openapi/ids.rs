@@ -1,4 +1,5 @@
-//! The rules of trace ids in the document: every `trace_id` and `parent_trace_id` parameter
+//! The rules of ids in the document (a picture's `picture_id`: 64 lowercase hex digits): every
+//! `trace_id` and `parent_trace_id` parameter
 //! says which ids exist, so that clients (and generated tests) send ids the server takes rather
 //! than ones it refuses with 400 `invalid_trace_id`; a `trace_id` of a path also says that a
 //! unique prefix stands for the id.
@@ -41,11 +42,26 @@ impl Modify for TraceIdRules {
                             let said = parameter.description.take().unwrap_or_default();
                             parameter.description = Some(format!("{said}{PREFIX_NOTE}"));
                         }
+                    } else if let RefOr::T(parameter) = parameter
+                        && parameter.name == "picture_id"
+                    {
+                        parameter.schema = Some(picture_id_schema());
                     }
                 }
             }
         }
     }
+}
+
+/// A picture's id: the SHA-256 of its bytes, in lowercase hex.
+fn picture_id_schema() -> RefOr<Schema> {
+    let schema = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(64))
+        .max_length(Some(64))
+        .pattern(Some("^[0-9a-f]{64}$"))
+        .build();
+    RefOr::T(Schema::Object(schema))
 }
 
 fn trace_id_schema() -> RefOr<Schema> {

@@ -70,7 +70,7 @@ async fn the_document_states_what_the_server_refuses() {
             }
         }
     }
-    assert_eq!(trace_id_params, 21);
+    assert_eq!(trace_id_params, 22);
     let start = &doc["components"]["schemas"]["StartRun"]["properties"];
     for field in ["task", "model", "workspace"] {
         assert!(start[field]["pattern"].is_string(), "StartRun.{field}");
