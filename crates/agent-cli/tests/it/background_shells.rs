@@ -114,16 +114,8 @@ async fn a_background_shell_answers_at_once_and_its_output_is_read_later() {
         "never read: {results:?}"
     );
     // The trace keeps, on the message that started each shell, how it ended and all it printed.
-    let trace = std::fs::read_dir(env.traces())
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let log = std::fs::read_to_string(trace.join("events.jsonl")).unwrap();
-    let kept: Vec<serde_json::Value> = log
-        .lines()
-        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+    let kept: Vec<serde_json::Value> = crate::logged_events(&env)
+        .into_iter()
         .filter(|event| event["event"] == "message_updated")
         .map(|event| event["message"]["metadata"].clone())
         .filter(|metadata| metadata.get("shell_logs").is_some())

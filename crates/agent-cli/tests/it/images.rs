@@ -25,27 +25,12 @@ async fn run_on(
     model: &str,
     extra: &[&str],
 ) -> std::process::Output {
-    let base = match provider {
-        "anthropic" => server.anthropic_base(),
-        _ => server.openai_base(),
-    };
-    let work = env.work();
-    let mut args = vec![
-        "run",
-        "--provider",
-        provider,
-        "--base-url",
-        &base,
-        "--api-key",
-        "sk-test",
-        "--model",
-        model,
-        "--workspace",
-        &work,
-        "--yes",
-    ];
-    args.extend_from_slice(extra);
-    env.run(&args).await
+    let mut args = vec!["run".to_owned()];
+    args.extend(crate::on_provider(env, server, provider, model));
+    args.push("--yes".to_owned());
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    env.run(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        .await
 }
 
 fn write_picture(env: &CliEnv, name: &str) -> String {

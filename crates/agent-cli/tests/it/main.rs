@@ -84,18 +84,40 @@ fn agent_env() -> CliEnv {
 /// The model options of a command that talks to `server` (OpenAI's wire format), working in
 /// the environment's workspace.
 fn on_server(env: &CliEnv, server: &MockModelServer) -> Vec<String> {
+    on_provider(env, server, "openai", "gpt-4o-mini")
+}
+
+/// The model options of a command that talks to `server` in `provider`'s wire format
+/// (`anthropic`, or one of OpenAI's) with `model`, working in the environment's workspace.
+fn on_provider(env: &CliEnv, server: &MockModelServer, provider: &str, model: &str) -> Vec<String> {
+    let base = match provider {
+        "anthropic" => server.anthropic_base(),
+        _ => server.openai_base(),
+    };
     [
         "--provider",
-        "openai",
+        provider,
         "--base-url",
-        &server.openai_base(),
+        &base,
         "--api-key",
         "sk-test",
         "--model",
-        "gpt-4o-mini",
+        model,
         "--workspace",
         &env.work(),
     ]
     .map(str::to_owned)
     .to_vec()
+}
+
+/// The events of the one trace of the environment, as its `events.jsonl` holds them.
+fn logged_events(env: &CliEnv) -> Vec<serde_json::Value> {
+    let trace = (std::fs::read_dir(env.traces()).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.join("events.jsonl").is_file())
+        .expect("a trace");
+    let log = std::fs::read_to_string(trace.join("events.jsonl")).unwrap();
+    log.lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
 }

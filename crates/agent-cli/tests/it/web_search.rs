@@ -6,7 +6,7 @@
 //! a clear tool error; an OpenAI chat-completions model, which has no search of its own, gets no
 //! `web_search` unless a search service is set.
 
-use agent_test_support::cli::{code, stderr};
+use agent_test_support::cli::{CliEnv, code, stderr};
 use agent_test_support::mock_model::{MockModelServer, RecordedRequest, Turn, WebSearch};
 use serde_json::{Value, json};
 
@@ -19,35 +19,20 @@ const PROVIDER: &str = "[web]\nsearch = \"provider\"\n";
 const POST: &str = "https://blog.rust-lang.org/2025/02/20/Rust-1.85.0/";
 const GUIDE: &str = "https://doc.rust-lang.org/edition-guide/rust-2024/";
 
-/// `agent run` on `server` in `provider`'s wire format with `model`.
+/// `agent run` in `env` on `server` in `provider`'s wire format with `model`, `toml` its
+/// `agent.toml`.
 async fn run_on(
+    env: &CliEnv,
     server: &MockModelServer,
-    provider: &str,
-    model: &str,
+    (provider, model): (&str, &str),
     toml: &str,
 ) -> (std::process::Output, Vec<RecordedRequest>) {
-    let env = agent_env();
     env.write("agent.toml", toml);
-    let base = match provider {
-        "anthropic" => server.anthropic_base(),
-        _ => server.openai_base(),
-    };
-    let work = env.work();
+    let mut args = vec!["run".to_owned()];
+    args.extend(crate::on_provider(env, server, provider, model));
+    args.push("Which Rust release shipped the 2024 edition?".to_owned());
     let output = env
-        .run(&[
-            "run",
-            "--provider",
-            provider,
-            "--base-url",
-            &base,
-            "--api-key",
-            "sk-test",
-            "--model",
-            model,
-            "--workspace",
-            &work,
-            "Which Rust release shipped the 2024 edition?",
-        ])
+        .run(&args.iter().map(String::as_str).collect::<Vec<_>>())
         .await;
     (output, server.requests())
 }
@@ -125,7 +110,7 @@ async fn web_search_goes_through_the_providers_own_search() {
         ("openai-responses", "gpt-5-codex"),
     ] {
         let server = MockModelServer::with_replies(searching_model(found())).await;
-        let (output, requests) = run_on(&server, provider, model, PROVIDER).await;
+        let (output, requests) = run_on(&agent_env(), &server, (provider, model), PROVIDER).await;
         assert_eq!(code(&output), 0, "{provider}: {}", stderr(&output));
         assert_eq!(requests.len(), 3, "{provider}: chat, search, chat");
         assert!(
@@ -183,7 +168,13 @@ async fn a_search_the_provider_could_not_run_is_a_clear_tool_error() {
         "too_many_requests",
     )))
     .await;
-    let (output, requests) = run_on(&server, "anthropic", "claude-sonnet-4-5", PROVIDER).await;
+    let (output, requests) = run_on(
+        &agent_env(),
+        &server,
+        ("anthropic", "claude-sonnet-4-5"),
+        PROVIDER,
+    )
+    .await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     assert_eq!(requests.len(), 3, "the model is told, and goes on");
     let result = tool_results(&requests[2]);
@@ -196,7 +187,7 @@ async fn a_search_the_provider_could_not_run_is_a_clear_tool_error() {
 async fn a_chat_completions_model_has_no_web_search_without_a_service() {
     let turns = || [Turn::text("No search here.")];
     let server = MockModelServer::with_replies(turns()).await;
-    let (output, requests) = run_on(&server, "openai", "gpt-4o-mini", "").await;
+    let (output, requests) = run_on(&agent_env(), &server, ("openai", "gpt-4o-mini"), "").await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let tools = offered(&requests[0]);
     assert!(tools.contains(&"web_fetch".to_owned()), "{tools:?}");
@@ -205,14 +196,14 @@ async fn a_chat_completions_model_has_no_web_search_without_a_service() {
     // The control: with a search service the same model is offered web_search.
     let server = MockModelServer::with_replies(turns()).await;
     let toml = "[web]\nsearch_url = \"http://127.0.0.1:9/search\"\n";
-    let (output, requests) = run_on(&server, "openai", "gpt-4o-mini", toml).await;
+    let (output, requests) = run_on(&agent_env(), &server, ("openai", "gpt-4o-mini"), toml).await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     assert!(offered(&requests[0]).contains(&"web_search".to_owned()));
 
     // Asking for the provider's search on it is a usage error naming the setting.
     let server = MockModelServer::with_replies(turns()).await;
     let toml = "[web]\nsearch = \"provider\"\n";
-    let (output, requests) = run_on(&server, "openai", "gpt-4o-mini", toml).await;
+    let (output, requests) = run_on(&agent_env(), &server, ("openai", "gpt-4o-mini"), toml).await;
     assert_eq!(code(&output), 2, "{}", stderr(&output));
     assert!(
         stderr(&output).contains("search = \"provider\""),
@@ -241,34 +232,10 @@ async fn a_providers_search_counts_in_the_runs_tokens_and_cost() {
     ];
     let server = MockModelServer::with_replies(turns).await;
     let env = agent_env();
-    env.write("agent.toml", PROVIDER);
-    let base = server.anthropic_base();
-    let work = env.work();
-    let output = env
-        .run(&[
-            "run",
-            "--provider",
-            "anthropic",
-            "--base-url",
-            &base,
-            "--api-key",
-            "sk-test",
-            "--model",
-            "claude-sonnet-4-5",
-            "--workspace",
-            &work,
-            "When did the edition ship?",
-        ])
-        .await;
+    let (output, _) = run_on(&env, &server, ("anthropic", "claude-sonnet-4-5"), PROVIDER).await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
-    let trace = (std::fs::read_dir(env.traces()).unwrap())
-        .map(|entry| entry.unwrap().path())
-        .find(|path| path.join("events.jsonl").is_file())
-        .unwrap();
-    let log = std::fs::read_to_string(trace.join("events.jsonl")).unwrap();
-    let searched = log
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+    let searched = crate::logged_events(&env)
+        .into_iter()
         .find(|event| {
             event["event"] == "message_added" && event["message"]["tool_name"] == "web_search"
         })
@@ -288,7 +255,13 @@ async fn auto_does_not_assume_a_configured_base_url_searches() {
     // A proxy or an Anthropic-compatible server at a configured base URL may have no search:
     // `auto` offers none there (control: `search = "provider"` offers it, above).
     let server = MockModelServer::with_replies([Turn::text("No search here.")]).await;
-    let (output, requests) = run_on(&server, "anthropic", "claude-sonnet-4-5", "").await;
+    let (output, requests) = run_on(
+        &agent_env(),
+        &server,
+        ("anthropic", "claude-sonnet-4-5"),
+        "",
+    )
+    .await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let tools = offered(&requests[0]);
     assert!(tools.contains(&"web_fetch".to_owned()), "{tools:?}");

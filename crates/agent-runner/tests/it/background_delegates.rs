@@ -305,21 +305,28 @@ async fn orphaned(store: &InMemoryTraceStore, finished: bool) -> (String, String
     (parent, sub)
 }
 
+/// Resumes `parent` with a model that answers `answer` at once; the run completes. Returns the
+/// parent's requests.
+async fn resume_to_answer(
+    store: &Arc<InMemoryTraceStore>,
+    parent: &str,
+    answer: &str,
+) -> Vec<ChatRequest> {
+    let llm = Arc::new(ScriptedClient::new(vec![ScriptedTurn::text(answer)]));
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = runner(llm.clone(), store.clone(), &dir)
+        .resume(parent)
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
+    main_requests(&llm)
+}
+
 #[tokio::test]
 async fn a_background_delegate_a_crash_orphaned_is_told_to_the_resumed_parent_once() {
     let store = Arc::new(InMemoryTraceStore::new());
     let (parent, sub) = orphaned(&store, false).await;
-
-    let llm = Arc::new(ScriptedClient::new(vec![ScriptedTurn::text(
-        "Counted them myself: 42.",
-    )]));
-    let dir = tempfile::tempdir().unwrap();
-    let outcome = runner(llm.clone(), store.clone(), &dir)
-        .resume(&parent)
-        .await
-        .unwrap();
-    assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
-    let requests = main_requests(&llm);
+    let requests = resume_to_answer(&store, &parent, "Counted them myself: 42.").await;
     assert_eq!(
         requests.len(),
         1,
@@ -343,16 +350,7 @@ async fn a_background_delegate_a_crash_orphaned_is_told_to_the_resumed_parent_on
 async fn a_background_delegate_that_ended_before_the_crash_is_told_as_ended() {
     let store = Arc::new(InMemoryTraceStore::new());
     let (parent, sub) = orphaned(&store, true).await;
-    let llm = Arc::new(ScriptedClient::new(vec![ScriptedTurn::text(
-        "42 are open.",
-    )]));
-    let dir = tempfile::tempdir().unwrap();
-    let outcome = runner(llm.clone(), store.clone(), &dir)
-        .resume(&parent)
-        .await
-        .unwrap();
-    assert_eq!(outcome.status, TraceStatus::Completed, "{outcome:?}");
-    let request = &main_requests(&llm)[0];
+    let request = &resume_to_answer(&store, &parent, "42 are open.").await[0];
     assert!(mentions(
         request,
         &format!("The background delegate {sub} ended.")
