@@ -96,6 +96,19 @@ impl ChatImage {
         Self::from_bytes(&bytes, name)
     }
 
+    /// True when `id` has the form of a picture's id, the SHA-256 of its bytes: 64 lowercase hex
+    /// digits (so also a safe file name).
+    ///
+    /// ```
+    /// use agent_llm::ChatImage;
+    /// assert!(ChatImage::is_id(&"0a".repeat(32)));
+    /// assert!(!ChatImage::is_id("../meta.json"));
+    /// assert!(!ChatImage::is_id(&"0A".repeat(32)));
+    /// ```
+    pub fn is_id(id: &str) -> bool {
+        id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    }
+
     /// What a terminal or a log shows in place of the picture: `[image: name.png 120×80]`.
     pub fn placeholder(&self) -> String {
         let name = self.name.as_deref().unwrap_or(&self.media_type);

@@ -9,10 +9,20 @@ use agent_execution::StoreError;
 /// bytes go to `<path>.tmp`, which is then renamed over `path`. Nothing is synced; the store's
 /// durability comes from `events.jsonl`, from which these files are rebuilt.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    write_replacing(path, bytes, false)
+}
+
+/// [`write_atomic`], the bytes synced before the rename when `sync` (the caller syncs the
+/// folder): a file something durable will name.
+pub(crate) fn write_replacing(path: &Path, bytes: &[u8], sync: bool) -> Result<(), StoreError> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    fs::write(&tmp, bytes).map_err(|e| StoreError::io(&tmp, e))?;
+    let written = fs::File::create(&tmp).and_then(|mut file| {
+        std::io::Write::write_all(&mut file, bytes)?;
+        if sync { file.sync_data() } else { Ok(()) }
+    });
+    written.map_err(|e| StoreError::io(&tmp, e))?;
     fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))
 }
 

@@ -10,8 +10,7 @@
 //! ([`ChatImage::missing_text`](agent_execution::message::ChatImage::missing_text)).
 
 use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agent_execution::message::ChatImage;
 use agent_execution::{Event, EventKind, Message, StoreError, meta};
@@ -27,11 +26,6 @@ pub(crate) struct Picture {
     pub(crate) bytes: Vec<u8>,
 }
 
-/// True for the ids this store files pictures under: 64 lowercase hex digits, a SHA-256.
-fn is_hash(id: &str) -> bool {
-    id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
 /// Takes the bytes out of the message's pictures, leaving each entry's id, type and size, and
 /// returns the pictures that were taken. A picture whose bytes do not hash to its id (or are not
 /// a picture) keeps its bytes inline: it is stored as it came, never under a wrong name.
@@ -42,7 +36,7 @@ pub(crate) fn take(message: &mut Message) -> Vec<Picture> {
         let Some(data) = image.data.as_deref() else {
             continue;
         };
-        if !is_hash(&image.id) {
+        if !ChatImage::is_id(&image.id) {
             continue;
         }
         let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(data.trim()) else {
@@ -109,13 +103,7 @@ pub(crate) fn write(dir: &Path, pictures: &[Picture], sync: bool) -> Result<(), 
         if fs::read(&path).is_ok_and(|bytes| bytes == picture.bytes) {
             continue;
         }
-        let tmp = PathBuf::from(format!("{}.tmp", path.display()));
-        let written = fs::File::create(&tmp).and_then(|mut file| {
-            file.write_all(&picture.bytes)?;
-            if sync { file.sync_data() } else { Ok(()) }
-        });
-        written.map_err(|e| StoreError::io(&tmp, e))?;
-        fs::rename(&tmp, &path).map_err(|e| StoreError::io(&path, e))?;
+        crate::files::write_replacing(&path, &picture.bytes, sync)?;
         wrote = true;
     }
     if sync && wrote {
@@ -138,7 +126,7 @@ pub(crate) fn fill(dir: &Path, message: &mut Message) -> u64 {
     let mut images = meta::images(&message.metadata);
     let mut added = 0;
     for image in &mut images {
-        if image.data.is_some() || !is_hash(&image.id) {
+        if image.data.is_some() || !ChatImage::is_id(&image.id) {
             continue;
         }
         let Ok(bytes) = fs::read(dir.join(PICTURES).join(&image.id)) else {

@@ -42,9 +42,7 @@ impl FromRequestParts<AppState> for PicturePath {
             Path::<(String, String)>::from_request_parts(parts, state)
                 .await
                 .map_err(|rejection| crate::extract::path_rejection(&rejection))?;
-        let hash = picture_id.len() == 64
-            && (picture_id.bytes()).all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-        if !hash {
+        if !ChatImage::is_id(&picture_id) {
             return Err(ApiError::bad_request(
                 "invalid_picture_id",
                 "a picture id is the SHA-256 of its bytes: 64 lowercase hex digits",
